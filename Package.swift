@@ -1,0 +1,98 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Rooftop",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "RooftopShared", targets: ["RooftopShared"]),
+        .library(name: "Rooftop", targets: ["Rooftop"]),
+        .library(name: "RooftopServer", targets: ["RooftopServer"]),
+        .executable(name: "rooftop-server", targets: ["rooftop-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // The shared model: values, objects, rules, queries, errors, wire protocol. No I/O.
+        .target(
+            name: "RooftopShared",
+            path: "Sources/Shared",
+            swiftSettings: swiftSettings
+        ),
+        // The client library apps embed.
+        .target(
+            name: "Rooftop",
+            dependencies: [
+                "RooftopShared",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Client",
+            swiftSettings: swiftSettings
+        ),
+        // The reference server as a library.
+        .target(
+            name: "RooftopServer",
+            dependencies: [
+                "RooftopShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Server",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "rooftop-server",
+            dependencies: [
+                "RooftopServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/rooftop-server",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SharedTests",
+            dependencies: [
+                "RooftopShared",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/SharedTests",
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,202 @@
+/// Any JSON document: the `json` value kind (seed 004's JSON fields).
+///
+/// JSON has one kind of number, so a JSON value compares numbers by value: `.int(2)` equals
+/// `.double(2.0)`. Non-finite doubles are not JSON and are rejected when encoded.
+/// Object keys are unordered; ``canonicalText`` sorts them.
+public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// An integral number that fits in 64 bits.
+    case int(Int64)
+    /// Any other number.
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSONValue])
+    /// An object.
+    case object([String: JSONValue])
+
+    /// Compares with JSON semantics: numbers by value, objects regardless of key order.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let l), .bool(let r)): return l == r
+        case (.string(let l), .string(let r)): return l.utf8.elementsEqual(r.utf8)
+        case (.array(let l), .array(let r)): return l == r
+        case (.object(let l), .object(let r)): return l == r
+        case (.int(let l), .int(let r)): return l == r
+        case (.double(let l), .double(let r)): return l == r || (l.isNaN && r.isNaN)
+        case (.int(let i), .double(let d)), (.double(let d), .int(let i)):
+            return NumberComparison.compare(int: i, double: d) == 0
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with `==`: integral doubles hash like the equal int.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
+        case .int(let value): hasher.combine(Double(value))
+        case .double(let value): hasher.combine(value.isNaN ? .nan : value)
+        }
+    }
+
+    /// The canonical JSON text: no white space, object keys sorted by their UTF-8 bytes, integral
+    /// numbers of magnitude below 2^53 written as integers, other doubles in their shortest
+    /// round-trip form. Equal JSON values have equal canonical texts.
+    public var canonicalText: String {
+        var output = ""
+        writeCanonical(to: &output)
+        return output
+    }
+
+    /// The canonical text.
+    public var description: String { canonicalText }
+
+    private func writeCanonical(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .int(let value): output += String(value)
+        case .double(let value):
+            if value.isNaN || value.isInfinite {
+                output += "null"
+            } else if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+                output += String(Int64(value))
+            } else {
+                output += "\(value)"
+            }
+        case .string(let value): JSONValue.writeEscaped(value, to: &output)
+        case .array(let values):
+            output += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { output += "," }
+                value.writeCanonical(to: &output)
+            }
+            output += "]"
+        case .object(let members):
+            output += "{"
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (index, key) in keys.enumerated() {
+                if index > 0 { output += "," }
+                JSONValue.writeEscaped(key, to: &output)
+                output += ":"
+                members[key]?.writeCanonical(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func writeEscaped(_ string: String, to output: inout String) {
+        output += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                output += "\\u00" + pad(String(scalar.value, radix: 16), 2)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+
+    /// The deepest nesting of arrays and objects (a scalar has depth 0).
+    public var depth: Int {
+        switch self {
+        case .array(let values): return 1 + (values.map(\.depth).max() ?? 0)
+        case .object(let members): return 1 + (members.values.map(\.depth).max() ?? 0)
+        default: return 0
+        }
+    }
+}
+
+/// Pads a string with leading zeros.
+private func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+}
+
+extension JSONValue: Codable {
+    /// Decodes any JSON. Integral numbers that fit in 64 bits decode as ``int(_:)``.
+    public init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var values: [JSONValue] = []
+            while !array.isAtEnd { values.append(try array.decode(JSONValue.self)) }
+            self = .array(values)
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {
+            var members: [String: JSONValue] = [:]
+            for key in object.allKeys {
+                members[key.stringValue] = try object.decode(JSONValue.self, forKey: key)
+            }
+            self = .object(members)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .double(value)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
+    }
+
+    /// Encodes as plain JSON.
+    /// - Throws: `EncodingError.invalidValue` for a non-finite double.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .int(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .double(let value):
+            guard value.isFinite else {
+                throw EncodingError.invalidValue(
+                    value,
+                    .init(codingPath: encoder.codingPath, debugDescription: "JSON has no \(value)"))
+            }
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: AnyCodingKey.self)
+            for (key, value) in members { try container.encode(value, forKey: AnyCodingKey(key)) }
+        }
+    }
+}
+
+/// A coding key for arbitrary strings (object members, field names).
+struct AnyCodingKey: CodingKey, Hashable {
+    let stringValue: String
+    var intValue: Int? { nil }
+
+    init(_ string: String) { self.stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { self.stringValue = String(intValue) }
+}

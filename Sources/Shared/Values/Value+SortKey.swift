@@ -1,0 +1,180 @@
+/// Order-preserving byte keys: `memcmp` on two keys orders them exactly as
+/// ``Value/compare(_:_:)`` orders the values, and equivalent values have identical keys.
+///
+/// The server stores a key per indexed field so that SQL (SQLite or PostgreSQL, which both compare
+/// blobs bytewise) sorts and range-filters in the same order as the client's evaluator.
+///
+/// Layout: one kind byte (the kind's place in the order, plus one), then a payload that is
+/// prefix-free, so that keys concatenate (as list elements do) without ambiguity:
+/// - numbers: a class byte (NaN, -inf, negative, zero, positive, +inf); finite non-zero numbers
+///   then carry the exact binary exponent (2 bytes) and the 64 bits after the leading one,
+///   all inverted for negatives;
+/// - strings and bytes: the bytes with `00` escaped as `00 FF`, ended by `00 00`;
+/// - decimals: a sign class, the exponent (4 bytes) and the digits (each `digit + 1`, ended by
+///   `00`), all inverted for negatives;
+/// - lists and relations: `01` before each element, `00` at the end.
+extension Value {
+    /// The order-preserving key of this value.
+    public var sortKey: [UInt8] {
+        var key: [UInt8] = []
+        appendSortKey(to: &key)
+        return key
+    }
+
+    /// Appends this value's key to `key`.
+    public func appendSortKey(to key: inout [UInt8]) {
+        key.append(UInt8(kind.rawValue + 1))
+        switch self {
+        case .null:
+            break
+        case .bool(let value):
+            key.append(value ? 1 : 0)
+        case .int(let value):
+            SortKey.appendNumber(ExactBinary(value), to: &key)
+        case .double(let value):
+            SortKey.appendNumber(ExactBinary(value), to: &key)
+        case .decimal(let value):
+            SortKey.appendDecimal(value, to: &key)
+        case .date(let value):
+            SortKey.appendBigEndian(UInt64(bitPattern: value.millisecondsSinceEpoch) ^ (1 << 63), to: &key)
+        case .day(let value):
+            SortKey.appendBigEndian(UInt16(value.year), to: &key)
+            key.append(UInt8(value.month))
+            key.append(UInt8(value.day))
+        case .string(let value):
+            SortKey.appendEscaped(value.utf8, to: &key)
+        case .bytes(let value):
+            SortKey.appendEscaped(value.data, to: &key)
+            if let mimeType = value.mimeType {
+                key.append(1)
+                SortKey.appendEscaped(mimeType.utf8, to: &key)
+            } else {
+                key.append(0)
+            }
+        case .list(let values):
+            for element in values {
+                key.append(1)
+                element.appendSortKey(to: &key)
+            }
+            key.append(0)
+        case .geoPoint(let value):
+            SortKey.appendOrderedDouble(value.latitude, to: &key)
+            SortKey.appendOrderedDouble(value.longitude, to: &key)
+        case .pointer(let value):
+            SortKey.appendEscaped(value.className.utf8, to: &key)
+            SortKey.appendEscaped(value.objectId.utf8, to: &key)
+        case .relation(let value):
+            SortKey.appendEscaped(value.className.utf8, to: &key)
+            for objectId in value.objectIds {
+                key.append(1)
+                SortKey.appendEscaped(objectId.utf8, to: &key)
+            }
+            key.append(0)
+        case .json(let value):
+            SortKey.appendEscaped(value.canonicalText.utf8, to: &key)
+        }
+    }
+}
+
+/// A finite or special number as sign, binary exponent and fraction bits: the common exact form
+/// of `Int64` and `Double` values.
+struct ExactBinary {
+    enum Class: UInt8 {
+        case nan = 1, negativeInfinity, negative, zero, positive, positiveInfinity
+    }
+
+    let numberClass: Class
+    /// For finite non-zero numbers: `E` such that `2^E <= |x| < 2^(E+1)`.
+    let exponent: Int
+    /// For finite non-zero numbers: the bits after the leading one, left-aligned.
+    let fraction: UInt64
+
+    init(_ value: Int64) {
+        if value == 0 {
+            (numberClass, exponent, fraction) = (.zero, 0, 0)
+            return
+        }
+        let magnitude = value.magnitude
+        let leading = magnitude.leadingZeroBitCount
+        numberClass = value < 0 ? .negative : .positive
+        exponent = 63 - leading
+        fraction = magnitude << (leading + 1)  // Smart shift: shifting by 64 gives 0.
+    }
+
+    init(_ value: Double) {
+        if value.isNaN {
+            (numberClass, exponent, fraction) = (.nan, 0, 0)
+        } else if value.isInfinite {
+            (numberClass, exponent, fraction) = (value < 0 ? .negativeInfinity : .positiveInfinity, 0, 0)
+        } else if value == 0 {
+            (numberClass, exponent, fraction) = (.zero, 0, 0)
+        } else {
+            let biased = Int(value.exponentBitPattern)
+            let significand: UInt64
+            let scale: Int
+            if biased == 0 {
+                significand = value.significandBitPattern
+                scale = -1074
+            } else {
+                significand = value.significandBitPattern | (1 << 52)
+                scale = biased - 1075
+            }
+            let leading = significand.leadingZeroBitCount
+            numberClass = value < 0 ? .negative : .positive
+            exponent = 63 - leading + scale
+            fraction = significand << (leading + 1)
+        }
+    }
+}
+
+/// Building blocks of sort keys.
+enum SortKey {
+    static func appendNumber(_ number: ExactBinary, to key: inout [UInt8]) {
+        key.append(number.numberClass.rawValue)
+        guard number.numberClass == .positive || number.numberClass == .negative else { return }
+        // Exponents run from -1074 (smallest subnormal) to 1023; bias into an unsigned 16 bits.
+        let biasedExponent = UInt16(number.exponent + 1100)
+        if number.numberClass == .positive {
+            appendBigEndian(biasedExponent, to: &key)
+            appendBigEndian(number.fraction, to: &key)
+        } else {
+            appendBigEndian(~biasedExponent, to: &key)
+            appendBigEndian(~number.fraction, to: &key)
+        }
+    }
+
+    static func appendDecimal(_ decimal: DecimalNumber, to key: inout [UInt8]) {
+        let (negative, digits, exponent) = decimal.normalized
+        if digits.isEmpty {
+            key.append(2)
+            return
+        }
+        key.append(negative ? 1 : 3)
+        // Exponents are bounded by the text's length and its 9-digit exponent.
+        let biased = UInt32(truncatingIfNeeded: Int64(exponent) + (1 << 31))
+        var body: [UInt8] = []
+        appendBigEndian(biased, to: &body)
+        body.append(contentsOf: digits.map { $0 + 1 })
+        body.append(0)
+        key.append(contentsOf: negative ? body.map { ~$0 } : body)
+    }
+
+    static func appendOrderedDouble(_ value: Double, to key: inout [UInt8]) {
+        let bits = value.bitPattern
+        appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63), to: &key)
+    }
+
+    static func appendEscaped<S: Sequence<UInt8>>(_ bytes: S, to key: inout [UInt8]) {
+        for byte in bytes {
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+        }
+        key.append(0)
+        key.append(0)
+    }
+
+    static func appendBigEndian<T: FixedWidthInteger>(_ value: T, to key: inout [UInt8]) {
+        var bigEndian = value.bigEndian
+        withUnsafeBytes(of: &bigEndian) { key.append(contentsOf: $0) }
+    }
+}
