@@ -30,24 +30,24 @@ extension Value {
         case .bool(let value):
             key.append(value ? 1 : 0)
         case .int(let value):
-            SortKey.appendNumber(ExactBinary(value), to: &key)
+            SortKeyEncoding.appendNumber(ExactBinary(value), to: &key)
         case .double(let value):
-            SortKey.appendNumber(ExactBinary(value), to: &key)
+            SortKeyEncoding.appendNumber(ExactBinary(value), to: &key)
         case .decimal(let value):
-            SortKey.appendDecimal(value, to: &key)
+            SortKeyEncoding.appendDecimal(value, to: &key)
         case .date(let value):
-            SortKey.appendBigEndian(UInt64(bitPattern: value.millisecondsSinceEpoch) ^ (1 << 63), to: &key)
+            SortKeyEncoding.appendBigEndian(UInt64(bitPattern: value.millisecondsSinceEpoch) ^ (1 << 63), to: &key)
         case .day(let value):
-            SortKey.appendBigEndian(UInt16(value.year), to: &key)
+            SortKeyEncoding.appendBigEndian(UInt16(value.year), to: &key)
             key.append(UInt8(value.month))
             key.append(UInt8(value.day))
         case .string(let value):
-            SortKey.appendEscaped(value.utf8, to: &key)
+            SortKeyEncoding.appendEscaped(value.utf8, to: &key)
         case .bytes(let value):
-            SortKey.appendEscaped(value.data, to: &key)
+            SortKeyEncoding.appendEscaped(value.data, to: &key)
             if let mimeType = value.mimeType {
                 key.append(1)
-                SortKey.appendEscaped(mimeType.utf8, to: &key)
+                SortKeyEncoding.appendEscaped(mimeType.utf8, to: &key)
             } else {
                 key.append(0)
             }
@@ -58,20 +58,20 @@ extension Value {
             }
             key.append(0)
         case .geoPoint(let value):
-            SortKey.appendOrderedDouble(value.latitude, to: &key)
-            SortKey.appendOrderedDouble(value.longitude, to: &key)
+            SortKeyEncoding.appendOrderedDouble(value.latitude, to: &key)
+            SortKeyEncoding.appendOrderedDouble(value.longitude, to: &key)
         case .pointer(let value):
-            SortKey.appendEscaped(value.className.utf8, to: &key)
-            SortKey.appendEscaped(value.objectId.utf8, to: &key)
+            SortKeyEncoding.appendEscaped(value.className.utf8, to: &key)
+            SortKeyEncoding.appendEscaped(value.objectId.utf8, to: &key)
         case .relation(let value):
-            SortKey.appendEscaped(value.className.utf8, to: &key)
+            SortKeyEncoding.appendEscaped(value.className.utf8, to: &key)
             for objectId in value.objectIds {
                 key.append(1)
-                SortKey.appendEscaped(objectId.utf8, to: &key)
+                SortKeyEncoding.appendEscaped(objectId.utf8, to: &key)
             }
             key.append(0)
         case .json(let value):
-            SortKey.appendEscaped(value.canonicalText.utf8, to: &key)
+            SortKeyEncoding.appendEscaped(value.canonicalText.utf8, to: &key)
         }
     }
 }
@@ -128,7 +128,7 @@ struct ExactBinary {
 }
 
 /// Building blocks of sort keys.
-enum SortKey {
+enum SortKeyEncoding {
     static func appendNumber(_ number: ExactBinary, to key: inout [UInt8]) {
         key.append(number.numberClass.rawValue)
         guard number.numberClass == .positive || number.numberClass == .negative else { return }

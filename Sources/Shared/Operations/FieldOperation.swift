@@ -1,0 +1,200 @@
+/// One change to one field: what travels in a push and what merge rules act on.
+///
+/// Changes are operations, not whole values, so that concurrent changes can be merged: two
+/// increments both count, two list inserts both land (seed 003's conflict-free lists).
+///
+/// Wire form: `{"op": "set", "value": 3}`, `{"op": "unset"}`, `{"op": "increment", "amount": 1}`,
+/// `{"op": "listAppend", "values": [...]}`, `{"op": "listInsert", "index": 0, "value": ...}`,
+/// `{"op": "listRemove", "index": 2}`, `{"op": "listMove", "from": 0, "to": 3}`,
+/// `{"op": "listReplace", "index": 1, "value": ...}`,
+/// `{"op": "relationAdd", "className": "User", "objectIds": [...]}`,
+/// `{"op": "relationRemove", "className": "User", "objectIds": [...]}`.
+public enum FieldOperation: Hashable, Sendable {
+    /// Sets the field to a value.
+    case set(Value)
+    /// Removes the field.
+    case unset
+    /// Adds an `int` or `double` amount to a number field (an absent field counts as 0).
+    case increment(Value)
+    /// Appends values at the end of a list field (an absent field counts as an empty list).
+    case listAppend([Value])
+    /// Inserts a value at an index, `0...count`, moving later elements back.
+    case listInsert(index: Int, value: Value)
+    /// Removes the element at an index.
+    case listRemove(index: Int)
+    /// Moves the element at `from` so that it ends up at index `to`.
+    case listMove(from: Int, to: Int)
+    /// Replaces the element at an index.
+    case listReplace(index: Int, value: Value)
+    /// Adds objects to a relation field (an absent field counts as an empty relation).
+    case relationAdd(className: String, objectIds: [String])
+    /// Removes objects from a relation field.
+    case relationRemove(className: String, objectIds: [String])
+
+    /// The operation's wire name, e.g. `listInsert`.
+    public var name: String {
+        switch self {
+        case .set: "set"
+        case .unset: "unset"
+        case .increment: "increment"
+        case .listAppend: "listAppend"
+        case .listInsert: "listInsert"
+        case .listRemove: "listRemove"
+        case .listMove: "listMove"
+        case .listReplace: "listReplace"
+        case .relationAdd: "relationAdd"
+        case .relationRemove: "relationRemove"
+        }
+    }
+
+    /// Whether this is one of the list operations (append, insert, remove, move, replace).
+    public var isListOperation: Bool {
+        switch self {
+        case .listAppend, .listInsert, .listRemove, .listMove, .listReplace: true
+        default: false
+        }
+    }
+
+    /// The values this operation carries (for size accounting and validation).
+    public var values: [Value] {
+        switch self {
+        case .set(let value), .increment(let value), .listInsert(_, let value), .listReplace(_, let value):
+            [value]
+        case .listAppend(let values):
+            values
+        case .unset, .listRemove, .listMove, .relationAdd, .relationRemove:
+            []
+        }
+    }
+}
+
+extension FieldOperation: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case op, value, amount, values, index, from, to, className, objectIds
+    }
+
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` for an unknown `op` or a missing member.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let op = try container.decode(String.self, forKey: .op)
+        switch op {
+        case "set": self = .set(try container.decode(Value.self, forKey: .value))
+        case "unset": self = .unset
+        case "increment": self = .increment(try container.decode(Value.self, forKey: .amount))
+        case "listAppend": self = .listAppend(try container.decode([Value].self, forKey: .values))
+        case "listInsert":
+            self = .listInsert(
+                index: try container.decode(Int.self, forKey: .index),
+                value: try container.decode(Value.self, forKey: .value))
+        case "listRemove": self = .listRemove(index: try container.decode(Int.self, forKey: .index))
+        case "listMove":
+            self = .listMove(
+                from: try container.decode(Int.self, forKey: .from), to: try container.decode(Int.self, forKey: .to))
+        case "listReplace":
+            self = .listReplace(
+                index: try container.decode(Int.self, forKey: .index),
+                value: try container.decode(Value.self, forKey: .value))
+        case "relationAdd", "relationRemove":
+            let className = try container.decode(String.self, forKey: .className)
+            let objectIds = try container.decode([String].self, forKey: .objectIds)
+            self =
+                op == "relationAdd"
+                ? .relationAdd(className: className, objectIds: objectIds)
+                : .relationRemove(className: className, objectIds: objectIds)
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .op, in: container,
+                debugDescription:
+                    "unknown operation '\(op)': use set, unset, increment, listAppend, listInsert, listRemove, listMove, listReplace, relationAdd or relationRemove"
+            )
+        }
+    }
+
+    /// Encodes the wire form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .op)
+        switch self {
+        case .set(let value): try container.encode(value, forKey: .value)
+        case .unset: break
+        case .increment(let amount): try container.encode(amount, forKey: .amount)
+        case .listAppend(let values): try container.encode(values, forKey: .values)
+        case .listInsert(let index, let value), .listReplace(let index, let value):
+            try container.encode(index, forKey: .index)
+            try container.encode(value, forKey: .value)
+        case .listRemove(let index): try container.encode(index, forKey: .index)
+        case .listMove(let from, let to):
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+        case .relationAdd(let className, let objectIds), .relationRemove(let className, let objectIds):
+            try container.encode(className, forKey: .className)
+            try container.encode(objectIds, forKey: .objectIds)
+        }
+    }
+}
+
+/// An operation on a named field.
+public struct FieldUpdate: Hashable, Sendable, Codable {
+    /// The field's name.
+    public var field: String
+    /// What to do to it.
+    public var operation: FieldOperation
+
+    /// Creates an update.
+    public init(_ field: String, _ operation: FieldOperation) {
+        self.field = field
+        self.operation = operation
+    }
+
+    private enum CodingKeys: String, CodingKey { case field, operation = "do" }
+}
+
+/// A change to a whole object: field updates (which create the object when it does not exist) or
+/// its deletion.
+///
+/// Wire form: `{"update": [{"field": "score", "do": {"op": "increment", "amount": 1}}], "acl": {...}}`
+/// or `{"delete": true}`.
+public enum ObjectChange: Hashable, Sendable {
+    /// Applies the updates in order; sets the ACL when one is given.
+    case update([FieldUpdate], acl: ACL? = nil)
+    /// Deletes the object.
+    case delete
+
+    /// The field updates (empty for a delete).
+    public var updates: [FieldUpdate] {
+        if case .update(let updates, _) = self { updates } else { [] }
+    }
+}
+
+extension ObjectChange: Codable {
+    private enum CodingKeys: String, CodingKey { case update, acl, delete }
+
+    /// Decodes the wire form.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if try container.decodeIfPresent(Bool.self, forKey: .delete) == true {
+            guard !container.contains(.update), !container.contains(.acl) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .delete, in: container, debugDescription: "a delete cannot also update")
+            }
+            self = .delete
+        } else {
+            self = .update(
+                try container.decodeIfPresent([FieldUpdate].self, forKey: .update) ?? [],
+                acl: try container.decodeIfPresent(ACL.self, forKey: .acl))
+        }
+    }
+
+    /// Encodes the wire form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .delete:
+            try container.encode(true, forKey: .delete)
+        case .update(let updates, let acl):
+            try container.encode(updates, forKey: .update)
+            try container.encodeIfPresent(acl, forKey: .acl)
+        }
+    }
+}
