@@ -1,0 +1,110 @@
+import HummingbirdBcrypt
+import NIOPosix
+import RooftopShared
+
+/// Accounts and sessions: sign-up, log-in, log-out, and turning a request's credentials into an
+/// ``AccessContext``.
+///
+/// Passwords are hashed with bcrypt off the async executors (on NIO's thread pool). Session
+/// tokens carry 256 random bits and are stored hashed, with an expiry. Failed log-ins are
+/// throttled per user name and per client address.
+final class AuthService: Sendable {
+    private let storage: any Storage
+    private let roles: RoleDirectory
+    private let throttle: LoginThrottle
+    private let sessionLifetime: Duration
+    private let bcryptCost: UInt8
+    private let adminKeyHash: String
+
+    init(storage: any Storage, roles: RoleDirectory, configuration: ServerConfiguration, adminKeyHash: String) {
+        self.storage = storage
+        self.roles = roles
+        self.throttle = LoginThrottle(
+            maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow)
+        self.sessionLifetime = configuration.sessionLifetime
+        self.bcryptCost = configuration.bcryptCost
+        self.adminKeyHash = adminKeyHash
+    }
+
+    /// Creates an account and logs it in.
+    func signUp(_ request: SignUpRequest) async throws -> Session {
+        try request.validate()
+        let passwordHash = try await hashPassword(request.password)
+        let user = UserRecord(
+            id: ObjectID.generate(), username: request.username, email: request.email, passwordHash: passwordHash,
+            createdAt: .now)
+        try await storage.insertUser(user)
+        return try await startSession(for: user)
+    }
+
+    /// Checks a user name and password and starts a session.
+    /// - Throws: `auth` for wrong credentials (the same message whether the user exists or not),
+    ///   `retryLater` when throttled.
+    func logIn(_ request: LogInRequest, clientAddress: String?) async throws -> Session {
+        let keys = ["user:" + request.username] + (clientAddress.map { ["address:" + $0] } ?? [])
+        try await throttle.check(keys)
+        let user = try await storage.user(username: request.username)
+        // Verify against a dummy hash for unknown users too, so timing does not reveal accounts.
+        let hash = user?.passwordHash ?? AuthService.dummyHash
+        let matches = try await verifyPassword(request.password, hash: hash)
+        guard let user, matches else {
+            await throttle.recordFailure(keys)
+            throw RooftopError(.auth, "wrong user name or password")
+        }
+        await throttle.recordSuccess(keys)
+        return try await startSession(for: user)
+    }
+
+    /// Revokes a session.
+    func logOut(token: String) async throws {
+        try await storage.deleteSession(tokenHash: SessionToken.hash(token))
+    }
+
+    /// The caller described by a session token and/or admin key.
+    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key.
+    func context(sessionToken: String?, adminKey: String?) async throws -> AccessContext {
+        if let adminKey {
+            guard SessionToken.hash(adminKey) == adminKeyHash else {
+                throw RooftopError(.auth, "the admin key is wrong")
+            }
+            return .admin
+        }
+        guard let sessionToken else { return .anonymous }
+        guard let session = try await storage.session(tokenHash: SessionToken.hash(sessionToken)) else {
+            throw RooftopError(.auth, "the session is invalid or was revoked; log in again")
+        }
+        guard !session.isExpired(at: .now) else {
+            throw RooftopError(.auth, "the session expired; log in again")
+        }
+        return AccessContext(userId: session.userId, roles: try await roles.effectiveRoles(ofUser: session.userId))
+    }
+
+    /// The public description of a user, with effective roles.
+    func userInfo(_ user: UserRecord) async throws -> UserInfo {
+        UserInfo(
+            objectId: user.id, username: user.username, email: user.email,
+            roles: try await roles.effectiveRoles(ofUser: user.id).sorted(), createdAt: user.createdAt)
+    }
+
+    private func startSession(for user: UserRecord) async throws -> Session {
+        let token = SessionToken.generate()
+        let now = Timestamp.now
+        let expiresAt = Timestamp(
+            millisecondsSinceEpoch: now.millisecondsSinceEpoch + sessionLifetime.components.seconds * 1000)
+        try await storage.insertSession(
+            SessionRecord(tokenHash: SessionToken.hash(token), userId: user.id, createdAt: now, expiresAt: expiresAt))
+        return Session(user: try await userInfo(user), sessionToken: token, expiresAt: expiresAt)
+    }
+
+    private func hashPassword(_ password: String) async throws -> String {
+        let cost = bcryptCost
+        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+    }
+
+    private func verifyPassword(_ password: String, hash: String) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    }
+
+    /// A bcrypt hash of a random password, verified against when the user does not exist.
+    private static let dummyHash = Bcrypt.hash(SessionToken.generate(), cost: 4)
+}

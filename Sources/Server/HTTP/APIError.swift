@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import RooftopShared
+
+/// HTTP status codes for Rooftop's error codes, and error responses with the `{code, message}`
+/// body clients decode into a ``RooftopError``.
+extension RooftopError {
+    /// The HTTP status a code is answered with.
+    var httpStatus: HTTPResponse.Status {
+        switch code {
+        case .illegalArgument, .badType, .badIndex, .invalidQuery, .request, .invalidOperation, .badState:
+            .badRequest
+        case .auth: .unauthorized
+        case .disallowed, .quota: .forbidden
+        case .notFound, .deleted: .notFound
+        case .exists, .alreadyOpen: .conflict
+        case .sizeLimit: .contentTooLarge
+        case .retryLater: .tooManyRequests
+        default: .internalServerError
+        }
+    }
+}
+
+/// Turns every error a handler throws into a JSON error response, so that no request ends with a
+/// bare 500 or an HTML page: `RooftopError`s keep their code, decoding errors become `request`,
+/// unknown routes `notFound`, and anything unexpected `internal` (logged, details not sent).
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch {
+            let rooftopError = ErrorMiddleware.translate(error)
+            if rooftopError.httpStatus == .internalServerError {
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+            } else {
+                context.logger.debug("request refused", metadata: ["code": "\(rooftopError.code)"])
+            }
+            var response = try JSONBody.response(rooftopError, status: rooftopError.httpStatus)
+            if rooftopError.code == .retryLater { response.headers[.retryAfter] = "60" }
+            if rooftopError.code == .auth { response.headers[.wwwAuthenticate] = "Rooftop-Session" }
+            return response
+        }
+    }
+
+    static func translate(_ error: any Error) -> RooftopError {
+        switch error {
+        case let error as RooftopError:
+            return error
+        case let error as DecodingError:
+            return RequestBody.describe(error)
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: return RooftopError(.notFound, "no such endpoint")
+            case .contentTooLarge: return RooftopError(.sizeLimit, "the request body is too large")
+            case .methodNotAllowed: return RooftopError(.request, "method not allowed on this endpoint")
+            case .unauthorized: return RooftopError(.auth, error.body ?? "authentication required")
+            default:
+                if (400..<500).contains(error.status.code) {
+                    return RooftopError(.request, error.body ?? error.status.reasonPhrase)
+                }
+                return RooftopError(.server, error.body ?? error.status.reasonPhrase)
+            }
+        case let error as HTTPResponseError where (400..<500).contains(error.status.code):
+            return RooftopError(.request, error.status.reasonPhrase)
+        default:
+            return RooftopError(.internal, "internal server error")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Hummingbird
+import RooftopShared
+
+/// Builds the router: the unauthenticated operational endpoints (`/health`, `/openapi.json`,
+/// `/metrics`) and the versioned API under `/v1`.
+struct APIRouter {
+    let services: ServerServices
+    let configuration: ServerConfiguration
+
+    func build() -> Router<RooftopRequestContext> {
+        let router = Router(context: RooftopRequestContext.self)
+        router.middlewares.add(RequestIDMiddleware())
+        router.middlewares.add(LogRequestMiddleware(.debug))
+        router.middlewares.add(MetricsMiddleware())
+        router.middlewares.add(ErrorMiddleware())
+
+        router.get("health") { _, _ in
+            try JSONBody.response(HealthStatus(status: "ok", version: RooftopServerInfo.version))
+        }
+        router.get("openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: .init(bytes: OpenAPIDocument.json)))
+        }
+        let registry = services.metrics
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: .init(bytes: registry.emitToBuffer())))
+        }
+
+        let api = router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))
+        let limits = services.limits
+        api.get("info") { _, _ in
+            try JSONBody.response(ServerInfo(version: RooftopServerInfo.version, limits: limits))
+        }
+        AccountRoutes(services: services).register(on: api)
+        DatastoreRoutes(services: services).register(on: api)
+        ObjectRoutes(services: services).register(on: api)
+        SyncRoutes(services: services).register(on: api)
+        return router
+    }
+}
+
+/// The body of `GET /health`.
+struct HealthStatus: Codable, Sendable {
+    var status: String
+    var version: String
+}

@@ -1,0 +1,81 @@
+import Foundation
+import RooftopShared
+
+/// Tells live subscribers that a datastore changed, ACL-filtered: a subscriber hears of a commit
+/// only when it could read the object before or after the change (so removals are announced too,
+/// but nobody learns of objects they never could read).
+///
+/// Each subscriber receives messages through an `AsyncStream`, buffered up to a few messages: a
+/// slow subscriber only misses intermediate notifications, which is harmless because each one
+/// just says "pull again".
+actor LiveHub {
+    /// A connected subscriber's state.
+    private struct Subscriber {
+        let context: AccessContext
+        let principals: Set<String>
+        var datastores: [Int64: DatastoreID]
+        let continuation: AsyncStream<LiveServerMessage>.Continuation
+    }
+
+    private var subscribers: [UUID: Subscriber] = [:]
+
+    /// Registers a connection; messages for it arrive on the returned stream until
+    /// ``disconnect(_:)``.
+    func connect(id: UUID, context: AccessContext) -> AsyncStream<LiveServerMessage> {
+        let (stream, continuation) = AsyncStream<LiveServerMessage>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        subscribers[id] = Subscriber(
+            context: context, principals: Set(context.principals.map(\.description)), datastores: [:],
+            continuation: continuation)
+        return stream
+    }
+
+    /// Replaces the caller's identity (a new session token in a later `subscribe`).
+    func updateContext(id: UUID, context: AccessContext) {
+        guard let subscriber = subscribers[id] else { return }
+        subscribers[id] = Subscriber(
+            context: context, principals: Set(context.principals.map(\.description)),
+            datastores: subscriber.datastores, continuation: subscriber.continuation)
+    }
+
+    /// Adds datastores to a connection's subscriptions.
+    func subscribe(id: UUID, datastores: [(key: Int64, id: DatastoreID)]) {
+        for datastore in datastores { subscribers[id]?.datastores[datastore.key] = datastore.id }
+    }
+
+    /// Removes datastores from a connection's subscriptions.
+    func unsubscribe(id: UUID, datastores: [DatastoreID]) {
+        let removed = Set(datastores)
+        subscribers[id]?.datastores = subscribers[id]?.datastores.filter { !removed.contains($0.value) } ?? [:]
+    }
+
+    /// Sends a message to one connection.
+    func send(id: UUID, _ message: LiveServerMessage) {
+        subscribers[id]?.continuation.yield(message)
+    }
+
+    /// Forgets a connection and ends its stream.
+    func disconnect(_ id: UUID) {
+        subscribers.removeValue(forKey: id)?.continuation.finish()
+    }
+
+    /// Ends every stream (server shutdown).
+    func disconnectAll() {
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
+        subscribers.removeAll()
+    }
+
+    /// Announces a committed change to the subscribers allowed to know of it.
+    /// - Parameters:
+    ///   - readers: Principals that could read the object before or after the change.
+    func publish(datastoreKey: Int64, sequence: Int64, readers: Set<String>) {
+        for subscriber in subscribers.values {
+            guard let datastore = subscriber.datastores[datastoreKey] else { continue }
+            if subscriber.context.isAdmin || !subscriber.principals.isDisjoint(with: readers) {
+                subscriber.continuation.yield(.changed(datastore: datastore, sequence: sequence))
+            }
+        }
+    }
+
+    /// How many connections are open (for metrics).
+    var connectionCount: Int { subscribers.count }
+}

@@ -1,0 +1,62 @@
+import Crypto
+import Metrics
+import Prometheus
+import RooftopShared
+
+/// The server's components, built once at start-up and shared by all requests.
+struct ServerServices: Sendable {
+    let storage: any Storage
+    let limits: Limits
+    let auth: AuthService
+    let roles: RoleDirectory
+    let roleService: RoleService
+    let classes: ClassDirectory
+    let datastores: DatastoreService
+    let objects: ObjectService
+    let queries: QueryService
+    let push: PushService
+    let pull: PullService
+    let live: LiveHub
+    let metrics: PrometheusCollectorRegistry
+
+    static func make(storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String) async throws
+        -> ServerServices
+    {
+        let roles = RoleDirectory(storage: storage)
+        let classes = ClassDirectory(storage: storage)
+        let datastores = DatastoreService(storage: storage)
+        let live = LiveHub()
+        let secret = try await storage.secret(named: "checkpoint-hmac-key") {
+            var generator = SystemRandomNumberGenerator()
+            return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        let objects = ObjectService(
+            storage: storage, datastores: datastores, classes: classes, live: live, limits: configuration.limits)
+        return ServerServices(
+            storage: storage,
+            limits: configuration.limits,
+            auth: AuthService(storage: storage, roles: roles, configuration: configuration, adminKeyHash: adminKeyHash),
+            roles: roles,
+            roleService: RoleService(storage: storage, roles: roles),
+            classes: classes,
+            datastores: datastores,
+            objects: objects,
+            queries: QueryService(
+                storage: storage, datastores: datastores, classes: classes, objects: objects, limits: configuration.limits),
+            push: PushService(objects: objects, limits: configuration.limits),
+            pull: PullService(
+                storage: storage, datastores: datastores, classes: classes, checkpoints: CheckpointCodec(secret: secret),
+                limits: configuration.limits),
+            live: live,
+            metrics: ServerMetrics.registry)
+    }
+}
+
+/// The process-wide Prometheus registry behind swift-metrics.
+enum ServerMetrics {
+    static let registry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }()
+}

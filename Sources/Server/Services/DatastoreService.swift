@@ -1,0 +1,84 @@
+import RooftopShared
+
+/// Finds, creates, lists, shares and deletes datastores, and tells what role a caller has on one.
+final class DatastoreService: Sendable {
+    private let storage: any Storage
+
+    init(storage: any Storage) {
+        self.storage = storage
+    }
+
+    /// A datastore resolved for a caller, with the caller's role on it.
+    struct Resolved: Sendable {
+        var record: DatastoreRecord
+        var role: SharingRole
+    }
+
+    /// The datastore a caller names, with the caller's effective role.
+    /// - Parameters:
+    ///   - create: Create a private datastore (or `:app`) that does not exist yet, as
+    ///     "open or create" does; shareable datastores are never created here.
+    /// - Throws: `auth` for a private datastore without a signed-in user; `notFound` when it does
+    ///   not exist, or exists but the caller has no role on it (existence is not revealed).
+    func resolve(_ id: DatastoreID, for context: AccessContext, create: Bool) async throws -> Resolved {
+        if id.kind == .private, context.userId == nil {
+            throw RooftopError(.auth, "private datastores belong to a signed-in user")
+        }
+        let record: DatastoreRecord?
+        if create && id.kind != .shareable {
+            record = try await storage.openOrCreateDatastore(id: id, ownerId: context.userId, title: nil)
+        } else {
+            record = try await storage.datastore(id: id, ownerId: context.userId)
+        }
+        guard let record else { throw RooftopError(.notFound, "no datastore \(id)") }
+        let role = record.sharing.effectiveRole(for: context)
+        guard role > .none else { throw RooftopError(.notFound, "no datastore \(id)") }
+        return Resolved(record: record, role: role)
+    }
+
+    /// Datastores the caller owns or has a role on.
+    func list(for context: AccessContext) async throws -> [DatastoreInfo] {
+        guard let userId = context.userId else { return [] }
+        let principals = Set(context.principals.map(\.description))
+        return try await storage.datastores(ownedBy: userId, sharedWith: principals).compactMap { record in
+            let role = record.sharing.effectiveRole(for: context)
+            return role > .none ? info(record, role: role) : nil
+        }
+    }
+
+    /// Creates a shareable datastore owned by the caller.
+    func createShareable(title: String?, for context: AccessContext) async throws -> DatastoreInfo {
+        guard let userId = context.userId else {
+            throw RooftopError(.auth, "creating a shareable datastore needs a signed-in user")
+        }
+        let record = try await storage.openOrCreateDatastore(id: .generateShareable(), ownerId: userId, title: title)
+        return info(record, role: .owner)
+    }
+
+    /// Sets a principal's role (owner and editors may; the owner's own role is fixed).
+    func setRole(_ role: SharingRole, for principal: Principal, on id: DatastoreID, by context: AccessContext)
+        async throws -> DatastoreInfo
+    {
+        let resolved = try await resolve(id, for: context, create: false)
+        var sharing = resolved.record.sharing
+        try sharing.setRole(role, for: principal, by: context)
+        try await storage.setRole(role, for: principal, datastoreKey: resolved.record.key)
+        var record = resolved.record
+        record.roles = sharing.roles
+        return info(record, role: resolved.role)
+    }
+
+    /// Deletes a datastore and everything in it (owner or admin only).
+    func delete(_ id: DatastoreID, by context: AccessContext) async throws {
+        let resolved = try await resolve(id, for: context, create: false)
+        guard resolved.role == .owner, id.kind != .app else {
+            throw RooftopError(.disallowed, "only the owner can delete datastore \(id)")
+        }
+        try await storage.deleteDatastore(key: resolved.record.key)
+    }
+
+    /// The wire description of a datastore for a caller.
+    func info(_ record: DatastoreRecord, role: SharingRole) -> DatastoreInfo {
+        DatastoreInfo(id: record.id, title: record.title, owner: record.ownerId, role: role)
+    }
+}

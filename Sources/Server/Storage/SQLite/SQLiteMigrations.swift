@@ -1,0 +1,147 @@
+import GRDB
+
+/// The SQLite schema, as versioned migrations registered in order. A migration, once released,
+/// never changes: later changes are new migrations.
+enum SQLiteMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: accounts, datastores, objects, change feed") { db in
+            try db.execute(sql: """
+                CREATE TABLE settings (
+                    name TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                );
+
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL UNIQUE,
+                    email TEXT,
+                    password_hash TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+
+                CREATE TABLE roles (
+                    name TEXT PRIMARY KEY,
+                    owner_id TEXT,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE role_users (
+                    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL,
+                    PRIMARY KEY (role, user_id)
+                );
+                CREATE TABLE role_children (
+                    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+                    child TEXT NOT NULL,
+                    PRIMARY KEY (role, child)
+                );
+
+                -- scope is the owner's user ID for private datastores and '' otherwise, so that
+                -- each user has their own 'default' while shareable IDs stay globally unique.
+                CREATE TABLE datastores (
+                    key INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    owner_id TEXT,
+                    title TEXT,
+                    created_at INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL DEFAULT 0,
+                    record_count INTEGER NOT NULL DEFAULT 0,
+                    size_bytes INTEGER NOT NULL,
+                    UNIQUE (scope, id)
+                );
+                CREATE TABLE datastore_roles (
+                    datastore_key INTEGER NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                    principal TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    PRIMARY KEY (datastore_key, principal)
+                );
+                CREATE INDEX datastore_roles_by_principal ON datastore_roles(principal);
+
+                CREATE TABLE class_settings (
+                    class_name TEXT PRIMARY KEY,
+                    settings TEXT NOT NULL
+                );
+
+                -- One row per object, tombstones included. body holds fields, ACL and field
+                -- versions as portable JSON; sequence is the datastore sequence of the last change.
+                CREATE TABLE objects (
+                    key INTEGER PRIMARY KEY,
+                    datastore_key INTEGER NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at INTEGER,
+                    updated_at INTEGER,
+                    version INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL DEFAULT 0,
+                    size_bytes INTEGER NOT NULL,
+                    UNIQUE (datastore_key, class_name, object_id)
+                );
+                CREATE INDEX objects_by_sequence ON objects(datastore_key, sequence);
+
+                -- Order-preserving keys (Value.sortKey) of every field of live objects, built-in
+                -- fields included, so SQL compares values exactly as the shared evaluator does.
+                CREATE TABLE object_fields (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    sort_key BLOB NOT NULL,
+                    latitude REAL,
+                    longitude REAL,
+                    PRIMARY KEY (object_key, field)
+                );
+                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
+
+                -- Keys of list elements and relation members, for 'contains'.
+                CREATE TABLE object_elements (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    element_key BLOB NOT NULL
+                );
+                CREATE INDEX object_elements_by_object ON object_elements(object_key, field);
+                CREATE INDEX object_elements_by_value ON object_elements(field, element_key);
+
+                -- Who could read each object, and from/until which datastore sequence: the
+                -- current readers have no to_sequence. The history answers "what did this user
+                -- lose access to" after role or ACL changes.
+                CREATE TABLE object_readers (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    principal TEXT NOT NULL,
+                    from_sequence INTEGER NOT NULL,
+                    to_sequence INTEGER
+                );
+                CREATE INDEX object_readers_current ON object_readers(object_key, principal)
+                    WHERE to_sequence IS NULL;
+                CREATE INDEX object_readers_by_principal ON object_readers(principal, object_key);
+
+                -- Each committed change, to merge pushes based on older versions field by field.
+                CREATE TABLE object_operations (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    version INTEGER NOT NULL,
+                    operation TEXT NOT NULL,
+                    PRIMARY KEY (object_key, version)
+                );
+
+                -- The first result of every mutation ID, per user: a retried push is answered
+                -- from here and never applied twice.
+                CREATE TABLE mutations (
+                    scope TEXT NOT NULL,
+                    mutation_id TEXT NOT NULL,
+                    result TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (scope, mutation_id)
+                );
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,68 @@
+import GRDB
+import RooftopShared
+
+extension SQLiteStorage {
+    /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
+    public func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
+        -> [StoredObject]
+    {
+        try await pool.read { db in
+            let (classFilter, classArguments) = Self.classFilter(classes)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                    WHERE o.datastore_key = ? AND o.sequence > ?\(classFilter)
+                    ORDER BY o.sequence LIMIT ?
+                    """,
+                arguments: StatementArguments([datastoreKey, sequence] + classArguments + [limit]))
+            return try rows.map { try Self.storedObject(from: $0, db) }
+        }
+    }
+
+    /// See ``Storage/changeCount(datastoreKey:after:classes:)``.
+    public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?) async throws -> Int {
+        try await pool.read { db in
+            let (classFilter, classArguments) = Self.classFilter(classes)
+            return try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM objects o WHERE o.datastore_key = ? AND o.sequence > ?\(classFilter)",
+                arguments: StatementArguments([datastoreKey, sequence] + classArguments)) ?? 0
+        }
+    }
+
+    /// See ``Storage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``.
+    public func lostAccess(
+        datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
+        currentPrincipals: Set<String>
+    ) async throws -> [Pointer] {
+        guard !formerPrincipals.isEmpty else { return [] }
+        return try await pool.read { db in
+            let former = Array(repeating: "?", count: formerPrincipals.count).joined(separator: ", ")
+            let current = Array(repeating: "?", count: max(currentPrincipals.count, 1)).joined(separator: ", ")
+            let currentArguments: [String] = currentPrincipals.isEmpty ? [""] : currentPrincipals.sorted()
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.class_name, o.object_id FROM objects o
+                    WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
+                    AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
+                        AND r.principal IN (\(former)) AND r.from_sequence <= ?
+                        AND (r.to_sequence IS NULL OR r.to_sequence > ?))
+                    AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
+                        AND r.to_sequence IS NULL AND r.principal IN (\(current)))
+                    ORDER BY o.sequence
+                    """,
+                arguments: StatementArguments(
+                    [datastoreKey, sequence] + formerPrincipals.sorted() + [sequence, sequence] + currentArguments))
+            return rows.map { Pointer(className: $0["class_name"], objectId: $0["object_id"]) }
+        }
+    }
+
+    static func classFilter(_ classes: Set<String>?) -> (String, [String]) {
+        guard let classes else { return ("", []) }
+        guard !classes.isEmpty else { return (" AND 0", []) }
+        let placeholders = Array(repeating: "?", count: classes.count).joined(separator: ", ")
+        return (" AND o.class_name IN (\(placeholders))", classes.sorted())
+    }
+}

@@ -1,0 +1,115 @@
+import GRDB
+import RooftopShared
+
+extension SQLiteStorage {
+    /// The `scope` column: the owner for private datastores, empty otherwise.
+    static func scope(of id: DatastoreID, ownerId: String?) -> String {
+        id.kind == .private ? (ownerId ?? "") : ""
+    }
+
+    /// See ``Storage/datastore(id:ownerId:)``.
+    public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
+        try await pool.read { db in
+            try Self.datastore(db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?",
+                               arguments: [Self.scope(of: id, ownerId: ownerId), id.rawValue])
+        }
+    }
+
+    /// See ``Storage/datastore(key:)``.
+    public func datastore(key: Int64) async throws -> DatastoreRecord? {
+        try await pool.read { db in
+            try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+        }
+    }
+
+    static func datastore(_ db: Database, sql: String, arguments: StatementArguments) throws -> DatastoreRecord? {
+        guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { return nil }
+        return try datastore(from: row, db)
+    }
+
+    static func datastore(from row: Row, _ db: Database) throws -> DatastoreRecord {
+        let key: Int64 = row["key"]
+        var roles: [Principal: SharingRole] = [:]
+        for roleRow in try Row.fetchAll(
+            db, sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?", arguments: [key])
+        {
+            if let principal = try? Principal(roleRow["principal"] as String),
+                let role = SharingRole(name: roleRow["role"])
+            {
+                roles[principal] = role
+            }
+        }
+        let idText: String = row["id"]
+        let id = try DatastoreID(idText)
+        return DatastoreRecord(
+            key: key, id: id, ownerId: row["owner_id"], title: row["title"],
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]), sequence: row["sequence"],
+            recordCount: row["record_count"], sizeBytes: row["size_bytes"], roles: roles)
+    }
+
+    /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
+    public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
+        try await pool.write { db in
+            let scope = Self.scope(of: id, ownerId: ownerId)
+            if let existing = try Self.datastore(
+                db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?", arguments: [scope, id.rawValue])
+            {
+                return existing
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO datastores (id, scope, owner_id, title, created_at, size_bytes)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id.rawValue, scope, id.kind == .app ? nil : ownerId, title, Timestamp.now.millisecondsSinceEpoch,
+                    SizeAccounting.datastoreBaseBytes,
+                ])
+            let key = db.lastInsertedRowID
+            guard let created = try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+            else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
+            return created
+        }
+    }
+
+    /// See ``Storage/datastores(ownedBy:sharedWith:)``.
+    public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
+        try await pool.read { db in
+            let placeholders = Array(repeating: "?", count: principals.count).joined(separator: ", ")
+            let shared = principals.isEmpty
+                ? ""
+                : " OR key IN (SELECT datastore_key FROM datastore_roles WHERE principal IN (\(placeholders)) AND role != 'none')"
+            var arguments: [any DatabaseValueConvertible] = [ownerId]
+            arguments.append(contentsOf: principals.sorted())
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM datastores WHERE owner_id = ?\(shared) ORDER BY id, key",
+                arguments: StatementArguments(arguments))
+            return try rows.map { try Self.datastore(from: $0, db) }
+        }
+    }
+
+    /// See ``Storage/setRole(_:for:datastoreKey:)``.
+    public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
+        try await pool.write { db in
+            if role == .none {
+                try db.execute(
+                    sql: "DELETE FROM datastore_roles WHERE datastore_key = ? AND principal = ?",
+                    arguments: [datastoreKey, principal.description])
+            } else {
+                try db.execute(
+                    sql: """
+                        INSERT INTO datastore_roles (datastore_key, principal, role) VALUES (?, ?, ?)
+                        ON CONFLICT(datastore_key, principal) DO UPDATE SET role = excluded.role
+                        """,
+                    arguments: [datastoreKey, principal.description, role.name])
+            }
+        }
+    }
+
+    /// See ``Storage/deleteDatastore(key:)``.
+    public func deleteDatastore(key: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM datastores WHERE key = ?", arguments: [key])
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import GRDB
+import RooftopShared
+
+/// The JSON body of a stored object: everything not kept in its own column.
+struct StoredObjectBody: Codable {
+    var fields: [String: Value]
+    var acl: ACL?
+    var fieldVersions: [String: Int64]?
+}
+
+extension SQLiteStorage {
+    /// See ``Storage/object(datastoreKey:className:objectId:)``.
+    public func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject? {
+        try await pool.read { db in
+            try Self.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)?.object
+        }
+    }
+
+    /// See ``Storage/objects(datastoreKey:pointers:)``.
+    public func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject] {
+        guard !pointers.isEmpty else { return [] }
+        return try await pool.read { db in
+            var found: [StoredObject] = []
+            for pointer in pointers {
+                if let row = try Self.object(
+                    db, datastoreKey: datastoreKey, className: pointer.className, objectId: pointer.objectId),
+                    !row.object.isDeleted
+                {
+                    found.append(row.object)
+                }
+            }
+            return found
+        }
+    }
+
+    static func object(_ db: Database, datastoreKey: Int64, className: String, objectId: String) throws
+        -> (key: Int64, object: StoredObject)?
+    {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                    WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
+                    """,
+                arguments: [datastoreKey, className, objectId])
+        else { return nil }
+        return (row["key"], try storedObject(from: row, db))
+    }
+
+    /// Decodes an `objects` row joined with its datastore's `id` as `datastore_id`.
+    static func storedObject(from row: Row, _ db: Database) throws -> StoredObject {
+        let key: Int64 = row["key"]
+        let body = try StorageCoding.decode(StoredObjectBody.self, from: row["body"])
+        let snapshot = ObjectSnapshot(
+            className: row["class_name"], objectId: row["object_id"], datastore: try DatastoreID(row["datastore_id"]),
+            fields: body.fields, acl: body.acl,
+            createdAt: (row["created_at"] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:)),
+            updatedAt: (row["updated_at"] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:)),
+            version: row["version"], fieldVersions: body.fieldVersions)
+        var readers = Set<String>()
+        var formerReaders = Set<String>()
+        for readerRow in try Row.fetchAll(
+            db, sql: "SELECT principal, to_sequence FROM object_readers WHERE object_key = ?", arguments: [key])
+        {
+            let principal: String = readerRow["principal"]
+            formerReaders.insert(principal)
+            if (readerRow["to_sequence"] as Int64?) == nil { readers.insert(principal) }
+        }
+        return StoredObject(
+            snapshot: snapshot, isDeleted: (row["deleted"] as Int64) != 0, sequence: row["sequence"],
+            readers: readers, formerReaders: formerReaders)
+    }
+
+    /// See ``Storage/writeObject(_:decide:)``.
+    public func writeObject(
+        _ request: ObjectWriteRequest,
+        decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) async throws -> ObjectWriteOutcome {
+        try await pool.write { db in
+            if let mutation = request.mutation,
+                let text = try String.fetchOne(
+                    db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
+                    arguments: [mutation.scope, mutation.id.rawValue])
+            {
+                return .replayed(try StorageCoding.decode(MutationResult.self, from: text))
+            }
+            guard
+                let datastore = try Self.datastore(
+                    db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+            else { throw RooftopError(.notFound, "the datastore no longer exists") }
+            let existing = try Self.object(
+                db, datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
+            var concurrent: [OperationRecord] = []
+            if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
+                concurrent = try String.fetchAll(
+                    db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
+                    arguments: [existing.key, base]
+                ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
+            }
+            let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
+            let decision: ObjectWriteDecision
+            do {
+                decision = try decide(context)
+            } catch {
+                decision = .reject(error)
+            }
+            switch decision {
+            case .reject(let error):
+                if let mutation = request.mutation {
+                    try Self.recordMutation(db, mutation, .rejected(mutationId: mutation.id, error: error))
+                }
+                return .rejected(error)
+            case .write(let snapshot, let deleted, let operation):
+                let sequence = datastore.sequence + 1
+                let stored = try Self.store(
+                    db, snapshot: snapshot, deleted: deleted, operation: operation, sequence: sequence,
+                    datastore: datastore, existing: existing)
+                if let mutation = request.mutation {
+                    try Self.recordMutation(
+                        db, mutation,
+                        .applied(mutationId: mutation.id, version: snapshot.version, object: deleted ? nil : snapshot))
+                }
+                return .written(stored, readersBefore: existing?.object.readers ?? [])
+            }
+        }
+    }
+
+    private static func recordMutation(
+        _ db: Database, _ mutation: (scope: String, id: MutationID), _ result: MutationResult
+    ) throws {
+        try db.execute(
+            sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)",
+            arguments: [mutation.scope, mutation.id.rawValue, try StorageCoding.encode(result), Timestamp.now.millisecondsSinceEpoch])
+    }
+
+    /// Writes the object row, its index rows, reader history, operation log and the datastore's
+    /// counters, all inside the caller's transaction.
+    private static func store(
+        _ db: Database, snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64,
+        datastore: DatastoreRecord, existing: (key: Int64, object: StoredObject)?
+    ) throws -> StoredObject {
+        let body = StoredObjectBody(
+            fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+        let size = deleted ? 0 : SizeAccounting.recordSize(snapshot)
+        let arguments: [any DatabaseValueConvertible & Sendable] = [
+            try StorageCoding.encode(body), snapshot.createdAt?.millisecondsSinceEpoch,
+            snapshot.updatedAt?.millisecondsSinceEpoch, snapshot.version, sequence, deleted ? 1 : 0, size,
+        ].map { $0 ?? DatabaseValue.null }
+        let key: Int64
+        if let existing {
+            key = existing.key
+            try db.execute(
+                sql: """
+                    UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
+                    deleted = ?, size_bytes = ? WHERE key = ?
+                    """,
+                arguments: StatementArguments(arguments + [key]))
+        } else {
+            try db.execute(
+                sql: """
+                    INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+                    datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: StatementArguments(arguments + [datastore.key, snapshot.className, snapshot.objectId]))
+            key = db.lastInsertedRowID
+        }
+        try writeIndexRows(db, objectKey: key, snapshot: snapshot, deleted: deleted)
+        // A tombstone keeps the readers of the last version: they are who is told of the delete.
+        let readers: Set<String> =
+            deleted ? (existing?.object.readers ?? []) : StoredObject.readers(of: snapshot.acl)
+        try updateReaders(db, objectKey: key, from: existing?.object.readers ?? [], to: readers, sequence: sequence)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)",
+            arguments: [key, operation.version, try StorageCoding.encode(operation)])
+
+        let wasLive = existing.map { !$0.object.isDeleted } ?? false
+        let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0
+        let countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
+        try db.execute(
+            sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?",
+            arguments: [sequence, countDelta, size - previousSize, datastore.key])
+        return StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
+    }
+
+    private static func writeIndexRows(_ db: Database, objectKey: Int64, snapshot: ObjectSnapshot, deleted: Bool) throws {
+        try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ?", arguments: [objectKey])
+        try db.execute(sql: "DELETE FROM object_elements WHERE object_key = ?", arguments: [objectKey])
+        guard !deleted else { return }
+        var indexed = snapshot.fields
+        indexed["objectId"] = .string(snapshot.objectId)
+        if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
+        if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
+        let fieldStatement = try db.cachedStatement(
+            sql: "INSERT INTO object_fields (object_key, field, sort_key, latitude, longitude) VALUES (?, ?, ?, ?, ?)")
+        let elementStatement = try db.cachedStatement(
+            sql: "INSERT INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
+        for (field, value) in indexed {
+            let point = value.geoPointValue
+            try fieldStatement.execute(arguments: [
+                objectKey, field, Data(value.sortKey), point?.latitude, point?.longitude,
+            ])
+            switch value {
+            case .list(let elements):
+                for element in Set(elements.map(\.sortKey)) {
+                    try elementStatement.execute(arguments: [objectKey, field, Data(element)])
+                }
+            case .relation(let relation):
+                for pointer in relation.pointers {
+                    try elementStatement.execute(arguments: [objectKey, field, Data(Value.pointer(pointer).sortKey)])
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private static func updateReaders(
+        _ db: Database, objectKey: Int64, from old: Set<String>, to new: Set<String>, sequence: Int64
+    ) throws {
+        for principal in old.subtracting(new) {
+            try db.execute(
+                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL",
+                arguments: [sequence, objectKey, principal])
+        }
+        for principal in new.subtracting(old) {
+            try db.execute(
+                sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)",
+                arguments: [objectKey, principal, sequence])
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import RooftopShared
+
+/// The embedded default storage: one SQLite file in WAL mode, through GRDB.
+///
+/// Writes are serialized by SQLite's single writer, which is also what makes the change feed
+/// gap-free: sequence numbers are assigned inside write transactions that commit in order.
+///
+/// ```swift
+/// let storage = try SQLiteStorage(path: "/var/lib/rooftop/rooftop.sqlite")
+/// try await storage.prepare()
+/// ```
+public final class SQLiteStorage: Storage {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path`.
+    /// - Throws: GRDB errors when the file cannot be opened.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // The same distance as the shared evaluator, so `near` agrees to the last bit.
+            db.add(
+                function: DatabaseFunction("rooftop_distance", argumentCount: 4, pure: true) { values in
+                    guard let latitude = Double.fromDatabaseValue(values[0]),
+                        let longitude = Double.fromDatabaseValue(values[1]),
+                        let otherLatitude = Double.fromDatabaseValue(values[2]),
+                        let otherLongitude = Double.fromDatabaseValue(values[3]),
+                        let point = try? GeoPoint(latitude: latitude, longitude: longitude),
+                        let other = try? GeoPoint(latitude: otherLatitude, longitude: otherLongitude)
+                    else { return nil }
+                    return point.distanceMeters(to: other)
+                })
+        }
+        configuration.busyMode = .timeout(10)
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// Runs the migrations.
+    public func prepare() async throws {
+        try SQLiteMigrations.migrator.migrate(pool)
+    }
+
+    /// Closes the database.
+    public func close() async throws {
+        try pool.close()
+    }
+
+    // MARK: Settings
+
+    /// See ``Storage/secret(named:make:)``.
+    public func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+        try await pool.write { db in
+            if let existing = try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE name = ?", arguments: [name]) {
+                return Array(existing)
+            }
+            let value = make()
+            try db.execute(sql: "INSERT INTO settings (name, value) VALUES (?, ?)", arguments: [name, Data(value)])
+            return value
+        }
+    }
+
+    /// See ``Storage/setting(named:)``.
+    public func setting(named name: String) async throws -> String? {
+        try await pool.read { db in
+            try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE name = ?", arguments: [name])
+                .map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// See ``Storage/setSetting(named:to:)``.
+    public func setSetting(named name: String, to value: String) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                arguments: [name, Data(value.utf8)])
+        }
+    }
+
+    // MARK: Users and sessions
+
+    /// See ``Storage/insertUser(_:)``.
+    public func insertUser(_ user: UserRecord) async throws {
+        try await pool.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE username = ?", arguments: [user.username]) == true {
+                throw RooftopError(.exists, "the user name '\(user.username)' is taken")
+            }
+            try db.execute(
+                sql: "INSERT INTO users (id, username, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [user.id, user.username, user.email, user.passwordHash, user.createdAt.millisecondsSinceEpoch])
+        }
+    }
+
+    /// See ``Storage/user(id:)``.
+    public func user(id: String) async throws -> UserRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [id]).map(Self.user(from:))
+        }
+    }
+
+    /// See ``Storage/user(username:)``.
+    public func user(username: String) async throws -> UserRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE username = ?", arguments: [username]).map(Self.user(from:))
+        }
+    }
+
+    private static func user(from row: Row) -> UserRecord {
+        UserRecord(
+            id: row["id"], username: row["username"], email: row["email"], passwordHash: row["password_hash"],
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]))
+    }
+
+    /// See ``Storage/insertSession(_:)``.
+    public func insertSession(_ session: SessionRecord) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [
+                    session.tokenHash, session.userId, session.createdAt.millisecondsSinceEpoch,
+                    session.expiresAt.millisecondsSinceEpoch,
+                ])
+        }
+    }
+
+    /// See ``Storage/session(tokenHash:)``.
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE token_hash = ?", arguments: [tokenHash]).map { row in
+                SessionRecord(
+                    tokenHash: row["token_hash"], userId: row["user_id"],
+                    createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
+                    expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"]))
+            }
+        }
+    }
+
+    /// See ``Storage/deleteSession(tokenHash:)``.
+    public func deleteSession(tokenHash: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
+        }
+    }
+
+    /// See ``Storage/deleteSessions(expiredBefore:)``.
+    public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ?", arguments: [time.millisecondsSinceEpoch])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Classes
+
+    /// See ``Storage/classSettings(named:)``.
+    public func classSettings(named className: String) async throws -> ClassSettings? {
+        let text = try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT settings FROM class_settings WHERE class_name = ?", arguments: [className])
+        }
+        return try text.map { try StorageCoding.decode(ClassSettings.self, from: $0) }
+    }
+
+    /// See ``Storage/saveClassSettings(_:)``.
+    public func saveClassSettings(_ settings: ClassSettings) async throws {
+        let text = try StorageCoding.encode(settings)
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO class_settings (class_name, settings) VALUES (?, ?)
+                    ON CONFLICT(class_name) DO UPDATE SET settings = excluded.settings
+                    """,
+                arguments: [settings.className, text])
+        }
+    }
+}
+
+/// JSON coding of stored documents (object bodies, settings, results), deterministic.
+enum StorageCoding {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+}

@@ -1,0 +1,237 @@
+import RooftopShared
+
+/// Where the server keeps everything: users, sessions, roles, datastores, objects, the change
+/// feed and the record of applied mutations.
+///
+/// The protocol speaks in domain terms so that each backend (SQLite embedded by default,
+/// PostgreSQL for several server processes) implements the same semantics, checked by one
+/// conformance suite. Two guarantees every backend must give:
+///
+/// - **Atomic object writes.** ``writeObject(_:decide:)`` loads the object, the changes since
+///   the mutation's base version and any earlier result of the same mutation ID, calls `decide`,
+///   and commits the new state, its index rows, the change-feed sequence number, the datastore's
+///   counters and the mutation's result in one transaction — or nothing.
+/// - **Gap-free change feed.** Within a datastore, sequence numbers are assigned in commit order:
+///   once a reader has seen sequence `n`, no transaction can later commit a change numbered below
+///   `n`. (SQLite gets this from its single writer; a concurrent backend must serialize the
+///   sequence per datastore, e.g. with a row lock held to commit.)
+public protocol Storage: Sendable {
+    /// Creates or migrates the schema. Called once at start-up.
+    func prepare() async throws
+
+    /// Releases connections and files.
+    func close() async throws
+
+    // MARK: Settings
+
+    /// A named server secret, created by `make` on first use and the same for every server
+    /// process sharing the storage afterwards.
+    func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8]
+
+    /// A named setting, or `nil`.
+    func setting(named name: String) async throws -> String?
+
+    /// Stores a named setting.
+    func setSetting(named name: String, to value: String) async throws
+
+    // MARK: Users and sessions
+
+    /// Stores a new user.
+    /// - Throws: ``RooftopError/Code/exists`` when the user name is taken.
+    func insertUser(_ user: UserRecord) async throws
+
+    /// The user with this ID.
+    func user(id: String) async throws -> UserRecord?
+
+    /// The user with this user name.
+    func user(username: String) async throws -> UserRecord?
+
+    /// Stores a new session.
+    func insertSession(_ session: SessionRecord) async throws
+
+    /// The session whose token hashes to `tokenHash`, expired or not.
+    func session(tokenHash: String) async throws -> SessionRecord?
+
+    /// Deletes a session (log-out).
+    func deleteSession(tokenHash: String) async throws
+
+    /// Deletes sessions that expired before `time`; returns how many.
+    func deleteSessions(expiredBefore time: Timestamp) async throws -> Int
+
+    // MARK: Roles
+
+    /// Stores a new role.
+    /// - Throws: ``RooftopError/Code/exists`` when the name is taken.
+    func insertRole(_ role: RoleRecord) async throws
+
+    /// The role with this name.
+    func role(named name: String) async throws -> RoleRecord?
+
+    /// Changes a role's direct members.
+    /// - Throws: ``RooftopError/Code/notFound`` when the role does not exist.
+    func updateRole(
+        named name: String, addUsers: Set<String>, removeUsers: Set<String>, addRoles: Set<String>,
+        removeRoles: Set<String>
+    ) async throws -> RoleRecord
+
+    /// Deletes a role and its memberships.
+    func deleteRole(named name: String) async throws
+
+    /// Every role's direct members, for computing effective roles.
+    func roleGraph() async throws -> RoleGraph
+
+    // MARK: Datastores
+
+    /// The datastore a caller means by `id`: for a private ID, the one owned by `ownerId`; for a
+    /// shareable ID or `:app`, the only one.
+    func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord?
+
+    /// The datastore with this storage key.
+    func datastore(key: Int64) async throws -> DatastoreRecord?
+
+    /// Returns the datastore, creating it first when it does not exist (private datastores and
+    /// `:app`; shareable ones with a generated ID).
+    func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord
+
+    /// Datastores owned by the user or shared with one of the principals.
+    func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord]
+
+    /// Sets or clears (`.none`) a principal's role on a datastore.
+    func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws
+
+    /// Deletes a datastore with all its objects.
+    func deleteDatastore(key: Int64) async throws
+
+    // MARK: Classes
+
+    /// A class's permissions and merge rules, or `nil` for the defaults.
+    func classSettings(named className: String) async throws -> ClassSettings?
+
+    /// Stores a class's permissions and merge rules.
+    func saveClassSettings(_ settings: ClassSettings) async throws
+
+    // MARK: Objects
+
+    /// An object (or its tombstone).
+    func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject?
+
+    /// Live objects by pointer, for includes.
+    func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject]
+
+    /// Applies one mutation atomically (see the protocol's guarantees).
+    func writeObject(
+        _ request: ObjectWriteRequest,
+        decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) async throws -> ObjectWriteOutcome
+
+    /// Runs a query over live objects, filtered by readers (`nil`: no filtering, for admins).
+    func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage
+
+    /// Counts live objects matching a query's predicate.
+    func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int
+
+    // MARK: Change feed
+
+    /// Objects (tombstones included) changed after `sequence`, in sequence order, at most
+    /// `limit`.
+    func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
+        -> [StoredObject]
+
+    /// How many objects changed after `sequence` (an estimate of what a pull has left).
+    func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?) async throws -> Int
+
+    /// Live objects, changed at or before `sequence`, that one of `formerPrincipals` could read
+    /// at `sequence` and none of `currentPrincipals` can read now: what a user lost access to.
+    func lostAccess(
+        datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
+        currentPrincipals: Set<String>
+    ) async throws -> [Pointer]
+}
+
+/// A class's settings: permissions (with the default ACL for new objects) and merge rules.
+public struct ClassSettings: Sendable, Hashable, Codable {
+    /// The class.
+    public var className: String
+    /// Who may do what.
+    public var permissions: ClassPermissions
+    /// How concurrent changes to each field are merged.
+    public var mergeRules: [String: MergeRule]
+
+    /// Creates settings.
+    public init(className: String, permissions: ClassPermissions = .default, mergeRules: [String: MergeRule] = [:]) {
+        self.className = className
+        self.permissions = permissions
+        self.mergeRules = mergeRules
+    }
+}
+
+/// The mutation an object write carries.
+public struct ObjectWriteRequest: Sendable {
+    /// The datastore's storage key.
+    public var datastoreKey: Int64
+    /// The object's class.
+    public var className: String
+    /// The object's ID.
+    public var objectId: String
+    /// The version the change was made on, if any.
+    public var baseVersion: Int64?
+    /// The idempotency scope (the user ID, or empty for anonymous and admin callers) and the
+    /// mutation ID; `nil` for writes that are not idempotent (plain REST updates).
+    public var mutation: (scope: String, id: MutationID)?
+
+    /// Creates a request.
+    public init(
+        datastoreKey: Int64, className: String, objectId: String, baseVersion: Int64?,
+        mutation: (scope: String, id: MutationID)?
+    ) {
+        self.datastoreKey = datastoreKey
+        self.className = className
+        self.objectId = objectId
+        self.baseVersion = baseVersion
+        self.mutation = mutation
+    }
+}
+
+/// What `decide` sees inside the write transaction.
+public struct ObjectWriteContext: Sendable {
+    /// The datastore, with its current counters.
+    public var datastore: DatastoreRecord
+    /// The object as stored (a tombstone when deleted), or `nil` when it never existed.
+    public var current: StoredObject?
+    /// Changes committed after the request's base version, oldest first; empty when the base is
+    /// current or absent.
+    public var concurrentChanges: [OperationRecord]
+}
+
+/// What `decide` returns.
+public enum ObjectWriteDecision: Sendable {
+    /// Store this new state. `snapshot.version` must be the next version.
+    case write(snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord)
+    /// Refuse the mutation; the refusal is recorded under the mutation ID.
+    case reject(RooftopError)
+}
+
+/// What happened to an object write.
+public enum ObjectWriteOutcome: Sendable {
+    /// The mutation ID was seen before: this is the first result, nothing was applied now.
+    case replayed(MutationResult)
+    /// The new state was committed with this sequence number. `readersBefore` are who could
+    /// read the previous version (for live notifications of lost access).
+    case written(StoredObject, readersBefore: Set<String>)
+    /// `decide` refused it.
+    case rejected(RooftopError)
+}
+
+/// One page of query results.
+public struct QueryPage: Sendable {
+    /// The objects, in the query's order.
+    public var objects: [ObjectSnapshot]
+    /// How many objects match in all.
+    public var totalCount: Int
+
+    /// Creates a page.
+    public init(objects: [ObjectSnapshot], totalCount: Int) {
+        self.objects = objects
+        self.totalCount = totalCount
+    }
+}

@@ -1,0 +1,165 @@
+import RooftopShared
+
+/// A user account as stored.
+public struct UserRecord: Sendable, Hashable {
+    /// The user's ID (an object ID).
+    public var id: String
+    /// The unique user name.
+    public var username: String
+    /// The e-mail address, if given.
+    public var email: String?
+    /// The bcrypt hash of the password.
+    public var passwordHash: String
+    /// When the account was created.
+    public var createdAt: Timestamp
+
+    /// Creates a record.
+    public init(id: String, username: String, email: String?, passwordHash: String, createdAt: Timestamp) {
+        self.id = id
+        self.username = username
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// A log-in session as stored: only the SHA-256 of its token is kept.
+public struct SessionRecord: Sendable, Hashable {
+    /// The hex SHA-256 of the session token.
+    public var tokenHash: String
+    /// The user it belongs to.
+    public var userId: String
+    /// When it was created.
+    public var createdAt: Timestamp
+    /// When it stops being valid.
+    public var expiresAt: Timestamp
+
+    /// Creates a record.
+    public init(tokenHash: String, userId: String, createdAt: Timestamp, expiresAt: Timestamp) {
+        self.tokenHash = tokenHash
+        self.userId = userId
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A role as stored, with its direct members.
+public struct RoleRecord: Sendable, Hashable {
+    /// The role's name.
+    public var name: String
+    /// The user who created it and may change its members (`nil` when an admin created it).
+    public var ownerId: String?
+    /// Users who are direct members.
+    public var users: Set<String>
+    /// Roles whose members are also members of this role.
+    public var childRoles: Set<String>
+
+    /// Creates a record.
+    public init(name: String, ownerId: String?, users: Set<String> = [], childRoles: Set<String> = []) {
+        self.name = name
+        self.ownerId = ownerId
+        self.users = users
+        self.childRoles = childRoles
+    }
+}
+
+/// A datastore as stored.
+public struct DatastoreRecord: Sendable, Hashable {
+    /// The storage's own key for the datastore (unique across all users).
+    public var key: Int64
+    /// The datastore's ID as clients name it.
+    public var id: DatastoreID
+    /// The owner: the user for private and shareable datastores, `nil` for `:app`.
+    public var ownerId: String?
+    /// An optional title.
+    public var title: String?
+    /// When it was created.
+    public var createdAt: Timestamp
+    /// The sequence number of the last change committed in the datastore (0 when none).
+    public var sequence: Int64
+    /// Live (not deleted) objects in the datastore.
+    public var recordCount: Int
+    /// The datastore's size by seed 003's accounting.
+    public var sizeBytes: Int
+    /// Roles for principals (shareable datastores only).
+    public var roles: [Principal: SharingRole]
+
+    /// Creates a record.
+    public init(
+        key: Int64, id: DatastoreID, ownerId: String?, title: String?, createdAt: Timestamp, sequence: Int64 = 0,
+        recordCount: Int = 0, sizeBytes: Int = SizeAccounting.datastoreBaseBytes, roles: [Principal: SharingRole] = [:]
+    ) {
+        self.key = key
+        self.id = id
+        self.ownerId = ownerId
+        self.title = title
+        self.createdAt = createdAt
+        self.sequence = sequence
+        self.recordCount = recordCount
+        self.sizeBytes = sizeBytes
+        self.roles = roles
+    }
+
+    /// The sharing state, for access decisions.
+    public var sharing: DatastoreSharing {
+        (try? DatastoreSharing(datastore: id, owner: ownerId, roles: roles)) ?? .app
+    }
+}
+
+/// An object as stored: its latest snapshot, whether it is deleted (a tombstone), and the
+/// datastore sequence number of its last change.
+public struct StoredObject: Sendable, Hashable {
+    /// The object's latest state (fields empty for a tombstone).
+    public var snapshot: ObjectSnapshot
+    /// Whether the object is deleted.
+    public var isDeleted: Bool
+    /// The datastore sequence number of the last change.
+    public var sequence: Int64
+    /// Principals that may read the current version (`*` when the ACL is absent); for a
+    /// tombstone, those who could read the last version before the delete.
+    public var readers: Set<String>
+    /// Every principal that could read some version of the object (filled by the change feed,
+    /// which sends removals only to users who could once read the object).
+    public var formerReaders: Set<String>
+
+    /// Creates a record.
+    public init(
+        snapshot: ObjectSnapshot, isDeleted: Bool, sequence: Int64, readers: Set<String>,
+        formerReaders: Set<String> = []
+    ) {
+        self.snapshot = snapshot
+        self.isDeleted = isDeleted
+        self.sequence = sequence
+        self.readers = readers
+        self.formerReaders = formerReaders.union(readers)
+    }
+
+    /// The readers an object with this ACL has: its principals with read access, or `*` when
+    /// there is no ACL.
+    public static func readers(of acl: ACL?) -> Set<String> {
+        guard let acl else { return ["*"] }
+        return Set(acl.entries.filter { $0.value.read }.keys.map(\.description))
+    }
+}
+
+/// One committed change of an object, kept so that a push based on an older version can be
+/// merged field by field.
+public struct OperationRecord: Sendable, Hashable, Codable {
+    /// The version the change produced.
+    public var version: Int64
+    /// The field updates applied (empty for a delete).
+    public var updates: [FieldUpdate]
+    /// The value each changed field had before the change (`nil`: absent), so the base value of a
+    /// field at an older version can be recovered.
+    public var priorValues: [String: Value?]
+    /// Whether the change deleted the object.
+    public var deleted: Bool
+
+    /// Creates a record.
+    public init(version: Int64, updates: [FieldUpdate], priorValues: [String: Value?], deleted: Bool) {
+        self.version = version
+        self.updates = updates
+        self.priorValues = priorValues
+        self.deleted = deleted
+    }
+}

@@ -1,0 +1,60 @@
+import Crypto
+import Foundation
+import RooftopShared
+
+/// Checkpoints are opaque to clients but carry what the server needs to resume a pull: the
+/// datastore, the user, the last sequence number delivered, and the principals the user held
+/// then (to find what they lost access to since). They are signed with a server secret so that
+/// they cannot be forged or moved to another user or datastore.
+struct CheckpointCodec: Sendable {
+    /// What a checkpoint says.
+    struct State: Codable, Equatable {
+        /// The datastore's storage key.
+        var d: Int64
+        /// The user ID, empty for anonymous and admin callers.
+        var u: String
+        /// The last sequence delivered.
+        var s: Int64
+        /// The principals the user held.
+        var p: [String]
+    }
+
+    private let key: SymmetricKey
+
+    init(secret: [UInt8]) {
+        self.key = SymmetricKey(data: secret)
+    }
+
+    /// Encodes and signs a state.
+    func encode(_ state: State) -> Checkpoint {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let payload = (try? encoder.encode(state)) ?? Data()
+        let signature = HMAC<SHA256>.authenticationCode(for: payload, using: key)
+        return Checkpoint(SessionToken.base64URL(Array(payload)) + "." + SessionToken.base64URL(Array(signature)))
+    }
+
+    /// Verifies and decodes a checkpoint for a datastore and user.
+    /// - Throws: `illegalArgument` when it is malformed, forged, or belongs to another datastore
+    ///   or user.
+    func decode(_ checkpoint: Checkpoint, datastoreKey: Int64, userId: String) throws(RooftopError) -> State {
+        let parts = checkpoint.rawValue.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let payload = CheckpointCodec.base64URLDecode(String(parts[0])),
+            let signature = CheckpointCodec.base64URLDecode(String(parts[1])),
+            HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: payload, using: key),
+            let state = try? JSONDecoder().decode(State.self, from: payload)
+        else {
+            throw RooftopError(.illegalArgument, "the checkpoint is not valid: pull again without one")
+        }
+        guard state.d == datastoreKey, state.u == userId else {
+            throw RooftopError(.illegalArgument, "the checkpoint belongs to another datastore or user")
+        }
+        return state
+    }
+
+    static func base64URLDecode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,109 @@
+import RooftopShared
+
+/// The change feed: what a caller may read in a datastore since a checkpoint, in commit order,
+/// in pages.
+///
+/// - Changes come in datastore sequence order (commit order), so a client that applies them in
+///   order and stores each page's checkpoint never misses a committed change, whatever other
+///   writers do meanwhile; an object changed again while a client pages through moves to a later
+///   page and is delivered there.
+/// - A readable object comes as an `upsert`; a deleted one the caller could read as a
+///   `tombstone`; an object the caller could once read but no longer can (its ACL changed, or
+///   the caller left a role) as a `removal`. Objects the caller never could read are not
+///   mentioned at all.
+/// - When the caller's principals changed since the checkpoint (a role added or removed), the
+///   first page also carries removals for unchanged objects that are no longer readable.
+/// - Losing every role on the datastore makes the pull fail with `notFound`: the client drops its
+///   copy of the datastore.
+final class PullService: Sendable {
+    private let storage: any Storage
+    private let datastores: DatastoreService
+    private let classes: ClassDirectory
+    private let checkpoints: CheckpointCodec
+    private let limits: Limits
+
+    init(
+        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, checkpoints: CheckpointCodec,
+        limits: Limits
+    ) {
+        self.storage = storage
+        self.datastores = datastores
+        self.classes = classes
+        self.checkpoints = checkpoints
+        self.limits = limits
+    }
+
+    /// One page of changes.
+    func pull(_ request: PullRequest, context: AccessContext) async throws -> PullResponse {
+        let pageSize = try limits.pullPageSize(requested: request.limit)
+        let classFilter: Set<String>? = try request.classes.map { names in
+            for name in names { try Identifier.validate(name, as: .className) }
+            return Set(names)
+        }
+        let resolved = try await datastores.resolve(request.datastore, for: context, create: true)
+        guard resolved.role.allows(.find) else {
+            throw RooftopError(.disallowed, "your role on datastore \(request.datastore) does not allow reading it")
+        }
+        let datastoreKey = resolved.record.key
+        let userId = context.isAdmin ? "" : (context.userId ?? "")
+        let principals = Set(context.principals.map(\.description))
+        let since = try request.since.map { checkpoint throws(RooftopError) in
+            try checkpoints.decode(checkpoint, datastoreKey: datastoreKey, userId: userId)
+        }
+        let afterSequence = since?.s ?? 0
+
+        var changes: [PullChange] = []
+        if let since, Set(since.p) != principals, !context.isAdmin {
+            let lost = try await storage.lostAccess(
+                datastoreKey: datastoreKey, atSequence: since.s, formerPrincipals: Set(since.p),
+                currentPrincipals: principals)
+            changes += lost.filter { classFilter?.contains($0.className) ?? true }
+                .map { PullChange.removal(className: $0.className, objectId: $0.objectId) }
+        }
+
+        let rows = try await storage.changes(
+            datastoreKey: datastoreKey, after: afterSequence, limit: pageSize + 1, classes: classFilter)
+        var lastSequence = afterSequence
+        var pageBytes = 0
+        var hasMore = false
+        for (index, row) in rows.enumerated() {
+            if index == pageSize || (index > 0 && pageBytes > limits.maxPullPageBytes) {
+                hasMore = true
+                break
+            }
+            lastSequence = row.sequence
+            guard
+                let change = try await change(
+                    for: row, context: context, principals: principals, formerPrincipals: Set(since?.p ?? []))
+            else { continue }
+            if case .upsert(let object) = change { pageBytes += SizeAccounting.recordSize(object) }
+            changes.append(change)
+        }
+        let checkpoint = checkpoints.encode(
+            .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted()))
+        let remaining = hasMore
+            ? try await storage.changeCount(datastoreKey: datastoreKey, after: lastSequence, classes: classFilter)
+            : 0
+        return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
+    }
+
+    /// What the caller is told about one changed object, or `nil` when it must not hear of it.
+    private func change(
+        for row: StoredObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>
+    ) async throws -> PullChange? {
+        let snapshot = row.snapshot
+        let permissions = try await classes.permissions(of: snapshot.className)
+        let classAllows = permissions.allows(.find, for: context)
+        let readableNow = classAllows && (context.isAdmin || !row.readers.isDisjoint(with: principals))
+        if row.isDeleted {
+            return readableNow
+                ? .tombstone(className: snapshot.className, objectId: snapshot.objectId, version: snapshot.version)
+                : nil
+        }
+        if readableNow { return .upsert(snapshot) }
+        if !row.formerReaders.isDisjoint(with: principals.union(formerPrincipals)) {
+            return .removal(className: snapshot.className, objectId: snapshot.objectId)
+        }
+        return nil
+    }
+}
