@@ -33,7 +33,8 @@ struct MergeCodingTests {
     @Test func rulesRoundTripAndDefaultWhenMembersAreMissing() throws {
         let rules = MergeRules(default: .min, classes: ["Game": ["score": .sum]])
         #expect(try roundTrip(rules) == rules)
-        let decoded = try JSONDecoder().decode(MergeRules.self, from: Data(#"{"classes": {"Game": {"best": "max"}}}"#.utf8))
+        let decoded = try JSONDecoder().decode(
+            MergeRules.self, from: Data(#"{"classes": {"Game": {"best": "max"}}}"#.utf8))
         #expect(decoded == MergeRules(default: .remote, classes: ["Game": ["best": .max]]))
         #expect(try JSONDecoder().decode(MergeRules.self, from: Data("{}".utf8)) == MergeRules())
         #expect(throws: DecodingError.self) {
@@ -43,7 +44,8 @@ struct MergeCodingTests {
 
     @Test func decisionsKeepNullApartFromAbsent() throws {
         let decision = MergeDecision(
-            field: "score", baseValue: nil, localValue: .null, remoteValue: 2.5, rule: .max, result: 2.5, resolution: .rule)
+            field: "score", baseValue: nil, localValue: .null, remoteValue: 2.5, rule: .max, result: 2.5,
+            resolution: .rule)
         #expect(try roundTrip(decision) == decision)
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(decision)) as? [String: Any]
         #expect(json?.keys.sorted() == ["field", "local", "remote", "resolution", "result", "rule"])

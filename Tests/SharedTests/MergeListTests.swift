@@ -16,15 +16,28 @@ struct MergeListTests {
     }
 
     @Test func insertsAtTheSameIndexPutTheRemoteElementFirst() throws {
-        #expect(try merge(base: ["a", "b"], remote: [.listInsert(index: 1, value: "r")], local: [.listInsert(index: 1, value: "l")]).value == ["a", "r", "l", "b"])
-        #expect(try merge(base: ["a"], remote: [.listInsert(index: 0, value: "r")], local: [.listInsert(index: 0, value: "l")]).value == ["r", "l", "a"])
-        #expect(try merge(base: ["a"], remote: [.listInsert(index: 1, value: "r")], local: [.listInsert(index: 1, value: "l")]).value == ["a", "r", "l"])
+        #expect(
+            try merge(
+                base: ["a", "b"], remote: [.listInsert(index: 1, value: "r")],
+                local: [.listInsert(index: 1, value: "l")]
+            ).value == ["a", "r", "l", "b"])
+        #expect(
+            try merge(
+                base: ["a"], remote: [.listInsert(index: 0, value: "r")], local: [.listInsert(index: 0, value: "l")]
+            ).value == ["r", "l", "a"])
+        #expect(
+            try merge(
+                base: ["a"], remote: [.listInsert(index: 1, value: "r")], local: [.listInsert(index: 1, value: "l")]
+            ).value == ["a", "r", "l"])
     }
 
     @Test func localInsertsKeepTheirOrder() throws {
         let merged = try merge(
             base: ["a", "b"], remote: [.listInsert(index: 1, value: "r")],
-            local: [.listInsert(index: 1, value: "l1"), .listInsert(index: 2, value: "l2"), .listInsert(index: 1, value: "l0")])
+            local: [
+                .listInsert(index: 1, value: "l1"), .listInsert(index: 2, value: "l2"),
+                .listInsert(index: 1, value: "l0"),
+            ])
         #expect(merged.value == ["a", "r", "l0", "l1", "l2", "b"])
     }
 
@@ -43,7 +56,8 @@ struct MergeListTests {
     }
 
     @Test func replaceOrMoveOfAnElementRemovedRemotelyIsDropped() throws {
-        let replaced = try merge(base: ["a", "b"], remote: [.listRemove(index: 0)], local: [.listReplace(index: 0, value: "x")])
+        let replaced = try merge(
+            base: ["a", "b"], remote: [.listRemove(index: 0)], local: [.listReplace(index: 0, value: "x")])
         #expect(replaced.value == ["b"])
         #expect(replaced.operations.isEmpty)
         let moved = try merge(base: ["a", "b"], remote: [.listRemove(index: 0)], local: [.listMove(from: 0, to: 1)])
@@ -60,17 +74,20 @@ struct MergeListTests {
     }
 
     @Test func anInsertBeforeARemotelyRemovedElementLandsBeforeItsNextSurvivor() throws {
-        let merged = try merge(base: ["a", "b", "c"], remote: [.listRemove(index: 1)], local: [.listInsert(index: 1, value: "l")])
+        let merged = try merge(
+            base: ["a", "b", "c"], remote: [.listRemove(index: 1)], local: [.listInsert(index: 1, value: "l")])
         #expect(merged.value == ["a", "l", "c"])
     }
 
     @Test func movesFollowTheirElement() throws {
         // Remote appended and removed; the local move of "c" to the front still moves "c".
         let merged = try merge(
-            base: ["a", "b", "c"], remote: [.listAppend(["r"]), .listRemove(index: 0)], local: [.listMove(from: 2, to: 0)])
+            base: ["a", "b", "c"], remote: [.listAppend(["r"]), .listRemove(index: 0)],
+            local: [.listMove(from: 2, to: 0)])
         #expect(merged.value == ["c", "b", "r"])
         // A local move of an element remote also moved wins.
-        let both = try merge(base: ["a", "b", "c"], remote: [.listMove(from: 0, to: 2)], local: [.listMove(from: 0, to: 1)])
+        let both = try merge(
+            base: ["a", "b", "c"], remote: [.listMove(from: 0, to: 2)], local: [.listMove(from: 0, to: 1)])
         #expect(both.value == ["b", "a", "c"])
     }
 
@@ -102,10 +119,12 @@ struct MergeListTests {
 
     @Test func invalidIndicesOnEitherSideAreRejected() {
         expectOperationError(.badIndex) {
-            try FieldMerge.rebase(field: "l", base: ["a"], local: [.listRemove(index: 0)], over: [.listRemove(index: 3)], rule: .remote)
+            try FieldMerge.rebase(
+                field: "l", base: ["a"], local: [.listRemove(index: 0)], over: [.listRemove(index: 3)], rule: .remote)
         }
         expectOperationError(.badIndex) {
-            try FieldMerge.rebase(field: "l", base: ["a"], local: [.listMove(from: 0, to: 1)], over: [.listAppend([1])], rule: .remote)
+            try FieldMerge.rebase(
+                field: "l", base: ["a"], local: [.listMove(from: 0, to: 1)], over: [.listAppend([1])], rule: .remote)
         }
     }
 }

@@ -8,12 +8,15 @@ enum MergeObjectScript {
 
     /// The base object of the scripts.
     static let base: [String: Value] = [
-        "n": 10, "s": "base", "l": ["b0", "b1", "b2"], "r": .relation(Relation(className: "_User", objectIds: ["a", "b"])),
+        "n": 10, "s": "base", "l": ["b0", "b1", "b2"],
+        "r": .relation(Relation(className: "_User", objectIds: ["a", "b"])),
     ]
 
     /// Changes valid in order on `base`, one field update each (every eleventh also sets an ACL),
     /// optionally ending in a delete.
-    static func changes(from codes: [Int], on base: [String: Value], prefix: String, deleteAtEnd: Bool) -> [ObjectChange] {
+    static func changes(from codes: [Int], on base: [String: Value], prefix: String, deleteAtEnd: Bool)
+        -> [ObjectChange]
+    {
         var fields = base
         var changes: [ObjectChange] = []
         for (position, code) in codes.enumerated() {

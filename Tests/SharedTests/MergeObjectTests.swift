@@ -5,7 +5,9 @@ import Testing
 struct MergeObjectTests {
     private let rules = MergeRules(classes: ["Game": ["score": .sum, "best": .max]])
 
-    private func rebase(_ local: [ObjectChange], over remote: [ObjectChange], base: [String: Value] = ["score": 10, "name": "a"])
+    private func rebase(
+        _ local: [ObjectChange], over remote: [ObjectChange], base: [String: Value] = ["score": 10, "name": "a"]
+    )
         throws -> ObjectMerge.Result
     {
         try ObjectMerge.rebase(local: local, over: remote, base: base, className: "Game", rules: rules)
@@ -13,8 +15,16 @@ struct MergeObjectTests {
 
     @Test func fieldsMergeIndependentlyWithTheirOwnRules() throws {
         let merged = try rebase(
-            [.update([FieldUpdate("score", .increment(1)), FieldUpdate("name", .set("l")), FieldUpdate("best", .set(5))])],
-            over: [.update([FieldUpdate("score", .increment(2)), FieldUpdate("name", .set("r")), FieldUpdate("best", .set(7))])])
+            [
+                .update([
+                    FieldUpdate("score", .increment(1)), FieldUpdate("name", .set("l")), FieldUpdate("best", .set(5)),
+                ])
+            ],
+            over: [
+                .update([
+                    FieldUpdate("score", .increment(2)), FieldUpdate("name", .set("r")), FieldUpdate("best", .set(7)),
+                ])
+            ])
         #expect(merged.change == .update([FieldUpdate("score", .increment(1))]))
         #expect(merged.decisions.map(\.field) == ["score", "name", "best"])
         #expect(merged.decisions.map(\.result) == [13, "r", 7])
@@ -31,7 +41,8 @@ struct MergeObjectTests {
         #expect(
             merged.change
                 == .update([
-                    FieldUpdate("tags", .listAppend(["x"])), FieldUpdate("tags", .listAppend(["y"])), FieldUpdate("name", .set("l")),
+                    FieldUpdate("tags", .listAppend(["x"])), FieldUpdate("tags", .listAppend(["y"])),
+                    FieldUpdate("name", .set("l")),
                 ]))
         #expect(merged.decisions.isEmpty)
     }
@@ -45,7 +56,8 @@ struct MergeObjectTests {
     }
 
     @Test func everythingDroppedLeavesNoChange() throws {
-        let merged = try rebase([.update([FieldUpdate("name", .set("l"))])], over: [.update([FieldUpdate("name", .set("r"))])])
+        let merged = try rebase(
+            [.update([FieldUpdate("name", .set("l"))])], over: [.update([FieldUpdate("name", .set("r"))])])
         #expect(merged.change == nil)
         #expect(merged.decisions.count == 1)
     }
@@ -72,7 +84,9 @@ struct MergeObjectTests {
         #expect(merged.change == nil)
         #expect(merged.decisions.map(\.field) == ["score", "extra"])
         #expect(merged.decisions.map(\.localValue) == [11, true])
-        #expect(merged.decisions.allSatisfy { $0.result == nil && $0.remoteValue == nil && $0.resolution == .objectDeleted })
+        #expect(
+            merged.decisions.allSatisfy { $0.result == nil && $0.remoteValue == nil && $0.resolution == .objectDeleted }
+        )
     }
 
     @Test func changesAfterADeleteAreRejected() {
@@ -91,7 +105,8 @@ struct MergeObjectTests {
 
     @Test func operationsThatDoNotApplyNameTheirField() {
         let thrown = #expect(throws: RooftopError.self) {
-            try rebase([.update([FieldUpdate("name", .increment(1))])], over: [.update([FieldUpdate("name", .set("r"))])])
+            try rebase(
+                [.update([FieldUpdate("name", .increment(1))])], over: [.update([FieldUpdate("name", .set("r"))])])
         }
         #expect(thrown?.code == .badType)
         #expect(thrown?.field == "name")

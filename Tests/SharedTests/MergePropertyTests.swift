@@ -90,9 +90,13 @@ struct MergePropertyTests {
         await propertyCheck(count: 300, input: codes, codes, rules, Gen.int(in: 0...9)) {
             remoteCodes, localCodes, fieldRules, deletes in
             let base = MergeObjectScript.base
-            let rules = MergeRules(classes: ["C": Dictionary(uniqueKeysWithValues: zip(MergeObjectScript.fields, fieldRules))])
-            let remote = MergeObjectScript.changes(from: remoteCodes, on: base, prefix: "r", deleteAtEnd: deletes == 1 || deletes == 3)
-            let local = MergeObjectScript.changes(from: localCodes, on: base, prefix: "l", deleteAtEnd: deletes == 2 || deletes == 3)
+            let rules = MergeRules(classes: [
+                "C": Dictionary(uniqueKeysWithValues: zip(MergeObjectScript.fields, fieldRules))
+            ])
+            let remote = MergeObjectScript.changes(
+                from: remoteCodes, on: base, prefix: "r", deleteAtEnd: deletes == 1 || deletes == 3)
+            let local = MergeObjectScript.changes(
+                from: localCodes, on: base, prefix: "l", deleteAtEnd: deletes == 2 || deletes == 3)
 
             // Other clients' changes, committed one by one on the server.
             var server = MergeTestServer(base: base, rules: rules)
@@ -105,7 +109,8 @@ struct MergePropertyTests {
             // Client call site: the client pulls the remote changes, computes the remote state
             // itself, and rebases its pending changes over the pulled ones.
             let pulled = laterServer.log
-            let clientMerge = try ObjectMerge.rebase(local: local, over: pulled, base: base, className: "C", rules: rules)
+            let clientMerge = try ObjectMerge.rebase(
+                local: local, over: pulled, base: base, className: "C", rules: rules)
             let remoteState = try MergeTestServer.apply(pulled, to: base)
             let clientState = try MergeTestServer.apply(clientMerge.change.map { [$0] } ?? [], to: remoteState)
             #expect(clientMerge == serverMerge)
@@ -133,7 +138,10 @@ struct MergePropertyTests {
             expectOperationError(.badIndex) {
                 current =
                     try current.applying(
-                        .update([FieldUpdate("n", .increment(1))] + valid + [FieldUpdate("l", .listRemove(index: length + beyond))]))
+                        .update(
+                            [FieldUpdate("n", .increment(1))] + valid + [
+                                FieldUpdate("l", .listRemove(index: length + beyond))
+                            ]))
                     ?? current
             }
             #expect(current == snapshot)
@@ -144,7 +152,9 @@ struct MergePropertyTests {
         await propertyCheck(input: Gen.int64(in: .min ... .max), Gen.int64(in: .min ... .max)) { value, amount throws in
             let (sum, overflow) = value.addingReportingOverflow(amount)
             if overflow {
-                expectOperationError(.illegalArgument) { try FieldOperation.increment(.int(amount)).apply(to: .int(value)) }
+                expectOperationError(.illegalArgument) {
+                    try FieldOperation.increment(.int(amount)).apply(to: .int(value))
+                }
             } else {
                 #expect(try FieldOperation.increment(.int(amount)).apply(to: .int(value)) == .int(sum))
             }

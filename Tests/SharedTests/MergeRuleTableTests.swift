@@ -21,9 +21,13 @@ private func relation(_ ids: String...) -> Value { .relation(Relation(className:
 /// The table, with base 10 and a local `increment(5)` (L = 15) for the scalar columns.
 private let tableRows: [MergeTableRow] = {
     var rows: [MergeTableRow] = []
-    func row(_ rule: MergeRule, _ base: Value?, _ remote: [FieldOperation], _ local: [FieldOperation], _ expected: Value?,
-             _ resolution: MergeDecision.Resolution = .rule) {
-        rows.append(MergeTableRow(rule: rule, base: base, remote: remote, local: local, expected: expected, resolution: resolution))
+    func row(
+        _ rule: MergeRule, _ base: Value?, _ remote: [FieldOperation], _ local: [FieldOperation], _ expected: Value?,
+        _ resolution: MergeDecision.Resolution = .rule
+    ) {
+        rows.append(
+            MergeTableRow(
+                rule: rule, base: base, remote: remote, local: local, expected: expected, resolution: resolution))
     }
     let inc5: [FieldOperation] = [.increment(5)]
     // Column "set": remote set 20.
@@ -90,7 +94,8 @@ private let tableRows: [MergeTableRow] = {
 struct MergeRuleTableTests {
     @Test(arguments: tableRows)
     func tableRow(_ row: MergeTableRow) throws {
-        let merged = try FieldMerge.rebase(field: "f", base: row.base, local: row.local, over: row.remote, rule: row.rule)
+        let merged = try FieldMerge.rebase(
+            field: "f", base: row.base, local: row.local, over: row.remote, rule: row.rule)
         let remoteValue = try FieldOperation.apply(row.remote, to: row.base)
         // Identity (==), not just equivalence: an int must stay an int.
         #expect(try FieldOperation.apply(merged.operations, to: remoteValue) == row.expected)

@@ -79,12 +79,20 @@ struct OperationApplyTests {
 
     @Test func relationErrors() {
         let users = Value.relation(Relation(className: "_User", objectIds: ["a"]))
-        expectOperationError(.badType) { try FieldOperation.relationAdd(className: "Team", objectIds: ["t"]).apply(to: users) }
-        expectOperationError(.badType) { try FieldOperation.relationRemove(className: "Team", objectIds: []).apply(to: users) }
-        expectOperationError(.badType) { try FieldOperation.relationAdd(className: "Team", objectIds: ["t"]).apply(to: ["t"]) }
+        expectOperationError(.badType) {
+            try FieldOperation.relationAdd(className: "Team", objectIds: ["t"]).apply(to: users)
+        }
+        expectOperationError(.badType) {
+            try FieldOperation.relationRemove(className: "Team", objectIds: []).apply(to: users)
+        }
+        expectOperationError(.badType) {
+            try FieldOperation.relationAdd(className: "Team", objectIds: ["t"]).apply(to: ["t"])
+        }
         expectOperationError(.illegalArgument) {
             try FieldOperation.relationAdd(className: "_User", objectIds: ["bad id"]).apply(to: users)
         }
-        expectOperationError(.illegalArgument) { try FieldOperation.relationAdd(className: "", objectIds: []).apply(to: nil) }
+        expectOperationError(.illegalArgument) {
+            try FieldOperation.relationAdd(className: "", objectIds: []).apply(to: nil)
+        }
     }
 }

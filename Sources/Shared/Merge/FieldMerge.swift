@@ -53,6 +53,9 @@ public enum FieldMerge {
         public var decision: MergeDecision?
 
         /// Creates a result.
+        /// - Parameters:
+        ///   - operations: The rebased local operations.
+        ///   - decision: The decision, when both sides changed the field.
         public init(operations: [FieldOperation], decision: MergeDecision?) {
             self.operations = operations
             self.decision = decision

@@ -38,6 +38,14 @@ public struct MergeDecision: Hashable, Sendable {
     public var resolution: Resolution
 
     /// Creates a decision.
+    /// - Parameters:
+    ///   - field: The field's name.
+    ///   - baseValue: The value at the common base (`nil` = absent).
+    ///   - localValue: The value with the local changes alone.
+    ///   - remoteValue: The value with the remote changes alone.
+    ///   - rule: The field's configured rule.
+    ///   - result: The value after the merge.
+    ///   - resolution: How the result was reached.
     public init(
         field: String, baseValue: Value?, localValue: Value?, remoteValue: Value?, rule: MergeRule,
         result: Value?, resolution: Resolution
@@ -54,7 +62,11 @@ public struct MergeDecision: Hashable, Sendable {
 
 extension MergeDecision: Codable {
     private enum CodingKeys: String, CodingKey {
-        case field, baseValue = "base", localValue = "local", remoteValue = "remote", rule, result, resolution
+        case field
+        case baseValue = "base"
+        case localValue = "local"
+        case remoteValue = "remote"
+        case rule, result, resolution
     }
 
     /// Decodes the wire form; a missing value member is an absent value.

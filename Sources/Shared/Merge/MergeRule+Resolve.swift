@@ -13,7 +13,8 @@ extension MergeRule {
     ///   - localOperations: The local operations themselves; when they are all increments, `sum`
     ///     re-applies them as they are rather than a computed difference, so doubles add exactly as
     ///     the client added them.
-    func operations(base: Value?, local: Value?, remote: Value?, localOperations: [FieldOperation]) -> [FieldOperation] {
+    func operations(base: Value?, local: Value?, remote: Value?, localOperations: [FieldOperation]) -> [FieldOperation]
+    {
         switch self {
         case .remote:
             return []
@@ -21,7 +22,8 @@ extension MergeRule {
             guard local != remote else { return [] }
             return [local.map(FieldOperation.set) ?? .unset]
         case .max, .min:
-            return Self.localWins(local, over: remote, larger: self == .max) ? [local.map(FieldOperation.set) ?? .unset] : []
+            return Self.localWins(local, over: remote, larger: self == .max)
+                ? [local.map(FieldOperation.set) ?? .unset] : []
         case .sum:
             return Self.sumOperations(base: base, local: local, remote: remote, localOperations: localOperations) ?? []
         }

@@ -44,7 +44,10 @@ public struct MergeRules: Hashable, Sendable {
 }
 
 extension MergeRules: Codable {
-    private enum CodingKeys: String, CodingKey { case defaultRule = "default", classes }
+    private enum CodingKeys: String, CodingKey {
+        case defaultRule = "default"
+        case classes
+    }
 
     /// Decodes `{"default": ..., "classes": {...}}`; missing members take their defaults.
     /// - Throws: `DecodingError` for an unknown rule name.

@@ -18,7 +18,8 @@ extension ObjectMerge {
             isEmpty = changes.isEmpty
             for change in changes {
                 guard !deleted else {
-                    throw RooftopError(.invalidOperation, "a change follows the delete of its object: a delete is final")
+                    throw RooftopError(
+                        .invalidOperation, "a change follows the delete of its object: a delete is final")
                 }
                 switch change {
                 case .delete:
@@ -52,7 +53,8 @@ extension ObjectMerge {
             if deleted { return .delete }
             // An empty update still counts: it creates the object when it does not exist.
             if isEmpty { return nil }
-            return .update(fields.flatMap { field in (operations[field] ?? []).map { FieldUpdate(field, $0) } }, acl: acl)
+            return .update(
+                fields.flatMap { field in (operations[field] ?? []).map { FieldUpdate(field, $0) } }, acl: acl)
         }
     }
 }

@@ -38,6 +38,9 @@ public enum ObjectMerge {
         public var decisions: [MergeDecision]
 
         /// Creates a result.
+        /// - Parameters:
+        ///   - change: The rebased local change, `nil` when nothing is left to apply.
+        ///   - decisions: The decisions made, one per field where both sides' changes met.
         public init(change: ObjectChange?, decisions: [MergeDecision]) {
             self.change = change
             self.decisions = decisions

@@ -100,7 +100,8 @@ extension FieldOperation {
         case (let field, .int), (let field, .double):
             throw RooftopError(.badType, "cannot increment a \(field.typeName): increment needs an int or double field")
         default:
-            throw RooftopError(.illegalArgument, "an increment amount must be an int or double, not a \(amount.typeName)")
+            throw RooftopError(
+                .illegalArgument, "an increment amount must be an int or double, not a \(amount.typeName)")
         }
     }
 

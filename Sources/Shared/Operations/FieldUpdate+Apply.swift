@@ -23,6 +23,10 @@ extension FieldUpdate {
 
     /// Applies this update to a field dictionary and returns the new dictionary.
     ///
+    /// ```swift
+    /// try FieldUpdate("score", .increment(1)).apply(to: ["score": 1])   // ["score": 2]
+    /// ```
+    ///
     /// - Parameter fields: The object's fields, by name (built-in fields are not in here).
     /// - Returns: A copy with the field changed (removed when the operation leaves it absent).
     /// - Throws: What ``validateField(_:)`` and ``FieldOperation/apply(to:)`` throw, with
