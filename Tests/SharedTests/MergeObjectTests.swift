@@ -1,0 +1,124 @@
+import RooftopShared
+import Testing
+
+@Suite("Merging object changes")
+struct MergeObjectTests {
+    private let rules = MergeRules(classes: ["Game": ["score": .sum, "best": .max]])
+
+    private func rebase(
+        _ local: [ObjectChange], over remote: [ObjectChange], base: [String: Value] = ["score": 10, "name": "a"]
+    )
+        throws -> ObjectMerge.Result
+    {
+        try ObjectMerge.rebase(local: local, over: remote, base: base, className: "Game", rules: rules)
+    }
+
+    @Test func fieldsMergeIndependentlyWithTheirOwnRules() throws {
+        let merged = try rebase(
+            [
+                .update([
+                    FieldUpdate("score", .increment(1)), FieldUpdate("name", .set("l")), FieldUpdate("best", .set(5)),
+                ])
+            ],
+            over: [
+                .update([
+                    FieldUpdate("score", .increment(2)), FieldUpdate("name", .set("r")), FieldUpdate("best", .set(7)),
+                ])
+            ])
+        #expect(merged.change == .update([FieldUpdate("score", .increment(1))]))
+        #expect(merged.decisions.map(\.field) == ["score", "name", "best"])
+        #expect(merged.decisions.map(\.result) == [13, "r", 7])
+        #expect(merged.decisions.map(\.rule) == [.sum, .remote, .max])
+    }
+
+    @Test func untouchedFieldsPassThroughAndOperationsAreGroupedByField() throws {
+        let merged = try rebase(
+            [
+                .update([FieldUpdate("tags", .listAppend(["x"])), FieldUpdate("name", .set("l"))]),
+                .update([FieldUpdate("tags", .listAppend(["y"]))]),
+            ],
+            over: [.update([FieldUpdate("score", .increment(2))])])
+        #expect(
+            merged.change
+                == .update([
+                    FieldUpdate("tags", .listAppend(["x"])), FieldUpdate("tags", .listAppend(["y"])),
+                    FieldUpdate("name", .set("l")),
+                ]))
+        #expect(merged.decisions.isEmpty)
+    }
+
+    @Test func withNoRemoteChangesTheLocalChangesAreCombinedAsTheyAre() throws {
+        #expect(try rebase([.update([])], over: []).change == .update([]))
+        #expect(try rebase([], over: []).change == nil)
+        #expect(try rebase([.update([FieldUpdate("n", .set(1))]), .delete], over: []).change == .delete)
+        let acl = ACL.only("u1")
+        #expect(try rebase([.update([], acl: acl)], over: []).change == .update([], acl: acl))
+    }
+
+    @Test func everythingDroppedLeavesNoChange() throws {
+        let merged = try rebase(
+            [.update([FieldUpdate("name", .set("l"))])], over: [.update([FieldUpdate("name", .set("r"))])])
+        #expect(merged.change == nil)
+        #expect(merged.decisions.count == 1)
+    }
+
+    @Test func aRemoteACLWinsOverAConcurrentLocalOne() throws {
+        let mine = ACL.only("me")
+        let theirs = ACL.only("them")
+        let kept = try rebase([.update([], acl: mine)], over: [.update([FieldUpdate("name", .set("r"))])])
+        #expect(kept.change == .update([], acl: mine))
+        let dropped = try rebase([.update([], acl: mine)], over: [.update([], acl: theirs)])
+        #expect(dropped.change == nil)
+    }
+
+    @Test func deletesOnBothSidesAgree() throws {
+        let merged = try rebase([.update([FieldUpdate("name", .set("l"))]), .delete], over: [.delete])
+        #expect(merged.change == nil)
+        #expect(merged.decisions.isEmpty)
+    }
+
+    @Test func aRemoteDeleteRecordsEveryLocallyChangedField() throws {
+        let merged = try rebase(
+            [.update([FieldUpdate("score", .increment(1)), FieldUpdate("extra", .set(true))])],
+            over: [.update([FieldUpdate("name", .set("r"))]), .delete])
+        #expect(merged.change == nil)
+        #expect(merged.decisions.map(\.field) == ["score", "extra"])
+        #expect(merged.decisions.map(\.localValue) == [11, true])
+        #expect(
+            merged.decisions.allSatisfy { $0.result == nil && $0.remoteValue == nil && $0.resolution == .objectDeleted }
+        )
+    }
+
+    @Test func changesAfterADeleteAreRejected() {
+        expectOperationError(.invalidOperation) { try rebase([.delete, .update([])], over: []) }
+        expectOperationError(.invalidOperation) { try rebase([], over: [.delete, .update([])]) }
+    }
+
+    @Test func builtInAndInvalidFieldsAreRejectedWithTheirName() {
+        let thrown = #expect(throws: RooftopError.self) {
+            try rebase([.update([FieldUpdate("createdAt", .set(1))])], over: [])
+        }
+        #expect(thrown?.code == .invalidOperation)
+        #expect(thrown?.field == "createdAt")
+        expectOperationError(.illegalArgument) { try rebase([.update([FieldUpdate("bad name", .set(1))])], over: []) }
+    }
+
+    @Test func operationsThatDoNotApplyNameTheirField() {
+        let thrown = #expect(throws: RooftopError.self) {
+            try rebase(
+                [.update([FieldUpdate("name", .increment(1))])], over: [.update([FieldUpdate("name", .set("r"))])])
+        }
+        #expect(thrown?.code == .badType)
+        #expect(thrown?.field == "name")
+    }
+
+    @Test func bothSidesCreatingTheSameObjectMerge() throws {
+        // Two devices create the record "settings" offline: both bases are empty.
+        let merged = try ObjectMerge.rebase(
+            local: [.update([FieldUpdate("theme", .set("dark")), FieldUpdate("launches", .increment(1))])],
+            over: [.update([FieldUpdate("theme", .set("light")), FieldUpdate("launches", .increment(1))])],
+            base: [:], className: "Settings", rules: MergeRules(classes: ["Settings": ["launches": .sum]]))
+        #expect(merged.change == .update([FieldUpdate("launches", .increment(1))]))
+        #expect(merged.decisions.map(\.result) == ["light", 2])
+    }
+}
