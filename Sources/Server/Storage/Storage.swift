@@ -124,6 +124,10 @@ public protocol Storage: Sendable {
         decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) async throws -> ObjectWriteOutcome
 
+    /// The changes committed to an object after `version`, oldest first.
+    func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
+        -> [OperationRecord]
+
     /// Runs a query over live objects, filtered by readers (`nil`: no filtering, for admins).
     func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage
 
@@ -205,8 +209,13 @@ public struct ObjectWriteContext: Sendable {
 
 /// What `decide` returns.
 public enum ObjectWriteDecision: Sendable {
-    /// Store this new state. `snapshot.version` must be the next version.
-    case write(snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord)
+    /// Store this new state. `snapshot.version` must be the next version. `merges` are the merge
+    /// decisions made, returned to the client with the result.
+    case write(snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, merges: [MergeDecision])
+    /// Change nothing, but answer (and record) the mutation as applied at the current version:
+    /// the merge left nothing to apply (e.g. the object was deleted concurrently), or the delete
+    /// of an object already deleted.
+    case unchanged(version: Int64, object: ObjectSnapshot?, merges: [MergeDecision])
     /// Refuse the mutation; the refusal is recorded under the mutation ID.
     case reject(RooftopError)
 }
@@ -217,7 +226,9 @@ public enum ObjectWriteOutcome: Sendable {
     case replayed(MutationResult)
     /// The new state was committed with this sequence number. `readersBefore` are who could
     /// read the previous version (for live notifications of lost access).
-    case written(StoredObject, readersBefore: Set<String>)
+    case written(StoredObject, readersBefore: Set<String>, result: MutationResult)
+    /// Nothing changed; the mutation was answered with this result.
+    case unchanged(MutationResult)
     /// `decide` refused it.
     case rejected(RooftopError)
 }

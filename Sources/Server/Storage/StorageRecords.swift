@@ -143,23 +143,31 @@ public struct StoredObject: Sendable, Hashable {
 }
 
 /// One committed change of an object, kept so that a push based on an older version can be
-/// merged field by field.
+/// merged field by field, and so that clients can fetch what changed since the version they
+/// last saw to rebase their own pending changes.
 public struct OperationRecord: Sendable, Hashable, Codable {
     /// The version the change produced.
     public var version: Int64
-    /// The field updates applied (empty for a delete).
-    public var updates: [FieldUpdate]
-    /// The value each changed field had before the change (`nil`: absent), so the base value of a
-    /// field at an older version can be recovered.
+    /// The change as applied (after any merge).
+    public var change: ObjectChange
+    /// The value each changed field had before the change (`nil`: absent), so the fields at an
+    /// older version can be recovered.
     public var priorValues: [String: Value?]
-    /// Whether the change deleted the object.
-    public var deleted: Bool
 
     /// Creates a record.
-    public init(version: Int64, updates: [FieldUpdate], priorValues: [String: Value?], deleted: Bool) {
+    public init(version: Int64, change: ObjectChange, priorValues: [String: Value?]) {
         self.version = version
-        self.updates = updates
+        self.change = change
         self.priorValues = priorValues
-        self.deleted = deleted
+    }
+
+    /// The fields at the version before the oldest of `records`, given the fields after the
+    /// newest: each record's prior values are restored, newest first.
+    public static func fields(before records: [OperationRecord], current: [String: Value]) -> [String: Value] {
+        var fields = current
+        for record in records.reversed() {
+            for (field, prior) in record.priorValues { fields[field] = prior }
+        }
+        return fields
     }
 }

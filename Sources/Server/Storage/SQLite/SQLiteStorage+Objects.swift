@@ -112,18 +112,40 @@ extension SQLiteStorage {
                     try Self.recordMutation(db, mutation, .rejected(mutationId: mutation.id, error: error))
                 }
                 return .rejected(error)
-            case .write(let snapshot, let deleted, let operation):
+            case .unchanged(let version, let object, let merges):
+                let result = MutationResult.applied(
+                    mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
+                    merges: merges)
+                if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+                return .unchanged(result)
+            case .write(let snapshot, let deleted, let operation, let merges):
                 let sequence = datastore.sequence + 1
                 let stored = try Self.store(
                     db, snapshot: snapshot, deleted: deleted, operation: operation, sequence: sequence,
                     datastore: datastore, existing: existing)
-                if let mutation = request.mutation {
-                    try Self.recordMutation(
-                        db, mutation,
-                        .applied(mutationId: mutation.id, version: snapshot.version, object: deleted ? nil : snapshot))
-                }
-                return .written(stored, readersBefore: existing?.object.readers ?? [])
+                let result = MutationResult.applied(
+                    mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
+                    object: deleted ? nil : snapshot, merges: merges)
+                if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+                return .written(stored, readersBefore: existing?.object.readers ?? [], result: result)
             }
+        }
+    }
+
+    /// See ``Storage/operations(datastoreKey:className:objectId:after:)``.
+    public func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
+        -> [OperationRecord]
+    {
+        try await pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT p.operation FROM object_operations p JOIN objects o ON o.key = p.object_key
+                    WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ? AND p.version > ?
+                    ORDER BY p.version
+                    """,
+                arguments: [datastoreKey, className, objectId, version]
+            ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
         }
     }
 

@@ -1,0 +1,20 @@
+import Hummingbird
+import RooftopShared
+
+/// Push (a batch of idempotent mutations) and pull (the change feed).
+struct SyncRoutes {
+    let services: ServerServices
+
+    func register(on api: RouterGroup<RooftopRequestContext>) {
+        let services = self.services
+        let limits = services.limits
+        api.post("push") { request, context in
+            let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits)
+            return try JSONBody.response(try await services.push.push(body, context: context.access))
+        }
+        api.post("pull") { request, context in
+            let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
+            return try JSONBody.response(try await services.pull.pull(body, context: context.access))
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import RooftopShared
+import ServiceLifecycle
+
+/// The live-notification WebSocket at `/v1/live`.
+///
+/// The client upgrades with `X-Rooftop-Application-Id` (and optionally its session token), then
+/// sends `{"type": "subscribe", "datastores": [...], "sessionToken": "..."}`; the server answers
+/// `{"type": "subscribed", ...}` and from then on `{"type": "changed", "datastore": ...,
+/// "sequence": ...}` whenever a change the caller may read is committed there. The client pulls
+/// to get the change. Errors (bad message, unknown datastore, bad session) come as
+/// `{"type": "error", ...}` without closing the connection.
+struct LiveEndpoint: Sendable {
+    let services: ServerServices
+    let appId: String
+
+    /// Messages larger than this are refused.
+    static let maxMessageBytes = 64 * 1024
+
+    func shouldUpgrade(_ request: HTTPRequest, channel: any Channel, logger: Logger) async throws
+        -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+    {
+        let path = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
+        guard path == "/v1/live", request.headerFields[RooftopHeader.applicationId] == appId else {
+            return .dontUpgrade
+        }
+        let token = request.headerFields[RooftopHeader.sessionToken]
+        let initial = (try? await services.auth.context(sessionToken: token, adminKey: nil)) ?? .anonymous
+        let services = self.services
+        return .upgrade([:]) { inbound, outbound, context in
+            try await LiveEndpoint.serve(
+                inbound: inbound, outbound: outbound, initial: initial, services: services, logger: context.logger)
+        }
+    }
+
+    private static func serve(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, initial: AccessContext,
+        services: ServerServices, logger: Logger
+    ) async throws {
+        let id = UUID()
+        let hub = services.live
+        let messages = await hub.connect(id: id, context: initial)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await message in messages {
+                        try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                    }
+                }
+                var context = initial
+                var iterator = inbound.messages(maxSize: maxMessageBytes).makeAsyncIterator()
+                while let message = try await iterator.next() {
+                    guard case .text(let text) = message else {
+                        await hub.send(id: id, .error(RooftopError(.request, "send JSON text messages"), datastore: nil))
+                        continue
+                    }
+                    context = await handle(text, id: id, context: context, services: services)
+                }
+                await hub.disconnect(id)
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            Task { await hub.disconnect(id) }
+            Task { try? await outbound.close(.goingAway, reason: "server shutting down") }
+        }
+    }
+
+    /// Handles one client message; returns the caller's (possibly updated) identity.
+    private static func handle(_ text: String, id: UUID, context: AccessContext, services: ServerServices) async
+        -> AccessContext
+    {
+        let hub = services.live
+        let message: LiveClientMessage
+        do {
+            message = try JSONDecoder().decode(LiveClientMessage.self, from: Data(text.utf8))
+        } catch let error as DecodingError {
+            await hub.send(id: id, .error(RequestBody.describe(error), datastore: nil))
+            return context
+        } catch {
+            await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: nil))
+            return context
+        }
+        switch message {
+        case .unsubscribe(let datastores):
+            await hub.unsubscribe(id: id, datastores: datastores)
+            return context
+        case .subscribe(let datastores, let token):
+            var context = context
+            if let token {
+                do {
+                    context = try await services.auth.context(sessionToken: token, adminKey: nil)
+                    await hub.updateContext(id: id, context: context)
+                } catch {
+                    await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: nil))
+                    return context
+                }
+            }
+            var subscribed: [(key: Int64, id: DatastoreID)] = []
+            for datastore in datastores {
+                do {
+                    let resolved = try await services.datastores.resolve(
+                        datastore, for: context, create: datastore.kind != .shareable)
+                    guard resolved.role.allows(.find) else {
+                        throw RooftopError(.disallowed, "your role on datastore \(datastore) does not allow reading it")
+                    }
+                    subscribed.append((resolved.record.key, datastore))
+                } catch {
+                    await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: datastore))
+                }
+            }
+            await hub.subscribe(id: id, datastores: subscribed)
+            await hub.send(id: id, .subscribed(datastores: subscribed.map(\.id)))
+            return context
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import RooftopShared
+
+/// Every object write and single-object read goes through here: REST creates, updates and
+/// deletes, and each mutation of a push.
+///
+/// A write is decided inside the storage's transaction, from the object as stored: access
+/// (datastore role, class permission, object ACL), the merge with changes committed since the
+/// mutation's base version (the class's merge rules), the change itself, and the limits. Then
+/// live subscribers who could read the object before or after are told.
+final class ObjectService: Sendable {
+    private let storage: any Storage
+    private let datastores: DatastoreService
+    private let classes: ClassDirectory
+    private let live: LiveHub
+    private let limits: Limits
+
+    init(storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, live: LiveHub, limits: Limits) {
+        self.storage = storage
+        self.datastores = datastores
+        self.classes = classes
+        self.live = live
+        self.limits = limits
+    }
+
+    /// Applies one mutation.
+    /// - Parameters:
+    ///   - mutation: The mutation.
+    ///   - context: The caller.
+    ///   - idempotent: Record the result under the mutation ID and answer retries from it.
+    /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
+    /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
+    ///   write role); the caller turns them into `.rejected` results.
+    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool) async throws -> MutationResult {
+        try WriteValidator(limits: limits).validate(mutation)
+        let resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
+        let settings = try await classes.settings(of: mutation.className)
+        let request = ObjectWriteRequest(
+            datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
+            baseVersion: mutation.baseVersion,
+            mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
+        let decider = WriteDecider(
+            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now)
+        let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
+            try decider.decide(writeContext)
+        }
+        switch outcome {
+        case .replayed(let result), .unchanged(let result):
+            return withMutationID(result, mutation.mutationId)
+        case .rejected(let error):
+            return .rejected(mutationId: mutation.mutationId, error: error)
+        case .written(let stored, let readersBefore, let result):
+            await live.publish(
+                datastoreKey: resolved.record.key, sequence: stored.sequence,
+                readers: readersBefore.union(stored.readers))
+            return withMutationID(result, mutation.mutationId)
+        }
+    }
+
+    /// One object, with the pointers along `includes` resolved (only readable ones).
+    func get(
+        datastore: DatastoreID, className: String, objectId: String, includes: [[String]], context: AccessContext
+    ) async throws -> (object: ObjectSnapshot, included: [ObjectSnapshot]) {
+        try Identifier.validate(className, as: .className)
+        try Identifier.validate(objectId, as: .objectId)
+        let resolved = try await datastores.resolve(datastore, for: context, create: false)
+        let permissions = try await classes.permissions(of: className)
+        guard let stored = try await storage.object(
+            datastoreKey: resolved.record.key, className: className, objectId: objectId), !stored.isDeleted
+        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
+        guard permissions.allows(.get, for: context) else {
+            throw RooftopError(.disallowed, "the class permissions of \(className) do not allow get")
+        }
+        // An object the caller may not read is answered as missing: its existence is not revealed.
+        guard AccessPolicy.allows(
+            .get, className: className, context: context, classPermissions: permissions, datastoreRole: resolved.role,
+            acl: stored.snapshot.acl)
+        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
+        let included = try await self.included(
+            from: [stored.snapshot], paths: includes, datastore: resolved, context: context)
+        return (stored.snapshot, included)
+    }
+
+    /// The readable objects reachable from `objects` along pointer `paths`.
+    func included(
+        from objects: [ObjectSnapshot], paths: [[String]], datastore: DatastoreService.Resolved, context: AccessContext
+    ) async throws -> [ObjectSnapshot] {
+        var result: [Pointer: ObjectSnapshot] = [:]
+        for path in paths where !path.isEmpty {
+            var frontier = objects
+            for field in path {
+                let pointers = Set(frontier.compactMap { $0.fields[field]?.pointerValue })
+                let found = try await storage.objects(datastoreKey: datastore.record.key, pointers: Array(pointers))
+                var readable: [ObjectSnapshot] = []
+                for object in found {
+                    let permissions = try await classes.permissions(of: object.snapshot.className)
+                    if AccessPolicy.canRead(
+                        object.snapshot, context: context, classPermissions: permissions, datastoreRole: datastore.role)
+                    {
+                        readable.append(object.snapshot)
+                        result[object.snapshot.pointer] = object.snapshot
+                    }
+                }
+                frontier = readable
+            }
+        }
+        return result.values.sorted { ($0.className, $0.objectId) < ($1.className, $1.objectId) }
+    }
+
+    /// Changes committed to an object after a version, for clients rebasing pending changes.
+    func operations(
+        datastore: DatastoreID, className: String, objectId: String, after version: Int64, context: AccessContext
+    ) async throws -> [OperationRecord] {
+        _ = try await get(datastore: datastore, className: className, objectId: objectId, includes: [], context: context)
+        let resolved = try await datastores.resolve(datastore, for: context, create: false)
+        return try await storage.operations(
+            datastoreKey: resolved.record.key, className: className, objectId: objectId, after: version)
+    }
+
+    /// The scope mutation IDs are unique in: the user, or one shared scope each for anonymous
+    /// and admin callers.
+    static func idempotencyScope(_ context: AccessContext) -> String {
+        if context.isAdmin { return ":admin" }
+        return context.userId.map { "user:" + $0 } ?? ":anonymous"
+    }
+
+    private func withMutationID(_ result: MutationResult, _ id: MutationID) -> MutationResult {
+        switch result {
+        case .applied(_, let version, let object, let merges):
+            .applied(mutationId: id, version: version, object: object, merges: merges)
+        case .rejected(_, let error):
+            .rejected(mutationId: id, error: error)
+        }
+    }
+}

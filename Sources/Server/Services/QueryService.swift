@@ -1,0 +1,89 @@
+import RooftopShared
+
+/// Queries, counts, and removing the objects a query matches.
+///
+/// Every read is filtered by the caller's access: the datastore role and the class permission
+/// decide whether the query may run at all; object ACLs filter the rows in SQL (so counts and
+/// pages never include unreadable objects); includes are filtered the same way.
+final class QueryService: Sendable {
+    private let storage: any Storage
+    private let datastores: DatastoreService
+    private let classes: ClassDirectory
+    private let objects: ObjectService
+    private let limits: Limits
+
+    init(
+        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, objects: ObjectService,
+        limits: Limits
+    ) {
+        self.storage = storage
+        self.datastores = datastores
+        self.classes = classes
+        self.objects = objects
+        self.limits = limits
+    }
+
+    /// Runs a query: one page of objects, the total count, and the included objects.
+    func find(_ request: QueryRequest, in datastore: DatastoreID, context: AccessContext) async throws -> QueryResponse {
+        let (query, resolved) = try await prepare(request, datastore: datastore, operation: .find, context: context)
+        let page = try await storage.find(
+            query, datastoreKey: resolved.record.key, readers: readers(context),
+            limit: try limits.queryLimit(requested: query.limit))
+        let included = try await objects.included(
+            from: page.objects, paths: query.includes, datastore: resolved, context: context)
+        return QueryResponse(objects: page.objects, totalCount: page.totalCount, included: included)
+    }
+
+    /// Counts the readable objects a query matches.
+    func count(_ request: QueryRequest, in datastore: DatastoreID, context: AccessContext) async throws -> Int {
+        let (query, resolved) = try await prepare(request, datastore: datastore, operation: .count, context: context)
+        return try await storage.count(query, datastoreKey: resolved.record.key, readers: readers(context))
+    }
+
+    /// Deletes the objects a query matches, in its order: the first `limit` (after `offset`), or
+    /// all when `limit` is `nil`. Objects the caller may read but not delete are skipped.
+    /// - Returns: How many objects were deleted.
+    func remove(_ request: QueryRequest, in datastore: DatastoreID, limit: Int?, context: AccessContext) async throws
+        -> Int
+    {
+        let (query, resolved) = try await prepare(request, datastore: datastore, operation: .find, context: context)
+        let pageSize = limits.maxQueryLimit
+        var removed = 0
+        var skipped = query.offset
+        while limit.map({ removed < $0 }) ?? true {
+            var pageQuery = query
+            pageQuery.offset = skipped
+            let wanted = limit.map { min(pageSize, $0 - removed) } ?? pageSize
+            let page = try await storage.find(
+                pageQuery, datastoreKey: resolved.record.key, readers: readers(context), limit: wanted)
+            if page.objects.isEmpty { break }
+            for object in page.objects {
+                let mutation = Mutation(
+                    datastore: datastore, className: object.className, objectId: object.objectId,
+                    baseVersion: object.version, change: .delete)
+                let result = try await objects.write(mutation, context: context, idempotent: false)
+                if result.isApplied { removed += 1 } else { skipped += 1 }
+            }
+        }
+        return removed
+    }
+
+    private func prepare(
+        _ request: QueryRequest, datastore: DatastoreID, operation: AccessOperation, context: AccessContext
+    ) async throws -> (Query, DatastoreService.Resolved) {
+        let query = try request.validatedQuery(maxDepth: limits.maxNestingDepth)
+        let resolved = try await datastores.resolve(datastore, for: context, create: datastore.kind != .shareable)
+        guard resolved.role.allows(operation) else {
+            throw RooftopError(.disallowed, "your role on datastore \(datastore) does not allow \(operation)")
+        }
+        let permissions = try await classes.permissions(of: query.className)
+        guard permissions.allows(operation, for: context) else {
+            throw RooftopError(.disallowed, "the class permissions of \(query.className) do not allow \(operation)")
+        }
+        return (query, resolved)
+    }
+
+    private func readers(_ context: AccessContext) -> Set<String>? {
+        context.isAdmin ? nil : Set(context.principals.map(\.description))
+    }
+}

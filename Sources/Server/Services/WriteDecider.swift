@@ -1,0 +1,120 @@
+import RooftopShared
+
+/// The decision for one mutation, made inside the storage's write transaction from the object as
+/// stored. Pure: everything it needs is passed in, so it is the same on every backend.
+struct WriteDecider: Sendable {
+    let mutation: Mutation
+    let context: AccessContext
+    let role: SharingRole
+    let settings: ClassSettings
+    let limits: Limits
+    let now: Timestamp
+
+    func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
+        let current = write.current
+        switch mutation.change {
+        case .delete:
+            guard let current, !current.isDeleted else {
+                // Deleting what is already gone is done: answer as applied, change nothing.
+                return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
+            }
+            try check(.delete, acl: current.snapshot.acl)
+            return deletion(of: current.snapshot)
+        case .update:
+            guard let current, !current.isDeleted else {
+                return try creation(over: current, concurrent: write.concurrentChanges, datastore: write.datastore)
+            }
+            try check(.update, acl: current.snapshot.acl)
+            return try update(current.snapshot, concurrent: write.concurrentChanges, datastore: write.datastore)
+        }
+    }
+
+    private func check(_ operation: AccessOperation, acl: ACL?) throws(RooftopError) {
+        try AccessPolicy.check(
+            operation, className: mutation.className, context: context, classPermissions: settings.permissions,
+            datastoreRole: role, acl: acl)
+    }
+
+    private var rules: MergeRules {
+        MergeRules(classes: [mutation.className: settings.mergeRules])
+    }
+
+    private func deletion(of snapshot: ObjectSnapshot) -> ObjectWriteDecision {
+        var tombstone = snapshot
+        tombstone.fields = [:]
+        tombstone.fieldVersions = nil
+        tombstone.version = snapshot.version + 1
+        tombstone.updatedAt = now
+        let prior = snapshot.fields.mapValues { Optional($0) }
+        return .write(
+            snapshot: tombstone, deleted: true,
+            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior), merges: [])
+    }
+
+    /// Creating the object, or re-creating it over a tombstone. A change based on a version from
+    /// before a concurrent delete loses to the delete (seed 003: deletes win).
+    private func creation(
+        over tombstone: StoredObject?, concurrent: [OperationRecord], datastore: DatastoreRecord
+    ) throws(RooftopError) -> ObjectWriteDecision {
+        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version {
+            let merged = try ObjectMerge.rebase(
+                local: [mutation.change], over: concurrent.map(\.change),
+                base: OperationRecord.fields(before: concurrent, current: [:]), className: mutation.className,
+                rules: rules)
+            return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
+        }
+        try check(.create, acl: nil)
+        guard case .update(let updates, let acl) = mutation.change else {
+            throw RooftopError(.internal, "a creation must be an update")
+        }
+        let fields = try FieldUpdate.apply(updates, to: [:])
+        let version = (tombstone?.snapshot.version ?? 0) + 1
+        let snapshot = ObjectSnapshot(
+            className: mutation.className, objectId: mutation.objectId, datastore: datastore.id, fields: fields,
+            acl: try acl ?? settings.permissions.defaultACL.acl(forCreator: context, className: mutation.className),
+            createdAt: now, updatedAt: now, version: version,
+            fieldVersions: fields.mapValues { _ in version })
+        try limits.checkRecord(snapshot)
+        try limits.checkRecordCount(datastore.recordCount + 1, datastore: datastore.id)
+        try limits.checkDatastoreSize(datastore.sizeBytes + SizeAccounting.recordSize(snapshot), datastore: datastore.id)
+        let prior = Dictionary(uniqueKeysWithValues: fields.keys.map { ($0, Value?.none) })
+        return .write(
+            snapshot: snapshot, deleted: false,
+            operation: OperationRecord(version: version, change: mutation.change, priorValues: prior), merges: [])
+    }
+
+    /// Updating a live object, merging with changes committed since the mutation's base version.
+    private func update(
+        _ current: ObjectSnapshot, concurrent: [OperationRecord], datastore: DatastoreRecord
+    ) throws(RooftopError) -> ObjectWriteDecision {
+        var change = mutation.change
+        var merges: [MergeDecision] = []
+        if !concurrent.isEmpty {
+            let merged = try ObjectMerge.rebase(
+                local: [mutation.change], over: concurrent.map(\.change),
+                base: OperationRecord.fields(before: concurrent, current: current.fields),
+                className: mutation.className, rules: rules)
+            merges = merged.decisions
+            guard let rebased = merged.change else {
+                return .unchanged(version: current.version, object: current, merges: merges)
+            }
+            change = rebased
+        }
+        if case .delete = change { return deletion(of: current) }
+        guard let applied = try current.applying(change) else { return deletion(of: current) }
+        var snapshot = applied
+        snapshot.version = current.version + 1
+        snapshot.updatedAt = now
+        var fieldVersions = current.fieldVersions ?? [:]
+        let touched = Set(change.updates.map(\.field))
+        for field in touched { fieldVersions[field] = snapshot.fields[field] == nil ? nil : snapshot.version }
+        snapshot.fieldVersions = fieldVersions.filter { snapshot.fields[$0.key] != nil }
+        try limits.checkRecord(snapshot)
+        let growth = SizeAccounting.recordSize(snapshot) - SizeAccounting.recordSize(current)
+        if growth > 0 { try limits.checkDatastoreSize(datastore.sizeBytes + growth, datastore: datastore.id) }
+        let prior = Dictionary(uniqueKeysWithValues: touched.map { ($0, current.fields[$0]) })
+        return .write(
+            snapshot: snapshot, deleted: false,
+            operation: OperationRecord(version: snapshot.version, change: change, priorValues: prior), merges: merges)
+    }
+}
