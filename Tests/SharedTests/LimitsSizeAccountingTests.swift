@@ -16,9 +16,10 @@ struct LimitsSizeAccountingTests {
         #expect(SizeAccounting.size(of: .json(.object(["b": .int(1), "a": .array([.bool(true)])]))) == 18)
         #expect(SizeAccounting.size(of: .pointer(Pointer(className: "GameScore", objectId: "abc"))) == 12)
         #expect(SizeAccounting.size(of: .relation(Relation(className: "User", objectIds: ["a", "bb"]))) == 4 + 21 + 22)
-        for zero: Value in [.null, true, 42, 1.5, .date(Timestamp(millisecondsSinceEpoch: 0)),
-            .day(try Day("2026-01-02")), .geoPoint(try GeoPoint(latitude: 1, longitude: 2))]
-        {
+        for zero: Value in [
+            .null, true, 42, 1.5, .date(Timestamp(millisecondsSinceEpoch: 0)),
+            .day(try Day("2026-01-02")), .geoPoint(try GeoPoint(latitude: 1, longitude: 2)),
+        ] {
             #expect(SizeAccounting.size(of: zero) == 0)
         }
     }
@@ -27,7 +28,8 @@ struct LimitsSizeAccountingTests {
         #expect(SizeAccounting.recordSize(fields: [:]) == 100)
         #expect(SizeAccounting.recordSize(fields: ["name": "hello", "score": 1]) == 100 + 105 + 100)
         let object = ObjectSnapshot(
-            className: "GameScore", objectId: "abc", fields: ["tags": ["x", "yz"]], acl: .only("someone-with-a-long-id"))
+            className: "GameScore", objectId: "abc", fields: ["tags": ["x", "yz"]], acl: .only("someone-with-a-long-id")
+        )
         // The ACL, class and ID are not counted.
         #expect(SizeAccounting.recordSize(object) == 100 + 100 + 21 + 22)
         #expect(SizeAccounting.datastoreSize(recordSizes: []) == 1000)
@@ -43,7 +45,8 @@ struct LimitsSizeAccountingTests {
             FieldUpdate("e", .listReplace(index: 1, value: "q")),  // 1
             FieldUpdate("f", .relationAdd(className: "User", objectIds: ["a"])),  // 4 + 21
             FieldUpdate("g", .relationRemove(className: "User", objectIds: ["bb"])),  // 4 + 22
-            FieldUpdate("h", .unset), FieldUpdate("i", .listRemove(index: 0)), FieldUpdate("j", .listMove(from: 0, to: 1)),
+            FieldUpdate("h", .unset), FieldUpdate("i", .listRemove(index: 0)),
+            FieldUpdate("j", .listMove(from: 0, to: 1)),
         ])
         #expect(SizeAccounting.changeSize(update) == 100 + 5 + 0 + 3 + 3 + 1 + 25 + 26)
         #expect(SizeAccounting.changeSize(.delete) == 100)
@@ -59,7 +62,9 @@ struct LimitsSizeAccountingTests {
 @Suite("Limits")
 struct LimitsTests {
     static func record(stringBytes: Int) -> ObjectSnapshot {
-        ObjectSnapshot(className: "GameScore", objectId: "abc", fields: ["blob": .string(String(repeating: "x", count: stringBytes))])
+        ObjectSnapshot(
+            className: "GameScore", objectId: "abc",
+            fields: ["blob": .string(String(repeating: "x", count: stringBytes))])
     }
 
     @Test func defaults() throws {
@@ -101,7 +106,11 @@ struct LimitsTests {
     @Test func pushLimitsBoundary() throws {
         let limits = Limits()
         func push(_ stringBytes: Int) -> [Mutation] {
-            [Mutation(datastore: .app, className: "T", objectId: "o", change: .update([FieldUpdate("f", .set(.string(String(repeating: "x", count: stringBytes))))]))]
+            [
+                Mutation(
+                    datastore: .app, className: "T", objectId: "o",
+                    change: .update([FieldUpdate("f", .set(.string(String(repeating: "x", count: stringBytes))))]))
+            ]
         }
         // 100 + (100 + n) == 2 MiB exactly at n = 2096952.
         try limits.checkPush(push(2_096_952))

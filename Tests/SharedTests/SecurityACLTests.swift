@@ -35,7 +35,9 @@ struct SecurityACLTests {
         ACLCase(name: "mixed / anonymous", acl: mixed, context: Callers.anonymous, read: false, write: false),
         ACLCase(name: "mixed / user", acl: mixed, context: Callers.owner, read: true, write: true),
         ACLCase(name: "mixed / other user", acl: mixed, context: Callers.other, read: false, write: false),
-        ACLCase(name: "mixed / member via child role", acl: mixed, context: Callers.childRoleMember, read: true, write: false),
+        ACLCase(
+            name: "mixed / member via child role", acl: mixed, context: Callers.childRoleMember, read: true,
+            write: false),
         ACLCase(name: "mixed / write-only role", acl: mixed, context: Callers.writer, read: false, write: true),
         ACLCase(name: "mixed / admin", acl: mixed, context: Callers.admin, read: true, write: true),
         ACLCase(name: "public read / anonymous", acl: publicRead, context: Callers.anonymous, read: true, write: false),
@@ -103,7 +105,9 @@ struct SecurityDefaultACLTests {
         }
         #expect(error?.code == .disallowed)
         #expect(error?.message.contains("Note") == true)
-        #expect(throws: RooftopError.self) { try DefaultACL.explicit(ACL()).acl(forCreator: .anonymous, className: "Note") }
+        #expect(throws: RooftopError.self) {
+            try DefaultACL.explicit(ACL()).acl(forCreator: .anonymous, className: "Note")
+        }
         // publicReadCreatorWrite keeps its public part.
         let acl = try DefaultACL.publicReadCreatorWrite.acl(forCreator: .anonymous, className: "Post")
         #expect(acl == ACL([.everyone: .init(read: true)]))

@@ -27,15 +27,19 @@ struct SecurityAccessPolicyTests {
         DecisionCase(name: "viewer may count", operation: .count, role: .viewer, refusedBy: nil),
         // The datastore role refuses alone.
         DecisionCase(name: "viewer may not update", operation: .update, role: .viewer, refusedBy: "datastore role"),
-        DecisionCase(name: "viewer may not create", operation: .create, role: .viewer, acl: nil, refusedBy: "datastore role"),
+        DecisionCase(
+            name: "viewer may not create", operation: .create, role: .viewer, acl: nil, refusedBy: "datastore role"),
         DecisionCase(name: "none may not get", operation: .get, role: .none, refusedBy: "datastore role"),
         // The class permission refuses alone.
-        DecisionCase(name: "class forbids update", operation: .update, permissions: noUpdates, refusedBy: "class permission"),
         DecisionCase(
-            name: "class needs sign-in to find", operation: .find, context: Callers.anonymous, permissions: signedInFinds,
+            name: "class forbids update", operation: .update, permissions: noUpdates, refusedBy: "class permission"),
+        DecisionCase(
+            name: "class needs sign-in to find", operation: .find, context: Callers.anonymous,
+            permissions: signedInFinds,
             acl: nil, refusedBy: "class permission"),
         // The object ACL refuses alone.
-        DecisionCase(name: "ACL forbids other's update", operation: .update, context: Callers.other, refusedBy: "object ACL"),
+        DecisionCase(
+            name: "ACL forbids other's update", operation: .update, context: Callers.other, refusedBy: "object ACL"),
         DecisionCase(name: "ACL forbids other's get", operation: .get, context: Callers.other, refusedBy: "object ACL"),
         DecisionCase(
             name: "ACL read-only for role member", operation: .delete, context: Callers.childRoleMember,
@@ -91,10 +95,16 @@ struct SecurityAccessPolicyTests {
         let objects = [
             ObjectSnapshot(className: "Note", objectId: "a", fields: ["text": "mine"], acl: .only("u1")),
             ObjectSnapshot(className: "Note", objectId: "b", fields: ["text": "public"], acl: nil),
-            ObjectSnapshot(className: "Note", objectId: "c", fields: ["text": "readers"], acl: ACL([.role("Readers"): .init(read: true)])),
-            ObjectSnapshot(className: "Note", objectId: "d", fields: ["text": "write only"], acl: ACL([.user("u2"): .init(write: true)])),
+            ObjectSnapshot(
+                className: "Note", objectId: "c", fields: ["text": "readers"],
+                acl: ACL([.role("Readers"): .init(read: true)])),
+            ObjectSnapshot(
+                className: "Note", objectId: "d", fields: ["text": "write only"],
+                acl: ACL([.user("u2"): .init(write: true)])),
         ]
-        func visible(_ context: AccessContext, _ permissions: ClassPermissions = ClassPermissions(), role: SharingRole = .viewer)
+        func visible(
+            _ context: AccessContext, _ permissions: ClassPermissions = ClassPermissions(), role: SharingRole = .viewer
+        )
             -> [String]
         {
             objects.filter {

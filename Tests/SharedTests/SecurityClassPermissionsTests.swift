@@ -26,7 +26,8 @@ struct SecurityClassPermissionsTests {
         RuleCase(name: "role / child role member", rule: admins, context: Callers.childRoleMember, allowed: true),
         RuleCase(name: "role / other user", rule: admins, context: Callers.other, allowed: false),
         RuleCase(name: "role or signed in / other user", rule: adminsOrSignedIn, context: Callers.other, allowed: true),
-        RuleCase(name: "role or signed in / anonymous", rule: adminsOrSignedIn, context: Callers.anonymous, allowed: false),
+        RuleCase(
+            name: "role or signed in / anonymous", rule: adminsOrSignedIn, context: Callers.anonymous, allowed: false),
         RuleCase(name: "one user / that user", rule: oneUser, context: Callers.owner, allowed: true),
         RuleCase(name: "one user / other user", rule: oneUser, context: Callers.other, allowed: false),
         RuleCase(name: "one user / anonymous", rule: oneUser, context: Callers.anonymous, allowed: false),

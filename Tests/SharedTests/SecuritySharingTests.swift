@@ -83,16 +83,22 @@ struct SecuritySharingTests {
     @Test func ownerCannotBeAssignedOrRemoved() throws {
         var sharing = try DatastoreSharing(datastore: Self.shareable, owner: "u1", roles: [.user("ed"): .editor])
         let editor = AccessContext(userId: "ed")
-        for (role, principal) in [(SharingRole.owner, Principal.user("ed")), (.none, .user("u1")), (.viewer, .user("u1"))] {
+        for (role, principal) in [
+            (SharingRole.owner, Principal.user("ed")), (.none, .user("u1")), (.viewer, .user("u1")),
+        ] {
             for context in [editor, Self.ownerContext, .admin] {
-                let error = #expect(throws: RooftopError.self) { try sharing.setRole(role, for: principal, by: context) }
+                let error = #expect(throws: RooftopError.self) {
+                    try sharing.setRole(role, for: principal, by: context)
+                }
                 #expect(error?.code == .invalidOperation)
             }
         }
         #expect(sharing.effectiveRole(for: Self.ownerContext) == .owner)
         #expect(sharing.role(for: .user("ed")) == .editor)
         var mine = try DatastoreSharing(datastore: .default, owner: "u1")
-        let error = #expect(throws: RooftopError.self) { try mine.setRole(.viewer, for: .everyone, by: Self.ownerContext) }
+        let error = #expect(throws: RooftopError.self) {
+            try mine.setRole(.viewer, for: .everyone, by: Self.ownerContext)
+        }
         #expect(error?.code == .invalidOperation)
     }
 

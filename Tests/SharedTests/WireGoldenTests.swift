@@ -8,8 +8,10 @@ struct WireGoldenTests {
         let mutation = Mutation(
             mutationId: try MutationID("m-0001"), datastore: .app, className: "GameScore", objectId: "obj1",
             baseVersion: 3,
-            change: .update([FieldUpdate("score", .increment(1)), FieldUpdate("tags", .listAppend(["a"]))], acl: .only("u1")))
-        let golden = #"{"baseVersion":3,"change":{"acl":{"u1":{"read":true,"write":true}},"update":[{"do":{"amount":1,"op":"increment"},"field":"score"},{"do":{"op":"listAppend","values":["a"]},"field":"tags"}]},"className":"GameScore","datastore":":app","mutationId":"m-0001","objectId":"obj1"}"#
+            change: .update(
+                [FieldUpdate("score", .increment(1)), FieldUpdate("tags", .listAppend(["a"]))], acl: .only("u1")))
+        let golden =
+            #"{"baseVersion":3,"change":{"acl":{"u1":{"read":true,"write":true}},"update":[{"do":{"amount":1,"op":"increment"},"field":"score"},{"do":{"op":"listAppend","values":["a"]},"field":"tags"}]},"className":"GameScore","datastore":":app","mutationId":"m-0001","objectId":"obj1"}"#
         let (decoded, text) = try roundTrip(mutation)
         #expect(text == golden)
         #expect(decoded == mutation)
@@ -17,7 +19,8 @@ struct WireGoldenTests {
     }
 
     @Test func mutationWithoutBaseVersion() throws {
-        let json = #"{"mutationId":"m2","datastore":"settings","className":"Prefs","objectId":"p","change":{"delete":true}}"#
+        let json =
+            #"{"mutationId":"m2","datastore":"settings","className":"Prefs","objectId":"p","change":{"delete":true}}"#
         let mutation = try JSONDecoder().decode(Mutation.self, from: Data(json.utf8))
         #expect(mutation.baseVersion == nil)
         #expect(mutation.change == .delete)
@@ -27,15 +30,18 @@ struct WireGoldenTests {
     @Test func pullResponseGolden() throws {
         let response = PullResponse(
             changes: [
-                .upsert(ObjectSnapshot(
-                    className: "GameScore", objectId: "obj1", datastore: .app, fields: ["score": 7],
-                    createdAt: Timestamp(millisecondsSinceEpoch: 1000), updatedAt: Timestamp(millisecondsSinceEpoch: 2000),
-                    version: 4)),
+                .upsert(
+                    ObjectSnapshot(
+                        className: "GameScore", objectId: "obj1", datastore: .app, fields: ["score": 7],
+                        createdAt: Timestamp(millisecondsSinceEpoch: 1000),
+                        updatedAt: Timestamp(millisecondsSinceEpoch: 2000),
+                        version: 4)),
                 .tombstone(className: "GameScore", objectId: "obj2", version: 5),
                 .removal(className: "GameScore", objectId: "obj3"),
             ],
             checkpoint: Checkpoint("c:42"), hasMore: true, remaining: 10)
-        let golden = #"{"changes":[{"kind":"upsert","object":{"className":"GameScore","createdAt":1000,"datastore":":app","fields":{"score":7},"objectId":"obj1","updatedAt":2000,"version":4}},{"className":"GameScore","kind":"tombstone","objectId":"obj2","version":5},{"className":"GameScore","kind":"removal","objectId":"obj3"}],"checkpoint":"c:42","hasMore":true,"remaining":10}"#
+        let golden =
+            #"{"changes":[{"kind":"upsert","object":{"className":"GameScore","createdAt":1000,"datastore":":app","fields":{"score":7},"objectId":"obj1","updatedAt":2000,"version":4}},{"className":"GameScore","kind":"tombstone","objectId":"obj2","version":5},{"className":"GameScore","kind":"removal","objectId":"obj3"}],"checkpoint":"c:42","hasMore":true,"remaining":10}"#
         let (decoded, text) = try roundTrip(response)
         #expect(text == golden)
         #expect(decoded == response)
@@ -45,9 +51,12 @@ struct WireGoldenTests {
     @Test func pushResponseGolden() throws {
         let response = PushResponse(results: [
             .applied(mutationId: try MutationID("m1"), version: 9, object: nil),
-            .rejected(mutationId: try MutationID("m2"), error: RooftopError(.disallowed, "object ACL: the caller may not write this GameScore object")),
+            .rejected(
+                mutationId: try MutationID("m2"),
+                error: RooftopError(.disallowed, "object ACL: the caller may not write this GameScore object")),
         ])
-        let golden = #"{"results":[{"mutationId":"m1","status":"applied","version":9},{"error":{"code":"disallowed","message":"object ACL: the caller may not write this GameScore object"},"mutationId":"m2","status":"rejected"}]}"#
+        let golden =
+            #"{"results":[{"mutationId":"m1","status":"applied","version":9},{"error":{"code":"disallowed","message":"object ACL: the caller may not write this GameScore object"},"mutationId":"m2","status":"rejected"}]}"#
         #expect(try roundTrip(response).1 == golden)
     }
 
@@ -59,7 +68,8 @@ struct WireGoldenTests {
             let error = #expect(throws: RooftopError.self) { try MutationID(bad) }
             #expect(error?.code == .illegalArgument)
         }
-        let json = #"{"mutationId":"bad id","datastore":":app","className":"T","objectId":"o","change":{"delete":true}}"#
+        let json =
+            #"{"mutationId":"bad id","datastore":":app","className":"T","objectId":"o","change":{"delete":true}}"#
         #expect(throws: (any Error).self) { try JSONDecoder().decode(Mutation.self, from: Data(json.utf8)) }
         var generator = SystemRandomNumberGenerator()
         let early = MutationID.generate(at: Timestamp(millisecondsSinceEpoch: 1_000), using: &generator)
@@ -83,19 +93,28 @@ struct WireGoldenTests {
 
     @Test func requestValidation() {
         func code(_ body: () throws(RooftopError) -> Void) -> RooftopError.Code? {
-            do { try body(); return nil } catch { return error.code }
+            do {
+                try body()
+                return nil
+            } catch { return error.code }
         }
-        #expect(code { () throws(RooftopError) in try SignUpRequest(username: "ada", password: "long enough").validate() } == nil)
+        #expect(
+            code { () throws(RooftopError) in try SignUpRequest(username: "ada", password: "long enough").validate() }
+                == nil)
         let shortPassword = SignUpRequest(username: "ada", password: "short")
         #expect(code { () throws(RooftopError) in try shortPassword.validate() } == .illegalArgument)
         for username in ["", " ada", "ada ", "a\u{0}b", String(repeating: "a", count: 129)] {
-            #expect(code { () throws(RooftopError) in try SignUpRequest(username: username, password: "long enough").validate() }
-                == .illegalArgument)
+            #expect(
+                code { () throws(RooftopError) in
+                    try SignUpRequest(username: username, password: "long enough").validate()
+                }
+                    == .illegalArgument)
         }
         for email in ["no-at-sign", "@example.com", "ada@", "a b@example.com"] {
-            #expect(code { () throws(RooftopError) in
-                try SignUpRequest(username: "ada", password: "long enough", email: email).validate()
-            } == .illegalArgument)
+            #expect(
+                code { () throws(RooftopError) in
+                    try SignUpRequest(username: "ada", password: "long enough", email: email).validate()
+                } == .illegalArgument)
         }
         do {
             try shortPassword.validate()
@@ -105,9 +124,12 @@ struct WireGoldenTests {
         }
         #expect(code { () throws(RooftopError) in try CreateRoleRequest(name: "Team").validate() } == nil)
         #expect(code { () throws(RooftopError) in try CreateRoleRequest(name: ":Team").validate() } == .illegalArgument)
-        #expect(code { () throws(RooftopError) in try CreateRoleRequest(name: "Team", roles: ["bad name"]).validate() } == .illegalArgument)
-        #expect(code { () throws(RooftopError) in
-            try CreateDatastoreRequest(title: String(repeating: "t", count: 1001)).validate()
-        } == .illegalArgument)
+        #expect(
+            code { () throws(RooftopError) in try CreateRoleRequest(name: "Team", roles: ["bad name"]).validate() }
+                == .illegalArgument)
+        #expect(
+            code { () throws(RooftopError) in
+                try CreateDatastoreRequest(title: String(repeating: "t", count: 1001)).validate()
+            } == .illegalArgument)
     }
 }

@@ -20,7 +20,8 @@ struct WireRoundTripTests {
         version: 4, fieldVersions: ["score": 4, "tags": 2])
     static let mutation = Mutation(
         datastore: .app, className: "GameScore", objectId: "obj1", baseVersion: 3,
-        change: .update([FieldUpdate("score", .increment(1)), FieldUpdate("tags", .listMove(from: 0, to: 1))], acl: .only("u1")))
+        change: .update(
+            [FieldUpdate("score", .increment(1)), FieldUpdate("tags", .listMove(from: 0, to: 1))], acl: .only("u1")))
 
     @Test func pushTypes() throws {
         let blind = Mutation(datastore: .default, className: "Note", objectId: "n1", change: .delete)
@@ -32,7 +33,8 @@ struct WireRoundTripTests {
         let response = PushResponse(results: [
             .applied(mutationId: Self.mutation.mutationId, version: 4, object: Self.snapshot),
             .applied(mutationId: blind.mutationId, version: 9, object: nil),
-            .rejected(mutationId: try MutationID("m3"), error: RooftopError(.disallowed, "object ACL: no", field: "score")),
+            .rejected(
+                mutationId: try MutationID("m3"), error: RooftopError(.disallowed, "object ACL: no", field: "score")),
         ])
         #expect(try roundTrip(response).0 == response)
         #expect(response.result(for: blind.mutationId)?.isApplied == true)
@@ -47,7 +49,10 @@ struct WireRoundTripTests {
         #expect(decoded == initial)
         #expect(text == #"{"datastore":".Shared_1"}"#)
         let response = PullResponse(
-            changes: [.upsert(Self.snapshot), .tombstone(className: "T", objectId: "o", version: 3), .removal(className: "T", objectId: "p")],
+            changes: [
+                .upsert(Self.snapshot), .tombstone(className: "T", objectId: "o", version: 3),
+                .removal(className: "T", objectId: "p"),
+            ],
             checkpoint: Checkpoint("c:10"), hasMore: false, remaining: nil)
         #expect(try roundTrip(response).0 == response)
         #expect(response.changes.map(\.objectId) == ["obj1", "o", "p"])
@@ -58,11 +63,13 @@ struct WireRoundTripTests {
         #expect(try roundTrip(signUp).0 == signUp)
         let logIn = LogInRequest(username: "ada", password: "correct horse")
         #expect(try roundTrip(logIn).0 == logIn)
-        let user = UserInfo(objectId: "u1", username: "ada", email: nil, roles: ["Staff", "Admins", "Staff"],
+        let user = UserInfo(
+            objectId: "u1", username: "ada", email: nil, roles: ["Staff", "Admins", "Staff"],
             createdAt: Timestamp(millisecondsSinceEpoch: 7))
         #expect(user.roles == ["Admins", "Staff"])
         #expect(try roundTrip(user).0 == user)
-        let session = Session(user: user, sessionToken: "r:secret-token", expiresAt: Timestamp(millisecondsSinceEpoch: 1_000))
+        let session = Session(
+            user: user, sessionToken: "r:secret-token", expiresAt: Timestamp(millisecondsSinceEpoch: 1_000))
         #expect(try roundTrip(session).0 == session)
         #expect(!session.description.contains("secret-token"))
         #expect(session.isExpired(at: Timestamp(millisecondsSinceEpoch: 1_000)))
@@ -84,7 +91,8 @@ struct WireRoundTripTests {
     }
 
     @Test func datastoreAndPermissionTypes() throws {
-        let info = DatastoreInfo(id: try DatastoreID(".trip"), title: "Trip", owner: "u1", role: .editor,
+        let info = DatastoreInfo(
+            id: try DatastoreID(".trip"), title: "Trip", owner: "u1", role: .editor,
             updatedAt: Timestamp(millisecondsSinceEpoch: 3))
         #expect(try roundTrip(info).0 == info)
         #expect(info.kind == .shareable && info.isWritable)
@@ -116,8 +124,9 @@ struct WireRoundTripTests {
             .error(RooftopError(.disallowed, "no access"), datastore: .default),
         ]
         for message in serverMessages { #expect(try roundTrip(message).0 == message) }
-        #expect(try roundTrip(LiveServerMessage.changed(datastore: .app, checkpoint: Checkpoint("c:1"))).1
-            == #"{"checkpoint":"c:1","datastore":":app","type":"changed"}"#)
+        #expect(
+            try roundTrip(LiveServerMessage.changed(datastore: .app, checkpoint: Checkpoint("c:1"))).1
+                == #"{"checkpoint":"c:1","datastore":":app","type":"changed"}"#)
         let info = ServerInfo(version: "0.1.0")
         #expect(try roundTrip(info).0 == info)
         #expect(info.protocolVersion == 1)

@@ -53,7 +53,8 @@ public struct WriteValidator: Sendable {
         try Identifier.validate(field, as: .field)
         if Identifier.builtInFields.contains(field) {
             throw RooftopError(
-                .invalidOperation, "field '\(field)' is built in and cannot be written by field operations", field: field)
+                .invalidOperation, "field '\(field)' is built in and cannot be written by field operations",
+                field: field)
         }
         switch update.operation {
         case .set(let value):
@@ -62,7 +63,8 @@ public struct WriteValidator: Sendable {
             break
         case .increment(let amount):
             guard amount.kind == .number else {
-                throw RooftopError(.badType, "an increment amount must be an int or a double, not \(amount.typeName)", field: field)
+                throw RooftopError(
+                    .badType, "an increment amount must be an int or a double, not \(amount.typeName)", field: field)
             }
         case .listAppend(let values):
             for value in values { try validate(value, field: field, depth: 1) }
@@ -128,7 +130,8 @@ public struct WriteValidator: Sendable {
             try Identifier.validate(className, as: .className)
             for objectId in objectIds { try Identifier.validate(objectId, as: .objectId) }
         } catch {
-            throw RooftopError(.illegalArgument, "field '\(field)' refers to an invalid target: \(error.message)", field: field)
+            throw RooftopError(
+                .illegalArgument, "field '\(field)' refers to an invalid target: \(error.message)", field: field)
         }
     }
 

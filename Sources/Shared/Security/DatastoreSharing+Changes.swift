@@ -17,18 +17,22 @@ extension DatastoreSharing {
     ) throws(RooftopError) {
         guard datastore.kind == .shareable else {
             throw RooftopError(
-                .invalidOperation, "datastore \(datastore) cannot be shared: only shareable datastores ('.' IDs) have roles")
+                .invalidOperation,
+                "datastore \(datastore) cannot be shared: only shareable datastores ('.' IDs) have roles")
         }
         guard canChangeRoles(context) else {
             throw RooftopError(
                 .disallowed,
-                "changing the roles of datastore \(datastore) needs the editor or owner role; the caller is \(effectiveRole(for: context))")
+                "changing the roles of datastore \(datastore) needs the editor or owner role; the caller is \(effectiveRole(for: context))"
+            )
         }
         guard role != .owner else {
-            throw RooftopError(.invalidOperation, "the owner role cannot be assigned: the creator of a datastore is its owner")
+            throw RooftopError(
+                .invalidOperation, "the owner role cannot be assigned: the creator of a datastore is its owner")
         }
         if let owner, principal == .user(owner) {
-            throw RooftopError(.invalidOperation, "the owner of datastore \(datastore) cannot be given another role or removed")
+            throw RooftopError(
+                .invalidOperation, "the owner of datastore \(datastore) cannot be given another role or removed")
         }
         roles[principal] = role == .none ? nil : role
     }

@@ -48,7 +48,9 @@ public struct DatastoreSharing: Hashable, Sendable {
             break
         }
         if datastore.kind != .shareable && !kept.isEmpty {
-            throw RooftopError(.illegalArgument, "datastore \(datastore) cannot be shared: only shareable datastores ('.' IDs) have roles")
+            throw RooftopError(
+                .illegalArgument,
+                "datastore \(datastore) cannot be shared: only shareable datastores ('.' IDs) have roles")
         }
         if kept.values.contains(.owner) {
             throw RooftopError(.illegalArgument, "the owner role cannot be assigned")

@@ -84,7 +84,8 @@ extension DefaultACL: Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .policy, in: container,
                 debugDescription:
-                    "unknown default ACL policy '\(policy)': use creatorOnly, publicReadCreatorWrite, publicReadWrite or explicit")
+                    "unknown default ACL policy '\(policy)': use creatorOnly, publicReadCreatorWrite, publicReadWrite or explicit"
+            )
         }
     }
 

@@ -17,7 +17,8 @@ public struct CreateDatastoreRequest: Hashable, Sendable, Codable {
     public func validate() throws(RooftopError) {
         if let title, title.utf8.count > CreateDatastoreRequest.maxTitleBytes {
             throw RooftopError(
-                .illegalArgument, "the title is longer than \(CreateDatastoreRequest.maxTitleBytes) bytes", field: "title")
+                .illegalArgument, "the title is longer than \(CreateDatastoreRequest.maxTitleBytes) bytes",
+                field: "title")
         }
     }
 }

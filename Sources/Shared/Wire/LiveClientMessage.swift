@@ -31,7 +31,8 @@ extension LiveClientMessage: Codable {
             self = .unsubscribe(datastores: datastores)
         default:
             throw DecodingError.dataCorruptedError(
-                forKey: .type, in: container, debugDescription: "unknown message type '\(type)': use subscribe or unsubscribe")
+                forKey: .type, in: container,
+                debugDescription: "unknown message type '\(type)': use subscribe or unsubscribe")
         }
     }
 

@@ -41,7 +41,8 @@ extension LiveServerMessage: Codable {
                 datastore: try container.decodeIfPresent(DatastoreID.self, forKey: .datastore))
         default:
             throw DecodingError.dataCorruptedError(
-                forKey: .type, in: container, debugDescription: "unknown message type '\(type)': use subscribed, changed or error")
+                forKey: .type, in: container,
+                debugDescription: "unknown message type '\(type)': use subscribed, changed or error")
         }
     }
 

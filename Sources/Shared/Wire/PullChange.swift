@@ -54,7 +54,8 @@ extension PullChange: Codable {
                 objectId: try container.decode(String.self, forKey: .objectId))
         default:
             throw DecodingError.dataCorruptedError(
-                forKey: .kind, in: container, debugDescription: "unknown change kind '\(kind)': use upsert, tombstone or removal")
+                forKey: .kind, in: container,
+                debugDescription: "unknown change kind '\(kind)': use upsert, tombstone or removal")
         }
     }
 

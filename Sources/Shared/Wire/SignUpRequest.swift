@@ -42,7 +42,8 @@ public struct SignUpRequest: Hashable, Sendable, Codable {
         }
         guard password.utf8.count <= SignUpRequest.maxPasswordBytes else {
             throw RooftopError(
-                .illegalArgument, "the password is longer than \(SignUpRequest.maxPasswordBytes) bytes", field: "password")
+                .illegalArgument, "the password is longer than \(SignUpRequest.maxPasswordBytes) bytes",
+                field: "password")
         }
         if let email {
             let parts = email.split(separator: "@", omittingEmptySubsequences: false)
@@ -63,13 +64,15 @@ public struct SignUpRequest: Hashable, Sendable, Codable {
             throw RooftopError(.illegalArgument, "the user name is empty", field: "username")
         }
         guard username.utf8.count <= maxUsernameBytes else {
-            throw RooftopError(.illegalArgument, "the user name is longer than \(maxUsernameBytes) bytes", field: "username")
+            throw RooftopError(
+                .illegalArgument, "the user name is longer than \(maxUsernameBytes) bytes", field: "username")
         }
         guard !first.properties.isWhitespace, !last.properties.isWhitespace,
             !scalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         else {
             throw RooftopError(
-                .illegalArgument, "the user name has control characters or leading or trailing spaces", field: "username")
+                .illegalArgument, "the user name has control characters or leading or trailing spaces",
+                field: "username")
         }
     }
 }

@@ -14,7 +14,9 @@ public struct UpdateRoleRequest: Hashable, Sendable, Codable {
     public var removeRoles: [String]
 
     /// Creates a request.
-    public init(addUsers: [String] = [], removeUsers: [String] = [], addRoles: [String] = [], removeRoles: [String] = []) {
+    public init(
+        addUsers: [String] = [], removeUsers: [String] = [], addRoles: [String] = [], removeRoles: [String] = []
+    ) {
         self.addUsers = addUsers
         self.removeUsers = removeUsers
         self.addRoles = addRoles

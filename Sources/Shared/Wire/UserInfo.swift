@@ -19,7 +19,9 @@ public struct UserInfo: Hashable, Sendable, Codable {
     public var createdAt: Timestamp?
 
     /// Creates user information; `roles` are sorted and de-duplicated.
-    public init(objectId: String, username: String, email: String? = nil, roles: [String] = [], createdAt: Timestamp? = nil) {
+    public init(
+        objectId: String, username: String, email: String? = nil, roles: [String] = [], createdAt: Timestamp? = nil
+    ) {
         self.objectId = objectId
         self.username = username
         self.email = email
