@@ -1,0 +1,52 @@
+/// One page of a pull.
+///
+/// Wire form:
+///
+/// ```json
+/// {
+///   "changes": [
+///     {"kind": "upsert", "object": {<ObjectSnapshot>}},
+///     {"kind": "tombstone", "className": "GameScore", "objectId": "abc", "version": 7},
+///     {"kind": "removal", "className": "GameScore", "objectId": "def"}
+///   ],
+///   "checkpoint": "c:1042",
+///   "hasMore": true,
+///   "remaining": 12000
+/// }
+/// ```
+///
+/// `remaining` is absent when the server gives no estimate.
+///
+/// ```swift
+/// var response = try await pull(PullRequest(datastore: id, since: checkpoint))
+/// while true {
+///     apply(response.changes)
+///     checkpoint = response.checkpoint
+///     guard response.hasMore else { break }
+///     response = try await pull(PullRequest(datastore: id, since: checkpoint))
+/// }
+/// ```
+public struct PullResponse: Hashable, Sendable, Codable {
+    /// The changes, in commit order.
+    public var changes: [PullChange]
+    /// Where the next pull starts; store it once ``changes`` are applied.
+    public var checkpoint: Checkpoint
+    /// Whether more changes are waiting (ask again with ``checkpoint``).
+    public var hasMore: Bool
+    /// An estimate of the changes still waiting after this page, for progress reporting; `nil`
+    /// when unknown. An estimate only: it may be off while others write.
+    public var remaining: Int?
+
+    /// Creates a page.
+    /// - Parameters:
+    ///   - changes: The changes, in commit order.
+    ///   - checkpoint: Where the next pull starts.
+    ///   - hasMore: Whether more changes are waiting (default `false`).
+    ///   - remaining: The estimate of changes still waiting (default `nil`).
+    public init(changes: [PullChange], checkpoint: Checkpoint, hasMore: Bool = false, remaining: Int? = nil) {
+        self.changes = changes
+        self.checkpoint = checkpoint
+        self.hasMore = hasMore
+        self.remaining = remaining
+    }
+}

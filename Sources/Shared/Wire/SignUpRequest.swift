@@ -1,0 +1,78 @@
+/// A request to create an account and sign in.
+///
+/// Wire form: `{"username": "ada", "password": "correct horse", "email": "ada@example.com"}`
+/// (`email` optional).
+///
+/// ```swift
+/// let request = SignUpRequest(username: "ada", password: "correct horse battery")
+/// try request.validate()
+/// ```
+public struct SignUpRequest: Hashable, Sendable, Codable {
+    /// The shortest accepted password, in characters: 8.
+    public static let minPasswordLength = 8
+    /// The longest accepted password, in UTF-8 bytes: 1024 (a bound on hashing work; servers
+    /// that hash with bcrypt must pre-hash, since bcrypt reads only 72 bytes).
+    public static let maxPasswordBytes = 1024
+    /// The longest accepted user name, in UTF-8 bytes: 128.
+    public static let maxUsernameBytes = 128
+
+    /// The user name: 1-128 bytes, no control characters, no leading or trailing white space.
+    public var username: String
+    /// The password: at least 8 characters, at most 1024 bytes.
+    public var password: String
+    /// An e-mail address, optional.
+    public var email: String?
+
+    /// Creates a sign-up request.
+    public init(username: String, password: String, email: String? = nil) {
+        self.username = username
+        self.password = password
+        self.email = email
+    }
+
+    /// Checks the user name, password and e-mail address.
+    /// - Throws: ``RooftopError/Code/illegalArgument`` naming the field (`username`, `password`,
+    ///   `email`) that breaks its rule. The message never contains the password.
+    public func validate() throws(RooftopError) {
+        try SignUpRequest.validateUsername(username)
+        guard password.count >= SignUpRequest.minPasswordLength else {
+            throw RooftopError(
+                .illegalArgument, "the password needs at least \(SignUpRequest.minPasswordLength) characters",
+                field: "password")
+        }
+        guard password.utf8.count <= SignUpRequest.maxPasswordBytes else {
+            throw RooftopError(
+                .illegalArgument, "the password is longer than \(SignUpRequest.maxPasswordBytes) bytes",
+                field: "password")
+        }
+        if let email {
+            let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 254,
+                !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 })
+            else {
+                throw RooftopError(.illegalArgument, "'\(email.prefix(80))' is not an e-mail address", field: "email")
+            }
+        }
+    }
+
+    /// Checks a user name (also used when logging in).
+    /// - Throws: ``RooftopError/Code/illegalArgument`` for an empty or too long name, control
+    ///   characters, or leading or trailing white space.
+    public static func validateUsername(_ username: String) throws(RooftopError) {
+        let scalars = username.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last else {
+            throw RooftopError(.illegalArgument, "the user name is empty", field: "username")
+        }
+        guard username.utf8.count <= maxUsernameBytes else {
+            throw RooftopError(
+                .illegalArgument, "the user name is longer than \(maxUsernameBytes) bytes", field: "username")
+        }
+        guard !first.properties.isWhitespace, !last.properties.isWhitespace,
+            !scalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw RooftopError(
+                .illegalArgument, "the user name has control characters or leading or trailing spaces",
+                field: "username")
+        }
+    }
+}
