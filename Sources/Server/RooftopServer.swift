@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
@@ -9,6 +10,7 @@ import NIOSSL
 import Prometheus
 import RooftopShared
 import ServiceLifecycle
+import UnixSignals
 
 /// The Rooftop reference server: HTTPS and WebSocket on one TLS port, over a ``Storage``.
 ///

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import Logging
 import RooftopServer
 
 @main
@@ -6,6 +8,148 @@ struct RooftopServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rooftop-server",
         abstract: "The Rooftop reference sync server.",
-        version: RooftopServerInfo.version
+        version: RooftopServerInfo.version,
+        subcommands: [Serve.self, DevCerts.self],
+        defaultSubcommand: nil
     )
+}
+
+/// `rooftop-server serve`: runs the server until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the server.",
+        discussion: """
+            Every option can also be set with the environment variable named in its help. On a fresh \
+            data directory with no certificate given, the server creates a development CA and a \
+            certificate for localhost, 127.0.0.1 and ::1, and prints "development CA: <path>".
+            """)
+
+    @Option(help: "Address to bind. [env: ROOFTOP_HOST]")
+    var host: String?
+
+    @Option(help: "Port to bind; 0 picks a free one. [env: ROOFTOP_PORT]")
+    var port: Int?
+
+    @Option(help: "Directory for the database, certificates and state. [env: ROOFTOP_DATA_DIR]")
+    var dataDir: String?
+
+    @Option(help: "TLS certificate chain (PEM). [env: ROOFTOP_TLS_CERT]")
+    var tlsCert: String?
+
+    @Option(help: "TLS private key (PEM). [env: ROOFTOP_TLS_KEY]")
+    var tlsKey: String?
+
+    @Flag(help: "Serve plain HTTP instead of HTTPS (development only). [env: ROOFTOP_INSECURE_HTTP=1]")
+    var insecureHTTP = false
+
+    @Option(help: "Storage URL, e.g. sqlite:/var/lib/rooftop/rooftop.sqlite. [env: ROOFTOP_STORAGE_URL]")
+    var storage: String?
+
+    @Option(help: "Application ID clients must send. [env: ROOFTOP_APP_ID]")
+    var appId: String?
+
+    @Option(help: "Admin (master) key; generated and printed once when never set. [env: ROOFTOP_ADMIN_KEY]")
+    var adminKey: String?
+
+    @Option(help: "Largest record, in bytes. [env: ROOFTOP_MAX_RECORD_BYTES]")
+    var maxRecordBytes: Int?
+
+    @Option(help: "Most records per datastore. [env: ROOFTOP_MAX_RECORDS_PER_DATASTORE]")
+    var maxRecordsPerDatastore: Int?
+
+    @Option(help: "Largest datastore, in bytes. [env: ROOFTOP_MAX_DATASTORE_BYTES]")
+    var maxDatastoreBytes: Int?
+
+    @Option(help: "Largest push, in bytes. [env: ROOFTOP_MAX_PUSH_BYTES]")
+    var maxPushBytes: Int?
+
+    @Option(help: "Largest request body, in bytes. [env: ROOFTOP_MAX_REQUEST_BODY_BYTES]")
+    var maxRequestBodyBytes: Int?
+
+    @Option(help: "bcrypt cost for passwords (4-31). [env: ROOFTOP_BCRYPT_COST]")
+    var bcryptCost: UInt8?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env: ROOFTOP_LOG_LEVEL]")
+    var logLevel: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment[name] }
+        func number<T: FixedWidthInteger>(_ flag: T?, _ name: String) throws -> T? {
+            if let flag { return flag }
+            guard let text = environment[name] else { return nil }
+            guard let value = T(text) else { throw ValidationError("\(name) must be a whole number") }
+            return value
+        }
+
+        var configuration = ServerConfiguration()
+        configuration.host = setting(host, "ROOFTOP_HOST") ?? configuration.host
+        configuration.port = try number(port, "ROOFTOP_PORT") ?? configuration.port
+        configuration.dataDirectory = setting(dataDir, "ROOFTOP_DATA_DIR") ?? configuration.dataDirectory
+        let certificate = setting(tlsCert, "ROOFTOP_TLS_CERT")
+        let key = setting(tlsKey, "ROOFTOP_TLS_KEY")
+        switch (certificate, key) {
+        case (let certificate?, let key?):
+            configuration.tls = .init(certificatePath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            break
+        default:
+            throw ValidationError("give both --tls-cert and --tls-key, or neither")
+        }
+        configuration.insecureHTTP = insecureHTTP || environment["ROOFTOP_INSECURE_HTTP"] == "1"
+        configuration.storageURL = setting(storage, "ROOFTOP_STORAGE_URL")
+        configuration.appId = setting(appId, "ROOFTOP_APP_ID") ?? configuration.appId
+        configuration.adminKey = setting(adminKey, "ROOFTOP_ADMIN_KEY")
+        if let value = try number(maxRecordBytes, "ROOFTOP_MAX_RECORD_BYTES") { configuration.limits.maxRecordBytes = value }
+        if let value = try number(maxRecordsPerDatastore, "ROOFTOP_MAX_RECORDS_PER_DATASTORE") {
+            configuration.limits.maxRecordsPerDatastore = value
+        }
+        if let value = try number(maxDatastoreBytes, "ROOFTOP_MAX_DATASTORE_BYTES") {
+            configuration.limits.maxDatastoreBytes = value
+        }
+        if let value = try number(maxPushBytes, "ROOFTOP_MAX_PUSH_BYTES") { configuration.limits.maxPushBytes = value }
+        if let value = try number(maxRequestBodyBytes, "ROOFTOP_MAX_REQUEST_BODY_BYTES") {
+            configuration.limits.maxRequestBodyBytes = value
+        }
+        if let cost = try number(bcryptCost, "ROOFTOP_BCRYPT_COST") {
+            guard (4...31).contains(cost) else { throw ValidationError("the bcrypt cost must be 4-31") }
+            configuration.bcryptCost = cost
+        }
+        if let level = setting(logLevel, "ROOFTOP_LOG_LEVEL") {
+            guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level \(level)") }
+            configuration.logLevel = parsed
+        }
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        let server = try await RooftopServer.start(configuration: configuration) { line in
+            // Lines operators and tests look for; flushed at once so pipes see them.
+            print(line)
+            fflush(stdout)
+        }
+        try await server.run()
+    }
+}
+
+/// `rooftop-server dev-certs`: writes a development CA and a localhost certificate.
+struct DevCerts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev-certs",
+        abstract: "Write a development CA (ca.pem) and a certificate for localhost, 127.0.0.1 and ::1.")
+
+    @Option(help: "Directory to write ca.pem, server.pem and server-key.pem into.")
+    var out: String
+
+    @Option(help: "Extra host name or IP address for the certificate (repeatable).")
+    var host: [String] = []
+
+    func run() async throws {
+        let files = try DevelopmentCertificates.generate(extraHostNames: host).write(to: out)
+        print("development CA: \(files.caCertificatePath)")
+        print("certificate: \(files.serverCertificatePath)")
+        print("private key: \(files.serverPrivateKeyPath)")
+    }
 }

@@ -119,18 +119,20 @@ struct WireRoundTripTests {
         for message in messages { #expect(try roundTrip(message).0 == message) }
         let serverMessages: [LiveServerMessage] = [
             .subscribed(datastores: [.app]),
-            .changed(datastore: .app, checkpoint: Checkpoint("c:1")),
+            .changed(datastore: .app, sequence: 1),
             .error(RooftopError(.auth, "session expired"), datastore: nil),
             .error(RooftopError(.disallowed, "no access"), datastore: .default),
         ]
         for message in serverMessages { #expect(try roundTrip(message).0 == message) }
         #expect(
-            try roundTrip(LiveServerMessage.changed(datastore: .app, checkpoint: Checkpoint("c:1"))).1
-                == #"{"checkpoint":"c:1","datastore":":app","type":"changed"}"#)
+            try roundTrip(LiveServerMessage.changed(datastore: .app, sequence: 1)).1
+                == #"{"datastore":":app","sequence":1,"type":"changed"}"#)
         let info = ServerInfo(version: "0.1.0")
         #expect(try roundTrip(info).0 == info)
         #expect(info.protocolVersion == 1)
-        let error = ErrorResponse(error: RooftopError(.sizeLimit, "too big"))
-        #expect(try roundTrip(error).1 == #"{"error":{"code":"sizeLimit","message":"too big"}}"#)
+        // The body of every error response is the error itself.
+        let error = RooftopError(.sizeLimit, "too big", field: "score")
+        #expect(try roundTrip(error).0 == error)
+        #expect(try roundTrip(error).1 == #"{"code":"sizeLimit","field":"score","message":"too big"}"#)
     }
 }

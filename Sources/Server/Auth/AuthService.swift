@@ -73,7 +73,7 @@ final class AuthService: Sendable {
         guard let session = try await storage.session(tokenHash: SessionToken.hash(sessionToken)) else {
             throw RooftopError(.auth, "the session is invalid or was revoked; log in again")
         }
-        guard !session.isExpired(at: .now) else {
+        guard session.expiresAt > Timestamp.now else {
             throw RooftopError(.auth, "the session expired; log in again")
         }
         return AccessContext(userId: session.userId, roles: try await roles.effectiveRoles(ofUser: session.userId))

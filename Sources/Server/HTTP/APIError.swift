@@ -34,7 +34,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let rooftopError = ErrorMiddleware.translate(error)
+            let rooftopError = RooftopError.translating(error)
             if rooftopError.httpStatus == .internalServerError {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
             } else {
@@ -47,7 +47,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    static func translate(_ error: any Error) -> RooftopError {
+}
+
+extension RooftopError {
+    /// The Rooftop error to answer with for any error a handler threw.
+    static func translating(_ error: any Error) -> RooftopError {
         switch error {
         case let error as RooftopError:
             return error

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import Logging
+import Prometheus
 import RooftopShared
 
 /// Builds the router: the unauthenticated operational endpoints (`/health`, `/openapi.json`,
@@ -11,7 +13,7 @@ struct APIRouter {
     func build() -> Router<RooftopRequestContext> {
         let router = Router(context: RooftopRequestContext.self)
         router.middlewares.add(RequestIDMiddleware())
-        router.middlewares.add(LogRequestMiddleware(.debug))
+        router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(ErrorMiddleware())
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
 import RooftopShared
 import ServiceLifecycle
 
@@ -83,7 +84,7 @@ struct LiveEndpoint: Sendable {
             await hub.send(id: id, .error(RequestBody.describe(error), datastore: nil))
             return context
         } catch {
-            await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: nil))
+            await hub.send(id: id, .error(RooftopError.translating(error), datastore: nil))
             return context
         }
         switch message {
@@ -97,7 +98,7 @@ struct LiveEndpoint: Sendable {
                     context = try await services.auth.context(sessionToken: token, adminKey: nil)
                     await hub.updateContext(id: id, context: context)
                 } catch {
-                    await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: nil))
+                    await hub.send(id: id, .error(RooftopError.translating(error), datastore: nil))
                     return context
                 }
             }
@@ -111,7 +112,7 @@ struct LiveEndpoint: Sendable {
                     }
                     subscribed.append((resolved.record.key, datastore))
                 } catch {
-                    await hub.send(id: id, .error(ErrorMiddleware.translate(error), datastore: datastore))
+                    await hub.send(id: id, .error(RooftopError.translating(error), datastore: datastore))
                 }
             }
             await hub.subscribe(id: id, datastores: subscribed)

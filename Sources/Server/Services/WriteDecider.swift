@@ -68,10 +68,16 @@ struct WriteDecider: Sendable {
             throw RooftopError(.internal, "a creation must be an update")
         }
         let fields = try FieldUpdate.apply(updates, to: [:])
+        let objectACL: ACL
+        if let acl {
+            objectACL = acl
+        } else {
+            objectACL = try settings.permissions.defaultACL.acl(forCreator: context, className: mutation.className)
+        }
         let version = (tombstone?.snapshot.version ?? 0) + 1
         let snapshot = ObjectSnapshot(
             className: mutation.className, objectId: mutation.objectId, datastore: datastore.id, fields: fields,
-            acl: try acl ?? settings.permissions.defaultACL.acl(forCreator: context, className: mutation.className),
+            acl: objectACL,
             createdAt: now, updatedAt: now, version: version,
             fieldVersions: fields.mapValues { _ in version })
         try limits.checkRecord(snapshot)

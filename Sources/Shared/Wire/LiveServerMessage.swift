@@ -1,13 +1,14 @@
 /// A message the server sends on the live WebSocket.
 ///
-/// Notifications carry no data, only "something changed up to this checkpoint": the client then
-/// pulls, which applies read-access filtering in one place.
+/// Notifications carry no data, only "something you may read changed": the client then pulls,
+/// which applies read-access filtering in one place.
 ///
 /// Wire form (`type` says which):
 /// - `{"type": "subscribed", "datastores": [":app"]}`: the subscription is active; changes
 ///   committed from now on will be notified.
-/// - `{"type": "changed", "datastore": ":app", "checkpoint": "c:1043"}`: the datastore has
-///   changes up to that checkpoint.
+/// - `{"type": "changed", "datastore": ":app", "sequence": 1043}`: a change the subscriber may
+///   read was committed in the datastore as its change number `sequence` (increasing within a
+///   datastore).
 /// - `{"type": "error", "error": {"code": "auth", "message": "..."}, "datastore": ".Xy3"}`: a
 ///   request failed (`datastore` present when the error concerns one datastore, e.g. a
 ///   subscription refused or ended because access was lost).
@@ -15,13 +16,13 @@ public enum LiveServerMessage: Equatable, Sendable {
     /// Subscriptions that are now active.
     case subscribed(datastores: [DatastoreID])
     /// A datastore changed.
-    case changed(datastore: DatastoreID, checkpoint: Checkpoint)
+    case changed(datastore: DatastoreID, sequence: Int64)
     /// Something failed.
     case error(RooftopError, datastore: DatastoreID?)
 }
 
 extension LiveServerMessage: Codable {
-    private enum CodingKeys: String, CodingKey { case type, datastores, datastore, checkpoint, error }
+    private enum CodingKeys: String, CodingKey { case type, datastores, datastore, sequence, error }
 
     /// Decodes the wire form.
     /// - Throws: `DecodingError` for an unknown type or a missing member.
@@ -34,7 +35,7 @@ extension LiveServerMessage: Codable {
         case "changed":
             self = .changed(
                 datastore: try container.decode(DatastoreID.self, forKey: .datastore),
-                checkpoint: try container.decode(Checkpoint.self, forKey: .checkpoint))
+                sequence: try container.decode(Int64.self, forKey: .sequence))
         case "error":
             self = .error(
                 try container.decode(RooftopError.self, forKey: .error),
@@ -53,10 +54,10 @@ extension LiveServerMessage: Codable {
         case .subscribed(let datastores):
             try container.encode("subscribed", forKey: .type)
             try container.encode(datastores, forKey: .datastores)
-        case .changed(let datastore, let checkpoint):
+        case .changed(let datastore, let sequence):
             try container.encode("changed", forKey: .type)
             try container.encode(datastore, forKey: .datastore)
-            try container.encode(checkpoint, forKey: .checkpoint)
+            try container.encode(sequence, forKey: .sequence)
         case .error(let error, let datastore):
             try container.encode("error", forKey: .type)
             try container.encode(error, forKey: .error)

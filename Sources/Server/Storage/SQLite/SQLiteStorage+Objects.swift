@@ -101,7 +101,7 @@ extension SQLiteStorage {
             }
             let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
             let decision: ObjectWriteDecision
-            do {
+            do throws(RooftopError) {
                 decision = try decide(context)
             } catch {
                 decision = .reject(error)
@@ -166,10 +166,12 @@ extension SQLiteStorage {
         let body = StoredObjectBody(
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
         let size = deleted ? 0 : SizeAccounting.recordSize(snapshot)
-        let arguments: [any DatabaseValueConvertible & Sendable] = [
-            try StorageCoding.encode(body), snapshot.createdAt?.millisecondsSinceEpoch,
-            snapshot.updatedAt?.millisecondsSinceEpoch, snapshot.version, sequence, deleted ? 1 : 0, size,
-        ].map { $0 ?? DatabaseValue.null }
+        let arguments: [DatabaseValue] = [
+            try StorageCoding.encode(body).databaseValue,
+            snapshot.createdAt?.millisecondsSinceEpoch.databaseValue ?? .null,
+            snapshot.updatedAt?.millisecondsSinceEpoch.databaseValue ?? .null,
+            snapshot.version.databaseValue, sequence.databaseValue, (deleted ? 1 : 0).databaseValue, size.databaseValue,
+        ]
         let key: Int64
         if let existing {
             key = existing.key
@@ -178,14 +180,15 @@ extension SQLiteStorage {
                     UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
                     deleted = ?, size_bytes = ? WHERE key = ?
                     """,
-                arguments: StatementArguments(arguments + [key]))
+                arguments: StatementArguments(arguments + [key.databaseValue]))
         } else {
             try db.execute(
                 sql: """
                     INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
                     datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: StatementArguments(arguments + [datastore.key, snapshot.className, snapshot.objectId]))
+                arguments: StatementArguments(
+                    arguments + [datastore.key.databaseValue, snapshot.className.databaseValue, snapshot.objectId.databaseValue]))
             key = db.lastInsertedRowID
         }
         try writeIndexRows(db, objectKey: key, snapshot: snapshot, deleted: deleted)
