@@ -1,4 +1,4 @@
-/// An object named in a ``Predicate/thisIn(_:)`` collection: by object ID alone, or by pointer.
+/// An object named in a ``QueryPredicate/thisIn(_:)`` collection: by object ID alone, or by pointer.
 ///
 /// An object ID matches an object of the queried class with that ID; a pointer also names the
 /// class, and matches only when the class is the object's.
@@ -7,7 +7,7 @@
 /// `{"$pointer": {"className": "User", "objectId": "abc"}}`.
 ///
 /// ```swift
-/// let friends: Predicate = .thisIn(["u1", .pointer(Pointer(className: "_User", objectId: "u2"))])
+/// let friends: QueryPredicate = .thisIn(["u1", .pointer(Pointer(className: "_User", objectId: "u2"))])
 /// ```
 public enum ObjectReference: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// An object ID of the queried class.
@@ -64,7 +64,7 @@ extension ObjectReference: Codable {
                 .init(
                     codingPath: decoder.codingPath,
                     debugDescription:
-                        "a 'thisIn' element must be an object ID string or a {\"$pointer\": ...}, not a \(value.typeName)"
+                        "a 'thisIn' element must be an object ID string or a {\"$pointer\": ...}, not \(value.typeName.withArticle)"
                 ))
         }
         self = reference

@@ -6,7 +6,7 @@ extension Query {
     /// var query = Query("GameScore").where(Field("score") > 100)
     /// if let name { query = query.where(Field("name") == .string(name)) }
     /// ```
-    public func `where`(_ predicate: Predicate) -> Query {
+    public func `where`(_ predicate: QueryPredicate) -> Query {
         var copy = self
         copy.predicate = self.predicate.map { $0 && predicate } ?? predicate
         return copy

@@ -11,7 +11,7 @@ extension Query: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             className: try container.decode(String.self, forKey: .className),
-            predicate: try container.decodeIfPresent(Predicate.self, forKey: .predicate),
+            predicate: try container.decodeIfPresent(QueryPredicate.self, forKey: .predicate),
             order: try container.decodeIfPresent([QueryOrder].self, forKey: .order) ?? [],
             limit: try container.decodeIfPresent(Int.self, forKey: .limit),
             offset: try container.decodeIfPresent(Int.self, forKey: .offset) ?? 0,

@@ -7,7 +7,7 @@ extension Query {
     ///   (``Identifier/isValid(_:)``; built-ins `objectId`, `createdAt`, `updatedAt` are valid
     ///   IDs); `ACL` cannot be queried (the ACL is not a field value);
     /// - `limit` (when set) and `offset` are >= 0;
-    /// - the predicate nests at most `maxDepth` levels (see ``Predicate/depth``) and every include
+    /// - the predicate nests at most `maxDepth` levels (see ``QueryPredicate/depth``) and every include
     ///   path has 1 to `maxDepth` fields;
     /// - every `and` and `or` has at least two operands;
     /// - operands fit their operator: `near`'s maximum distance is finite and >= 0, and a box's
@@ -52,7 +52,7 @@ extension Query {
 
 /// The per-node checks of ``Query/validate(maxDepth:)``.
 enum QueryValidation {
-    static func check(_ predicate: Predicate) throws(RooftopError) {
+    static func check(_ predicate: QueryPredicate) throws(RooftopError) {
         switch predicate {
         case .and(let operands), .or(let operands):
             guard operands.count >= 2 else {

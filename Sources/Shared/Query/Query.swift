@@ -3,7 +3,7 @@
 /// One query model serves every form: the Swift builder (``where(_:)``, ``order(by:descending:)``,
 /// ...), the text form with `?` parameters (``parse(className:text:parameters:)``,
 /// ``textForm``) and the JSON wire form (`Codable`). The server compiles it to SQL and the client
-/// runs it with ``QueryEvaluator``; ``Predicate`` documents the semantics both follow.
+/// runs it with ``QueryEvaluator``; ``QueryPredicate`` documents the semantics both follow.
 ///
 /// Results are ordered by ``order`` (then by `objectId`, so they are deterministic), then
 /// ``offset`` results are skipped and at most ``limit`` returned.
@@ -23,9 +23,9 @@ public struct Query: Hashable, Sendable {
     /// The class (table) queried.
     public var className: String
     /// The condition results meet; `nil` matches every object.
-    public var predicate: Predicate?
+    public var predicate: QueryPredicate?
     /// The sort keys, most significant first. Empty means by `objectId`, or by distance when the
-    /// predicate has a `near` condition (see ``Predicate``).
+    /// predicate has a `near` condition (see ``QueryPredicate``).
     public var order: [QueryOrder]
     /// The most results to return; `nil` for no limit.
     public var limit: Int?
@@ -48,7 +48,7 @@ public struct Query: Hashable, Sendable {
     ///   - includes: Pointer paths to include (default none).
     public init(
         className: String,
-        predicate: Predicate? = nil,
+        predicate: QueryPredicate? = nil,
         order: [QueryOrder] = [],
         limit: Int? = nil,
         offset: Int = 0,

@@ -5,7 +5,7 @@ extension QueryEvaluator {
     ///    allows and that match the predicate. `totalCount` counts them.
     /// 2. They are ordered by the query's keys in turn, by ``Value/compare(_:_:)``; a missing
     ///    value sorts before every value ascending (after, descending). With no keys, a `near`
-    ///    anchor (see ``Predicate``) orders by distance, nearest first. The last tie-break is
+    ///    anchor (see ``QueryPredicate``) orders by distance, nearest first. The last tie-break is
     ///    always `objectId` ascending by UTF-8 bytes, so the order is total and deterministic.
     /// 3. `offset` results are skipped, then at most `limit` kept (negative values, which
     ///    ``Query/validate(maxDepth:)`` rejects, count as 0).

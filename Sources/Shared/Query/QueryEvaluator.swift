@@ -1,4 +1,4 @@
-/// Runs queries over objects in memory: the reference implementation of ``Predicate``'s
+/// Runs queries over objects in memory: the reference implementation of ``QueryPredicate``'s
 /// semantics, used by the client over its local datastore and by tests that check the server's
 /// SQL against it. Pure: no I/O, no state, no clock.
 ///
@@ -7,14 +7,14 @@
 /// let isMatch = QueryEvaluator.matches(object, Field("score") > 100)
 /// ```
 public enum QueryEvaluator {
-    /// Whether an object meets a predicate, as documented on ``Predicate``.
+    /// Whether an object meets a predicate, as documented on ``QueryPredicate``.
     ///
     /// The predicate need not have been validated: every predicate has an answer (an empty `and`
     /// holds, an empty `or` does not).
     /// - Parameters:
     ///   - object: The object; its class is not checked (``run(_:over:lookup:canRead:)`` does).
     ///   - predicate: The condition.
-    public static func matches(_ object: ObjectSnapshot, _ predicate: Predicate) -> Bool {
+    public static func matches(_ object: ObjectSnapshot, _ predicate: QueryPredicate) -> Bool {
         switch predicate {
         case .and(let operands):
             return operands.allSatisfy { matches(object, $0) }
@@ -74,7 +74,7 @@ public enum QueryEvaluator {
         }
     }
 
-    /// The box test of ``Predicate/withinBox(field:southwest:northeast:)``, crossing the
+    /// The box test of ``QueryPredicate/withinBox(field:southwest:northeast:)``, crossing the
     /// antimeridian when the southwest longitude is east of the northeast one.
     static func isInside(_ point: GeoPoint, southwest: GeoPoint, northeast: GeoPoint) -> Bool {
         guard southwest.latitude <= point.latitude, point.latitude <= northeast.latitude else { return false }
@@ -86,7 +86,7 @@ public enum QueryEvaluator {
 
     /// The `near` condition that orders results by distance when a query has no explicit order:
     /// the first one reached from the top through `and` operands only, depth first.
-    static func distanceAnchor(_ predicate: Predicate?) -> (field: String, point: GeoPoint)? {
+    static func distanceAnchor(_ predicate: QueryPredicate?) -> (field: String, point: GeoPoint)? {
         switch predicate {
         case .near(let field, let point, _)?:
             return (field, point)

@@ -10,7 +10,7 @@ struct QueryToken: Sendable {
         /// A `?`, with its 0-based parameter index.
         case parameter(Int)
         /// `=`, `!=`, `<`, `<=`, `>`, `>=`.
-        case comparison(Predicate.ComparisonOperator)
+        case comparison(QueryPredicate.ComparisonOperator)
         /// `(`, `)`, `,` or `.`.
         case punctuation(Character)
         /// The end of the text.
@@ -27,6 +27,8 @@ struct QueryToken: Sendable {
     var shown: String {
         if case .end = kind { return "the end of the query" }
         let text = self.text.unicodeScalars.count > 40 ? String(self.text.prefix(40)) + "…" : self.text
+        // Strings and quoted names show their own quotes.
+        if let first = text.unicodeScalars.first, first == "'" || first == "`" { return text }
         return "'\(text)'"
     }
 }

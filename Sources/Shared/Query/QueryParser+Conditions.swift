@@ -7,14 +7,14 @@ struct QueryOperand {
 
     /// How the operand is named in messages: `'abc'`, `parameter 2 (a list)`.
     var shown: String {
-        if let parameter { return "parameter \(parameter + 1) (a \(value.typeName))" }
+        if let parameter { return "parameter \(parameter + 1) (\(value.typeName.withArticle))" }
         return token.shown
     }
 }
 
 extension QueryParser {
     /// The part of a condition after its field name.
-    mutating func parseCondition(on field: String, token fieldToken: QueryToken) throws(RooftopError) -> Predicate {
+    mutating func parseCondition(on field: String, token fieldToken: QueryToken) throws(RooftopError) -> QueryPredicate {
         let token = current
         switch token.kind {
         case .comparison(let op):
@@ -117,7 +117,7 @@ extension QueryParser {
             for (offset, value) in values.enumerated() {
                 guard let reference = ObjectReference(value) else {
                     throw fail(
-                        "'this in' needs object IDs or pointers, but element \(offset + 1) of \(operand.shown) is a \(value.typeName) (at offset \(operand.token.position))",
+                        "'this in' needs object IDs or pointers, but element \(offset + 1) of \(operand.shown) is \(value.typeName.withArticle) (at offset \(operand.token.position))",
                         at: operand.token)
                 }
                 references.append(reference)
@@ -133,5 +133,13 @@ extension QueryParser {
         return fail(
             "\(context) needs \(kind)\(what) at offset \(operand.token.position), not \(operand.shown)",
             at: operand.token)
+    }
+}
+
+extension String {
+    /// `an int`, `a string`: the type name with its article, for messages.
+    var withArticle: String {
+        guard let first = unicodeScalars.first else { return self }
+        return ("aeiou".unicodeScalars.contains(first) ? "an " : "a ") + self
     }
 }

@@ -45,11 +45,12 @@ struct QueryParser {
     /// `[where expr] [order by keys] [limit n] [offset n] [include paths]`, in that order.
     mutating func parseQuery(className: String) throws(RooftopError) -> Query {
         var query = Query(className: className)
-        var expected = ["'where'", "'order by'", "'limit'", "'offset'", "'include'"]
+        // What may follow the last clause present, for the message when something else does.
+        var following = ["'where'", "'order by'", "'limit'", "'offset'", "'include'"]
         if accept("where") {
             query.predicate = try parseOr(nesting: 0)
+            following = ["'and'", "'or'", "'order by'", "'limit'", "'offset'", "'include'"]
         }
-        expected.removeFirst()
         if accept("order") {
             try expect("by", after: "order")
             repeat {
@@ -58,22 +59,26 @@ struct QueryParser {
                 if !descending { _ = accept("asc") }
                 query.order.append(QueryOrder(name, descending: descending))
             } while acceptPunctuation(",")
+            following = ["','", "'limit'", "'offset'", "'include'"]
         }
-        expected.removeFirst()
-        if accept("limit") { query.limit = try parseCount("limit") }
-        expected.removeFirst()
-        if accept("offset") { query.offset = try parseCount("offset") }
-        expected.removeFirst()
+        if accept("limit") {
+            query.limit = try parseCount("limit")
+            following = ["'offset'", "'include'"]
+        }
+        if accept("offset") {
+            query.offset = try parseCount("offset")
+            following = ["'include'"]
+        }
         if accept("include") {
             repeat {
                 var path = [try parseFieldName(expecting: "a field name to include")]
                 while acceptPunctuation(".") { path.append(try parseFieldName(expecting: "a field name after '.'")) }
                 query.includes.append(path)
             } while acceptPunctuation(",")
+            following = ["'.'", "','"]
         }
-        expected.removeFirst()
         guard case .end = current.kind else {
-            let options = (expected + ["the end of the query"]).joined(separator: ", ")
+            let options = following.joined(separator: ", ") + " or the end of the query"
             throw fail("expected \(options) at offset \(current.position), found \(current.shown)")
         }
         return query
@@ -95,19 +100,19 @@ struct QueryParser {
 
     // MARK: Predicates
 
-    private mutating func parseOr(nesting: Int) throws(RooftopError) -> Predicate {
+    private mutating func parseOr(nesting: Int) throws(RooftopError) -> QueryPredicate {
         var operands = [try parseAnd(nesting: nesting)]
         while accept("or") { operands.append(try parseAnd(nesting: nesting)) }
         return operands.count == 1 ? operands[0] : .or(operands)
     }
 
-    private mutating func parseAnd(nesting: Int) throws(RooftopError) -> Predicate {
+    private mutating func parseAnd(nesting: Int) throws(RooftopError) -> QueryPredicate {
         var operands = [try parseUnary(nesting: nesting)]
         while accept("and") { operands.append(try parseUnary(nesting: nesting)) }
         return operands.count == 1 ? operands[0] : .and(operands)
     }
 
-    private mutating func parseUnary(nesting: Int) throws(RooftopError) -> Predicate {
+    private mutating func parseUnary(nesting: Int) throws(RooftopError) -> QueryPredicate {
         guard nesting < QueryParser.maxNesting else {
             throw fail("the query nests more than \(QueryParser.maxNesting) levels deep at offset \(current.position)")
         }

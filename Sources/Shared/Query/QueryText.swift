@@ -62,7 +62,7 @@ struct QueryTextRenderer {
         return QueryText(text: clauses.joined(separator: " "), parameters: parameters)
     }
 
-    private mutating func expression(_ predicate: Predicate) -> String {
+    private mutating func expression(_ predicate: QueryPredicate) -> String {
         switch predicate {
         case .and(let operands): return operands.map { grouped($0) }.joined(separator: " and ")
         case .or(let operands): return operands.map { grouped($0) }.joined(separator: " or ")
@@ -85,7 +85,7 @@ struct QueryTextRenderer {
     }
 
     /// An operand of `and`/`or`: nested `and`s and `or`s are parenthesized to keep the tree.
-    private mutating func grouped(_ predicate: Predicate) -> String {
+    private mutating func grouped(_ predicate: QueryPredicate) -> String {
         switch predicate {
         case .and, .or: "(" + expression(predicate) + ")"
         default: expression(predicate)

@@ -46,15 +46,15 @@
 /// distance from its point, nearest first (ties by `objectId`).
 ///
 /// ```swift
-/// let p: Predicate = Field("score") > 100 && (Field("name") == "Sean" || Field("tag").in(["a", "b"]))
+/// let p: QueryPredicate = Field("score") > 100 && (Field("name") == "Sean" || Field("tag").in(["a", "b"]))
 /// ```
-public indirect enum Predicate: Hashable, Sendable {
+public indirect enum QueryPredicate: Hashable, Sendable {
     /// Every operand holds (at least two operands).
-    case and([Predicate])
+    case and([QueryPredicate])
     /// At least one operand holds (at least two operands).
-    case or([Predicate])
+    case or([QueryPredicate])
     /// The operand does not hold: the exact complement.
-    case not(Predicate)
+    case not(QueryPredicate)
     /// The field compares to `value` as `op` says, in the value order.
     case comparison(field: String, op: ComparisonOperator, value: Value)
     /// The field is present and equivalent to one of `values`.
@@ -79,7 +79,7 @@ public indirect enum Predicate: Hashable, Sendable {
     /// The object itself is one of these references (seed 004's `this in ?`).
     case thisIn([ObjectReference])
 
-    /// A comparison operator of ``Predicate/comparison(field:op:value:)``; the raw value is the
+    /// A comparison operator of ``QueryPredicate/comparison(field:op:value:)``; the raw value is the
     /// symbol used in the text and JSON forms.
     public enum ComparisonOperator: String, Hashable, Sendable, CaseIterable, Codable {
         /// Equivalent in the value order.

@@ -18,7 +18,7 @@
 ///
 /// Values (`value`, `values`) use the portable ``Value`` form, so `5` is an int and
 /// `{"$double": "5.0"}` a double. Points are plain ``GeoPoint`` objects.
-extension Predicate: Codable {
+extension QueryPredicate: Codable {
     /// The `op` names of field conditions other than comparisons.
     private static let conditionOps = [
         "in", "notIn", "exists", "notExists", "startsWith", "contains", "containsAll", "near", "withinBox",
@@ -31,8 +31,8 @@ extension Predicate: Codable {
     /// - Throws: `DecodingError.dataCorrupted` naming the problem: an unknown `op`, a missing or
     ///   unexpected key, a value of the wrong type.
     public init(from decoder: any Decoder) throws {
-        guard decoder.codingPath.count <= Predicate.maxDecodingPathLength else {
-            throw Predicate.corrupted(decoder.codingPath, "the predicate nests too deeply")
+        guard decoder.codingPath.count <= QueryPredicate.maxDecodingPathLength else {
+            throw QueryPredicate.corrupted(decoder.codingPath, "the predicate nests too deeply")
         }
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         let keys = Set(container.allKeys.map(\.stringValue))
@@ -40,30 +40,30 @@ extension Predicate: Codable {
         if let combinator = combinators.first {
             guard keys.count == 1 else {
                 let others = keys.subtracting([combinator]).sorted().map { "'\($0)'" }.joined(separator: ", ")
-                throw Predicate.corrupted(
-                    decoder.codingPath, "a '\(combinator)' predicate has no other keys; found \(others)")
+                throw QueryPredicate.corrupted(
+                    decoder.codingPath, "'\(combinator)' cannot share a predicate with other keys; found \(others)")
             }
             let key = AnyCodingKey(combinator)
             switch combinator {
-            case "and": self = .and(try container.decode([Predicate].self, forKey: key))
-            case "or": self = .or(try container.decode([Predicate].self, forKey: key))
-            case "not": self = .not(try container.decode(Predicate.self, forKey: key))
+            case "and": self = .and(try container.decode([QueryPredicate].self, forKey: key))
+            case "or": self = .or(try container.decode([QueryPredicate].self, forKey: key))
+            case "not": self = .not(try container.decode(QueryPredicate.self, forKey: key))
             default: self = .thisIn(try container.decode([ObjectReference].self, forKey: key))
             }
             return
         }
         guard keys.contains("field") else {
-            throw Predicate.corrupted(
+            throw QueryPredicate.corrupted(
                 decoder.codingPath,
-                "a predicate needs one of the keys 'and', 'or', 'not', 'thisIn' or 'field'; found \(Predicate.list(keys))"
+                "a predicate needs one of the keys 'and', 'or', 'not', 'thisIn' or 'field'; found \(QueryPredicate.list(keys))"
             )
         }
-        self = try Predicate.decodeCondition(container, keys: keys, path: decoder.codingPath)
+        self = try QueryPredicate.decodeCondition(container, keys: keys, path: decoder.codingPath)
     }
 
     private static func decodeCondition(
         _ container: KeyedDecodingContainer<AnyCodingKey>, keys: Set<String>, path: [any CodingKey]
-    ) throws -> Predicate {
+    ) throws -> QueryPredicate {
         let field = try container.decode(String.self, forKey: AnyCodingKey("field"))
         guard keys.contains("op") else {
             throw corrupted(path, "the condition on '\(field)' needs an 'op'")
@@ -74,6 +74,7 @@ extension Predicate: Codable {
         switch op {
         case "exists", "notExists": (operands, optional) = ([], [])
         case "in", "notIn", "containsAll": (operands, optional) = (["values"], [])
+        case "contains": (operands, optional) = (["value"], [])
         case "startsWith": (operands, optional) = (["prefix"], [])
         case "near": (operands, optional) = (["point"], ["maxDistanceMeters"])
         case "withinBox": (operands, optional) = (["southwest", "northeast"], [])
@@ -86,10 +87,10 @@ extension Predicate: Codable {
         }
         let required = operands.union(["field", "op"])
         if let missing = required.subtracting(keys).sorted().first {
-            throw corrupted(path, "a '\(op)' condition needs '\(missing)'")
+            throw corrupted(path, "the '\(op)' condition needs '\(missing)'")
         }
         if let extra = keys.subtracting(required).subtracting(optional).sorted().first {
-            throw corrupted(path, "unexpected key '\(extra)' in a '\(op)' condition")
+            throw corrupted(path, "unexpected key '\(extra)' in the '\(op)' condition")
         }
         func decode<T: Decodable>(_ key: String) throws -> T { try container.decode(T.self, forKey: AnyCodingKey(key)) }
         switch op {
