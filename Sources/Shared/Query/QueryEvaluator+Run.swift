@@ -26,7 +26,8 @@ extension QueryEvaluator {
     /// ```swift
     /// let page = QueryEvaluator.run(
     ///     Query("Post").where(Field("published") == true).order(by: "createdAt", descending: true).limit(20),
-    ///     over: posts, lookup: { store.object($0) }, canRead: { acl.allows(user, $0) })
+    ///     over: posts, lookup: { pointer in objectsByPointer[pointer] },
+    ///     canRead: { $0.acl?.readAccess(for: .everyone) ?? true })
     /// ```
     public static func run(
         _ query: Query,

@@ -3,7 +3,7 @@
 /// SQL against it. Pure: no I/O, no state, no clock.
 ///
 /// ```swift
-/// let result = QueryEvaluator.run(query, over: objects, lookup: { store[$0] }, canRead: { _ in true })
+/// let result = QueryEvaluator.run(query, over: objects, lookup: { objectsByPointer[$0] }, canRead: { _ in true })
 /// let isMatch = QueryEvaluator.matches(object, Field("score") > 100)
 /// ```
 public enum QueryEvaluator {
