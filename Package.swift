@@ -86,6 +86,7 @@ let package = Package(
             name: "rooftop-server",
             dependencies: [
                 "RooftopServer",
+                "RooftopShared",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

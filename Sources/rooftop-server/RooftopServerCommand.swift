@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RooftopServer
+import RooftopShared
 
 @main
 struct RooftopServerCommand: AsyncParsableCommand {
@@ -126,9 +127,8 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let server = try await RooftopServer.start(configuration: configuration) { line in
-            // Lines operators and tests look for; flushed at once so pipes see them.
-            print(line)
-            fflush(stdout)
+            // Lines operators and tests look for, written unbuffered so pipes see them at once.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
         try await server.run()
     }

@@ -22,8 +22,10 @@ struct ValueCodingTests {
     @Test("every value kind round-trips identically", .tags(.property))
     func randomRoundTrip() async throws {
         await propertyCheck(count: 2000, input: Gen.anyValue) { value in
-            let decoded = try roundTrip(value)
-            #expect(decoded == value, "\(value) came back as \(decoded)")
+            recordingErrors {
+                let decoded = try roundTrip(value)
+                #expect(decoded == value, "\(value) came back as \(decoded)")
+            }
         }
     }
 
@@ -44,9 +46,11 @@ struct ValueCodingTests {
     @Test("random bit patterns round-trip bit-exactly", .tags(.property))
     func randomBitPatterns() async throws {
         await propertyCheck(count: 2000, input: Gen.uint64()) { bits in
-            let double = Double(bitPattern: bits)
-            let decoded = try roundTrip(.double(double))
-            #expect(decoded.doubleValue.map { $0.bitPattern == bits || ($0.isNaN && double.isNaN) } == true)
+            recordingErrors {
+                let double = Double(bitPattern: bits)
+                let decoded = try roundTrip(.double(double))
+                #expect(decoded.doubleValue.map { $0.bitPattern == bits || ($0.isNaN && double.isNaN) } == true)
+            }
         }
     }
 

@@ -85,8 +85,9 @@ public enum QueryEvaluator {
     }
 
     /// The `near` condition that orders results by distance when a query has no explicit order:
-    /// the first one reached from the top through `and` operands only, depth first.
-    static func distanceAnchor(_ predicate: QueryPredicate?) -> (field: String, point: GeoPoint)? {
+    /// the first one reached from the top through `and` operands only, depth first. The server
+    /// orders its SQL by the same anchor.
+    public static func distanceAnchor(_ predicate: QueryPredicate?) -> (field: String, point: GeoPoint)? {
         switch predicate {
         case .near(let field, let point, _)?:
             return (field, point)

@@ -94,6 +94,7 @@ enum SQLiteMigrations {
                 CREATE TABLE object_fields (
                     object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
                     field TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
                     sort_key BLOB NOT NULL,
                     latitude REAL,
                     longitude REAL,

@@ -218,13 +218,16 @@ extension SQLiteStorage {
         if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
         if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
         let fieldStatement = try db.cachedStatement(
-            sql: "INSERT INTO object_fields (object_key, field, sort_key, latitude, longitude) VALUES (?, ?, ?, ?, ?)")
+            sql: """
+                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
         let elementStatement = try db.cachedStatement(
             sql: "INSERT INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
         for (field, value) in indexed {
             let point = value.geoPointValue
             try fieldStatement.execute(arguments: [
-                objectKey, field, Data(value.sortKey), point?.latitude, point?.longitude,
+                objectKey, field, value.kind.rawValue, Data(value.sortKey), point?.latitude, point?.longitude,
             ])
             switch value {
             case .list(let elements):

@@ -1,0 +1,279 @@
+import RooftopShared
+
+/// A value bound to a SQL parameter.
+enum SQLArgument: Sendable, Hashable {
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// A SQL fragment with its bound arguments, in order.
+struct SQLFragment: Sendable {
+    var sql: String
+    var arguments: [SQLArgument]
+
+    init(_ sql: String = "", _ arguments: [SQLArgument] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+    }
+}
+
+/// How a backend spells what differs between SQL dialects.
+struct SQLDialect: Sendable {
+    /// The placeholder for the `index`-th argument (1-based).
+    var placeholder: @Sendable (_ index: Int) -> String
+    /// The great-circle distance in meters between two points, as a SQL expression.
+    var distance: @Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String
+    /// Text comparison by bytes (SQLite's default `BINARY`; PostgreSQL needs `COLLATE "C"`).
+    var bytewiseText: @Sendable (_ expression: String) -> String
+
+    /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers.
+    static let sqlite = SQLDialect(
+        placeholder: { _ in "?" },
+        distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
+        bytewiseText: { $0 })
+}
+
+/// Compiles the shared query AST into SQL over the storage's index tables, so that the server
+/// answers every query exactly as ``QueryEvaluator`` would.
+///
+/// Every comparison is made on `object_fields.sort_key`, the value's order-preserving key
+/// (``Value/sortKey``), so SQL's bytewise blob order is the shared value order. Field names,
+/// values and IDs are always bound as arguments; nothing from the query is spliced into the SQL
+/// text. Only validated queries should be compiled.
+struct SQLQueryCompiler: Sendable {
+    let dialect: SQLDialect
+
+    /// The `SELECT` of a page: matching live objects of the query's class in the datastore,
+    /// readable by one of `readers` (all when `nil`), in the query's order, with offset and limit.
+    /// Selects `o.*` and the datastore's ID as `datastore_id`.
+    func select(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) -> SQLFragment {
+        var joins = SQLFragment()
+        var orderBy: [String] = []
+        if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate) {
+            joins = joins + SQLFragment(
+                " LEFT JOIN object_fields a ON a.object_key = o.key AND a.field = ?", [.text(anchor.field)])
+            let distance = dialect.distance("a.latitude", "a.longitude", "?", "?")
+            orderBy.append("CASE WHEN a.latitude IS NULL THEN 1 ELSE 0 END")
+            orderBy.append(distance)
+            joins.arguments += []
+            return finish(
+                query, datastoreKey: datastoreKey, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
+                orderArguments: [.real(anchor.point.latitude), .real(anchor.point.longitude)])
+        }
+        for (index, key) in query.order.enumerated() {
+            joins = joins + SQLFragment(
+                " LEFT JOIN object_fields s\(index) ON s\(index).object_key = o.key AND s\(index).field = ?",
+                [.text(key.field)])
+            // A missing key (NULL) sorts first ascending and last descending, as in the evaluator.
+            orderBy.append(
+                key.descending
+                    ? "CASE WHEN s\(index).sort_key IS NULL THEN 1 ELSE 0 END, s\(index).sort_key DESC"
+                    : "CASE WHEN s\(index).sort_key IS NULL THEN 0 ELSE 1 END, s\(index).sort_key ASC")
+        }
+        return finish(
+            query, datastoreKey: datastoreKey, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
+            orderArguments: [])
+    }
+
+    private func finish(
+        _ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int, joins: SQLFragment,
+        orderBy: [String], orderArguments: [SQLArgument]
+    ) -> SQLFragment {
+        let filter = self.filter(query, datastoreKey: datastoreKey, readers: readers)
+        let order = (orderBy + [dialect.bytewiseText("o.object_id") + " ASC"]).joined(separator: ", ")
+        let statement =
+            SQLFragment(
+                "SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key")
+            + joins + SQLFragment(" WHERE ") + filter + SQLFragment(" ORDER BY \(order)", orderArguments)
+            + SQLFragment(" LIMIT ? OFFSET ?", [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
+        return numbered(statement)
+    }
+
+    /// The `SELECT count(*)` of the query's matches.
+    func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+        numbered(
+            SQLFragment("SELECT count(*) FROM objects o WHERE ")
+                + filter(query, datastoreKey: datastoreKey, readers: readers))
+    }
+
+    /// The conditions every query has: datastore, class, live, readable; then the predicate.
+    func filter(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+        var filter = SQLFragment(
+            "o.datastore_key = ? AND o.class_name = ? AND o.deleted = 0",
+            [.integer(datastoreKey), .text(query.className)])
+        if let readers {
+            filter = filter + SQLFragment(" AND ") + readable(by: readers)
+        }
+        if let predicate = query.predicate {
+            filter = filter + SQLFragment(" AND ") + condition(predicate)
+        }
+        return filter
+    }
+
+    private func readable(by readers: Set<String>) -> SQLFragment {
+        guard !readers.isEmpty else { return SQLFragment("0 = 1") }
+        return SQLFragment(
+            "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL"
+                + " AND r.principal IN (\(list(readers.count))))",
+            readers.sorted().map { .text($0) })
+    }
+
+    /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
+    func condition(_ predicate: QueryPredicate) -> SQLFragment {
+        switch predicate {
+        case .and(let operands):
+            guard !operands.isEmpty else { return SQLFragment("1 = 1") }
+            return joined(operands.map(condition), with: " AND ")
+        case .or(let operands):
+            guard !operands.isEmpty else { return SQLFragment("0 = 1") }
+            return joined(operands.map(condition), with: " OR ")
+        case .not(let operand):
+            return SQLFragment("NOT ") + parenthesized(condition(operand))
+        case .comparison(let field, let op, let value):
+            if op == .notEqual {
+                return SQLFragment("NOT ") + fieldExists(field, SQLFragment("f.sort_key = ?", [.blob(value.sortKey)]))
+            }
+            return fieldExists(field, SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
+        case .in(let field, let values):
+            return membership(field, values)
+        case .notIn(let field, let values):
+            return SQLFragment("NOT ") + membership(field, values)
+        case .exists(let field):
+            return fieldExists(field, nil)
+        case .notExists(let field):
+            return SQLFragment("NOT ") + fieldExists(field, nil)
+        case .startsWith(let field, let prefix):
+            // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
+            // exactly when its key starts with the prefix's key without its terminator.
+            var lower = Value.string(prefix).sortKey
+            lower.removeLast(2)
+            guard let upper = SQLQueryCompiler.successor(of: lower) else { return SQLFragment("0 = 1") }
+            return fieldExists(
+                field, SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
+        case .listContains(let field, let value):
+            return elementExists(field, value)
+        case .containsAll(let field, let values):
+            let collection = fieldExists(
+                field,
+                SQLFragment(
+                    "f.kind IN (?, ?)",
+                    [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))]))
+            return joined([collection] + values.map { elementExists(field, $0) }, with: " AND ")
+        case .near(let field, let point, let maximum):
+            var test = SQLFragment("f.latitude IS NOT NULL")
+            if let maximum {
+                test = test + SQLFragment(
+                    " AND " + dialect.distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
+                    [.real(point.latitude), .real(point.longitude), .real(maximum)])
+            }
+            return fieldExists(field, test)
+        case .withinBox(let field, let southwest, let northeast):
+            var test = SQLFragment(
+                "f.latitude IS NOT NULL AND f.latitude >= ? AND f.latitude <= ?",
+                [.real(southwest.latitude), .real(northeast.latitude)])
+            if southwest.longitude <= northeast.longitude {
+                test = test + SQLFragment(
+                    " AND f.longitude >= ? AND f.longitude <= ?", [.real(southwest.longitude), .real(northeast.longitude)])
+            } else {
+                test = test + SQLFragment(
+                    " AND (f.longitude >= ? OR f.longitude <= ?)", [.real(southwest.longitude), .real(northeast.longitude)])
+            }
+            return fieldExists(field, test)
+        case .thisIn(let references):
+            return SQLFragment("(") + thisIn(references) + SQLFragment(")")
+        }
+    }
+
+    private func thisIn(_ references: [ObjectReference]) -> SQLFragment {
+        var ids = Set<String>()
+        var pointers: [Pointer] = []
+        for reference in references {
+            switch reference {
+            case .objectId(let id): ids.insert(id)
+            case .pointer(let pointer): pointers.append(pointer)
+            }
+        }
+        var alternatives: [SQLFragment] = []
+        if !ids.isEmpty {
+            alternatives.append(
+                SQLFragment("o.object_id IN (\(list(ids.count)))", ids.sorted().map { .text($0) }))
+        }
+        for pointer in pointers {
+            alternatives.append(
+                SQLFragment("(o.class_name = ? AND o.object_id = ?)", [.text(pointer.className), .text(pointer.objectId)]))
+        }
+        return alternatives.isEmpty ? SQLFragment("0 = 1") : joined(alternatives, with: " OR ")
+    }
+
+    private func membership(_ field: String, _ values: [Value]) -> SQLFragment {
+        guard !values.isEmpty else { return SQLFragment("0 = 1") }
+        let keys = Set(values.map(\.sortKey))
+        return fieldExists(
+            field, SQLFragment("f.sort_key IN (\(list(keys.count)))", keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .blob($0) }))
+    }
+
+    private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
+        var fragment = SQLFragment(
+            "EXISTS (SELECT 1 FROM object_fields f WHERE f.object_key = o.key AND f.field = ?", [.text(field)])
+        if let test { fragment = fragment + SQLFragment(" AND ") + test }
+        return fragment + SQLFragment(")")
+    }
+
+    private func elementExists(_ field: String, _ value: Value) -> SQLFragment {
+        SQLFragment(
+            "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ? AND e.element_key = ?)",
+            [.text(field), .blob(value.sortKey)])
+    }
+
+    private func joined(_ fragments: [SQLFragment], with separator: String) -> SQLFragment {
+        var result = SQLFragment("(")
+        for (index, fragment) in fragments.enumerated() {
+            if index > 0 { result = result + SQLFragment(separator) }
+            result = result + fragment
+        }
+        return result + SQLFragment(")")
+    }
+
+    private func parenthesized(_ fragment: SQLFragment) -> SQLFragment {
+        SQLFragment("(") + fragment + SQLFragment(")")
+    }
+
+    private func list(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    /// Renumbers `?` placeholders in the dialect's spelling (a no-op for SQLite).
+    private func numbered(_ fragment: SQLFragment) -> SQLFragment {
+        var index = 0
+        var sql = ""
+        for character in fragment.sql {
+            if character == "?" {
+                index += 1
+                sql += dialect.placeholder(index)
+            } else {
+                sql.append(character)
+            }
+        }
+        return SQLFragment(sql, fragment.arguments)
+    }
+
+    /// The smallest byte string greater than every string that starts with `bytes`, or `nil` when
+    /// there is none (all bytes are 0xFF).
+    static func successor(of bytes: [UInt8]) -> [UInt8]? {
+        var result = bytes
+        while let last = result.last {
+            if last < 0xFF {
+                result[result.count - 1] = last + 1
+                return result
+            }
+            result.removeLast()
+        }
+        return nil
+    }
+}
