@@ -6,6 +6,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Tests import whole stacks (NIO, AsyncHTTPClient): member-import checks would only add noise.
+let testSwiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
 let package = Package(
     name: "Rooftop",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -101,6 +106,20 @@ let package = Package(
             ],
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
+        ),
+        // End-to-end: the real rooftop-server process over TLS, driven through HTTP and WebSocket.
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "RooftopShared",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            path: "Tests/EndToEndTests",
+            swiftSettings: testSwiftSettings
         ),
     ]
 )

@@ -1,0 +1,86 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+import RooftopShared
+import Testing
+
+/// The server process itself: start-up on a fresh data directory, TLS only, health, shutdown.
+@Suite("Server process, TLS and health", .serialized)
+struct ServerLifecycleTests {
+    @Test("a fresh data directory gets a database and a development CA; /health answers over TLS")
+    func freshStart() async throws {
+        try await withServerAndClient { server, client in
+            #expect(FileManager.default.fileExists(atPath: server.dataDirectory + "/rooftop.sqlite"))
+            #expect(server.caCertificatePath.hasPrefix(server.dataDirectory))
+            let reply = try await client.send(.GET, "/health", appId: .some(nil))
+            #expect(reply.status == 200)
+            #expect(reply.text.contains(#""status":"ok""#))
+            #expect(reply.headers.first(name: "X-Request-Id") != nil)
+        }
+    }
+
+    @Test("plain HTTP on the TLS port is refused")
+    func plainHTTPRefused() async throws {
+        try await withServer { server in
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { _ = client.shutdown() }
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/health")
+            request.method = .GET
+            await #expect(throws: (any Error).self) {
+                let response = try await client.execute(request, timeout: .seconds(10))
+                _ = try await response.body.collect(upTo: 1024)
+            }
+        }
+    }
+
+    @Test("a client that does not trust the development CA cannot connect")
+    func untrustedCertificateRefused() async throws {
+        try await withServer { server in
+            var configuration = HTTPClient.Configuration(tlsConfiguration: .makeClientConfiguration())
+            configuration.connectionPool.retryConnectionEstablishment = false
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let request = HTTPClientRequest(url: server.baseURL + "/health")
+            await #expect(throws: (any Error).self) {
+                _ = try await client.execute(request, timeout: .seconds(10))
+            }
+        }
+    }
+
+    @Test("SIGTERM shuts the server down cleanly with status 0")
+    func gracefulShutdown() async throws {
+        let server = try await ServerProcess.start()
+        let status = await server.stop()
+        #expect(status == 0, "log:\n\(server.log)")
+    }
+
+    @Test("restarting on the same data directory keeps the CA and the data")
+    func restartKeepsState() async throws {
+        let directory = TemporaryDirectory.make(prefix: "rooftop-restart")
+        let token = try await withServer(dataDirectory: directory) { server in
+            let client = try APIClient(server: server)
+            defer { Task { await client.shutdown() } }
+            return try await client.signUp("restart-user").sessionToken
+        }
+        try await withServer(dataDirectory: directory) { server in
+            let client = try APIClient(server: server)
+            let me = try await client.call(.GET, "/v1/users/me", token: token, as: UserInfo.self)
+            await client.shutdown()
+            #expect(me.username == "restart-user")
+        }
+    }
+
+    @Test("API requests need the application ID")
+    func applicationIdRequired() async throws {
+        try await withServerAndClient { _, client in
+            let missing = try await client.send(.GET, "/v1/info", appId: .some(nil))
+            #expect(missing.status == 401)
+            #expect(missing.error?.code == .auth)
+            let wrong = try await client.send(.GET, "/v1/info", appId: "other-app")
+            #expect(wrong.status == 401)
+            let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+            #expect(info.limits.maxRecordBytes == 100 * 1024)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Synchronization
+
+/// A real `rooftop-server` process: the built executable, started with `serve --port 0` on a
+/// fresh (or given) data directory, over TLS with the development CA it creates.
+///
+/// Start it with ``withServer(dataDirectory:extraArguments:_:)`` so that it is stopped on every
+/// path. Waiting is always on a condition with a deadline, never a fixed sleep.
+final class ServerProcess: Sendable {
+    /// `https://127.0.0.1:<port>`.
+    let baseURL: String
+    /// The port it listens on.
+    let port: Int
+    /// The data directory.
+    let dataDirectory: String
+    /// The development CA the server created (trusted by test clients, nothing else is).
+    let caCertificatePath: String
+    /// The admin key it was started with.
+    let adminKey: String
+    /// The application ID it was started with.
+    let appId: String
+
+    private let process: Process
+    private let output: OutputBuffer
+
+    private init(
+        process: Process, output: OutputBuffer, port: Int, dataDirectory: String, caCertificatePath: String,
+        adminKey: String, appId: String
+    ) {
+        self.process = process
+        self.output = output
+        self.port = port
+        self.baseURL = "https://127.0.0.1:\(port)"
+        self.dataDirectory = dataDirectory
+        self.caCertificatePath = caCertificatePath
+        self.adminKey = adminKey
+        self.appId = appId
+    }
+
+    /// Everything the process printed so far (stdout and stderr), for failure messages.
+    var log: String { output.text }
+
+    /// Whether the process is still running.
+    var isRunning: Bool { process.isRunning }
+
+    /// Starts a server and waits (up to `deadline`) until it prints its listening address.
+    static func start(
+        dataDirectory: String? = nil, extraArguments: [String] = [], adminKey: String = ServerProcess.testAdminKey,
+        deadline: Duration = .seconds(60)
+    ) async throws -> ServerProcess {
+        let directory = dataDirectory ?? TemporaryDirectory.make(prefix: "rooftop-e2e")
+        let process = Process()
+        process.executableURL = try ServerBinary.url()
+        process.arguments =
+            [
+                "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", directory, "--admin-key", adminKey,
+                "--bcrypt-cost", "4", "--log-level", "warning",
+            ] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment = environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
+        process.environment = environment
+        let output = OutputBuffer()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        output.attach(stdout)
+        output.attach(stderr)
+        try process.run()
+
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        while clock.now < end {
+            if let port = output.firstMatch(prefix: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
+                let ca = output.firstMatch(prefix: "development CA: ")
+            {
+                return ServerProcess(
+                    process: process, output: output, port: port, dataDirectory: directory, caCertificatePath: ca,
+                    adminKey: adminKey, appId: "rooftop")
+            }
+            if !process.isRunning {
+                throw ServerProcessError.exited(status: process.terminationStatus, log: output.text)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.terminate()
+        throw ServerProcessError.timedOut(log: output.text)
+    }
+
+    /// Sends SIGTERM and waits (up to `deadline`) for the process to exit; SIGKILL after that.
+    /// - Returns: The exit status.
+    @discardableResult
+    func stop(deadline: Duration = .seconds(30)) async -> Int32 {
+        if process.isRunning { process.terminate() }
+        return await waitForExit(deadline: deadline)
+    }
+
+    /// Kills the process with SIGKILL (a crash: no graceful shutdown) and waits for it to exit.
+    func kill() async {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        _ = await waitForExit(deadline: .seconds(30))
+    }
+
+    /// Waits for the process to exit; kills it with SIGKILL if it has not by the deadline.
+    func waitForExit(deadline: Duration) async -> Int32 {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        while process.isRunning && clock.now < end {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    /// The admin key every test server is started with.
+    static let testAdminKey = "test-admin-key-0123456789abcdef"
+}
+
+/// Starts a server, runs `body`, and stops the server whatever happens.
+func withServer<T>(
+    dataDirectory: String? = nil, extraArguments: [String] = [], _ body: (ServerProcess) async throws -> T
+) async throws -> T {
+    let server = try await ServerProcess.start(dataDirectory: dataDirectory, extraArguments: extraArguments)
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+enum ServerProcessError: Error, CustomStringConvertible {
+    case binaryNotFound(searched: [String])
+    case exited(status: Int32, log: String)
+    case timedOut(log: String)
+
+    var description: String {
+        switch self {
+        case .binaryNotFound(let searched):
+            "rooftop-server not found (build it with `swift build`); looked in \(searched)"
+        case .exited(let status, let log): "the server exited with status \(status) before listening:\n\(log)"
+        case .timedOut(let log): "the server did not start listening in time:\n\(log)"
+        }
+    }
+}
+
+/// Where the built `rooftop-server` is: `ROOFTOP_SERVER_BINARY`, next to the test bundle, or
+/// in the package's `.build/debug`.
+enum ServerBinary {
+    static func url() throws -> URL {
+        var candidates: [String] = []
+        if let configured = ProcessInfo.processInfo.environment["ROOFTOP_SERVER_BINARY"] {
+            candidates.append(configured)
+        }
+        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        candidates.append(testBundle.appendingPathComponent("rooftop-server").path)
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/rooftop-server").path)
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+            return URL(fileURLWithPath: candidate)
+        }
+        throw ServerProcessError.binaryNotFound(searched: candidates)
+    }
+}
+
+/// Collects a process's output lines, thread-safely.
+final class OutputBuffer: Sendable {
+    private let state = Mutex("")
+
+    var text: String { state.withLock { $0 } }
+
+    func attach(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                return
+            }
+            self?.state.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+    }
+
+    /// The rest of the first line starting with `prefix`, once that line is complete.
+    func firstMatch(prefix: String) -> String? {
+        let text = self.text
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() where line.hasPrefix(prefix) {
+            return String(line.dropFirst(prefix.count))
+        }
+        return nil
+    }
+}
+
+/// Fresh temporary directories.
+enum TemporaryDirectory {
+    static func make(prefix: String) -> String {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
