@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import HummingbirdBcrypt
 import NIOPosix
 import RooftopShared
@@ -5,7 +7,8 @@ import RooftopShared
 /// Accounts and sessions: sign-up, log-in, log-out, and turning a request's credentials into an
 /// ``AccessContext``.
 ///
-/// Passwords are hashed with bcrypt off the async executors (on NIO's thread pool). Session
+/// Passwords are hashed with bcrypt off the async executors (on NIO's thread pool), after a
+/// SHA-256 pre-hash so that bcrypt's 72-byte input limit never truncates a long password. Session
 /// tokens carry 256 random bits and are stored hashed, with an expiry. Failed log-ins are
 /// throttled per user name and per client address.
 final class AuthService: Sendable {
@@ -15,6 +18,9 @@ final class AuthService: Sendable {
     private let sessionLifetime: Duration
     private let bcryptCost: UInt8
     private let adminKeyHash: String
+    /// A bcrypt hash of a random password, verified against when the user does not exist, so
+    /// that a log-in takes as long whether the account exists or not.
+    private let dummyHash: String
 
     init(storage: any Storage, roles: RoleDirectory, configuration: ServerConfiguration, adminKeyHash: String) {
         self.storage = storage
@@ -24,6 +30,7 @@ final class AuthService: Sendable {
         self.sessionLifetime = configuration.sessionLifetime
         self.bcryptCost = configuration.bcryptCost
         self.adminKeyHash = adminKeyHash
+        self.dummyHash = Bcrypt.hash(AuthService.prehash(SessionToken.generate()), cost: configuration.bcryptCost)
     }
 
     /// Creates an account and logs it in.
@@ -45,7 +52,7 @@ final class AuthService: Sendable {
         try await throttle.check(keys)
         let user = try await storage.user(username: request.username)
         // Verify against a dummy hash for unknown users too, so timing does not reveal accounts.
-        let hash = user?.passwordHash ?? AuthService.dummyHash
+        let hash = user?.passwordHash ?? dummyHash
         let matches = try await verifyPassword(request.password, hash: hash)
         guard let user, matches else {
             await throttle.recordFailure(keys)
@@ -98,13 +105,15 @@ final class AuthService: Sendable {
 
     private func hashPassword(_ password: String) async throws -> String {
         let cost = bcryptCost
-        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(AuthService.prehash(password), cost: cost) }
     }
 
     private func verifyPassword(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(AuthService.prehash(password), hash: hash) }
     }
 
-    /// A bcrypt hash of a random password, verified against when the user does not exist.
-    private static let dummyHash = Bcrypt.hash(SessionToken.generate(), cost: 4)
+    /// The base64 SHA-256 of a password: 44 bytes, within bcrypt's 72-byte input.
+    static func prehash(_ password: String) -> String {
+        Data(SHA256.hash(data: Data(password.utf8))).base64EncodedString()
+    }
 }

@@ -21,7 +21,7 @@ struct ObjectRoutes {
                 objectId: body.objectId ?? ObjectID.generate(), baseVersion: nil,
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
-                try await services.objects.write(mutation, context: context.access, idempotent: false),
+                try await services.objects.write(mutation, context: context.access, idempotent: false, createOnly: true),
                 status: .created)
         }
         objects.get(":objectId") { request, context in

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import RooftopShared
 
 /// Tells live subscribers that a datastore changed, ACL-filtered: a subscriber hears of a commit
@@ -17,7 +18,9 @@ actor LiveHub {
         let continuation: AsyncStream<LiveServerMessage>.Continuation
     }
 
-    private var subscribers: [UUID: Subscriber] = [:]
+    private var subscribers: [UUID: Subscriber] = [:] {
+        didSet { Gauge(label: "rooftop_live_connections").record(subscribers.count) }
+    }
 
     /// Registers a connection; messages for it arrive on the returned stream until
     /// ``disconnect(_:)``.

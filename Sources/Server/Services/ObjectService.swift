@@ -1,3 +1,4 @@
+import Metrics
 import RooftopShared
 
 /// Every object write and single-object read goes through here: REST creates, updates and
@@ -27,10 +28,13 @@ final class ObjectService: Sendable {
     ///   - mutation: The mutation.
     ///   - context: The caller.
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
+    ///   - createOnly: Refuse with `exists` when the object exists (REST creates).
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
     /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
     ///   write role); the caller turns them into `.rejected` results.
-    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool) async throws -> MutationResult {
+    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool, createOnly: Bool = false) async throws
+        -> MutationResult
+    {
         try WriteValidator(limits: limits).validate(mutation)
         let resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
         let settings = try await classes.settings(of: mutation.className)
@@ -39,16 +43,23 @@ final class ObjectService: Sendable {
             baseVersion: mutation.baseVersion,
             mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
         let decider = WriteDecider(
-            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now)
+            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
+            createOnly: createOnly)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
         switch outcome {
-        case .replayed(let result), .unchanged(let result):
+        case .replayed(let result):
+            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "replayed")]).increment()
+            return withMutationID(result, mutation.mutationId)
+        case .unchanged(let result):
+            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "unchanged")]).increment()
             return withMutationID(result, mutation.mutationId)
         case .rejected(let error):
+            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "rejected")]).increment()
             return .rejected(mutationId: mutation.mutationId, error: error)
         case .written(let stored, let readersBefore, let result):
+            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "applied")]).increment()
             await live.publish(
                 datastoreKey: resolved.record.key, sequence: stored.sequence,
                 readers: readersBefore.union(stored.readers))

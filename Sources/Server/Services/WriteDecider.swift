@@ -9,9 +9,14 @@ struct WriteDecider: Sendable {
     let settings: ClassSettings
     let limits: Limits
     let now: Timestamp
+    /// Refuse when the object exists (REST creates).
+    var createOnly = false
 
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
+        if createOnly, let current, !current.isDeleted {
+            throw RooftopError(.exists, "\(mutation.className) object \(mutation.objectId) exists")
+        }
         switch mutation.change {
         case .delete:
             guard let current, !current.isDeleted else {

@@ -1,3 +1,4 @@
+import Metrics
 import RooftopShared
 
 /// The change feed: what a caller may read in a datastore since a checkpoint, in commit order,
@@ -84,6 +85,7 @@ final class PullService: Sendable {
         let remaining = hasMore
             ? try await storage.changeCount(datastoreKey: datastoreKey, after: lastSequence, classes: classFilter)
             : 0
+        Counter(label: "rooftop_pulled_changes_total").increment(by: changes.count)
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
     }
 
