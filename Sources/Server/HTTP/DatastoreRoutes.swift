@@ -32,7 +32,10 @@ struct DatastoreRoutes {
         }
         api.get("datastores/:datastore/roles") { _, context in
             let resolved = try await services.datastores.resolve(try context.datastoreID(), for: context.access, create: false)
-            return try JSONBody.response(resolved.record.sharing)
+            guard let sharing = resolved.record.sharing else {
+                throw RooftopError(.badState, "the datastore has an inconsistent sharing state")
+            }
+            return try JSONBody.response(sharing)
         }
         api.put("datastores/:datastore/roles") { request, context in
             let body = try await RequestBody.decode(SetRoleRequest.self, from: request, limits: limits)

@@ -31,7 +31,7 @@ final class DatastoreService: Sendable {
             record = try await storage.datastore(id: id, ownerId: context.userId)
         }
         guard let record else { throw RooftopError(.notFound, "no datastore \(id)") }
-        let role = record.sharing.effectiveRole(for: context)
+        let role = record.role(for: context)
         guard role > .none else { throw RooftopError(.notFound, "no datastore \(id)") }
         return Resolved(record: record, role: role)
     }
@@ -41,7 +41,7 @@ final class DatastoreService: Sendable {
         guard let userId = context.userId else { return [] }
         let principals = Set(context.principals.map(\.description))
         return try await storage.datastores(ownedBy: userId, sharedWith: principals).compactMap { record in
-            let role = record.sharing.effectiveRole(for: context)
+            let role = record.role(for: context)
             return role > .none ? info(record, role: role) : nil
         }
     }
@@ -60,7 +60,9 @@ final class DatastoreService: Sendable {
         async throws -> DatastoreInfo
     {
         let resolved = try await resolve(id, for: context, create: false)
-        var sharing = resolved.record.sharing
+        guard var sharing = resolved.record.sharing else {
+            throw RooftopError(.badState, "datastore \(id) has an inconsistent sharing state")
+        }
         try sharing.setRole(role, for: principal, by: context)
         try await storage.setRole(role, for: principal, datastoreKey: resolved.record.key)
         var record = resolved.record

@@ -100,9 +100,16 @@ public struct DatastoreRecord: Sendable, Hashable {
         self.roles = roles
     }
 
-    /// The sharing state, for access decisions.
-    public var sharing: DatastoreSharing {
-        (try? DatastoreSharing(datastore: id, owner: ownerId, roles: roles)) ?? .app
+    /// The sharing state, for access decisions; `nil` when the stored state is inconsistent
+    /// (then nobody but an admin has a role: access fails closed).
+    public var sharing: DatastoreSharing? {
+        try? DatastoreSharing(datastore: id, owner: ownerId, roles: roles)
+    }
+
+    /// The caller's role on this datastore.
+    public func role(for context: AccessContext) -> SharingRole {
+        if context.isAdmin { return .owner }
+        return sharing?.effectiveRole(for: context) ?? .none
     }
 }
 
