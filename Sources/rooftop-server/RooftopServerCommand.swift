@@ -73,6 +73,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env: ROOFTOP_LOG_LEVEL]")
     var logLevel: String?
 
+    @Option(help: "Log format: text (key=value metadata) or json (one object per line). [env: ROOFTOP_LOG_FORMAT]")
+    var logFormat: String?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment[name] }
@@ -121,9 +124,13 @@ struct Serve: AsyncParsableCommand {
             configuration.logLevel = parsed
         }
 
+        let format = setting(logFormat, "ROOFTOP_LOG_FORMAT") ?? "text"
+        guard ["text", "json"].contains(format) else { throw ValidationError("the log format is text or json") }
+        let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
+            if format == "json" { return JSONLogHandler(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
+            handler.logLevel = level
             return handler
         }
         let server = try await RooftopServer.start(configuration: configuration) { line in

@@ -13,7 +13,7 @@ struct APIRouter {
     func build() -> Router<RooftopRequestContext> {
         let router = Router(context: RooftopRequestContext.self)
         router.middlewares.add(RequestIDMiddleware())
-        router.middlewares.add(LogRequestsMiddleware(.debug))
+        router.middlewares.add(LogRequestsMiddleware(.info))
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(ErrorMiddleware())
 
