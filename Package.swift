@@ -102,5 +102,17 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "RooftopServer",
+                "RooftopShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/ServerTests",
+            swiftSettings: swiftSettings
+        ),
     ]
 )
