@@ -24,6 +24,7 @@ struct OpenAPIOperation: Sendable {
 
     /// An error status an operation can answer with; each names a component response.
     enum Failure: String, Sendable, CaseIterable {
+        // Raw values are the component response names.
         case badRequest = "BadRequest"
         case unauthorized = "Unauthorized"
         case forbidden = "Forbidden"
@@ -74,18 +75,27 @@ struct OpenAPIOperation: Sendable {
         }
     }
 
+    /// The HTTP method, lowercased as OpenAPI writes it.
     var method: String
+    /// The path template.
     var path: String
+    /// The `operationId`.
     var id: String
+    /// The tag grouping it.
     var tag: String
+    /// A short summary.
     var summary: String
+    /// What it does, in Markdown.
     var description: String
+    /// Which credentials it takes.
     var access: Access
     /// Names of component parameters.
     var parameters: [String] = []
     /// The component schema of the JSON request body, and what it is.
     var body: (schema: String, description: String)?
+    /// The successful answer.
     var success: Success
+    /// The error statuses it can answer with.
     var failures: [Failure]
 
     /// Creates an operation; `path` is an OpenAPI template (`/v1/roles/{name}`).
