@@ -121,5 +121,17 @@ let package = Package(
             path: "Tests/EndToEndTests",
             swiftSettings: testSwiftSettings
         ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "RooftopServer",
+                "RooftopShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/ServerTests",
+            swiftSettings: testSwiftSettings
+        ),
     ]
 )

@@ -20,6 +20,11 @@ struct APIRouter {
         router.get("health") { _, _ in
             try JSONBody.response(HealthStatus(status: "ok", version: RooftopServerInfo.version))
         }
+        router.get("openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: .init(bytes: OpenAPIDocument.json)))
+        }
         let registry = services.metrics
         router.get("metrics") { _, _ in
             Response(

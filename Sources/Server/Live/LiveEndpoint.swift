@@ -22,11 +22,14 @@ struct LiveEndpoint: Sendable {
     /// Messages larger than this are refused.
     static let maxMessageBytes = 64 * 1024
 
+    /// The path the upgrade is accepted on.
+    static let path = "/v1/live"
+
     func shouldUpgrade(_ request: HTTPRequest, channel: any Channel, logger: Logger) async throws
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
         let path = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
-        guard path == "/v1/live", request.headerFields[RooftopHeader.applicationId] == appId else {
+        guard path == LiveEndpoint.path, request.headerFields[RooftopHeader.applicationId] == appId else {
             return .dontUpgrade
         }
         let token = request.headerFields[RooftopHeader.sessionToken]

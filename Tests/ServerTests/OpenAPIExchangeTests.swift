@@ -1,0 +1,144 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import RooftopServer
+import RooftopShared
+import Testing
+
+/// Real requests through the router: every answer, success or error, must be documented for its
+/// operation and status, and its body must validate against the documented schema.
+@Suite("OpenAPI exchanges")
+struct OpenAPIExchangeTests {
+    @Test("answers to requests on every operation match the document")
+    func answersMatchTheDocument() async throws {
+        // A small body limit, so that a too-large body is cheap to send.
+        let records = try await OpenAPITestServer.with(configure: { $0.limits.maxRequestBodyBytes = 256 * 1024 }) { server in
+            try await Application(router: server.router()).test(.router) { client in
+                var session = OpenAPIExchangeSession(client: client)
+                let token = try await accounts(&session)
+                let shareable = try await datastores(&session, token: token)
+                try await objects(&session, token: token)
+                try await sync(&session, token: token, shareable: shareable)
+                try await session.send(
+                    .delete, "/v1/datastores/\(shareable)", template: "/v1/datastores/{datastore}",
+                    headers: OpenAPIExchangeSession.headers(token: token), expect: .noContent)
+                try await session.send(
+                    .post, "/v1/logout", template: "/v1/logout", headers: OpenAPIExchangeSession.headers(token: token),
+                    expect: .noContent)
+                try await session.send(
+                    .get, "/v1/users/me", template: "/v1/users/me", headers: OpenAPIExchangeSession.headers(token: token),
+                    expect: .unauthorized)
+                // Not upgraded (no upgrade headers): the request falls through to the router.
+                try await session.send(.get, "/v1/live", template: "/v1/live", expect: .notFound)
+                return session.records
+            }
+        }
+        let covered = Set(records.compactMap { record -> String? in
+            if case .response(let method, let path, _, _) = record.check { return "\(method.uppercased()) \(path)" }
+            return nil
+        })
+        let documented = try OpenAPITestSupport.documentedOperations()
+        #expect(covered == documented.routes.union(documented.webSockets).subtracting(["GET /metrics"]))
+        var checker = OpenAPISchemaChecker()
+        for record in records { checker.add(record.label, record.check) }
+        let failures = try checker.failures()
+        #expect(failures.isEmpty, "\(failures.count) answers differ from the document:\n\(failures.joined(separator: "\n"))")
+    }
+
+    @Test("the metrics endpoint answers with the documented media type")
+    func metrics() async throws {
+        try await OpenAPITestServer.with { server in
+            try await Application(router: server.router()).test(.router) { client in
+                try await client.execute(uri: "/metrics", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let documented = OpenAPITestSupport.member(
+                        try OpenAPITestSupport.document(), "paths", "/metrics", "get", "responses", "200", "content")
+                    guard case .object(let content)? = documented, let type = content.keys.first else {
+                        Issue.record("no documented media type for /metrics")
+                        return
+                    }
+                    #expect(response.headers[.contentType] == type)
+                }
+            }
+        }
+    }
+
+    /// Operations, sign-up, log-in (and its failures), roles and classes; returns a session token.
+    private func accounts(_ session: inout OpenAPIExchangeSession) async throws -> String {
+        let admin = OpenAPIExchangeSession.headers(admin: true)
+        try await session.send(.get, "/health", template: "/health", headers: [:], expect: .ok)
+        try await session.send(.get, "/openapi.json", template: "/openapi.json", headers: [:], expect: .ok)
+        try await session.send(.get, "/v1/info", template: "/v1/info", headers: [:], expect: .unauthorized)
+        try await session.send(.get, "/v1/info", template: "/v1/info", expect: .ok)
+        let signUp = SignUpRequest(username: "ada", password: "correct horse", email: "ada@example.com")
+        let created = try await session.send(Session.self, .post, "/v1/users", template: "/v1/users", body: signUp, expect: .created)
+        try await session.send(.post, "/v1/users", template: "/v1/users", body: signUp, expect: .conflict)
+        try await session.send(
+            .post, "/v1/users", template: "/v1/users", body: SignUpRequest(username: "bob", password: "short"),
+            expect: .badRequest)
+        try await session.send(.post, "/v1/users", template: "/v1/users", body: #"{"username": 1}"#, expect: .badRequest)
+        let wrong = LogInRequest(username: "ada", password: "wrong password")
+        for _ in 0..<5 {
+            try await session.send(.post, "/v1/login", template: "/v1/login", body: wrong, expect: .unauthorized)
+        }
+        try await session.send(.post, "/v1/login", template: "/v1/login", body: wrong, expect: .tooManyRequests)
+        let other = SignUpRequest(username: "eve", password: "correct horse")
+        _ = try await session.send(Session.self, .post, "/v1/users", template: "/v1/users", body: other, expect: .created)
+        let login = try await session.send(
+            Session.self, .post, "/v1/login", template: "/v1/login",
+            body: LogInRequest(username: "eve", password: "correct horse"), expect: .ok)
+        let user = OpenAPIExchangeSession.headers(token: created.sessionToken)
+        try await session.send(.get, "/v1/users/me", template: "/v1/users/me", headers: user, expect: .ok)
+        try await session.send(.get, "/v1/users/me", template: "/v1/users/me", expect: .unauthorized)
+
+        let role = CreateRoleRequest(name: "Team", users: [created.user.objectId, login.user.objectId])
+        try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .created)
+        try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .conflict)
+        try await session.send(.post, "/v1/roles", template: "/v1/roles", body: CreateRoleRequest(name: "X"), expect: .unauthorized)
+        try await session.send(.get, "/v1/roles/Team", template: "/v1/roles/{name}", expect: .ok)
+        try await session.send(.get, "/v1/roles/Nobody", template: "/v1/roles/{name}", expect: .notFound)
+        let change = UpdateRoleRequest(removeUsers: [login.user.objectId])
+        try await session.send(.patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: user, body: change, expect: .ok)
+        let eve = OpenAPIExchangeSession.headers(token: login.sessionToken)
+        try await session.send(.patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: eve, body: change, expect: .forbidden)
+        try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: admin, body: CreateRoleRequest(name: "Gone"), expect: .created)
+        try await session.send(.delete, "/v1/roles/Gone", template: "/v1/roles/{name}", headers: admin, expect: .noContent)
+
+        let settings = ClassSettings(
+            className: "ignored", permissions: ClassPermissions(delete: PermissionRule(principals: [.role("Team")])),
+            mergeRules: ["score": .sum])
+        try await session.send(.get, "/v1/classes/GameScore", template: "/v1/classes/{className}", expect: .ok)
+        try await session.send(.get, "/v1/classes/:bad", template: "/v1/classes/{className}", expect: .badRequest)
+        try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin, body: settings, expect: .ok)
+        try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: user, body: settings, expect: .forbidden)
+        return created.sessionToken
+    }
+
+    /// Datastores: create, list, open, share; returns the shareable datastore's ID.
+    private func datastores(_ session: inout OpenAPIExchangeSession, token: String) async throws -> String {
+        let user = OpenAPIExchangeSession.headers(token: token)
+        let single = "/v1/datastores/{datastore}"
+        let info = try await session.send(
+            DatastoreInfo.self, .post, "/v1/datastores", template: "/v1/datastores", headers: user,
+            body: CreateDatastoreRequest(title: "Trip"), expect: .created)
+        try await session.send(
+            .post, "/v1/datastores", template: "/v1/datastores", headers: user,
+            body: CreateDatastoreRequest(title: String(repeating: "x", count: 1001)), expect: .badRequest)
+        try await session.send(.post, "/v1/datastores", template: "/v1/datastores", body: CreateDatastoreRequest(), expect: .unauthorized)
+        try await session.send(.get, "/v1/datastores", template: "/v1/datastores", headers: user, expect: .ok)
+        try await session.send(.put, "/v1/datastores/default", template: single, headers: user, expect: .ok)
+        try await session.send(.put, "/v1/datastores/Bad!", template: single, headers: user, expect: .badRequest)
+        try await session.send(.get, "/v1/datastores/\(info.id)", template: single, headers: user, expect: .ok)
+        try await session.send(.get, "/v1/datastores/.missing", template: single, headers: user, expect: .notFound)
+        try await session.send(.get, "/v1/datastores/:app", template: single, expect: .ok)
+        try await session.send(.delete, "/v1/datastores/:app", template: single, headers: user, expect: .forbidden)
+        try await session.send(.get, "/v1/datastores/\(info.id)/roles", template: "\(single)/roles", headers: user, expect: .ok)
+        try await session.send(
+            .put, "/v1/datastores/\(info.id)/roles", template: "\(single)/roles", headers: user,
+            body: SetRoleRequest(principal: .role("Team"), role: .editor), expect: .ok)
+        try await session.send(
+            .put, "/v1/datastores/\(info.id)/roles", template: "\(single)/roles", headers: user,
+            body: #"{"principal": "*", "role": "admin"}"#, expect: .badRequest)
+        return info.id.rawValue
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+@testable import RooftopServer
+import RooftopShared
+import Testing
+
+/// The document and the router agree: same operations, same methods, same paths.
+@Suite("OpenAPI routes")
+struct OpenAPIRouteTests {
+    /// The router's routes as `METHOD /path` in template form, from Hummingbird's route listing.
+    private func routerOperations() async throws -> Set<String> {
+        try await OpenAPITestServer.with { server in
+            Set(server.router().routes.map { "\($0.method.rawValue) \(OpenAPITestSupport.template($0.path.description))" })
+        }
+    }
+
+    @Test("every route the router registers is documented, and nothing else")
+    func routesMatch() async throws {
+        let registered = try await routerOperations()
+        let documented = try OpenAPITestSupport.documentedOperations().routes
+        #expect(registered.count >= 30, "the router listed only \(registered.sorted())")
+        let undocumented = registered.subtracting(documented).sorted()
+        let missing = documented.subtracting(registered).sorted()
+        #expect(undocumented.isEmpty, "routes missing from the document: \(undocumented)")
+        #expect(missing.isEmpty, "documented operations the router does not serve: \(missing)")
+    }
+
+    @Test("the only WebSocket operation is the live endpoint's upgrade")
+    func webSocketMatchesLiveEndpoint() throws {
+        let webSockets = try OpenAPITestSupport.documentedOperations().webSockets
+        #expect(webSockets == ["GET \(LiveEndpoint.path)"])
+    }
+
+    @Test("router paths convert to templates")
+    func templates() {
+        #expect(OpenAPITestSupport.template("/v1/roles/:name") == "/v1/roles/{name}")
+        #expect(OpenAPITestSupport.template("/v1/roles/{name}") == "/v1/roles/{name}")
+        #expect(OpenAPITestSupport.template("/health") == "/health")
+    }
+
+    @Test("every path parameter of a template is declared, and every declared one is in the template")
+    func pathParametersMatch() throws {
+        let document = try OpenAPITestSupport.document()
+        guard case .object(let paths)? = OpenAPITestSupport.member(document, "paths") else {
+            Issue.record("no paths")
+            return
+        }
+        for (path, item) in paths {
+            let inTemplate = Set(
+                path.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) })
+            guard case .object(let operations) = item else { continue }
+            for (method, operation) in operations {
+                var declared: Set<String> = []
+                if case .array(let parameters)? = OpenAPITestSupport.member(operation, "parameters") {
+                    for parameter in parameters {
+                        guard case .string(let reference)? = OpenAPITestSupport.member(parameter, "$ref"),
+                            let name = reference.split(separator: "/").last,
+                            let resolved = OpenAPITestSupport.member(document, "components", "parameters", String(name))
+                        else {
+                            Issue.record("\(method) \(path): unresolvable parameter \(parameter)")
+                            continue
+                        }
+                        if OpenAPITestSupport.member(resolved, "in") == .string("path"),
+                            case .string(let parameterName)? = OpenAPITestSupport.member(resolved, "name")
+                        {
+                            declared.insert(parameterName)
+                        }
+                    }
+                }
+                #expect(declared == inTemplate, "\(method) \(path) declares \(declared.sorted())")
+            }
+        }
+    }
+}
