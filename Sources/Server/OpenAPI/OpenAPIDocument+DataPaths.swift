@@ -55,9 +55,9 @@ extension OpenAPIDocument {
         return [
             OpenAPIOperation(
                 "post", objects, id: "createObject", tag: "Objects", summary: "Create an object",
-                description: "Writes an object with the body's fields and updates (not idempotent: use push for retries). The ACL defaults to the class's default ACL.",
+                description: "Creates an object with the body's fields and updates (not idempotent: use push for retries); `exists` (409) when an object with that ID exists. The ACL defaults to the class's default ACL.",
                 access: .anyCaller, parameters: inClass, body: ("ObjectWriteBody", "The fields, updates and ACL."),
-                success: .init(201, "The object was written.", schema: "WriteResponse"), failures: writes),
+                success: .init(201, "The object was written.", schema: "WriteResponse"), failures: writes + [.conflict]),
             OpenAPIOperation(
                 "get", object, id: "getObject", tag: "Objects", summary: "Read an object",
                 description: "One object, with the readable objects its `include` paths point to. An object the caller may not read is answered as missing.",

@@ -104,8 +104,10 @@ extension OpenAPIDocument {
                         "version": S.integer("The version the change produced.", minimum: 1),
                         "change": S.ref("ObjectChange", "The change as applied (after any merge)."),
                         "priorValues": S.map(
-                            S.ref("Value"),
-                            "The value each changed field had before the change; `null` stands both for an absent field and for a field holding null.",
+                            S.object(
+                                "A prior value: `{\"value\": v}` when the field held `v` (null included), `{}` when it was absent.",
+                                required: [], properties: ["value": S.ref("Value")]),
+                            "The value each changed field had before the change.",
                             keys: S.ref("Identifier")),
                     ])
             ),

@@ -168,6 +168,44 @@ public struct OperationRecord: Sendable, Hashable, Codable {
         self.priorValues = priorValues
     }
 
+    private enum CodingKeys: String, CodingKey { case version, change, priorValues }
+
+    /// A prior value with explicit presence: `{"value": v}` when the field held `v` (`null`
+    /// included), `{}` when it was absent — a bare JSON `null` could not tell the two apart.
+    private struct Prior: Codable {
+        var value: Value?
+
+        init(_ value: Value?) { self.value = value }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            value = container.contains(.value) ? try container.decode(Value.self, forKey: .value) : nil
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if let value { try container.encode(value, forKey: .value) }
+        }
+
+        private enum CodingKeys: String, CodingKey { case value }
+    }
+
+    /// Decodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}}`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int64.self, forKey: .version)
+        change = try container.decode(ObjectChange.self, forKey: .change)
+        priorValues = try container.decode([String: Prior].self, forKey: .priorValues).mapValues(\.value)
+    }
+
+    /// Encodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(change, forKey: .change)
+        try container.encode(priorValues.mapValues(Prior.init), forKey: .priorValues)
+    }
+
     /// The fields at the version before the oldest of `records`, given the fields after the
     /// newest: each record's prior values are restored, newest first.
     public static func fields(before records: [OperationRecord], current: [String: Value]) -> [String: Value] {

@@ -27,7 +27,9 @@ public struct Query: Hashable, Sendable {
     /// The sort keys, most significant first. Empty means by `objectId`, or by distance when the
     /// predicate has a `near` condition (see ``QueryPredicate``).
     public var order: [QueryOrder]
-    /// The most results to return; `nil` for no limit.
+    /// The most results to return; `nil` for no limit in local evaluation. A server answers a
+    /// query without a limit with its default page size (``Limits/defaultQueryLimit``) and clamps
+    /// any limit to ``Limits/maxQueryLimit``.
     public var limit: Int?
     /// How many ordered results to skip (default 0).
     public var offset: Int
