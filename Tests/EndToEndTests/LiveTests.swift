@@ -1,0 +1,261 @@
+import Foundation
+import RooftopShared
+import Testing
+
+/// Live notifications over the WebSocket `/v1/live`: subscribing, being told of readable changes,
+/// never of unreadable ones, being told when access is lost, and errors that keep the connection.
+///
+/// "No message" is never asserted by waiting: a readable change is made afterwards, and the first
+/// message received must be about it. Its sequence number is known from a second subscriber
+/// (the writer) who may read every change, in the same order. The suite is serialized because
+/// subscribers to `:app` hear of every readable change there, including other tests' changes.
+@Suite("Live notifications", .sharedServer, .serialized)
+struct LiveTests {
+    @Test("subscribing with a session token answers subscribed; a readable change is notified")
+    func subscribeAndNotify() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        let writer = try await client.newUser("writer")
+        try await withLiveClient(server) { live in
+            live.send(.subscribe(datastores: [.app], sessionToken: reader.token))
+            #expect(try await live.next() == .subscribed(datastores: [.app]))
+
+            let before = try await client.pullAll(.app, as: reader)
+            let object = try await client.create(
+                Unique.name("Board"), fields: ["n": .int(1)], acl: .of((reader.principal, read: true, write: false), (writer.principal, read: true, write: true)),
+                as: writer)
+            guard case .changed(let datastore, let sequence) = try await live.next() else {
+                Issue.record("expected a changed message")
+                return
+            }
+            #expect(datastore == .app)
+            #expect(sequence > 0)
+            // The wire form is the documented one.
+            let update = try await client.update(object, fields: ["n": .int(2)], as: writer)
+            #expect(update.status == 200)
+            let text = try await live.nextText()
+            #expect(text.contains(#""type":"changed""#), "\(text)")
+            #expect(text.contains(#""datastore":":app""#), "\(text)")
+            // What the notification announces is what a pull brings.
+            let pulled = try await client.pullAll(.app, since: before.checkpoint, as: reader).changes
+            #expect(pulled.objectIds.contains(object.objectId))
+        }
+    }
+
+    @Test("the session token may also come on the upgrade request")
+    func tokenOnUpgrade() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        try await withLiveClient(server, sessionToken: reader.token) { live in
+            live.send(.subscribe(datastores: [.default], sessionToken: nil))
+            #expect(try await live.next() == .subscribed(datastores: [.default]))
+            _ = try await client.create(Unique.name("Note"), in: .default, fields: ["n": .int(1)], as: reader)
+            guard case .changed(let datastore, _) = try await live.next() else {
+                Issue.record("expected a changed message")
+                return
+            }
+            #expect(datastore == .default)
+        }
+    }
+
+    @Test("a change to an object the subscriber cannot read produces no message")
+    func unreadableChangeNotNotified() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        let writer = try await client.newUser("writer")
+        let className = Unique.name("Board")
+        try await withLiveClient(server) { live in
+            try await withLiveClient(server) { oracle in
+                try await subscribe(live, to: [.app], as: reader)
+                try await subscribe(oracle, to: [.app], as: writer)
+
+                let hidden = try await client.create(className, fields: ["n": .int(1)], as: writer)
+                #expect(try await client.update(hidden, fields: ["n": .int(2)], as: writer).status == 200)
+                #expect(try await client.delete(hidden, as: writer).status == 204)
+                _ = try await client.create(className, fields: ["n": .int(3)], acl: .publicReadWrite, as: writer)
+
+                let writerSequences = try await changedSequences(oracle, count: 4)
+                let first = try await live.next()
+                #expect(first == .changed(datastore: .app, sequence: writerSequences[3]), "\(writerSequences)")
+            }
+        }
+    }
+
+    @Test("an ACL change that takes the subscriber's access away is notified; later changes are not")
+    func accessLossNotified() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        let writer = try await client.newUser("writer")
+        let className = Unique.name("Board")
+        try await withLiveClient(server) { live in
+            try await withLiveClient(server) { oracle in
+                try await subscribe(live, to: [.app], as: reader)
+                try await subscribe(oracle, to: [.app], as: writer)
+                let before = try await client.pullAll(.app, classes: [className], as: reader)
+
+                let object = try await client.create(className, fields: ["n": .int(1)], acl: .publicReadWrite, as: writer)
+                let hide = try await client.update(object, fields: [:], acl: .only(writer.id), as: writer)
+                #expect(hide.status == 200)
+                #expect(try await client.update(object, fields: ["n": .int(2)], as: writer).status == 200)
+                _ = try await client.create(className, fields: ["n": .int(3)], acl: .publicReadWrite, as: writer)
+
+                let sequences = try await changedSequences(oracle, count: 4)
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[0]))
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "the removal")
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[3]), "not the hidden update")
+                // And the pull it triggers says what happened.
+                let pulled = try await client.pullAll(.app, since: before.checkpoint, classes: [className], as: reader)
+                #expect(pulled.changes.kinds(of: object.objectId) == ["removal"])
+            }
+        }
+    }
+
+    @Test("a change in a class whose find permission refuses the subscriber is not notified")
+    func classPermissionRespected() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        let writer = try await client.newUser("writer")
+        let closed = Unique.name("Closed")
+        try await client.setPermissions(ClassPermissions(find: PermissionRule(principals: [writer.principal])), of: closed)
+        try await withLiveClient(server) { live in
+            try await withLiveClient(server) { oracle in
+                try await subscribe(live, to: [.app], as: reader)
+                try await subscribe(oracle, to: [.app], as: writer)
+                _ = try await client.create(closed, fields: ["n": .int(1)], acl: .publicReadWrite, as: writer)
+                _ = try await client.create(Unique.name("Open"), fields: ["n": .int(2)], acl: .publicReadWrite, as: writer)
+                let sequences = try await changedSequences(oracle, count: 2)
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "\(sequences)")
+            }
+        }
+    }
+
+    @Test("losing the role on a shareable datastore stops its notifications")
+    func datastoreRoleLossRespected() async throws {
+        let (server, client) = try SharedServer.current()
+        let owner = try await client.newUser("owner")
+        let viewer = try await client.newUser("viewer")
+        let datastore = try await client.createShareable(by: owner).id
+        #expect(try await client.setRole(.viewer, for: viewer.principal, on: datastore, by: owner).status == 200)
+        try await withLiveClient(server) { live in
+            try await withLiveClient(server) { oracle in
+                try await subscribe(live, to: [datastore, .app], as: viewer)
+                try await subscribe(oracle, to: [.app], as: owner)
+                _ = try await client.create("Stop", in: datastore, fields: ["n": .int(1)], acl: .publicReadWrite, as: owner)
+                guard case .changed(let first, _) = try await live.next() else {
+                    Issue.record("expected a changed message")
+                    return
+                }
+                #expect(first == datastore)
+
+                #expect(try await client.setRole(.none, for: viewer.principal, on: datastore, by: owner).status == 200)
+                _ = try await client.create("Stop", in: datastore, fields: ["n": .int(2)], acl: .publicReadWrite, as: owner)
+                _ = try await client.create(Unique.name("Open"), fields: ["n": .int(3)], acl: .publicReadWrite, as: owner)
+                let appSequence = try await changedSequences(oracle, count: 1)[0]
+                #expect(try await live.next() == .changed(datastore: .app, sequence: appSequence))
+            }
+        }
+    }
+
+    @Test("bad messages get an error and the connection stays open", arguments: [
+        "not json", "{}", #"{"type":"subscribe"}"#, #"{"type":"dance","datastores":[]}"#,
+        #"{"type":"subscribe","datastores":["Not A Datastore!"]}"#, #"[1,2,3]"#,
+    ])
+    func badMessages(text: String) async throws {
+        let (server, client) = try SharedServer.current()
+        let user = try await client.newUser("live")
+        try await withLiveClient(server) { live in
+            live.send(text: text)
+            guard case .error(let error, _) = try await live.next() else {
+                Issue.record("expected an error for \(text)")
+                return
+            }
+            #expect([RooftopError.Code.request, .illegalArgument].contains(error.code), "\(error)")
+            #expect(live.isOpen)
+            try await subscribe(live, to: [.app], as: user)
+        }
+    }
+
+    @Test("subscribing to an unknown or inaccessible datastore gives an error about it; the others still subscribe")
+    func unknownDatastore() async throws {
+        let (server, client) = try SharedServer.current()
+        let owner = try await client.newUser("owner")
+        let stranger = try await client.newUser("stranger")
+        let unknown = try DatastoreID("." + Unique.name("missing").replacingOccurrences(of: "_", with: "-"))
+        let foreign = try await client.createShareable(by: owner).id
+        try await withLiveClient(server) { live in
+            live.send(.subscribe(datastores: [unknown, foreign, .app], sessionToken: stranger.token))
+            var errors: [DatastoreID: RooftopError] = [:]
+            var subscribed: [DatastoreID]?
+            while subscribed == nil {
+                switch try await live.next() {
+                case .error(let error, let datastore): errors[datastore ?? .app] = error
+                case .subscribed(let datastores): subscribed = datastores
+                case .changed: break
+                }
+            }
+            #expect(subscribed == [.app])
+            #expect(errors[unknown]?.code == .notFound)
+            #expect(errors[foreign]?.code == .notFound, "existence of a datastore without a role is not revealed")
+            #expect(live.isOpen)
+        }
+    }
+
+    @Test("a bad session token gives an auth error; a private datastore needs a signed-in user")
+    func authErrors() async throws {
+        let (server, _) = try SharedServer.current()
+        try await withLiveClient(server) { live in
+            live.send(.subscribe(datastores: [.app], sessionToken: "r:forged-token"))
+            guard case .error(let error, _) = try await live.next() else {
+                Issue.record("expected an error")
+                return
+            }
+            #expect(error.code == .auth)
+            live.send(.subscribe(datastores: [.default], sessionToken: nil))
+            var sawAuthError = false
+            while true {
+                let message = try await live.next()
+                if case .error(let error, let datastore) = message {
+                    #expect(error.code == .auth)
+                    #expect(datastore == .default)
+                    sawAuthError = true
+                }
+                if case .subscribed(let datastores) = message {
+                    #expect(datastores.isEmpty)
+                    break
+                }
+            }
+            #expect(sawAuthError)
+        }
+    }
+
+    @Test("the upgrade needs the application ID")
+    func upgradeNeedsApplicationId() async throws {
+        let (server, _) = try SharedServer.current()
+        await #expect(throws: LiveClientError.self) {
+            let live = try await LiveClient.connect(to: server, appId: "wrong-app")
+            await live.close()
+        }
+    }
+
+    // Helpers.
+
+    /// Subscribes and waits for the confirmation.
+    private func subscribe(_ live: LiveClient, to datastores: [DatastoreID], as user: TestUser) async throws {
+        live.send(.subscribe(datastores: datastores, sessionToken: user.token))
+        let reply = try await live.next()
+        #expect(reply == .subscribed(datastores: datastores), "\(reply)")
+    }
+
+    /// The sequences of the next `count` changed messages.
+    private func changedSequences(_ live: LiveClient, count: Int) async throws -> [Int64] {
+        var sequences: [Int64] = []
+        while sequences.count < count {
+            let message = try await live.next()
+            guard case .changed(_, let sequence) = message else {
+                throw FixtureError("expected a changed message, got \(message)")
+            }
+            sequences.append(sequence)
+        }
+        return sequences
+    }
+}
