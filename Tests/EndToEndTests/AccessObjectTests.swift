@@ -88,13 +88,17 @@ struct AccessObjectTests {
         }
     }
 
-    @Test("update: writable objects accept it; readable but not writable ones 403; unreadable ones 404")
+    @Test("update: writable objects accept it; readable but not writable ones 403; unreadable ones 404, as missing ones")
     func update() async throws {
         let (_, client) = try SharedServer.current()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
+        var missing = try #require(objects[.publicRead])
+        missing.objectId = ObjectID.generate()
         for caller in Caller.allCases {
+            let absent = try await matrix.update(missing, fields: ["by": .string(caller.rawValue)], as: caller)
+            #expect(absent.status == 404, "\(caller) updating a missing object: \(absent.text)")
             for (kind, object) in objects {
                 let reply = try await matrix.update(object, fields: ["by": .string(caller.rawValue)], as: caller)
                 if kind.writers.contains(caller) {
@@ -131,12 +135,16 @@ struct AccessObjectTests {
         #expect(try await matrix.get(object, as: .owner).status == 200)
     }
 
-    @Test("delete: writable objects are deleted; readable but not writable ones 403; unreadable ones 404")
+    @Test("delete: writable objects are deleted; readable but not writable ones 403; unreadable ones 404, as missing ones")
     func delete() async throws {
         let (_, client) = try SharedServer.current()
         let matrix = try await AccessMatrix.make(client)
         for caller in Caller.allCases {
             let objects = try await matrix.createObjects(in: Unique.name("Doc"))
+            var missing = try #require(objects[.publicRead])
+            missing.objectId = ObjectID.generate()
+            let absent = try await matrix.delete(missing, as: caller)
+            #expect(absent.status == 404, "\(caller) deleting a missing object: \(absent.text)")
             for (kind, object) in objects {
                 let reply = try await matrix.delete(object, as: caller)
                 let after = try await matrix.get(object, as: .admin)

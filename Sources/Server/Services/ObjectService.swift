@@ -27,10 +27,14 @@ final class ObjectService: Sendable {
     ///   - mutation: The mutation.
     ///   - context: The caller.
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
+    ///   - mustExist: Refuse with `notFound` when the object does not exist, instead of creating
+    ///     it (an update) or answering that it is already gone (a delete): REST `PATCH`/`DELETE`.
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
     /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
     ///   write role); the caller turns them into `.rejected` results.
-    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool) async throws -> MutationResult {
+    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool, mustExist: Bool = false) async throws
+        -> MutationResult
+    {
         try WriteValidator(limits: limits).validate(mutation)
         let resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
         let settings = try await classes.settings(of: mutation.className)
@@ -39,7 +43,8 @@ final class ObjectService: Sendable {
             baseVersion: mutation.baseVersion,
             mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
         let decider = WriteDecider(
-            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now)
+            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
+            mustExist: mustExist)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
@@ -64,12 +69,14 @@ final class ObjectService: Sendable {
         try Identifier.validate(objectId, as: .objectId)
         let resolved = try await datastores.resolve(datastore, for: context, create: false)
         let permissions = try await classes.permissions(of: className)
-        guard let stored = try await storage.object(
-            datastoreKey: resolved.record.key, className: className, objectId: objectId), !stored.isDeleted
-        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
+        // The class permission first: refused or not, the answer must not depend on whether the
+        // object exists.
         guard permissions.allows(.get, for: context) else {
             throw RooftopError(.disallowed, "the class permissions of \(className) do not allow get")
         }
+        guard let stored = try await storage.object(
+            datastoreKey: resolved.record.key, className: className, objectId: objectId), !stored.isDeleted
+        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
         // An object the caller may not read is answered as missing: its existence is not revealed.
         guard AccessPolicy.allows(
             .get, className: className, context: context, classPermissions: permissions, datastoreRole: resolved.role,
