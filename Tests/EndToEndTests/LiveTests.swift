@@ -129,7 +129,7 @@ struct LiveTests {
         }
     }
 
-    @Test("losing the role on a shareable datastore stops its notifications")
+    @Test("losing the role on a shareable datastore ends that subscription with a notFound error")
     func datastoreRoleLossRespected() async throws {
         let (server, client) = try SharedServer.current()
         let owner = try await client.newUser("owner")
@@ -151,7 +151,19 @@ struct LiveTests {
                 _ = try await client.create("Stop", in: datastore, fields: ["n": .int(2)], acl: .publicReadWrite, as: owner)
                 _ = try await client.create(Unique.name("Open"), fields: ["n": .int(3)], acl: .publicReadWrite, as: owner)
                 let appSequence = try await changedSequences(oracle, count: 1)[0]
+                guard case .error(let error, let about) = try await live.next() else {
+                    Issue.record("expected the subscription to end with an error")
+                    return
+                }
+                #expect(error.code == .notFound)
+                #expect(about == datastore)
                 #expect(try await live.next() == .changed(datastore: .app, sequence: appSequence))
+                // Ended for good: a later change there is not announced even if the role comes back.
+                #expect(try await client.setRole(.viewer, for: viewer.principal, on: datastore, by: owner).status == 200)
+                _ = try await client.create("Stop", in: datastore, fields: ["n": .int(4)], acl: .publicReadWrite, as: owner)
+                _ = try await client.create(Unique.name("Open"), fields: ["n": .int(5)], acl: .publicReadWrite, as: owner)
+                let next = try await changedSequences(oracle, count: 1)[0]
+                #expect(try await live.next() == .changed(datastore: .app, sequence: next))
             }
         }
     }

@@ -64,12 +64,27 @@ actor LiveHub {
         subscribers.removeAll()
     }
 
-    /// Announces a committed change to the subscribers allowed to know of it.
+    /// Announces a committed change to the subscribers allowed to know of it: the same three
+    /// layers a pull applies (the datastore role now, the class's `find` permission, the object's
+    /// readers before or after the change). A subscriber whose role on the datastore is gone is
+    /// told so with a `notFound` error about it and unsubscribed from it.
     /// - Parameters:
+    ///   - sharing: The datastore's sharing state as of the change.
+    ///   - permissions: The permissions of the changed object's class.
     ///   - readers: Principals that could read the object before or after the change.
-    func publish(datastoreKey: Int64, sequence: Int64, readers: Set<String>) {
-        for subscriber in subscribers.values {
+    func publish(
+        datastoreKey: Int64, sequence: Int64, sharing: DatastoreSharing, permissions: ClassPermissions,
+        readers: Set<String>
+    ) {
+        for (id, subscriber) in subscribers {
             guard let datastore = subscriber.datastores[datastoreKey] else { continue }
+            guard sharing.effectiveRole(for: subscriber.context).allows(.find) else {
+                subscribers[id]?.datastores[datastoreKey] = nil
+                subscriber.continuation.yield(
+                    .error(RooftopError(.notFound, "no datastore \(datastore)"), datastore: datastore))
+                continue
+            }
+            guard permissions.allows(.find, for: subscriber.context) else { continue }
             if subscriber.context.isAdmin || !subscriber.principals.isDisjoint(with: readers) {
                 subscriber.continuation.yield(.changed(datastore: datastore, sequence: sequence))
             }

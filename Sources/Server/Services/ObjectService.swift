@@ -55,8 +55,8 @@ final class ObjectService: Sendable {
             return .rejected(mutationId: mutation.mutationId, error: error)
         case .written(let stored, let readersBefore, let result):
             await live.publish(
-                datastoreKey: resolved.record.key, sequence: stored.sequence,
-                readers: readersBefore.union(stored.readers))
+                datastoreKey: resolved.record.key, sequence: stored.sequence, sharing: resolved.record.sharing,
+                permissions: settings.permissions, readers: readersBefore.union(stored.readers))
             return withMutationID(result, mutation.mutationId)
         }
     }
