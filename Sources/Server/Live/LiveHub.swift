@@ -37,6 +37,14 @@ actor LiveHub {
             datastores: subscriber.datastores, continuation: subscriber.continuation)
     }
 
+    /// Recomputes every signed-in subscriber's effective roles after a role change.
+    func refreshRoles(_ graph: RoleGraph) {
+        for (id, subscriber) in subscribers {
+            guard let userId = subscriber.context.userId, !subscriber.context.isAdmin else { continue }
+            updateContext(id: id, context: AccessContext(userId: userId, roleGraph: graph))
+        }
+    }
+
     /// Adds datastores to a connection's subscriptions.
     func subscribe(id: UUID, datastores: [(key: Int64, id: DatastoreID)]) {
         for datastore in datastores { subscribers[id]?.datastores[datastore.key] = datastore.id }
