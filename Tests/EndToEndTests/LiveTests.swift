@@ -129,6 +129,46 @@ struct LiveTests {
         }
     }
 
+    @Test("joining or leaving a role while subscribed changes what is notified at once")
+    func roleMembershipFollowed() async throws {
+        let (server, client) = try SharedServer.current()
+        let reader = try await client.newUser("reader")
+        let writer = try await client.newUser("writer")
+        let role = Unique.name("Crew")
+        try await client.createRole(role)
+        let className = Unique.name("Board")
+        try await withLiveClient(server) { live in
+            try await withLiveClient(server) { oracle in
+                try await subscribe(live, to: [.app], as: reader)
+                try await subscribe(oracle, to: [.app], as: writer)
+                let acl = ACL.of((.role(role), read: true, write: false), (writer.principal, read: true, write: true))
+                let object = try await client.create(className, fields: ["n": .int(1)], acl: acl, as: writer)
+                try await client.updateRole(role, UpdateRoleRequest(addUsers: [reader.id]))
+                #expect(try await client.update(object, fields: ["n": .int(2)], as: writer).status == 200)
+                try await client.updateRole(role, UpdateRoleRequest(removeUsers: [reader.id]))
+                #expect(try await client.update(object, fields: ["n": .int(3)], as: writer).status == 200)
+                _ = try await client.create(className, fields: ["n": .int(4)], acl: .publicReadWrite, as: writer)
+
+                let sequences = try await changedSequences(oracle, count: 4)
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "as a member")
+                #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[3]), "no longer a member")
+            }
+        }
+    }
+
+    @Test("a bad session token on the upgrade request is refused, never taken as anonymous")
+    func badTokenOnUpgrade() async throws {
+        let (server, client) = try SharedServer.current()
+        let user = try await client.newUser("live")
+        #expect(try await client.send(.POST, "/v1/logout", token: user.token).status == 204)
+        for token in ["r:forged-token", user.token] {
+            await #expect(throws: LiveClientError.self, "token \(token)") {
+                let live = try await LiveClient.connect(to: server, sessionToken: token)
+                await live.close()
+            }
+        }
+    }
+
     @Test("losing the role on a shareable datastore ends that subscription with a notFound error")
     func datastoreRoleLossRespected() async throws {
         let (server, client) = try SharedServer.current()
