@@ -120,8 +120,14 @@ struct AccessDatastoreTests {
         #expect(try await client.update(object, fields: ["n": .int(2)], as: member).status == 200)
         #expect(try await client.get(object, as: stranger).status == 404)
 
+        let memberList: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: member.token)
+        #expect(memberList.datastores.first { $0.id == datastore }?.role == .editor, "shared with the member's team")
+
         #expect(try await client.setRole(.viewer, for: .everyone, on: datastore, by: owner).status == 200)
         try await expectCanRead(object, as: stranger)
+        // Public access is by ID: public datastores are not listed to every user.
+        let strangerList: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: stranger.token)
+        #expect(!strangerList.datastores.map(\.id).contains(datastore))
         #expect(try await client.get(object).status == 200, "anonymous callers hold *")
         let write = try await client.update(object, fields: ["n": .int(3)], as: stranger)
         #expect(write.status == 403)
