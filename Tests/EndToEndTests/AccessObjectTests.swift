@@ -119,6 +119,54 @@ struct AccessObjectTests {
         }
     }
 
+    @Test("push: each mutation gets the decision a REST write gets (applied, disallowed, or notFound)")
+    func push() async throws {
+        let (_, client) = try SharedServer.current()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        let objects = try await matrix.createObjects(in: className)
+        for caller in Caller.allCases {
+            let kinds = ObjectKind.allCases
+            let mutations = kinds.compactMap { kind in
+                objects[kind].map { object in
+                    Mutation(
+                        datastore: .app, className: className, objectId: object.objectId,
+                        change: .update([FieldUpdate("by", .set(.string(caller.rawValue)))]))
+                }
+            }
+            let response: PushResponse = try await client.call(
+                .POST, "/v1/push", body: PushRequest(mutations: mutations), token: matrix.user(caller)?.token,
+                admin: caller == .admin)
+            #expect(response.results.count == kinds.count)
+            for (kind, result) in zip(kinds, response.results) {
+                if kind.writers.contains(caller) {
+                    #expect(result.isApplied, "\(caller) pushing to \(kind): \(result)")
+                } else {
+                    let expected: RooftopError.Code = kind.readers.contains(caller) ? .disallowed : .notFound
+                    #expect(result.error?.code == expected, "\(caller) pushing to \(kind): \(result)")
+                }
+            }
+        }
+    }
+
+    @Test("an include path stops at an object the caller cannot read, even when what lies behind it is public")
+    func includeThroughUnreadable() async throws {
+        let (_, client) = try SharedServer.current()
+        let matrix = try await AccessMatrix.make(client)
+        let publicACL = ACL.of((.everyone, read: true, write: false))
+        let leaf = try await client.create(Unique.name("Leaf"), fields: ["n": .int(1)], acl: publicACL, as: matrix.owner)
+        let middle = try await client.create(
+            Unique.name("Middle"), fields: ["next": .pointer(leaf.pointer)], acl: .only(matrix.owner.id), as: matrix.owner)
+        let root = try await client.create(
+            Unique.name("Root"), fields: ["next": .pointer(middle.pointer)], acl: publicACL, as: matrix.owner)
+        let query = Query(root.className).including("next", "next")
+        let asOther = try await matrix.find(query, as: .other)
+        #expect(asOther.ids == [root.objectId])
+        #expect(asOther.included.isEmpty, "\(asOther.included.map(\.className))")
+        let asOwner = try await matrix.find(query, as: .owner)
+        #expect(Set(asOwner.included.map(\.objectId)) == [middle.objectId, leaf.objectId])
+    }
+
     @Test("an update cannot change the ACL without write access, and an ACL change takes effect at once")
     func aclChange() async throws {
         let (_, client) = try SharedServer.current()
