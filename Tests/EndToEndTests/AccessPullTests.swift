@@ -93,6 +93,32 @@ struct AccessPullTests {
         #expect(after.objectIds == [roleObject.objectId])
     }
 
+    @Test("joining a role that reads more than a page of unchanged objects: small pages still bring them all")
+    func manyUpsertsAfterJoiningRole() async throws {
+        let (_, client) = try SharedServer.current()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        var roleObjects: Set<String> = []
+        for n in 0..<3 {
+            let object = try await client.create(
+                className, fields: ["n": .int(Int64(n))], acl: matrix.acl(.roleReadWrite), as: matrix.owner)
+            roleObjects.insert(object.objectId)
+        }
+        let mine = try await client.create(className, fields: ["n": .int(9)], acl: .only(matrix.other.id), as: matrix.other)
+        let before = try await client.pullAll(.app, classes: [className], limit: 1, as: matrix.other)
+        #expect(before.changes.objectIds == [mine.objectId])
+
+        try await client.updateRole(matrix.role, UpdateRoleRequest(addUsers: [matrix.other.id]))
+        let after = try await client.pullAll(
+            .app, since: before.checkpoint, classes: [className], limit: 1, as: matrix.other)
+        #expect(after.changes.objectIds.isSuperset(of: roleObjects), "\(after.changes)")
+        #expect(after.changes.allSatisfy { if case .upsert = $0 { true } else { false } })
+        // Nothing is lost for later pulls either.
+        let object = try await client.create(className, fields: ["n": .int(10)], acl: matrix.acl(.roleReadWrite), as: matrix.owner)
+        let later = try await client.pullAll(.app, since: after.checkpoint, classes: [className], limit: 1, as: matrix.other)
+        #expect(later.changes.objectIds == [object.objectId])
+    }
+
     @Test("a delete sends a tombstone only to those who could read the object")
     func tombstones() async throws {
         let (_, client) = try SharedServer.current()

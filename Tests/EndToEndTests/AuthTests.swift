@@ -84,6 +84,18 @@ struct AuthTests {
         #expect(anonymous.error?.code == .auth)
     }
 
+    @Test("the session token is also accepted as Authorization: Bearer")
+    func bearerToken() async throws {
+        let (_, client) = try SharedServer.current()
+        let user = try await client.newUser("bearer")
+        let me = try await client.send(.GET, "/v1/users/me", headers: ["Authorization": "Bearer \(user.token)"])
+        #expect(me.status == 200)
+        #expect(try me.decode(UserInfo.self).objectId == user.id)
+        let forged = try await client.send(.GET, "/v1/users/me", headers: ["Authorization": "Bearer r:forged"])
+        #expect(forged.status == 401)
+        #expect(forged.error?.code == .auth)
+    }
+
     @Test("log-out revokes that session only: its token then fails with 401 auth")
     func logOut() async throws {
         let (_, client) = try SharedServer.current()

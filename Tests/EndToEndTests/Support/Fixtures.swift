@@ -189,14 +189,14 @@ extension APIClient {
 
     /// Pulls every page since a checkpoint; must succeed.
     func pullAll(
-        _ datastore: DatastoreID = .app, since: Checkpoint? = nil, classes: [String]? = nil, as user: TestUser? = nil,
-        admin: Bool = false
+        _ datastore: DatastoreID = .app, since: Checkpoint? = nil, classes: [String]? = nil, limit: Int? = nil,
+        as user: TestUser? = nil, admin: Bool = false
     ) async throws -> (changes: [PullChange], checkpoint: Checkpoint) {
         var changes: [PullChange] = []
         var checkpoint = since
         while true {
             let page: PullResponse = try await call(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: checkpoint, classes: classes),
+                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: checkpoint, limit: limit, classes: classes),
                 token: user?.token, admin: admin)
             changes += page.changes
             checkpoint = page.checkpoint
