@@ -66,15 +66,15 @@ struct LiveTests {
         let className = Unique.name("Board")
         try await withLiveClient(server) { live in
             try await withLiveClient(server) { oracle in
-                try await subscribe(live, to: [.app], as: reader)
-                try await subscribe(oracle, to: [.app], as: writer)
+                try await live.subscribe(to: [.app], as: reader)
+                try await oracle.subscribe(to: [.app], as: writer)
 
                 let hidden = try await client.create(className, fields: ["n": .int(1)], as: writer)
                 #expect(try await client.update(hidden, fields: ["n": .int(2)], as: writer).status == 200)
                 #expect(try await client.delete(hidden, as: writer).status == 204)
                 _ = try await client.create(className, fields: ["n": .int(3)], acl: .publicReadWrite, as: writer)
 
-                let writerSequences = try await changedSequences(oracle, count: 4)
+                let writerSequences = try await oracle.changedSequences(count: 4)
                 let first = try await live.next()
                 #expect(first == .changed(datastore: .app, sequence: writerSequences[3]), "\(writerSequences)")
             }
@@ -89,8 +89,8 @@ struct LiveTests {
         let className = Unique.name("Board")
         try await withLiveClient(server) { live in
             try await withLiveClient(server) { oracle in
-                try await subscribe(live, to: [.app], as: reader)
-                try await subscribe(oracle, to: [.app], as: writer)
+                try await live.subscribe(to: [.app], as: reader)
+                try await oracle.subscribe(to: [.app], as: writer)
                 let before = try await client.pullAll(.app, classes: [className], as: reader)
 
                 let object = try await client.create(className, fields: ["n": .int(1)], acl: .publicReadWrite, as: writer)
@@ -99,7 +99,7 @@ struct LiveTests {
                 #expect(try await client.update(object, fields: ["n": .int(2)], as: writer).status == 200)
                 _ = try await client.create(className, fields: ["n": .int(3)], acl: .publicReadWrite, as: writer)
 
-                let sequences = try await changedSequences(oracle, count: 4)
+                let sequences = try await oracle.changedSequences(count: 4)
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[0]))
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "the removal")
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[3]), "not the hidden update")
@@ -119,11 +119,11 @@ struct LiveTests {
         try await client.setPermissions(ClassPermissions(find: PermissionRule(principals: [writer.principal])), of: closed)
         try await withLiveClient(server) { live in
             try await withLiveClient(server) { oracle in
-                try await subscribe(live, to: [.app], as: reader)
-                try await subscribe(oracle, to: [.app], as: writer)
+                try await live.subscribe(to: [.app], as: reader)
+                try await oracle.subscribe(to: [.app], as: writer)
                 _ = try await client.create(closed, fields: ["n": .int(1)], acl: .publicReadWrite, as: writer)
                 _ = try await client.create(Unique.name("Open"), fields: ["n": .int(2)], acl: .publicReadWrite, as: writer)
-                let sequences = try await changedSequences(oracle, count: 2)
+                let sequences = try await oracle.changedSequences(count: 2)
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "\(sequences)")
             }
         }
@@ -139,8 +139,8 @@ struct LiveTests {
         let className = Unique.name("Board")
         try await withLiveClient(server) { live in
             try await withLiveClient(server) { oracle in
-                try await subscribe(live, to: [.app], as: reader)
-                try await subscribe(oracle, to: [.app], as: writer)
+                try await live.subscribe(to: [.app], as: reader)
+                try await oracle.subscribe(to: [.app], as: writer)
                 let acl = ACL.of((.role(role), read: true, write: false), (writer.principal, read: true, write: true))
                 let object = try await client.create(className, fields: ["n": .int(1)], acl: acl, as: writer)
                 try await client.updateRole(role, UpdateRoleRequest(addUsers: [reader.id]))
@@ -149,22 +149,9 @@ struct LiveTests {
                 #expect(try await client.update(object, fields: ["n": .int(3)], as: writer).status == 200)
                 _ = try await client.create(className, fields: ["n": .int(4)], acl: .publicReadWrite, as: writer)
 
-                let sequences = try await changedSequences(oracle, count: 4)
+                let sequences = try await oracle.changedSequences(count: 4)
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[1]), "as a member")
                 #expect(try await live.next() == .changed(datastore: .app, sequence: sequences[3]), "no longer a member")
-            }
-        }
-    }
-
-    @Test("a bad session token on the upgrade request is refused, never taken as anonymous")
-    func badTokenOnUpgrade() async throws {
-        let (server, client) = try SharedServer.current()
-        let user = try await client.newUser("live")
-        #expect(try await client.send(.POST, "/v1/logout", token: user.token).status == 204)
-        for token in ["r:forged-token", user.token] {
-            await #expect(throws: LiveClientError.self, "token \(token)") {
-                let live = try await LiveClient.connect(to: server, sessionToken: token)
-                await live.close()
             }
         }
     }
@@ -178,8 +165,8 @@ struct LiveTests {
         #expect(try await client.setRole(.viewer, for: viewer.principal, on: datastore, by: owner).status == 200)
         try await withLiveClient(server) { live in
             try await withLiveClient(server) { oracle in
-                try await subscribe(live, to: [datastore, .app], as: viewer)
-                try await subscribe(oracle, to: [.app], as: owner)
+                try await live.subscribe(to: [datastore, .app], as: viewer)
+                try await oracle.subscribe(to: [.app], as: owner)
                 _ = try await client.create("Stop", in: datastore, fields: ["n": .int(1)], acl: .publicReadWrite, as: owner)
                 guard case .changed(let first, _) = try await live.next() else {
                     Issue.record("expected a changed message")
@@ -190,7 +177,7 @@ struct LiveTests {
                 #expect(try await client.setRole(.none, for: viewer.principal, on: datastore, by: owner).status == 200)
                 _ = try await client.create("Stop", in: datastore, fields: ["n": .int(2)], acl: .publicReadWrite, as: owner)
                 _ = try await client.create(Unique.name("Open"), fields: ["n": .int(3)], acl: .publicReadWrite, as: owner)
-                let appSequence = try await changedSequences(oracle, count: 1)[0]
+                let appSequence = try await oracle.changedSequences(count: 1)[0]
                 guard case .error(let error, let about) = try await live.next() else {
                     Issue.record("expected the subscription to end with an error")
                     return
@@ -202,112 +189,9 @@ struct LiveTests {
                 #expect(try await client.setRole(.viewer, for: viewer.principal, on: datastore, by: owner).status == 200)
                 _ = try await client.create("Stop", in: datastore, fields: ["n": .int(4)], acl: .publicReadWrite, as: owner)
                 _ = try await client.create(Unique.name("Open"), fields: ["n": .int(5)], acl: .publicReadWrite, as: owner)
-                let next = try await changedSequences(oracle, count: 1)[0]
+                let next = try await oracle.changedSequences(count: 1)[0]
                 #expect(try await live.next() == .changed(datastore: .app, sequence: next))
             }
         }
-    }
-
-    @Test("bad messages get an error and the connection stays open", arguments: [
-        "not json", "{}", #"{"type":"subscribe"}"#, #"{"type":"dance","datastores":[]}"#,
-        #"{"type":"subscribe","datastores":["Not A Datastore!"]}"#, #"[1,2,3]"#,
-    ])
-    func badMessages(text: String) async throws {
-        let (server, client) = try SharedServer.current()
-        let user = try await client.newUser("live")
-        try await withLiveClient(server) { live in
-            live.send(text: text)
-            guard case .error(let error, _) = try await live.next() else {
-                Issue.record("expected an error for \(text)")
-                return
-            }
-            #expect([RooftopError.Code.request, .illegalArgument].contains(error.code), "\(error)")
-            #expect(live.isOpen)
-            try await subscribe(live, to: [.app], as: user)
-        }
-    }
-
-    @Test("subscribing to an unknown or inaccessible datastore gives an error about it; the others still subscribe")
-    func unknownDatastore() async throws {
-        let (server, client) = try SharedServer.current()
-        let owner = try await client.newUser("owner")
-        let stranger = try await client.newUser("stranger")
-        let unknown = try DatastoreID("." + Unique.name("missing").replacingOccurrences(of: "_", with: "-"))
-        let foreign = try await client.createShareable(by: owner).id
-        try await withLiveClient(server) { live in
-            live.send(.subscribe(datastores: [unknown, foreign, .app], sessionToken: stranger.token))
-            var errors: [DatastoreID: RooftopError] = [:]
-            var subscribed: [DatastoreID]?
-            while subscribed == nil {
-                switch try await live.next() {
-                case .error(let error, let datastore): errors[datastore ?? .app] = error
-                case .subscribed(let datastores): subscribed = datastores
-                case .changed: break
-                }
-            }
-            #expect(subscribed == [.app])
-            #expect(errors[unknown]?.code == .notFound)
-            #expect(errors[foreign]?.code == .notFound, "existence of a datastore without a role is not revealed")
-            #expect(live.isOpen)
-        }
-    }
-
-    @Test("a bad session token gives an auth error; a private datastore needs a signed-in user")
-    func authErrors() async throws {
-        let (server, _) = try SharedServer.current()
-        try await withLiveClient(server) { live in
-            live.send(.subscribe(datastores: [.app], sessionToken: "r:forged-token"))
-            guard case .error(let error, _) = try await live.next() else {
-                Issue.record("expected an error")
-                return
-            }
-            #expect(error.code == .auth)
-            live.send(.subscribe(datastores: [.default], sessionToken: nil))
-            var sawAuthError = false
-            while true {
-                let message = try await live.next()
-                if case .error(let error, let datastore) = message {
-                    #expect(error.code == .auth)
-                    #expect(datastore == .default)
-                    sawAuthError = true
-                }
-                if case .subscribed(let datastores) = message {
-                    #expect(datastores.isEmpty)
-                    break
-                }
-            }
-            #expect(sawAuthError)
-        }
-    }
-
-    @Test("the upgrade needs the application ID")
-    func upgradeNeedsApplicationId() async throws {
-        let (server, _) = try SharedServer.current()
-        await #expect(throws: LiveClientError.self) {
-            let live = try await LiveClient.connect(to: server, appId: "wrong-app")
-            await live.close()
-        }
-    }
-
-    // Helpers.
-
-    /// Subscribes and waits for the confirmation.
-    private func subscribe(_ live: LiveClient, to datastores: [DatastoreID], as user: TestUser) async throws {
-        live.send(.subscribe(datastores: datastores, sessionToken: user.token))
-        let reply = try await live.next()
-        #expect(reply == .subscribed(datastores: datastores), "\(reply)")
-    }
-
-    /// The sequences of the next `count` changed messages.
-    private func changedSequences(_ live: LiveClient, count: Int) async throws -> [Int64] {
-        var sequences: [Int64] = []
-        while sequences.count < count {
-            let message = try await live.next()
-            guard case .changed(_, let sequence) = message else {
-                throw FixtureError("expected a changed message, got \(message)")
-            }
-            sequences.append(sequence)
-        }
-        return sequences
     }
 }

@@ -151,6 +151,31 @@ final class LiveClient: Sendable {
     }
 }
 
+extension LiveClient {
+    /// Subscribes as `user` and waits for the confirmation.
+    /// - Throws: When the next message is anything but `subscribed` to exactly `datastores`.
+    func subscribe(to datastores: [DatastoreID], as user: TestUser) async throws {
+        send(.subscribe(datastores: datastores, sessionToken: user.token))
+        let reply = try await next()
+        guard reply == .subscribed(datastores: datastores) else {
+            throw FixtureError("expected subscribed to \(datastores), got \(reply)")
+        }
+    }
+
+    /// The sequence numbers of the next `count` messages, which must all be `changed`.
+    func changedSequences(count: Int) async throws -> [Int64] {
+        var sequences: [Int64] = []
+        while sequences.count < count {
+            let message = try await next()
+            guard case .changed(_, let sequence) = message else {
+                throw FixtureError("expected a changed message, got \(message)")
+            }
+            sequences.append(sequence)
+        }
+        return sequences
+    }
+}
+
 /// What a live connection received so far, shared between its task and the test.
 private final class Inbox: Sendable {
     struct State {
