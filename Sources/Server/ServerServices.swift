@@ -37,7 +37,7 @@ struct ServerServices: Sendable {
             limits: configuration.limits,
             auth: AuthService(storage: storage, roles: roles, configuration: configuration, adminKeyHash: adminKeyHash),
             roles: roles,
-            roleService: RoleService(storage: storage, roles: roles),
+            roleService: RoleService(storage: storage, roles: roles, live: live),
             classes: classes,
             datastores: datastores,
             objects: objects,

@@ -55,11 +55,20 @@ struct AccountRoutes {
             try context.requireAdmin()
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className)
-            var body = try await RequestBody.decode(ClassSettings.self, from: request, limits: limits)
-            body.className = className
-            for field in body.mergeRules.keys { try Identifier.validate(field, as: .field) }
-            try await services.classes.save(body)
-            return try JSONBody.response(body)
+            let body = try await RequestBody.decode(ClassSettingsBody.self, from: request, limits: limits)
+            if let named = body.className, named != className {
+                throw RooftopError(
+                    .illegalArgument, "the body names class '\(named)' but the path '\(className)'", field: "className")
+            }
+            // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
+            var settings = try await services.classes.settings(of: className)
+            if let permissions = body.permissions { settings.permissions = permissions }
+            if let mergeRules = body.mergeRules {
+                for field in mergeRules.keys { try Identifier.validate(field, as: .field) }
+                settings.mergeRules = mergeRules
+            }
+            try await services.classes.save(settings)
+            return try JSONBody.response(settings)
         }
     }
 }

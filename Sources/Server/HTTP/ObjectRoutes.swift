@@ -39,13 +39,15 @@ struct ObjectRoutes {
                 objectId: try context.parameter("objectId"), baseVersion: body.baseVersion,
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
-                try await services.objects.write(mutation, context: context.access, idempotent: false), status: .ok)
+                try await services.objects.write(mutation, context: context.access, idempotent: false, mustExist: true),
+                status: .ok)
         }
         objects.delete(":objectId") { _, context in
             let mutation = Mutation(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: try context.parameter("objectId"), baseVersion: nil, change: .delete)
-            let result = try await services.objects.write(mutation, context: context.access, idempotent: false)
+            let result = try await services.objects.write(
+                mutation, context: context.access, idempotent: false, mustExist: true)
             if let error = result.error { throw error }
             return Response(status: .noContent)
         }

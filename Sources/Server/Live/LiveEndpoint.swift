@@ -33,7 +33,10 @@ struct LiveEndpoint: Sendable {
             return .dontUpgrade
         }
         let token = request.headerFields[RooftopHeader.sessionToken]
-        let initial = (try? await services.auth.context(sessionToken: token, adminKey: nil)) ?? .anonymous
+        // A bad token is refused (the request then gets the API's 401), never taken as anonymous.
+        guard let initial = try? await services.auth.context(sessionToken: token, adminKey: nil) else {
+            return .dontUpgrade
+        }
         let services = self.services
         return .upgrade([:]) { inbound, outbound, context in
             try await LiveEndpoint.serve(

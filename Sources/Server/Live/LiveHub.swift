@@ -40,6 +40,14 @@ actor LiveHub {
             datastores: subscriber.datastores, continuation: subscriber.continuation)
     }
 
+    /// Recomputes every signed-in subscriber's effective roles after a role change.
+    func refreshRoles(_ graph: RoleGraph) {
+        for (id, subscriber) in subscribers {
+            guard let userId = subscriber.context.userId, !subscriber.context.isAdmin else { continue }
+            updateContext(id: id, context: AccessContext(userId: userId, roleGraph: graph))
+        }
+    }
+
     /// Adds datastores to a connection's subscriptions.
     func subscribe(id: UUID, datastores: [(key: Int64, id: DatastoreID)]) {
         for datastore in datastores { subscribers[id]?.datastores[datastore.key] = datastore.id }
@@ -67,12 +75,26 @@ actor LiveHub {
         subscribers.removeAll()
     }
 
-    /// Announces a committed change to the subscribers allowed to know of it.
+    /// Announces a committed change to the subscribers allowed to know of it: the same three
+    /// layers a pull applies (the datastore role now, the class's `find` permission, the object's
+    /// readers before or after the change). A subscriber whose role on the datastore is gone is
+    /// told so with a `notFound` error about it and unsubscribed from it.
     /// - Parameters:
+    ///   - datastore: The datastore as of the change (its sharing roles decide who still has a role).
+    ///   - permissions: The permissions of the changed object's class.
     ///   - readers: Principals that could read the object before or after the change.
-    func publish(datastoreKey: Int64, sequence: Int64, readers: Set<String>) {
-        for subscriber in subscribers.values {
-            guard let datastore = subscriber.datastores[datastoreKey] else { continue }
+    func publish(
+        datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>
+    ) {
+        for (id, subscriber) in subscribers {
+            guard let datastore = subscriber.datastores[record.key] else { continue }
+            guard record.role(for: subscriber.context).allows(.find) else {
+                subscribers[id]?.datastores[record.key] = nil
+                subscriber.continuation.yield(
+                    .error(RooftopError(.notFound, "no datastore \(datastore)"), datastore: datastore))
+                continue
+            }
+            guard permissions.allows(.find, for: subscriber.context) else { continue }
             if subscriber.context.isAdmin || !subscriber.principals.isDisjoint(with: readers) {
                 subscriber.continuation.yield(.changed(datastore: datastore, sequence: sequence))
             }

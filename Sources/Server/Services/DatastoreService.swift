@@ -36,10 +36,12 @@ final class DatastoreService: Sendable {
         return Resolved(record: record, role: role)
     }
 
-    /// Datastores the caller owns or has a role on.
+    /// Datastores the caller owns or was given a role on, as a user or through a role. A role
+    /// for the public (`*`) gives access by ID only: listing it would show every user every
+    /// public datastore.
     func list(for context: AccessContext) async throws -> [DatastoreInfo] {
         guard let userId = context.userId else { return [] }
-        let principals = Set(context.principals.map(\.description))
+        let principals = Set(context.principals.filter { $0 != .everyone }.map(\.description))
         return try await storage.datastores(ownedBy: userId, sharedWith: principals).compactMap { record in
             let role = record.role(for: context)
             return role > .none ? info(record, role: role) : nil

@@ -29,10 +29,15 @@ final class ObjectService: Sendable {
     ///   - context: The caller.
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
     ///   - createOnly: Refuse with `exists` when the object exists (REST creates).
+    ///   - mustExist: Refuse with `notFound` when the object does not exist, instead of creating
+    ///     it (an update) or answering that it is already gone (a delete): REST `PATCH`/`DELETE`.
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
     /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
     ///   write role); the caller turns them into `.rejected` results.
-    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool, createOnly: Bool = false) async throws
+    func write(
+        _ mutation: Mutation, context: AccessContext, idempotent: Bool, createOnly: Bool = false,
+        mustExist: Bool = false
+    ) async throws
         -> MutationResult
     {
         try WriteValidator(limits: limits).validate(mutation)
@@ -44,7 +49,7 @@ final class ObjectService: Sendable {
             mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
-            createOnly: createOnly)
+            createOnly: createOnly, mustExist: mustExist)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
@@ -61,8 +66,8 @@ final class ObjectService: Sendable {
         case .written(let stored, let readersBefore, let result):
             Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "applied")]).increment()
             await live.publish(
-                datastoreKey: resolved.record.key, sequence: stored.sequence,
-                readers: readersBefore.union(stored.readers))
+                datastore: resolved.record, sequence: stored.sequence,
+                permissions: settings.permissions, readers: readersBefore.union(stored.readers))
             return withMutationID(result, mutation.mutationId)
         }
     }
@@ -75,12 +80,14 @@ final class ObjectService: Sendable {
         try Identifier.validate(objectId, as: .objectId)
         let resolved = try await datastores.resolve(datastore, for: context, create: false)
         let permissions = try await classes.permissions(of: className)
-        guard let stored = try await storage.object(
-            datastoreKey: resolved.record.key, className: className, objectId: objectId), !stored.isDeleted
-        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
+        // The class permission first: refused or not, the answer must not depend on whether the
+        // object exists.
         guard permissions.allows(.get, for: context) else {
             throw RooftopError(.disallowed, "the class permissions of \(className) do not allow get")
         }
+        guard let stored = try await storage.object(
+            datastoreKey: resolved.record.key, className: className, objectId: objectId), !stored.isDeleted
+        else { throw RooftopError(.notFound, "no \(className) object \(objectId)") }
         // An object the caller may not read is answered as missing: its existence is not revealed.
         guard AccessPolicy.allows(
             .get, className: className, context: context, classPermissions: permissions, datastoreRole: resolved.role,

@@ -2,13 +2,18 @@ import RooftopShared
 
 /// Creating roles and changing their members. The admin key may do anything; a signed-in user
 /// may create roles and then manage the roles they created.
+///
+/// After every change the role cache is dropped and live subscribers get their effective roles
+/// recomputed, so that notifications follow membership at once.
 final class RoleService: Sendable {
     private let storage: any Storage
     private let roles: RoleDirectory
+    private let live: LiveHub
 
-    init(storage: any Storage, roles: RoleDirectory) {
+    init(storage: any Storage, roles: RoleDirectory, live: LiveHub) {
         self.storage = storage
         self.roles = roles
+        self.live = live
     }
 
     func create(_ request: CreateRoleRequest, by context: AccessContext) async throws -> RoleInfo {
@@ -20,7 +25,7 @@ final class RoleService: Sendable {
             name: request.name, ownerId: context.isAdmin ? nil : context.userId, users: Set(request.users),
             childRoles: Set(request.roles))
         try await storage.insertRole(record)
-        await roles.invalidate()
+        try await rolesChanged()
         return info(record)
     }
 
@@ -36,14 +41,19 @@ final class RoleService: Sendable {
         let record = try await storage.updateRole(
             named: name, addUsers: Set(request.addUsers), removeUsers: Set(request.removeUsers),
             addRoles: Set(request.addRoles), removeRoles: Set(request.removeRoles))
-        await roles.invalidate()
+        try await rolesChanged()
         return info(record)
     }
 
     func delete(_ name: String, by context: AccessContext) async throws {
         try await authorize(name, context)
         try await storage.deleteRole(named: name)
+        try await rolesChanged()
+    }
+
+    private func rolesChanged() async throws {
         await roles.invalidate()
+        await live.refreshRoles(try await roles.graph())
     }
 
     private func authorize(_ name: String, _ context: AccessContext) async throws {

@@ -11,6 +11,9 @@ struct WriteDecider: Sendable {
     let now: Timestamp
     /// Refuse when the object exists (REST creates).
     var createOnly = false
+    /// Refuse with `notFound` instead of creating (an update) or answering "already gone" (a
+    /// delete) when the object does not exist: REST `PATCH` and `DELETE` of one object.
+    var mustExist = false
 
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
@@ -20,6 +23,7 @@ struct WriteDecider: Sendable {
         switch mutation.change {
         case .delete:
             guard let current, !current.isDeleted else {
+                if mustExist { throw missing }
                 // Deleting what is already gone is done: answer as applied, change nothing.
                 return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
             }
@@ -27,6 +31,7 @@ struct WriteDecider: Sendable {
             return deletion(of: current.snapshot)
         case .update:
             guard let current, !current.isDeleted else {
+                if mustExist { throw missing }
                 return try creation(over: current, concurrent: write.concurrentChanges, datastore: write.datastore)
             }
             try check(.update, acl: current.snapshot.acl)
@@ -34,10 +39,23 @@ struct WriteDecider: Sendable {
         }
     }
 
+    /// Checks a write to an existing object (or a create, with `acl` nil). The datastore role and
+    /// the class permission come first, as they do not depend on the object. Then an object the
+    /// caller may not even read is answered as missing, exactly as a get answers it: refusing
+    /// with `disallowed` would reveal that it exists. Only then does its write ACL decide.
     private func check(_ operation: AccessOperation, acl: ACL?) throws(RooftopError) {
         try AccessPolicy.check(
             operation, className: mutation.className, context: context, classPermissions: settings.permissions,
+            datastoreRole: role, acl: nil)
+        guard ACL.allowsRead(acl, for: context) else { throw missing }
+        try AccessPolicy.check(
+            operation, className: mutation.className, context: context, classPermissions: settings.permissions,
             datastoreRole: role, acl: acl)
+    }
+
+    /// The error for an object that does not exist or that the caller may not read.
+    private var missing: RooftopError {
+        RooftopError(.notFound, "no \(mutation.className) object \(mutation.objectId)")
     }
 
     private var rules: MergeRules {

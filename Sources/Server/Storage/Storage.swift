@@ -150,6 +150,14 @@ public protocol Storage: Sendable {
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>
     ) async throws -> [Pointer]
+
+    /// Live objects, changed at or before `sequence`, that none of `formerPrincipals` could read
+    /// at `sequence` and one of `currentPrincipals` can read now: what a user gained access to
+    /// without the objects changing (joining a role). Oldest change first, at most `limit`.
+    func gainedAccess(
+        datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
+        currentPrincipals: Set<String>, limit: Int
+    ) async throws -> [StoredObject]
 }
 
 /// A class's settings: permissions (with the default ACL for new objects) and merge rules.

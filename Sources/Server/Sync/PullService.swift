@@ -13,7 +13,8 @@ import RooftopShared
 ///   the caller left a role) as a `removal`. Objects the caller never could read are not
 ///   mentioned at all.
 /// - When the caller's principals changed since the checkpoint (a role added or removed), the
-///   first page also carries removals for unchanged objects that are no longer readable.
+///   first page also carries removals for unchanged objects that are no longer readable, and
+///   upserts of unchanged objects that became readable.
 /// - Losing every role on the datastore makes the pull fail with `notFound`: the client drops its
 ///   copy of the datastore.
 final class PullService: Sendable {
@@ -51,21 +52,42 @@ final class PullService: Sendable {
         let since = try request.since.map { checkpoint throws(RooftopError) in
             try checkpoints.decode(checkpoint, datastoreKey: datastoreKey, userId: userId)
         }
-        let afterSequence = since?.s ?? 0
+        var afterSequence = since?.s ?? 0
 
         var changes: [PullChange] = []
+        var pageBytes = 0
         if let since, Set(since.p) != principals, !context.isAdmin {
             let lost = try await storage.lostAccess(
                 datastoreKey: datastoreKey, atSequence: since.s, formerPrincipals: Set(since.p),
                 currentPrincipals: principals)
             changes += lost.filter { classFilter?.contains($0.className) ?? true }
                 .map { PullChange.removal(className: $0.className, objectId: $0.objectId) }
+            // Unchanged objects that became readable (the caller joined a role) come as upserts
+            // too. When they do not fit in a page, the feed restarts from the beginning instead,
+            // paged as a first pull is (it re-sends what the caller has, but misses nothing).
+            let gained = try await storage.gainedAccess(
+                datastoreKey: datastoreKey, atSequence: since.s, formerPrincipals: Set(since.p),
+                currentPrincipals: principals, limit: pageSize + 1)
+            var upserts: [PullChange] = []
+            for row in gained where classFilter?.contains(row.snapshot.className) ?? true {
+                if let change = try await change(for: row, context: context, principals: principals, formerPrincipals: []),
+                    case .upsert(let object) = change
+                {
+                    upserts.append(change)
+                    pageBytes += SizeAccounting.recordSize(object)
+                }
+            }
+            if gained.count > pageSize || pageBytes > limits.maxPullPageBytes {
+                afterSequence = 0
+                pageBytes = 0
+            } else {
+                changes += upserts
+            }
         }
 
         let rows = try await storage.changes(
             datastoreKey: datastoreKey, after: afterSequence, limit: pageSize + 1, classes: classFilter)
         var lastSequence = afterSequence
-        var pageBytes = 0
         var hasMore = false
         for (index, row) in rows.enumerated() {
             if index == pageSize || (index > 0 && pageBytes > limits.maxPullPageBytes) {
@@ -95,8 +117,10 @@ final class PullService: Sendable {
     ) async throws -> PullChange? {
         let snapshot = row.snapshot
         let permissions = try await classes.permissions(of: snapshot.className)
-        let classAllows = permissions.allows(.find, for: context)
-        let readableNow = classAllows && (context.isAdmin || !row.readers.isDisjoint(with: principals))
+        // A class the caller may not find is left out of its feed entirely: even a removal would
+        // list the IDs of objects it never could pull.
+        guard permissions.allows(.find, for: context) else { return nil }
+        let readableNow = context.isAdmin || !row.readers.isDisjoint(with: principals)
         if row.isDeleted {
             return readableNow
                 ? .tombstone(className: snapshot.className, objectId: snapshot.objectId, version: snapshot.version)

@@ -20,7 +20,7 @@
 public enum DefaultACL: Hashable, Sendable {
     /// Only the creator reads and writes (the default).
     case creatorOnly
-    /// Everyone reads; only the creator writes.
+    /// Everyone reads; only the creator writes (its own entry grants read and write).
     case publicReadCreatorWrite
     /// Everyone reads and writes.
     case publicReadWrite
@@ -51,7 +51,12 @@ public enum DefaultACL: Hashable, Sendable {
             result = context.userId.map(ACL.only) ?? ACL()
         case .publicReadCreatorWrite:
             var acl = ACL([.everyone: ACL.Access(read: true)])
-            if let userId = context.userId { acl.setWriteAccess(true, for: .user(userId)) }
+            if let userId = context.userId {
+                // The creator's entry reads too, so that withdrawing the public read later does not
+                // lock the creator out of its own object.
+                acl.setReadAccess(true, for: .user(userId))
+                acl.setWriteAccess(true, for: .user(userId))
+            }
             result = acl
         case .publicReadWrite:
             result = .publicReadWrite

@@ -59,6 +59,36 @@ extension SQLiteStorage {
         }
     }
 
+    /// See ``Storage/gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``.
+    public func gainedAccess(
+        datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
+        currentPrincipals: Set<String>, limit: Int
+    ) async throws -> [StoredObject] {
+        guard !currentPrincipals.isEmpty else { return [] }
+        return try await pool.read { db in
+            let current = Array(repeating: "?", count: currentPrincipals.count).joined(separator: ", ")
+            let former = Array(repeating: "?", count: max(formerPrincipals.count, 1)).joined(separator: ", ")
+            // No principal is the empty string: an empty former set matches nothing.
+            let formerArguments: [String] = formerPrincipals.isEmpty ? [""] : formerPrincipals.sorted()
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                    WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
+                    AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
+                        AND r.to_sequence IS NULL AND r.principal IN (\(current)))
+                    AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
+                        AND r.principal IN (\(former)) AND r.from_sequence <= ?
+                        AND (r.to_sequence IS NULL OR r.to_sequence > ?))
+                    ORDER BY o.sequence LIMIT ?
+                    """,
+                arguments: StatementArguments(
+                    [datastoreKey, sequence] + currentPrincipals.sorted() + formerArguments
+                        + [sequence, sequence, Int64(limit)]))
+            return try rows.map { try Self.storedObject(from: $0, db) }
+        }
+    }
+
     static func classFilter(_ classes: Set<String>?) -> (String, [String]) {
         guard let classes else { return ("", []) }
         guard !classes.isEmpty else { return (" AND 0", []) }
