@@ -105,7 +105,7 @@ struct OpenAPIExchangeTests {
         try await session.send(.delete, "/v1/roles/Gone", template: "/v1/roles/{name}", headers: admin, expect: .noContent)
 
         let settings = ClassSettings(
-            className: "ignored", permissions: ClassPermissions(delete: PermissionRule(principals: [.role("Team")])),
+            className: "GameScore", permissions: ClassPermissions(delete: PermissionRule(principals: [.role("Team")])),
             mergeRules: ["score": .sum])
         try await session.send(.get, "/v1/classes/GameScore", template: "/v1/classes/{className}", expect: .ok)
         try await session.send(.get, "/v1/classes/:bad", template: "/v1/classes/{className}", expect: .badRequest)

@@ -83,9 +83,9 @@ extension OpenAPIDocument {
                 failures: [.badRequest, .unauthorized, .internalError]),
             OpenAPIOperation(
                 "put", "/v1/classes/{className}", id: "putClassSettings", tag: "Classes",
-                summary: "Replace a class's settings",
-                description: "Replaces the class's permissions and merge rules. Admin key only. The body's `className` is required but replaced by the path's.",
-                access: .admin, parameters: ["ClassName"], body: ("ClassSettings", "The new settings."),
+                summary: "Change a class's settings",
+                description: "Replaces the class's permissions and/or merge rules with those in the body; members left out keep their values. Admin key only.",
+                access: .admin, parameters: ["ClassName"], body: ("ClassSettingsBody", "The settings to change."),
                 success: .init(200, "The settings as saved.", schema: "ClassSettings"),
                 failures: [.badRequest, .unauthorized, .forbidden, .contentTooLarge, .internalError]),
         ]

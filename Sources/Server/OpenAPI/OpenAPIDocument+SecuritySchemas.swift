@@ -61,7 +61,7 @@ extension OpenAPIDocument {
             (
                 "ClassSettings",
                 S.object(
-                    "A class's settings: permissions and per-field merge rules. All three members are required when writing, and `className` is replaced by the path's class name.",
+                    "A class's settings: permissions and per-field merge rules.",
                     required: ["className", "permissions", "mergeRules"],
                     properties: [
                         "className": S.ref("Identifier"),
@@ -73,6 +73,20 @@ extension OpenAPIDocument {
                     examples: [
                         ["className": "GameScore", "permissions": ["delete": [:]], "mergeRules": ["score": "sum"]]
                     ])
+            ),
+            (
+                "ClassSettingsBody",
+                S.object(
+                    "A change of a class's settings: the members given replace the current ones, the others are kept (so a `{className, permissions}` body changes permissions only). `className`, when given, must be the path's class.",
+                    required: [],
+                    properties: [
+                        "className": S.ref("Identifier"),
+                        "permissions": S.ref("ClassPermissions"),
+                        "mergeRules": S.map(
+                            S.ref("MergeRule"), "Merge rules by field name; fields not listed use the default rule.",
+                            keys: S.ref("Identifier")),
+                    ],
+                    examples: [["permissions": ["delete": [:]], "mergeRules": ["score": "sum"]]])
             ),
             (
                 "SharingRole",

@@ -39,6 +39,7 @@ enum OpenAPIWireTypes {
         "PermissionRule": roundTrip(PermissionRule.self),
         "DefaultACL": roundTrip(DefaultACL.self),
         "ClassSettings": roundTrip(ClassSettings.self),
+        "ClassSettingsBody": roundTrip(ClassSettingsBody.self),
         "DatastoreSharing": roundTrip(DatastoreSharing.self),
         "DatastoreInfo": roundTrip(DatastoreInfo.self),
         "CreateDatastoreRequest": roundTrip(CreateDatastoreRequest.self),
