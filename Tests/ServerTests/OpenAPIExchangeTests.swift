@@ -91,11 +91,17 @@ struct OpenAPIExchangeTests {
         try await session.send(.get, "/v1/users/me", template: "/v1/users/me", headers: user, expect: .ok)
         try await session.send(.get, "/v1/users/me", template: "/v1/users/me", expect: .unauthorized)
 
-        let role = CreateRoleRequest(name: "Team", users: [created.user.objectId, login.user.objectId])
+        // The creator may read and change the role; eve (the other user) may only read it.
+        let roleACL = ACL([
+            .user(created.user.objectId): ACL.Access(read: true, write: true),
+            .user(login.user.objectId): ACL.Access(read: true),
+        ])
+        let role = CreateRoleRequest(name: "Team", users: [created.user.objectId, login.user.objectId], acl: roleACL)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .created)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .conflict)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", body: CreateRoleRequest(name: "X"), expect: .unauthorized)
-        try await session.send(.get, "/v1/roles/Team", template: "/v1/roles/{name}", expect: .ok)
+        try await session.send(.get, "/v1/roles/Team", template: "/v1/roles/{name}", headers: user, expect: .ok)
+        try await session.send(.get, "/v1/roles/Team", template: "/v1/roles/{name}", expect: .notFound)
         try await session.send(.get, "/v1/roles/Nobody", template: "/v1/roles/{name}", expect: .notFound)
         let change = UpdateRoleRequest(removeUsers: [login.user.objectId])
         try await session.send(.patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: user, body: change, expect: .ok)

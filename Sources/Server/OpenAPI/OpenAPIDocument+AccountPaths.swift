@@ -54,24 +54,24 @@ extension OpenAPIDocument {
                 success: .init(200, "The user.", schema: "UserInfo"), failures: [.unauthorized, .internalError]),
             OpenAPIOperation(
                 "post", "/v1/roles", id: "createRole", tag: "Accounts", summary: "Create a role",
-                description: "Creates a role, owned by the signed-in user who creates it (none when created with the admin key). Needs a signed-in user or the admin key. The request's `acl` is accepted but not stored.",
+                description: "Creates a role with the request's ACL; without one, only its creator may read and change it (only admins, when the admin key created it). Needs a signed-in user or the admin key.",
                 access: .anyCaller,
                 body: ("CreateRoleRequest", "The role."), success: .init(201, "The role.", schema: "RoleInfo"),
                 failures: [.badRequest, .unauthorized, .forbidden, .conflict, .contentTooLarge, .internalError]),
             OpenAPIOperation(
                 "get", "/v1/roles/{name}", id: "getRole", tag: "Accounts", summary: "Read a role",
-                description: "A role and its direct members; any caller may read it.", access: .anyCaller,
+                description: "A role, its direct members and its ACL, for callers the role's ACL lets read it (and admins); others get 404.", access: .anyCaller,
                 parameters: ["RoleName"], success: .init(200, "The role.", schema: "RoleInfo"),
                 failures: [.unauthorized, .notFound, .internalError]),
             OpenAPIOperation(
                 "patch", "/v1/roles/{name}", id: "updateRole", tag: "Accounts", summary: "Change a role's members",
-                description: "Adds and removes direct users and child roles. Only the role's creator or the admin key.",
+                description: "Adds and removes direct users and child roles. Needs write access by the role's ACL, or the admin key.",
                 access: .anyCaller, parameters: ["RoleName"], body: ("UpdateRoleRequest", "The change."),
                 success: .init(200, "The role after the change.", schema: "RoleInfo"),
                 failures: [.badRequest, .unauthorized, .forbidden, .notFound, .contentTooLarge, .internalError]),
             OpenAPIOperation(
                 "delete", "/v1/roles/{name}", id: "deleteRole", tag: "Accounts", summary: "Delete a role",
-                description: "Deletes a role. Only the role's creator or the admin key.", access: .anyCaller,
+                description: "Deletes a role. Needs write access by the role's ACL, or the admin key.", access: .anyCaller,
                 parameters: ["RoleName"], success: .init(204, "The role was deleted."),
                 failures: [.badRequest, .unauthorized, .forbidden, .notFound, .internalError]),
             OpenAPIOperation(

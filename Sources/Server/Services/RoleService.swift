@@ -1,7 +1,10 @@
 import RooftopShared
 
-/// Creating roles and changing their members. The admin key may do anything; a signed-in user
-/// may create roles and then manage the roles they created.
+/// Creating roles and changing their members. Each role has an ACL (Parse's model): read lets a
+/// caller see the role and its members, write lets it change the members or delete the role. A
+/// role created without an ACL is readable and writable by its creator only (by admins only when
+/// the admin key created it). The admin key may do anything. A role the caller may not read is
+/// answered as missing.
 ///
 /// After every change the role cache is dropped and live subscribers get their effective roles
 /// recomputed, so that notifications follow membership at once.
@@ -21,17 +24,16 @@ final class RoleService: Sendable {
         guard context.isAdmin || context.isAuthenticated else {
             throw RooftopError(.auth, "creating a role needs a signed-in user or the admin key")
         }
+        let acl = request.acl ?? context.userId.map(ACL.only) ?? ACL()
         let record = RoleRecord(
-            name: request.name, ownerId: context.isAdmin ? nil : context.userId, users: Set(request.users),
-            childRoles: Set(request.roles))
+            name: request.name, acl: acl, users: Set(request.users), childRoles: Set(request.roles))
         try await storage.insertRole(record)
         try await rolesChanged()
         return info(record)
     }
 
     func get(_ name: String, by context: AccessContext) async throws -> RoleInfo {
-        guard let record = try await storage.role(named: name) else { throw RooftopError(.notFound, "no role named '\(name)'") }
-        return info(record)
+        info(try await readable(name, context))
     }
 
     func update(_ name: String, _ request: UpdateRoleRequest, by context: AccessContext) async throws -> RoleInfo {
@@ -56,14 +58,22 @@ final class RoleService: Sendable {
         await live.refreshRoles(try await roles.graph())
     }
 
+    /// The role, when the caller may read it; `notFound` otherwise (existence is not revealed).
+    private func readable(_ name: String, _ context: AccessContext) async throws -> RoleRecord {
+        guard let record = try await storage.role(named: name),
+            context.isAdmin || record.acl.allowsRead(for: context)
+        else { throw RooftopError(.notFound, "no role named '\(name)'") }
+        return record
+    }
+
     private func authorize(_ name: String, _ context: AccessContext) async throws {
-        guard let record = try await storage.role(named: name) else { throw RooftopError(.notFound, "no role named '\(name)'") }
-        guard context.isAdmin || (record.ownerId != nil && record.ownerId == context.userId) else {
-            throw RooftopError(.disallowed, "only the role's creator or the admin key may change role '\(name)'")
+        let record = try await readable(name, context)
+        guard context.isAdmin || record.acl.allowsWrite(for: context) else {
+            throw RooftopError(.disallowed, "the ACL of role '\(name)' does not let you change it")
         }
     }
 
     private func info(_ record: RoleRecord) -> RoleInfo {
-        RoleInfo(name: record.name, users: record.users.sorted(), roles: record.childRoles.sorted())
+        RoleInfo(name: record.name, users: record.users.sorted(), roles: record.childRoles.sorted(), acl: record.acl)
     }
 }

@@ -47,17 +47,17 @@ public struct SessionRecord: Sendable, Hashable {
 public struct RoleRecord: Sendable, Hashable {
     /// The role's name.
     public var name: String
-    /// The user who created it and may change its members (`nil` when an admin created it).
-    public var ownerId: String?
+    /// Who may see the role (read) and change its members or delete it (write), besides admins.
+    public var acl: ACL
     /// Users who are direct members.
     public var users: Set<String>
     /// Roles whose members are also members of this role.
     public var childRoles: Set<String>
 
     /// Creates a record.
-    public init(name: String, ownerId: String?, users: Set<String> = [], childRoles: Set<String> = []) {
+    public init(name: String, acl: ACL, users: Set<String> = [], childRoles: Set<String> = []) {
         self.name = name
-        self.ownerId = ownerId
+        self.acl = acl
         self.users = users
         self.childRoles = childRoles
     }

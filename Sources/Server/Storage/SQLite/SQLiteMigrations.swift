@@ -30,7 +30,7 @@ enum SQLiteMigrations {
 
                 CREATE TABLE roles (
                     name TEXT PRIMARY KEY,
-                    owner_id TEXT,
+                    acl TEXT NOT NULL,
                     created_at INTEGER NOT NULL
                 );
                 CREATE TABLE role_users (

@@ -9,8 +9,8 @@ extension SQLiteStorage {
                 throw RooftopError(.exists, "a role named '\(role.name)' exists")
             }
             try db.execute(
-                sql: "INSERT INTO roles (name, owner_id, created_at) VALUES (?, ?, ?)",
-                arguments: [role.name, role.ownerId, Timestamp.now.millisecondsSinceEpoch])
+                sql: "INSERT INTO roles (name, acl, created_at) VALUES (?, ?, ?)",
+                arguments: [role.name, try StorageCoding.encode(role.acl), Timestamp.now.millisecondsSinceEpoch])
             for user in role.users {
                 try db.execute(sql: "INSERT INTO role_users (role, user_id) VALUES (?, ?)", arguments: [role.name, user])
             }
@@ -31,7 +31,8 @@ extension SQLiteStorage {
         }
         let users = try String.fetchAll(db, sql: "SELECT user_id FROM role_users WHERE role = ?", arguments: [name])
         let children = try String.fetchAll(db, sql: "SELECT child FROM role_children WHERE role = ?", arguments: [name])
-        return RoleRecord(name: name, ownerId: row["owner_id"], users: Set(users), childRoles: Set(children))
+        let acl = try StorageCoding.decode(ACL.self, from: row["acl"])
+        return RoleRecord(name: name, acl: acl, users: Set(users), childRoles: Set(children))
     }
 
     /// See ``Storage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
