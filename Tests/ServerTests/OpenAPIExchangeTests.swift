@@ -28,8 +28,11 @@ struct OpenAPIExchangeTests {
                 try await session.send(
                     .get, "/v1/users/me", template: "/v1/users/me", headers: OpenAPIExchangeSession.headers(token: token),
                     expect: .unauthorized)
-                // Not upgraded (no upgrade headers): the request falls through to the router.
-                try await session.send(.get, "/v1/live", template: "/v1/live", expect: .notFound)
+                // Not upgraded (no upgrade headers): the router answers, after authentication.
+                try await session.send(
+                    .get, "/v1/live", template: "/v1/live", headers: OpenAPIExchangeSession.headers(appId: nil),
+                    expect: .unauthorized)
+                try await session.send(.get, "/v1/live", template: "/v1/live", expect: .badRequest)
                 return session.records
             }
         }

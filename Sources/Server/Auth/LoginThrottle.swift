@@ -16,8 +16,9 @@ actor LoginThrottle {
         self.now = now
     }
 
-    /// Throws `retryLater` when any of the keys has used up its failures.
-    func check(_ keys: [String]) throws(RooftopError) {
+    /// Throws ``RetryLaterError`` (`retryLater`, with the seconds to wait) when any of the keys
+    /// has used up its failures.
+    func check(_ keys: [String]) throws(RetryLaterError) {
         let current = now()
         for key in keys {
             let recent = (failures[key] ?? []).filter { current - $0 < window }
@@ -25,7 +26,9 @@ actor LoginThrottle {
             if recent.count >= maxFailures, let oldest = recent.first {
                 let wait = window - (current - oldest)
                 let seconds = max(1, Int(wait.components.seconds) + 1)
-                throw RooftopError(.retryLater, "too many failed log-ins; try again in \(seconds) s")
+                throw RetryLaterError(
+                    error: RooftopError(.retryLater, "too many failed log-ins; try again in \(seconds) s"),
+                    retryAfterSeconds: seconds)
             }
         }
     }
@@ -41,4 +44,12 @@ actor LoginThrottle {
     func recordSuccess(_ keys: [String]) {
         for key in keys { failures[key] = nil }
     }
+}
+
+/// A `retryLater` refusal with the number of seconds to wait, sent as `Retry-After`.
+struct RetryLaterError: Error, Sendable {
+    /// The error answered.
+    var error: RooftopError
+    /// Seconds to wait before retrying.
+    var retryAfterSeconds: Int
 }

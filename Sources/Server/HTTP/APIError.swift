@@ -41,7 +41,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.debug("request refused", metadata: ["code": "\(rooftopError.code)"])
             }
             var response = try JSONBody.response(rooftopError, status: rooftopError.httpStatus)
-            if rooftopError.code == .retryLater { response.headers[.retryAfter] = "60" }
+            if rooftopError.code == .retryLater {
+                response.headers[.retryAfter] = String((error as? RetryLaterError)?.retryAfterSeconds ?? 60)
+            }
             if rooftopError.code == .auth { response.headers[.wwwAuthenticate] = "Rooftop-Session" }
             return response
         }
@@ -55,6 +57,8 @@ extension RooftopError {
         switch error {
         case let error as RooftopError:
             return error
+        case let error as RetryLaterError:
+            return error.error
         case let error as DecodingError:
             return RequestBody.describe(error)
         case let error as HTTPError:

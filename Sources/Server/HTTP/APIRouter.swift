@@ -37,6 +37,12 @@ struct APIRouter {
         api.get("info") { _, _ in
             try JSONBody.response(ServerInfo(version: RooftopServerInfo.version, limits: limits))
         }
+        // The live endpoint is a WebSocket (see LiveEndpoint); a request that was not upgraded
+        // lands here, after authentication: a bad session answers 401, a plain GET 400.
+        api.get("live") { _, _ -> Response in
+            throw RooftopError(
+                .request, "\(LiveEndpoint.path) is a WebSocket endpoint: connect with an HTTP/1.1 upgrade request")
+        }
         AccountRoutes(services: services).register(on: api)
         DatastoreRoutes(services: services).register(on: api)
         ObjectRoutes(services: services).register(on: api)

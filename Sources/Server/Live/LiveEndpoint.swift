@@ -32,9 +32,16 @@ struct LiveEndpoint: Sendable {
         guard path == LiveEndpoint.path, request.headerFields[RooftopHeader.applicationId] == appId else {
             return .dontUpgrade
         }
-        let token = request.headerFields[RooftopHeader.sessionToken]
-        // A bad token is refused (the request then gets the API's 401), never taken as anonymous.
-        guard let initial = try? await services.auth.context(sessionToken: token, adminKey: nil) else {
+        var token = request.headerFields[RooftopHeader.sessionToken]
+        if token == nil, let authorization = request.headerFields[.authorization], authorization.hasPrefix("Bearer ") {
+            token = String(authorization.dropFirst("Bearer ".count))
+        }
+        // A bad token or admin key is refused (the request then reaches the HTTP route, which
+        // answers 401), never taken as anonymous.
+        guard
+            let initial = try? await services.auth.context(
+                sessionToken: token, adminKey: request.headerFields[RooftopHeader.adminKey])
+        else {
             return .dontUpgrade
         }
         let services = self.services

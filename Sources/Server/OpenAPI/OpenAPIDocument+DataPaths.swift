@@ -115,15 +115,17 @@ extension OpenAPIDocument {
         ]
     }
 
-    /// The live WebSocket: not a router route but the HTTP/1.1 upgrade handler.
+    /// The live WebSocket: the HTTP/1.1 upgrade handler, plus the router route that answers plain
+    /// (not upgraded) requests.
     static var liveOperation: OpenAPIOperation {
         OpenAPIOperation(
             "get", LiveEndpoint.path, id: "live", tag: "Sync", summary: "Live notifications (WebSocket)",
             description: """
                 A WebSocket (`Connection: Upgrade`, `Upgrade: websocket`) carrying JSON text messages. \
-                The upgrade needs `X-Rooftop-Application-Id`; `X-Rooftop-Session-Token` sets the initial \
-                identity (no bearer or admin key here). A request that is not upgraded (no upgrade headers, \
-                a wrong application ID) falls through to the router and gets `404 notFound`.
+                The upgrade needs `X-Rooftop-Application-Id`; `X-Rooftop-Session-Token` (or \
+                `Authorization: Bearer`) or `X-Rooftop-Admin-Key` sets the initial identity. A request that is \
+                not upgraded reaches the router: a wrong application ID or credential gets `401 auth`, \
+                anything else `400 request`.
 
                 The client sends `LiveClientMessage`s: `{"type": "subscribe", "datastores": [...], \
                 "sessionToken"?: "..."}` and `{"type": "unsubscribe", "datastores": [...]}`. The server sends \
@@ -135,6 +137,6 @@ extension OpenAPIDocument {
                 """,
             access: .live,
             success: .init(101, "Switching protocols: the WebSocket is open."),
-            failures: [.notFound])
+            failures: [.badRequest, .unauthorized])
     }
 }

@@ -34,8 +34,9 @@ extension OpenAPITestSupport {
         }
     }
 
-    /// The documented operations as `METHOD /path` (paths as templates), split into router routes
-    /// and WebSocket upgrades (`x-rooftop-websocket`).
+    /// The documented operations as `METHOD /path` (paths as templates): the router routes, and
+    /// among them the WebSocket upgrades (`x-rooftop-websocket`), whose plain HTTP requests the
+    /// router also answers.
     static func documentedOperations() throws -> (routes: Set<String>, webSockets: Set<String>) {
         guard case .object(let paths)? = member(try document(), "paths") else { return ([], []) }
         var routes: Set<String> = []
@@ -44,11 +45,8 @@ extension OpenAPITestSupport {
             guard case .object(let operations) = item else { continue }
             for (method, operation) in operations {
                 let name = "\(method.uppercased()) \(path)"
-                if member(operation, "x-rooftop-websocket") == .bool(true) {
-                    webSockets.insert(name)
-                } else {
-                    routes.insert(name)
-                }
+                routes.insert(name)
+                if member(operation, "x-rooftop-websocket") == .bool(true) { webSockets.insert(name) }
             }
         }
         return (routes, webSockets)
