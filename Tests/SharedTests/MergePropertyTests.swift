@@ -167,7 +167,8 @@ struct MergePropertyTests {
                         try FieldOperation.increment(.int(amount)).apply(to: .int(value))
                     }
                 } else {
-                    #expect(try FieldOperation.increment(.int(amount)).apply(to: .int(value)) == .int(sum))
+                    let result = try FieldOperation.increment(.int(amount)).apply(to: .int(value))
+                    #expect(result == .int(sum))
                 }
             }
         }
