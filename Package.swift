@@ -102,5 +102,15 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "RooftopServer",
+                "RooftopShared",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/ServerTests",
+            swiftSettings: swiftSettings
+        ),
     ]
 )
