@@ -84,10 +84,17 @@ enum DifferentialQueries {
         return DifferentialValues.value(&rng)
     }
 
+    /// A `near`; a quarter of the maxima are the exact distance from the point to a point of the
+    /// data's pool, so that the inclusive bound is tested.
     static func near(_ rng: inout SeededGenerator) -> QueryPredicate {
-        .near(
-            field: rng.chance(80) ? rng.pick(["loc", "home"]) : rng.pick(fields), point: point(&rng),
-            maxDistanceMeters: rng.pick([nil, nil, 0, 1, 1000, 500_000, 1_200_000, 5_000_000, 20_015_087]))
+        let point = point(&rng)
+        let maximum =
+            rng.chance(25)
+            ? rng.pick(DifferentialValues.points).distanceMeters(to: point)
+            : rng.pick([nil, nil, 0, 1, 1000, 500_000, 1_200_000, 5_000_000, 20_015_087])
+        return .near(
+            field: rng.chance(80) ? rng.pick(["loc", "home"]) : rng.pick(fields), point: point,
+            maxDistanceMeters: maximum.map { $0.isFinite ? $0 : 0 })
     }
 
     /// A box; its longitudes come in either order, so about half cross the antimeridian.
