@@ -20,6 +20,22 @@ extension StorageConformance {
             #expect(taken, "a second 'alice' must be refused with 'exists'")
             #expect(try await storage.user(id: "u3") == nil, "the refused user must not be stored")
             #expect(try await storage.user(username: "alice")?.id == "u1")
+
+            // Racing sign-ups for one name: exactly one wins, the others get 'exists'.
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        do {
+                            try await storage.insertUser(user("racer\(index)", "carol"))
+                            return true
+                        } catch let error as RooftopError where error.code == .exists {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1)
         }
     }
 

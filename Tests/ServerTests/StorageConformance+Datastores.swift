@@ -37,6 +37,15 @@ extension StorageConformance {
 
             let owned = try await storage.datastores(ownedBy: "u1", sharedWith: ["*", "u1"])
             #expect(Set(owned.map(\.key)) == [alice.key, shared.key])
+
+            // Devices opening the same new datastore at once get one datastore.
+            let keys = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { try await storage.openOrCreateDatastore(id: .default, ownerId: "u9", title: nil).key }
+                }
+                return try await group.reduce(into: Set<Int64>()) { $0.insert($1) }
+            }
+            #expect(keys.count == 1)
         }
     }
 
@@ -96,6 +105,12 @@ extension StorageConformance {
             #expect(try await storage.count(Query("T"), datastoreKey: doomed.key, readers: nil) == 0)
             #expect(try await storage.operations(datastoreKey: doomed.key, className: "T", objectId: "a", after: 0).isEmpty)
             #expect(try await storage.datastores(ownedBy: "u2", sharedWith: ["*", "u2"]).isEmpty)
+            let orphan = await throwsCode(.notFound) {
+                _ = try await write(storage, datastoreKey: doomed.key, objectId: "c", base: nil) { _ in
+                    StorageWrites.decision(object("c", in: doomed.id), deleted: false)
+                }
+            }
+            #expect(orphan, "writing into a deleted datastore fails with notFound")
 
             #expect(try await storage.count(Query("T"), datastoreKey: kept.key, readers: nil) == 2)
             #expect(try await storage.object(datastoreKey: kept.key, className: "T", objectId: "a")?.snapshot.fields == ["x": 2])

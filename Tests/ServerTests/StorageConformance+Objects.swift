@@ -158,6 +158,27 @@ extension StorageConformance {
             #expect(replayed.replayed == answer)
             #expect(calls.count == 1)
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.snapshot.version == 2)
+
+            // The same mutation sent several times at once is applied once.
+            let m4 = try MutationID("m4")
+            let racing = try await withThrowingTaskGroup(of: ObjectWriteOutcome.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        try await write(storage, datastoreKey: key, objectId: "r", base: nil, mutation: ("u1", m4)) { context in
+                            let version = (context.current?.snapshot.version ?? 0) + 1
+                            return StorageWrites.decision(object("r", version: version, fields: ["n": .int(version)]), deleted: false)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [ObjectWriteOutcome]()) { $0.append($1) }
+            }
+            let results = racing.compactMap { outcome -> MutationResult? in
+                if case .written(_, _, let result) = outcome { return result }
+                return nil
+            }
+            #expect(results.count == 1)
+            #expect(racing.compactMap(\.replayed) == Array(repeating: results.first, count: 5).compactMap { $0 })
+            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "r")?.snapshot.version == 1)
         }
     }
 }
