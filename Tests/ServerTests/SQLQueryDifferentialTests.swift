@@ -35,7 +35,8 @@ struct SQLQueryDifferentialTests {
             let query = DifferentialQueries.query(&rng)
             let readers = rng.pick(DifferentialDataset.readerSets)
             try query.validate()
-            let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
+            let outcome = try await DifferentialCheck.compare(
+                query, readers: readers, dataset: dataset, storage: storage)
             if outcome.totalCount > 0 { matching += 1 }
             if let report = outcome.mismatch {
                 mismatches += 1

@@ -18,7 +18,9 @@ struct SQLQueryDistanceTests {
         withKnownIssue("GeoPoint.distanceMeters returns NaN when the haversine term rounds above 1") {
             for (a, b) in DifferentialValues.nanAntipodes {
                 let distance = a.distanceMeters(to: b)
-                #expect(distance.isFinite && abs(distance - GeoPoint.earthRadiusMeters * Double.pi) < 1, "\(a) to \(b): \(distance)")
+                #expect(
+                    distance.isFinite && abs(distance - GeoPoint.earthRadiusMeters * Double.pi) < 1,
+                    "\(a) to \(b): \(distance)")
             }
         }
     }
@@ -37,12 +39,16 @@ struct SQLQueryDistanceTests {
             }
             for maximum in [nil, Self.halfCircumference] {
                 let query = Query("T").where(Field("loc").near(anchor, maxDistanceMeters: maximum))
-                let sql = try await storage.find(query, datastoreKey: key, readers: nil, limit: 10).objects.map(\.objectId)
+                let sql = try await storage.find(query, datastoreKey: key, readers: nil, limit: 10).objects.map(
+                    \.objectId)
                 let evaluator = QueryEvaluator.run(query, over: objects, lookup: { _ in nil }, canRead: { _ in true })
                     .objects.map(\.objectId)
                 withKnownIssue("NaN distances: the evaluator drops or misorders the antipode, SQL sorts it first") {
-                    #expect(sql == ["near", "mid", "far"], "SQL, max \(maximum.map(String.init(describing:)) ?? "none")")
-                    #expect(evaluator == ["near", "mid", "far"], "evaluator, max \(maximum.map(String.init(describing:)) ?? "none")")
+                    #expect(
+                        sql == ["near", "mid", "far"], "SQL, max \(maximum.map(String.init(describing:)) ?? "none")")
+                    #expect(
+                        evaluator == ["near", "mid", "far"],
+                        "evaluator, max \(maximum.map(String.init(describing:)) ?? "none")")
                 }
             }
         }

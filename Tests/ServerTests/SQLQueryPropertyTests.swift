@@ -11,7 +11,9 @@ import Testing
 @Suite("SQL key ranges agree with the evaluator")
 struct SQLQueryPropertyTests {
     /// Scalars whose UTF-8 forms are 1 to 4 bytes long, NUL and the highest scalar included.
-    static let scalars: [Unicode.Scalar] = ["a", "b", "\0", "\u{7F}", "\u{80}", "é", "e", "\u{301}", "€", "\u{FFFF}", "😀", "\u{10FFFF}"]
+    static let scalars: [Unicode.Scalar] = [
+        "a", "b", "\0", "\u{7F}", "\u{80}", "é", "e", "\u{301}", "€", "\u{FFFF}", "😀", "\u{10FFFF}",
+    ]
 
     static func text(_ scalars: [Unicode.Scalar]) -> String {
         var view = String.UnicodeScalarView()
@@ -26,10 +28,13 @@ struct SQLQueryPropertyTests {
         try await withStorage(SQLiteFixture.factory) { storage, _ in
             let (key, objects) = try await Self.store(corpus.map(Value.string), storage: storage)
             // Half the prefixes are cut from stored strings, so that many match.
-            let prefixes = zip(Gen.bool, Gen.int(in: 0...(Self.scalars.count - 1)).map { Self.scalars[$0] }.array(of: 0...4), Gen.int(in: 0...59), Gen.int(in: 0...5))
-                .map { cut, scalars, index, length in
-                    cut ? Self.text(Array(corpus[index].unicodeScalars.prefix(length))) : Self.text(scalars)
-                }
+            let prefixes = zip(
+                Gen.bool, Gen.int(in: 0...(Self.scalars.count - 1)).map { Self.scalars[$0] }.array(of: 0...4),
+                Gen.int(in: 0...59), Gen.int(in: 0...5)
+            )
+            .map { cut, scalars, index, length in
+                cut ? Self.text(Array(corpus[index].unicodeScalars.prefix(length))) : Self.text(scalars)
+            }
             await propertyCheck(count: 150, input: prefixes) { prefix in
                 await recordingErrors {
                     let query = Query("T").where(Field("x").startsWith(prefix)).order(by: "x")
@@ -46,27 +51,31 @@ struct SQLQueryPropertyTests {
             switch rng.int(0...3) {
             case 0: .int(Int64(bitPattern: rng.next()) >> rng.int(0...62))
             case 1: .double(Double(bitPattern: rng.next()))
-            case 2: rng.chance(50) ? .int(rng.pick(DifferentialValues.ints)) : .double(rng.pick(DifferentialValues.doubles))
+            case 2:
+                rng.chance(50) ? .int(rng.pick(DifferentialValues.ints)) : .double(rng.pick(DifferentialValues.doubles))
             default: .double(Double(Int64.random(in: -1000...1000, using: &rng)) / 4)
             }
         }
         try await withStorage(SQLiteFixture.factory) { storage, _ in
             let (key, objects) = try await Self.store(corpus, storage: storage)
-            let operand = zip(Gen.int(in: 0...4), Gen.int64(in: .min ... .max), Gen.double(in: -1e20...1e20), Gen.int(in: 0...79))
-                .map { choice, int, double, index -> Value in
-                    switch choice {
-                    case 0: .int(int >> Int64(index % 63))
-                    case 1: .double(double)
-                    // A stored value itself, or its twin of the other type, to test the boundary.
-                    case 2: corpus[index]
-                    case 3: corpus[index].doubleValue.map { Value.int(Int64(exactly: $0.rounded()) ?? 0) } ?? .null
-                    default: corpus[index].intValue.map { Value.double(Double($0)) } ?? .double(.nan)
-                    }
+            let operand = zip(
+                Gen.int(in: 0...4), Gen.int64(in: .min ... .max), Gen.double(in: -1e20...1e20), Gen.int(in: 0...79)
+            )
+            .map { choice, int, double, index -> Value in
+                switch choice {
+                case 0: .int(int >> Int64(index % 63))
+                case 1: .double(double)
+                // A stored value itself, or its twin of the other type, to test the boundary.
+                case 2: corpus[index]
+                case 3: corpus[index].doubleValue.map { Value.int(Int64(exactly: $0.rounded()) ?? 0) } ?? .null
+                default: corpus[index].intValue.map { Value.double(Double($0)) } ?? .double(.nan)
                 }
+            }
             let operators = Gen.int(in: 0...5).map { QueryPredicate.ComparisonOperator.allCases[$0] }
             await propertyCheck(count: 200, input: operand, operators) { value, op in
                 await recordingErrors {
-                    let query = Query("T").where(.comparison(field: "x", op: op, value: value)).order(by: "x", descending: true)
+                    let query = Query("T").where(.comparison(field: "x", op: op, value: value)).order(
+                        by: "x", descending: true)
                     try await Self.expectAgreement(query, key: key, objects: objects, storage: storage)
                 }
             }
@@ -95,7 +104,10 @@ struct SQLQueryPropertyTests {
         let page = try await storage.find(query, datastoreKey: key, readers: nil, limit: 1_000)
         let count = try await storage.count(query, datastoreKey: key, readers: nil)
         let text = DifferentialCheck.render(query)
-        #expect(page.objects.map(\.objectId) == expected.objects.map(\.objectId), "\(text)", sourceLocation: sourceLocation)
-        #expect(page.totalCount == expected.totalCount && count == expected.totalCount, "\(text)", sourceLocation: sourceLocation)
+        #expect(
+            page.objects.map(\.objectId) == expected.objects.map(\.objectId), "\(text)", sourceLocation: sourceLocation)
+        #expect(
+            page.totalCount == expected.totalCount && count == expected.totalCount, "\(text)",
+            sourceLocation: sourceLocation)
     }
 }

@@ -77,21 +77,25 @@ extension StorageConformance {
             try await storage.insertRole(RoleRecord(name: "Moderators", ownerId: nil, users: ["u3"]))
             #expect(try await storage.role(named: "Members") == members)
             #expect(try await storage.role(named: "Nobody") == nil)
-            let taken = await throwsCode(.exists) { try await storage.insertRole(RoleRecord(name: "Members", ownerId: "u9")) }
+            let taken = await throwsCode(.exists) {
+                try await storage.insertRole(RoleRecord(name: "Members", ownerId: "u9"))
+            }
             #expect(taken)
             #expect(try await storage.role(named: "Members")?.ownerId == "u1")
 
             // Moderators are members too.
             let changed = try await storage.updateRole(
                 named: "Members", addUsers: ["u4"], removeUsers: ["u1"], addRoles: ["Moderators"], removeRoles: [])
-            #expect(changed == RoleRecord(name: "Members", ownerId: "u1", users: ["u2", "u4"], childRoles: ["Moderators"]))
+            #expect(
+                changed == RoleRecord(name: "Members", ownerId: "u1", users: ["u2", "u4"], childRoles: ["Moderators"]))
             #expect(try await storage.role(named: "Members") == changed)
             // Adding an existing member again and removing a non-member change nothing.
             let same = try await storage.updateRole(
                 named: "Members", addUsers: ["u2"], removeUsers: ["u9"], addRoles: [], removeRoles: ["Other"])
             #expect(same == changed)
             let missing = await throwsCode(.notFound) {
-                _ = try await storage.updateRole(named: "Ghosts", addUsers: ["u1"], removeUsers: [], addRoles: [], removeRoles: [])
+                _ = try await storage.updateRole(
+                    named: "Ghosts", addUsers: ["u1"], removeUsers: [], addRoles: [], removeRoles: [])
             }
             #expect(missing)
             #expect(try await storage.role(named: "Ghosts") == nil)

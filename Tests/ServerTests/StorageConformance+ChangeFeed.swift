@@ -15,7 +15,8 @@ extension StorageConformance {
             let c1 = object("c", className: "U")
             let a2 = updated(a1, ["n": 2], acl: readable(by: .user("u3")))
             for snapshot in [a1, b1, c1, a2] { try await StorageWrites.put(snapshot, datastoreKey: key, into: storage) }
-            try await StorageWrites.put(StorageWrites.tombstone(of: b1), deleted: true, datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: b1), deleted: true, datastoreKey: key, into: storage)
 
             let all = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
             #expect(all.map(\.snapshot.objectId) == ["c", "a", "b"])
@@ -27,11 +28,20 @@ extension StorageConformance {
             #expect(all.last?.readers == ["u2", "role:R"], "a tombstone keeps the readers of its last version")
             #expect(all.last?.snapshot.version == 2 && all.last?.snapshot.fields == [:])
 
-            #expect(try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil).map(\.sequence) == [4, 5])
-            #expect(try await storage.changes(datastoreKey: key, after: 3, limit: 1, classes: nil).map(\.sequence) == [4])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil).map(\.sequence) == [
+                    4, 5,
+                ])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 3, limit: 1, classes: nil).map(\.sequence) == [4])
             #expect(try await storage.changes(datastoreKey: key, after: 5, limit: 100, classes: nil).isEmpty)
-            #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["U"]).map(\.sequence) == [3])
-            #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["T", "W"]).map(\.sequence) == [4, 5])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["U"]).map(\.sequence) == [
+                    3
+                ])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["T", "W"]).map(\.sequence)
+                    == [4, 5])
             #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: []).isEmpty)
 
             #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil) == 3)
@@ -59,9 +69,12 @@ extension StorageConformance {
                         for step in 0..<writesPerWriter {
                             // Own objects are created; shared ones are updated by everybody.
                             let objectId = step % 3 == 0 ? "shared\(step % 4)" : "w\(writer)-\(step)"
-                            let outcome = try await write(storage, datastoreKey: key, objectId: objectId, base: nil) { context in
+                            let outcome = try await write(storage, datastoreKey: key, objectId: objectId, base: nil) {
+                                context in
                                 let version = (context.current?.snapshot.version ?? 0) + 1
-                                let next = object(objectId, version: version, fields: ["writer": .int(Int64(writer)), "step": .int(Int64(step))])
+                                let next = object(
+                                    objectId, version: version,
+                                    fields: ["writer": .int(Int64(writer)), "step": .int(Int64(step))])
                                 return StorageWrites.decision(next, deleted: false)
                             }
                             guard case .written(let stored, _, _) = outcome else {
@@ -99,7 +112,8 @@ extension StorageConformance {
                 return (committed, pages)
             }
 
-            #expect(committed.sorted() == Array(1...Int64(writers * writesPerWriter)), "sequences are unique and gap-free")
+            #expect(
+                committed.sorted() == Array(1...Int64(writers * writesPerWriter)), "sequences are unique and gap-free")
             let sequences = pages.flatMap { $0.map(\.sequence) }
             #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "pages continue strictly in order")
             #expect(pages.allSatisfy { !$0.isEmpty && $0.count <= 5 })

@@ -41,7 +41,9 @@ extension StorageConformance {
             // Devices opening the same new datastore at once get one datastore.
             let keys = try await withThrowingTaskGroup(of: Int64.self) { group in
                 for _ in 0..<6 {
-                    group.addTask { try await storage.openOrCreateDatastore(id: .default, ownerId: "u9", title: nil).key }
+                    group.addTask {
+                        try await storage.openOrCreateDatastore(id: .default, ownerId: "u9", title: nil).key
+                    }
                 }
                 return try await group.reduce(into: Set<Int64>()) { $0.insert($1) }
             }
@@ -58,9 +60,10 @@ extension StorageConformance {
             try await storage.setRole(.viewer, for: .user("u2"), datastoreKey: shared.key)
             try await storage.setRole(.editor, for: .role("Team"), datastoreKey: shared.key)
             try await storage.setRole(.viewer, for: .everyone, datastoreKey: shared.key)
-            #expect(try await storage.datastore(key: shared.key)?.roles == [
-                .user("u2"): .viewer, .role("Team"): .editor, .everyone: .viewer,
-            ])
+            #expect(
+                try await storage.datastore(key: shared.key)?.roles == [
+                    .user("u2"): .viewer, .role("Team"): .editor, .everyone: .viewer,
+                ])
             try await storage.setRole(.editor, for: .user("u2"), datastoreKey: shared.key)
             try await storage.setRole(.none, for: .everyone, datastoreKey: shared.key)
             let record = try await storage.datastore(key: shared.key)
@@ -87,7 +90,8 @@ extension StorageConformance {
             let kept = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
             // Created last, so it has the highest key: a backend that hands out max(key) + 1
             // would give the deleted key to the next datastore.
-            let doomed = try await storage.openOrCreateDatastore(id: try DatastoreID(".Doomed"), ownerId: "u1", title: nil)
+            let doomed = try await storage.openOrCreateDatastore(
+                id: try DatastoreID(".Doomed"), ownerId: "u1", title: nil)
             try await storage.setRole(.viewer, for: .user("u2"), datastoreKey: doomed.key)
             for objectId in ["a", "b"] {
                 try await StorageWrites.put(
@@ -103,7 +107,8 @@ extension StorageConformance {
             #expect(try await storage.changes(datastoreKey: doomed.key, after: 0, limit: 10, classes: nil).isEmpty)
             #expect(try await storage.changeCount(datastoreKey: doomed.key, after: 0, classes: nil) == 0)
             #expect(try await storage.count(Query("T"), datastoreKey: doomed.key, readers: nil) == 0)
-            #expect(try await storage.operations(datastoreKey: doomed.key, className: "T", objectId: "a", after: 0).isEmpty)
+            #expect(
+                try await storage.operations(datastoreKey: doomed.key, className: "T", objectId: "a", after: 0).isEmpty)
             #expect(try await storage.datastores(ownedBy: "u2", sharedWith: ["*", "u2"]).isEmpty)
             let orphan = await throwsCode(.notFound) {
                 _ = try await write(storage, datastoreKey: doomed.key, objectId: "c", base: nil) { _ in
@@ -113,7 +118,10 @@ extension StorageConformance {
             #expect(orphan, "writing into a deleted datastore fails with notFound")
 
             #expect(try await storage.count(Query("T"), datastoreKey: kept.key, readers: nil) == 2)
-            #expect(try await storage.object(datastoreKey: kept.key, className: "T", objectId: "a")?.snapshot.fields == ["x": 2])
+            #expect(
+                try await storage.object(datastoreKey: kept.key, className: "T", objectId: "a")?.snapshot.fields == [
+                    "x": 2
+                ])
             #expect(try await storage.datastore(key: kept.key)?.recordCount == 2)
 
             // The ID is free again, for a new, empty datastore with a new key: checkpoints carry

@@ -24,7 +24,8 @@ extension StorageConformance {
                     priorValues: ["tags": .some(["x"]), "name": nil]),
             ]
             for (snapshot, record) in zip([v1, v2, v3], records) {
-                let outcome = try await write(storage, datastoreKey: key, objectId: "a", base: snapshot.version - 1) { _ in
+                let outcome = try await write(storage, datastoreKey: key, objectId: "a", base: snapshot.version - 1) {
+                    _ in
                     .write(snapshot: snapshot, deleted: false, operation: record, merges: [])
                 }
                 guard case .written = outcome else {
@@ -33,7 +34,9 @@ extension StorageConformance {
                 }
             }
             #expect(try await storage.operations(datastoreKey: key, className: "T", objectId: "a", after: 0) == records)
-            #expect(try await storage.operations(datastoreKey: key, className: "T", objectId: "a", after: 1) == Array(records[1...]))
+            #expect(
+                try await storage.operations(datastoreKey: key, className: "T", objectId: "a", after: 1)
+                    == Array(records[1...]))
             #expect(try await storage.operations(datastoreKey: key, className: "T", objectId: "a", after: 3) == [])
             #expect(try await storage.operations(datastoreKey: key, className: "T", objectId: "zz", after: 0) == [])
             #expect(try await storage.operations(datastoreKey: key, className: "U", objectId: "a", after: 0) == [])
@@ -99,7 +102,8 @@ extension StorageConformance {
 
             let b3 = object("b", className: "U", version: 3, fields: ["n": 1])
             let seen = Recorder<ObjectWriteContext>()
-            _ = try await write(storage, datastoreKey: key, objectId: "b", className: "U", base: nil, recorder: seen) { _ in
+            _ = try await write(storage, datastoreKey: key, objectId: "b", className: "U", base: nil, recorder: seen) {
+                _ in
                 StorageWrites.decision(b3, deleted: false)
             }
             #expect(seen.last?.datastore.recordCount == 1, "decide sees the counters before the write")

@@ -21,23 +21,33 @@ extension StorageConformance {
                 object("viaRole2", className: "U", acl: readable(by: .role("R1"))),
             ]
             for snapshot in objects { try await StorageWrites.put(snapshot, datastoreKey: key, into: storage) }
-            try await StorageWrites.put(StorageWrites.tombstone(of: objects[4]), deleted: true, datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: objects[4]), deleted: true, datastoreKey: key, into: storage)
             let checkpoint = try #require(try await storage.datastore(key: key)).sequence
-            try await StorageWrites.put(object("later", acl: readable(by: .role("R1"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                object("later", acl: readable(by: .role("R1"))), datastoreKey: key, into: storage)
 
             let former: Set<String> = ["*", "u3", "role:R1", "role:R2"]
             let lost = try await storage.lostAccess(
-                datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: ["*", "u3", "role:R2"])
-            #expect(lost == [Pointer(className: "T", objectId: "viaRole"), Pointer(className: "U", objectId: "viaRole2")])
+                datastoreKey: key, atSequence: checkpoint, formerPrincipals: former,
+                currentPrincipals: ["*", "u3", "role:R2"])
+            #expect(
+                lost == [Pointer(className: "T", objectId: "viaRole"), Pointer(className: "U", objectId: "viaRole2")])
             let all = try await storage.lostAccess(
                 datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: ["*"])
             #expect(Set(all.map(\.objectId)) == ["viaRole", "viaRole2", "direct", "otherRole"])
-            #expect(try await storage.lostAccess(
-                datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: former).isEmpty)
-            #expect(try await storage.lostAccess(
-                datastoreKey: key, atSequence: checkpoint, formerPrincipals: [], currentPrincipals: ["*"]).isEmpty)
-            #expect(try await storage.lostAccess(
-                datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: []).count == 5,
+            #expect(
+                try await storage.lostAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: former
+                ).isEmpty)
+            #expect(
+                try await storage.lostAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: [], currentPrincipals: ["*"]
+                ).isEmpty)
+            #expect(
+                try await storage.lostAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: []
+                ).count == 5,
                 "with no current principals everything once readable (public too) is lost")
         }
     }
@@ -55,12 +65,14 @@ extension StorageConformance {
             let before = try #require(try await storage.datastore(key: key)).sequence  // 2
 
             // y: R loses read, u2 gains it (sequence 3).
-            try await StorageWrites.put(updated(y1, [:], acl: readable(by: .user("u2"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                updated(y1, [:], acl: readable(by: .user("u2"))), datastoreKey: key, into: storage)
             let after = try #require(try await storage.datastore(key: key)).sequence  // 3
 
             // From the earlier checkpoint, y changed since: it is not listed here...
             let fromBefore = try await storage.lostAccess(
-                datastoreKey: key, atSequence: before, formerPrincipals: ["*", "u9", "role:R"], currentPrincipals: ["*", "u9"])
+                datastoreKey: key, atSequence: before, formerPrincipals: ["*", "u9", "role:R"],
+                currentPrincipals: ["*", "u9"])
             #expect(fromBefore.map(\.objectId) == ["x"])
             // ...but the feed has it, with R among its former readers so the pull can remove it.
             let feed = try await storage.changes(datastoreKey: key, after: before, limit: 10, classes: nil)
@@ -70,20 +82,28 @@ extension StorageConformance {
 
             // From the later checkpoint, R could no longer read y, so leaving R loses only x.
             let fromAfter = try await storage.lostAccess(
-                datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u9", "role:R"], currentPrincipals: ["*", "u9"])
+                datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u9", "role:R"],
+                currentPrincipals: ["*", "u9"])
             #expect(fromAfter.map(\.objectId) == ["x"])
             // u1 still reads x directly; u2 gained y and lost nothing.
-            #expect(try await storage.lostAccess(
-                datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u1", "role:R"], currentPrincipals: ["*", "u1"]).isEmpty)
-            #expect(try await storage.lostAccess(
-                datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u2"], currentPrincipals: ["*", "u2"]).isEmpty)
+            #expect(
+                try await storage.lostAccess(
+                    datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u1", "role:R"],
+                    currentPrincipals: ["*", "u1"]
+                ).isEmpty)
+            #expect(
+                try await storage.lostAccess(
+                    datastoreKey: key, atSequence: after, formerPrincipals: ["*", "u2"], currentPrincipals: ["*", "u2"]
+                ).isEmpty)
 
             // Re-granted after being taken away: readable at the later checkpoint again.
-            let y3 = updated(updated(y1, [:], acl: readable(by: .user("u2"))), [:], acl: readable(by: .user("u2"), .role("R")))
+            let y3 = updated(
+                updated(y1, [:], acl: readable(by: .user("u2"))), [:], acl: readable(by: .user("u2"), .role("R")))
             try await StorageWrites.put(y3, datastoreKey: key, into: storage)
             let regranted = try #require(try await storage.datastore(key: key)).sequence  // 4
             let fromRegranted = try await storage.lostAccess(
-                datastoreKey: key, atSequence: regranted, formerPrincipals: ["*", "u9", "role:R"], currentPrincipals: ["*", "u9"])
+                datastoreKey: key, atSequence: regranted, formerPrincipals: ["*", "u9", "role:R"],
+                currentPrincipals: ["*", "u9"])
             #expect(fromRegranted.map(\.objectId) == ["x", "y"])
         }
     }

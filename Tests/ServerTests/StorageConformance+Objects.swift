@@ -87,7 +87,10 @@ extension StorageConformance {
                 return
             }
             #expect(stored4.readers == ["*"] && stored4.snapshot == v4)
-            #expect(try await storage.objects(datastoreKey: key, pointers: [v1.pointer, Pointer(className: "T", objectId: "zz")])
+            #expect(
+                try await storage.objects(
+                    datastoreKey: key, pointers: [v1.pointer, Pointer(className: "T", objectId: "zz")]
+                )
                 .map(\.snapshot) == [v4])
             #expect(try await storage.find(Query("T"), datastoreKey: key, readers: ["*"], limit: 10).objects == [v4])
         }
@@ -101,7 +104,9 @@ extension StorageConformance {
             let calls = Recorder<ObjectWriteContext>()
             let m1 = try MutationID("m1")
             let v1 = object("a", fields: ["n": 1])
-            let first = try await write(storage, datastoreKey: key, objectId: "a", base: nil, mutation: ("u1", m1), recorder: calls) { _ in
+            let first = try await write(
+                storage, datastoreKey: key, objectId: "a", base: nil, mutation: ("u1", m1), recorder: calls
+            ) { _ in
                 StorageWrites.decision(v1, deleted: false)
             }
             guard case .written(_, _, let result) = first else {
@@ -109,7 +114,9 @@ extension StorageConformance {
                 return
             }
             #expect(result == .applied(mutationId: m1, version: 1, object: v1, merges: []))
-            let again = try await write(storage, datastoreKey: key, objectId: "a", base: 1, mutation: ("u1", m1), recorder: calls) { _ in
+            let again = try await write(
+                storage, datastoreKey: key, objectId: "a", base: 1, mutation: ("u1", m1), recorder: calls
+            ) { _ in
                 StorageWrites.decision(updated(v1, ["n": 2]), deleted: false)
             }
             #expect(again.replayed == result)
@@ -131,11 +138,14 @@ extension StorageConformance {
             // now be allowed.
             let m2 = try MutationID("m2")
             let refusal = RooftopError(.disallowed, "no")
-            let rejected = try await write(storage, datastoreKey: key, objectId: "b", base: nil, mutation: ("u1", m2)) { _ in
+            let rejected = try await write(storage, datastoreKey: key, objectId: "b", base: nil, mutation: ("u1", m2)) {
+                _ in
                 .reject(refusal)
             }
             #expect(rejected.rejection == refusal)
-            let retried = try await write(storage, datastoreKey: key, objectId: "b", base: nil, mutation: ("u1", m2), recorder: calls) { _ in
+            let retried = try await write(
+                storage, datastoreKey: key, objectId: "b", base: nil, mutation: ("u1", m2), recorder: calls
+            ) { _ in
                 StorageWrites.decision(object("b"), deleted: false)
             }
             #expect(retried.replayed == .rejected(mutationId: m2, error: refusal))
@@ -143,8 +153,10 @@ extension StorageConformance {
 
             // So is an unchanged answer.
             let m3 = try MutationID("m3")
-            let current = try #require(try await storage.object(datastoreKey: key, className: "T", objectId: "a")).snapshot
-            let unchanged = try await write(storage, datastoreKey: key, objectId: "a", base: 2, mutation: ("u1", m3)) { _ in
+            let current = try #require(try await storage.object(datastoreKey: key, className: "T", objectId: "a"))
+                .snapshot
+            let unchanged = try await write(storage, datastoreKey: key, objectId: "a", base: 2, mutation: ("u1", m3)) {
+                _ in
                 .unchanged(version: 2, object: current, merges: [])
             }
             guard case .unchanged(let answer) = unchanged else {
@@ -152,7 +164,9 @@ extension StorageConformance {
                 return
             }
             #expect(answer == .applied(mutationId: m3, version: 2, object: current, merges: []))
-            let replayed = try await write(storage, datastoreKey: key, objectId: "a", base: 2, mutation: ("u1", m3), recorder: calls) { _ in
+            let replayed = try await write(
+                storage, datastoreKey: key, objectId: "a", base: 2, mutation: ("u1", m3), recorder: calls
+            ) { _ in
                 StorageWrites.decision(updated(current, ["n": 9]), deleted: false)
             }
             #expect(replayed.replayed == answer)
@@ -164,9 +178,11 @@ extension StorageConformance {
             let racing = try await withThrowingTaskGroup(of: ObjectWriteOutcome.self) { group in
                 for _ in 0..<6 {
                     group.addTask {
-                        try await write(storage, datastoreKey: key, objectId: "r", base: nil, mutation: ("u1", m4)) { context in
+                        try await write(storage, datastoreKey: key, objectId: "r", base: nil, mutation: ("u1", m4)) {
+                            context in
                             let version = (context.current?.snapshot.version ?? 0) + 1
-                            return StorageWrites.decision(object("r", version: version, fields: ["n": .int(version)]), deleted: false)
+                            return StorageWrites.decision(
+                                object("r", version: version, fields: ["n": .int(version)]), deleted: false)
                         }
                     }
                 }

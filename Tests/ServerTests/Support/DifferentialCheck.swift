@@ -38,7 +38,8 @@ enum DifferentialCheck {
         if count != expected.totalCount { problems.append("count \(count), evaluator \(expected.totalCount)") }
         let byPointer = Dictionary(dataset.live.map { ($0.pointer, $0) }, uniquingKeysWith: { first, _ in first })
         for object in page.objects where byPointer[object.pointer].map({ $0 != object }) ?? false {
-            problems.append("\(object.pointer) did not round-trip: stored \(describe(byPointer[object.pointer])), read \(describe(object))")
+            let stored = describe(byPointer[object.pointer])
+            problems.append("\(object.pointer) did not round-trip: stored \(stored), read \(describe(object))")
         }
         guard !problems.isEmpty else { return Outcome(totalCount: expected.totalCount, mismatch: nil) }
 
@@ -54,7 +55,7 @@ enum DifferentialCheck {
         for pointer in shown.prefix(20) {
             lines.append("  \(pointer): \(describe(byPointer[pointer]))")
         }
-        return Outcome(totalCount: expected.totalCount, mismatch: lines.joined(separator: "\n"))
+        return Outcome(totalCount: expected.totalCount, mismatch: lines.map(visible).joined(separator: "\n"))
     }
 
     /// The query's text form with its parameters, and its class.
@@ -64,13 +65,36 @@ enum DifferentialCheck {
         return "\(query.className): \(form.text.isEmpty ? "(all)" : form.text)\(parameters)"
     }
 
+    /// An object's fields, ACL, timestamps and version on one line.
     static func describe(_ object: ObjectSnapshot?) -> String {
         guard let object else { return "(not live in the dataset)" }
-        let fields = object.fields.keys.sorted().map { "\($0)=\(object.fields[$0].map(String.init(describing:)) ?? "")" }
-        let acl = object.acl.map { acl in
-            acl.entries.keys.sorted().map { "\($0):\(acl.entries[$0]?.read == true ? "r" : "")\(acl.entries[$0]?.write == true ? "w" : "")" }
-                .joined(separator: ",")
+        let fields = object.fields.keys.sorted().map { field in
+            "\(field)=\(object.fields[field].map(String.init(describing:)) ?? "")"
         }
-        return "{\(fields.joined(separator: ", "))} acl=\(acl ?? "none") createdAt=\(object.createdAt.map(String.init(describing:)) ?? "none") updatedAt=\(object.updatedAt.map(String.init(describing:)) ?? "none") v\(object.version)"
+        let acl = object.acl.map { acl in
+            acl.entries.keys.sorted().map { principal in
+                let access = acl.entries[principal]
+                return "\(principal):\(access?.read == true ? "r" : "")\(access?.write == true ? "w" : "")"
+            }
+            .joined(separator: ",")
+        }
+        let createdAt = object.createdAt.map(String.init(describing:)) ?? "none"
+        let updatedAt = object.updatedAt.map(String.init(describing:)) ?? "none"
+        return "{\(fields.joined(separator: ", "))} acl=\(acl ?? "none") createdAt=\(createdAt) updatedAt=\(updatedAt)"
+            + " v\(object.version)"
+    }
+
+    /// The text with control characters (NUL above all) written as `\u{…}` escapes, so that
+    /// reports show them.
+    static func visible(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

@@ -36,13 +36,15 @@ struct DifferentialDataset {
     /// Generates a dataset and writes it into `storage`.
     /// - Parameter objectsPerClass: The most objects of each class in the main datastore.
     static func write(
-        into storage: any Storage, using rng: inout SeededGenerator, objectsPerClass: [String: Int] = ["T": 24, "U": 8, "V": 5]
+        into storage: any Storage, using rng: inout SeededGenerator,
+        objectsPerClass: [String: Int] = ["T": 24, "U": 8, "V": 5]
     ) async throws -> DifferentialDataset {
         let main = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
         let other = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
         var live: [ObjectSnapshot] = []
         for className in DifferentialValues.classes {
-            let ids = Array(rng.subset(DifferentialValues.objectIds, percent: 90).prefix(objectsPerClass[className] ?? 0))
+            let ids = Array(
+                rng.subset(DifferentialValues.objectIds, percent: 90).prefix(objectsPerClass[className] ?? 0))
             for objectId in ids {
                 if let object = try await writeHistory(
                     className: className, objectId: objectId, datastore: main, storage: storage, rng: &rng)

@@ -20,7 +20,9 @@ enum DifferentialQueries {
         if rng.chance(15) {
             // The distance order: a `near` reached through `and`s, and no explicit order.
             let near = self.near(&rng)
-            predicate = predicate.map { rng.chance(50) ? .and([near, $0]) : .and([$0, .and([near, .exists(field: "loc")])]) } ?? near
+            predicate =
+                predicate.map { rng.chance(50) ? .and([near, $0]) : .and([$0, .and([near, .exists(field: "loc")])]) }
+                ?? near
             order = []
         }
         return Query(
@@ -79,7 +81,10 @@ enum DifferentialQueries {
     static func element(for field: String, _ rng: inout SeededGenerator) -> Value {
         if field == "friends" || rng.chance(20) {
             // Relation members are pointers of the relation's class; other classes never match.
-            return .pointer(Pointer(className: rng.pick(["T", "U", "V"]), objectId: rng.pick(Array(DifferentialValues.objectIds.prefix(7)))))
+            return .pointer(
+                Pointer(
+                    className: rng.pick(["T", "U", "V"]),
+                    objectId: rng.pick(Array(DifferentialValues.objectIds.prefix(7)))))
         }
         return DifferentialValues.value(&rng)
     }
@@ -127,7 +132,10 @@ enum DifferentialQueries {
             (0..<rng.pick([0, 1, 2, 4])).map { _ in
                 rng.chance(50)
                     ? .objectId(rng.pick(DifferentialValues.objectIds))
-                    : .pointer(Pointer(className: rng.pick(["T", "U", "V", "W"]), objectId: rng.pick(DifferentialValues.objectIds)))
+                    : .pointer(
+                        Pointer(
+                            className: rng.pick(["T", "U", "V", "W"]), objectId: rng.pick(DifferentialValues.objectIds))
+                    )
             })
     }
 }

@@ -54,7 +54,9 @@ enum DifferentialValues {
         "x=y", "long-object-id-0123456789",
     ]
 
-    static let jsons: [JSONValue] = [.null, .int(1), .string("a"), .array([.int(1), .string("x")]), .object(["k": .bool(true)])]
+    static let jsons: [JSONValue] = [
+        .null, .int(1), .string("a"), .array([.int(1), .string("x")]), .object(["k": .bool(true)]),
+    ]
 
     /// Any value, of every kind; lists (mixed kinds) nest up to `depth` more levels.
     static func value(_ rng: inout SeededGenerator, depth: Int = 1) -> Value {
