@@ -179,7 +179,12 @@ public struct OperationRecord: Sendable, Hashable, Codable {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            value = container.contains(.value) ? try container.decode(Value.self, forKey: .value) : nil
+            // Not a ternary: `nil` there would become `Value.null` (Value is nil-literal expressible).
+            if container.contains(.value) {
+                value = try container.decode(Value.self, forKey: .value)
+            } else {
+                value = Optional<Value>.none
+            }
         }
 
         func encode(to encoder: any Encoder) throws {

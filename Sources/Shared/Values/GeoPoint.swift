@@ -34,9 +34,12 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
         let deltaLongitude = (other.longitude - longitude) * radians
         let sinLat = sin(deltaLatitude / 2)
         let sinLon = sin(deltaLongitude / 2)
-        let a =
+        // Rounding can push the haversine term past 1 for antipodal points; clamp it, or the
+        // distance would be NaN.
+        let a = min(
+            1,
             sinLat * sinLat
-            + cos(latitude * radians) * cos(other.latitude * radians) * sinLon * sinLon
+            + cos(latitude * radians) * cos(other.latitude * radians) * sinLon * sinLon)
         let c = 2 * atan2(a.squareRoot(), (1 - a).squareRoot())
         return GeoPoint.earthRadiusMeters * c
     }

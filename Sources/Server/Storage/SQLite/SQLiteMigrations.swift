@@ -143,6 +143,17 @@ enum SQLiteMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("v2: datastore keys are never reused") { db in
+            // Checkpoints carry the datastore's key. SQLite gives a new row max(key) + 1, so a
+            // datastore created after the newest one was deleted got its key, and an old
+            // checkpoint resumed the new datastore's feed. Keys now come from an AUTOINCREMENT
+            // table, which never hands out a key twice; it starts above every existing key.
+            try db.execute(sql: """
+                CREATE TABLE datastore_keys (key INTEGER PRIMARY KEY AUTOINCREMENT);
+                INSERT INTO datastore_keys (key) SELECT max(key) FROM datastores HAVING max(key) IS NOT NULL;
+                DELETE FROM datastore_keys;
+                """)
+        }
         return migrator
     }
 }

@@ -56,16 +56,19 @@ extension SQLiteStorage {
             {
                 return existing
             }
+            // A key never used before (see the v2 migration); the allocator table stays empty.
+            try db.execute(sql: "INSERT INTO datastore_keys DEFAULT VALUES")
+            let key = db.lastInsertedRowID
+            try db.execute(sql: "DELETE FROM datastore_keys WHERE key = ?", arguments: [key])
             try db.execute(
                 sql: """
-                    INSERT INTO datastores (id, scope, owner_id, title, created_at, size_bytes)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO datastores (key, id, scope, owner_id, title, created_at, size_bytes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    id.rawValue, scope, id.kind == .app ? nil : ownerId, title, Timestamp.now.millisecondsSinceEpoch,
-                    SizeAccounting.datastoreBaseBytes,
+                    key, id.rawValue, scope, id.kind == .app ? nil : ownerId, title,
+                    Timestamp.now.millisecondsSinceEpoch, SizeAccounting.datastoreBaseBytes,
                 ])
-            let key = db.lastInsertedRowID
             guard let created = try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
             else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
             return created

@@ -1,0 +1,143 @@
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+
+extension StorageConformance {
+    /// Users: stored and found by ID and user name; a taken user name is refused with `exists`.
+    static func users(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let alice = user("u1", "alice", email: "alice@example.com")
+            try await storage.insertUser(alice)
+            try await storage.insertUser(user("u2", "bob"))
+            #expect(try await storage.user(id: "u1") == alice)
+            #expect(try await storage.user(username: "alice") == alice)
+            #expect(try await storage.user(username: "bob")?.email == nil)
+            #expect(try await storage.user(id: "nobody") == nil)
+            #expect(try await storage.user(username: "Alice") == nil, "user names are case-sensitive")
+
+            let taken = await throwsCode(.exists) { try await storage.insertUser(user("u3", "alice")) }
+            #expect(taken, "a second 'alice' must be refused with 'exists'")
+            #expect(try await storage.user(id: "u3") == nil, "the refused user must not be stored")
+            #expect(try await storage.user(username: "alice")?.id == "u1")
+
+            // Racing sign-ups for one name: exactly one wins, the others get 'exists'.
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        do {
+                            try await storage.insertUser(user("racer\(index)", "carol"))
+                            return true
+                        } catch let error as RooftopError where error.code == .exists {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1)
+        }
+    }
+
+    /// Sessions: stored by token hash; deleting expired ones removes exactly those that expired
+    /// before the time given; log-out deletes one.
+    static func sessions(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            try await storage.insertUser(user("u1", "alice"))
+            let sessions = [
+                SessionRecord(tokenHash: "h1", userId: "u1", createdAt: time(0), expiresAt: time(1_000)),
+                SessionRecord(tokenHash: "h2", userId: "u1", createdAt: time(0), expiresAt: time(5_000)),
+                SessionRecord(tokenHash: "h3", userId: "u1", createdAt: time(0), expiresAt: time(9_000)),
+            ]
+            for session in sessions { try await storage.insertSession(session) }
+            #expect(try await storage.session(tokenHash: "h2") == sessions[1])
+            #expect(try await storage.session(tokenHash: "nope") == nil)
+
+            // Strictly before: the session expiring exactly at the time stays.
+            #expect(try await storage.deleteSessions(expiredBefore: time(5_000)) == 1)
+            #expect(try await storage.session(tokenHash: "h1") == nil)
+            #expect(try await storage.session(tokenHash: "h2") == sessions[1])
+            #expect(try await storage.deleteSessions(expiredBefore: time(5_000)) == 0)
+            #expect(try await storage.deleteSessions(expiredBefore: time(10_000)) == 2)
+            #expect(try await storage.session(tokenHash: "h3") == nil)
+
+            try await storage.insertSession(sessions[0])
+            try await storage.deleteSession(tokenHash: "h1")
+            #expect(try await storage.session(tokenHash: "h1") == nil)
+        }
+    }
+
+    /// Roles: stored with members; a taken name is refused; membership updates add and remove
+    /// users and child roles; the role graph gives effective roles through child roles; deleting
+    /// a role removes it from its parents too.
+    static func roles(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let members = RoleRecord(name: "Members", acl: .only("u1"), users: ["u1", "u2"])
+            try await storage.insertRole(members)
+            try await storage.insertRole(RoleRecord(name: "Moderators", acl: ACL(), users: ["u3"]))
+            #expect(try await storage.role(named: "Members") == members)
+            #expect(try await storage.role(named: "Nobody") == nil)
+            let taken = await throwsCode(.exists) {
+                try await storage.insertRole(RoleRecord(name: "Members", acl: .only("u9")))
+            }
+            #expect(taken)
+            #expect(try await storage.role(named: "Members")?.acl == .only("u1"))
+
+            // Moderators are members too.
+            let changed = try await storage.updateRole(
+                named: "Members", addUsers: ["u4"], removeUsers: ["u1"], addRoles: ["Moderators"], removeRoles: [])
+            #expect(
+                changed == RoleRecord(name: "Members", acl: .only("u1"), users: ["u2", "u4"], childRoles: ["Moderators"]))
+            #expect(try await storage.role(named: "Members") == changed)
+            // Adding an existing member again and removing a non-member change nothing.
+            let same = try await storage.updateRole(
+                named: "Members", addUsers: ["u2"], removeUsers: ["u9"], addRoles: [], removeRoles: ["Other"])
+            #expect(same == changed)
+            let missing = await throwsCode(.notFound) {
+                _ = try await storage.updateRole(
+                    named: "Ghosts", addUsers: ["u1"], removeUsers: [], addRoles: [], removeRoles: [])
+            }
+            #expect(missing)
+            #expect(try await storage.role(named: "Ghosts") == nil)
+
+            let graph = try await storage.roleGraph()
+            #expect(graph.users["Members"] == ["u2", "u4"])
+            #expect(graph.childRoles["Members"] == ["Moderators"])
+            #expect(graph.effectiveRoles(ofUser: "u3") == ["Members", "Moderators"])
+            #expect(graph.effectiveRoles(ofUser: "u2") == ["Members"])
+            #expect(graph.effectiveRoles(ofUser: "u1").isEmpty)
+
+            try await storage.deleteRole(named: "Moderators")
+            #expect(try await storage.role(named: "Moderators") == nil)
+            #expect(try await storage.role(named: "Members")?.childRoles == [])
+            let after = try await storage.roleGraph()
+            #expect(after.roleNames == ["Members"])
+            #expect(after.effectiveRoles(ofUser: "u3").isEmpty)
+        }
+    }
+
+    /// Settings and secrets: a secret is made once and then always the same; settings are
+    /// stored and replaced.
+    static func settings(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let made = CallCounter()
+            let first = try await storage.secret(named: "checkpoint") {
+                made.increment()
+                return [1, 2, 3, 0, 255]
+            }
+            let second = try await storage.secret(named: "checkpoint") {
+                made.increment()
+                return [9]
+            }
+            #expect(first == [1, 2, 3, 0, 255])
+            #expect(second == first)
+            #expect(made.count == 1)
+            #expect(try await storage.setting(named: "mode") == nil)
+            try await storage.setSetting(named: "mode", to: "réglé ✓")
+            try await storage.setSetting(named: "other", to: "x")
+            try await storage.setSetting(named: "mode", to: "second")
+            #expect(try await storage.setting(named: "mode") == "second")
+            #expect(try await storage.setting(named: "other") == "x")
+        }
+    }
+}

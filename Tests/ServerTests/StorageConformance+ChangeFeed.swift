@@ -1,0 +1,129 @@
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+
+extension StorageConformance {
+    /// The change feed lists each changed object once, at its last change, in sequence order,
+    /// tombstones included (with the readers of their last version); it pages by sequence,
+    /// filters by class, and counts what is left.
+    static func changeFeed(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let a1 = object("a", fields: ["n": 1], acl: readable(by: .user("u1")))
+            let b1 = object("b", acl: readable(by: .user("u2"), .role("R")))
+            let c1 = object("c", className: "U")
+            let a2 = updated(a1, ["n": 2], acl: readable(by: .user("u3")))
+            for snapshot in [a1, b1, c1, a2] { try await StorageWrites.put(snapshot, datastoreKey: key, into: storage) }
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: b1), deleted: true, datastoreKey: key, into: storage)
+
+            let all = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
+            #expect(all.map(\.snapshot.objectId) == ["c", "a", "b"])
+            #expect(all.map(\.sequence) == [3, 4, 5])
+            #expect(all.map(\.isDeleted) == [false, false, true])
+            #expect(all.first?.readers == ["*"])
+            #expect(all.dropFirst().first?.snapshot == a2)
+            #expect(all.dropFirst().first?.readers == ["u3"] && all.dropFirst().first?.formerReaders == ["u1", "u3"])
+            #expect(all.last?.readers == ["u2", "role:R"], "a tombstone keeps the readers of its last version")
+            #expect(all.last?.snapshot.version == 2 && all.last?.snapshot.fields == [:])
+
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil).map(\.sequence) == [
+                    4, 5,
+                ])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 3, limit: 1, classes: nil).map(\.sequence) == [4])
+            #expect(try await storage.changes(datastoreKey: key, after: 5, limit: 100, classes: nil).isEmpty)
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["U"]).map(\.sequence) == [
+                    3
+                ])
+            #expect(
+                try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: ["T", "W"]).map(\.sequence)
+                    == [4, 5])
+            #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: []).isEmpty)
+
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil) == 3)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 4, classes: nil) == 1)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: ["T"]) == 2)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: []) == 0)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 5, classes: nil) == 0)
+        }
+    }
+
+    /// Paging through the feed while several tasks write never skips or repeats a change: every
+    /// committed sequence number is unique and they are gap-free; each page continues strictly
+    /// after the previous one; and replaying the pages gives every object's final state.
+    static func changeFeedUnderConcurrentWriters(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let writers = 4
+            let writesPerWriter = 30
+            let done = Recorder<Int>()
+
+            let (committed, pages) = try await withThrowingTaskGroup(of: ([Int64], [[StoredObject]]).self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        var sequences: [Int64] = []
+                        for step in 0..<writesPerWriter {
+                            // Own objects are created; shared ones are updated by everybody.
+                            let objectId = step % 3 == 0 ? "shared\(step % 4)" : "w\(writer)-\(step)"
+                            let outcome = try await write(storage, datastoreKey: key, objectId: objectId, base: nil) {
+                                context in
+                                let version = (context.current?.snapshot.version ?? 0) + 1
+                                let next = object(
+                                    objectId, version: version,
+                                    fields: ["writer": .int(Int64(writer)), "step": .int(Int64(step))])
+                                return StorageWrites.decision(next, deleted: false)
+                            }
+                            guard case .written(let stored, _, _) = outcome else {
+                                throw StorageWrites.Unexpected(description: "write \(writer)/\(step) gave \(outcome)")
+                            }
+                            sequences.append(stored.sequence)
+                        }
+                        done.record(writer)
+                        return (sequences, [])
+                    }
+                }
+                group.addTask {
+                    // The reader: pages of 5 until the writers are done and the feed is drained.
+                    var pages: [[StoredObject]] = []
+                    var after: Int64 = 0
+                    while true {
+                        let finished = done.count == writers
+                        let page = try await storage.changes(datastoreKey: key, after: after, limit: 5, classes: nil)
+                        if page.isEmpty {
+                            if finished { break }
+                            try await Task.sleep(for: .milliseconds(1))
+                            continue
+                        }
+                        pages.append(page)
+                        after = page.last?.sequence ?? after
+                    }
+                    return ([], pages)
+                }
+                var committed: [Int64] = []
+                var pages: [[StoredObject]] = []
+                for try await (sequences, read) in group {
+                    committed += sequences
+                    pages += read
+                }
+                return (committed, pages)
+            }
+
+            #expect(
+                committed.sorted() == Array(1...Int64(writers * writesPerWriter)), "sequences are unique and gap-free")
+            let sequences = pages.flatMap { $0.map(\.sequence) }
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "pages continue strictly in order")
+            #expect(pages.allSatisfy { !$0.isEmpty && $0.count <= 5 })
+
+            var replayed: [String: ObjectSnapshot] = [:]
+            for change in pages.joined() { replayed[change.snapshot.objectId] = change.snapshot }
+            let final = try await storage.changes(datastoreKey: key, after: 0, limit: 1_000, classes: nil)
+            #expect(replayed == Dictionary(uniqueKeysWithValues: final.map { ($0.snapshot.objectId, $0.snapshot) }))
+            #expect(final.count == writers * (writesPerWriter - writesPerWriter / 3) + 4)
+            #expect(try await storage.datastore(key: key)?.sequence == Int64(writers * writesPerWriter))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Testing
+
+@testable import RooftopServer
+
+/// The storage conformance suite (``StorageConformance``) on the embedded SQLite storage.
+@Suite("SQLite storage conformance")
+struct StorageSQLiteTests {
+    let factory = SQLiteFixture.factory
+
+    @Test("users: found by ID and name; a taken name is refused") func users() async throws {
+        try await StorageConformance.users(factory)
+    }
+
+    @Test("sessions: expiry cleanup and log-out") func sessions() async throws {
+        try await StorageConformance.sessions(factory)
+    }
+
+    @Test("roles: membership updates and the role graph") func roles() async throws {
+        try await StorageConformance.roles(factory)
+    }
+
+    @Test("settings and secrets") func settings() async throws {
+        try await StorageConformance.settings(factory)
+    }
+
+    @Test("datastores: private per owner, shareable and :app unique") func datastoreScopes() async throws {
+        try await StorageConformance.datastoreScopes(factory)
+    }
+
+    @Test("datastores: sharing roles set, changed and cleared") func datastoreRoles() async throws {
+        try await StorageConformance.datastoreRoles(factory)
+    }
+
+    @Test("datastores: deletion cascades and keys are not reused") func datastoreDeletion() async throws {
+        try await StorageConformance.datastoreDeletion(factory)
+    }
+
+    @Test("objects: create, update, unchanged, reject, delete, re-create") func objectLifecycle() async throws {
+        try await StorageConformance.objectLifecycle(factory)
+    }
+
+    @Test("objects: mutation IDs are applied once per scope") func idempotency() async throws {
+        try await StorageConformance.idempotency(factory)
+    }
+
+    @Test("objects: concurrent changes and the operation log") func concurrentChanges() async throws {
+        try await StorageConformance.concurrentChanges(factory)
+    }
+
+    @Test("datastores: sequence, record count and size counters") func datastoreCounters() async throws {
+        try await StorageConformance.datastoreCounters(factory)
+    }
+
+    @Test("change feed: order, paging, classes, counts, tombstones") func changeFeed() async throws {
+        try await StorageConformance.changeFeed(factory)
+    }
+
+    @Test("change feed: paging under concurrent writers") func changeFeedUnderConcurrentWriters() async throws {
+        try await StorageConformance.changeFeedUnderConcurrentWriters(factory)
+    }
+
+    @Test("lost access after a principal set change") func lostAccessAfterPrincipalChange() async throws {
+        try await StorageConformance.lostAccessAfterPrincipalChange(factory)
+    }
+
+    @Test("lost access after ACL changes") func lostAccessAfterACLChange() async throws {
+        try await StorageConformance.lostAccessAfterACLChange(factory)
+    }
+
+    @Test("durability: close and reopen") func durability() async throws {
+        try await StorageConformance.durability(factory)
+    }
+}
