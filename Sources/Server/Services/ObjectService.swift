@@ -27,17 +27,32 @@ final class ObjectService: Sendable {
     ///   - mutation: The mutation.
     ///   - context: The caller.
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
-    /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
-    /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
-    ///   write role); the caller turns them into `.rejected` results.
+    /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`, and so
+    ///   is, for idempotent writes, a refusal found before it. A mutation ID seen before is
+    ///   answered with its first result, before anything else is checked: access or input rules
+    ///   that changed since must not turn a change the server applied into a rejection.
+    /// - Throws: For writes that are not idempotent, refusals found before the transaction
+    ///   (invalid input, unknown datastore, no write role).
     func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool) async throws -> MutationResult {
-        try WriteValidator(limits: limits).validate(mutation)
-        let resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
-        let settings = try await classes.settings(of: mutation.className)
+        let scope = ObjectService.idempotencyScope(context)
+        if idempotent, let first = try await storage.mutationResult(scope: scope, id: mutation.mutationId) {
+            return first
+        }
+        let resolved: DatastoreService.Resolved
+        let settings: ClassSettings
+        do {
+            try WriteValidator(limits: limits).validate(mutation)
+            resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
+            settings = try await classes.settings(of: mutation.className)
+        } catch let error as RooftopError where idempotent {
+            // Recorded like refusals inside the transaction, so a retry gets the same answer.
+            return try await storage.recordMutationResult(
+                .rejected(mutationId: mutation.mutationId, error: error), scope: scope)
+        }
         let request = ObjectWriteRequest(
             datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
             baseVersion: mutation.baseVersion,
-            mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
+            mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in

@@ -124,6 +124,15 @@ public protocol Storage: Sendable {
         decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) async throws -> ObjectWriteOutcome
 
+    /// The first result recorded for a mutation ID in an idempotency scope, or `nil` when the ID
+    /// was never seen.
+    func mutationResult(scope: String, id: MutationID) async throws -> MutationResult?
+
+    /// Records `result` as the first result of its mutation ID in `scope`, unless one is
+    /// recorded already; returns the recorded one. Used for refusals decided before the write
+    /// transaction (invalid input, no access to the datastore), so that a retry gets them too.
+    func recordMutationResult(_ result: MutationResult, scope: String) async throws -> MutationResult
+
     /// The changes committed to an object after `version`, oldest first.
     func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]
