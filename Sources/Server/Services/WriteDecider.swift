@@ -19,7 +19,8 @@ struct WriteDecider: Sendable {
                 return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
             }
             try check(.delete, acl: current.snapshot.acl)
-            return deletion(of: current.snapshot)
+            let merges = try deleteDecisions(current.snapshot, concurrent: write.concurrentChanges)
+            return deletion(of: current.snapshot, merges: merges)
         case .update:
             guard let current, !current.isDeleted else {
                 return try creation(over: current, concurrent: write.concurrentChanges, datastore: write.datastore)
@@ -39,7 +40,20 @@ struct WriteDecider: Sendable {
         MergeRules(classes: [mutation.className: settings.mergeRules])
     }
 
-    private func deletion(of snapshot: ObjectSnapshot) -> ObjectWriteDecision {
+    /// The decisions of a delete that meets concurrent updates: one per field they changed,
+    /// each with an absent result (the delete wins), as ``ObjectMerge`` documents.
+    private func deleteDecisions(_ current: ObjectSnapshot, concurrent: [OperationRecord]) throws(RooftopError)
+        -> [MergeDecision]
+    {
+        guard !concurrent.isEmpty else { return [] }
+        return try ObjectMerge.rebase(
+            local: [.delete], over: concurrent.map(\.change),
+            base: OperationRecord.fields(before: concurrent, current: current.fields), className: mutation.className,
+            rules: rules
+        ).decisions
+    }
+
+    private func deletion(of snapshot: ObjectSnapshot, merges: [MergeDecision] = []) -> ObjectWriteDecision {
         var tombstone = snapshot
         tombstone.fields = [:]
         tombstone.fieldVersions = nil
@@ -48,7 +62,7 @@ struct WriteDecider: Sendable {
         let prior = snapshot.fields.mapValues { Optional($0) }
         return .write(
             snapshot: tombstone, deleted: true,
-            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior), merges: [])
+            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior), merges: merges)
     }
 
     /// Creating the object, or re-creating it over a tombstone. A change based on a version from
@@ -106,7 +120,7 @@ struct WriteDecider: Sendable {
             }
             change = rebased
         }
-        if case .delete = change { return deletion(of: current) }
+        if case .delete = change { return deletion(of: current, merges: merges) }
         guard let applied = try current.applying(change) else { return deletion(of: current) }
         var snapshot = applied
         snapshot.version = current.version + 1
