@@ -7,17 +7,17 @@ import Testing
 @Suite("Push: merges of concurrent changes", .sharedServer())
 struct PushMergeTests {
     /// Two users who both may write the objects of a test (public read/write ACL in `:app`).
-    private struct Pair {
+    struct Pair {
         var remote: TestUser
         var local: TestUser
     }
 
-    private func pair(_ client: APIClient) async throws -> Pair {
+    func pair(_ client: APIClient) async throws -> Pair {
         Pair(remote: try await client.newUser("remote"), local: try await client.newUser("local"))
     }
 
     /// Creates an object in `:app` that everyone may write, returns its version.
-    private func seed(
+    func seed(
         _ client: APIClient, _ user: TestUser, _ className: String, _ objectId: String, fields: [String: Value]
     ) async throws -> Int64 {
         let result = try await client.push(
@@ -193,67 +193,5 @@ struct PushMergeTests {
         #expect(lateDelete.merges.map(\.field) == ["v"])
         #expect(try await client.object(.app, className: className, objectId: "second", token: users.local.token) == nil)
         #expect(try await client.count(.app, className: className, token: users.local.token) == 0)
-    }
-
-    @Test("successive mutations of one object in one batch, on the same base, chain instead of conflicting")
-    func chainInBatch() async throws {
-        let (_, client) = try SharedServer.require()
-        let user = try await client.newUser()
-        let className = uniqueClassName("Chain")
-        let base = try await seed(client, user, className, "o", fields: ["title": "t0", "n": 0])
-        let batch = [
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("a"))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("b"))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("n", .increment(1))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("c"))]),
-        ]
-        let response = try await client.push(batch, token: user.token)
-
-        #expect(response.results.map(\.appliedVersion) == [base + 1, base + 2, base + 3, base + 4])
-        #expect(response.results.allSatisfy { $0.merges.isEmpty })
-        let stored = try await client.object(.app, className: className, objectId: "o", token: user.token)
-        #expect(stored?.fields == ["title": "c", "n": 1])
-
-        // A create followed by updates without a base (a new object edited offline) chains too.
-        let fresh = try await client.push(
-            [
-                Mutations.create(.app, className, "new", fields: ["n": 1]),
-                Mutations.update(.app, className, "new", base: nil, [FieldUpdate("n", .increment(1))]),
-                Mutations.update(.app, className, "new", base: nil, [FieldUpdate("tags", .listAppend(["t"]))]),
-            ], token: user.token)
-        #expect(fresh.results.map(\.appliedVersion) == [1, 2, 3])
-        #expect(fresh.results.last?.appliedObject?.fields == ["n": 2, "tags": ["t"]])
-    }
-
-    @Test("a chained batch still merges every mutation with the concurrent change it did not see")
-    func chainOverConcurrentChange() async throws {
-        let (_, client) = try SharedServer.require()
-        let users = try await pair(client)
-        let className = uniqueClassName("ChainMerge")
-        try await client.setClass(className, rules: ["count": .sum])
-        let base = try await seed(client, users.remote, className, "o", fields: ["title": "t0", "count": 10, "n": 0])
-        let remote = try await client.push(
-            Mutations.update(
-                .app, className, "o", base: base, [FieldUpdate("title", .set("remote")), FieldUpdate("count", .increment(100))]),
-            token: users.remote.token)
-        #expect(remote.isApplied)
-
-        // Offline, the local client edited the object three times from `base`: it set the counter
-        // to the values it computed (11, then 12) and edited the title twice.
-        let batch = [
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(11)), FieldUpdate("n", .set(1))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("local 1"))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(12)), FieldUpdate("title", .set("local 2"))]),
-        ]
-        let response = try await client.push(batch, token: users.local.token)
-
-        #expect(response.results.allSatisfy { $0.isApplied })
-        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
-        // `remote` (the default) keeps the concurrent title; `sum` keeps both sides' increments.
-        #expect(stored?.fields["title"] == "remote")
-        #expect(stored?.fields["count"] == 112)
-        #expect(stored?.fields["n"] == 1)
-        let titleDecisions = response.results.flatMap(\.merges).filter { $0.field == "title" }
-        #expect(!titleDecisions.isEmpty && titleDecisions.allSatisfy { $0.result == "remote" })
     }
 }

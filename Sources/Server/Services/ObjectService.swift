@@ -27,13 +27,17 @@ final class ObjectService: Sendable {
     ///   - mutation: The mutation.
     ///   - context: The caller.
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
+    ///   - chain: The caller's earlier mutations of the object in the same push, on the same base
+    ///     version (see ``PushService``).
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`, and so
     ///   is, for idempotent writes, a refusal found before it. A mutation ID seen before is
     ///   answered with its first result, before anything else is checked: access or input rules
     ///   that changed since must not turn a change the server applied into a rejection.
     /// - Throws: For writes that are not idempotent, refusals found before the transaction
     ///   (invalid input, unknown datastore, no write role).
-    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool) async throws -> MutationResult {
+    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool, chain: WriteChain? = nil) async throws
+        -> MutationResult
+    {
         let scope = ObjectService.idempotencyScope(context)
         if idempotent, let first = try await storage.mutationResult(scope: scope, id: mutation.mutationId) {
             return first
@@ -54,7 +58,8 @@ final class ObjectService: Sendable {
             baseVersion: mutation.baseVersion,
             mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
-            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now)
+            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
+            origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
@@ -136,6 +141,12 @@ final class ObjectService: Sendable {
     static func idempotencyScope(_ context: AccessContext) -> String {
         if context.isAdmin { return ":admin" }
         return context.userId.map { "user:" + $0 } ?? ":anonymous"
+    }
+
+    /// The ``OperationRecord/origin`` of the operation a push mutation commits: opaque, the same
+    /// for a retry, and different for another user's identical mutation ID.
+    static func origin(of mutationId: MutationID, scope: String) -> String {
+        String(SessionToken.hash(scope + "\u{0}" + mutationId.rawValue).prefix(32))
     }
 
     private func withMutationID(_ result: MutationResult, _ id: MutationID) -> MutationResult {

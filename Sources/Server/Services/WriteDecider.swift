@@ -9,6 +9,10 @@ struct WriteDecider: Sendable {
     let settings: ClassSettings
     let limits: Limits
     let now: Timestamp
+    /// The tag of the operation this mutation commits (``OperationRecord/origin``).
+    var origin: String?
+    /// The client's earlier mutations of this object in the same push, on the same base.
+    var chain: WriteChain?
 
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
@@ -36,7 +40,7 @@ struct WriteDecider: Sendable {
             datastoreRole: role, acl: acl)
     }
 
-    private var rules: MergeRules {
+    var rules: MergeRules {
         MergeRules(classes: [mutation.className: settings.mergeRules])
     }
 
@@ -45,9 +49,10 @@ struct WriteDecider: Sendable {
     private func deleteDecisions(_ current: ObjectSnapshot, concurrent: [OperationRecord]) throws(RooftopError)
         -> [MergeDecision]
     {
-        guard !concurrent.isEmpty else { return [] }
+        let remote = remoteChanges(concurrent)
+        guard !remote.isEmpty else { return [] }
         return try ObjectMerge.rebase(
-            local: [.delete], over: concurrent.map(\.change),
+            local: [.delete], over: remote.map(\.change),
             base: OperationRecord.fields(before: concurrent, current: current.fields), className: mutation.className,
             rules: rules
         ).decisions
@@ -62,7 +67,8 @@ struct WriteDecider: Sendable {
         let prior = snapshot.fields.mapValues { Optional($0) }
         return .write(
             snapshot: tombstone, deleted: true,
-            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior), merges: merges)
+            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior, origin: origin),
+            merges: merges)
     }
 
     /// Creating the object, or re-creating it over a tombstone. A change based on a version from
@@ -70,9 +76,11 @@ struct WriteDecider: Sendable {
     private func creation(
         over tombstone: StoredObject?, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {
-        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version {
+        // A delete by this push's own chain is not concurrent: the client re-creates the object.
+        let deletedByChain = concurrent.last.map { isOwn($0) } ?? false
+        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version, !deletedByChain {
             let merged = try ObjectMerge.rebase(
-                local: [mutation.change], over: concurrent.map(\.change),
+                local: [mutation.change], over: remoteChanges(concurrent).map(\.change),
                 base: OperationRecord.fields(before: concurrent, current: [:]), className: mutation.className,
                 rules: rules)
             return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
@@ -100,7 +108,8 @@ struct WriteDecider: Sendable {
         let prior = Dictionary(uniqueKeysWithValues: fields.keys.map { ($0, Value?.none) })
         return .write(
             snapshot: snapshot, deleted: false,
-            operation: OperationRecord(version: version, change: mutation.change, priorValues: prior), merges: [])
+            operation: OperationRecord(version: version, change: mutation.change, priorValues: prior, origin: origin),
+            merges: [])
     }
 
     /// Updating a live object, merging with changes committed since the mutation's base version.
@@ -109,11 +118,9 @@ struct WriteDecider: Sendable {
     ) throws(RooftopError) -> ObjectWriteDecision {
         var change = mutation.change
         var merges: [MergeDecision] = []
-        if !concurrent.isEmpty {
-            let merged = try ObjectMerge.rebase(
-                local: [mutation.change], over: concurrent.map(\.change),
-                base: OperationRecord.fields(before: concurrent, current: current.fields),
-                className: mutation.className, rules: rules)
+        let remote = remoteChanges(concurrent)
+        if !remote.isEmpty {
+            let merged = try rebase(current: current, concurrent: concurrent, remote: remote)
             merges = merged.decisions
             guard let rebased = merged.change else {
                 return .unchanged(version: current.version, object: current, merges: merges)
@@ -135,6 +142,7 @@ struct WriteDecider: Sendable {
         let prior = Dictionary(uniqueKeysWithValues: touched.map { ($0, current.fields[$0]) })
         return .write(
             snapshot: snapshot, deleted: false,
-            operation: OperationRecord(version: snapshot.version, change: change, priorValues: prior), merges: merges)
+            operation: OperationRecord(version: snapshot.version, change: change, priorValues: prior, origin: origin),
+            merges: merges)
     }
 }

@@ -153,12 +153,17 @@ public struct OperationRecord: Sendable, Hashable, Codable {
     /// The value each changed field had before the change (`nil`: absent), so the fields at an
     /// older version can be recovered.
     public var priorValues: [String: Value?]
+    /// An opaque tag of the push mutation that made the change (a hash of its idempotency scope
+    /// and mutation ID), so that a client's later mutations in the same push can tell their own
+    /// earlier changes from concurrent ones; `nil` for other writes.
+    public var origin: String?
 
     /// Creates a record.
-    public init(version: Int64, change: ObjectChange, priorValues: [String: Value?]) {
+    public init(version: Int64, change: ObjectChange, priorValues: [String: Value?], origin: String? = nil) {
         self.version = version
         self.change = change
         self.priorValues = priorValues
+        self.origin = origin
     }
 
     /// The fields at the version before the oldest of `records`, given the fields after the
