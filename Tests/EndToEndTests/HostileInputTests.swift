@@ -88,6 +88,21 @@ struct HostileInputTests {
         try await expectUnchanged(target, client)
     }
 
+    @Test("REST writes with unknown or misspelled keys are refused, not applied as empty writes")
+    func unknownKeysInWrites() async throws {
+        let (_, client) = try SharedServer.require()
+        let target = try await target(client)
+        for body in [#"{"feilds": {"n": 5}}"#, #"{"mutations": []}"#, #"{"fields": {"n": 5}, "objectID": "x"}"#, #"{"a": "b"}"#] {
+            let created = try await client.send(
+                .POST, "/v1/datastores/target/classes/Item/objects", raw: Data(body.utf8), token: target.user.token)
+            Refusal.expect(created, "create with \(body)", status: 400, code: .request)
+            let updated = try await client.send(
+                .PATCH, "/v1/datastores/target/classes/Item/objects/one", raw: Data(body.utf8), token: target.user.token)
+            Refusal.expect(updated, "update with \(body)", status: 400, code: .request)
+        }
+        try await expectUnchanged(target, client)
+    }
+
     @Test("every truncation of a valid push is refused, and none of it is applied")
     func truncatedPushes() async throws {
         let (_, client) = try SharedServer.require()
