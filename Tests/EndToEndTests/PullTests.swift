@@ -40,6 +40,35 @@ struct PullTests {
         #expect(delta.changes.allSatisfy { if case .upsert(let object) = $0 { object.version == 2 } else { false } })
     }
 
+    @Test("a page of large records ends early at the page byte limit and resumes exactly")
+    func pageByteLimit() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let datastore = try DatastoreID("large")
+        // Records just under the record limit: the page byte limit is reached long before the count.
+        let text = Value.string(String(repeating: "L", count: info.limits.maxRecordBytes - 300))
+        let perPush = max(1, info.limits.maxPushBytes / info.limits.maxRecordBytes - 1)
+        let total = info.limits.maxPullPageBytes / info.limits.maxRecordBytes + 10
+        var ids: [String] = []
+        for start in stride(from: 0, to: total, by: perPush) {
+            let batch = (start..<min(total, start + perPush)).map { Mutations.create(datastore, "Large", "l\($0)", fields: ["t": text]) }
+            ids += batch.map(\.objectId)
+            let response = try await client.push(batch, token: user.token)
+            #expect(response.results.allSatisfy { $0.isApplied })
+        }
+
+        let pages = try await client.pullAll(datastore, token: user.token)
+        #expect(pages.count >= 2, "a page stops at the byte limit, not at the default page size")
+        #expect(pages.flatMap(\.changes).map(\.objectId) == ids)
+        for page in pages.dropLast() {
+            let bytes = page.changes.count * (info.limits.maxRecordBytes - 100)
+            #expect(bytes <= info.limits.maxPullPageBytes + info.limits.maxRecordBytes)
+            #expect(page.hasMore)
+        }
+        #expect(pages[0].changes.count + (pages[0].remaining ?? 0) == total)
+    }
+
     @Test("a deleted object comes as a tombstone with its version, also in a full pull")
     func tombstones() async throws {
         let (_, client) = try SharedServer.require()

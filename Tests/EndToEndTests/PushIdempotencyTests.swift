@@ -29,6 +29,28 @@ struct PushIdempotencyTests {
         #expect(stored.version == base + 1)
     }
 
+    @Test("the same mutation pushed by many tasks at once is applied once; every task gets the same result")
+    func concurrentDuplicates() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let created = try await client.push(Mutations.create(datastore, "Counter", "race", fields: ["n": 0]), token: user.token)
+        let increment = Mutations.update(datastore, "Counter", "race", base: created.appliedVersion, [FieldUpdate("n", .increment(1))])
+        let refused = Mutations.create(datastore, "Counter", "bad id", fields: ["n": 0])
+        let results = try await withThrowingTaskGroup(of: [MutationResult].self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await client.push([increment, refused], token: user.token).results }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        let first = try #require(results.first)
+        #expect(results.allSatisfy { $0 == first })
+        #expect(first.first?.isApplied == true)
+        #expect(first.last?.error?.code == .illegalArgument)
+        let stored = try await client.object(datastore, className: "Counter", objectId: "race", token: user.token)
+        #expect(stored?.fields["n"] == 1)
+    }
+
     @Test("mutation IDs are scoped per user: another user's identical ID is a different mutation")
     func mutationIdsPerUser() async throws {
         let (_, client) = try SharedServer.require()
