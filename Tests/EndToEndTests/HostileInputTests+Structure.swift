@@ -153,3 +153,53 @@ extension HostileInputTests {
         Refusal.expect(pull, "pull with the largest limit", status: 413, code: .sizeLimit)
     }
 }
+
+/// Hostile breadth: queries and pulls that are shallow but very wide.
+extension HostileInputTests {
+    @Test("very wide queries and filters are answered or refused with a clear error, never a 500")
+    func wideQueries() async throws {
+        let (_, client) = try SharedServer.require()
+        let target = try await target(client)
+        func comparisons(_ count: Int) -> [QueryPredicate] {
+            (0..<count).map { .comparison(field: "n", op: .equal, value: .int(Int64($0))) }
+        }
+        // Within the bounds: answered, and correctly.
+        let answered: [(String, QueryPredicate)] = [
+            ("or of 1000", .or(comparisons(1000))),
+            ("and of 1000", .and((0..<1000).map { .comparison(field: "n", op: .notEqual, value: .int(Int64($0 + 10))) })),
+            ("in of 10000", .in(field: "n", values: (0..<10_000).map { .int(Int64($0)) })),
+            ("containsAll of 999", .containsAll(field: "tags", values: (0..<999).map { .int(Int64($0)) })),
+            ("thisIn of 999 pointers", .thisIn((0..<999).map { .pointer(Pointer(className: "Item", objectId: "id\($0)")) } + ["one"])),
+        ]
+        let expected: [String: Set<String>] = [
+            "or of 1000": ["one", "two"], "and of 1000": ["one", "two"], "in of 10000": ["one", "two"],
+            "containsAll of 999": [], "thisIn of 999 pointers": ["one"],
+        ]
+        for (what, predicate) in answered {
+            let reply = try await client.send(
+                .POST, "/v1/datastores/target/query", body: QueryRequest.query(Query(className: "Item", predicate: predicate)),
+                token: target.user.token)
+            #expect(reply.status == 200, "\(what): \(reply.text.prefix(200))")
+            let objects = (try? reply.decode(QueryResponse.self))?.objects.map(\.objectId) ?? []
+            #expect(Set(objects) == expected[what], "\(what)")
+        }
+        // Beyond them: refused as too complex.
+        let refused: [(String, Query)] = [
+            ("or of 5000", Query(className: "Item", predicate: .or(comparisons(5000)))),
+            ("in of 300000", Query(className: "Item", predicate: .in(field: "n", values: (0..<300_000).map { .int(Int64($0)) }))),
+            ("containsAll of 20000", Query(className: "Item", predicate: .containsAll(field: "n", values: (0..<20_000).map { .int(Int64($0)) }))),
+            ("order by 2000 keys", Query(className: "Item", order: (0..<2000).map { QueryOrder("f\($0)") })),
+        ]
+        for (what, query) in refused {
+            for path in ["/v1/datastores/target/query", "/v1/datastores/target/count"] {
+                let reply = try await client.send(.POST, path, body: QueryRequest.query(query), token: target.user.token)
+                Refusal.expect(reply, "\(path) \(what)", status: 400, code: .invalidQuery)
+            }
+        }
+        let classes = try await client.send(
+            .POST, "/v1/pull", body: PullRequest(datastore: target.datastore, classes: (0..<300_000).map { "C\($0)" }),
+            token: target.user.token)
+        Refusal.expect(classes, "pull filtered by 300000 classes", status: 400, code: .illegalArgument)
+        try await expectUnchanged(target, client)
+    }
+}
