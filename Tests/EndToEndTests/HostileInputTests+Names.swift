@@ -165,3 +165,41 @@ extension HostileInputTests {
         try await expectUnchanged(target, client)
     }
 }
+
+/// IDs that are valid but need escaping in a URL path.
+extension HostileInputTests {
+    @Test("valid IDs with '/', '+', '=' or dots are reached through REST paths when percent-encoded")
+    func escapedIDsInPaths() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let datastore = try DatastoreID("escaped")
+        let ids = ["a/b", "x+y=", "..", ".", "a.b", "/", "=/+"]
+        let classes = ["Item", "Name/Space"]
+        for className in classes {
+            _ = try await client.push(ids.map { Mutations.create(datastore, className, $0, fields: ["id": .string($0)]) }, token: user.token)
+        }
+        func path(_ className: String, _ id: String) -> String {
+            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text }
+            return "/v1/datastores/escaped/classes/\(encode(className))/objects/\(encode(id))"
+        }
+        for className in classes {
+            for id in ids {
+                let got = try await client.send(.GET, path(className, id), token: user.token)
+                #expect(got.status == 200, "GET \(className)/\(id): \(got.text.prefix(200))")
+                #expect((try? got.decode(ObjectEnvelope.self))?.object.objectId == id)
+                let patched = try await client.send(
+                    .PATCH, path(className, id), raw: Data(#"{"fields": {"patched": true}}"#.utf8), token: user.token)
+                #expect(patched.status == 200, "PATCH \(className)/\(id): \(patched.text.prefix(200))")
+            }
+            let deleted = try await client.send(.DELETE, path(className, "a/b"), token: user.token)
+            #expect(deleted.status == 204, "DELETE \(className)/a/b: \(deleted.text.prefix(200))")
+        }
+        let stored = try await client.allObjects(datastore, className: "Name/Space", token: user.token)
+        #expect(Set(stored.keys) == Set(ids).subtracting(["a/b"]))
+        #expect(stored.values.allSatisfy { $0.fields["patched"] == true })
+        // A malformed escape is an invalid ID, not a server error.
+        Refusal.expect(
+            try await client.send(.GET, "/v1/datastores/escaped/classes/Item/objects/%ZZ", token: user.token), "bad escape",
+            status: 400)
+    }
+}
