@@ -75,6 +75,23 @@ struct LimitsTests {
         #expect(try await client.count(datastore, className: "Counted", token: user.token) == 5)
     }
 
+    @Test("creates racing for the last free record slot: exactly one wins")
+    func recordCountRace() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let datastore = try DatastoreID("raced")
+        _ = try await client.push((0..<4).map { Mutations.create(datastore, "Raced", "r\($0)", fields: [:]) }, token: user.token)
+        let results = try await withThrowingTaskGroup(of: MutationResult.self) { group in
+            for index in 0..<12 {
+                group.addTask { try await client.push(Mutations.create(datastore, "Raced", "new\(index)", fields: [:]), token: user.token) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.filter(\.isApplied).count == 1)
+        #expect(results.filter { $0.error?.code == .sizeLimit }.count == 11)
+        #expect(try await client.count(datastore, className: "Raced", token: user.token) == 5)
+    }
+
     @Test("a datastore fills up to exactly its byte limit; growth past it is refused, shrinking is not")
     func datastoreSize() async throws {
         let (_, client) = try SharedServer.require()
