@@ -19,12 +19,15 @@ struct DurabilityTests {
                 for index in 0..<objects {
                     let id = "d\(index)"
                     let result = try await client.push(
-                        Mutations.create(datastore, "Durable", id, fields: ["i": .int(Int64(index))]), token: user.token)
+                        Mutations.create(datastore, "Durable", id, fields: ["i": .int(Int64(index))]), token: user.token
+                    )
                     let version = try #require(result.appliedVersion)
                     acknowledged[id] = version
                     if index.isMultiple(of: 7) {
                         let update = try await client.push(
-                            Mutations.update(datastore, "Durable", id, base: result.appliedVersion, [FieldUpdate("i", .increment(1000))]),
+                            Mutations.update(
+                                datastore, "Durable", id, base: result.appliedVersion,
+                                [FieldUpdate("i", .increment(1000))]),
                             token: user.token)
                         let updated = try #require(update.appliedVersion)
                         acknowledged[id] = updated
@@ -51,7 +54,8 @@ struct DurabilityTests {
                 // The change feed agrees, and the checkpoint taken before the crash is still valid.
                 let pulled = try await client.pullAll(datastore, token: user.token).flatMap(\.changes)
                 #expect(pulled.count == acknowledged.count)
-                let since = try await client.pull(PullRequest(datastore: datastore, since: checkpoint), token: user.token)
+                let since = try await client.pull(
+                    PullRequest(datastore: datastore, since: checkpoint), token: user.token)
                 #expect(since.changes.isEmpty && !since.hasMore)
             }
         }
@@ -76,7 +80,8 @@ struct DurabilityTests {
             try await withClient(server) { client in
                 let me = try await client.call(.GET, "/v1/users/me", token: kept, as: UserInfo.self)
                 #expect(me.username == username)
-                let write = try await client.push(Mutations.create(.default, "AfterCrash", "a", fields: ["x": 1]), token: kept)
+                let write = try await client.push(
+                    Mutations.create(.default, "AfterCrash", "a", fields: ["x": 1]), token: kept)
                 #expect(write.isApplied)
                 let refused = try await client.send(.GET, "/v1/users/me", token: loggedOut)
                 #expect(refused.status == 401)

@@ -15,7 +15,9 @@ extension HostileInputTests {
         let fuzzed = try DatastoreID("fuzz")
         _ = try await client.push(
             (0..<3).map { Mutations.create(control, "Item", "c\($0)", fields: ["n": .int(Int64($0))]) }
-                + (0..<3).map { Mutations.create(fuzzed, "Item", "f\($0)", fields: ["n": .int(Int64($0)), "list": [1, 2, 3]]) },
+                + (0..<3).map {
+                    Mutations.create(fuzzed, "Item", "f\($0)", fields: ["n": .int(Int64($0)), "list": [1, 2, 3]])
+                },
             token: user.token)
         let controlState = try await client.feedState(control, token: user.token)
 

@@ -34,7 +34,8 @@ extension HostileInputTests {
             Refusal.expect(rest, "REST create with field \(shown)")
             guard Self.hostileNames.contains(name) else { continue }
 
-            let predicate = QueryRequest.query(Query(className: "Item", predicate: .comparison(field: name, op: .equal, value: 1)))
+            let predicate = QueryRequest.query(
+                Query(className: "Item", predicate: .comparison(field: name, op: .equal, value: 1)))
             Refusal.expect(
                 try await client.send(.POST, "/v1/datastores/target/query", body: predicate, token: target.user.token),
                 "query on field \(shown)", status: 400)
@@ -44,7 +45,8 @@ extension HostileInputTests {
                 "order by \(shown)", status: 400)
             let rules = ClassSettingsBody(className: className, mergeRules: [name: .sum])
             Refusal.expect(
-                try await client.send(.PUT, "/v1/classes/\(className)", body: rules, admin: true), "merge rule on \(shown)")
+                try await client.send(.PUT, "/v1/classes/\(className)", body: rules, admin: true),
+                "merge rule on \(shown)")
         }
         try await expectUnchanged(target, client)
     }
@@ -55,16 +57,19 @@ extension HostileInputTests {
         let user = try await client.newUser()
         let datastore = try DatastoreID("odd")
         let names = ["--", "a/b", "=", "+", ".", "_", "a.b", "A-Z_0.9+/=", String(repeating: "q", count: 64)]
-        let fields = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($0.element, Value.int(Int64($0.offset))) })
+        let fields = Dictionary(
+            uniqueKeysWithValues: names.enumerated().map { ($0.element, Value.int(Int64($0.offset))) })
         let created = try await client.push(Mutations.create(datastore, "Odd", "o", fields: fields), token: user.token)
         #expect(created.appliedObject?.fields == fields)
         for (index, name) in names.enumerated() {
             let query = QueryRequest.query(
                 Query(className: "Odd", predicate: .comparison(field: name, op: .equal, value: .int(Int64(index)))))
-            let found = try await client.call(.POST, "/v1/datastores/odd/query", body: query, token: user.token, as: QueryResponse.self)
+            let found = try await client.call(
+                .POST, "/v1/datastores/odd/query", body: query, token: user.token, as: QueryResponse.self)
             #expect(found.objects.map(\.objectId) == ["o"], "query on \(name)")
         }
-        let text = try await client.query(datastore, className: "Odd", text: "where `--` = 0 and `a/b` = 1", token: user.token)
+        let text = try await client.query(
+            datastore, className: "Odd", text: "where `--` = 0 and `a/b` = 1", token: user.token)
         #expect(text.objects.count == 1)
         #expect(try await client.count(datastore, className: "Odd", token: user.token) == 1)
     }
@@ -80,15 +85,19 @@ extension HostileInputTests {
             "{\"$double\": \"abc\"}", "",
         ]
         _ = try await client.push(
-            values.enumerated().map { Mutations.create(datastore, "Val", "v\($0.offset)", fields: ["s": .string($0.element)]) },
+            values.enumerated().map {
+                Mutations.create(datastore, "Val", "v\($0.offset)", fields: ["s": .string($0.element)])
+            },
             token: user.token)
         let stored = try await client.allObjects(datastore, className: "Val", token: user.token)
         for (index, value) in values.enumerated() {
             #expect(stored["v\(index)"]?.fields["s"] == .string(value), "value \(index) round trip")
-            let found = try await client.query(datastore, className: "Val", text: "where s = ?", parameters: [.string(value)], token: user.token)
+            let found = try await client.query(
+                datastore, className: "Val", text: "where s = ?", parameters: [.string(value)], token: user.token)
             #expect(found.objects.map(\.objectId) == ["v\(index)"], "equality on value \(index) matches only itself")
         }
-        let prefixed = try await client.query(datastore, className: "Val", text: "where s starts with ?", parameters: ["a"], token: user.token)
+        let prefixed = try await client.query(
+            datastore, className: "Val", text: "where s starts with ?", parameters: ["a"], token: user.token)
         #expect(Set(prefixed.objects.map(\.objectId)) == ["v1", "v2"])
     }
 
@@ -122,8 +131,11 @@ extension HostileInputTests {
             (.put, "/v1/classes/a%3Bb"),
         ]
         for (method, path) in requests {
-            let body = [.patch, .post, .put].contains(method) ? Data(#"{"fields": {"n": 1}, "className": "x", "text": ""}"#.utf8) : nil
-            let reply = try await client.send(method.method, path, raw: body, token: target.user.token, admin: path.hasPrefix("/v1/classes"))
+            let body =
+                [.patch, .post, .put].contains(method)
+                ? Data(#"{"fields": {"n": 1}, "className": "x", "text": ""}"#.utf8) : nil
+            let reply = try await client.send(
+                method.method, path, raw: body, token: target.user.token, admin: path.hasPrefix("/v1/classes"))
             Refusal.expect(reply, "\(method) \(path)")
         }
         try await expectUnchanged(target, client)
@@ -136,28 +148,36 @@ extension HostileInputTests {
         // Decodable, but each mutation names something invalid: each is rejected on its own.
         for (what, mutation) in [
             ("object ID", Mutations.create(target.datastore, "Item", "bad id", fields: ["n": 1])),
-            ("object ID", Mutations.create(target.datastore, "Item", String(repeating: "o", count: 65), fields: ["n": 1])),
+            (
+                "object ID",
+                Mutations.create(target.datastore, "Item", String(repeating: "o", count: 65), fields: ["n": 1])
+            ),
             ("class name", Mutations.create(target.datastore, "Item;--", "x", fields: ["n": 1])),
             ("reserved class", Mutations.create(target.datastore, ":users", "x", fields: ["n": 1])),
             (
                 "pointer target",
-                Mutations.create(target.datastore, "Item", "p", fields: ["p": .pointer(Pointer(className: "Item", objectId: "x y"))])
+                Mutations.create(
+                    target.datastore, "Item", "p", fields: ["p": .pointer(Pointer(className: "Item", objectId: "x y"))])
             ),
             ("negative base", Mutations.update(target.datastore, "Item", "one", base: -1, [FieldUpdate("n", .set(2))])),
         ] {
-            let reply = try await client.send(.POST, "/v1/push", body: PushRequest(mutations: [mutation]), token: target.user.token)
+            let reply = try await client.send(
+                .POST, "/v1/push", body: PushRequest(mutations: [mutation]), token: target.user.token)
             Refusal.expectPushRefused(reply, "push with an invalid \(what)")
         }
         // IDs checked while decoding: the push cannot be read at all.
-        let envelope = #"{"mutations": [{"mutationId": "MID", "datastore": "DS", "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#
+        let envelope =
+            #"{"mutations": [{"mutationId": "MID", "datastore": "DS", "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#
         for (mutationId, datastore) in [
             ("", "target"), (String(repeating: "m", count: 65), "target"), ("m 1", "target"), (":m", "target"),
             ("m1", "UPPER"), ("m1", ""), ("m1", "."), ("m1", "a."), ("m1", ":other"), ("m1", "a;b"),
             ("m1", String(repeating: "d", count: 65)),
         ] {
-            let body = envelope.replacingOccurrences(of: "MID", with: mutationId).replacingOccurrences(of: "DS", with: datastore)
+            let body = envelope.replacingOccurrences(of: "MID", with: mutationId).replacingOccurrences(
+                of: "DS", with: datastore)
             let reply = try await client.send(.POST, "/v1/push", raw: Data(body.utf8), token: target.user.token)
-            Refusal.expect(reply, "push with mutation ID '\(mutationId.prefix(20))' in '\(datastore.prefix(20))'", status: 400)
+            Refusal.expect(
+                reply, "push with mutation ID '\(mutationId.prefix(20))' in '\(datastore.prefix(20))'", status: 400)
             let pull = try await client.send(
                 .POST, "/v1/pull", raw: Data(#"{"datastore": "\#(datastore)"}"#.utf8), token: target.user.token)
             if datastore != "target" { Refusal.expect(pull, "pull of '\(datastore.prefix(20))'", status: 400) }
@@ -176,7 +196,8 @@ extension HostileInputTests {
         let ids = ["a/b", "x+y=", "..", ".", "a.b", "/", "=/+"]
         let classes = ["Item", "Name/Space"]
         for className in classes {
-            _ = try await client.push(ids.map { Mutations.create(datastore, className, $0, fields: ["id": .string($0)]) }, token: user.token)
+            _ = try await client.push(
+                ids.map { Mutations.create(datastore, className, $0, fields: ["id": .string($0)]) }, token: user.token)
         }
         func path(_ className: String, _ id: String) -> String {
             let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text }
@@ -199,7 +220,8 @@ extension HostileInputTests {
         #expect(stored.values.allSatisfy { $0.fields["patched"] == true })
         // A malformed escape is an invalid ID, not a server error.
         Refusal.expect(
-            try await client.send(.GET, "/v1/datastores/escaped/classes/Item/objects/%ZZ", token: user.token), "bad escape",
+            try await client.send(.GET, "/v1/datastores/escaped/classes/Item/objects/%ZZ", token: user.token),
+            "bad escape",
             status: 400)
     }
 }

@@ -23,9 +23,11 @@ extension HostileInputTests {
         let target = try await target(client)
         let token = target.user.token
         for depth in [60, 10_000, 1_000_000] {
-            let reply = try await client.send(.POST, "/v1/push", raw: Self.pushSetting(Self.nested(depth)), token: token)
+            let reply = try await client.send(
+                .POST, "/v1/push", raw: Self.pushSetting(Self.nested(depth)), token: token)
             Refusal.expect(reply, "push nested \(depth) deep", status: 400, code: .request)
-            let unclosed = try await client.send(.POST, "/v1/push", raw: Data(String(repeating: "[", count: depth).utf8), token: token)
+            let unclosed = try await client.send(
+                .POST, "/v1/push", raw: Data(String(repeating: "[", count: depth).utf8), token: token)
             Refusal.expect(unclosed, "unclosed \(depth) deep", status: 400)
         }
         // Within the body's depth but deeper than a value may be: the mutation is rejected.
@@ -38,7 +40,9 @@ extension HostileInputTests {
             Refusal.expectPushRefused(reply, "push of \(what)", code: .sizeLimit)
         }
         // Predicates and query text.
-        let nots = String(repeating: #"{"not": "#, count: 40) + #"{"field": "n", "op": "exists"}"# + String(repeating: "}", count: 40)
+        let nots =
+            String(repeating: #"{"not": "#, count: 40) + #"{"field": "n", "op": "exists"}"#
+            + String(repeating: "}", count: 40)
         let queries = [
             #"{"query": {"className": "Item", "predicate": \#(nots)}}"#,
             #"{"className": "Item", "text": "where \#(String(repeating: "(", count: 200))n = 1\#(String(repeating: ")", count: 200))"}"#,
@@ -51,16 +55,19 @@ extension HostileInputTests {
         // A deep parameter is only data to compare with; it must not hurt either.
         let parameter = try await client.send(
             .POST, "/v1/datastores/target/query",
-            raw: Data(#"{"className": "Item", "text": "where n in ?", "parameters": [\#(Self.nested(40))]}"#.utf8), token: token)
+            raw: Data(#"{"className": "Item", "text": "where n in ?", "parameters": [\#(Self.nested(40))]}"#.utf8),
+            token: token)
         #expect(Refusal.isWellBehaved(parameter), "\(parameter.text)")
         try await expectUnchanged(target, client)
 
         // At the limit, and brackets inside strings, are fine.
         let deep = try DatastoreID("deep")
-        let atLimit = try await client.send(.POST, "/v1/push", raw: Self.pushSetting(Self.nested(32), datastore: "deep"), token: token)
+        let atLimit = try await client.send(
+            .POST, "/v1/push", raw: Self.pushSetting(Self.nested(32), datastore: "deep"), token: token)
         let brackets = String(repeating: "[{", count: 500)
         let inString = try await client.send(
-            .POST, "/v1/push", raw: Self.pushSetting(#""\"\#(brackets)""#, objectId: "str", datastore: "deep"), token: token)
+            .POST, "/v1/push", raw: Self.pushSetting(#""\"\#(brackets)""#, objectId: "str", datastore: "deep"),
+            token: token)
         #expect(try atLimit.decode(PushResponse.self).results.allSatisfy { $0.isApplied }, "\(atLimit.text)")
         #expect(try inString.decode(PushResponse.self).results.allSatisfy { $0.isApplied }, "\(inString.text)")
         let stored = try await client.allObjects(deep, className: "Item", token: token)
@@ -102,7 +109,8 @@ extension HostileInputTests {
         ]
         for (index, (json, expected)) in accepted.enumerated() {
             let reply = try await client.send(
-                .POST, "/v1/push", raw: Self.pushSetting(json, objectId: "a\(index)", datastore: "numbers"), token: user.token)
+                .POST, "/v1/push", raw: Self.pushSetting(json, objectId: "a\(index)", datastore: "numbers"),
+                token: user.token)
             let result = try #require(try reply.decode(PushResponse.self).results.first)
             #expect(result.appliedObject?.fields["v"] == expected, "\(json): \(reply.text)")
         }
@@ -126,7 +134,8 @@ extension HostileInputTests {
             ("increment by text", FieldUpdate("n", .increment("1")), .badType),
         ]
         for (what, update, code) in wild {
-            let result = try await client.push(Mutations.update(datastore, "Item", "big", base: base, [update]), token: user.token)
+            let result = try await client.push(
+                Mutations.update(datastore, "Item", "big", base: base, [update]), token: user.token)
             #expect(result.error?.code == code, "\(what): \(result)")
         }
         let stored = try await client.object(datastore, className: "Item", objectId: "big", token: user.token)
@@ -136,7 +145,8 @@ extension HostileInputTests {
         // Extreme paging values.
         let offset = try await client.send(
             .POST, "/v1/datastores/numbers/query",
-            raw: Data(#"{"query": {"className": "Item", "offset": 9223372036854775807, "limit": 10}}"#.utf8), token: user.token)
+            raw: Data(#"{"query": {"className": "Item", "offset": 9223372036854775807, "limit": 10}}"#.utf8),
+            token: user.token)
         #expect(offset.status == 200, "\(offset.text)")
         #expect((try? offset.decode(QueryResponse.self))?.objects.isEmpty == true)
         for body in [
@@ -145,11 +155,13 @@ extension HostileInputTests {
             #"{"query": {"className": "Item", "offset": -1}}"#,
             #"{"query": {"className": "Item", "predicate": {"field": "at", "op": "near", "point": {"latitude": 0, "longitude": 0}, "maxDistanceMeters": -1}}}"#,
         ] {
-            let reply = try await client.send(.POST, "/v1/datastores/numbers/query", raw: Data(body.utf8), token: user.token)
+            let reply = try await client.send(
+                .POST, "/v1/datastores/numbers/query", raw: Data(body.utf8), token: user.token)
             Refusal.expect(reply, body)
         }
         let pull = try await client.send(
-            .POST, "/v1/pull", raw: Data(#"{"datastore": "numbers", "limit": 9223372036854775807}"#.utf8), token: user.token)
+            .POST, "/v1/pull", raw: Data(#"{"datastore": "numbers", "limit": 9223372036854775807}"#.utf8),
+            token: user.token)
         Refusal.expect(pull, "pull with the largest limit", status: 413, code: .sizeLimit)
     }
 }
@@ -166,10 +178,16 @@ extension HostileInputTests {
         // Within the bounds: answered, and correctly.
         let answered: [(String, QueryPredicate)] = [
             ("or of 1000", .or(comparisons(1000))),
-            ("and of 1000", .and((0..<1000).map { .comparison(field: "n", op: .notEqual, value: .int(Int64($0 + 10))) })),
+            (
+                "and of 1000",
+                .and((0..<1000).map { .comparison(field: "n", op: .notEqual, value: .int(Int64($0 + 10))) })
+            ),
             ("in of 10000", .in(field: "n", values: (0..<10_000).map { .int(Int64($0)) })),
             ("containsAll of 999", .containsAll(field: "tags", values: (0..<999).map { .int(Int64($0)) })),
-            ("thisIn of 999 pointers", .thisIn((0..<999).map { .pointer(Pointer(className: "Item", objectId: "id\($0)")) } + ["one"])),
+            (
+                "thisIn of 999 pointers",
+                .thisIn((0..<999).map { .pointer(Pointer(className: "Item", objectId: "id\($0)")) } + ["one"])
+            ),
         ]
         let expected: [String: Set<String>] = [
             "or of 1000": ["one", "two"], "and of 1000": ["one", "two"], "in of 10000": ["one", "two"],
@@ -177,7 +195,8 @@ extension HostileInputTests {
         ]
         for (what, predicate) in answered {
             let reply = try await client.send(
-                .POST, "/v1/datastores/target/query", body: QueryRequest.query(Query(className: "Item", predicate: predicate)),
+                .POST, "/v1/datastores/target/query",
+                body: QueryRequest.query(Query(className: "Item", predicate: predicate)),
                 token: target.user.token)
             #expect(reply.status == 200, "\(what): \(reply.text.prefix(200))")
             let objects = (try? reply.decode(QueryResponse.self))?.objects.map(\.objectId) ?? []
@@ -186,13 +205,22 @@ extension HostileInputTests {
         // Beyond them: refused as too complex.
         let refused: [(String, Query)] = [
             ("or of 5000", Query(className: "Item", predicate: .or(comparisons(5000)))),
-            ("in of 40000", Query(className: "Item", predicate: .in(field: "n", values: (0..<40_000).map { .int(Int64($0)) }))),
-            ("containsAll of 20000", Query(className: "Item", predicate: .containsAll(field: "n", values: (0..<20_000).map { .int(Int64($0)) }))),
+            (
+                "in of 40000",
+                Query(className: "Item", predicate: .in(field: "n", values: (0..<40_000).map { .int(Int64($0)) }))
+            ),
+            (
+                "containsAll of 20000",
+                Query(
+                    className: "Item", predicate: .containsAll(field: "n", values: (0..<20_000).map { .int(Int64($0)) })
+                )
+            ),
             ("order by 2000 keys", Query(className: "Item", order: (0..<2000).map { QueryOrder("f\($0)") })),
         ]
         for (what, query) in refused {
             for path in ["/v1/datastores/target/query", "/v1/datastores/target/count"] {
-                let reply = try await client.send(.POST, path, body: QueryRequest.query(query), token: target.user.token)
+                let reply = try await client.send(
+                    .POST, path, body: QueryRequest.query(query), token: target.user.token)
                 Refusal.expect(reply, "\(path) \(what)", status: 400, code: .invalidQuery)
             }
         }

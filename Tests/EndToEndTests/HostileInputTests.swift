@@ -30,7 +30,9 @@ struct HostileInputTests {
     }
 
     /// Nothing was written: the feed and the datastore list are as seeded.
-    func expectUnchanged(_ target: Target, _ client: APIClient, sourceLocation: SourceLocation = #_sourceLocation)
+    func expectUnchanged(
+        _ target: Target, _ client: APIClient, sourceLocation: SourceLocation = #_sourceLocation
+    )
         async throws
     {
         let state = try await client.feedState(target.datastore, token: target.user.token)
@@ -39,14 +41,17 @@ struct HostileInputTests {
         let datastores = try await client.datastoreIDs(token: target.user.token)
         #expect(datastores == target.datastores, "datastores appeared", sourceLocation: sourceLocation)
         let (server, _) = try SharedServer.require()
-        #expect(!server.log.contains("request failed"), "the server logged an internal error:\n\(server.log)", sourceLocation: sourceLocation)
+        #expect(
+            !server.log.contains("request failed"), "the server logged an internal error:\n\(server.log)",
+            sourceLocation: sourceLocation)
     }
 
     /// The endpoints that read a JSON body, for a user's `target` datastore.
     static let bodyEndpoints: [(HTTPMethodName, String)] = [
         (.post, "/v1/push"), (.post, "/v1/pull"), (.post, "/v1/datastores/target/query"),
         (.post, "/v1/datastores/target/count"), (.post, "/v1/datastores/target/remove"),
-        (.post, "/v1/datastores/target/classes/Item/objects"), (.patch, "/v1/datastores/target/classes/Item/objects/one"),
+        (.post, "/v1/datastores/target/classes/Item/objects"),
+        (.patch, "/v1/datastores/target/classes/Item/objects/one"),
         (.post, "/v1/users"), (.post, "/v1/login"), (.post, "/v1/roles"), (.post, "/v1/datastores"),
     ]
 
@@ -82,7 +87,8 @@ struct HostileInputTests {
         // Content types other than JSON are not a way around anything.
         for contentType in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil] {
             let reply = try await client.sendRaw(
-                .POST, "/v1/push", body: Data("mutations=%5B%5D".utf8), contentType: contentType, token: target.user.token)
+                .POST, "/v1/push", body: Data("mutations=%5B%5D".utf8), contentType: contentType,
+                token: target.user.token)
             Refusal.expect(reply, "push as \(contentType ?? "no content type")", status: 400)
         }
         try await expectUnchanged(target, client)
@@ -92,12 +98,15 @@ struct HostileInputTests {
     func unknownKeysInWrites() async throws {
         let (_, client) = try SharedServer.require()
         let target = try await target(client)
-        for body in [#"{"feilds": {"n": 5}}"#, #"{"mutations": []}"#, #"{"fields": {"n": 5}, "objectID": "x"}"#, #"{"a": "b"}"#] {
+        for body in [
+            #"{"feilds": {"n": 5}}"#, #"{"mutations": []}"#, #"{"fields": {"n": 5}, "objectID": "x"}"#, #"{"a": "b"}"#,
+        ] {
             let created = try await client.send(
                 .POST, "/v1/datastores/target/classes/Item/objects", raw: Data(body.utf8), token: target.user.token)
             Refusal.expect(created, "create with \(body)", status: 400, code: .request)
             let updated = try await client.send(
-                .PATCH, "/v1/datastores/target/classes/Item/objects/one", raw: Data(body.utf8), token: target.user.token)
+                .PATCH, "/v1/datastores/target/classes/Item/objects/one", raw: Data(body.utf8), token: target.user.token
+            )
             Refusal.expect(updated, "update with \(body)", status: 400, code: .request)
         }
         try await expectUnchanged(target, client)
@@ -125,25 +134,49 @@ struct HostileInputTests {
         let (_, client) = try SharedServer.require()
         let target = try await target(client)
         func mutation(_ fields: String) -> Data {
-            Data(#"{"mutations": [{"mutationId": "m-\#(UUID().uuidString.prefix(8))", "datastore": "target", "className": "Item", "objectId": "x", \#(fields)}]}"#.utf8)
+            Data(
+                #"{"mutations": [{"mutationId": "m-\#(UUID().uuidString.prefix(8))", "datastore": "target", "className": "Item", "objectId": "x", \#(fields)}]}"#
+                    .utf8)
         }
         let pushes: [(String, Data)] = [
             ("mutations as an object", Data(#"{"mutations": {}}"#.utf8)),
             ("mutations as a string", Data(#"{"mutations": "all"}"#.utf8)),
             ("a mutation as a number", Data(#"{"mutations": [1]}"#.utf8)),
             ("no mutations", Data(#"{}"#.utf8)),
-            ("mutationId as a number", Data(#"{"mutations": [{"mutationId": 5, "datastore": "target", "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#.utf8)),
-            ("datastore as a number", Data(#"{"mutations": [{"mutationId": "m1", "datastore": 7, "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#.utf8)),
-            ("className as a list", Data(#"{"mutations": [{"mutationId": "m1", "datastore": "target", "className": ["Item"], "objectId": "x", "change": {"delete": true}}]}"#.utf8)),
+            (
+                "mutationId as a number",
+                Data(
+                    #"{"mutations": [{"mutationId": 5, "datastore": "target", "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#
+                        .utf8)
+            ),
+            (
+                "datastore as a number",
+                Data(
+                    #"{"mutations": [{"mutationId": "m1", "datastore": 7, "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#
+                        .utf8)
+            ),
+            (
+                "className as a list",
+                Data(
+                    #"{"mutations": [{"mutationId": "m1", "datastore": "target", "className": ["Item"], "objectId": "x", "change": {"delete": true}}]}"#
+                        .utf8)
+            ),
             ("baseVersion as a string", mutation(#""baseVersion": "3", "change": {"delete": true}"#)),
             ("baseVersion as a fraction", mutation(#""baseVersion": 1.5, "change": {"delete": true}"#)),
             ("change as a string", mutation(#""change": "delete""#)),
             ("update as an object", mutation(#""change": {"update": {"field": "n"}}"#)),
             ("delete as a string", mutation(#""change": {"delete": "yes"}"#)),
-            ("delete with updates", mutation(#""change": {"delete": true, "update": [{"field": "n", "do": {"op": "unset"}}]}"#)),
+            (
+                "delete with updates",
+                mutation(#""change": {"delete": true, "update": [{"field": "n", "do": {"op": "unset"}}]}"#)
+            ),
             ("unknown op", mutation(#""change": {"update": [{"field": "n", "do": {"op": "explode"}}]}"#)),
             ("op without value", mutation(#""change": {"update": [{"field": "n", "do": {"op": "set"}}]}"#)),
-            ("index as a string", mutation(#""change": {"update": [{"field": "n", "do": {"op": "listInsert", "index": "0", "value": 1}}]}"#)),
+            (
+                "index as a string",
+                mutation(
+                    #""change": {"update": [{"field": "n", "do": {"op": "listInsert", "index": "0", "value": 1}}]}"#)
+            ),
             ("field as a number", mutation(#""change": {"update": [{"field": 5, "do": {"op": "unset"}}]}"#)),
             ("ACL as a list", mutation(#""change": {"update": [], "acl": ["*"]}"#)),
             ("ACL with a bad principal", mutation(#""change": {"update": [], "acl": {"role:": {"read": true}}}"#)),
@@ -159,7 +192,9 @@ struct HostileInputTests {
             #"{"datastore": "target", "limit": 1e100}"#,
         ]
         for body in pulls {
-            Refusal.expect(try await client.send(.POST, "/v1/pull", raw: Data(body.utf8), token: target.user.token), "pull \(body)", status: 400)
+            Refusal.expect(
+                try await client.send(.POST, "/v1/pull", raw: Data(body.utf8), token: target.user.token),
+                "pull \(body)", status: 400)
         }
         let queries = [
             #"{"query": {"className": 5}}"#, #"{"query": {"className": "Item", "limit": "10"}}"#,
@@ -169,7 +204,8 @@ struct HostileInputTests {
         ]
         for body in queries {
             Refusal.expect(
-                try await client.send(.POST, "/v1/datastores/target/query", raw: Data(body.utf8), token: target.user.token),
+                try await client.send(
+                    .POST, "/v1/datastores/target/query", raw: Data(body.utf8), token: target.user.token),
                 "query \(body)", status: 400)
         }
         try await expectUnchanged(target, client)
@@ -206,7 +242,8 @@ struct HostileInputTests {
                 let reply = try await client.send(.POST, path, raw: Data(wrapped.utf8), token: target.user.token)
                 Refusal.expect(reply, "\(path) \(wrapped)", status: 400)
                 #expect(
-                    reply.error.map { [.invalidQuery, .request].contains($0.code) } == true, "\(path) \(wrapped): \(reply.text)")
+                    reply.error.map { [.invalidQuery, .request].contains($0.code) } == true,
+                    "\(path) \(wrapped): \(reply.text)")
             }
         }
         try await expectUnchanged(target, client)

@@ -15,10 +15,13 @@ struct LimitsDefaultTests {
         let datastore = try DatastoreID("many")
         func batch(_ objectId: String, _ count: Int) -> [Mutation] {
             [Mutations.create(datastore, "Many", objectId, fields: ["n": 0])]
-                + (1..<count).map { _ in Mutations.update(datastore, "Many", objectId, base: nil, [FieldUpdate("n", .increment(1))]) }
+                + (1..<count).map { _ in
+                    Mutations.update(datastore, "Many", objectId, base: nil, [FieldUpdate("n", .increment(1))])
+                }
         }
         let atLimit = try await client.push(batch("fits", maximum), token: user.token)
-        let over = try await client.send(.POST, "/v1/push", body: PushRequest(mutations: batch("over", maximum + 1)), token: user.token)
+        let over = try await client.send(
+            .POST, "/v1/push", body: PushRequest(mutations: batch("over", maximum + 1)), token: user.token)
 
         #expect(atLimit.results.count == maximum && atLimit.results.allSatisfy { $0.isApplied })
         #expect(over.status == 413)
@@ -50,7 +53,8 @@ struct LimitsDefaultTests {
 
         let tooMany = try await client.send(
             .POST, "/v1/datastores/queried/query",
-            body: QueryRequest.text(className: "Queried", text: "limit \(info.limits.maxQueryLimit + 1)", parameters: []),
+            body: QueryRequest.text(
+                className: "Queried", text: "limit \(info.limits.maxQueryLimit + 1)", parameters: []),
             token: user.token)
         #expect(tooMany.status == 413)
         #expect(tooMany.error?.code == .sizeLimit)
@@ -67,10 +71,13 @@ struct LimitsDefaultTests {
         let user = try await client.newUser()
         let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
         let maximum = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize), token: user.token)
+            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize),
+            token: user.token)
         let tooMany = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize + 1), token: user.token)
-        let zero = try await client.send(.POST, "/v1/pull", body: PullRequest(datastore: .default, limit: 0), token: user.token)
+            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize + 1),
+            token: user.token)
+        let zero = try await client.send(
+            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: 0), token: user.token)
 
         #expect(maximum.status == 200)
         #expect(tooMany.status == 413)

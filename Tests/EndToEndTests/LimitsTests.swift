@@ -31,14 +31,17 @@ struct LimitsTests {
         let user = try await client.newUser()
         let datastore = try DatastoreID("records")
         // A record is 100 + (100 + value size) per field: 800 bytes of text make exactly 1000.
-        let atLimit = try await client.push(Mutations.create(datastore, "Rec", "at", fields: ["s": text(800)]), token: user.token)
+        let atLimit = try await client.push(
+            Mutations.create(datastore, "Rec", "at", fields: ["s": text(800)]), token: user.token)
         let twoFields = try await client.push(
             Mutations.create(datastore, "Rec", "two", fields: ["a": text(350), "b": text(350)]), token: user.token)
-        let over = try await client.push(Mutations.create(datastore, "Rec", "over", fields: ["s": text(801)]), token: user.token)
+        let over = try await client.push(
+            Mutations.create(datastore, "Rec", "over", fields: ["s": text(801)]), token: user.token)
         let grown = try await client.push(
             Mutations.update(datastore, "Rec", "at", base: 1, [FieldUpdate("s", .set(text(801)))]), token: user.token)
         let rest = try await client.send(
-            .POST, "/v1/datastores/records/classes/Rec/objects", raw: Data(#"{"objectId": "rest", "fields": {"s": "\#(String(repeating: "y", count: 801))"}}"#.utf8),
+            .POST, "/v1/datastores/records/classes/Rec/objects",
+            raw: Data(#"{"objectId": "rest", "fields": {"s": "\#(String(repeating: "y", count: 801))"}}"#.utf8),
             token: user.token)
 
         #expect(atLimit.isApplied)
@@ -60,7 +63,8 @@ struct LimitsTests {
         let datastore = try DatastoreID("counted")
         let five = try await client.push(
             (0..<5).map { Mutations.create(datastore, "Counted", "c\($0)", fields: ["i": 1]) }, token: user.token)
-        let sixth = try await client.push(Mutations.create(datastore, "Counted", "c5", fields: ["i": 1]), token: user.token)
+        let sixth = try await client.push(
+            Mutations.create(datastore, "Counted", "c5", fields: ["i": 1]), token: user.token)
         let update = try await client.push(
             Mutations.update(datastore, "Counted", "c0", base: 1, [FieldUpdate("i", .increment(1))]), token: user.token)
 
@@ -70,7 +74,8 @@ struct LimitsTests {
         #expect(try await client.count(datastore, className: "Counted", token: user.token) == 5)
 
         _ = try await client.push(Mutations.delete(datastore, "Counted", "c4", base: 1), token: user.token)
-        let again = try await client.push(Mutations.create(datastore, "Counted", "c5", fields: ["i": 1]), token: user.token)
+        let again = try await client.push(
+            Mutations.create(datastore, "Counted", "c5", fields: ["i": 1]), token: user.token)
         #expect(again.isApplied)
         #expect(try await client.count(datastore, className: "Counted", token: user.token) == 5)
     }
@@ -80,10 +85,14 @@ struct LimitsTests {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
         let datastore = try DatastoreID("raced")
-        _ = try await client.push((0..<4).map { Mutations.create(datastore, "Raced", "r\($0)", fields: [:]) }, token: user.token)
+        _ = try await client.push(
+            (0..<4).map { Mutations.create(datastore, "Raced", "r\($0)", fields: [:]) }, token: user.token)
         let results = try await withThrowingTaskGroup(of: MutationResult.self) { group in
             for index in 0..<12 {
-                group.addTask { try await client.push(Mutations.create(datastore, "Raced", "new\(index)", fields: [:]), token: user.token) }
+                group.addTask {
+                    try await client.push(
+                        Mutations.create(datastore, "Raced", "new\(index)", fields: [:]), token: user.token)
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -101,9 +110,12 @@ struct LimitsTests {
         var filled: [MutationResult] = []
         for index in 0..<3 {
             filled.append(
-                try await client.push(Mutations.create(datastore, "Sized", "r\(index)", fields: ["s": text(700)]), token: user.token))
+                try await client.push(
+                    Mutations.create(datastore, "Sized", "r\(index)", fields: ["s": text(700)]), token: user.token))
         }
-        filled.append(try await client.push(Mutations.create(datastore, "Sized", "r3", fields: ["s": text(100)]), token: user.token))
+        filled.append(
+            try await client.push(
+                Mutations.create(datastore, "Sized", "r3", fields: ["s": text(100)]), token: user.token))
         #expect(filled.allSatisfy { $0.isApplied })
 
         let grow = try await client.push(
@@ -131,14 +143,18 @@ struct LimitsTests {
         // A push is 100 + Σ (100 + carried values); numbers carry 0: 19 mutations make 2000.
         func batch(_ objectId: String, _ count: Int) -> [Mutation] {
             [Mutations.create(datastore, "Pushed", objectId, fields: ["n": 0])]
-                + (1..<count).map { _ in Mutations.update(datastore, "Pushed", objectId, base: nil, [FieldUpdate("n", .increment(1))]) }
+                + (1..<count).map { _ in
+                    Mutations.update(datastore, "Pushed", objectId, base: nil, [FieldUpdate("n", .increment(1))])
+                }
         }
         let atLimit = try await client.push(batch("fits", 19), token: user.token)
         #expect(atLimit.results.count == 19 && atLimit.results.allSatisfy { $0.isApplied })
 
-        let over = try await client.send(.POST, "/v1/push", body: PushRequest(mutations: batch("over", 20)), token: user.token)
+        let over = try await client.send(
+            .POST, "/v1/push", body: PushRequest(mutations: batch("over", 20)), token: user.token)
         let overByText = try await client.send(
-            .POST, "/v1/push", body: PushRequest(mutations: [Mutations.create(datastore, "Pushed", "text", fields: ["s": text(1801)])]),
+            .POST, "/v1/push",
+            body: PushRequest(mutations: [Mutations.create(datastore, "Pushed", "text", fields: ["s": text(1801)])]),
             token: user.token)
         #expect(over.status == 413)
         #expect(over.error?.code == .sizeLimit)
@@ -163,7 +179,8 @@ struct LimitsTests {
         }
         let atLimit = try await client.send(.POST, "/v1/push", raw: try padded("fits", to: 16000), token: user.token)
         let over = try await client.send(.POST, "/v1/push", raw: try padded("over", to: 16001), token: user.token)
-        let huge = try await client.send(.POST, "/v1/push", raw: try padded("huge", to: 4 * 1024 * 1024), token: user.token)
+        let huge = try await client.send(
+            .POST, "/v1/push", raw: try padded("huge", to: 4 * 1024 * 1024), token: user.token)
 
         #expect(atLimit.status == 200, "\(atLimit.text)")
         #expect(over.status == 413)

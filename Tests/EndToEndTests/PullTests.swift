@@ -33,7 +33,8 @@ struct PullTests {
         #expect(empty.changes.isEmpty && !empty.hasMore)
         for id in ["o07", "o03", "o19"] {
             _ = try await client.push(
-                Mutations.update(datastore, "Item", id, base: 1, [FieldUpdate("touched", .set(true))]), token: user.token)
+                Mutations.update(datastore, "Item", id, base: 1, [FieldUpdate("touched", .set(true))]),
+                token: user.token)
         }
         let delta = try await client.pull(PullRequest(datastore: datastore, since: last), token: user.token)
         #expect(delta.changes.map(\.objectId) == ["o07", "o03", "o19"])
@@ -52,7 +53,9 @@ struct PullTests {
         let total = info.limits.maxPullPageBytes / info.limits.maxRecordBytes + 10
         var ids: [String] = []
         for start in stride(from: 0, to: total, by: perPush) {
-            let batch = (start..<min(total, start + perPush)).map { Mutations.create(datastore, "Large", "l\($0)", fields: ["t": text]) }
+            let batch = (start..<min(total, start + perPush)).map {
+                Mutations.create(datastore, "Large", "l\($0)", fields: ["t": text])
+            }
             ids += batch.map(\.objectId)
             let response = try await client.push(batch, token: user.token)
             #expect(response.results.allSatisfy { $0.isApplied })
@@ -80,11 +83,15 @@ struct PullTests {
         let deleted = try await client.push(Mutations.delete(datastore, "Item", "b", base: 1), token: user.token)
 
         let delta = try await client.pull(PullRequest(datastore: datastore, since: checkpoint), token: user.token)
-        #expect(delta.changes == [.tombstone(className: "Item", objectId: "b", version: try #require(deleted.appliedVersion))])
+        #expect(
+            delta.changes == [
+                .tombstone(className: "Item", objectId: "b", version: try #require(deleted.appliedVersion))
+            ])
         let full = try await client.pullAll(datastore, token: user.token).flatMap(\.changes)
         #expect(full.count == 3)
         #expect(full.last == .tombstone(className: "Item", objectId: "b", version: 2))
-        #expect(Set(full.compactMap { if case .upsert(let object) = $0 { object.objectId } else { nil } }) == ["a", "c"])
+        #expect(
+            Set(full.compactMap { if case .upsert(let object) = $0 { object.objectId } else { nil } }) == ["a", "c"])
     }
 
     @Test("a class filter returns only those classes; an invalid class name is refused")
@@ -94,7 +101,9 @@ struct PullTests {
         let datastore = try DatastoreID("filtered")
         var mutations: [Mutation] = []
         for className in ["Alpha", "Beta", "Gamma"] {
-            for index in 0..<4 { mutations.append(Mutations.create(datastore, className, "\(className)\(index)", fields: ["i": 1])) }
+            for index in 0..<4 {
+                mutations.append(Mutations.create(datastore, className, "\(className)\(index)", fields: ["i": 1]))
+            }
         }
         _ = try await client.push(mutations, token: user.token)
 
@@ -168,7 +177,8 @@ struct PullTests {
                                 mutation = Mutations.delete(datastore, "Busy", id, base: version)
                                 versions[id] = nil
                             } else if round % 3 == 2, let (id, version) = versions.randomElement() {
-                                mutation = Mutations.update(datastore, "Busy", id, base: version, [FieldUpdate("n", .increment(1))])
+                                mutation = Mutations.update(
+                                    datastore, "Busy", id, base: version, [FieldUpdate("n", .increment(1))])
                             } else {
                                 mutation = Mutations.create(datastore, "Busy", "w\(writer)r\(round)", fields: ["n": 0])
                             }
@@ -206,7 +216,8 @@ struct PullTests {
         // Page until caught up after the writers stopped (each pull is itself the pacing).
         while true {
             let writersDone = done.isSet
-            let page = try await client.pull(PullRequest(datastore: datastore, since: checkpoint, limit: 7), token: user.token)
+            let page = try await client.pull(
+                PullRequest(datastore: datastore, since: checkpoint, limit: 7), token: user.token)
             apply(page)
             if !page.hasMore && writersDone { break }
         }

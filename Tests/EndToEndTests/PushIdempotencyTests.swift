@@ -12,7 +12,8 @@ struct PushIdempotencyTests {
     func sameMutationTwice() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let created = try await client.push(Mutations.create(datastore, "Counter", "c1", fields: ["n": 0]), token: user.token)
+        let created = try await client.push(
+            Mutations.create(datastore, "Counter", "c1", fields: ["n": 0]), token: user.token)
         let base = try #require(created.appliedVersion)
         let increment = Mutations.update(datastore, "Counter", "c1", base: base, [FieldUpdate("n", .increment(1))])
 
@@ -24,7 +25,8 @@ struct PushIdempotencyTests {
         #expect(first.appliedVersion == base + 1)
         #expect(second == first)
         #expect(batch.results == [first, first])
-        let stored = try #require(try await client.object(datastore, className: "Counter", objectId: "c1", token: user.token))
+        let stored = try #require(
+            try await client.object(datastore, className: "Counter", objectId: "c1", token: user.token))
         #expect(stored.fields["n"] == 1)
         #expect(stored.version == base + 1)
     }
@@ -33,8 +35,10 @@ struct PushIdempotencyTests {
     func concurrentDuplicates() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let created = try await client.push(Mutations.create(datastore, "Counter", "race", fields: ["n": 0]), token: user.token)
-        let increment = Mutations.update(datastore, "Counter", "race", base: created.appliedVersion, [FieldUpdate("n", .increment(1))])
+        let created = try await client.push(
+            Mutations.create(datastore, "Counter", "race", fields: ["n": 0]), token: user.token)
+        let increment = Mutations.update(
+            datastore, "Counter", "race", base: created.appliedVersion, [FieldUpdate("n", .increment(1))])
         let refused = Mutations.create(datastore, "Counter", "bad id", fields: ["n": 0])
         let results = try await withThrowingTaskGroup(of: [MutationResult].self) { group in
             for _ in 0..<16 {
@@ -76,7 +80,8 @@ struct PushIdempotencyTests {
         var permissions = ClassPermissions.default
         permissions.create = .nobody
         try await client.setClass(locked, permissions: permissions)
-        let seeded = try await client.push(Mutations.create(datastore, "Item", "text", fields: ["s": "a string"]), token: user.token)
+        let seeded = try await client.push(
+            Mutations.create(datastore, "Item", "text", fields: ["s": "a string"]), token: user.token)
         let textVersion = try #require(seeded.appliedVersion)
 
         let mutations = [
@@ -107,7 +112,8 @@ struct PushIdempotencyTests {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
         let className = uniqueClassName("Frozen")
-        let created = try await client.push(Mutations.create(datastore, className, "f1", fields: ["n": 0]), token: user.token)
+        let created = try await client.push(
+            Mutations.create(datastore, className, "f1", fields: ["n": 0]), token: user.token)
         let base = try #require(created.appliedVersion)
         var frozen = ClassPermissions.default
         frozen.update = .nobody
@@ -125,7 +131,8 @@ struct PushIdempotencyTests {
         #expect(stored?.version == base)
         // A new mutation is judged afresh.
         let fresh = try await client.push(
-            Mutations.update(datastore, className, "f1", base: base, [FieldUpdate("n", .increment(1))]), token: user.token)
+            Mutations.update(datastore, className, "f1", base: base, [FieldUpdate("n", .increment(1))]),
+            token: user.token)
         #expect(fresh.appliedObject?.fields["n"] == 1)
     }
 
@@ -245,7 +252,8 @@ struct PushIdempotencyTests {
                 let push = Task { try? await client.push(batch, token: user.token) }
                 // Kill as soon as part of the batch is committed (or after all of it, if it is quick).
                 try await waitUntil("the first increments to commit") {
-                    let object = try await client.object(datastore, className: "Counter", objectId: "c", token: user.token)
+                    let object = try await client.object(
+                        datastore, className: "Counter", objectId: "c", token: user.token)
                     return (object?.version ?? 0) >= 2
                 }
                 await server.kill()
@@ -259,7 +267,8 @@ struct PushIdempotencyTests {
                 let response = try await client.push(batch, token: user.token)
                 #expect(response.results.allSatisfy { $0.isApplied })
                 let after = try await client.object(datastore, className: "Counter", objectId: "c", token: user.token)
-                #expect(after?.fields["n"] == .int(Int64(count)), "before the retry: \(String(describing: before?.fields))")
+                #expect(
+                    after?.fields["n"] == .int(Int64(count)), "before the retry: \(String(describing: before?.fields))")
                 #expect(after?.version == Int64(count + 1))
             }
         }

@@ -45,16 +45,20 @@ extension PushMergeTests {
         let base = try await seed(client, users.remote, className, "o", fields: ["title": "t0", "count": 10, "n": 0])
         let remote = try await client.push(
             Mutations.update(
-                .app, className, "o", base: base, [FieldUpdate("title", .set("remote")), FieldUpdate("count", .increment(100))]),
+                .app, className, "o", base: base,
+                [FieldUpdate("title", .set("remote")), FieldUpdate("count", .increment(100))]),
             token: users.remote.token)
         #expect(remote.isApplied)
 
         // Offline, the local client edited the object three times from `base`: it set the counter
         // to the values it computed (11, then 12) and edited the title twice.
         let batch = [
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(11)), FieldUpdate("n", .set(1))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("count", .set(11)), FieldUpdate("n", .set(1))]),
             Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("local 1"))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(12)), FieldUpdate("title", .set("local 2"))]),
+            Mutations.update(
+                .app, className, "o", base: base,
+                [FieldUpdate("count", .set(12)), FieldUpdate("title", .set("local 2"))]),
         ]
         let response = try await client.push(batch, token: users.local.token)
 
@@ -75,13 +79,15 @@ extension PushMergeTests {
         let className = uniqueClassName("ChainList")
         let base = try await seed(client, users.remote, className, "o", fields: ["items": ["a", "b", "c"]])
         _ = try await client.push(
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "r"))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "r"))]),
             token: users.remote.token)
         // Locally: ["a", "b", "c"] → append x → remove "b" → insert y at the front.
         let batch = [
             Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listAppend(["x"]))]),
             Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listRemove(index: 1))]),
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "y"))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "y"))]),
         ]
         let response = try await client.push(batch, token: users.local.token)
 

@@ -32,7 +32,9 @@ struct PushMergeTests {
         var remote: FieldOperation
         var local: FieldOperation
         var expected: Value?
-        var testDescription: String { "\(rule): base \(base), remote \(remote), local \(local) → \(String(describing: expected))" }
+        var testDescription: String {
+            "\(rule): base \(base), remote \(remote), local \(local) → \(String(describing: expected))"
+        }
     }
 
     static let ruleCases: [RuleCase] = [
@@ -61,9 +63,11 @@ struct PushMergeTests {
         let base = try await seed(client, users.remote, className, "o", fields: ["v": rule.base, "other": 1])
 
         let remote = try await client.push(
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", rule.remote)]), token: users.remote.token)
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", rule.remote)]),
+            token: users.remote.token)
         let local = try await client.push(
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", rule.local)]), token: users.local.token)
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", rule.local)]), token: users.local.token
+        )
 
         #expect(remote.isApplied && remote.merges.isEmpty)
         #expect(local.isApplied)
@@ -109,7 +113,8 @@ struct PushMergeTests {
         let results = try await withThrowingTaskGroup(of: MutationResult.self) { group in
             for index in 1...tasks {
                 let user = users[index % users.count]
-                let operation: FieldOperation = index % 3 == 0 ? .set(.int(100 + Int64(index))) : .increment(.int(Int64(index)))
+                let operation: FieldOperation =
+                    index % 3 == 0 ? .set(.int(100 + Int64(index))) : .increment(.int(Int64(index)))
                 group.addTask {
                     try await client.push(
                         Mutations.update(.app, className, "tally", base: base, [FieldUpdate("n", operation)]),
@@ -133,10 +138,12 @@ struct PushMergeTests {
         let className = uniqueClassName("Lists")
         let base = try await seed(client, users.remote, className, "o", fields: ["items": ["a", "b"]])
         _ = try await client.push(
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 1, value: "x"))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 1, value: "x"))]),
             token: users.remote.token)
         let local = try await client.push(
-            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 1, value: "y"))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 1, value: "y"))]),
             token: users.local.token)
         #expect(local.merges.first?.resolution == .listTransform)
         #expect(local.appliedObject?.fields["items"] == ["a", "x", "y", "b"])
@@ -148,7 +155,9 @@ struct PushMergeTests {
                 let user = index.isMultiple(of: 2) ? users.remote : users.local
                 group.addTask {
                     try await client.push(
-                        Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listAppend([.string("w\(index)")]))]),
+                        Mutations.update(
+                            .app, className, "o", base: base,
+                            [FieldUpdate("items", .listAppend([.string("w\(index)")]))]),
                         token: user.token)
                 }
             }
@@ -173,7 +182,8 @@ struct PushMergeTests {
         let deleted = try await client.push(
             Mutations.delete(.app, className, "first", base: first), token: users.remote.token)
         let late = try await client.push(
-            Mutations.update(.app, className, "first", base: first, [FieldUpdate("v", .set(2))]), token: users.local.token)
+            Mutations.update(.app, className, "first", base: first, [FieldUpdate("v", .set(2))]),
+            token: users.local.token)
         #expect(deleted.isApplied && deleted.appliedObject == nil)
         #expect(late.isApplied)
         #expect(late.appliedObject == nil)
@@ -185,13 +195,15 @@ struct PushMergeTests {
         // The update lands first; the delete based on the old version still deletes.
         let second = try await seed(client, users.remote, className, "second", fields: ["v": 1])
         let updated = try await client.push(
-            Mutations.update(.app, className, "second", base: second, [FieldUpdate("v", .set(2))]), token: users.local.token)
+            Mutations.update(.app, className, "second", base: second, [FieldUpdate("v", .set(2))]),
+            token: users.local.token)
         let lateDelete = try await client.push(
             Mutations.delete(.app, className, "second", base: second), token: users.remote.token)
         #expect(updated.appliedVersion == second + 1)
         #expect(lateDelete.isApplied && lateDelete.appliedObject == nil)
         #expect(lateDelete.merges.map(\.field) == ["v"])
-        #expect(try await client.object(.app, className: className, objectId: "second", token: users.local.token) == nil)
+        #expect(
+            try await client.object(.app, className: className, objectId: "second", token: users.local.token) == nil)
         #expect(try await client.count(.app, className: className, token: users.local.token) == 0)
     }
 }

@@ -73,7 +73,8 @@ extension RooftopRequestContext {
     func parameter(_ name: String) throws(RooftopError) -> String {
         guard let value = parameters.get(name) else { throw RooftopError(.request, "missing path parameter \(name)") }
         guard let decoded = value.removingPercentEncoding else {
-            throw RooftopError(.illegalArgument, "path parameter \(name) is not valid percent-encoding: '\(value.prefix(80))'")
+            throw RooftopError(
+                .illegalArgument, "path parameter \(name) is not valid percent-encoding: '\(value.prefix(80))'")
         }
         return decoded
     }

@@ -35,7 +35,8 @@ struct ObjectWriteBody: Codable, Sendable {
             .filter({ !allowed.contains($0) }).sorted().first
         {
             let expected = allowed.sorted().joined(separator: ", ")
-            throw RooftopError(.request, "unexpected key '\(extra.prefix(80))' in an object write; expected \(expected)")
+            throw RooftopError(
+                .request, "unexpected key '\(extra.prefix(80))' in an object write; expected \(expected)")
         }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         objectId = try container.decodeIfPresent(String.self, forKey: .objectId)

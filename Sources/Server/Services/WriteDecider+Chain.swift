@@ -24,7 +24,9 @@ extension WriteDecider {
 
     /// The mutation's change rebased over the `remote` changes, given every change committed
     /// since its base (`concurrent`, its chain's included) and the object now.
-    func rebase(current: ObjectSnapshot, concurrent: [OperationRecord], remote: [OperationRecord]) throws(RooftopError)
+    func rebase(
+        current: ObjectSnapshot, concurrent: [OperationRecord], remote: [OperationRecord]
+    ) throws(RooftopError)
         -> ObjectMerge.Result
     {
         let base = OperationRecord.fields(before: concurrent, current: current.fields)
@@ -55,11 +57,14 @@ extension WriteDecider {
     ///
     /// A field keeps its own operations when the longer merge only adds some (increments stay
     /// increments, list edits stay list edits); otherwise it is set to the merged value.
-    private func chainStep(current: ObjectSnapshot, base: [String: Value], remote: [ObjectChange], chain: WriteChain)
+    private func chainStep(
+        current: ObjectSnapshot, base: [String: Value], remote: [ObjectChange], chain: WriteChain
+    )
         throws(RooftopError) -> ObjectMerge.Result
     {
         let className = mutation.className
-        let before = try ObjectMerge.rebase(local: chain.changes, over: remote, base: base, className: className, rules: rules)
+        let before = try ObjectMerge.rebase(
+            local: chain.changes, over: remote, base: base, className: className, rules: rules)
         let after = try ObjectMerge.rebase(
             local: chain.changes + [mutation.change], over: remote, base: base, className: className, rules: rules)
         var touched: [String] = []

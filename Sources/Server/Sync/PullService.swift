@@ -43,7 +43,8 @@ final class PullService: Sendable {
             // Each name is a bound SQL variable; a datastore with more classes pulls them all.
             guard names.count <= PullService.maxClassFilter else {
                 throw RooftopError(
-                    .illegalArgument, "a pull may name at most \(PullService.maxClassFilter) classes, not \(names.count)",
+                    .illegalArgument,
+                    "a pull may name at most \(PullService.maxClassFilter) classes, not \(names.count)",
                     field: "classes")
             }
             for name in names { try Identifier.validate(name, as: .className) }

@@ -8,18 +8,24 @@ enum FuzzCorpus {
         let encoder = JSONEncoder()
         let datastore = try DatastoreID("fuzz")
         let push = PushRequest(mutations: [
-            Mutations.create(datastore, "Item", "g1", fields: ["n": 1, "s": "text", "d": .double(1.5), "when": .date(Timestamp(millisecondsSinceEpoch: 1))]),
-            Mutations.update(datastore, "Item", "f1", base: 1, [
-                FieldUpdate("n", .increment(2)), FieldUpdate("list", .listInsert(index: 1, value: "x")),
-                FieldUpdate("list", .listMove(from: 0, to: 2)), FieldUpdate("gone", .unset),
-            ]),
+            Mutations.create(
+                datastore, "Item", "g1",
+                fields: ["n": 1, "s": "text", "d": .double(1.5), "when": .date(Timestamp(millisecondsSinceEpoch: 1))]),
+            Mutations.update(
+                datastore, "Item", "f1", base: 1,
+                [
+                    FieldUpdate("n", .increment(2)), FieldUpdate("list", .listInsert(index: 1, value: "x")),
+                    FieldUpdate("list", .listMove(from: 0, to: 2)), FieldUpdate("gone", .unset),
+                ]),
             Mutations.delete(datastore, "Item", "f2", base: 1),
         ])
         let query = QueryRequest.query(
             Query(
-                className: "Item", predicate: .and([.comparison(field: "n", op: .greater, value: 0), .in(field: "s", values: ["a", "b"])]),
+                className: "Item",
+                predicate: .and([.comparison(field: "n", op: .greater, value: 0), .in(field: "s", values: ["a", "b"])]),
                 order: [QueryOrder("n", descending: true)], limit: 10, offset: 1))
-        let text = QueryRequest.text(className: "Item", text: "where n >= ? and s starts with 'te' order by n desc limit 5", parameters: [1])
+        let text = QueryRequest.text(
+            className: "Item", text: "where n >= ? and s starts with 'te' order by n desc limit 5", parameters: [1])
         return [
             ("/v1/push", try encoder.encode(push)),
             ("/v1/push", try encoder.encode(push)),
@@ -72,10 +78,15 @@ enum FuzzCorpus {
     static func randomDocument(using random: inout SeededGenerator, depth: Int) -> String {
         let choice = depth > 5 ? random.next() % 4 : random.next() % 7
         switch choice {
-        case 0: return ["0", "1", "-1", "9223372036854775807", "-9223372036854775808", "1.5", "1e308", "2"][Int(random.next() % 8)]
-        case 1: return [#""fuzz""#, #""Item""#, #""f1""#, #""""#, #""set""#, #""increment""#, #""x y""#][Int(random.next() % 7)]
+        case 0:
+            return ["0", "1", "-1", "9223372036854775807", "-9223372036854775808", "1.5", "1e308", "2"][
+                Int(random.next() % 8)]
+        case 1:
+            return [#""fuzz""#, #""Item""#, #""f1""#, #""""#, #""set""#, #""increment""#, #""x y""#][
+                Int(random.next() % 7)]
         case 2: return ["true", "false", "null"][Int(random.next() % 3)]
-        case 3: return fragments[Int(random.next() % UInt64(fragments.count))].hasPrefix("{") ? #"{"$double":"1"}"# : "[]"
+        case 3:
+            return fragments[Int(random.next() % UInt64(fragments.count))].hasPrefix("{") ? #"{"$double":"1"}"# : "[]"
         case 4, 5:
             let count = Int(random.next() % 5)
             let members = (0..<count).map { _ in
@@ -85,7 +96,9 @@ enum FuzzCorpus {
             return "{" + members.joined(separator: ", ") + "}"
         default:
             let count = Int(random.next() % 4)
-            return "[" + (0..<count).map { _ in randomDocument(using: &random, depth: depth + 1) }.joined(separator: ", ") + "]"
+            return "["
+                + (0..<count).map { _ in randomDocument(using: &random, depth: depth + 1) }.joined(separator: ", ")
+                + "]"
         }
     }
 }

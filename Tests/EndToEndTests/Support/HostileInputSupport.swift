@@ -82,7 +82,9 @@ extension APIClient {
     }
 
     /// Sends raw bytes with a chosen content type (or none).
-    func sendRaw(_ method: HTTPMethod, _ path: String, body: Data?, contentType: String?, token: String?) async throws
+    func sendRaw(
+        _ method: HTTPMethod, _ path: String, body: Data?, contentType: String?, token: String?
+    ) async throws
         -> Reply
     {
         var request = HTTPClientRequest(url: server.baseURL + path)
@@ -114,7 +116,11 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// The HTTP methods the hostile tests use, printable in messages.
 enum HTTPMethodName: String, CustomStringConvertible {
-    case post = "POST", patch = "PATCH", put = "PUT", get = "GET", delete = "DELETE"
+    case post = "POST"
+    case patch = "PATCH"
+    case put = "PUT"
+    case get = "GET"
+    case delete = "DELETE"
 
     var method: HTTPMethod {
         switch self {

@@ -74,7 +74,9 @@ extension APIClient {
     }
 
     /// Every object of a class (up to the maximum query limit), keyed by object ID.
-    func allObjects(_ datastore: DatastoreID, className: String, token: String?) async throws -> [String: ObjectSnapshot] {
+    func allObjects(
+        _ datastore: DatastoreID, className: String, token: String?
+    ) async throws -> [String: ObjectSnapshot] {
         let response = try await query(datastore, className: className, text: "limit 1000", token: token)
         return Dictionary(response.objects.map { ($0.objectId, $0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -82,13 +84,16 @@ extension APIClient {
     /// The number of objects of a class a caller can see.
     func count(_ datastore: DatastoreID, className: String, token: String?) async throws -> Int {
         let response = try await call(
-            .POST, "/v1/datastores/\(datastore)/count", body: QueryRequest.text(className: className, text: "", parameters: []),
+            .POST, "/v1/datastores/\(datastore)/count",
+            body: QueryRequest.text(className: className, text: "", parameters: []),
             token: token, as: CountBody.self)
         return response.count
     }
 
     /// One object by ID, or `nil` when it is missing (404).
-    func object(_ datastore: DatastoreID, className: String, objectId: String, token: String?) async throws
+    func object(
+        _ datastore: DatastoreID, className: String, objectId: String, token: String?
+    ) async throws
         -> ObjectSnapshot?
     {
         let reply = try await send(
@@ -99,7 +104,9 @@ extension APIClient {
     }
 
     /// Sets a class's permissions and merge rules (admin).
-    func setClass(_ className: String, rules: [String: MergeRule] = [:], permissions: ClassPermissions = .default)
+    func setClass(
+        _ className: String, rules: [String: MergeRule] = [:], permissions: ClassPermissions = .default
+    )
         async throws
     {
         let _: ClassSettingsBody = try await call(
@@ -108,7 +115,9 @@ extension APIClient {
     }
 
     /// Creates a shareable datastore owned by `owner` and gives `others` a role on it.
-    func shareableDatastore(owner: TestUser, sharedWith others: [TestUser] = [], role: SharingRole = .editor)
+    func shareableDatastore(
+        owner: TestUser, sharedWith others: [TestUser] = [], role: SharingRole = .editor
+    )
         async throws -> DatastoreID
     {
         let info: DatastoreInfo = try await call(
