@@ -29,15 +29,17 @@ final class ObjectService: Sendable {
     ///   - idempotent: Record the result under the mutation ID and answer retries from it.
     ///   - chain: The caller's earlier mutations of the object in the same push, on the same base
     ///     version (see ``PushService``).
+    ///   - recorder: Receives the merge inputs the decision used, for the chain's next mutation.
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`, and so
     ///   is, for idempotent writes, a refusal found before it. A mutation ID seen before is
     ///   answered with its first result, before anything else is checked: access or input rules
     ///   that changed since must not turn a change the server applied into a rejection.
     /// - Throws: For writes that are not idempotent, refusals found before the transaction
     ///   (invalid input, unknown datastore, no write role).
-    func write(_ mutation: Mutation, context: AccessContext, idempotent: Bool, chain: WriteChain? = nil) async throws
-        -> MutationResult
-    {
+    func write(
+        _ mutation: Mutation, context: AccessContext, idempotent: Bool, chain: WriteChain? = nil,
+        recorder: MergeInputsRecorder? = nil
+    ) async throws -> MutationResult {
         let scope = ObjectService.idempotencyScope(context)
         if idempotent, let first = try await storage.mutationResult(scope: scope, id: mutation.mutationId) {
             return first
@@ -55,11 +57,13 @@ final class ObjectService: Sendable {
         }
         let request = ObjectWriteRequest(
             datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
-            baseVersion: mutation.baseVersion,
+            // A chain that knows what others committed up to its last version loads only what came after.
+            baseVersion: chain.flatMap { $0.known == nil ? nil : $0.lastVersion } ?? mutation.baseVersion,
             mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
-            origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain)
+            origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain,
+            recorder: recorder)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }

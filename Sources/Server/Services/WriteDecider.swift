@@ -13,9 +13,13 @@ struct WriteDecider: Sendable {
     var origin: String?
     /// The client's earlier mutations of this object in the same push, on the same base.
     var chain: WriteChain?
+    /// Where to leave the merge inputs this decision used, for the next mutation of the chain.
+    var recorder: MergeInputsRecorder?
 
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
+        let inputs = mergeInputs(write)
+        recorder?.record(inputs)
         switch mutation.change {
         case .delete:
             guard let current, !current.isDeleted else {
@@ -23,14 +27,15 @@ struct WriteDecider: Sendable {
                 return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
             }
             try check(.delete, acl: current.snapshot.acl)
-            let merges = try deleteDecisions(current.snapshot, concurrent: write.concurrentChanges)
-            return deletion(of: current.snapshot, merges: merges)
+            return deletion(of: current.snapshot, merges: try deleteDecisions(inputs))
         case .update:
             guard let current, !current.isDeleted else {
-                return try creation(over: current, concurrent: write.concurrentChanges, datastore: write.datastore)
+                return try creation(
+                    over: current, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
             }
             try check(.update, acl: current.snapshot.acl)
-            return try update(current.snapshot, concurrent: write.concurrentChanges, datastore: write.datastore)
+            return try update(
+                current.snapshot, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
         }
     }
 
@@ -46,14 +51,10 @@ struct WriteDecider: Sendable {
 
     /// The decisions of a delete that meets concurrent updates: one per field they changed,
     /// each with an absent result (the delete wins), as ``ObjectMerge`` documents.
-    private func deleteDecisions(_ current: ObjectSnapshot, concurrent: [OperationRecord]) throws(RooftopError)
-        -> [MergeDecision]
-    {
-        let remote = remoteChanges(concurrent)
-        guard !remote.isEmpty else { return [] }
+    private func deleteDecisions(_ inputs: MergeInputs) throws(RooftopError) -> [MergeDecision] {
+        guard !inputs.remote.isEmpty else { return [] }
         return try ObjectMerge.rebase(
-            local: [.delete], over: remote.map(\.change),
-            base: OperationRecord.fields(before: concurrent, current: current.fields), className: mutation.className,
+            local: [.delete], over: inputs.remote.map(\.change), base: inputs.base, className: mutation.className,
             rules: rules
         ).decisions
     }
@@ -74,15 +75,14 @@ struct WriteDecider: Sendable {
     /// Creating the object, or re-creating it over a tombstone. A change based on a version from
     /// before a concurrent delete loses to the delete (seed 003: deletes win).
     private func creation(
-        over tombstone: StoredObject?, concurrent: [OperationRecord], datastore: DatastoreRecord
+        over tombstone: StoredObject?, inputs: MergeInputs, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {
-        // A delete by this push's own chain is not concurrent: the client re-creates the object.
-        let deletedByChain = concurrent.last.map { isOwn($0) } ?? false
-        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version, !deletedByChain {
+        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version,
+            !deletedByChain(tombstone, concurrent: concurrent)
+        {
             let merged = try ObjectMerge.rebase(
-                local: [mutation.change], over: remoteChanges(concurrent).map(\.change),
-                base: OperationRecord.fields(before: concurrent, current: [:]), className: mutation.className,
-                rules: rules)
+                local: [mutation.change], over: inputs.remote.map(\.change), base: inputs.base,
+                className: mutation.className, rules: rules)
             return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
         }
         try check(.create, acl: nil)
@@ -114,13 +114,12 @@ struct WriteDecider: Sendable {
 
     /// Updating a live object, merging with changes committed since the mutation's base version.
     private func update(
-        _ current: ObjectSnapshot, concurrent: [OperationRecord], datastore: DatastoreRecord
+        _ current: ObjectSnapshot, inputs: MergeInputs, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {
         var change = mutation.change
         var merges: [MergeDecision] = []
-        let remote = remoteChanges(concurrent)
-        if !remote.isEmpty {
-            let merged = try rebase(current: current, concurrent: concurrent, remote: remote)
+        if !inputs.remote.isEmpty {
+            let merged = try rebase(current: current, inputs: inputs, concurrent: concurrent)
             merges = merged.decisions
             guard let rebased = merged.change else {
                 return .unchanged(version: current.version, object: current, merges: merges)

@@ -27,9 +27,7 @@ final class PushService: Sendable {
         }
         struct Chain {
             var sentBase: Int64?
-            var lastVersion: Int64
-            var changes: [ObjectChange]
-            var origins: Set<String>
+            var write: WriteChain
         }
         let scope = ObjectService.idempotencyScope(context)
         var chains: [ObjectKey: Chain] = [:]
@@ -42,24 +40,27 @@ final class PushService: Sendable {
             var writeChain: WriteChain?
             if let chain {
                 if sentBase == nil {
-                    mutation.baseVersion = chain.lastVersion
+                    mutation.baseVersion = chain.write.lastVersion
                 } else {
-                    writeChain = WriteChain(changes: chain.changes, origins: chain.origins)
+                    writeChain = chain.write
                 }
             }
+            let recorder = MergeInputsRecorder()
             let result: MutationResult
             do {
-                result = try await objects.write(mutation, context: context, idempotent: true, chain: writeChain)
+                result = try await objects.write(
+                    mutation, context: context, idempotent: true, chain: writeChain, recorder: recorder)
             } catch let error as RooftopError {
                 result = .rejected(mutationId: mutation.mutationId, error: error)
             }
             if case .applied(_, let version, _, _) = result {
-                let origin = ObjectService.origin(of: mutation.mutationId, scope: scope)
-                var next = chain ?? Chain(sentBase: sentBase, lastVersion: version, changes: [], origins: [])
-                next.lastVersion = version
+                var next = chain?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
                 next.changes.append(mutation.change)
-                next.origins.insert(origin)
-                chains[key] = next
+                next.origins.insert(ObjectService.origin(of: mutation.mutationId, scope: scope))
+                next.lastVersion = version
+                // A replayed result decided nothing now: the next write loads everything since the base.
+                next.known = recorder.recorded
+                chains[key] = Chain(sentBase: sentBase, write: next)
             }
             results.append(result)
         }
