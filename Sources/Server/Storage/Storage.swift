@@ -186,7 +186,9 @@ public struct ObjectWriteRequest: Sendable {
     public var className: String
     /// The object's ID.
     public var objectId: String
-    /// The version the change was made on, if any.
+    /// The version the change was made on, if any: the changes committed after it are loaded for
+    /// the merge. (For a push mutation chained to earlier ones of the same push, the chain's last
+    /// version: the decision already knows what came before.)
     public var baseVersion: Int64?
     /// The idempotency scope (the user ID, or empty for anonymous and admin callers) and the
     /// mutation ID; `nil` for writes that are not idempotent (plain REST updates).
