@@ -4,11 +4,11 @@ import Testing
 
 /// Class-level permissions set with the admin key (`PUT /v1/classes/:className`): each operation
 /// refused by its rule, `requiresAuthentication`, role rules, and the class's default ACL.
-@Suite("Access: class-level permissions", .sharedServer)
+@Suite("Access: class-level permissions", .sharedServer())
 struct AccessClassPermissionTests {
     /// A class with one public, writable object, and the given permissions set afterwards.
     private func publicObject(permissions: ClassPermissions, by owner: TestUser) async throws -> ObjectSnapshot {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let className = Unique.name("Guarded")
         let object = try await client.create(
             className, fields: ["n": .int(1)], acl: .publicReadWrite, as: owner)
@@ -18,7 +18,7 @@ struct AccessClassPermissionTests {
 
     @Test("the permissions set are read back")
     func readBack() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let className = Unique.name("Guarded")
         let permissions = ClassPermissions(
             find: .authenticated, create: PermissionRule(principals: [.role("Editors")]), delete: .nobody,
@@ -33,7 +33,7 @@ struct AccessClassPermissionTests {
 
     @Test("get refused by its rule: 403 for an existing object and for a missing one alike; admin passes")
     func getRefused() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser()
         let object = try await publicObject(permissions: ClassPermissions(get: .nobody), by: owner)
         var missing = object
@@ -52,7 +52,7 @@ struct AccessClassPermissionTests {
 
     @Test("find refused by its rule: queries and pulls refuse or leave the class out; get still works")
     func findRefused() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser()
         let object = try await publicObject(permissions: ClassPermissions(find: .nobody), by: owner)
         let query = try await client.sendQuery(Query(object.className), as: owner)
@@ -66,7 +66,7 @@ struct AccessClassPermissionTests {
 
     @Test("count refused by its rule")
     func countRefused() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser()
         let object = try await publicObject(permissions: ClassPermissions(count: .nobody), by: owner)
         let count = try await client.sendCount(Query(object.className), as: owner)
@@ -78,7 +78,7 @@ struct AccessClassPermissionTests {
 
     @Test("create, update and delete refused by their rules; nothing changes")
     func writesRefused() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser()
         let object = try await publicObject(
             permissions: ClassPermissions(create: .nobody, update: .nobody, delete: .nobody), by: owner)
@@ -104,7 +104,7 @@ struct AccessClassPermissionTests {
 
     @Test("requiresAuthentication lets every signed-in user through and no anonymous caller")
     func requiresAuthentication() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser()
         let stranger = try await client.newUser()
         let rule = PermissionRule.authenticated
@@ -132,7 +132,7 @@ struct AccessClassPermissionTests {
 
     @Test("a role rule lets members (also through a child role) through and refuses others")
     func roleRule() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Guarded")
         try await client.setPermissions(
@@ -148,7 +148,7 @@ struct AccessClassPermissionTests {
 
     @Test("the class default ACL publicReadCreatorWrite: everyone reads new objects, only the creator writes")
     func defaultACL() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let creator = try await client.newUser()
         let reader = try await client.newUser()
         let className = Unique.name("Board")
@@ -166,7 +166,7 @@ struct AccessClassPermissionTests {
 
     @Test("without a class setting, new objects without an ACL are private to their creator")
     func secureByDefault() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let creator = try await client.newUser()
         let reader = try await client.newUser()
         let object = try await client.create(Unique.name("Note"), fields: ["n": .int(1)], as: creator)

@@ -5,11 +5,11 @@ import Testing
 /// Datastore access: private datastores are per user; shareable ones give viewers read access,
 /// editors write access, and everyone else a 404 (existence is not revealed); the owner's role is
 /// fixed.
-@Suite("Access: private and shareable datastores", .sharedServer)
+@Suite("Access: private and shareable datastores", .sharedServer())
 struct AccessDatastoreTests {
     @Test("private 'default' is per user: two users writing to it never see each other's objects")
     func privateDefaultPerUser() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let ada = try await client.newUser("ada")
         let bob = try await client.newUser("bob")
         let className = Unique.name("Note")
@@ -38,7 +38,7 @@ struct AccessDatastoreTests {
 
     @Test("a shareable datastore is invisible (404) to users without a role, and listed for its owner")
     func shareableInvisibleWithoutRole() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let stranger = try await client.newUser("stranger")
         let datastore = try await client.createShareable(by: owner, title: "Trip")
@@ -73,7 +73,7 @@ struct AccessDatastoreTests {
 
     @Test("a viewer reads but cannot write (403 disallowed); an editor writes")
     func viewerAndEditorUsers() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let viewer = try await client.newUser("viewer")
         let editor = try await client.newUser("editor")
@@ -107,7 +107,7 @@ struct AccessDatastoreTests {
 
     @Test("roles for a role principal and for the public (*)")
     func rolePrincipalAndPublic() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let member = try await client.newUser("member")
         let stranger = try await client.newUser("stranger")
@@ -146,7 +146,7 @@ struct AccessDatastoreTests {
 
     @Test("the owner's role cannot be changed, and nobody can be made owner")
     func ownerRoleFixed() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let editor = try await client.newUser("editor")
         let datastore = try await client.createShareable(by: owner).id
@@ -169,7 +169,7 @@ struct AccessDatastoreTests {
 
     @Test("losing the datastore role: the next pull fails with notFound")
     func pullAfterLosingRole() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let viewer = try await client.newUser("viewer")
         let datastore = try await client.createShareable(by: owner).id
@@ -185,7 +185,7 @@ struct AccessDatastoreTests {
 
     /// Checks that `user` can get, query, count and pull `object`.
     private func expectCanRead(_ object: ObjectSnapshot, as user: TestUser) async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         #expect(try await client.get(object, as: user).status == 200)
         #expect(try await client.find(Query(object.className), in: object.datastore, as: user).ids.contains(object.objectId))
         #expect(try await client.count(Query(object.className), in: object.datastore, as: user) >= 1)

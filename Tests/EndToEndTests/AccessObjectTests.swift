@@ -6,11 +6,11 @@ import Testing
 /// member, child-role member, granted user, admin) and every kind of ACL, reads show exactly the
 /// readable objects and writes succeed exactly on the writable ones. Nothing unreadable leaks: a
 /// get answers 404 (not 403), and queries, counts and includes leave such objects out.
-@Suite("Access: object ACLs for every caller", .sharedServer)
+@Suite("Access: object ACLs for every caller", .sharedServer())
 struct AccessObjectTests {
     @Test("get: readable objects answer 200; unreadable ones 404, exactly like a missing object")
     func get() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -38,7 +38,7 @@ struct AccessObjectTests {
 
     @Test("query and count: results, totalCount and count hold exactly the readable objects")
     func queryAndCount() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -63,7 +63,7 @@ struct AccessObjectTests {
 
     @Test("includes: a pointer target the caller cannot read is left out, on queries and on gets")
     func includes() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let targets = try await matrix.createObjects(in: Unique.name("Target"))
         let holderClass = Unique.name("Holder")
@@ -90,7 +90,7 @@ struct AccessObjectTests {
 
     @Test("update: writable objects accept it; readable but not writable ones 403; unreadable ones 404, as missing ones")
     func update() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -121,7 +121,7 @@ struct AccessObjectTests {
 
     @Test("push: each mutation gets the decision a REST write gets (applied, disallowed, or notFound)")
     func push() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -151,7 +151,7 @@ struct AccessObjectTests {
 
     @Test("an include path stops at an object the caller cannot read, even when what lies behind it is public")
     func includeThroughUnreadable() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let publicACL = ACL.of((.everyone, read: true, write: false))
         let leaf = try await client.create(Unique.name("Leaf"), fields: ["n": .int(1)], acl: publicACL, as: matrix.owner)
@@ -169,7 +169,7 @@ struct AccessObjectTests {
 
     @Test("an update cannot change the ACL without write access, and an ACL change takes effect at once")
     func aclChange() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let object = try await client.create(
             Unique.name("Doc"), fields: ["n": .int(1)], acl: matrix.acl(.publicRead), as: matrix.owner)
@@ -185,7 +185,7 @@ struct AccessObjectTests {
 
     @Test("delete: writable objects are deleted; readable but not writable ones 403; unreadable ones 404, as missing ones")
     func delete() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         for caller in Caller.allCases {
             let objects = try await matrix.createObjects(in: Unique.name("Doc"))
@@ -215,7 +215,7 @@ struct AccessObjectTests {
 
     @Test("remove by query removes only the objects the caller may write")
     func removeByQuery() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         for caller in Caller.allCases where caller != .admin && caller != .anonymous {
             let className = Unique.name("Doc")

@@ -5,11 +5,11 @@ import Testing
 /// The change feed (pull) under the ACL matrix: upserts only of readable objects, removals when a
 /// caller loses access (an ACL change, leaving a role), tombstones only to those who could read
 /// the deleted object, and nothing at all about objects a caller never could read.
-@Suite("Access: pull under ACLs and roles", .sharedServer)
+@Suite("Access: pull under ACLs and roles", .sharedServer())
 struct AccessPullTests {
     @Test("a pull brings exactly the readable objects, as upserts, to every caller")
     func readableUpserts() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -23,7 +23,7 @@ struct AccessPullTests {
 
     @Test("an ACL change that hides an object sends a removal to those who lost it, and nothing to others")
     func removalAfterACLChange() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let shown = try await client.create(className, fields: ["n": .int(1)], acl: matrix.acl(.publicRead), as: matrix.owner)
@@ -53,7 +53,7 @@ struct AccessPullTests {
 
     @Test("leaving a role, directly or by the child role leaving it, sends removals of what the role could read")
     func removalAfterLeavingRole() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -79,7 +79,7 @@ struct AccessPullTests {
 
     @Test("joining a role makes the objects it can read arrive on the next pull")
     func upsertsAfterJoiningRole() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
@@ -95,7 +95,7 @@ struct AccessPullTests {
 
     @Test("joining a role that reads more than a page of unchanged objects: small pages still bring them all")
     func manyUpsertsAfterJoiningRole() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         var roleObjects: Set<String> = []
@@ -121,7 +121,7 @@ struct AccessPullTests {
 
     @Test("a delete sends a tombstone only to those who could read the object")
     func tombstones() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let matrix = try await AccessMatrix.make(client)
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)

@@ -4,11 +4,11 @@ import Testing
 
 /// Accounts and sessions against the real server: sign-up, log-in, log-out, `users/me`, bad
 /// tokens, the admin key, and how session tokens are stored.
-@Suite("Auth: sign-up, log-in, sessions, admin key", .sharedServer)
+@Suite("Auth: sign-up, log-in, sessions, admin key", .sharedServer())
 struct AuthTests {
     @Test("sign-up answers 201 with the user and a session token of at least 128 random bits")
     func signUp() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let name = Unique.name("ada")
         let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: "long-enough-1"))
         #expect(reply.status == 201, "\(reply.text)")
@@ -27,7 +27,7 @@ struct AuthTests {
 
     @Test("a taken user name is refused with exists (409)")
     func duplicateUserName() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("dup")
         let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: user.username, password: "other-password"))
         #expect(reply.status == 409)
@@ -40,7 +40,7 @@ struct AuthTests {
 
     @Test("a weak password is refused with illegalArgument (400)", arguments: ["", "short", "1234567"])
     func weakPassword(password: String) async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let name = Unique.name("weak")
         let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: password))
         #expect(reply.status == 400)
@@ -52,7 +52,7 @@ struct AuthTests {
 
     @Test("log-in: the right password gives a session; a wrong one and an unknown user the same auth error")
     func logIn() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("login")
         let session = try await client.call(
             .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
@@ -74,7 +74,7 @@ struct AuthTests {
 
     @Test("users/me describes the session's user; anonymous callers get auth")
     func me() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("me")
         let me = try await client.call(.GET, "/v1/users/me", token: user.token, as: UserInfo.self)
         #expect(me.objectId == user.id)
@@ -86,7 +86,7 @@ struct AuthTests {
 
     @Test("the session token is also accepted as Authorization: Bearer")
     func bearerToken() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("bearer")
         let me = try await client.send(.GET, "/v1/users/me", headers: ["Authorization": "Bearer \(user.token)"])
         #expect(me.status == 200)
@@ -98,7 +98,7 @@ struct AuthTests {
 
     @Test("log-out revokes that session only: its token then fails with 401 auth")
     func logOut() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("logout")
         let second = try await client.call(
             .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
@@ -122,7 +122,7 @@ struct AuthTests {
         "an invalid session token fails with 401 auth, never as anonymous",
         arguments: ["r:not-a-real-token", "garbage", String(repeating: "x", count: 600)])
     func invalidToken(token: String) async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("pub")
         let object = try await client.create("Public", fields: ["n": .int(1)], acl: .of((.everyone, read: true, write: false)), as: owner)
         for reply in [
@@ -137,7 +137,7 @@ struct AuthTests {
 
     @Test("the admin key reads and writes past ACLs and may set class permissions; a user may not")
     func adminKey() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let other = try await client.newUser("other")
         let className = Unique.name("Secret")
@@ -162,7 +162,7 @@ struct AuthTests {
 
     @Test("a wrong admin key fails with 401 auth, even next to a valid session token")
     func wrongAdminKey() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let user = try await client.newUser("wrongkey")
         for key in ["wrong-admin-key-0123456789", server.adminKey + "x", ""] {
             let me = try await client.send(
@@ -176,7 +176,7 @@ struct AuthTests {
 
     @Test("session tokens are stored hashed: no token appears in the database files")
     func tokensStoredHashed() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         var tokens: [String] = []
         var names: [String] = []
         for _ in 0..<3 {

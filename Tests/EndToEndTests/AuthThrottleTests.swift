@@ -6,14 +6,14 @@ import Testing
 /// `retryLater` and a `Retry-After`, per user name and per client address. Each test logs in
 /// from its own loopback address (the whole 127/8 reaches a server on 127.0.0.1), so that the
 /// per-address counters of different tests never meet.
-@Suite("Auth: log-in throttling", .sharedServer)
+@Suite("Auth: log-in throttling", .sharedServer())
 struct AuthThrottleTests {
     /// The server's limit (`ServerConfiguration.loginThrottleAttempts`).
     static let maxFailures = 5
 
     @Test("5 failures with different passwords throttle the user name: even the right password gets 429")
     func throttledAfterFiveFailures() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("victim")
         let address = "127.0.0.11"
         for attempt in 0..<Self.maxFailures {
@@ -33,7 +33,7 @@ struct AuthThrottleTests {
 
     @Test("the per-user-name limit holds across client addresses; other users are not affected")
     func perUserName() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let victim = try await client.newUser("victim")
         let bystander = try await client.newUser("bystander")
         // Spread the failures over several addresses so that no address reaches its own limit.
@@ -51,7 +51,7 @@ struct AuthThrottleTests {
 
     @Test("the per-address limit holds across user names, known or not; other addresses are not affected")
     func perAddress() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("target")
         let address = "127.0.2.1"
         for attempt in 0..<Self.maxFailures {
@@ -69,7 +69,7 @@ struct AuthThrottleTests {
 
     @Test("a successful log-in before the limit clears the failures")
     func successResets() async throws {
-        let (_, client) = try SharedServer.current()
+        let (_, client) = try SharedServer.require()
         let user = try await client.newUser("forgetful")
         let address = "127.0.3.1"
         for round in 0..<3 {

@@ -5,11 +5,11 @@ import Testing
 /// Live notifications: what goes wrong is answered with `{"type": "error"}` and the connection
 /// stays open; bad credentials on the upgrade request are refused. No test here writes objects,
 /// so parallel tests never hear of each other.
-@Suite("Live notifications: errors", .sharedServer)
+@Suite("Live notifications: errors", .sharedServer())
 struct LiveErrorTests {
     @Test("a bad session token on the upgrade request is refused, never taken as anonymous")
     func badTokenOnUpgrade() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let user = try await client.newUser("live")
         #expect(try await client.send(.POST, "/v1/logout", token: user.token).status == 204)
         for token in ["r:forged-token", user.token] {
@@ -25,7 +25,7 @@ struct LiveErrorTests {
         #"{"type":"subscribe","datastores":["Not A Datastore!"]}"#, #"[1,2,3]"#,
     ])
     func badMessages(text: String) async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let user = try await client.newUser("live")
         try await withLiveClient(server) { live in
             live.send(text: text)
@@ -41,7 +41,7 @@ struct LiveErrorTests {
 
     @Test("subscribing to an unknown or inaccessible datastore gives an error about it; the others still subscribe")
     func unknownDatastore() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let stranger = try await client.newUser("stranger")
         let unknown = try DatastoreID("." + Unique.name("missing").replacingOccurrences(of: "_", with: "-"))
@@ -66,7 +66,7 @@ struct LiveErrorTests {
 
     @Test("a bad session token gives an auth error; a private datastore needs a signed-in user")
     func authErrors() async throws {
-        let (server, _) = try SharedServer.current()
+        let (server, _) = try SharedServer.require()
         try await withLiveClient(server) { live in
             live.send(.subscribe(datastores: [.app], sessionToken: "r:forged-token"))
             guard case .error(let error, _) = try await live.next() else {
@@ -94,7 +94,7 @@ struct LiveErrorTests {
 
     @Test("the upgrade needs the application ID")
     func upgradeNeedsApplicationId() async throws {
-        let (server, _) = try SharedServer.current()
+        let (server, _) = try SharedServer.require()
         await #expect(throws: LiveClientError.self) {
             let live = try await LiveClient.connect(to: server, appId: "wrong-app")
             await live.close()

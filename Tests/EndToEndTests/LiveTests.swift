@@ -9,11 +9,11 @@ import Testing
 /// message received must be about it. Its sequence number is known from a second subscriber
 /// (the writer) who may read every change, in the same order. The suite is serialized because
 /// subscribers to `:app` hear of every readable change there, including other tests' changes.
-@Suite("Live notifications", .sharedServer, .serialized)
+@Suite("Live notifications", .sharedServer(), .serialized)
 struct LiveTests {
     @Test("subscribing with a session token answers subscribed; a readable change is notified")
     func subscribeAndNotify() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         let writer = try await client.newUser("writer")
         try await withLiveClient(server) { live in
@@ -44,7 +44,7 @@ struct LiveTests {
 
     @Test("the session token may also come on the upgrade request")
     func tokenOnUpgrade() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         try await withLiveClient(server, sessionToken: reader.token) { live in
             live.send(.subscribe(datastores: [.default], sessionToken: nil))
@@ -60,7 +60,7 @@ struct LiveTests {
 
     @Test("a change to an object the subscriber cannot read produces no message")
     func unreadableChangeNotNotified() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         let writer = try await client.newUser("writer")
         let className = Unique.name("Board")
@@ -83,7 +83,7 @@ struct LiveTests {
 
     @Test("an ACL change that takes the subscriber's access away is notified; later changes are not")
     func accessLossNotified() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         let writer = try await client.newUser("writer")
         let className = Unique.name("Board")
@@ -112,7 +112,7 @@ struct LiveTests {
 
     @Test("a change in a class whose find permission refuses the subscriber is not notified")
     func classPermissionRespected() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         let writer = try await client.newUser("writer")
         let closed = Unique.name("Closed")
@@ -131,7 +131,7 @@ struct LiveTests {
 
     @Test("joining or leaving a role while subscribed changes what is notified at once")
     func roleMembershipFollowed() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
         let writer = try await client.newUser("writer")
         let role = Unique.name("Crew")
@@ -158,7 +158,7 @@ struct LiveTests {
 
     @Test("losing the role on a shareable datastore ends that subscription with a notFound error")
     func datastoreRoleLossRespected() async throws {
-        let (server, client) = try SharedServer.current()
+        let (server, client) = try SharedServer.require()
         let owner = try await client.newUser("owner")
         let viewer = try await client.newUser("viewer")
         let datastore = try await client.createShareable(by: owner).id

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import RooftopShared
@@ -65,9 +66,16 @@ extension RooftopRequestContext {
         guard access.isAdmin else { throw RooftopError(.disallowed, "this needs the admin key") }
     }
 
-    /// A route parameter.
+    /// A route parameter, percent-decoded: the router matches on the raw path, so an ID holding
+    /// `/` (valid in object IDs and class names) arrives as `%2F` and must be decoded here.
+    /// - Throws: `request` when the parameter is missing, `illegalArgument` when its
+    ///   percent-encoding is malformed.
     func parameter(_ name: String) throws(RooftopError) -> String {
         guard let value = parameters.get(name) else { throw RooftopError(.request, "missing path parameter \(name)") }
-        return value
+        guard let decoded = value.removingPercentEncoding else {
+            throw RooftopError(
+                .illegalArgument, "path parameter \(name) is not valid percent-encoding: '\(value.prefix(80))'")
+        }
+        return decoded
     }
 }

@@ -39,10 +39,19 @@ enum RequestBody {
         }
         let bytes = Array(buffer.readableBytesView)
         guard !bytes.isEmpty else { throw RooftopError(.request, "the request needs a JSON body") }
-        let depth = nestingDepth(of: bytes)
-        guard depth <= limits.maxRequestNestingDepth else {
+        let shape = scan(bytes)
+        guard shape.depth <= limits.maxRequestNestingDepth else {
             throw RooftopError(
-                .request, "the JSON body is nested \(depth) levels deep; the limit is \(limits.maxRequestNestingDepth)")
+                .request,
+                "the JSON body is nested \(shape.depth) levels deep; the limit is \(limits.maxRequestNestingDepth)")
+        }
+        // Foundation's decoder is lenient where JSON is not: it takes trailing commas, and it
+        // skips the strings of members nobody reads without checking their encoding.
+        if let offset = shape.trailingCommaOffset {
+            throw RooftopError(.request, "the body is not valid JSON: trailing comma at byte \(offset)")
+        }
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw RooftopError(.request, "the body is not valid UTF-8")
         }
         do {
             return try JSONDecoder().decode(type, from: Data(bytes))
@@ -53,11 +62,19 @@ enum RequestBody {
 
     /// The deepest nesting of arrays and objects, skipping strings.
     static func nestingDepth(of bytes: [UInt8]) -> Int {
+        scan(bytes).depth
+    }
+
+    /// One pass over the raw bytes, outside strings: the deepest nesting of arrays and objects,
+    /// and the offset of the first comma directly followed (but for white space) by `]` or `}`.
+    static func scan(_ bytes: [UInt8]) -> (depth: Int, trailingCommaOffset: Int?) {
         var depth = 0
         var deepest = 0
         var inString = false
         var escaped = false
-        for byte in bytes {
+        var lastComma: Int?
+        var trailingComma: Int?
+        for (offset, byte) in bytes.enumerated() {
             if inString {
                 if escaped {
                     escaped = false
@@ -69,15 +86,20 @@ enum RequestBody {
                 continue
             }
             switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                continue
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                if trailingComma == nil, let lastComma { trailingComma = lastComma }
             default: break
             }
+            lastComma = byte == UInt8(ascii: ",") ? offset : nil
         }
-        return deepest
+        return (deepest, trailingComma)
     }
 
     /// A `request` error naming what was wrong and where.

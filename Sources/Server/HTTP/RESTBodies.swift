@@ -7,12 +7,55 @@ import RooftopShared
 /// {"objectId": "o1", "fields": {"score": 10}, "acl": {"*": {"read": true}}}
 /// {"update": [{"field": "score", "do": {"op": "increment", "amount": 1}}], "baseVersion": 3}
 /// ```
+///
+/// Unknown keys are refused: a misspelled `"feilds"` must not create an empty object or bump a
+/// version without changing anything.
 struct ObjectWriteBody: Codable, Sendable {
     var objectId: String?
     var fields: [String: Value]?
     var update: [FieldUpdate]?
     var acl: ACL?
     var baseVersion: Int64?
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case objectId, fields, update, acl, baseVersion
+    }
+
+    /// A key of any name, to list what a body holds.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(
+        objectId: String? = nil, fields: [String: Value]? = nil, update: [FieldUpdate]? = nil, acl: ACL? = nil,
+        baseVersion: Int64? = nil
+    ) {
+        self.objectId = objectId
+        self.fields = fields
+        self.update = update
+        self.acl = acl
+        self.baseVersion = baseVersion
+    }
+
+    init(from decoder: any Decoder) throws {
+        let allowed = Set(CodingKeys.allCases.map(\.rawValue))
+        if let extra = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+            .filter({ !allowed.contains($0) }).sorted().first
+        {
+            let expected = allowed.sorted().joined(separator: ", ")
+            throw RooftopError(
+                .request, "unexpected key '\(extra.prefix(80))' in an object write; expected \(expected)")
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        objectId = try container.decodeIfPresent(String.self, forKey: .objectId)
+        fields = try container.decodeIfPresent([String: Value].self, forKey: .fields)
+        update = try container.decodeIfPresent([FieldUpdate].self, forKey: .update)
+        acl = try container.decodeIfPresent(ACL.self, forKey: .acl)
+        baseVersion = try container.decodeIfPresent(Int64.self, forKey: .baseVersion)
+    }
 
     /// The field updates: `fields` as sets (in name order), then `update`.
     func updates() -> [FieldUpdate] {

@@ -109,6 +109,8 @@ extension OpenAPIDocument {
                                 required: [], properties: ["value": S.ref("Value")]),
                             "The value each changed field had before the change.",
                             keys: S.ref("Identifier")),
+                        "origin": S.string(
+                            "An opaque tag of the push mutation that made the change (absent for other writes)."),
                     ])
             ),
             (

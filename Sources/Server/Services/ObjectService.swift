@@ -31,25 +31,44 @@ final class ObjectService: Sendable {
     ///   - createOnly: Refuse with `exists` when the object exists (REST creates).
     ///   - mustExist: Refuse with `notFound` when the object does not exist, instead of creating
     ///     it (an update) or answering that it is already gone (a delete): REST `PATCH`/`DELETE`.
-    /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`.
-    /// - Throws: Refusals found before the transaction (invalid input, unknown datastore, no
-    ///   write role); the caller turns them into `.rejected` results.
+    ///   - chain: The caller's earlier mutations of the object in the same push, on the same base
+    ///     version (see ``PushService``).
+    ///   - recorder: Receives the merge inputs the decision used, for the chain's next mutation.
+    /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`, and so
+    ///   is, for idempotent writes, a refusal found before it. A mutation ID seen before is
+    ///   answered with its first result, before anything else is checked: access or input rules
+    ///   that changed since must not turn a change the server applied into a rejection.
+    /// - Throws: For writes that are not idempotent, refusals found before the transaction
+    ///   (invalid input, unknown datastore, no write role).
     func write(
         _ mutation: Mutation, context: AccessContext, idempotent: Bool, createOnly: Bool = false,
-        mustExist: Bool = false
-    ) async throws
-        -> MutationResult
-    {
-        try WriteValidator(limits: limits).validate(mutation)
-        let resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
-        let settings = try await classes.settings(of: mutation.className)
+        mustExist: Bool = false, chain: WriteChain? = nil, recorder: MergeInputsRecorder? = nil
+    ) async throws -> MutationResult {
+        let scope = ObjectService.idempotencyScope(context)
+        if idempotent, let first = try await storage.mutationResult(scope: scope, id: mutation.mutationId) {
+            return first
+        }
+        let resolved: DatastoreService.Resolved
+        let settings: ClassSettings
+        do {
+            try WriteValidator(limits: limits).validate(mutation)
+            resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
+            settings = try await classes.settings(of: mutation.className)
+        } catch let error as RooftopError where idempotent {
+            // Recorded like refusals inside the transaction, so a retry gets the same answer.
+            return try await storage.recordMutationResult(
+                .rejected(mutationId: mutation.mutationId, error: error), scope: scope)
+        }
         let request = ObjectWriteRequest(
             datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
-            baseVersion: mutation.baseVersion,
-            mutation: idempotent ? (scope: ObjectService.idempotencyScope(context), id: mutation.mutationId) : nil)
+            // A chain that knows what others committed up to its last version loads only what came after.
+            baseVersion: chain.flatMap { $0.known == nil ? nil : $0.lastVersion } ?? mutation.baseVersion,
+            mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
-            createOnly: createOnly, mustExist: mustExist)
+            createOnly: createOnly, mustExist: mustExist,
+            origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain,
+            recorder: recorder)
         let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
@@ -139,6 +158,12 @@ final class ObjectService: Sendable {
     static func idempotencyScope(_ context: AccessContext) -> String {
         if context.isAdmin { return ":admin" }
         return context.userId.map { "user:" + $0 } ?? ":anonymous"
+    }
+
+    /// The ``OperationRecord/origin`` of the operation a push mutation commits: opaque, the same
+    /// for a retry, and different for another user's identical mutation ID.
+    static func origin(of mutationId: MutationID, scope: String) -> String {
+        String(SessionToken.hash(scope + "\u{0}" + mutationId.rawValue).prefix(32))
     }
 
     private func withMutationID(_ result: MutationResult, _ id: MutationID) -> MutationResult {

@@ -72,6 +72,7 @@ final class QueryService: Sendable {
         _ request: QueryRequest, datastore: DatastoreID, operation: AccessOperation, context: AccessContext
     ) async throws -> (Query, DatastoreService.Resolved) {
         let query = try request.validatedQuery(maxDepth: limits.maxNestingDepth)
+        try QueryComplexity.check(query)
         let resolved = try await datastores.resolve(datastore, for: context, create: datastore.kind != .shareable)
         guard resolved.role.allows(operation) else {
             throw RooftopError(.disallowed, "your role on datastore \(datastore) does not allow \(operation)")

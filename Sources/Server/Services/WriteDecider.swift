@@ -14,12 +14,20 @@ struct WriteDecider: Sendable {
     /// Refuse with `notFound` instead of creating (an update) or answering "already gone" (a
     /// delete) when the object does not exist: REST `PATCH` and `DELETE` of one object.
     var mustExist = false
+    /// The tag of the operation this mutation commits (``OperationRecord/origin``).
+    var origin: String?
+    /// The client's earlier mutations of this object in the same push, on the same base.
+    var chain: WriteChain?
+    /// Where to leave the merge inputs this decision used, for the next mutation of the chain.
+    var recorder: MergeInputsRecorder?
 
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
         if createOnly, let current, !current.isDeleted {
             throw RooftopError(.exists, "\(mutation.className) object \(mutation.objectId) exists")
         }
+        let inputs = mergeInputs(write)
+        recorder?.record(inputs)
         switch mutation.change {
         case .delete:
             guard let current, !current.isDeleted else {
@@ -28,14 +36,16 @@ struct WriteDecider: Sendable {
                 return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
             }
             try check(.delete, acl: current.snapshot.acl)
-            return deletion(of: current.snapshot)
+            return deletion(of: current.snapshot, merges: try deleteDecisions(inputs))
         case .update:
             guard let current, !current.isDeleted else {
                 if mustExist { throw missing }
-                return try creation(over: current, concurrent: write.concurrentChanges, datastore: write.datastore)
+                return try creation(
+                    over: current, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
             }
             try check(.update, acl: current.snapshot.acl)
-            return try update(current.snapshot, concurrent: write.concurrentChanges, datastore: write.datastore)
+            return try update(
+                current.snapshot, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
         }
     }
 
@@ -58,11 +68,21 @@ struct WriteDecider: Sendable {
         RooftopError(.notFound, "no \(mutation.className) object \(mutation.objectId)")
     }
 
-    private var rules: MergeRules {
+    var rules: MergeRules {
         MergeRules(classes: [mutation.className: settings.mergeRules])
     }
 
-    private func deletion(of snapshot: ObjectSnapshot) -> ObjectWriteDecision {
+    /// The decisions of a delete that meets concurrent updates: one per field they changed,
+    /// each with an absent result (the delete wins), as ``ObjectMerge`` documents.
+    private func deleteDecisions(_ inputs: MergeInputs) throws(RooftopError) -> [MergeDecision] {
+        guard !inputs.remote.isEmpty else { return [] }
+        return try ObjectMerge.rebase(
+            local: [.delete], over: inputs.remote.map(\.change), base: inputs.base, className: mutation.className,
+            rules: rules
+        ).decisions
+    }
+
+    private func deletion(of snapshot: ObjectSnapshot, merges: [MergeDecision] = []) -> ObjectWriteDecision {
         var tombstone = snapshot
         tombstone.fields = [:]
         tombstone.fieldVersions = nil
@@ -71,19 +91,21 @@ struct WriteDecider: Sendable {
         let prior = snapshot.fields.mapValues { Optional($0) }
         return .write(
             snapshot: tombstone, deleted: true,
-            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior), merges: [])
+            operation: OperationRecord(version: tombstone.version, change: .delete, priorValues: prior, origin: origin),
+            merges: merges)
     }
 
     /// Creating the object, or re-creating it over a tombstone. A change based on a version from
     /// before a concurrent delete loses to the delete (seed 003: deletes win).
     private func creation(
-        over tombstone: StoredObject?, concurrent: [OperationRecord], datastore: DatastoreRecord
+        over tombstone: StoredObject?, inputs: MergeInputs, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {
-        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version {
+        if let tombstone, let base = mutation.baseVersion, base < tombstone.snapshot.version,
+            !deletedByChain(tombstone, concurrent: concurrent)
+        {
             let merged = try ObjectMerge.rebase(
-                local: [mutation.change], over: concurrent.map(\.change),
-                base: OperationRecord.fields(before: concurrent, current: [:]), className: mutation.className,
-                rules: rules)
+                local: [mutation.change], over: inputs.remote.map(\.change), base: inputs.base,
+                className: mutation.className, rules: rules)
             return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
         }
         try check(.create, acl: nil)
@@ -109,27 +131,25 @@ struct WriteDecider: Sendable {
         let prior = Dictionary(uniqueKeysWithValues: fields.keys.map { ($0, Value?.none) })
         return .write(
             snapshot: snapshot, deleted: false,
-            operation: OperationRecord(version: version, change: mutation.change, priorValues: prior), merges: [])
+            operation: OperationRecord(version: version, change: mutation.change, priorValues: prior, origin: origin),
+            merges: [])
     }
 
     /// Updating a live object, merging with changes committed since the mutation's base version.
     private func update(
-        _ current: ObjectSnapshot, concurrent: [OperationRecord], datastore: DatastoreRecord
+        _ current: ObjectSnapshot, inputs: MergeInputs, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {
         var change = mutation.change
         var merges: [MergeDecision] = []
-        if !concurrent.isEmpty {
-            let merged = try ObjectMerge.rebase(
-                local: [mutation.change], over: concurrent.map(\.change),
-                base: OperationRecord.fields(before: concurrent, current: current.fields),
-                className: mutation.className, rules: rules)
+        if !inputs.remote.isEmpty {
+            let merged = try rebase(current: current, inputs: inputs, concurrent: concurrent)
             merges = merged.decisions
             guard let rebased = merged.change else {
                 return .unchanged(version: current.version, object: current, merges: merges)
             }
             change = rebased
         }
-        if case .delete = change { return deletion(of: current) }
+        if case .delete = change { return deletion(of: current, merges: merges) }
         guard let applied = try current.applying(change) else { return deletion(of: current) }
         var snapshot = applied
         snapshot.version = current.version + 1
@@ -144,6 +164,7 @@ struct WriteDecider: Sendable {
         let prior = Dictionary(uniqueKeysWithValues: touched.map { ($0, current.fields[$0]) })
         return .write(
             snapshot: snapshot, deleted: false,
-            operation: OperationRecord(version: snapshot.version, change: change, priorValues: prior), merges: merges)
+            operation: OperationRecord(version: snapshot.version, change: change, priorValues: prior, origin: origin),
+            merges: merges)
     }
 }

@@ -124,6 +124,15 @@ public protocol Storage: Sendable {
         decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) async throws -> ObjectWriteOutcome
 
+    /// The first result recorded for a mutation ID in an idempotency scope, or `nil` when the ID
+    /// was never seen.
+    func mutationResult(scope: String, id: MutationID) async throws -> MutationResult?
+
+    /// Records `result` as the first result of its mutation ID in `scope`, unless one is
+    /// recorded already; returns the recorded one. Used for refusals decided before the write
+    /// transaction (invalid input, no access to the datastore), so that a retry gets them too.
+    func recordMutationResult(_ result: MutationResult, scope: String) async throws -> MutationResult
+
     /// The changes committed to an object after `version`, oldest first.
     func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]
@@ -185,7 +194,9 @@ public struct ObjectWriteRequest: Sendable {
     public var className: String
     /// The object's ID.
     public var objectId: String
-    /// The version the change was made on, if any.
+    /// The version the change was made on, if any: the changes committed after it are loaded for
+    /// the merge. (For a push mutation chained to earlier ones of the same push, the chain's last
+    /// version: the decision already knows what came before.)
     public var baseVersion: Int64?
     /// The idempotency scope (the user ID, or empty for anonymous and admin callers) and the
     /// mutation ID; `nil` for writes that are not idempotent (plain REST updates).

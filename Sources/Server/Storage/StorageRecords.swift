@@ -160,15 +160,20 @@ public struct OperationRecord: Sendable, Hashable, Codable {
     /// The value each changed field had before the change (`nil`: absent), so the fields at an
     /// older version can be recovered.
     public var priorValues: [String: Value?]
+    /// An opaque tag of the push mutation that made the change (a hash of its idempotency scope
+    /// and mutation ID), so that a client's later mutations in the same push can tell their own
+    /// earlier changes from concurrent ones; `nil` for other writes.
+    public var origin: String?
 
     /// Creates a record.
-    public init(version: Int64, change: ObjectChange, priorValues: [String: Value?]) {
+    public init(version: Int64, change: ObjectChange, priorValues: [String: Value?], origin: String? = nil) {
         self.version = version
         self.change = change
         self.priorValues = priorValues
+        self.origin = origin
     }
 
-    private enum CodingKeys: String, CodingKey { case version, change, priorValues }
+    private enum CodingKeys: String, CodingKey { case version, change, priorValues, origin }
 
     /// A prior value with explicit presence: `{"value": v}` when the field held `v` (`null`
     /// included), `{}` when it was absent — a bare JSON `null` could not tell the two apart.
@@ -195,20 +200,22 @@ public struct OperationRecord: Sendable, Hashable, Codable {
         private enum CodingKeys: String, CodingKey { case value }
     }
 
-    /// Decodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}}`.
+    /// Decodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}, "origin"?}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decode(Int64.self, forKey: .version)
         change = try container.decode(ObjectChange.self, forKey: .change)
         priorValues = try container.decode([String: Prior].self, forKey: .priorValues).mapValues(\.value)
+        origin = try container.decodeIfPresent(String.self, forKey: .origin)
     }
 
-    /// Encodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}}`.
+    /// Encodes `{"version", "change", "priorValues": {"field": {"value": ...} | {}}, "origin"?}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)
         try container.encode(change, forKey: .change)
         try container.encode(priorValues.mapValues(Prior.init), forKey: .priorValues)
+        try container.encodeIfPresent(origin, forKey: .origin)
     }
 
     /// The fields at the version before the oldest of `records`, given the fields after the

@@ -24,6 +24,9 @@ final class PullService: Sendable {
     private let checkpoints: CheckpointCodec
     private let limits: Limits
 
+    /// The most classes a pull's class filter may name.
+    static let maxClassFilter = 1000
+
     init(
         storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, checkpoints: CheckpointCodec,
         limits: Limits
@@ -39,6 +42,13 @@ final class PullService: Sendable {
     func pull(_ request: PullRequest, context: AccessContext) async throws -> PullResponse {
         let pageSize = try limits.pullPageSize(requested: request.limit)
         let classFilter: Set<String>? = try request.classes.map { names in
+            // Each name is a bound SQL variable; a datastore with more classes pulls them all.
+            guard names.count <= PullService.maxClassFilter else {
+                throw RooftopError(
+                    .illegalArgument,
+                    "a pull may name at most \(PullService.maxClassFilter) classes, not \(names.count)",
+                    field: "classes")
+            }
             for name in names { try Identifier.validate(name, as: .className) }
             return Set(names)
         }

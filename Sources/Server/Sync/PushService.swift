@@ -4,9 +4,11 @@ import RooftopShared
 /// batch), each idempotent by mutation ID.
 ///
 /// A client sends all of an object's pending mutations in order, each based on the version the
-/// client last synced. Within a batch, a mutation based on the same version as an earlier one of
-/// the batch for the same object is applied on top of that earlier one's result rather than
-/// merged against it: they are the same client's successive changes, not concurrent ones.
+/// client last synced. Within a batch, mutations of one object based on the same version form a
+/// chain: they are the same client's successive changes, not concurrent ones, so each is merged
+/// only with the changes others committed since that version (never with the chain's own), and
+/// with the client's earlier changes taken into account (see ``WriteChain``). Mutations with no
+/// base version (creations, blind writes) simply apply on top of the chain's last result.
 final class PushService: Sendable {
     private let objects: ObjectService
     private let limits: Limits
@@ -23,25 +25,42 @@ final class PushService: Sendable {
             var className: String
             var objectId: String
         }
-        // For each object: the base version the client sent, and the version its last mutation
-        // in this batch produced.
-        var chains: [ObjectKey: (sentBase: Int64?, version: Int64)] = [:]
+        struct Chain {
+            var sentBase: Int64?
+            var write: WriteChain
+        }
+        let scope = ObjectService.idempotencyScope(context)
+        var chains: [ObjectKey: Chain] = [:]
         var results: [MutationResult] = []
         results.reserveCapacity(request.mutations.count)
         for var mutation in request.mutations {
             let key = ObjectKey(datastore: mutation.datastore, className: mutation.className, objectId: mutation.objectId)
             let sentBase = mutation.baseVersion
-            if let chain = chains[key], chain.sentBase == sentBase {
-                mutation.baseVersion = chain.version
+            let chain = chains[key].flatMap { $0.sentBase == sentBase ? $0 : nil }
+            var writeChain: WriteChain?
+            if let chain {
+                if sentBase == nil {
+                    mutation.baseVersion = chain.write.lastVersion
+                } else {
+                    writeChain = chain.write
+                }
             }
+            let recorder = MergeInputsRecorder()
             let result: MutationResult
             do {
-                result = try await objects.write(mutation, context: context, idempotent: true)
+                result = try await objects.write(
+                    mutation, context: context, idempotent: true, chain: writeChain, recorder: recorder)
             } catch let error as RooftopError {
                 result = .rejected(mutationId: mutation.mutationId, error: error)
             }
             if case .applied(_, let version, _, _) = result {
-                chains[key] = (sentBase, version)
+                var next = chain?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
+                next.changes.append(mutation.change)
+                next.origins.insert(ObjectService.origin(of: mutation.mutationId, scope: scope))
+                next.lastVersion = version
+                // A replayed result decided nothing now: the next write loads everything since the base.
+                next.known = recorder.recorded
+                chains[key] = Chain(sentBase: sentBase, write: next)
             }
             results.append(result)
         }

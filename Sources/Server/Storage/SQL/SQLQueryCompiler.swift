@@ -231,13 +231,16 @@ struct SQLQueryCompiler: Sendable {
             [.text(field), .blob(value.sortKey)])
     }
 
+    /// `(a SEP b SEP c …)`, grouped as a balanced tree: SQL parsers nest `a OR b OR c …` as deep
+    /// as the list is long (SQLite refuses beyond 1000 levels), halves keep it logarithmic.
     private func joined(_ fragments: [SQLFragment], with separator: String) -> SQLFragment {
-        var result = SQLFragment("(")
-        for (index, fragment) in fragments.enumerated() {
-            if index > 0 { result = result + SQLFragment(separator) }
-            result = result + fragment
+        guard fragments.count > 2 else {
+            return SQLFragment("(") + (fragments.first ?? SQLFragment())
+                + (fragments.count == 2 ? SQLFragment(separator) + fragments[1] : SQLFragment()) + SQLFragment(")")
         }
-        return result + SQLFragment(")")
+        let middle = fragments.count / 2
+        return SQLFragment("(") + joined(Array(fragments[..<middle]), with: separator) + SQLFragment(separator)
+            + joined(Array(fragments[middle...]), with: separator) + SQLFragment(")")
     }
 
     private func parenthesized(_ fragment: SQLFragment) -> SQLFragment {

@@ -1,0 +1,144 @@
+import Foundation
+import RooftopShared
+import Testing
+
+/// Push: a client's successive mutations of one object in one batch, made on the same base
+/// version, chain: they never conflict with each other, yet each still merges with what others
+/// committed since that base.
+extension PushMergeTests {
+    @Test("successive mutations of one object in one batch, on the same base, chain instead of conflicting")
+    func chainInBatch() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let className = uniqueClassName("Chain")
+        let base = try await seed(client, user, className, "o", fields: ["title": "t0", "n": 0])
+        let batch = [
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("a"))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("b"))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("n", .increment(1))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("c"))]),
+        ]
+        let response = try await client.push(batch, token: user.token)
+
+        #expect(response.results.map(\.appliedVersion) == [base + 1, base + 2, base + 3, base + 4])
+        #expect(response.results.allSatisfy { $0.merges.isEmpty })
+        let stored = try await client.object(.app, className: className, objectId: "o", token: user.token)
+        #expect(stored?.fields == ["title": "c", "n": 1])
+
+        // A create followed by updates without a base (a new object edited offline) chains too.
+        let fresh = try await client.push(
+            [
+                Mutations.create(.app, className, "new", fields: ["n": 1]),
+                Mutations.update(.app, className, "new", base: nil, [FieldUpdate("n", .increment(1))]),
+                Mutations.update(.app, className, "new", base: nil, [FieldUpdate("tags", .listAppend(["t"]))]),
+            ], token: user.token)
+        #expect(fresh.results.map(\.appliedVersion) == [1, 2, 3])
+        #expect(fresh.results.last?.appliedObject?.fields == ["n": 2, "tags": ["t"]])
+    }
+
+    @Test("a chained batch still merges every mutation with the concurrent change it did not see")
+    func chainOverConcurrentChange() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainMerge")
+        try await client.setClass(className, rules: ["count": .sum])
+        let base = try await seed(client, users.remote, className, "o", fields: ["title": "t0", "count": 10, "n": 0])
+        let remote = try await client.push(
+            Mutations.update(
+                .app, className, "o", base: base,
+                [FieldUpdate("title", .set("remote")), FieldUpdate("count", .increment(100))]),
+            token: users.remote.token)
+        #expect(remote.isApplied)
+
+        // Offline, the local client edited the object three times from `base`: it set the counter
+        // to the values it computed (11, then 12) and edited the title twice.
+        let batch = [
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("count", .set(11)), FieldUpdate("n", .set(1))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("local 1"))]),
+            Mutations.update(
+                .app, className, "o", base: base,
+                [FieldUpdate("count", .set(12)), FieldUpdate("title", .set("local 2"))]),
+        ]
+        let response = try await client.push(batch, token: users.local.token)
+
+        #expect(response.results.allSatisfy { $0.isApplied })
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        // `remote` (the default) keeps the concurrent title; `sum` keeps both sides' increments.
+        #expect(stored?.fields["title"] == "remote")
+        #expect(stored?.fields["count"] == 112)
+        #expect(stored?.fields["n"] == 1)
+        let titleDecisions = response.results.flatMap(\.merges).filter { $0.field == "title" }
+        #expect(!titleDecisions.isEmpty && titleDecisions.allSatisfy { $0.result == "remote" })
+    }
+
+    @Test("chained list edits land around a concurrent insert, by element, not by index")
+    func chainedListEdits() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainList")
+        let base = try await seed(client, users.remote, className, "o", fields: ["items": ["a", "b", "c"]])
+        _ = try await client.push(
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "r"))]),
+            token: users.remote.token)
+        // Locally: ["a", "b", "c"] → append x → remove "b" → insert y at the front.
+        let batch = [
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listAppend(["x"]))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("items", .listRemove(index: 1))]),
+            Mutations.update(
+                .app, className, "o", base: base, [FieldUpdate("items", .listInsert(index: 0, value: "y"))]),
+        ]
+        let response = try await client.push(batch, token: users.local.token)
+
+        #expect(response.results.allSatisfy { $0.isApplied })
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        #expect(stored?.fields["items"] == ["r", "y", "a", "c", "x"])
+    }
+
+    @Test("a chain that deletes and re-creates an object re-creates it, even after a concurrent update")
+    func chainedDeleteAndRecreate() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainRecreate")
+        let base = try await seed(client, users.remote, className, "o", fields: ["v": 1, "old": true])
+        _ = try await client.push(
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", .set(2))]), token: users.remote.token)
+        let response = try await client.push(
+            [
+                Mutations.delete(.app, className, "o", base: base),
+                Mutations.update(.app, className, "o", base: base, [FieldUpdate("v", .set(10))]),
+            ], token: users.local.token)
+
+        #expect(response.results.map(\.appliedVersion) == [base + 2, base + 3])
+        #expect(response.results.first?.merges.map(\.field) == ["v"], "the delete discarded the concurrent update")
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        #expect(stored?.fields == ["v": 10])
+    }
+
+    @Test("a retried chain with one more mutation merges it with what others committed in between")
+    func retriedChain() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainRetry")
+        try await client.setClass(className, rules: ["count": .sum])
+        let base = try await seed(client, users.remote, className, "o", fields: ["count": 0, "title": "t0"])
+        let first = [
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(1))]),
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("title", .set("local"))]),
+        ]
+        let acknowledged = try await client.push(first, token: users.local.token)
+        // The answer was lost; meanwhile someone else counted ten more.
+        _ = try await client.push(
+            Mutations.update(.app, className, "o", base: base + 2, [FieldUpdate("count", .increment(10))]),
+            token: users.remote.token)
+        let retried = try await client.push(
+            first + [Mutations.update(.app, className, "o", base: base, [FieldUpdate("count", .set(2))])],
+            token: users.local.token)
+
+        #expect(Array(retried.results.prefix(2)) == acknowledged.results)
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        #expect(stored?.fields["count"] == 12)
+        #expect(stored?.fields["title"] == "local")
+    }
+}
