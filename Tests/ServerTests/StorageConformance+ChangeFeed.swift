@@ -44,11 +44,17 @@ extension StorageConformance {
                     == [4, 5])
             #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: []).isEmpty)
 
-            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil) == 3)
-            #expect(try await storage.changeCount(datastoreKey: key, after: 4, classes: nil) == 1)
-            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: ["T"]) == 2)
-            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: []) == 0)
-            #expect(try await storage.changeCount(datastoreKey: key, after: 5, classes: nil) == 0)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: nil) == 3)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 4, classes: nil, readers: nil) == 1)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: ["T"], readers: nil) == 2)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: [], readers: nil) == 0)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 5, classes: nil, readers: nil) == 0)
+            // With readers: only objects one of them could ever read (current or former readers).
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["u1"]) == 1)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["u2"]) == 1)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["*", "u3"]) == 2)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["nobody"]) == 0)
+            #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: []) == 0)
         }
     }
 

@@ -105,7 +105,7 @@ extension StorageConformance {
             #expect(try await storage.datastore(id: doomed.id, ownerId: "u1") == nil)
             #expect(try await storage.object(datastoreKey: doomed.key, className: "T", objectId: "a") == nil)
             #expect(try await storage.changes(datastoreKey: doomed.key, after: 0, limit: 10, classes: nil).isEmpty)
-            #expect(try await storage.changeCount(datastoreKey: doomed.key, after: 0, classes: nil) == 0)
+            #expect(try await storage.changeCount(datastoreKey: doomed.key, after: 0, classes: nil, readers: nil) == 0)
             #expect(try await storage.count(Query("T"), datastoreKey: doomed.key, readers: nil) == 0)
             #expect(
                 try await storage.operations(datastoreKey: doomed.key, className: "T", objectId: "a", after: 0).isEmpty)

@@ -150,8 +150,11 @@ public protocol Storage: Sendable {
     func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
         -> [StoredObject]
 
-    /// How many objects changed after `sequence` (an estimate of what a pull has left).
-    func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?) async throws -> Int
+    /// How many objects changed after `sequence` that one of `readers` could ever read (all when
+    /// `nil`): an estimate of what a pull has left, which never counts objects the caller could
+    /// not hear of.
+    func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
+        async throws -> Int
 
     /// Live objects, changed at or before `sequence`, that one of `formerPrincipals` could read
     /// at `sequence` and none of `currentPrincipals` can read now: what a user lost access to.

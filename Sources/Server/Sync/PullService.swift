@@ -115,7 +115,9 @@ final class PullService: Sendable {
         let checkpoint = checkpoints.encode(
             .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted()))
         let remaining = hasMore
-            ? try await storage.changeCount(datastoreKey: datastoreKey, after: lastSequence, classes: classFilter)
+            ? try await storage.changeCount(
+                datastoreKey: datastoreKey, after: lastSequence, classes: classFilter,
+                readers: context.isAdmin ? nil : principals.union(since?.p ?? []))
             : 0
         Counter(label: "rooftop_pulled_changes_total").increment(by: changes.count)
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)

@@ -20,14 +20,25 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/changeCount(datastoreKey:after:classes:)``.
-    public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?) async throws -> Int {
+    /// See ``Storage/changeCount(datastoreKey:after:classes:readers:)``.
+    public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
+        async throws -> Int
+    {
         try await pool.read { db in
             let (classFilter, classArguments) = Self.classFilter(classes)
+            var readerFilter = ""
+            var readerArguments: [String] = []
+            if let readers {
+                let placeholders = Array(repeating: "?", count: max(readers.count, 1)).joined(separator: ", ")
+                readerFilter =
+                    " AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal IN (\(placeholders)))"
+                readerArguments = readers.isEmpty ? [""] : readers.sorted()
+            }
+            let arguments: [any DatabaseValueConvertible] = [datastoreKey, sequence] + classArguments + readerArguments
             return try Int.fetchOne(
                 db,
-                sql: "SELECT count(*) FROM objects o WHERE o.datastore_key = ? AND o.sequence > ?\(classFilter)",
-                arguments: StatementArguments([datastoreKey, sequence] + classArguments)) ?? 0
+                sql: "SELECT count(*) FROM objects o WHERE o.datastore_key = ? AND o.sequence > ?\(classFilter)\(readerFilter)",
+                arguments: StatementArguments(arguments)) ?? 0
         }
     }
 
