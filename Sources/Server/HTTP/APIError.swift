@@ -73,7 +73,7 @@ extension RooftopError {
                 }
                 return RooftopError(.server, error.body ?? error.status.reasonPhrase)
             }
-        case let error as HTTPResponseError where (400..<500).contains(error.status.code):
+        case let error as any HTTPResponseError where (400..<500).contains(error.status.code):
             return RooftopError(.request, error.status.reasonPhrase)
         default:
             return RooftopError(.internal, "internal server error")

@@ -73,11 +73,23 @@ extension FieldOperation: Codable {
         case op, value, amount, values, index, from, to, className, objectIds
     }
 
+    /// The members each operation has besides `op`.
+    private static let members: [String: [String]] = [
+        "set": ["value"], "unset": [], "increment": ["amount"], "listAppend": ["values"],
+        "listInsert": ["index", "value"], "listRemove": ["index"], "listMove": ["from", "to"],
+        "listReplace": ["index", "value"], "relationAdd": ["className", "objectIds"],
+        "relationRemove": ["className", "objectIds"],
+    ]
+
     /// Decodes the wire form.
-    /// - Throws: `DecodingError` for an unknown `op` or a missing member.
+    /// - Throws: `DecodingError` for an unknown `op`, a missing member, or a member the operation
+    ///   does not have.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let op = try container.decode(String.self, forKey: .op)
+        if let members = FieldOperation.members[op] {
+            try rejectUnknownKeys(decoder, allowed: ["op"] + members, in: "'\(op)' operation")
+        }
         switch op {
         case "set": self = .set(try container.decode(Value.self, forKey: .value))
         case "unset": self = .unset
@@ -147,7 +159,16 @@ public struct FieldUpdate: Hashable, Sendable, Codable {
         self.operation = operation
     }
 
-    private enum CodingKeys: String, CodingKey { case field, operation = "do" }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case field, operation = "do" }
+
+    /// Decodes `{"field": ..., "do": {...}}`, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "field update")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            try container.decode(String.self, forKey: .field),
+            try container.decode(FieldOperation.self, forKey: .operation))
+    }
 }
 
 /// A change to a whole object: field updates (which create the object when it does not exist) or
@@ -168,10 +189,11 @@ public enum ObjectChange: Hashable, Sendable {
 }
 
 extension ObjectChange: Codable {
-    private enum CodingKeys: String, CodingKey { case update, acl, delete }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case update, acl, delete }
 
-    /// Decodes the wire form.
+    /// Decodes the wire form, refusing unknown keys.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "object change")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if try container.decodeIfPresent(Bool.self, forKey: .delete) == true {
             guard !container.contains(.update), !container.contains(.acl) else {

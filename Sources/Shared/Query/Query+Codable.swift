@@ -50,16 +50,3 @@ extension QueryOrder: Codable {
         try container.encode(descending, forKey: .descending)
     }
 }
-
-/// Refuses JSON objects with keys outside `allowed`, so that a misspelled key (`"limt"`) is an
-/// error rather than silently ignored.
-func rejectUnknownKeys(_ decoder: any Decoder, allowed: [String], in what: String) throws {
-    let container = try decoder.container(keyedBy: AnyCodingKey.self)
-    if let extra = container.allKeys.map(\.stringValue).filter({ !allowed.contains($0) }).sorted().first {
-        throw DecodingError.dataCorrupted(
-            .init(
-                codingPath: decoder.codingPath,
-                debugDescription: "unexpected key '\(extra)' in a \(what); expected \(allowed.joined(separator: ", "))"
-            ))
-    }
-}

@@ -65,3 +65,22 @@ public struct Mutation: Hashable, Sendable, Codable {
         self.change = change
     }
 }
+
+extension Mutation {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case mutationId, datastore, className, objectId, baseVersion, change
+    }
+
+    /// Decodes the wire form, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "mutation")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            mutationId: try container.decode(MutationID.self, forKey: .mutationId),
+            datastore: try container.decode(DatastoreID.self, forKey: .datastore),
+            className: try container.decode(String.self, forKey: .className),
+            objectId: try container.decode(String.self, forKey: .objectId),
+            baseVersion: try container.decodeIfPresent(Int64.self, forKey: .baseVersion),
+            change: try container.decode(ObjectChange.self, forKey: .change))
+    }
+}

@@ -35,3 +35,18 @@ public struct PullRequest: Hashable, Sendable, Codable {
         self.classes = classes
     }
 }
+
+extension PullRequest {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case datastore, since, limit, classes }
+
+    /// Decodes the wire form, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "pull request")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            datastore: try container.decode(DatastoreID.self, forKey: .datastore),
+            since: try container.decodeIfPresent(Checkpoint.self, forKey: .since),
+            limit: try container.decodeIfPresent(Int.self, forKey: .limit),
+            classes: try container.decodeIfPresent([String].self, forKey: .classes))
+    }
+}

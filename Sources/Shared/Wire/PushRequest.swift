@@ -18,3 +18,14 @@ public struct PushRequest: Hashable, Sendable, Codable {
         self.mutations = mutations
     }
 }
+
+extension PushRequest {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case mutations }
+
+    /// Decodes the wire form, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "push request")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(mutations: try container.decode([Mutation].self, forKey: .mutations))
+    }
+}

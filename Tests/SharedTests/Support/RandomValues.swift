@@ -8,7 +8,7 @@ enum RandomValues {
     static let edgeDoubles: [Double] = [
         0.0, -0.0, 1.0, -1.0, 0.1, 1.0 / 3.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
         .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, -.infinity, .nan,
-        9_007_199_254_740_992, 9_007_199_254_740_993, 9_223_372_036_854_775_807, -9_223_372_036_854_775_808,
+        9_007_199_254_740_992, 9_007_199_254_740_994, 9_223_372_036_854_775_808, -9_223_372_036_854_775_808,
         1e-300, 123_456.789e10, .ulpOfOne,
     ]
 

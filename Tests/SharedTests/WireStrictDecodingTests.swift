@@ -1,0 +1,45 @@
+import Foundation
+import RooftopShared
+import Testing
+
+/// Sync wire objects refuse keys they do not know: a typo must not silently change meaning.
+@Suite("Strict decoding of sync wire objects")
+struct WireStrictDecodingTests {
+    private func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(json.utf8))
+    }
+
+    private let mutation =
+        #"{"mutationId":"m1","datastore":":app","className":"C","objectId":"o1","baseVersion":3,"change":{"update":[{"field":"n","do":{"op":"increment","amount":1}}]}}"#
+
+    @Test("well-formed objects decode")
+    func accepted() throws {
+        let decoded = try decode(Mutation.self, mutation)
+        #expect(decoded.baseVersion == 3)
+        #expect(try decode(PushRequest.self, #"{"mutations":[\#(mutation)]}"#).mutations.count == 1)
+        #expect(try decode(PullRequest.self, #"{"datastore":":app","limit":5}"#).limit == 5)
+        #expect(try decode(FieldOperation.self, #"{"op":"listMove","from":0,"to":2}"#) == .listMove(from: 0, to: 2))
+    }
+
+    @Test(
+        "unknown keys are refused",
+        arguments: [
+            #"{"mutationId":"m1","datastore":":app","className":"C","objectId":"o1","basVersion":3,"change":{"delete":true}}"#,
+        ])
+    func mutationTypo(_ json: String) {
+        #expect(throws: DecodingError.self) { try decode(Mutation.self, json) }
+    }
+
+    @Test("unknown keys are refused in every sync object")
+    func everyType() {
+        #expect(throws: DecodingError.self) { try decode(PushRequest.self, #"{"mutations":[],"atomic":true}"#) }
+        #expect(throws: DecodingError.self) { try decode(PullRequest.self, #"{"datastore":":app","limt":5}"#) }
+        #expect(throws: DecodingError.self) { try decode(ObjectChange.self, #"{"update":[],"acls":{}}"#) }
+        #expect(throws: DecodingError.self) {
+            try decode(FieldUpdate.self, #"{"field":"n","do":{"op":"unset"},"to":1}"#)
+        }
+        // A member of another operation is refused too: `set` has no amount.
+        #expect(throws: DecodingError.self) { try decode(FieldOperation.self, #"{"op":"set","value":1,"amount":2}"#) }
+        #expect(throws: DecodingError.self) { try decode(FieldOperation.self, #"{"op":"unset","value":1}"#) }
+    }
+}
