@@ -35,7 +35,8 @@ struct ServerServices: Sendable {
         return ServerServices(
             storage: storage,
             limits: configuration.limits,
-            auth: AuthService(storage: storage, roles: roles, configuration: configuration, adminKeyHash: adminKeyHash),
+            auth: AuthService(
+                storage: storage, roles: roles, live: live, configuration: configuration, adminKeyHash: adminKeyHash),
             roles: roles,
             roleService: RoleService(storage: storage, roles: roles, live: live),
             classes: classes,

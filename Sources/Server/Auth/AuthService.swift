@@ -14,6 +14,7 @@ import RooftopShared
 final class AuthService: Sendable {
     private let storage: any Storage
     private let roles: RoleDirectory
+    private let live: LiveHub
     private let throttle: LoginThrottle
     private let sessionLifetime: Duration
     private let bcryptCost: UInt8
@@ -22,9 +23,13 @@ final class AuthService: Sendable {
     /// that a log-in takes as long whether the account exists or not.
     private let dummyHash: String
 
-    init(storage: any Storage, roles: RoleDirectory, configuration: ServerConfiguration, adminKeyHash: String) {
+    init(
+        storage: any Storage, roles: RoleDirectory, live: LiveHub, configuration: ServerConfiguration,
+        adminKeyHash: String
+    ) {
         self.storage = storage
         self.roles = roles
+        self.live = live
         self.throttle = LoginThrottle(
             maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow)
         self.sessionLifetime = configuration.sessionLifetime
@@ -62,28 +67,45 @@ final class AuthService: Sendable {
         return try await startSession(for: user)
     }
 
-    /// Revokes a session.
+    /// Revokes a session; live connections that use it stop hearing of changes.
     func logOut(token: String) async throws {
-        try await storage.deleteSession(tokenHash: SessionToken.hash(token))
+        let hash = SessionToken.hash(token)
+        try await storage.deleteSession(tokenHash: hash)
+        await live.revokeSession(hash: hash)
+    }
+
+    /// A caller and the session it used, if any.
+    struct Authenticated: Sendable {
+        var context: AccessContext
+        var session: LiveHub.SessionMark?
     }
 
     /// The caller described by a session token and/or admin key.
     /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key.
     func context(sessionToken: String?, adminKey: String?) async throws -> AccessContext {
+        try await authenticate(sessionToken: sessionToken, adminKey: adminKey).context
+    }
+
+    /// The caller described by a session token and/or admin key, with its session.
+    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key.
+    func authenticate(sessionToken: String?, adminKey: String?) async throws -> Authenticated {
         if let adminKey {
             guard SessionToken.hash(adminKey) == adminKeyHash else {
                 throw RooftopError(.auth, "the admin key is wrong")
             }
-            return .admin
+            return Authenticated(context: .admin, session: nil)
         }
-        guard let sessionToken else { return .anonymous }
-        guard let session = try await storage.session(tokenHash: SessionToken.hash(sessionToken)) else {
+        guard let sessionToken else { return Authenticated(context: .anonymous, session: nil) }
+        let hash = SessionToken.hash(sessionToken)
+        guard let session = try await storage.session(tokenHash: hash) else {
             throw RooftopError(.auth, "the session is invalid or was revoked; log in again")
         }
         guard session.expiresAt > Timestamp.now else {
             throw RooftopError(.auth, "the session expired; log in again")
         }
-        return AccessContext(userId: session.userId, roles: try await roles.effectiveRoles(ofUser: session.userId))
+        let context = AccessContext(
+            userId: session.userId, roles: try await roles.effectiveRoles(ofUser: session.userId))
+        return Authenticated(context: context, session: .init(hash: hash, expiresAt: session.expiresAt))
     }
 
     /// The public description of a user, with effective roles.

@@ -39,7 +39,7 @@ struct LiveEndpoint: Sendable {
         // A bad token or admin key is refused (the request then reaches the HTTP route, which
         // answers 401), never taken as anonymous.
         guard
-            let initial = try? await services.auth.context(
+            let initial = try? await services.auth.authenticate(
                 sessionToken: token, adminKey: request.headerFields[RooftopHeader.adminKey])
         else {
             return .dontUpgrade
@@ -52,12 +52,12 @@ struct LiveEndpoint: Sendable {
     }
 
     private static func serve(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, initial: AccessContext,
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, initial: AuthService.Authenticated,
         services: ServerServices, logger: Logger
     ) async throws {
         let id = UUID()
         let hub = services.live
-        let messages = await hub.connect(id: id, context: initial)
+        let messages = await hub.connect(id: id, context: initial.context, session: initial.session)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         try await withGracefulShutdownHandler {
@@ -67,14 +67,16 @@ struct LiveEndpoint: Sendable {
                         try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
                     }
                 }
-                var context = initial
                 var iterator = inbound.messages(maxSize: maxMessageBytes).makeAsyncIterator()
                 while let message = try await iterator.next() {
                     guard case .text(let text) = message else {
                         await hub.send(id: id, .error(RooftopError(.request, "send JSON text messages"), datastore: nil))
                         continue
                     }
-                    context = await handle(text, id: id, context: context, services: services)
+                    // The hub holds the connection's identity: a log-out or an expired session
+                    // may have changed it since the last message.
+                    guard let context = await hub.context(id: id) else { break }
+                    await handle(text, id: id, context: context, services: services)
                 }
                 await hub.disconnect(id)
                 group.cancelAll()
@@ -85,34 +87,33 @@ struct LiveEndpoint: Sendable {
         }
     }
 
-    /// Handles one client message; returns the caller's (possibly updated) identity.
-    private static func handle(_ text: String, id: UUID, context: AccessContext, services: ServerServices) async
-        -> AccessContext
-    {
+    /// Handles one client message from a connection whose identity is `context`.
+    private static func handle(_ text: String, id: UUID, context: AccessContext, services: ServerServices) async {
         let hub = services.live
         let message: LiveClientMessage
         do {
             message = try JSONDecoder().decode(LiveClientMessage.self, from: Data(text.utf8))
         } catch let error as DecodingError {
             await hub.send(id: id, .error(RequestBody.describe(error), datastore: nil))
-            return context
+            return
         } catch {
             await hub.send(id: id, .error(RooftopError.translating(error), datastore: nil))
-            return context
+            return
         }
         switch message {
         case .unsubscribe(let datastores):
             await hub.unsubscribe(id: id, datastores: datastores)
-            return context
+            return
         case .subscribe(let datastores, let token):
             var context = context
             if let token {
                 do {
-                    context = try await services.auth.context(sessionToken: token, adminKey: nil)
-                    await hub.updateContext(id: id, context: context)
+                    let authenticated = try await services.auth.authenticate(sessionToken: token, adminKey: nil)
+                    context = authenticated.context
+                    await hub.updateContext(id: id, context: context, session: .some(authenticated.session))
                 } catch {
                     await hub.send(id: id, .error(RooftopError.translating(error), datastore: nil))
-                    return context
+                    return
                 }
             }
             var subscribed: [(key: Int64, id: DatastoreID)] = []
@@ -130,7 +131,7 @@ struct LiveEndpoint: Sendable {
             }
             await hub.subscribe(id: id, datastores: subscribed)
             await hub.send(id: id, .subscribed(datastores: subscribed.map(\.id)))
-            return context
+            return
         }
     }
 }

@@ -10,12 +10,21 @@ import RooftopShared
 /// slow subscriber only misses intermediate notifications, which is harmless because each one
 /// just says "pull again".
 actor LiveHub {
+    /// The session a subscriber signed in with: its token's hash and when it expires.
+    struct SessionMark: Sendable, Hashable {
+        /// The hex SHA-256 of the session token.
+        var hash: String
+        /// When the session stops being valid.
+        var expiresAt: Timestamp
+    }
+
     /// A connected subscriber's state.
     private struct Subscriber {
         let context: AccessContext
         let principals: Set<String>
         var datastores: [Int64: DatastoreID]
         let continuation: AsyncStream<LiveServerMessage>.Continuation
+        var session: SessionMark?
     }
 
     private var subscribers: [UUID: Subscriber] = [:] {
@@ -24,20 +33,47 @@ actor LiveHub {
 
     /// Registers a connection; messages for it arrive on the returned stream until
     /// ``disconnect(_:)``.
-    func connect(id: UUID, context: AccessContext) -> AsyncStream<LiveServerMessage> {
+    func connect(id: UUID, context: AccessContext, session: SessionMark?) -> AsyncStream<LiveServerMessage> {
         let (stream, continuation) = AsyncStream<LiveServerMessage>.makeStream(bufferingPolicy: .bufferingNewest(16))
         subscribers[id] = Subscriber(
             context: context, principals: Set(context.principals.map(\.description)), datastores: [:],
-            continuation: continuation)
+            continuation: continuation, session: session)
         return stream
     }
 
-    /// Replaces the caller's identity (a new session token in a later `subscribe`).
-    func updateContext(id: UUID, context: AccessContext) {
+    /// Replaces the caller's identity (a new session token in a later `subscribe`, or new roles).
+    func updateContext(id: UUID, context: AccessContext, session: SessionMark?? = .none) {
         guard let subscriber = subscribers[id] else { return }
         subscribers[id] = Subscriber(
             context: context, principals: Set(context.principals.map(\.description)),
-            datastores: subscriber.datastores, continuation: subscriber.continuation)
+            datastores: subscriber.datastores, continuation: subscriber.continuation,
+            session: session ?? subscriber.session)
+    }
+
+    /// The connection's current identity, or `nil` when it is gone; an expired session makes it
+    /// anonymous first.
+    func context(id: UUID) -> AccessContext? {
+        guard let subscriber = subscribers[id] else { return nil }
+        if let session = subscriber.session, session.expiresAt <= .now {
+            endSession(id, subscriber, message: "the session expired; log in again")
+            return subscribers[id]?.context
+        }
+        return subscriber.context
+    }
+
+    /// Ends the subscriptions of connections signed in with a revoked session (log-out): each is
+    /// told with an `auth` error and continues as anonymous, subscribed to nothing.
+    func revokeSession(hash: String) {
+        for (id, subscriber) in subscribers where subscriber.session?.hash == hash {
+            endSession(id, subscriber, message: "the session was revoked; log in again")
+        }
+    }
+
+    private func endSession(_ id: UUID, _ subscriber: Subscriber, message: String) {
+        subscribers[id] = Subscriber(
+            context: .anonymous, principals: Set(AccessContext.anonymous.principals.map(\.description)),
+            datastores: [:], continuation: subscriber.continuation, session: nil)
+        subscriber.continuation.yield(.error(RooftopError(.auth, message), datastore: nil))
     }
 
     /// Recomputes every signed-in subscriber's effective roles after a role change.
@@ -86,8 +122,13 @@ actor LiveHub {
     func publish(
         datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>
     ) {
+        let now = Timestamp.now
         for (id, subscriber) in subscribers {
             guard let datastore = subscriber.datastores[record.key] else { continue }
+            if let session = subscriber.session, session.expiresAt <= now {
+                endSession(id, subscriber, message: "the session expired; log in again")
+                continue
+            }
             guard record.role(for: subscriber.context).allows(.find) else {
                 subscribers[id]?.datastores[record.key] = nil
                 subscriber.continuation.yield(
