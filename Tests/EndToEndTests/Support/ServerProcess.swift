@@ -196,11 +196,26 @@ final class OutputBuffer: Sendable {
     }
 }
 
-/// Fresh temporary directories.
+/// Fresh temporary directories for test servers, all under one directory per test process
+/// (`<tmp>/rooftop-e2e-runs/<pid>`). A test process cannot clean up after itself at exit, so each
+/// run removes the directories of earlier runs whose process is gone.
 enum TemporaryDirectory {
+    private static let root: String = {
+        let runs = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-e2e-runs")
+        let manager = FileManager.default
+        for entry in (try? manager.contentsOfDirectory(atPath: runs.path)) ?? [] {
+            // kill(pid, 0) fails with ESRCH when no such process exists.
+            if let pid = Int32(entry), pid != getpid(), Foundation.kill(pid, 0) != 0, errno == ESRCH {
+                try? manager.removeItem(at: runs.appendingPathComponent(entry))
+            }
+        }
+        let root = runs.appendingPathComponent(String(getpid())).path
+        try? manager.createDirectory(atPath: root, withIntermediateDirectories: true)
+        return root
+    }()
+
     static func make(prefix: String) -> String {
-        let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+        let path = URL(fileURLWithPath: root).appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
