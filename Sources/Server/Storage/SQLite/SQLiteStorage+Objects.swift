@@ -191,7 +191,8 @@ extension SQLiteStorage {
                     arguments + [datastore.key.databaseValue, snapshot.className.databaseValue, snapshot.objectId.databaseValue]))
             key = db.lastInsertedRowID
         }
-        try writeIndexRows(db, objectKey: key, snapshot: snapshot, deleted: deleted)
+        let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
+        try writeIndexRows(db, objectKey: key, snapshot: deleted ? nil : snapshot, previous: previous)
         // A tombstone keeps the readers of the last version: they are who is told of the delete.
         let readers: Set<String> =
             deleted ? (existing?.object.readers ?? []) : StoredObject.readers(of: snapshot.acl)
@@ -209,14 +210,23 @@ extension SQLiteStorage {
         return StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
     }
 
-    private static func writeIndexRows(_ db: Database, objectKey: Int64, snapshot: ObjectSnapshot, deleted: Bool) throws {
-        try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ?", arguments: [objectKey])
-        try db.execute(sql: "DELETE FROM object_elements WHERE object_key = ?", arguments: [objectKey])
-        guard !deleted else { return }
+    /// The indexed values of an object: its fields and the built-in ones.
+    private static func indexedValues(_ snapshot: ObjectSnapshot) -> [String: Value] {
         var indexed = snapshot.fields
         indexed["objectId"] = .string(snapshot.objectId)
         if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
         if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
+        return indexed
+    }
+
+    /// Brings the index rows from `previous` (the live version stored, if any) to `snapshot`
+    /// (`nil`: a tombstone, no rows). Only the fields whose value changed are rewritten, so that a
+    /// small change to an object with large lists stays cheap.
+    private static func writeIndexRows(
+        _ db: Database, objectKey: Int64, snapshot: ObjectSnapshot?, previous: ObjectSnapshot?
+    ) throws {
+        let new = snapshot.map(indexedValues) ?? [:]
+        let old = previous.map(indexedValues) ?? [:]
         let fieldStatement = try db.cachedStatement(
             sql: """
                 INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
@@ -224,7 +234,14 @@ extension SQLiteStorage {
                 """)
         let elementStatement = try db.cachedStatement(
             sql: "INSERT INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
-        for (field, value) in indexed {
+        let deleteField = try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?")
+        let deleteElements = try db.cachedStatement(
+            sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?")
+        for (field, value) in old where new[field] != value {
+            try deleteField.execute(arguments: [objectKey, field])
+            if value.kind == .list || value.kind == .relation { try deleteElements.execute(arguments: [objectKey, field]) }
+        }
+        for (field, value) in new where old[field] != value {
             let point = value.geoPointValue
             try fieldStatement.execute(arguments: [
                 objectKey, field, value.kind.rawValue, Data(value.sortKey), point?.latitude, point?.longitude,
