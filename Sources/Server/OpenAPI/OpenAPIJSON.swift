@@ -1,3 +1,5 @@
+import RooftopShared
+
 /// A JSON document written in Swift, for building the OpenAPI description: objects keep their
 /// members in the order they were written, so the served document reads top-down (`openapi`,
 /// `info`, `paths`, `components`) rather than in sorted-key order.
@@ -93,7 +95,7 @@ extension OpenAPIJSON {
         case .int(let value): output += String(value)
         // Only finite bounds are ever written; JSON has no other numbers.
         case .double(let value): output += value.isFinite ? "\(value)" : "null"
-        case .string(let value): OpenAPIJSON.writeString(value, to: &output)
+        case .string(let value): JSONValue.writeEscaped(value, to: &output)
         case .array(let values):
             guard !values.isEmpty else {
                 output += "[]"
@@ -114,7 +116,7 @@ extension OpenAPIJSON {
             output += "{\n"
             for (index, member) in members.enumerated() {
                 output += String(repeating: " ", count: indent + 2)
-                OpenAPIJSON.writeString(member.key, to: &output)
+                JSONValue.writeEscaped(member.key, to: &output)
                 output += ": "
                 member.value.write(to: &output, indent: indent + 2)
                 output += index == members.count - 1 ? "\n" : ",\n"
@@ -123,21 +125,4 @@ extension OpenAPIJSON {
         }
     }
 
-    private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
-    }
 }

@@ -94,7 +94,9 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func writeEscaped(_ string: String, to output: inout String) {
+    /// Appends `string` to `output` as a JSON string literal: quoted, with `"`, `\\` and control
+    /// characters escaped (`\n`, `\r`, `\t`, otherwise `\u00XX`), everything else as it is.
+    public static func writeEscaped(_ string: String, to output: inout String) {
         output += "\""
         for scalar in string.unicodeScalars {
             switch scalar {
@@ -144,16 +146,12 @@ extension JSONValue: Codable {
             return
         }
         let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Int64.self) {
-            self = .int(value)
-        } else if let value = try? single.decode(Double.self) {
-            self = .double(value)
-        } else {
-            self = .string(try single.decode(String.self))
+        switch try JSONScalar(from: single) {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .int(let value): self = .int(value)
+        case .double(let value): self = .double(value)
+        case .string(let value): self = .string(value)
         }
     }
 
@@ -199,4 +197,28 @@ struct AnyCodingKey: CodingKey, Hashable {
     init(_ string: String) { self.stringValue = string }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { self.stringValue = String(intValue) }
+}
+
+/// A JSON scalar read from a single-value container, tried in an order that keeps integral
+/// numbers integral: null, bool, a 64-bit integer, a double, a string.
+enum JSONScalar {
+    case null, bool(Bool), int(Int64), double(Double), string(String)
+
+    /// Reads the scalar.
+    /// - Throws: `DecodingError.dataCorrupted` when the container holds none of them.
+    init(from single: any SingleValueDecodingContainer) throws {
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? single.decode(String.self) {
+            self = .string(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: single, debugDescription: "not a JSON scalar")
+        }
+    }
 }

@@ -47,19 +47,12 @@ extension Value: Codable {
             self = try Value.decodeTagged(object, decoder: decoder)
             return
         }
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Int64.self) {
-            self = .int(value)
-        } else if let value = try? single.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? single.decode(String.self) {
-            self = .string(value)
-        } else {
-            throw DecodingError.dataCorruptedError(in: single, debugDescription: "not a Rooftop value")
+        switch try JSONScalar(from: try decoder.singleValueContainer()) {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .int(let value): self = .int(value)
+        case .double(let value): self = .double(value)
+        case .string(let value): self = .string(value)
         }
     }
 

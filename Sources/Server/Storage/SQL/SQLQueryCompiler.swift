@@ -120,7 +120,7 @@ struct SQLQueryCompiler: Sendable {
         guard !readers.isEmpty else { return SQLFragment("0 = 1") }
         return SQLFragment(
             "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL"
-                + " AND r.principal IN (\(list(readers.count))))",
+                + " AND r.principal IN (\(placeholderList(readers.count))))",
             readers.sorted().map { .text($0) })
     }
 
@@ -202,7 +202,7 @@ struct SQLQueryCompiler: Sendable {
         var alternatives: [SQLFragment] = []
         if !ids.isEmpty {
             alternatives.append(
-                SQLFragment("o.object_id IN (\(list(ids.count)))", ids.sorted().map { .text($0) }))
+                SQLFragment("o.object_id IN (\(placeholderList(ids.count)))", ids.sorted().map { .text($0) }))
         }
         for pointer in pointers {
             alternatives.append(
@@ -215,7 +215,7 @@ struct SQLQueryCompiler: Sendable {
         guard !values.isEmpty else { return SQLFragment("0 = 1") }
         let keys = Set(values.map(\.sortKey))
         return fieldExists(
-            field, SQLFragment("f.sort_key IN (\(list(keys.count)))", keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .blob($0) }))
+            field, SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .blob($0) }))
     }
 
     private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
@@ -245,10 +245,6 @@ struct SQLQueryCompiler: Sendable {
 
     private func parenthesized(_ fragment: SQLFragment) -> SQLFragment {
         SQLFragment("(") + fragment + SQLFragment(")")
-    }
-
-    private func list(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
     /// Renumbers `?` placeholders in the dialect's spelling (a no-op for SQLite).

@@ -29,10 +29,10 @@ extension SQLiteStorage {
             var readerFilter = ""
             var readerArguments: [String] = []
             if let readers {
-                let placeholders = Array(repeating: "?", count: max(readers.count, 1)).joined(separator: ", ")
+                let (placeholders, arguments) = Self.principalList(readers)
                 readerFilter =
                     " AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal IN (\(placeholders)))"
-                readerArguments = readers.isEmpty ? [""] : readers.sorted()
+                readerArguments = arguments
             }
             let arguments: [any DatabaseValueConvertible] = [datastoreKey, sequence] + classArguments + readerArguments
             return try Int.fetchOne(
@@ -49,9 +49,8 @@ extension SQLiteStorage {
     ) async throws -> [Pointer] {
         guard !formerPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
-            let former = Array(repeating: "?", count: formerPrincipals.count).joined(separator: ", ")
-            let current = Array(repeating: "?", count: max(currentPrincipals.count, 1)).joined(separator: ", ")
-            let currentArguments: [String] = currentPrincipals.isEmpty ? [""] : currentPrincipals.sorted()
+            let (former, formerArguments) = Self.principalList(formerPrincipals)
+            let (current, currentArguments) = Self.principalList(currentPrincipals)
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -65,7 +64,7 @@ extension SQLiteStorage {
                     ORDER BY o.sequence
                     """,
                 arguments: StatementArguments(
-                    [datastoreKey, sequence] + formerPrincipals.sorted() + [sequence, sequence] + currentArguments))
+                    [datastoreKey, sequence] + formerArguments + [sequence, sequence] + currentArguments))
             return rows.map { Pointer(className: $0["class_name"], objectId: $0["object_id"]) }
         }
     }
@@ -77,10 +76,8 @@ extension SQLiteStorage {
     ) async throws -> [StoredObject] {
         guard !currentPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
-            let current = Array(repeating: "?", count: currentPrincipals.count).joined(separator: ", ")
-            let former = Array(repeating: "?", count: max(formerPrincipals.count, 1)).joined(separator: ", ")
-            // No principal is the empty string: an empty former set matches nothing.
-            let formerArguments: [String] = formerPrincipals.isEmpty ? [""] : formerPrincipals.sorted()
+            let (current, currentArguments) = Self.principalList(currentPrincipals)
+            let (former, formerArguments) = Self.principalList(formerPrincipals)
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -94,7 +91,7 @@ extension SQLiteStorage {
                     ORDER BY o.sequence LIMIT ?
                     """,
                 arguments: StatementArguments(
-                    [datastoreKey, sequence] + currentPrincipals.sorted() + formerArguments
+                    [datastoreKey, sequence] + currentArguments + formerArguments
                         + [sequence, sequence, Int64(limit)]))
             return try rows.map { try Self.storedObject(from: $0, db) }
         }
@@ -103,7 +100,18 @@ extension SQLiteStorage {
     static func classFilter(_ classes: Set<String>?) -> (String, [String]) {
         guard let classes else { return ("", []) }
         guard !classes.isEmpty else { return (" AND 0", []) }
-        let placeholders = Array(repeating: "?", count: classes.count).joined(separator: ", ")
+        let placeholders = placeholderList(classes.count)
         return (" AND o.class_name IN (\(placeholders))", classes.sorted())
     }
+
+    /// `?` placeholders and arguments for `IN (...)` over principals. No principal is the empty
+    /// string, so an empty set becomes `IN (?)` with `""`, which matches nothing.
+    static func principalList(_ principals: Set<String>) -> (placeholders: String, arguments: [String]) {
+        principals.isEmpty ? ("?", [""]) : (placeholderList(principals.count), principals.sorted())
+    }
+}
+
+/// `count` comma-separated `?` placeholders.
+func placeholderList(_ count: Int) -> String {
+    Array(repeating: "?", count: count).joined(separator: ", ")
 }

@@ -78,7 +78,7 @@ extension SQLiteStorage {
     /// See ``Storage/datastores(ownedBy:sharedWith:)``.
     public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
         try await pool.read { db in
-            let placeholders = Array(repeating: "?", count: principals.count).joined(separator: ", ")
+            let placeholders = placeholderList(principals.count)
             let shared = principals.isEmpty
                 ? ""
                 : " OR key IN (SELECT datastore_key FROM datastore_roles WHERE principal IN (\(placeholders)) AND role != 'none')"
