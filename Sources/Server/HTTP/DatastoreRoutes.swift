@@ -46,10 +46,6 @@ struct DatastoreRoutes {
     }
 }
 
-/// The body of `GET /v1/datastores`.
-struct DatastoreList: Codable, Sendable {
-    var datastores: [DatastoreInfo]
-}
 
 extension RooftopRequestContext {
     /// The `:datastore` path parameter, validated.

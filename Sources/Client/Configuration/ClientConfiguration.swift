@@ -1,0 +1,43 @@
+import Foundation
+import RooftopShared
+
+/// Everything a ``RooftopClient`` needs: where the server is, which app this is, what to trust,
+/// where to keep the local datastore, and how to retry.
+///
+/// ```swift
+/// var configuration = ClientConfiguration(serverURL: URL(string: "https://127.0.0.1:8443")!)
+/// configuration.trust = .certificateAuthority(pem: try String(contentsOfFile: caPath, encoding: .utf8))
+/// configuration.storage = .file(path: cacheURL.path)
+/// let client = try await RooftopClient(configuration: configuration)
+/// ```
+public struct ClientConfiguration: Sendable {
+    /// The server's base URL, e.g. `https://rooftop.example.com` (HTTPS; plain HTTP only for a
+    /// server started with `--insecure-http`).
+    public var serverURL: URL
+    /// The application ID sent with every request (default `rooftop`).
+    public var appId: String = "rooftop"
+    /// Which certificates to trust for the server (default: the system's roots).
+    public var trust: TrustPolicy = .systemRoots
+    /// Where the local datastore lives (default: in memory, gone when the client is).
+    public var storage: LocalStorage = .inMemory
+    /// How failed sends of the offline queue are retried (default ``RetryPolicy/default``).
+    public var retry: RetryPolicy = .default
+    /// How long one request may take before it fails with `timeout` (default 30 seconds).
+    public var requestTimeout: Duration = .seconds(30)
+    /// The clock that times retries; inject a test clock to test backoff without waiting
+    /// (default: the continuous clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
+
+    /// A configuration for a server, with the defaults for everything else.
+    public init(serverURL: URL) {
+        self.serverURL = serverURL
+    }
+}
+
+/// Where the client keeps its local datastore.
+public enum LocalStorage: Sendable, Hashable {
+    /// In memory only: nothing survives the client.
+    case inMemory
+    /// A SQLite file (created if missing). Two clients must not share a file.
+    case file(path: String)
+}

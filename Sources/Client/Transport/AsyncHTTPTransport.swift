@@ -1,0 +1,84 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import RooftopShared
+
+/// ``HTTPTransport`` over AsyncHTTPClient, with the TLS trust of a ``TrustPolicy``.
+final class AsyncHTTPTransport: HTTPTransport {
+    private let client: HTTPClient
+    private let baseURL: String
+    private let timeout: Duration
+
+    init(baseURL: URL, trust: TrustPolicy, timeout: Duration) throws(RooftopError) {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        do {
+            switch trust {
+            case .systemRoots:
+                break
+            case .certificateAuthority(let pem), .pinnedCertificate(let pem):
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            }
+        } catch {
+            throw RooftopError(.illegalArgument, "the trusted certificate is not valid PEM", cause: error)
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        // A TLS or connection failure fails the request at once instead of being retried here:
+        // the offline queue decides about retries.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(Int64(timeout.components.seconds)))
+        self.client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
+        var base = baseURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.timeout = timeout
+    }
+
+    func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: baseURL + request.path)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if let body = request.body {
+            outgoing.body = .bytes(ByteBuffer(bytes: body))
+            outgoing.headers.add(name: "Content-Type", value: "application/json")
+        }
+        do {
+            let response = try await client.execute(outgoing, timeout: .seconds(Int64(timeout.components.seconds)))
+            let body = try await response.body.collect(upTo: 256 * 1024 * 1024)
+            return TransportResponse(status: Int(response.status.code), body: Data(body.readableBytesView))
+        } catch {
+            throw AsyncHTTPTransport.translate(error)
+        }
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// The Rooftop error for a failure of AsyncHTTPClient or NIO.
+    static func translate(_ error: any Error) -> RooftopError {
+        if let error = error as? RooftopError { return error }
+        if error is CancellationError { return RooftopError(.cancelled, "the request was cancelled", cause: error) }
+        if error is NIOSSLError || error is BoringSSLError || "\(type(of: error))".contains("SSL") {
+            return RooftopError(.tls, "TLS failed: the server's certificate could not be verified", cause: error)
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout:
+                return RooftopError(.timeout, "the request timed out", cause: error)
+            case .cancelled:
+                return RooftopError(.cancelled, "the request was cancelled", cause: error)
+            case .remoteConnectionClosed:
+                return RooftopError(.network, "the server closed the connection", cause: error)
+            default:
+                return RooftopError(.network, "the request failed: \(error)", cause: error)
+            }
+        }
+        if error is NIOConnectionError || error is IOError || error is ChannelError {
+            return RooftopError(.noConnection, "could not connect to the server", cause: error)
+        }
+        return RooftopError(.network, "the request failed: \(error)", cause: error)
+    }
+}
