@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+import RooftopShared
+
+/// The server's REST API as typed calls: every request carries the application ID and, when
+/// signed in, the session token; every answer is decoded into the shared wire types, and every
+/// error answer into the server's ``RooftopError``.
+final class RemoteAPI: Sendable {
+    private let transport: any HTTPTransport
+    private let appId: String
+    private let session: SessionTokenStore
+
+    init(transport: any HTTPTransport, appId: String, session: SessionTokenStore) {
+        self.transport = transport
+        self.appId = appId
+        self.session = session
+    }
+
+    // MARK: Accounts
+
+    func info() async throws(RooftopError) -> ServerInfo {
+        try await call("GET", "/v1/info")
+    }
+
+    func signUp(_ request: SignUpRequest) async throws(RooftopError) -> Session {
+        try await call("POST", "/v1/users", body: request, authenticated: false)
+    }
+
+    func logIn(_ request: LogInRequest) async throws(RooftopError) -> Session {
+        try await call("POST", "/v1/login", body: request, authenticated: false)
+    }
+
+    func logOut() async throws(RooftopError) {
+        try await send("POST", "/v1/logout")
+    }
+
+    func currentUser() async throws(RooftopError) -> UserInfo {
+        try await call("GET", "/v1/users/me")
+    }
+
+    func classSettings(_ className: String) async throws(RooftopError) -> ClassSettings {
+        try await call("GET", "/v1/classes/\(RemoteAPI.escape(className))")
+    }
+
+    // MARK: Objects and queries
+
+    func object(_ key: ObjectKey, includes: [[String]]) async throws(RooftopError) -> ObjectWithIncludes {
+        var path = RemoteAPI.objectPath(key)
+        if !includes.isEmpty {
+            path += "?include=" + includes.map { $0.map(RemoteAPI.escape).joined(separator: ".") }.joined(separator: ",")
+        }
+        return try await call("GET", path)
+    }
+
+    func operations(_ key: ObjectKey, after version: Int64) async throws(RooftopError) -> [OperationRecord] {
+        let list: OperationList = try await call("GET", RemoteAPI.objectPath(key) + "/operations?after=\(version)")
+        return list.operations
+    }
+
+    func query(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> QueryResponse {
+        try await call("POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query", body: request)
+    }
+
+    func count(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> Int {
+        let response: CountResponse = try await call(
+            "POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/count", body: request)
+        return response.count
+    }
+
+    func remove(_ request: RemoveRequest, in datastore: DatastoreID) async throws(RooftopError) -> Int {
+        let response: RemoveResponse = try await call(
+            "POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/remove", body: request)
+        return response.removed
+    }
+
+    // MARK: Sync
+
+    func push(_ request: PushRequest) async throws(RooftopError) -> PushResponse {
+        try await call("POST", "/v1/push", body: request)
+    }
+
+    func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {
+        try await call("POST", "/v1/pull", body: request)
+    }
+
+    // MARK: Datastores
+
+    func datastores() async throws(RooftopError) -> [DatastoreInfo] {
+        let list: DatastoreList = try await call("GET", "/v1/datastores")
+        return list.datastores
+    }
+
+    func createDatastore(title: String?) async throws(RooftopError) -> DatastoreInfo {
+        try await call("POST", "/v1/datastores", body: CreateDatastoreRequest(title: title))
+    }
+
+    func openDatastore(_ id: DatastoreID) async throws(RooftopError) -> DatastoreInfo {
+        try await call("PUT", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))")
+    }
+
+    func deleteDatastore(_ id: DatastoreID) async throws(RooftopError) {
+        try await send("DELETE", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))")
+    }
+
+    func setRole(_ role: SharingRole, for principal: Principal, on id: DatastoreID) async throws(RooftopError)
+        -> DatastoreInfo
+    {
+        try await call(
+            "PUT", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))/roles",
+            body: SetRoleRequest(principal: principal, role: role))
+    }
+
+    // MARK: Plumbing
+
+    /// Sends a request and decodes a 2xx answer as `T`.
+    private func call<T: Decodable>(
+        _ method: String, _ path: String, body: (any Encodable)? = nil, authenticated: Bool = true
+    ) async throws(RooftopError) -> T {
+        let response = try await send(method, path, body: body, authenticated: authenticated)
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw RooftopError(.response, "the server's answer to \(method) \(path) could not be read", cause: error)
+        }
+    }
+
+    /// Sends a request; a non-2xx answer becomes the server's error.
+    @discardableResult
+    private func send(
+        _ method: String, _ path: String, body: (any Encodable)? = nil, authenticated: Bool = true
+    ) async throws(RooftopError) -> TransportResponse {
+        var request = TransportRequest(method: method, path: path)
+        request.headers.append(("X-Rooftop-Application-Id", appId))
+        if authenticated, let token = session.token {
+            request.headers.append(("X-Rooftop-Session-Token", token))
+        }
+        if let body {
+            do {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = .withoutEscapingSlashes
+                request.body = try encoder.encode(body)
+            } catch {
+                throw RooftopError(.illegalArgument, "the request could not be encoded", cause: error)
+            }
+        }
+        let response = try await transport.send(request)
+        guard (200..<300).contains(response.status) else {
+            throw RemoteAPI.error(status: response.status, body: response.body)
+        }
+        return response
+    }
+
+    /// The error an answer carries: its `{code, message}` body, or one made from the status.
+    static func error(status: Int, body: Data) -> RooftopError {
+        if let error = try? JSONDecoder().decode(RooftopError.self, from: body) { return error }
+        switch status {
+        case 401: return RooftopError(.auth, "authentication failed (HTTP 401)")
+        case 403: return RooftopError(.disallowed, "not allowed (HTTP 403)")
+        case 404: return RooftopError(.notFound, "not found (HTTP 404)")
+        case 413: return RooftopError(.sizeLimit, "too large (HTTP 413)")
+        case 429, 503: return RooftopError(.retryLater, "the server is busy (HTTP \(status))")
+        case 500...: return RooftopError(.server, "the server failed (HTTP \(status))")
+        default: return RooftopError(.response, "unexpected answer (HTTP \(status))")
+        }
+    }
+
+    static func objectPath(_ key: ObjectKey) -> String {
+        "/v1/datastores/\(escape(key.datastore.rawValue))/classes/\(escape(key.className))/objects/\(escape(key.objectId))"
+    }
+
+    /// Percent-encodes a path segment (IDs may contain `/`, `+`, `=`).
+    static func escape(_ segment: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
+    }
+}
+
+/// The session token requests are signed with, shared by the client's components.
+final class SessionTokenStore: Sendable {
+    private let state = Mutex<String?>(nil)
+
+    /// The current token, if signed in.
+    var token: String? { state.withLock { $0 } }
+
+    /// Replaces the token (nil after log-out).
+    func set(_ token: String?) { state.withLock { $0 = token } }
+}
