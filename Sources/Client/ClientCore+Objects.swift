@@ -1,0 +1,90 @@
+import RooftopShared
+
+extension ClientCore {
+    /// The version the server last confirmed for an object, as stored locally; `fallback` when
+    /// the object is not stored.
+    func syncedVersion(of key: ObjectKey, fallback: Int64) throws(RooftopError) -> Int64? {
+        let version = try store.object(key, scope: scope)?.server?.version ?? fallback
+        return version > 0 ? version : nil
+    }
+
+    /// Records a state the server confirmed (a save, a fetch): when the object is stored, its
+    /// server state is replaced and its local view recomputed with its queued changes.
+    func storeServerState(_ snapshot: ObjectSnapshot) throws(RooftopError) {
+        let key = ObjectKey(snapshot)
+        try store.write(scope: scope) { transaction in
+            guard try transaction.object(key) != nil else { return }
+            try recomputeLocalView(key, server: snapshot, in: transaction)
+        }
+    }
+
+    /// Queues a change of an object: the mutation, the new local view and the `_pending` pin in
+    /// one transaction; then the object reads its new local view.
+    func enqueue(_ change: ObjectChange, for object: RooftopObject, count: Int) throws(RooftopError) -> MutationID? {
+        let key = object.key
+        let fallbackBase = object.snapshot
+        let mutationId = MutationID.generate()
+        let view = try store.write(scope: scope) { transaction -> ObjectSnapshot? in
+            let row = try transaction.object(key)
+            let server = row?.server
+            let version = server?.version ?? 0
+            // All of an object's queued mutations carry the version last synced: the server
+            // applies them in order on top of each other.
+            let mutation = Mutation(
+                mutationId: mutationId, datastore: key.datastore, className: key.className, objectId: key.objectId,
+                baseVersion: version > 0 ? version : nil, change: change)
+            try transaction.enqueue(mutation)
+            if row == nil, server == nil, fallbackBase.version > 0 {
+                // A fetched object that was not stored: its fetched state is the base.
+                try transaction.put(key, server: fallbackBase, local: fallbackBase, deleted: false)
+            }
+            try transaction.pin(key, label: LocalStore.pendingLabel)
+            return try recomputeLocalView(key, server: server ?? (fallbackBase.version > 0 ? fallbackBase : nil), in: transaction)
+        }
+        object.clearSaved(count: count, base: view)
+        outboxSignal.yield()
+        return mutationId
+    }
+
+    /// Pins objects (recursively through the pointers known locally) under a label.
+    func pin(_ objects: [RooftopObject], label: String) throws(RooftopError) {
+        var seen = Set<ObjectKey>()
+        var frontier = objects.map { ($0.key, $0.snapshot) }
+        try store.write(scope: scope) { transaction in
+            while let (key, snapshot) = frontier.popLast() {
+                guard seen.insert(key).inserted else { continue }
+                if try transaction.object(key) == nil {
+                    let server = snapshot.version > 0 ? snapshot : nil
+                    try transaction.put(key, server: server, local: snapshot, deleted: false)
+                }
+                try transaction.pin(key, label: label)
+                for value in snapshot.fields.values {
+                    guard case .pointer(let pointer) = value else { continue }
+                    let target = ObjectKey(datastore: key.datastore, className: pointer.className, objectId: pointer.objectId)
+                    if let live = registry.existing(target) {
+                        frontier.append((target, live.snapshot))
+                    } else if let row = try transaction.object(target), let local = row.local {
+                        frontier.append((target, local))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes a label from objects.
+    func unpin(_ objects: [RooftopObject], label: String) throws(RooftopError) {
+        try store.write(scope: scope) { transaction in
+            for object in objects { try transaction.unpin(object.key, label: label) }
+        }
+    }
+
+    /// Waits until the offline queue has no change of this object left to send (so that a direct
+    /// save comes after them). Implemented by the outbox engine; without queued changes it
+    /// returns at once.
+    func flushQueue(for key: ObjectKey) async throws(RooftopError) {
+        let queued = try store.write(scope: scope) { transaction in try transaction.queued(for: key) }
+        guard !queued.isEmpty else { return }
+        throw RooftopError(
+            .badState, "\(key) has changes in the offline queue; wait for them (outbox) before saving it directly")
+    }
+}

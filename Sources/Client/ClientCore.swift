@@ -1,0 +1,105 @@
+import Foundation
+import RooftopShared
+import Synchronization
+
+/// What every part of a client shares: configuration, the local store, the remote API, the
+/// session, the identity map. Objects hold it strongly; it holds no object strongly.
+final class ClientCore: Sendable {
+    let configuration: ClientConfiguration
+    let store: LocalStore
+    let transport: any HTTPTransport
+    let api: RemoteAPI
+    let tokens: SessionTokenStore
+    let registry = ObjectRegistry()
+    private let session: Mutex<StoredSession?>
+    /// Signals that the offline queue has something new to send.
+    let outboxSignal: AsyncStream<Void>.Continuation
+    let outboxSignals: AsyncStream<Void>
+
+    init(configuration: ClientConfiguration, transport: any HTTPTransport) throws(RooftopError) {
+        self.configuration = configuration
+        self.store = try LocalStore(configuration.storage)
+        self.transport = transport
+        self.tokens = SessionTokenStore()
+        self.api = RemoteAPI(transport: transport, appId: configuration.appId, session: tokens)
+        let restored = try store.session()
+        self.session = Mutex(restored)
+        tokens.set(restored?.token)
+        (outboxSignals, outboxSignal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The signed-in session, if any.
+    var currentSession: StoredSession? { session.withLock { $0 } }
+
+    /// The scope of local rows: the signed-in user's ID, or `""` without an account.
+    var scope: String { session.withLock { $0?.user.objectId ?? "" } }
+
+    /// The caller as local ACL checks see it: the user and their cached effective roles.
+    var accessContext: AccessContext {
+        session.withLock { session in
+            guard let user = session?.user else { return .anonymous }
+            return AccessContext(userId: user.objectId, roles: Set(user.roles))
+        }
+    }
+
+    /// Starts a session: persists it, signs requests with it, and moves rows kept without an
+    /// account into the user's scope.
+    func begin(_ newSession: Session) throws(RooftopError) {
+        let stored = StoredSession(user: newSession.user, token: newSession.sessionToken, expiresAt: newSession.expiresAt)
+        let previousScope = scope
+        try store.saveSession(stored)
+        session.withLock { $0 = stored }
+        tokens.set(stored.token)
+        if previousScope.isEmpty {
+            try store.migrateScope(from: "", to: stored.user.objectId)
+        }
+        outboxSignal.yield()
+    }
+
+    /// Ends the session locally.
+    func end() throws(RooftopError) {
+        try store.saveSession(nil)
+        session.withLock { $0 = nil }
+        tokens.set(nil)
+    }
+
+    /// Replaces the cached user (new effective roles).
+    func updateUser(_ user: UserInfo) throws(RooftopError) {
+        guard var stored = currentSession, stored.user.objectId == user.objectId else { return }
+        stored.user = user
+        try store.saveSession(stored)
+        session.withLock { $0 = stored }
+    }
+
+    /// The live object for a stored or fetched state, its base replaced by `snapshot`.
+    func materialize(_ snapshot: ObjectSnapshot) -> RooftopObject {
+        let key = ObjectKey(snapshot)
+        let object = registry.instance(for: key) { RooftopObject(key: key, base: snapshot, core: self) }
+        object.replaceBase(snapshot)
+        return object
+    }
+
+    /// The live object for a key, loaded from the local store when it is there.
+    func object(for key: ObjectKey) throws(RooftopError) -> RooftopObject {
+        if let existing = registry.existing(key) { return existing }
+        let stored = try store.object(key, scope: scope)
+        return registry.instance(for: key) {
+            RooftopObject(key: key, base: stored.flatMap { $0.deleted ? nil : $0.local }, core: self)
+        }
+    }
+
+    /// Recomputes an object's local view from its server state and queued mutations, inside a
+    /// store transaction; returns the view.
+    @discardableResult
+    func recomputeLocalView(_ key: ObjectKey, server: ObjectSnapshot?, in transaction: StoreTransaction) throws
+        -> ObjectSnapshot?
+    {
+        let queued = try transaction.queued(for: key).map(\.mutation)
+        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
+        try transaction.put(key, server: server, local: view, deleted: deleted || (view == nil && server == nil))
+        if queued.isEmpty {
+            try transaction.unpin(key, label: LocalStore.pendingLabel)
+        }
+        return view
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import RooftopShared
+import Synchronization
+
+/// An object of the app's data: one live instance per object for the whole client (seed 000), with
+/// its unsaved changes tracked as field operations.
+///
+/// Read fields with the subscript or the typed accessors; change them with the subscript setter or
+/// the operation methods (increment, list and relation operations). Changes stay local and
+/// unsaved until ``save()`` (network now) or ``saveEventually()`` (durably queued, sent when
+/// possible).
+///
+/// ```swift
+/// let score = client.object("GameScore")
+/// score["score"] = 1337
+/// score["playerName"] = "Sean Plott"
+/// try score.increment("plays")
+/// try await score.saveEventually()
+/// ```
+public final class RooftopObject: Sendable, Identifiable, CustomStringConvertible {
+    /// Which object this is.
+    public let key: ObjectKey
+    let core: ClientCore
+    private let state: Mutex<State>
+
+    struct State {
+        /// The stored (or fetched) state the unsaved changes apply on; nil for a new object.
+        var base: ObjectSnapshot?
+        /// Field changes not saved yet, in order.
+        var unsaved: [FieldUpdate] = []
+        /// An ACL set and not saved yet.
+        var unsavedACL: ACL?
+        /// The mutation ID of an unfinished ``save()``, reused when the same changes are saved
+        /// again so that a retry after a lost answer never applies twice.
+        var saveAttempt: (id: MutationID, count: Int)?
+    }
+
+    init(key: ObjectKey, base: ObjectSnapshot?, core: ClientCore) {
+        self.key = key
+        self.core = core
+        self.state = Mutex(State(base: base))
+    }
+
+    /// The object's ID (stable: client-generated for new objects).
+    public var id: String { key.objectId }
+    /// The object's class.
+    public var className: String { key.className }
+    /// The object's ID.
+    public var objectId: String { key.objectId }
+    /// The datastore that holds it.
+    public var datastore: DatastoreID { key.datastore }
+
+    /// The object as it reads now: its stored state with the unsaved changes applied. An unsaved
+    /// change that does not apply (it was checked when made, but the stored state changed since)
+    /// is left out.
+    public var snapshot: ObjectSnapshot {
+        state.withLock { state in
+            var snapshot = state.base ?? ObjectSnapshot(
+                className: key.className, objectId: key.objectId, datastore: key.datastore)
+            for update in state.unsaved {
+                if let fields = try? update.apply(to: snapshot.fields) { snapshot.fields = fields }
+            }
+            if let acl = state.unsavedACL { snapshot.acl = acl }
+            return snapshot
+        }
+    }
+
+    /// The server version of the stored state (0 for an object never saved).
+    public var version: Int64 { state.withLock { $0.base?.version ?? 0 } }
+    /// When the server first stored the object.
+    public var createdAt: Timestamp? { state.withLock { $0.base?.createdAt } }
+    /// When the server last changed the object.
+    public var updatedAt: Timestamp? { state.withLock { $0.base?.updatedAt } }
+    /// Whether there are changes not saved (nor queued) yet.
+    public var hasUnsavedChanges: Bool { state.withLock { !$0.unsaved.isEmpty || $0.unsavedACL != nil } }
+
+    /// A field's value (built-in fields `objectId`, `createdAt`, `updatedAt` included); setting
+    /// records a `set` (or, with `nil`, an `unset`) to save later.
+    public subscript(field: String) -> Value? {
+        get { snapshot[field] }
+        set { record(FieldUpdate(field, newValue.map(FieldOperation.set) ?? .unset)) }
+    }
+
+    /// The object's ACL, as it reads now; setting it records the change to save later.
+    public var acl: ACL? {
+        get { snapshot.acl }
+        set { state.withLock { $0.unsavedACL = newValue ?? ACL() } }
+    }
+
+    /// `ClassName/objectId` and the current fields.
+    public var description: String { "\(key): \(snapshot.fields)" }
+
+    // MARK: Changes
+
+    /// Records an operation after checking that it applies to the object as it reads now.
+    /// - Throws: What applying it throws: `badType` (e.g. incrementing a string), `badIndex`,
+    ///   `illegalArgument` / `invalidOperation` for a bad or built-in field name.
+    public func apply(_ update: FieldUpdate) throws(RooftopError) {
+        _ = try update.apply(to: snapshot.fields)
+        record(update)
+    }
+
+    /// Adds `amount` (an int or a double) to a number field; an absent field counts as 0.
+    public func increment(_ field: String, by amount: Value = 1) throws(RooftopError) {
+        try apply(FieldUpdate(field, .increment(amount)))
+    }
+
+    /// Appends values to a list field.
+    public func append(_ values: Value..., to field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .listAppend(values)))
+    }
+
+    /// Inserts a value into a list field.
+    public func insert(_ value: Value, at index: Int, in field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .listInsert(index: index, value: value)))
+    }
+
+    /// Removes the element at an index of a list field.
+    public func remove(at index: Int, from field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .listRemove(index: index)))
+    }
+
+    /// Moves an element of a list field.
+    public func move(from source: Int, to destination: Int, in field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .listMove(from: source, to: destination)))
+    }
+
+    /// Replaces the element at an index of a list field.
+    public func replace(at index: Int, with value: Value, in field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .listReplace(index: index, value: value)))
+    }
+
+    /// Adds objects to a relation field.
+    public func addRelation(_ objects: [RooftopObject], to field: String) throws(RooftopError) {
+        guard let className = objects.first?.className else { return }
+        try apply(FieldUpdate(field, .relationAdd(className: className, objectIds: objects.map(\.objectId))))
+    }
+
+    /// Removes objects from a relation field.
+    public func removeRelation(_ objects: [RooftopObject], from field: String) throws(RooftopError) {
+        guard let className = objects.first?.className else { return }
+        try apply(FieldUpdate(field, .relationRemove(className: className, objectIds: objects.map(\.objectId))))
+    }
+
+    /// Forgets the unsaved changes.
+    public func revert() {
+        state.withLock { state in
+            state.unsaved = []
+            state.unsavedACL = nil
+            state.saveAttempt = nil
+        }
+    }
+
+    private func record(_ update: FieldUpdate) {
+        state.withLock { state in
+            state.unsaved.append(update)
+            state.saveAttempt = nil
+        }
+    }
+
+    // MARK: Typed accessors
+
+    /// A string field.
+    public func string(_ field: String) -> String? { self[field]?.stringValue }
+    /// An int field.
+    public func int(_ field: String) -> Int64? { self[field]?.intValue }
+    /// A number field (int or double) as a `Double`.
+    public func double(_ field: String) -> Double? { self[field]?.doubleValue }
+    /// A bool field.
+    public func bool(_ field: String) -> Bool? { self[field]?.boolValue }
+    /// A date field.
+    public func date(_ field: String) -> Date? { self[field]?.dateValue?.date }
+    /// A day field.
+    public func day(_ field: String) -> Day? { self[field]?.dayValue }
+    /// A list field.
+    public func list(_ field: String) -> [Value]? { self[field]?.listValue }
+    /// A geo point field.
+    public func geoPoint(_ field: String) -> GeoPoint? { self[field]?.geoPointValue }
+    /// A JSON field.
+    public func json(_ field: String) -> JSONValue? { self[field]?.jsonValue }
+    /// A bytes field.
+    public func bytes(_ field: String) -> BinaryValue? { self[field]?.bytesValue }
+    /// The object a pointer field points to (its live instance, loaded from the local store when
+    /// there; fetch it to get its fields when it is not).
+    public func object(_ field: String) throws(RooftopError) -> RooftopObject? {
+        guard let pointer = self[field]?.pointerValue else { return nil }
+        return try core.object(for: ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId))
+    }
+
+    // MARK: Internal state
+
+    /// Replaces the stored state the unsaved changes apply on.
+    func replaceBase(_ snapshot: ObjectSnapshot?) {
+        state.withLock { $0.base = snapshot }
+    }
+
+    /// The unsaved changes as one change, the number of field updates it holds, and the mutation
+    /// ID to use when saving it now.
+    func pendingChange() -> (change: ObjectChange, count: Int, saveID: MutationID)? {
+        state.withLock { state in
+            guard !state.unsaved.isEmpty || state.unsavedACL != nil else { return nil }
+            let count = state.unsaved.count
+            let id: MutationID
+            if let attempt = state.saveAttempt, attempt.count == count {
+                id = attempt.id
+            } else {
+                id = MutationID.generate()
+                state.saveAttempt = (id, count)
+            }
+            return (.update(state.unsaved, acl: state.unsavedACL), count, id)
+        }
+    }
+
+    /// Drops the first `count` unsaved updates (they were saved or queued) and the unsaved ACL.
+    func clearSaved(count: Int, base: ObjectSnapshot?) {
+        state.withLock { state in
+            state.unsaved.removeFirst(min(count, state.unsaved.count))
+            state.unsavedACL = nil
+            state.saveAttempt = nil
+            state.base = base
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import GRDB
+import RooftopShared
+
+/// The client's local datastore: objects (the server's last state and the local view), pins and
+/// labels, cached query results, the offline queue, set-aside refusals, pull checkpoints, the
+/// session and known datastores — one SQLite database (in memory, or a WAL file).
+///
+/// Every row belongs to a scope: the signed-in user's ID, or `""` for local use without an
+/// account. Changes that belong together are one transaction (``write(scope:_:)``); after each
+/// commit the objects it touched are published on ``changes``.
+final class LocalStore: Sendable {
+    private let database: any DatabaseWriter
+    /// Where committed changes are announced.
+    let changes = ChangeBus()
+
+    /// Opens (creating and migrating if needed) the store.
+    /// - Throws: `cache` when the database cannot be opened or migrated.
+    init(_ storage: LocalStorage) throws(RooftopError) {
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            switch storage {
+            case .inMemory:
+                database = try DatabaseQueue(configuration: configuration)
+            case .file(let path):
+                let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                database = try DatabasePool(path: path, configuration: configuration)
+            }
+            try LocalStoreMigrations.migrator.migrate(database)
+        } catch {
+            throw RooftopError(.cache, "the local datastore could not be opened", cause: error)
+        }
+    }
+
+    /// Closes the database and ends the change streams.
+    func close() {
+        changes.close()
+        try? database.close()
+    }
+
+    /// Runs `body` in one write transaction over `scope`, then publishes what it changed.
+    /// - Throws: What `body` throws (the transaction is rolled back), or `cache` for a database
+    ///   failure.
+    @discardableResult
+    func write<T>(scope: String, _ body: (StoreTransaction) throws -> T) throws(RooftopError) -> T {
+        let (result, change): (T, StoreChange)
+        do {
+            (result, change) = try database.write { db in
+                let transaction = StoreTransaction(db: db, scope: scope)
+                let result = try body(transaction)
+                return (result, transaction.change)
+            }
+        } catch let error as RooftopError {
+            throw error
+        } catch {
+            throw RooftopError(.cache, "the local datastore could not be written", cause: error)
+        }
+        changes.publish(change)
+        return result
+    }
+
+    /// Runs a read.
+    func read<T>(_ body: (Database) throws -> T) throws(RooftopError) -> T {
+        do {
+            return try database.read(body)
+        } catch let error as RooftopError {
+            throw error
+        } catch {
+            throw RooftopError(.cache, "the local datastore could not be read", cause: error)
+        }
+    }
+
+    // MARK: Session
+
+    /// The persisted session, if signed in.
+    func session() throws(RooftopError) -> StoredSession? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT body FROM session WHERE id = 1").map {
+                try StoreCoding.decode(StoredSession.self, from: $0)
+            }
+        }
+    }
+
+    /// Persists the session (`nil` removes it: log-out).
+    func saveSession(_ session: StoredSession?) throws(RooftopError) {
+        try write(scope: "") { transaction in
+            if let session {
+                try transaction.db.execute(
+                    sql: "INSERT INTO session (id, body) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body",
+                    arguments: [try StoreCoding.encode(session)])
+            } else {
+                try transaction.db.execute(sql: "DELETE FROM session")
+            }
+        }
+    }
+
+    // MARK: Objects
+
+    /// One object's row.
+    func object(_ key: ObjectKey, scope: String) throws(RooftopError) -> LocalObjectRow? {
+        try read { db in try StoreTransaction.object(key, scope: scope, db) }
+    }
+
+    /// The objects of a scope, optionally of one datastore and/or class, deleted ones excluded.
+    func objects(scope: String, datastore: DatastoreID? = nil, className: String? = nil) throws(RooftopError)
+        -> [LocalObjectRow]
+    {
+        try read { db in
+            var sql = "SELECT * FROM objects WHERE scope = ? AND deleted = 0"
+            var arguments: [any DatabaseValueConvertible] = [scope]
+            if let datastore {
+                sql += " AND datastore = ?"
+                arguments.append(datastore.rawValue)
+            }
+            if let className {
+                sql += " AND class_name = ?"
+                arguments.append(className)
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(StoreTransaction.row)
+        }
+    }
+
+    /// The live objects pinned with a label.
+    func objects(scope: String, pinnedWith label: String) throws(RooftopError) -> [LocalObjectRow] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
+                        AND p.class_name = o.class_name AND p.object_id = o.object_id
+                    WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
+                    """,
+                arguments: [scope, label]
+            ).map(StoreTransaction.row)
+        }
+    }
+
+    /// The labels an object is pinned with.
+    func labels(of key: ObjectKey, scope: String) throws(RooftopError) -> Set<String> {
+        try read { db in Set(try StoreTransaction.labels(of: key, scope: scope, db)) }
+    }
+
+    // MARK: Queue, checkpoints, caches
+
+    /// The offline queue, in order.
+    func outbox(scope: String) throws(RooftopError) -> [OutboxRow] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE scope = ? ORDER BY seq", arguments: [scope])
+                .map(StoreTransaction.outboxRow)
+        }
+    }
+
+    /// Every queued mutation of every scope, in order (the engine sends a scope's rows only while
+    /// that scope is signed in).
+    func outboxCount(scope: String) throws(RooftopError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE scope = ?", arguments: [scope]) ?? 0 }
+    }
+
+    /// The refused mutations set aside, oldest first.
+    func rejected(scope: String) throws(RooftopError) -> [RejectedRow] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM rejected WHERE scope = ? ORDER BY rejected_at", arguments: [scope])
+                .map { row in
+                    RejectedRow(
+                        mutation: try StoreCoding.decode(Mutation.self, from: row["mutation"]),
+                        error: try StoreCoding.decode(RooftopError.self, from: row["error"]),
+                        localState: try (row["local_state"] as String?).map {
+                            try StoreCoding.decode(ObjectSnapshot.self, from: $0)
+                        },
+                        rejectedAt: Timestamp(millisecondsSinceEpoch: row["rejected_at"]))
+                }
+        }
+    }
+
+    /// The pull checkpoint of a datastore.
+    func checkpoint(scope: String, datastore: DatastoreID) throws(RooftopError) -> Checkpoint? {
+        try read { db in
+            try String.fetchOne(
+                db, sql: "SELECT checkpoint FROM checkpoints WHERE scope = ? AND datastore = ?",
+                arguments: [scope, datastore.rawValue]
+            ).map(Checkpoint.init)
+        }
+    }
+
+    /// A cached query result.
+    func queryCache(scope: String, hash: String) throws(RooftopError) -> QueryCacheRow? {
+        try read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM query_cache WHERE scope = ? AND hash = ?", arguments: [scope, hash])
+            else { return nil }
+            let datastore = try DatastoreID(row["datastore"] as String)
+            let entries = try StoreCoding.decode([[String]].self, from: row["objects"])
+            return QueryCacheRow(
+                hash: hash, datastore: datastore,
+                objects: entries.compactMap { $0.count == 2 ? ObjectKey(datastore: datastore, className: $0[0], objectId: $0[1]) : nil },
+                totalCount: row["total_count"], fetchedAt: Timestamp(millisecondsSinceEpoch: row["fetched_at"]))
+        }
+    }
+
+    /// The datastores known locally.
+    func datastores(scope: String) throws(RooftopError) -> [DatastoreInfo] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT info FROM datastores WHERE scope = ? ORDER BY id", arguments: [scope])
+                .map { try StoreCoding.decode(DatastoreInfo.self, from: $0) }
+        }
+    }
+
+    /// Moves everything of scope `from` (local use without an account) into scope `to` (the user
+    /// who just signed in). Rows the user already has are kept; the local rows are merged in as
+    /// far as they do not collide, and queued mutations all move (they merge on the server).
+    func migrateScope(from: String, to: String) throws(RooftopError) {
+        guard from != to else { return }
+        try write(scope: to) { transaction in try transaction.adopt(scope: from) }
+    }
+}
+
+/// JSON coding of stored documents.
+enum StoreCoding {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+}

@@ -1,0 +1,88 @@
+import GRDB
+
+/// The local store's schema, as versioned migrations registered in order.
+enum LocalStoreMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: objects, pins, outbox, checkpoints, session") { db in
+            try db.execute(sql: """
+                CREATE TABLE objects (
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    server TEXT,
+                    local TEXT,
+                    deleted INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (scope, datastore, class_name, object_id)
+                );
+                CREATE INDEX objects_by_class ON objects(scope, class_name);
+
+                CREATE TABLE pins (
+                    scope TEXT NOT NULL,
+                    label TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    PRIMARY KEY (scope, label, datastore, class_name, object_id)
+                );
+                CREATE INDEX pins_by_object ON pins(scope, datastore, class_name, object_id);
+
+                CREATE TABLE query_cache (
+                    scope TEXT NOT NULL,
+                    hash TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    objects TEXT NOT NULL,
+                    total_count INTEGER NOT NULL,
+                    fetched_at INTEGER NOT NULL,
+                    PRIMARY KEY (scope, hash)
+                );
+
+                CREATE TABLE outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    scope TEXT NOT NULL,
+                    mutation_id TEXT NOT NULL UNIQUE,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    mutation TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    next_attempt_at INTEGER,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE INDEX outbox_by_object ON outbox(scope, datastore, class_name, object_id);
+
+                CREATE TABLE rejected (
+                    mutation_id TEXT PRIMARY KEY,
+                    scope TEXT NOT NULL,
+                    mutation TEXT NOT NULL,
+                    error TEXT NOT NULL,
+                    local_state TEXT,
+                    rejected_at INTEGER NOT NULL
+                );
+
+                CREATE TABLE checkpoints (
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    checkpoint TEXT NOT NULL,
+                    PRIMARY KEY (scope, datastore)
+                );
+
+                CREATE TABLE session (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    body TEXT NOT NULL
+                );
+
+                CREATE TABLE datastores (
+                    scope TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    info TEXT NOT NULL,
+                    PRIMARY KEY (scope, id)
+                );
+                """)
+        }
+        return migrator
+    }
+}

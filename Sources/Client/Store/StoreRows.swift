@@ -1,0 +1,73 @@
+import RooftopShared
+
+/// The signed-in user and session, as kept across restarts.
+struct StoredSession: Codable, Sendable, Hashable {
+    /// The user, with effective roles (used for local ACL checks).
+    var user: UserInfo
+    /// The session token.
+    var token: String
+    /// When the session expires.
+    var expiresAt: Timestamp
+}
+
+/// An object as the local store keeps it.
+struct LocalObjectRow: Sendable, Hashable {
+    /// Which object.
+    var key: ObjectKey
+    /// The last state the server confirmed (nil: never synced, e.g. created offline).
+    var server: ObjectSnapshot?
+    /// The local view: the server state with the queued changes applied (nil when deleted).
+    var local: ObjectSnapshot?
+    /// Whether the object is deleted, locally (queued delete) or on the server (tombstone).
+    var deleted: Bool
+}
+
+/// Where a queued mutation is.
+enum OutboxState: String, Sendable, Hashable, Codable {
+    /// Waiting to be sent (again).
+    case pending
+    /// Handed to the network; its answer is not known yet.
+    case sent
+}
+
+/// A queued mutation of the offline queue.
+struct OutboxRow: Sendable, Equatable {
+    /// The queue order.
+    var seq: Int64
+    /// The mutation, with its idempotency ID.
+    var mutation: Mutation
+    /// Pending or sent.
+    var state: OutboxState
+    /// How many times sending failed for a passing reason.
+    var attempts: Int
+    /// The last such failure.
+    var lastError: RooftopError?
+    /// Not before this time (milliseconds since the epoch), after a failure.
+    var nextAttemptAt: Int64?
+}
+
+/// A mutation the server refused, set aside with the object's local state at that time.
+struct RejectedRow: Sendable, Equatable {
+    /// The refused mutation.
+    var mutation: Mutation
+    /// Why.
+    var error: RooftopError
+    /// The object's local view when the refusal arrived (what the app may want to repair).
+    var localState: ObjectSnapshot?
+    /// When it was refused.
+    var rejectedAt: Timestamp
+}
+
+/// The cached result of a query (for fetch policies): the IDs in order and the total count.
+struct QueryCacheRow: Sendable, Hashable {
+    /// The query's cache key.
+    var hash: String
+    /// The datastore it ran in.
+    var datastore: DatastoreID
+    /// The result's objects, in order.
+    var objects: [ObjectKey]
+    /// The server's total count.
+    var totalCount: Int
+    /// When it was fetched.
+    var fetchedAt: Timestamp
+}

@@ -1,0 +1,323 @@
+import Foundation
+import GRDB
+import RooftopShared
+
+/// The operations of one local-store write transaction, over one scope. It records what it
+/// touches, which ``LocalStore`` publishes after the commit.
+final class StoreTransaction {
+    let db: Database
+    let scope: String
+    private(set) var change = StoreChange()
+
+    init(db: Database, scope: String) {
+        self.db = db
+        self.scope = scope
+    }
+
+    // MARK: Objects
+
+    /// An object's row.
+    func object(_ key: ObjectKey) throws -> LocalObjectRow? {
+        try StoreTransaction.object(key, scope: scope, db)
+    }
+
+    /// Writes an object's server state and local view.
+    func put(_ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
+                    server = excluded.server, local = excluded.local, deleted = excluded.deleted
+                """,
+            arguments: [
+                scope, key.datastore.rawValue, key.className, key.objectId,
+                try server.map(StoreCoding.encode), try local.map(StoreCoding.encode), deleted ? 1 : 0,
+            ])
+        touch(key)
+    }
+
+    /// Removes an object, its pins and its queued mutations (a purge: deleted on the server, or
+    /// access lost).
+    func remove(_ key: ObjectKey) throws {
+        let arguments: StatementArguments = [scope, key.datastore.rawValue, key.className, key.objectId]
+        try db.execute(
+            sql: "DELETE FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
+            arguments: arguments)
+        try db.execute(
+            sql: "DELETE FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
+            arguments: arguments)
+        touch(key)
+    }
+
+    /// Removes the object's row when nothing keeps it: no label and no queued mutation.
+    func collectGarbage(_ key: ObjectKey) throws {
+        guard try StoreTransaction.labels(of: key, scope: scope, db).isEmpty, try queued(for: key).isEmpty else { return }
+        try remove(key)
+    }
+
+    // MARK: Pins
+
+    /// Pins an object with a label (the object must be stored).
+    func pin(_ key: ObjectKey, label: String) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)",
+            arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        touch(key)
+    }
+
+    /// Removes one label from an object, and the object when nothing keeps it any more.
+    func unpin(_ key: ObjectKey, label: String) throws {
+        try db.execute(
+            sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?",
+            arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        touch(key)
+        try collectGarbage(key)
+    }
+
+    /// Removes a label from every object that has it; returns those objects.
+    @discardableResult
+    func unpinAll(label: String) throws -> [ObjectKey] {
+        let keys = try Row.fetchAll(
+            db, sql: "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?",
+            arguments: [scope, label]
+        ).compactMap(StoreTransaction.key)
+        for key in keys { try unpin(key, label: label) }
+        return keys
+    }
+
+    /// The labels of an object.
+    func labels(of key: ObjectKey) throws -> [String] {
+        try StoreTransaction.labels(of: key, scope: scope, db)
+    }
+
+    // MARK: Offline queue
+
+    /// Appends a mutation to the queue.
+    @discardableResult
+    func enqueue(_ mutation: Mutation) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO outbox (scope, mutation_id, datastore, class_name, object_id, mutation, state, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                scope, mutation.mutationId.rawValue, mutation.datastore.rawValue, mutation.className,
+                mutation.objectId, try StoreCoding.encode(mutation), OutboxState.pending.rawValue,
+                Timestamp.now.millisecondsSinceEpoch,
+            ])
+        change.outbox = true
+        change.datastores.insert(mutation.datastore)
+        return db.lastInsertedRowID
+    }
+
+    /// The queued mutations of one object, in order.
+    func queued(for key: ObjectKey) throws -> [OutboxRow] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT * FROM outbox WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq",
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
+        ).map(StoreTransaction.outboxRow)
+    }
+
+    /// Marks mutations as handed to the network (before the request is made).
+    func markSent(_ ids: [MutationID]) throws {
+        for id in ids {
+            try db.execute(
+                sql: "UPDATE outbox SET state = ? WHERE scope = ? AND mutation_id = ?",
+                arguments: [OutboxState.sent.rawValue, scope, id.rawValue])
+        }
+        change.outbox = true
+    }
+
+    /// Puts a mutation back in the queue after a passing failure.
+    func markPending(_ id: MutationID, error: RooftopError?, nextAttemptAt: Int64?, countAttempt: Bool) throws {
+        try db.execute(
+            sql: """
+                UPDATE outbox SET state = ?, attempts = attempts + ?, last_error = ?, next_attempt_at = ?
+                WHERE scope = ? AND mutation_id = ?
+                """,
+            arguments: [
+                OutboxState.pending.rawValue, countAttempt ? 1 : 0, try error.map(StoreCoding.encode), nextAttemptAt,
+                scope, id.rawValue,
+            ])
+        change.outbox = true
+    }
+
+    /// Removes an acknowledged mutation from the queue.
+    func removeFromQueue(_ id: MutationID) throws {
+        try db.execute(sql: "DELETE FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
+        change.outbox = true
+    }
+
+    /// Replaces a queued mutation (after a rebase over pulled changes), keeping its place.
+    func replaceQueued(_ id: MutationID, with mutation: Mutation) throws {
+        try db.execute(
+            sql: "UPDATE outbox SET mutation = ? WHERE scope = ? AND mutation_id = ?",
+            arguments: [try StoreCoding.encode(mutation), scope, id.rawValue])
+        change.outbox = true
+    }
+
+    /// Moves a refused mutation out of the queue into the set-aside list.
+    func reject(_ mutation: Mutation, error: RooftopError, localState: ObjectSnapshot?) throws {
+        try removeFromQueue(mutation.mutationId)
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO rejected (mutation_id, scope, mutation, error, local_state, rejected_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                mutation.mutationId.rawValue, scope, try StoreCoding.encode(mutation), try StoreCoding.encode(error),
+                try localState.map(StoreCoding.encode), Timestamp.now.millisecondsSinceEpoch,
+            ])
+    }
+
+    /// Forgets a set-aside refusal.
+    func removeRejected(_ id: MutationID) throws {
+        try db.execute(sql: "DELETE FROM rejected WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
+        change.outbox = true
+    }
+
+    // MARK: Checkpoints, caches, datastores
+
+    /// Stores (or clears) a datastore's pull checkpoint.
+    func setCheckpoint(_ checkpoint: Checkpoint?, datastore: DatastoreID) throws {
+        if let checkpoint {
+            try db.execute(
+                sql: """
+                    INSERT INTO checkpoints (scope, datastore, checkpoint) VALUES (?, ?, ?)
+                    ON CONFLICT(scope, datastore) DO UPDATE SET checkpoint = excluded.checkpoint
+                    """,
+                arguments: [scope, datastore.rawValue, checkpoint.rawValue])
+        } else {
+            try db.execute(
+                sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
+        }
+        change.datastores.insert(datastore)
+    }
+
+    /// Stores a query's result for the fetch policies; the objects are pinned with the query's
+    /// label (`_query:<hash>`), which is first removed from the previous result's objects.
+    func setQueryCache(hash: String, datastore: DatastoreID, objects: [ObjectKey], totalCount: Int) throws {
+        let label = LocalStore.queryLabel(hash)
+        // Pin the new result first, so that objects in both results are never collected.
+        for key in objects { try pin(key, label: label) }
+        let kept = Set(objects)
+        let previous = try Row.fetchAll(
+            db, sql: "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?",
+            arguments: [scope, label]
+        ).compactMap(StoreTransaction.key)
+        for key in previous where !kept.contains(key) { try unpin(key, label: label) }
+        try db.execute(
+            sql: """
+                INSERT INTO query_cache (scope, hash, datastore, objects, total_count, fetched_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(scope, hash) DO UPDATE SET datastore = excluded.datastore, objects = excluded.objects,
+                    total_count = excluded.total_count, fetched_at = excluded.fetched_at
+                """,
+            arguments: [
+                scope, hash, datastore.rawValue, try StoreCoding.encode(objects.map { [$0.className, $0.objectId] }),
+                totalCount, Timestamp.now.millisecondsSinceEpoch,
+            ])
+    }
+
+    /// Records what the server said about a datastore.
+    func saveDatastore(_ info: DatastoreInfo) throws {
+        try db.execute(
+            sql: "INSERT INTO datastores (scope, id, info) VALUES (?, ?, ?) ON CONFLICT(scope, id) DO UPDATE SET info = excluded.info",
+            arguments: [scope, info.id.rawValue, try StoreCoding.encode(info)])
+        change.datastores.insert(info.id)
+    }
+
+    /// Drops everything kept of a datastore: objects, pins, cached queries, checkpoint, known
+    /// info, and — when `discardQueued` — its queued mutations (uncaching discards them).
+    func removeDatastore(_ datastore: DatastoreID, discardQueued: Bool) throws {
+        let keys = try Row.fetchAll(
+            db, sql: "SELECT datastore, class_name, object_id FROM objects WHERE scope = ? AND datastore = ?",
+            arguments: [scope, datastore.rawValue]
+        ).compactMap(StoreTransaction.key)
+        for key in keys { touch(key) }
+        let arguments: StatementArguments = [scope, datastore.rawValue]
+        try db.execute(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM pins WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM query_cache WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM datastores WHERE scope = ? AND id = ?", arguments: arguments)
+        if discardQueued {
+            try db.execute(sql: "DELETE FROM outbox WHERE scope = ? AND datastore = ?", arguments: arguments)
+            change.outbox = true
+        }
+        change.datastores.insert(datastore)
+    }
+
+    /// Takes over every row of another scope (local use before signing in). Objects and pins the
+    /// current scope already has win; queued mutations all move, in their order.
+    func adopt(scope other: String) throws {
+        let moved = try Row.fetchAll(
+            db, sql: "SELECT datastore, class_name, object_id FROM objects WHERE scope = ?", arguments: [other]
+        ).compactMap(StoreTransaction.key)
+        for table in ["objects", "pins", "query_cache", "checkpoints", "datastores"] {
+            try db.execute(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
+            try db.execute(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])
+        }
+        for table in ["outbox", "rejected"] {
+            try db.execute(sql: "UPDATE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
+        }
+        for key in moved { touch(key) }
+        change.outbox = true
+    }
+
+    // MARK: Helpers
+
+    private func touch(_ key: ObjectKey) {
+        change.objects.insert(key)
+        change.datastores.insert(key.datastore)
+    }
+
+    static func object(_ key: ObjectKey, scope: String, _ db: Database) throws -> LocalObjectRow? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
+        ).map(row)
+    }
+
+    static func row(_ row: Row) throws -> LocalObjectRow {
+        guard let key = key(row) else { throw RooftopError(.cache, "a stored object has an invalid datastore ID") }
+        return LocalObjectRow(
+            key: key,
+            server: try (row["server"] as String?).map { try StoreCoding.decode(ObjectSnapshot.self, from: $0) },
+            local: try (row["local"] as String?).map { try StoreCoding.decode(ObjectSnapshot.self, from: $0) },
+            deleted: (row["deleted"] as Int64) != 0)
+    }
+
+    static func key(_ row: Row) -> ObjectKey? {
+        guard let datastore = try? DatastoreID(row["datastore"] as String) else { return nil }
+        return ObjectKey(datastore: datastore, className: row["class_name"], objectId: row["object_id"])
+    }
+
+    static func labels(of key: ObjectKey, scope: String, _ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db,
+            sql: "SELECT label FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY label",
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
+    }
+
+    static func outboxRow(_ row: Row) throws -> OutboxRow {
+        OutboxRow(
+            seq: row["seq"],
+            mutation: try StoreCoding.decode(Mutation.self, from: row["mutation"]),
+            state: OutboxState(rawValue: row["state"]) ?? .pending,
+            attempts: row["attempts"],
+            lastError: try (row["last_error"] as String?).map { try StoreCoding.decode(RooftopError.self, from: $0) },
+            nextAttemptAt: row["next_attempt_at"])
+    }
+}
+
+extension LocalStore {
+    /// The pin label holding a cached query result.
+    static func queryLabel(_ hash: String) -> String { "_query:" + hash }
+    /// The pin label `pin()` uses without a name.
+    static let defaultLabel = "_default"
+    /// The label holding objects with queued changes until the server has them (seed 000:
+    /// saveEventually pins the object until it is saved).
+    static let pendingLabel = "_pending"
+}

@@ -1,0 +1,134 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Testing
+
+@Suite("Local store")
+struct LocalStoreTests {
+    private let key = ObjectKey(datastore: .app, className: "Note", objectId: "n1")
+
+    private func snapshot(_ fields: [String: Value], version: Int64 = 1, id: String = "n1") -> ObjectSnapshot {
+        ObjectSnapshot(className: "Note", objectId: id, datastore: .app, fields: fields, version: version)
+    }
+
+    @Test("objects, pins and garbage collection: an object stays while any label holds it")
+    func pinsAndLabels() throws {
+        let store = try LocalStore(.inMemory)
+        try store.write(scope: "u1") { transaction in
+            try transaction.put(key, server: snapshot(["a": 1]), local: snapshot(["a": 1]), deleted: false)
+            try transaction.pin(key, label: "One")
+            try transaction.pin(key, label: "Two")
+        }
+        #expect(try store.labels(of: key, scope: "u1") == ["One", "Two"])
+        try store.write(scope: "u1") { try $0.unpin(key, label: "One") }
+        #expect(try store.object(key, scope: "u1") != nil)
+        try store.write(scope: "u1") { try $0.unpinAll(label: "Two") }
+        #expect(try store.object(key, scope: "u1") == nil)
+    }
+
+    @Test("scopes keep users apart")
+    func scopes() throws {
+        let store = try LocalStore(.inMemory)
+        try store.write(scope: "u1") { try $0.put(key, server: nil, local: snapshot(["a": 1]), deleted: false) }
+        #expect(try store.object(key, scope: "u2") == nil)
+        #expect(try store.objects(scope: "u1").count == 1)
+    }
+
+    @Test("the outbox keeps order, states and attempts; a refusal is set aside with the local state")
+    func outbox() throws {
+        let store = try LocalStore(.inMemory)
+        let first = Mutation(datastore: .app, className: "Note", objectId: "n1", change: .update([FieldUpdate("a", .set(1))]))
+        let second = Mutation(datastore: .app, className: "Note", objectId: "n1", change: .delete)
+        try store.write(scope: "u1") { transaction in
+            try transaction.enqueue(first)
+            try transaction.enqueue(second)
+            try transaction.markSent([first.mutationId])
+            try transaction.markPending(
+                second.mutationId, error: RooftopError(.noConnection, "offline"), nextAttemptAt: 10, countAttempt: true)
+        }
+        let rows = try store.outbox(scope: "u1")
+        #expect(rows.map(\.mutation) == [first, second])
+        #expect(rows.map(\.state) == [.sent, .pending])
+        #expect(rows.last?.attempts == 1 && rows.last?.lastError?.code == .noConnection)
+        try store.write(scope: "u1") { transaction in
+            try transaction.reject(first, error: RooftopError(.disallowed, "no"), localState: snapshot(["a": 1]))
+        }
+        #expect(try store.outbox(scope: "u1").map(\.mutation) == [second])
+        let rejected = try store.rejected(scope: "u1")
+        #expect(rejected.map(\.mutation) == [first])
+        #expect(rejected.first?.error.code == .disallowed && rejected.first?.localState?.fields["a"] == 1)
+    }
+
+    @Test("a file store keeps everything across reopening")
+    func durability() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-store-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let mutation = Mutation(datastore: .app, className: "Note", objectId: "n1", change: .update([FieldUpdate("a", .set(2))]))
+        do {
+            let store = try LocalStore(.file(path: path))
+            try store.write(scope: "u1") { transaction in
+                try transaction.put(key, server: snapshot(["a": 1]), local: snapshot(["a": 2]), deleted: false)
+                try transaction.pin(key, label: LocalStore.pendingLabel)
+                try transaction.enqueue(mutation)
+                try transaction.setCheckpoint(Checkpoint("c1"), datastore: .app)
+            }
+            try store.saveSession(
+                StoredSession(user: UserInfo(objectId: "u1", username: "alice"), token: "t", expiresAt: Timestamp(millisecondsSinceEpoch: 1)))
+            store.close()
+        }
+        let reopened = try LocalStore(.file(path: path))
+        #expect(try reopened.object(key, scope: "u1")?.local?.fields["a"] == 2)
+        #expect(try reopened.outbox(scope: "u1").map(\.mutation) == [mutation])
+        #expect(try reopened.checkpoint(scope: "u1", datastore: .app) == Checkpoint("c1"))
+        #expect(try reopened.session()?.user.username == "alice")
+    }
+
+    @Test("a failing transaction changes nothing and publishes nothing")
+    func atomicity() async throws {
+        let store = try LocalStore(.inMemory)
+        let changes = store.changes.stream()
+        struct Boom: Error {}
+        #expect(throws: RooftopError.self) {
+            try store.write(scope: "u1") { transaction in
+                try transaction.put(key, server: nil, local: snapshot(["a": 1]), deleted: false)
+                throw Boom()
+            }
+        }
+        #expect(try store.object(key, scope: "u1") == nil)
+        try store.write(scope: "u1") { try $0.put(key, server: nil, local: snapshot(["a": 1]), deleted: false) }
+        var iterator = changes.makeAsyncIterator()
+        let change = await iterator.next()
+        #expect(change?.objects == [key], "the first change published is the committed one")
+    }
+
+    @Test("signing in adopts the rows kept without an account")
+    func adoption() throws {
+        let store = try LocalStore(.inMemory)
+        let mutation = Mutation(datastore: .default, className: "Note", objectId: "n1", change: .update([FieldUpdate("a", .set(1))]))
+        try store.write(scope: "") { transaction in
+            try transaction.put(key, server: nil, local: snapshot(["a": 1]), deleted: false)
+            try transaction.pin(key, label: "Mine")
+            try transaction.enqueue(mutation)
+        }
+        try store.migrateScope(from: "", to: "u1")
+        #expect(try store.object(key, scope: "") == nil)
+        #expect(try store.objects(scope: "u1", pinnedWith: "Mine").map(\.key) == [key])
+        #expect(try store.outbox(scope: "u1").map(\.mutation) == [mutation])
+    }
+
+    @Test("a cached query result pins its objects and replaces the previous result")
+    func queryCache() throws {
+        let store = try LocalStore(.inMemory)
+        let other = ObjectKey(datastore: .app, className: "Note", objectId: "n2")
+        try store.write(scope: "u1") { transaction in
+            try transaction.put(key, server: snapshot(["a": 1]), local: snapshot(["a": 1]), deleted: false)
+            try transaction.put(other, server: snapshot(["a": 2], id: "n2"), local: snapshot(["a": 2], id: "n2"), deleted: false)
+            try transaction.setQueryCache(hash: "h", datastore: .app, objects: [other, key], totalCount: 7)
+        }
+        #expect(try store.queryCache(scope: "u1", hash: "h")?.objects == [other, key])
+        #expect(try store.queryCache(scope: "u1", hash: "h")?.totalCount == 7)
+        try store.write(scope: "u1") { try $0.setQueryCache(hash: "h", datastore: .app, objects: [other], totalCount: 1) }
+        #expect(try store.object(key, scope: "u1") == nil, "no longer cached, no other label: collected")
+        #expect(try store.object(other, scope: "u1") != nil)
+    }
+}
