@@ -55,6 +55,10 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Client",
@@ -107,10 +111,26 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
+        // The client library: unit tests over fake transports and injected clocks.
+        .testTarget(
+            name: "ClientTests",
+            dependencies: [
+                "Rooftop",
+                "RooftopShared",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            path: "Tests/ClientTests",
+            swiftSettings: testSwiftSettings
+        ),
         // End-to-end: the real rooftop-server process over TLS, driven through HTTP and WebSocket.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "Rooftop",
                 "RooftopShared",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

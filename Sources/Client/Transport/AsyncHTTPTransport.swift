@@ -13,18 +13,7 @@ final class AsyncHTTPTransport: HTTPTransport {
     private let timeout: Duration
 
     init(baseURL: URL, trust: TrustPolicy, timeout: Duration) throws(RooftopError) {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        do {
-            switch trust {
-            case .systemRoots:
-                break
-            case .certificateAuthority(let pem), .pinnedCertificate(let pem):
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-            }
-        } catch {
-            throw RooftopError(.illegalArgument, "the trusted certificate is not valid PEM", cause: error)
-        }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: try trust.tlsConfiguration())
         // A TLS or connection failure fails the request at once instead of being retried here:
         // the offline queue decides about retries.
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -61,6 +50,13 @@ final class AsyncHTTPTransport: HTTPTransport {
     static func translate(_ error: any Error) -> RooftopError {
         if let error = error as? RooftopError { return error }
         if error is CancellationError { return RooftopError(.cancelled, "the request was cancelled", cause: error) }
+        // A dropped TCP connection shows up as an unclean TLS shutdown: not a trust problem.
+        if let error = error as? NIOSSLError, error == .uncleanShutdown {
+            return RooftopError(.network, "the connection to the server was lost", cause: error)
+        }
+        if error is NIOSSLCloseTimedOutError {
+            return RooftopError(.network, "the connection to the server was lost", cause: error)
+        }
         if error is NIOSSLError || error is BoringSSLError || "\(type(of: error))".contains("SSL") {
             return RooftopError(.tls, "TLS failed: the server's certificate could not be verified", cause: error)
         }
@@ -75,6 +71,9 @@ final class AsyncHTTPTransport: HTTPTransport {
             default:
                 return RooftopError(.network, "the request failed: \(error)", cause: error)
             }
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error {
+            return RooftopError(.timeout, "connecting to the server timed out", cause: error)
         }
         if error is NIOConnectionError || error is IOError || error is ChannelError {
             return RooftopError(.noConnection, "could not connect to the server", cause: error)

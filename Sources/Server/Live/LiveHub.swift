@@ -92,7 +92,11 @@ actor LiveHub {
     /// Removes datastores from a connection's subscriptions.
     func unsubscribe(id: UUID, datastores: [DatastoreID]) {
         let removed = Set(datastores)
-        subscribers[id]?.datastores = subscribers[id]?.datastores.filter { !removed.contains($0.value) } ?? [:]
+        // Read, change, write back: assigning through `subscribers[id]?` while reading
+        // `subscribers` on the right-hand side overlaps two accesses (a fatal exclusivity error).
+        guard var subscriber = subscribers[id] else { return }
+        subscriber.datastores = subscriber.datastores.filter { !removed.contains($0.value) }
+        subscribers[id] = subscriber
     }
 
     /// Sends a message to one connection.

@@ -13,7 +13,8 @@ final class ServerProcess: Sendable {
     let port: Int
     /// The data directory.
     let dataDirectory: String
-    /// The development CA the server created (trusted by test clients, nothing else is).
+    /// The development CA the server created (trusted by test clients, nothing else is), or the
+    /// certificate given with `--tls-cert`.
     let caCertificatePath: String
     /// The admin key it was started with.
     let adminKey: String
@@ -68,11 +69,16 @@ final class ServerProcess: Sendable {
         output.attach(stderr)
         try process.run()
 
+        // A server given its own certificate prints no development CA: clients trust that
+        // certificate instead.
+        let givenCertificate = extraArguments.firstIndex(of: "--tls-cert").flatMap {
+            extraArguments.indices.contains($0 + 1) ? extraArguments[$0 + 1] : nil
+        }
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: deadline)
         while clock.now < end {
             if let port = output.firstMatch(prefix: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
-                let ca = output.firstMatch(prefix: "development CA: ")
+                let ca = output.firstMatch(prefix: "development CA: ") ?? givenCertificate
             {
                 return ServerProcess(
                     process: process, output: output, port: port, dataDirectory: directory, caCertificatePath: ca,

@@ -1,0 +1,160 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Synchronization
+import Testing
+
+/// ``LiveConnection`` without a server: attempts against a port that refuses connections, the
+/// backoff between them timed on a test clock, and shutting down.
+@Suite struct LiveConnectionBackoffTests {
+    private let retry = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(5), multiplier: 2, jitter: 0)
+
+    private func connection(
+        to port: NetworkClosedPort, clock: NetworkTestClock, retry: RetryPolicy? = nil,
+        random: @escaping @Sendable () -> Double = { 0.5 }
+    ) throws -> LiveConnection {
+        let target = try LiveSocketTarget(
+            serverURL: try #require(URL(string: "https://127.0.0.1:\(port.port)")), appId: "rooftop",
+            trust: .certificateAuthority(pem: NetworkCertificates.selfSigned))
+        return LiveConnection(target: target, token: "r:token", retry: retry ?? self.retry, clock: clock, random: random)
+    }
+
+    private func expectRefused(_ event: LiveEvent, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .disconnected(let error?) = event else {
+            Issue.record("expected a failed attempt, got \(event)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.code == .noConnection, "\(error)", sourceLocation: sourceLocation)
+    }
+
+    @Test func failedAttemptsBackOffOnTheInjectedClock() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let live = try connection(to: port, clock: clock)
+        let recorder = NetworkEventRecorder(live.events)
+        await live.start()
+        let schedule: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)]
+        for (index, delay) in schedule.enumerated() {
+            expectRefused(try await recorder.next())
+            try await clock.waitForSleepers(1)
+            #expect(clock.requestedSleeps == Array(schedule.prefix(index + 1)))
+            if index == 0 {
+                // The next attempt waits for the clock, however long real time passes.
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(recorder.events.count == 1)
+            }
+            clock.advance(by: delay)
+        }
+        expectRefused(try await recorder.next())
+        await live.close()
+        try await recorder.waitForEnd()
+        #expect(!recorder.events.contains(.connected))
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func theInjectedRandomnessPicksTheJitter() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let jittery = RetryPolicy(initialDelay: .seconds(10), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.5)
+        let picks = Mutex([0.0, 1.0 - 1e-9])
+        let live = try connection(to: port, clock: clock, retry: jittery) {
+            picks.withLock { $0.isEmpty ? 0.5 : $0.removeFirst() }
+        }
+        let recorder = NetworkEventRecorder(live.events)
+        await live.start()
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(5))
+        try await NetworkWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        // 10 s spread down by half, then 20 s spread up by (almost) half.
+        #expect(clock.requestedSleeps.first == .seconds(5))
+        #expect(clock.requestedSleeps.last.map { $0 > .milliseconds(29_990) && $0 <= .seconds(30) } == true)
+        await live.close()
+        try await recorder.waitForEnd()
+    }
+
+    @Test func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let live = try connection(to: port, clock: clock)
+        let recorder = NetworkEventRecorder(live.events)
+        await live.start()
+        try await clock.waitForSleepers(1)
+        let started = ContinuousClock.now
+        await live.close()
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        try await recorder.waitForEnd(within: .seconds(1))
+        #expect(clock.sleeperCount == 0, "the backoff sleep was cancelled")
+        // Closed is final.
+        await live.start()
+        await live.close()
+        #expect(recorder.events.count == 1)
+    }
+
+    @Test(.enabled(if: NetworkSockets.isAvailable))
+    func closeCutsOffAnAttemptThatHangs() async throws {
+        // The TCP handshake completes, then the TLS handshake never gets an answer.
+        let port = try NetworkClosedPort(silent: true)
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let live = try connection(to: port, clock: clock)
+        let recorder = NetworkEventRecorder(live.events)
+        await live.start()
+        try await NetworkWait.until(
+            "the hanging connection (\(NetworkSockets.openConnections(toPort: port.port)) open, events \(recorder.events))"
+        ) { NetworkSockets.openConnections(toPort: port.port) == 1 }
+        let started = ContinuousClock.now
+        await live.close()
+        #expect(ContinuousClock.now - started < .seconds(2))
+        try await recorder.waitForEnd(within: .milliseconds(100))
+        try await NetworkWait.until(within: .seconds(2), "the connection to be closed") {
+            NetworkSockets.openConnections(toPort: port.port) == 0
+        }
+        #expect(recorder.events.isEmpty)
+        #expect(clock.requestedSleeps.isEmpty)
+    }
+
+    @Test func retryNowSkipsTheWaitButKeepsCounting() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let live = try connection(to: port, clock: clock)
+        let recorder = NetworkEventRecorder(live.events)
+        await live.start()
+        try await clock.waitForSleepers(1)
+        await live.retryNow()
+        expectRefused(try await recorder.next())
+        expectRefused(try await recorder.next())
+        try await NetworkWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        #expect(clock.requestedSleeps == [.seconds(1), .seconds(2)])
+        await live.close()
+        try await recorder.waitForEnd()
+    }
+
+    @Test func closeBeforeStartFinishesTheStream() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let clock = NetworkTestClock()
+        let live = try connection(to: port, clock: clock)
+        let recorder = NetworkEventRecorder(live.events)
+        await live.close()
+        try await recorder.waitForEnd()
+        await live.start()
+        #expect(recorder.events.isEmpty)
+        #expect(clock.requestedSleeps.isEmpty)
+    }
+
+    @Test func subscriptionsAreKeptWhileDisconnected() async throws {
+        let port = try NetworkClosedPort()
+        defer { port.close() }
+        let live = try connection(to: port, clock: NetworkTestClock())
+        let work = try DatastoreID("work")
+        await live.subscribe([.default, work, .default])
+        await live.subscribe([.app, work])
+        await live.unsubscribe([work, try DatastoreID("never")])
+        #expect(await live.subscriptions == [.default, .app])
+        await live.close()
+    }
+}

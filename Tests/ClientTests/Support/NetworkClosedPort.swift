@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A local TCP port that refuses connections: a socket bound to `127.0.0.1` on a free port but
+/// not listening, held until ``close()`` so that no other process takes the port meanwhile.
+/// Connecting to it fails at once with "connection refused", like a server that is down.
+///
+/// A `silent` port listens but never accepts: the kernel completes TCP handshakes, and then
+/// nothing ever answers, like a server that hangs.
+final class NetworkClosedPort: Sendable {
+    /// The port number.
+    let port: Int
+    private let descriptor: Int32
+
+    /// Reserves a port.
+    /// - Parameter silent: Listen (without ever accepting) instead of refusing.
+    /// - Throws: ``NetworkTestError`` when the socket cannot be made or bound.
+    init(silent: Bool = false) throws {
+        #if os(Linux)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw NetworkTestError(description: "socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound, !silent || listen(descriptor, 16) == 0 else {
+            NetworkClosedPort.release(descriptor)
+            throw NetworkTestError(description: "bind() or listen() failed: errno \(errno)")
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Releases the port.
+    func close() {
+        NetworkClosedPort.release(descriptor)
+    }
+
+    private static func release(_ descriptor: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
+    }
+}
