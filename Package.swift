@@ -144,16 +144,6 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
-            name: "ClientTests",
-            dependencies: [
-                "Rooftop",
-                "RooftopShared",
-                .product(name: "PropertyBased", package: "swift-property-based"),
-            ],
-            path: "Tests/ClientTests",
-            swiftSettings: testSwiftSettings
-        ),
-        .testTarget(
             name: "ServerTests",
             dependencies: [
                 "RooftopServer",

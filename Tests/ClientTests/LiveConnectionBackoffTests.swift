@@ -74,7 +74,10 @@ import Testing
         try await recorder.waitForEnd()
     }
 
-    @Test func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
+    // The test clock never advances here: close() returning at all shows that it does not wait
+    // for the backoff sleep (the time limit only turns a hang into a failure).
+    @Test(.timeLimit(.minutes(1)))
+    func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
         let clock = NetworkTestClock()
@@ -82,10 +85,8 @@ import Testing
         let recorder = NetworkEventRecorder(live.events)
         await live.start()
         try await clock.waitForSleepers(1)
-        let started = ContinuousClock.now
         await live.close()
-        #expect(ContinuousClock.now - started < .milliseconds(500))
-        try await recorder.waitForEnd(within: .seconds(1))
+        try await recorder.waitForEnd(within: .seconds(10))
         #expect(clock.sleeperCount == 0, "the backoff sleep was cancelled")
         // Closed is final.
         await live.start()
@@ -105,11 +106,11 @@ import Testing
         try await NetworkWait.until(
             "the hanging connection (\(NetworkSockets.openConnections(toPort: port.port)) open, events \(recorder.events))"
         ) { NetworkSockets.openConnections(toPort: port.port) == 1 }
-        let started = ContinuousClock.now
+        // close() must return although the handshake never will (it cuts the attempt off); the
+        // deadlines below only catch a hang, they do not time anything.
         await live.close()
-        #expect(ContinuousClock.now - started < .seconds(2))
-        try await recorder.waitForEnd(within: .milliseconds(100))
-        try await NetworkWait.until(within: .seconds(2), "the connection to be closed") {
+        try await recorder.waitForEnd(within: .seconds(10))
+        try await NetworkWait.until(within: .seconds(10), "the connection to be closed") {
             NetworkSockets.openConnections(toPort: port.port) == 0
         }
         #expect(recorder.events.isEmpty)

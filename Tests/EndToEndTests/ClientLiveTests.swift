@@ -27,11 +27,10 @@ struct ClientLiveTests {
             try await ClientTransportFixture.write(api, in: .default)
             let (_, second) = try await events.nextChange()
             #expect(second > first)
-            // The close handshake completes well before close()'s one-second grace period.
-            let closing = ContinuousClock.now
+            // A clean close: the stream ends with a deliberate disconnection (the deadline only
+            // catches a hang; nothing is timed).
             await live.close()
-            #expect(ContinuousClock.now - closing < .milliseconds(900))
-            try await events.waitForEnd(within: .milliseconds(100))
+            try await events.waitForEnd(within: .seconds(10))
             #expect(events.events.last == .disconnected(nil))
         }
     }
