@@ -69,7 +69,7 @@ extension RooftopObject {
     }
 }
 
-extension QueryResult {
+extension FetchResult {
     /// The result's objects as models.
     /// - Throws: `badType` for an object that does not decode.
     public func models<Model: RooftopModel>(as type: Model.Type) throws(RooftopError) -> [Model] {

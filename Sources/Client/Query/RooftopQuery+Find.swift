@@ -15,7 +15,7 @@ extension RooftopQuery {
     /// - Throws: `notCached` (`.localOnly` with nothing cached); network errors (`noConnection`,
     ///   `timeout`, ...) and the server's refusals (`invalidQuery`, `disallowed`, ...) for
     ///   policies that reach the server; `cache` when the local datastore fails.
-    public func find(policy: FetchPolicy = .remoteOnly) async throws(RooftopError) -> QueryResult {
+    public func find(policy: FetchPolicy = .remoteOnly) async throws(RooftopError) -> FetchResult {
         if isLocal { return try runLocally() }
         switch policy {
         case .remoteOnly, .localAndRemote:
@@ -51,8 +51,8 @@ extension RooftopQuery {
     /// }
     /// ```
     /// - Parameter policy: Where results come from (default ``FetchPolicy/remoteOnly``).
-    public func results(policy: FetchPolicy = .remoteOnly) -> AsyncThrowingStream<QueryResult, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<QueryResult, any Error>.makeStream()
+    public func results(policy: FetchPolicy = .remoteOnly) -> AsyncThrowingStream<FetchResult, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<FetchResult, any Error>.makeStream()
         let query = self
         let task = Task {
             do throws(RooftopError) {

@@ -9,7 +9,7 @@ extension RooftopQuery {
     }
 
     /// Runs the query over its local source (`fromLocalDatastore` or `fromPin`).
-    func runLocally() throws(RooftopError) -> QueryResult {
+    func runLocally() throws(RooftopError) -> FetchResult {
         let rows: [LocalObjectRow]
         switch source {
         case .server, .localDatastore:
@@ -20,14 +20,14 @@ extension RooftopQuery {
             }
         }
         let evaluated = try evaluate(query, over: rows)
-        return QueryResult(
+        return FetchResult(
             objects: evaluated.objects, totalCount: evaluated.totalCount, fromCache: true,
             included: evaluated.included)
     }
 
     /// The query's cached result (stored by `remoteAndStore`), evaluated again over the cached
     /// objects as they read now; `nil` when nothing is cached for this query.
-    func cachedResult() throws(RooftopError) -> QueryResult? {
+    func cachedResult() throws(RooftopError) -> FetchResult? {
         let hash = try cacheHash
         guard let entry = try core.store.queryCache(scope: core.scope, hash: hash) else { return nil }
         let cachedKeys = Set(entry.objects)
@@ -45,7 +45,7 @@ extension RooftopQuery {
         // Objects of the stored page that no longer match (or were deleted, or became
         // unreadable) no longer count.
         let dropped = entry.objects.count - evaluated.totalCount
-        return QueryResult(
+        return FetchResult(
             objects: evaluated.objects, totalCount: max(entry.totalCount - dropped, evaluated.totalCount),
             fromCache: true, included: evaluated.included)
     }

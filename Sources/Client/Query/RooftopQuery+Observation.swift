@@ -16,16 +16,16 @@ extension RooftopQuery {
     /// Task { try await top.find(policy: .remoteAndStore) }
     /// for await page in top.changes() { render(page.objects) }
     /// ```
-    public func changes() -> AsyncStream<QueryResult> {
+    public func changes() -> AsyncStream<FetchResult> {
         let query = self
         return ObservationStream.make(
             core: core,
             isRelevant: { change in
                 change.objects.contains { $0.className == query.className && $0.datastore == query.datastore }
             },
-            read: { () throws(RooftopError) -> QueryResult in
+            read: { () throws(RooftopError) -> FetchResult in
                 if query.isLocal { return try query.runLocally() }
-                return try query.cachedResult() ?? QueryResult(objects: [], totalCount: 0, fromCache: true)
+                return try query.cachedResult() ?? FetchResult(objects: [], totalCount: 0, fromCache: true)
             },
             identity: \.fingerprint)
     }

@@ -6,7 +6,7 @@ import RooftopShared
 extension RooftopQuery {
     /// Runs the query on the server.
     /// - Parameter store: Whether the answer replaces the query's cached result.
-    func runRemotely(store: Bool) async throws(RooftopError) -> QueryResult {
+    func runRemotely(store: Bool) async throws(RooftopError) -> FetchResult {
         let response = try await core.api.query(.query(query), in: datastore)
         let hash = store ? try cacheHash : nil
         let core = self.core
@@ -23,7 +23,7 @@ extension RooftopQuery {
             }
             return try core.record(response.objects + response.included, storingAs: label, in: transaction)
         }
-        return QueryResult(
+        return FetchResult(
             objects: response.objects.map { core.adopt(RooftopQuery.view(of: $0, in: views)) },
             totalCount: response.totalCount, fromCache: false,
             included: response.included.map { core.adopt(RooftopQuery.view(of: $0, in: views)) })

@@ -88,7 +88,7 @@ public struct RooftopQuery: Sendable {
     }
 
     /// Adds a pointer path whose objects come with the results: `including("author", "company")`
-    /// brings each result's author and the author's company (see ``QueryResult/included``).
+    /// brings each result's author and the author's company (see ``FetchResult/included``).
     public func including(_ field: String, _ path: String...) -> RooftopQuery {
         refined { $0.query.includes.append([field] + path) }
     }

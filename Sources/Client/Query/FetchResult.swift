@@ -3,6 +3,9 @@ import RooftopShared
 /// One answer to a ``RooftopQuery``: a page of live objects, the total count and where it came
 /// from (seed 004's `success(objects, totalCount, fromCache)`).
 ///
+/// (Named apart from the shared `QueryResult` — the evaluator's result over snapshots — so that
+/// an app importing both modules can name either.)
+///
 /// Objects are the client's live instances (one per object, seed 000): the same object in two
 /// results, or already held by the app, is the same instance.
 ///
@@ -10,7 +13,7 @@ import RooftopShared
 /// let page = try await client.query("GameScore").limit(20).offset(40).find()
 /// print("\(page.objects.count) of \(page.totalCount), cached: \(page.fromCache)")
 /// ```
-public struct QueryResult: Sendable {
+public struct FetchResult: Sendable {
     /// The matching objects after ordering, offset and limit.
     public var objects: [RooftopObject]
     /// How many objects matched before offset and limit (for a cached result: the server's
