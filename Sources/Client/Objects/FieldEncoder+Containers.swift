@@ -65,6 +65,27 @@ struct KeyedNodeEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try encode(value, forKey: key)
     }
 
+    // The standard library gives the scalar overloads default implementations that skip `nil`
+    // silently; these route them to the generic one above.
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try absentOrEncode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try absentOrEncode(value, key) }
+
+    private mutating func absentOrEncode<T: Encodable>(_ value: T?, _ key: Key) throws {
+        try encodeIfPresent(value, forKey: key)
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
         -> KeyedEncodingContainer<NestedKey>
     {
