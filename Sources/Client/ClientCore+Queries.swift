@@ -22,8 +22,11 @@ extension ClientCore {
     /// How an object reads for local queries: its live instance's state (stored state plus
     /// unsaved changes, seed 000) when there is one, otherwise its stored local view.
     func localState(of row: LocalObjectRow) -> ObjectSnapshot? {
-        if let live = registry.existing(row.key) { return live.snapshot }
-        return row.local
+        guard let live = registry.existing(row.key) else { return row.local }
+        // A safety net for the contract above: a stored view of a newer server version than the
+        // instance's (a pull that did not reach it) becomes its base.
+        if let local = row.local, local.version > live.version { live.replaceBase(local) }
+        return live.snapshot
     }
 
     /// Whether the current user may read an object, as far as the client knows: its ACL against

@@ -43,7 +43,7 @@ extension RooftopClient {
     ///     it now (``RooftopObject/save()``); default `false`.
     /// - Returns: The live object.
     /// - Throws: `badType` for a model that does not encode as fields; what `save()` or
-    ///   `saveEventually()` throws. Nothing is left unsaved on the object after an encoding error.
+    ///   `saveEventually()` throws. A model that does not encode changes nothing.
     @discardableResult
     public func save<Model: RooftopModel>(_ model: Model, in datastore: DatastoreID = .app, eventually: Bool = false)
         async throws(RooftopError) -> RooftopObject

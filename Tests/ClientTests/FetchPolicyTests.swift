@@ -93,6 +93,44 @@ struct FetchPolicyTests {
         #expect(once.count == 1 && once.first?.fromCache == true)
     }
 
+    @Test("localOrRemote offline: the cache when there is one, else the connectivity error")
+    func localOrRemoteOffline() async throws {
+        let (_, server, top) = try scores()
+        server.isOnline = false
+        let error = await #expect(throws: RooftopError.self) { try await top.find(policy: .localOrRemote) }
+        #expect(error?.code == .noConnection)
+        server.isOnline = true
+        _ = try await top.find(policy: .remoteAndStore)
+        server.isOnline = false
+        let cached = try await top.find(policy: .localOrRemote)
+        #expect(cached.fromCache && cached.objectIds == ["s10", "s9", "s8"])
+    }
+
+    @Test("remoteAndStore offline fails and keeps the previous cached result")
+    func remoteAndStoreOffline() async throws {
+        let (_, server, top) = try scores()
+        _ = try await top.find(policy: .remoteAndStore)
+        server.isOnline = false
+        let error = await #expect(throws: RooftopError.self) { try await top.find(policy: .remoteAndStore) }
+        #expect(error?.code == .noConnection)
+        #expect(try await top.find(policy: .localOnly).objectIds == ["s10", "s9", "s8"])
+    }
+
+    @Test("stopping the iteration of results cancels the request")
+    func resultsCancellation() async throws {
+        let (_, server, top) = try scores()
+        server.stall(true)
+        let consumer = Task {
+            var received = 0
+            for try await _ in top.results() { received += 1 }
+            return received
+        }
+        try await eventually("the request is made") { server.requestCount == 1 }
+        consumer.cancel()
+        try await eventually("the request is cancelled") { server.cancelledCount == 1 }
+        #expect(try await consumer.value == 0, "the iteration ended without a result")
+    }
+
     @Test("remoteAndStore replaces the cached result: new objects pinned, dropped ones collected")
     func remoteAndStoreReplaces() async throws {
         let (client, server, top) = try scores()

@@ -43,6 +43,22 @@ struct ObservationTests {
         #expect(fetched?.version == 2)
     }
 
+    @Test("a newer stored state reaches the live object, its stream and local queries")
+    func storeOnlyChange() async throws {
+        let (client, server) = try queryClient()
+        let first = server.put("GameScore", "g1", ["score": 1])
+        let score = client.core.adopt(first)
+        try await score.pin()
+        let probe = StreamProbe(score.changes)
+        defer { probe.cancel() }
+        try await probe.next("the initial state") { $0?["score"] == 1 }
+        // As a pull would: the store gets the server's new state.
+        try client.core.storeServerState(server.put("GameScore", "g1", ["score": 2]))
+        try await probe.next("the pulled state") { $0?["score"] == 2 }
+        #expect(score.int("score") == 2)
+        #expect(try await client.query("GameScore").fromLocalDatastore().where(Field("score") == 2).count() == 1)
+    }
+
     @Test("a local query yields again when objects of its class change, stored or unsaved")
     func queryChanges() async throws {
         let (client, _) = try queryClient()

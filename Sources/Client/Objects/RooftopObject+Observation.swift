@@ -28,7 +28,7 @@ extension RooftopObject {
     func localState() throws(RooftopError) -> ObjectSnapshot? {
         let row = try core.store.object(key, scope: core.scope)
         if row?.deleted == true { return nil }
-        let current = snapshot
+        let current = row.flatMap(core.localState(of:)) ?? snapshot
         if row == nil, current.version == 0, current.fields.isEmpty, !hasUnsavedChanges { return nil }
         return current
     }

@@ -44,14 +44,6 @@ public enum FetchPolicy: Sendable, Hashable, CaseIterable {
     /// `network`) the cached result instead. Any other error (a refusal, a bad query) is thrown,
     /// and so is the connectivity error when nothing is cached.
     case remoteElseLocal
-
-    /// Whether this policy may read the cached result before contacting the server.
-    var readsCacheFirst: Bool {
-        switch self {
-        case .localOnly, .localAndRemote, .localOrRemote: true
-        case .remoteOnly, .remoteAndStore, .remoteElseLocal: false
-        }
-    }
 }
 
 extension RooftopError {

@@ -16,6 +16,8 @@ final class QueryServer: HTTPTransport {
         var clock: Int64 = 1_700_000_000_000
         /// Who the server answers as (ACLs apply to queries); admin by default.
         var reader = AccessContext.admin
+        var stalls = false
+        var cancelled = 0
     }
 
     private let state = Mutex(State())
@@ -29,6 +31,12 @@ final class QueryServer: HTTPTransport {
     /// Makes every request fail with an error until `nil` is set (transport errors such as
     /// `timeout` as well as error answers such as `server`).
     func fail(with error: RooftopError?) { state.withLock { $0.failure = error } }
+
+    /// Makes requests hang until their task is cancelled (they then fail with `cancelled`).
+    func stall(_ stalls: Bool) { state.withLock { $0.stalls = stalls } }
+
+    /// How many stalled requests were cancelled.
+    var cancelledCount: Int { state.withLock { $0.cancelled } }
 
     /// The requests seen, as `METHOD /path`.
     var requests: [String] { state.withLock { $0.requests } }
@@ -67,11 +75,17 @@ final class QueryServer: HTTPTransport {
     }
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
-        let failure = state.withLock { state in
+        let (failure, stalls) = state.withLock { state in
             state.requests.append("\(request.method) \(request.path)")
-            return state.failure
+            return (state.failure, state.stalls)
         }
         if let failure { throw failure }
+        if stalls {
+            // Not a wait for something to happen: a request that never gets an answer.
+            do { try await Task.sleep(for: .seconds(3600)) } catch {}
+            state.withLock { $0.cancelled += 1 }
+            throw RooftopError(.cancelled, "the request was cancelled")
+        }
         do {
             return try route(request)
         } catch {
