@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// Every fetch policy of seed 004 (and remoteElseLocal) with the server up and down.
 @Suite("Fetch policies", .timeLimit(.minutes(1)))
@@ -138,14 +139,19 @@ struct FetchPolicyTests {
         #expect(!stored.fromCache)
         let hash = try QueryCacheKey.hash(top.query, in: .app)
         let label = LocalStore.queryLabel(hash)
-        #expect(try Set(client.core.store.objects(scope: "", pinnedWith: label).map(\.key.objectId)) == ["s10", "s9", "s8"])
+        #expect(
+            try Set(client.core.store.objects(scope: "", pinnedWith: label).map(\.key.objectId)) == ["s10", "s9", "s8"])
         server.put("GameScore", "s11", ["score": 110])
         server.put("GameScore", "s9", ["score": 5])
         server.put("GameScore", "s8", ["score": 6])
         try await client.object("GameScore", id: "s8").pin(label: "Mine")
         _ = try await top.find(policy: .remoteAndStore)
-        #expect(try client.core.store.queryCache(scope: "", hash: hash)?.objects.map(\.objectId) == ["s11", "s10", "s7"])
-        #expect(try Set(client.core.store.objects(scope: "", pinnedWith: label).map(\.key.objectId)) == ["s11", "s10", "s7"])
+        #expect(
+            try client.core.store.queryCache(scope: "", hash: hash)?.objects.map(\.objectId) == ["s11", "s10", "s7"])
+        #expect(
+            try Set(client.core.store.objects(scope: "", pinnedWith: label).map(\.key.objectId)) == [
+                "s11", "s10", "s7",
+            ])
         let s9 = ObjectKey(datastore: .app, className: "GameScore", objectId: "s9")
         let s8 = ObjectKey(datastore: .app, className: "GameScore", objectId: "s8")
         #expect(try client.core.store.object(s9, scope: "") == nil, "no longer cached and held by nothing else")

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// Codable models mapped to and from object fields.
 @Suite("Codable models", .timeLimit(.minutes(1)))
@@ -57,11 +58,15 @@ struct ModelTests {
         #expect(fields.values["location"]?.geoPointValue?.latitude == 40.4)
         #expect(fields.values["author"] == .pointer(Pointer(className: "_User", objectId: "u1")))
         #expect(fields.values["extra"] == .decimal(try DecimalNumber("1.50")))
-        #expect(fields.values["stats"] == .json(.object([
-            "wins": .int(2), "ratio": .double(0.25), "lastWin": .string("1970-01-01T00:00:01.000Z"),
-            "badges": .array([.string("x")]),
-        ])))
-        #expect(fields.values["objectId"] == nil && fields.values["createdAt"] == nil, "built-in fields are not written")
+        #expect(
+            fields.values["stats"]
+                == .json(
+                    .object([
+                        "wins": .int(2), "ratio": .double(0.25), "lastWin": .string("1970-01-01T00:00:01.000Z"),
+                        "badges": .array([.string("x")]),
+                    ])))
+        #expect(
+            fields.values["objectId"] == nil && fields.values["createdAt"] == nil, "built-in fields are not written")
         #expect(fields.absent == ["nickname"], "nil optionals are reported absent")
     }
 
@@ -87,7 +92,8 @@ struct ModelTests {
         fields["ratio"] = .int(2)
         let object = client.core.adopt(
             ObjectSnapshot(
-                className: "GameScore", objectId: "g1", fields: fields, createdAt: Timestamp(millisecondsSinceEpoch: 5000),
+                className: "GameScore", objectId: "g1", fields: fields,
+                createdAt: Timestamp(millisecondsSinceEpoch: 5000),
                 version: 1))
         let model = try object.model(as: GameScore.self)
         #expect(model.objectId == "g1" && model.score == 12 && model.ratio == 2)
@@ -115,7 +121,9 @@ struct ModelTests {
         var model = GameScore(score: 1, playerName: "Sean", nickname: "S")
         let object = try await client.save(model)
         #expect(server.object("GameScore", model.objectId)?.fields["nickname"] == "S")
-        server.put("GameScore", model.objectId, (server.object("GameScore", model.objectId)?.fields ?? [:]).merging(["foreign": 1]) { $1 })
+        server.put(
+            "GameScore", model.objectId,
+            (server.object("GameScore", model.objectId)?.fields ?? [:]).merging(["foreign": 1]) { $1 })
         try await object.fetch()
         model.nickname = nil
         model.score = 2

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// Objects and query results as AsyncStreams that yield on change.
 @Suite("Observation", .timeLimit(.minutes(1)))
@@ -135,7 +136,9 @@ struct ObservationTests {
             let dropped = client.query("GameScore").fromLocalDatastore().changes()
             _ = dropped
         }
-        try await eventually("a stream dropped without iterating ends") { bus.observerCount == 0 && edits.observerCount == 0 }
+        try await eventually("a stream dropped without iterating ends") {
+            bus.observerCount == 0 && edits.observerCount == 0
+        }
     }
 
     @Test("shutting the client down ends the streams")

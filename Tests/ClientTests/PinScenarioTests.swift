@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// The scenarios of seed 000 (the local datastore guide) not covered by ObjectTests, each named
 /// after its section.

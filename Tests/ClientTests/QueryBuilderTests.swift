@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 @Suite("Query building, text form and cache keys")
 struct QueryBuilderTests {
@@ -11,8 +12,10 @@ struct QueryBuilderTests {
         let base = client.query("GameScore")
         let query = base.where(Field("score") > 100).order(by: "score", descending: true).limit(10).offset(20)
             .including("author", "company")
-        #expect(query.query == Query("GameScore").where(Field("score") > 100).order(by: "score", descending: true)
-            .limit(10).offset(20).including("author", "company"))
+        #expect(
+            query.query
+                == Query("GameScore").where(Field("score") > 100).order(by: "score", descending: true)
+                .limit(10).offset(20).including("author", "company"))
         #expect(base.query == Query("GameScore"), "the original is untouched")
         #expect(query.source == .server && !query.ignoresACLs && query.datastore == .app)
         let local = query.fromLocalDatastore().ignoringACLs()
@@ -28,8 +31,12 @@ struct QueryBuilderTests {
     func textForm() throws {
         let (client, _) = try queryClient()
         let query = try client.query("GameScore").where(Field("cheatMode") == false)
-            .text("where score > ? and playerName = ? order by score desc limit 5 offset 10 include author", [100, "Sean"])
-        #expect(query.query.predicate == (Field("cheatMode") == false && (Field("score") > 100 && Field("playerName") == "Sean")))
+            .text(
+                "where score > ? and playerName = ? order by score desc limit 5 offset 10 include author",
+                [100, "Sean"])
+        #expect(
+            query.query.predicate
+                == (Field("cheatMode") == false && (Field("score") > 100 && Field("playerName") == "Sean")))
         #expect(query.query.order == [QueryOrder("score", descending: true)])
         #expect(query.query.limit == 5 && query.query.offset == 10)
         #expect(query.query.includes == [["author"]])

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// Queries run in the local datastore: unsaved changes, ACLs with cached roles, includes.
 @Suite("Local queries", .timeLimit(.minutes(1)))
@@ -87,7 +88,10 @@ struct QueryLocalTests {
             if let acl { note.acl = acl }
             try await note.pin()
         }
-        #expect(try await client.query("Note").fromLocalDatastore().order(by: "text").find().objectIds == ["open", "public"])
+        #expect(
+            try await client.query("Note").fromLocalDatastore().order(by: "text").find().objectIds == [
+                "open", "public",
+            ])
     }
 
     @Test("fromPin runs over one label's objects")

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// Queries answered by the server: what they do to live objects and local copies.
 @Suite("Remote queries", .timeLimit(.minutes(1)))
@@ -10,7 +11,8 @@ struct QueryRemoteTests {
     func wire() async throws {
         let (client, server) = try queryClient()
         for index in 1...5 { server.put("GameScore", "g\(index)", ["score": .int(Int64(index))]) }
-        let page = try await client.query("GameScore").where(Field("score") > 1).order(by: "score").limit(2).offset(1).find()
+        let page = try await client.query("GameScore").where(Field("score") > 1).order(by: "score").limit(2).offset(1)
+            .find()
         #expect(page.objectIds == ["g3", "g4"])
         #expect(page.totalCount == 4)
         #expect(server.requests == ["POST /v1/datastores/:app/query"])
@@ -55,7 +57,8 @@ struct QueryRemoteTests {
     func includes() async throws {
         let (client, server) = try queryClient()
         server.put("Company", "acme", ["name": "Acme"])
-        server.put("Author", "ann", ["name": "Ann", "company": .pointer(Pointer(className: "Company", objectId: "acme"))])
+        server.put(
+            "Author", "ann", ["name": "Ann", "company": .pointer(Pointer(className: "Company", objectId: "acme"))])
         server.put("Post", "p1", ["author": .pointer(Pointer(className: "Author", objectId: "ann"))])
         let result = try await client.query("Post").including("author", "company").find()
         #expect(result.included.map(\.objectId).sorted() == ["acme", "ann"])

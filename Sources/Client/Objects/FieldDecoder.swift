@@ -93,7 +93,8 @@ struct NodeDecoder: Decoder {
         let entries: [String: DecodingNode]
         switch node {
         case .fields(let fields): entries = fields.mapValues(DecodingNode.value)
-        case .value(.json(.object(let object))), .json(.object(let object)): entries = object.mapValues(DecodingNode.json)
+        case .value(.json(.object(let object))), .json(.object(let object)):
+            entries = object.mapValues(DecodingNode.json)
         default: throw NodeDecoder.mismatch([String: Value].self, node, codingPath)
         }
         return KeyedDecodingContainer(KeyedNodeDecoder<Key>(entries: entries, codingPath: codingPath))

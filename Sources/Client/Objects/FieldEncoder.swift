@@ -107,7 +107,8 @@ final class EncodingNode {
         case let integer as any BinaryInteger:
             guard let int = Int64(exactly: integer) else {
                 throw EncodingError.invalidValue(
-                    value, .init(codingPath: codingPath, debugDescription: "\(integer) does not fit a 64-bit int field"))
+                    value, .init(codingPath: codingPath, debugDescription: "\(integer) does not fit a 64-bit int field")
+                )
             }
             return .int(int)
         default:

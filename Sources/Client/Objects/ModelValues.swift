@@ -96,7 +96,10 @@ enum ModelValues {
         case .double(let double):
             guard double.isFinite else {
                 throw EncodingError.invalidValue(
-                    double, .init(codingPath: codingPath, debugDescription: "a nested struct cannot hold \(double) (JSON has no such number)"))
+                    double,
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "a nested struct cannot hold \(double) (JSON has no such number)"))
             }
             return .double(double)
         case .string(let string): return .string(string)

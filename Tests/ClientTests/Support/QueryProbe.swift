@@ -121,7 +121,9 @@ func eventually(
 ) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while !condition() {
-        guard ContinuousClock.now < deadline else { throw ProbeTimeout(description: "\(what) did not happen within \(timeout)") }
+        guard ContinuousClock.now < deadline else {
+            throw ProbeTimeout(description: "\(what) did not happen within \(timeout)")
+        }
         await Task.yield()
     }
 }

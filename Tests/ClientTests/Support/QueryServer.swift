@@ -1,7 +1,8 @@
 import Foundation
-@testable import Rooftop
 import RooftopShared
 import Synchronization
+
+@testable import Rooftop
 
 /// A scripted stand-in for the server, as an ``HTTPTransport``: it keeps objects in memory and
 /// answers the endpoints the query layer uses — query, count, remove, get with includes, push —
@@ -49,8 +50,10 @@ final class QueryServer: HTTPTransport {
 
     /// Stores objects as the server's, stamped with a new version.
     @discardableResult
-    func put(_ className: String, _ objectId: String, _ fields: [String: Value], acl: ACL? = nil,
-             in datastore: DatastoreID = .app) -> ObjectSnapshot {
+    func put(
+        _ className: String, _ objectId: String, _ fields: [String: Value], acl: ACL? = nil,
+        in datastore: DatastoreID = .app
+    ) -> ObjectSnapshot {
         state.withLock { state in
             state.clock += 1
             let key = ObjectKey(datastore: datastore, className: className, objectId: objectId)
@@ -71,7 +74,9 @@ final class QueryServer: HTTPTransport {
 
     /// Deletes the server's copy of an object.
     func delete(_ className: String, _ objectId: String, in datastore: DatastoreID = .app) {
-        _ = state.withLock { $0.objects.removeValue(forKey: ObjectKey(datastore: datastore, className: className, objectId: objectId)) }
+        _ = state.withLock {
+            $0.objects.removeValue(forKey: ObjectKey(datastore: datastore, className: className, objectId: objectId))
+        }
     }
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
@@ -89,7 +94,8 @@ final class QueryServer: HTTPTransport {
         do {
             return try route(request)
         } catch {
-            let refusal = error as? RooftopError ?? RooftopError(.request, "the test server could not read it: \(error)")
+            let refusal =
+                error as? RooftopError ?? RooftopError(.request, "the test server could not read it: \(error)")
             let body = (try? Self.encode(refusal)) ?? Data()
             return TransportResponse(status: QueryServer.status(of: refusal), body: body)
         }
@@ -123,7 +129,9 @@ final class QueryServer: HTTPTransport {
             guard let object = state.withLock({ $0.objects[key] }) else {
                 throw RooftopError(.notFound, "no such object \(key)")
             }
-            let includes = (queryString["include"] ?? "").split(separator: ",").map { $0.split(separator: ".").map(String.init) }
+            let includes = (queryString["include"] ?? "").split(separator: ",").map {
+                $0.split(separator: ".").map(String.init)
+            }
             let included = QueryEvaluator.run(
                 Query(className: key.className, predicate: .thisIn([.objectId(key.objectId)]), includes: includes),
                 over: [object], lookup: { self.lookup($0, in: key.datastore) }, canRead: { _ in true }
@@ -156,9 +164,12 @@ final class QueryServer: HTTPTransport {
 
     private func apply(_ mutation: Mutation) -> MutationResult {
         state.withLock { state in
-            let key = ObjectKey(datastore: mutation.datastore, className: mutation.className, objectId: mutation.objectId)
-            let current = state.objects[key] ?? ObjectSnapshot(
-                className: key.className, objectId: key.objectId, datastore: key.datastore)
+            let key = ObjectKey(
+                datastore: mutation.datastore, className: mutation.className, objectId: mutation.objectId)
+            let current =
+                state.objects[key]
+                ?? ObjectSnapshot(
+                    className: key.className, objectId: key.objectId, datastore: key.datastore)
             do throws(RooftopError) {
                 state.clock += 1
                 guard var next = try current.applying(mutation.change) else {
