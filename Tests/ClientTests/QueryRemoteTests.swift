@@ -26,7 +26,7 @@ struct QueryRemoteTests {
         let (client, server) = try queryClient()
         server.put("GameScore", "g1", ["score": 1])
         server.put("GameScore", "g2", ["score": 2])
-        let g1 = try #require(try await client.query("GameScore").getObject("g1"))
+        let g1 = try await client.query("GameScore").getObject("g1")
         try await g1.pin()
         server.put("GameScore", "g1", ["score": 100])
         _ = try await client.query("GameScore").find()
