@@ -11,6 +11,9 @@ final class ClientCore: Sendable {
     let api: RemoteAPI
     let tokens: SessionTokenStore
     let registry = ObjectRegistry()
+    /// Announces changes of live objects that the store does not see: unsaved changes made or
+    /// dropped, a new base read (observation re-reads objects and local queries on these).
+    let edits = ChangeBus()
     private let session: Mutex<StoredSession?>
     /// Signals that the offline queue has something new to send.
     let outboxSignal: AsyncStream<Void>.Continuation

@@ -84,7 +84,10 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// The object's ACL, as it reads now; setting it records the change to save later.
     public var acl: ACL? {
         get { snapshot.acl }
-        set { state.withLock { $0.unsavedACL = newValue ?? ACL() } }
+        set {
+            state.withLock { $0.unsavedACL = newValue ?? ACL() }
+            announceEdit()
+        }
     }
 
     /// `ClassName/objectId` and the current fields.
@@ -149,6 +152,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             state.unsavedACL = nil
             state.saveAttempt = nil
         }
+        announceEdit()
     }
 
     private func record(_ update: FieldUpdate) {
@@ -156,6 +160,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             state.unsaved.append(update)
             state.saveAttempt = nil
         }
+        announceEdit()
     }
 
     // MARK: Typed accessors
@@ -191,7 +196,12 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     /// Replaces the stored state the unsaved changes apply on.
     func replaceBase(_ snapshot: ObjectSnapshot?) {
-        state.withLock { $0.base = snapshot }
+        let changed = state.withLock { state in
+            defer { state.base = snapshot }
+            return state.base != snapshot
+        }
+        // Queries re-read objects into the identity map all the time: only real changes count.
+        if changed { announceEdit() }
     }
 
     /// The unsaved changes as one change, the number of field updates it holds, and the mutation
@@ -219,5 +229,6 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             state.saveAttempt = nil
             state.base = base
         }
+        announceEdit()
     }
 }

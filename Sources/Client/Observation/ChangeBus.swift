@@ -31,6 +31,9 @@ final class ChangeBus: Sendable {
         return stream
     }
 
+    /// How many streams are open (tests check that finished observations let go).
+    var observerCount: Int { observers.withLock { $0.count } }
+
     /// Sends a change to every observer.
     func publish(_ change: StoreChange) {
         guard !change.isEmpty else { return }

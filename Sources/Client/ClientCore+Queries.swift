@@ -1,0 +1,58 @@
+import RooftopShared
+
+extension ClientCore {
+    /// The live instance for a state read from the server or the store, its base replaced by
+    /// `snapshot` unless the instance already holds a newer server version (a save or fetch that
+    /// finished while this answer was on its way must not be rolled back).
+    func adopt(_ snapshot: ObjectSnapshot) -> RooftopObject {
+        let key = ObjectKey(snapshot)
+        let object = registry.instance(for: key) { RooftopObject(key: key, base: snapshot, core: self) }
+        if snapshot.version >= object.version { object.replaceBase(snapshot) }
+        return object
+    }
+
+    /// The live instance for a stored object, made from its stored local view when there is
+    /// none. An existing instance is left as it is: whatever changes a stored object updates its
+    /// live instance too (saves, fetches, queued changes, pulls), and the instance also carries
+    /// the unsaved changes.
+    func instance(for row: LocalObjectRow) -> RooftopObject {
+        registry.instance(for: row.key) { RooftopObject(key: row.key, base: row.local, core: self) }
+    }
+
+    /// How an object reads for local queries: its live instance's state (stored state plus
+    /// unsaved changes, seed 000) when there is one, otherwise its stored local view.
+    func localState(of row: LocalObjectRow) -> ObjectSnapshot? {
+        guard let live = registry.existing(row.key) else { return row.local }
+        // A safety net for the contract above: a stored view of a newer server version than the
+        // instance's (a pull that did not reach it) becomes its base.
+        if let local = row.local, local.version > live.version { live.replaceBase(local) }
+        return live.snapshot
+    }
+
+    /// Whether the current user may read an object, as far as the client knows: its ACL against
+    /// the user and their cached effective roles (an object without an ACL is public).
+    func canRead(_ snapshot: ObjectSnapshot) -> Bool {
+        ACL.allowsRead(snapshot.acl, for: accessContext)
+    }
+
+    /// Records objects the server returned: the copies of stored objects get the new server
+    /// state (their local views keep the queued changes on top), and with `storingAs`, every
+    /// object is stored and pinned with that label. Returns each object's local view (the
+    /// server's state for objects not stored); `nil` for an object deleted locally.
+    func record(
+        _ objects: [ObjectSnapshot], storingAs label: String? = nil, in transaction: StoreTransaction
+    ) throws -> [ObjectKey: ObjectSnapshot?] {
+        var views: [ObjectKey: ObjectSnapshot?] = [:]
+        for snapshot in objects {
+            let key = ObjectKey(snapshot)
+            if let label { try transaction.pin(key, label: label) }
+            let stored = try label != nil || transaction.object(key) != nil
+            if stored {
+                views[key] = .some(try recomputeLocalView(key, server: snapshot, in: transaction))
+            } else {
+                views[key] = .some(snapshot)
+            }
+        }
+        return views
+    }
+}

@@ -1,0 +1,115 @@
+import RooftopShared
+
+/// Local runs: the query evaluated by the shared ``QueryEvaluator`` over objects of the local
+/// datastore, as they read now (unsaved changes included), filtered by ACL.
+extension RooftopQuery {
+    /// The cache key of this query in its datastore.
+    var cacheHash: String {
+        get throws(RooftopError) { try QueryCacheKey.hash(query, in: datastore) }
+    }
+
+    /// Runs the query over its local source (`fromLocalDatastore` or `fromPin`).
+    func runLocally() throws(RooftopError) -> FetchResult {
+        let rows: [LocalObjectRow]
+        switch source {
+        case .server, .localDatastore:
+            rows = try core.store.objects(scope: core.scope, datastore: datastore, className: query.className)
+        case .pin(let label):
+            rows = try core.store.objects(scope: core.scope, pinnedWith: label).filter {
+                $0.key.datastore == datastore && $0.key.className == query.className
+            }
+        }
+        let evaluated = try evaluate(query, over: rows)
+        return FetchResult(
+            objects: evaluated.objects, totalCount: evaluated.totalCount, fromCache: true,
+            included: evaluated.included)
+    }
+
+    /// The query's cached result (stored by `remoteAndStore`), evaluated again over the cached
+    /// objects as they read now; `nil` when nothing is cached for this query.
+    func cachedResult() throws(RooftopError) -> FetchResult? {
+        let hash = try cacheHash
+        guard let entry = try core.store.queryCache(scope: core.scope, hash: hash) else { return nil }
+        let cachedKeys = Set(entry.objects)
+        let rows = try core.store.objects(scope: core.scope, pinnedWith: LocalStore.queryLabel(hash))
+            .filter { cachedKeys.contains($0.key) }
+        // The cached objects are already the page: filter and order them again, without
+        // skipping the offset a second time.
+        var unpaged = query
+        unpaged.offset = 0
+        unpaged.limit = nil
+        var evaluated = try evaluate(unpaged, over: rows)
+        if let limit = query.limit, evaluated.objects.count > limit {
+            evaluated.objects.removeLast(evaluated.objects.count - max(limit, 0))
+        }
+        // Objects of the stored page that no longer match (or were deleted, or became
+        // unreadable) no longer count.
+        let dropped = entry.objects.count - evaluated.totalCount
+        return FetchResult(
+            objects: evaluated.objects, totalCount: max(entry.totalCount - dropped, evaluated.totalCount),
+            fromCache: true, included: evaluated.included)
+    }
+
+    /// The stored object with an ID, from the query's local source, when it is there and
+    /// readable.
+    func localObject(_ objectId: String) throws(RooftopError) -> RooftopObject? {
+        let key = ObjectKey(datastore: datastore, className: query.className, objectId: objectId)
+        guard let row = try core.store.object(key, scope: core.scope), !row.deleted else { return nil }
+        if case .pin(let label) = source {
+            guard try core.store.labels(of: key, scope: core.scope).contains(label) else { return nil }
+        }
+        guard let state = core.localState(of: row), ignoresACLs || core.canRead(state) else { return nil }
+        return core.instance(for: row)
+    }
+
+    /// Evaluates a query over stored objects, each as it reads now; includes are looked up in
+    /// the local datastore.
+    private func evaluate(_ query: Query, over rows: [LocalObjectRow]) throws(RooftopError) -> Evaluated {
+        var rowsByKey: [ObjectKey: LocalObjectRow] = [:]
+        var states: [ObjectSnapshot] = []
+        for row in rows {
+            guard let state = core.localState(of: row) else { continue }
+            rowsByKey[row.key] = row
+            states.append(state)
+        }
+        let core = self.core
+        let datastore = self.datastore
+        let ignoresACLs = self.ignoresACLs
+        // Pointers resolve in the query's datastore; a lookup that fails to read counts as
+        // missing (an include is best effort) but is remembered to be reported.
+        var lookupError: RooftopError?
+        var lookedUp: [ObjectKey: LocalObjectRow] = [:]
+        let result = QueryEvaluator.run(
+            query, over: states,
+            lookup: { pointer in
+                let key = ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId)
+                do throws(RooftopError) {
+                    var found = rowsByKey[key]
+                    if found == nil { found = try core.store.object(key, scope: core.scope) }
+                    // Not stored: a live instance (fetched, say) may still know it.
+                    guard let row = found else { return core.registry.existing(key)?.snapshot }
+                    guard !row.deleted else { return nil }
+                    lookedUp[key] = row
+                    return core.localState(of: row)
+                } catch {
+                    lookupError = error
+                    return nil
+                }
+            },
+            canRead: { ignoresACLs || core.canRead($0) })
+        if let lookupError { throw lookupError }
+        func live(_ snapshot: ObjectSnapshot) -> RooftopObject {
+            let key = ObjectKey(snapshot)
+            if let row = rowsByKey[key] ?? lookedUp[key] { return core.instance(for: row) }
+            return core.registry.instance(for: key) { RooftopObject(key: key, base: snapshot, core: core) }
+        }
+        return Evaluated(
+            objects: result.objects.map(live), totalCount: result.totalCount, included: result.included.map(live))
+    }
+
+    private struct Evaluated {
+        var objects: [RooftopObject]
+        var totalCount: Int
+        var included: [RooftopObject]
+    }
+}

@@ -1,0 +1,56 @@
+import RooftopShared
+
+/// Remote runs: the server's answer goes through the identity map, updates the stored copies of
+/// the objects it returns (seed 000: pinned objects are updated when fetched) and, for
+/// `remoteAndStore`, replaces the query's cached result.
+extension RooftopQuery {
+    /// Runs the query on the server.
+    /// - Parameter store: Whether the answer replaces the query's cached result.
+    func runRemotely(store: Bool) async throws(RooftopError) -> FetchResult {
+        let response = try await core.api.query(.query(query), in: datastore)
+        let hash = store ? try cacheHash : nil
+        let core = self.core
+        let datastore = self.datastore
+        let views = try core.store.write(scope: core.scope) { transaction in
+            var label: String?
+            if let hash {
+                // The new result is pinned first, then the previous one's other objects are
+                // unpinned (and removed when nothing else holds them).
+                try transaction.setQueryCache(
+                    hash: hash, datastore: datastore, objects: response.objects.map(ObjectKey.init),
+                    totalCount: response.totalCount)
+                label = LocalStore.queryLabel(hash)
+            }
+            return try core.record(response.objects + response.included, storingAs: label, in: transaction)
+        }
+        return FetchResult(
+            objects: response.objects.map { core.adopt(RooftopQuery.view(of: $0, in: views)) },
+            totalCount: response.totalCount, fromCache: false,
+            included: response.included.map { core.adopt(RooftopQuery.view(of: $0, in: views)) })
+    }
+
+    /// Counts the matching objects on the server.
+    func countRemotely() async throws(RooftopError) -> Int {
+        try await core.api.count(.query(query), in: datastore)
+    }
+
+    /// Fetches one object (and the query's includes from it) from the server.
+    func remoteObject(_ objectId: String) async throws(RooftopError) -> RooftopObject {
+        let key = ObjectKey(datastore: datastore, className: query.className, objectId: objectId)
+        let answer = try await core.api.object(key, includes: query.includes)
+        let core = self.core
+        let views = try core.store.write(scope: core.scope) { transaction in
+            try core.record([answer.object] + answer.included, in: transaction)
+        }
+        for included in answer.included { _ = core.adopt(RooftopQuery.view(of: included, in: views)) }
+        return core.adopt(RooftopQuery.view(of: answer.object, in: views))
+    }
+
+    /// The state an object returned by the server reads as: its new local view when it is
+    /// stored (queued changes on top), otherwise the server's state.
+    static func view(of snapshot: ObjectSnapshot, in views: [ObjectKey: ObjectSnapshot?]) -> ObjectSnapshot {
+        // A locally deleted object (a queued delete) has no local view: it reads as the server
+        // has it until the delete reaches the server.
+        (views[ObjectKey(snapshot)] ?? nil) ?? snapshot
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import RooftopShared
+import Testing
+
+@testable import Rooftop
+
+/// Objects and query results as AsyncStreams that yield on change.
+@Suite("Observation", .timeLimit(.minutes(1)))
+struct ObservationTests {
+    @Test("an object yields its state first, then on unsaved changes, queued changes and deletion")
+    func objectChanges() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let score = client.object("GameScore")
+        let probe = StreamProbe(score.changes)
+        defer { probe.cancel() }
+        #expect(try await probe.next("the initial state") == nil, "new and empty: does not exist yet")
+        score["score"] = 1
+        let edited = try await probe.next("the unsaved change") { $0?["score"] == 1 }
+        #expect(edited?.objectId == score.objectId)
+        try await score.saveEventually()
+        try score.increment("score", by: 2)
+        try await probe.next("the increment") { $0?["score"] == 3 }
+        score.revert()
+        try await probe.next("the revert") { $0?["score"] == 1 }
+        try await score.deleteEventually()
+        try await probe.next("the deletion") { $0 == nil }
+        let states = probe.values
+        #expect(zip(states, states.dropFirst()).allSatisfy { $0 != $1 }, "no state is yielded twice in a row")
+    }
+
+    @Test("an object yields a state fetched from the server")
+    func objectFetched() async throws {
+        let (client, server) = try queryClient()
+        server.put("GameScore", "g1", ["score": 1])
+        let score = try await client.query("GameScore").getObject("g1")
+        try await score.pin()
+        let probe = StreamProbe(score.changes)
+        defer { probe.cancel() }
+        try await probe.next("the initial state") { $0?["score"] == 1 }
+        server.put("GameScore", "g1", ["score": 2])
+        try await score.fetch()
+        let fetched = try await probe.next("the fetched state") { $0?["score"] == 2 }
+        #expect(fetched?.version == 2)
+    }
+
+    @Test("a newer stored state reaches the live object, its stream and local queries")
+    func storeOnlyChange() async throws {
+        let (client, server) = try queryClient()
+        let first = server.put("GameScore", "g1", ["score": 1])
+        let score = client.core.adopt(first)
+        try await score.pin()
+        let probe = StreamProbe(score.changes)
+        defer { probe.cancel() }
+        try await probe.next("the initial state") { $0?["score"] == 1 }
+        // As a pull would: the store gets the server's new state.
+        try client.core.storeServerState(server.put("GameScore", "g1", ["score": 2]))
+        try await probe.next("the pulled state") { $0?["score"] == 2 }
+        #expect(score.int("score") == 2)
+        #expect(try await client.query("GameScore").fromLocalDatastore().where(Field("score") == 2).count() == 1)
+    }
+
+    @Test("a local query yields again when objects of its class change, stored or unsaved")
+    func queryChanges() async throws {
+        let (client, _) = try queryClient()
+        let high = client.query("GameScore").fromLocalDatastore().where(Field("score") > 10)
+        let probe = StreamProbe(high.changes())
+        defer { probe.cancel() }
+        let initial = try await probe.next("the initial result")
+        #expect(initial.objects.isEmpty && initial.fromCache)
+        let score = client.object("GameScore")
+        score["score"] = 20
+        try await score.pin()
+        let pinned = try await probe.next("the pinned object") { $0.totalCount == 1 }
+        #expect(pinned.objects.first === score)
+        score["score"] = 5
+        try await probe.next("the unsaved change") { $0.totalCount == 0 }
+        let note = client.object("Note")
+        note["score"] = 50
+        try await note.pin()
+        score["score"] = 30
+        let last = try await probe.next("the second unsaved change") { $0.totalCount == 1 }
+        #expect(last.objects.map(\.className) == ["GameScore"], "other classes are not in the result")
+    }
+
+    @Test("bursts of changes coalesce into fewer evaluations that end on the last state")
+    func coalescing() async throws {
+        let (client, _) = try queryClient()
+        let score = client.object("GameScore")
+        score["score"] = 0
+        try await score.pin()
+        let query = client.query("GameScore").fromLocalDatastore().where(Field("score") >= 0)
+        let probe = StreamProbe(query.changes())
+        defer { probe.cancel() }
+        try await probe.next("the initial result")
+        for value in 1...200 { score["score"] = .int(Int64(value)) }
+        try await probe.next("the last state") { $0.objects.first?.int("score") == 200 }
+        #expect(probe.values.count < 100, "\(probe.values.count) results for 200 changes")
+    }
+
+    @Test("a server query observes its cached result, which remoteAndStore refreshes")
+    func cachedQueryChanges() async throws {
+        let (client, server) = try queryClient()
+        server.put("GameScore", "g1", ["score": 10])
+        let top = client.query("GameScore").order(by: "score", descending: true).limit(5)
+        let probe = StreamProbe(top.changes())
+        defer { probe.cancel() }
+        #expect(try await probe.next("the empty result").objects.isEmpty)
+        _ = try await top.find(policy: .remoteAndStore)
+        let cached = try await probe.next("the cached result") { $0.totalCount == 1 }
+        #expect(cached.objectIds == ["g1"])
+        server.put("GameScore", "g2", ["score": 20])
+        _ = try await top.find(policy: .remoteAndStore)
+        try await probe.next("the refreshed result") { $0.objectIds == ["g2", "g1"] }
+    }
+
+    @Test("streams let go of their subscriptions when the consumer stops")
+    func noLeaks() async throws {
+        let (client, _) = try queryClient()
+        let bus = client.core.store.changes
+        let edits = client.core.edits
+        let score = client.object("GameScore")
+        score["score"] = 1
+        try await score.pin()
+        let objectProbe = StreamProbe(score.changes)
+        let queryProbe = StreamProbe(client.query("GameScore").fromLocalDatastore().changes())
+        try await objectProbe.next("the object's state")
+        try await queryProbe.next("the query's result")
+        #expect(bus.observerCount == 2 && edits.observerCount == 2)
+        objectProbe.cancel()
+        queryProbe.cancel()
+        try await objectProbe.finish()
+        try await queryProbe.finish()
+        try await eventually("the subscriptions end") { bus.observerCount == 0 && edits.observerCount == 0 }
+        do {
+            let dropped = client.query("GameScore").fromLocalDatastore().changes()
+            _ = dropped
+        }
+        try await eventually("a stream dropped without iterating ends") {
+            bus.observerCount == 0 && edits.observerCount == 0
+        }
+    }
+
+    @Test("shutting the client down ends the streams")
+    func shutdownEnds() async throws {
+        let (client, _) = try queryClient()
+        let probe = StreamProbe(client.query("GameScore").fromLocalDatastore().changes())
+        try await probe.next("the initial result")
+        await client.shutdown()
+        try await probe.finish()
+        #expect(probe.isFinished)
+    }
+}

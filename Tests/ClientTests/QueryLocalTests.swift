@@ -1,0 +1,148 @@
+import Foundation
+import RooftopShared
+import Testing
+
+@testable import Rooftop
+
+/// Queries run in the local datastore: unsaved changes, ACLs with cached roles, includes.
+@Suite("Local queries", .timeLimit(.minutes(1)))
+struct QueryLocalTests {
+    @Test("fromLocalDatastore sees unsaved changes of stored objects, and only stored objects")
+    func unsavedChanges() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let joe = client.object("GameScore")
+        joe["playerName"] = "Joe Bob"
+        joe["score"] = 10
+        try await joe.pin()
+        let other = client.object("GameScore")
+        other["playerName"] = "Ann"
+        try await other.pin()
+        let byJoe = client.query("GameScore").fromLocalDatastore().where(Field("playerName") == "Joe Bob")
+        #expect(try await byJoe.find().objects.map(\.objectId) == [joe.objectId])
+        other["playerName"] = "Joe Bob"
+        let both = try await byJoe.order(by: "score").find()
+        #expect(Set(both.objectIds) == [joe.objectId, other.objectId], "an unsaved change makes it match")
+        #expect(both.fromCache && both.totalCount == 2)
+        #expect(both.objects.contains { $0 === other }, "the live instance")
+        let loose = client.object("GameScore")
+        loose["playerName"] = "Joe Bob"
+        #expect(try await byJoe.count() == 2, "an object never stored is not in the local datastore")
+        #expect(server.requestCount == 0)
+    }
+
+    @Test("objects deleted locally are not found")
+    func deletedLocally() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let note = client.object("Note")
+        note["text"] = "bye"
+        try await note.saveEventually()
+        let notes = client.query("Note").fromLocalDatastore()
+        #expect(try await notes.count() == 1)
+        try await note.deleteEventually()
+        #expect(try await notes.count() == 0)
+        await #expect(throws: RooftopError.self) { try await notes.getObject(note.objectId) }
+    }
+
+    @Test("ACLs apply locally, role ACLs through the cached effective roles; ignoringACLs skips them")
+    func acls() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        try client.signInLocally("alice", roles: ["Staff"])
+        var staffOnly = ACL()
+        staffOnly.setReadAccess(true, for: .role("Staff"))
+        var bobOnly = ACL()
+        bobOnly.setReadAccess(true, for: .user("bob"))
+        var publicRead = ACL()
+        publicRead.setReadAccess(true, for: .everyone)
+        let notes = [("staff", staffOnly), ("bob", bobOnly), ("public", publicRead), ("alice", ACL.only("alice"))]
+        for (id, acl) in notes {
+            let note = client.object("Note", id: id)
+            note["text"] = .string(id)
+            note.acl = acl
+            try await note.pin()
+        }
+        let query = client.query("Note").fromLocalDatastore().order(by: "text")
+        #expect(try await query.find().objectIds == ["alice", "public", "staff"])
+        #expect(try await query.ignoringACLs().find().objectIds == ["alice", "bob", "public", "staff"])
+        #expect(try await query.getObject("staff").objectId == "staff")
+        let hidden = await #expect(throws: RooftopError.self) { try await query.getObject("bob") }
+        #expect(hidden?.code == .notFound)
+        #expect(try await query.ignoringACLs().getObject("bob").objectId == "bob")
+
+        try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: []))
+        #expect(try await query.find().objectIds == ["alice", "public"], "the role was revoked")
+        try client.core.end()
+        #expect(try await query.find().objectIds == [], "signed out: these rows belong to alice's scope")
+    }
+
+    @Test("an anonymous user reads public objects and objects without an ACL only")
+    func anonymous() async throws {
+        let (client, _) = try queryClient()
+        var publicRead = ACL()
+        publicRead.setReadAccess(true, for: .everyone)
+        for (id, acl) in [("open", nil), ("public", publicRead), ("private", ACL.only("alice"))] as [(String, ACL?)] {
+            let note = client.object("Note", id: id)
+            note["text"] = .string(id)
+            if let acl { note.acl = acl }
+            try await note.pin()
+        }
+        #expect(
+            try await client.query("Note").fromLocalDatastore().order(by: "text").find().objectIds == [
+                "open", "public",
+            ])
+    }
+
+    @Test("fromPin runs over one label's objects")
+    func fromPin() async throws {
+        let (client, _) = try queryClient()
+        let a = client.object("GameScore")
+        a["score"] = 1
+        let b = client.object("GameScore")
+        b["score"] = 2
+        try await client.pinAll([a, b], label: "MyScores")
+        let c = client.object("GameScore")
+        c["score"] = 3
+        try await c.pin(label: "Other")
+        let mine = client.query("GameScore").fromPin("MyScores").order(by: "score", descending: true)
+        #expect(try await mine.find().objects.map(\.objectId) == [b.objectId, a.objectId])
+        #expect(try await mine.getObject(a.objectId) === a)
+        await #expect(throws: RooftopError.self) { try await mine.getObject(c.objectId) }
+        #expect(try await client.query("GameScore").fromPin().count() == 0, "nothing has the unnamed pin")
+    }
+
+    @Test("includes resolve through the local datastore and stay with the result")
+    func includes() async throws {
+        let (client, _) = try queryClient()
+        let company = client.object("Company", id: "acme")
+        company["name"] = "Acme"
+        let author = client.object("Author", id: "ann")
+        author["name"] = "Ann"
+        author["company"] = .pointer(Pointer(className: "Company", objectId: "acme"))
+        try await client.pinAll([company, author])
+        let post = client.object("Post", id: "p1")
+        post["author"] = .pointer(Pointer(className: "Author", objectId: "ann"))
+        post["title"] = "Hello"
+        try await post.pin()
+        let result = try await client.query("Post").fromLocalDatastore().including("author", "company").find()
+        #expect(result.objectIds == ["p1"])
+        #expect(result.included.map(\.objectId).sorted() == ["acme", "ann"])
+        #expect(result.included.contains { $0 === author }, "the live instance")
+        #expect(try post.object("author")?.string("name") == "Ann")
+    }
+
+    @Test("results of every kind go through the identity map")
+    func identityAcrossResults() async throws {
+        let (client, server) = try queryClient()
+        server.put("GameScore", "g1", ["score": 1, "playerName": "Sean"])
+        let held = client.object("GameScore", id: "g1")
+        let remote = try await client.query("GameScore").find(policy: .remoteAndStore)
+        #expect(remote.objects.first === held, "seed 000: the same instance as the one already in memory")
+        #expect(held.string("playerName") == "Sean")
+        let local = try await client.query("GameScore").fromLocalDatastore().find()
+        #expect(local.objects.first === held)
+        let byId = try await client.query("GameScore").getObject("g1")
+        #expect(byId === held)
+    }
+}
