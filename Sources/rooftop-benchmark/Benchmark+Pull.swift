@@ -24,7 +24,8 @@ extension Benchmark {
             let pages = try await pullPages(since: checkpoint, samples: samples)
             try require(
                 pages.changes == updatedObjects.count,
-                "the incremental pull delivered \(pages.changes) changes, not the \(updatedObjects.count) updated objects")
+                "the incremental pull delivered \(pages.changes) changes,"
+                    + " not the \(updatedObjects.count) updated objects")
             let total = pulledSums.values.reduce(0, +)
             try require(
                 total == Int64(settings.updates),

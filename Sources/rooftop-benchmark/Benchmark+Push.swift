@@ -26,7 +26,9 @@ extension Benchmark {
                 sentBytes += answer.sentBytes
                 let response = answer.value
                 batches += 1
-                try require(response.results.count == mutations.count, "a push of \(mutations.count) answered \(response.results.count)")
+                try require(
+                    response.results.count == mutations.count,
+                    "a push of \(mutations.count) answered \(response.results.count)")
                 for (index, result) in zip(range, response.results) {
                     guard case .applied(_, let version, _, _) = result else {
                         throw BenchmarkError.wrongResult("creating object \(index) was refused: \(result)")

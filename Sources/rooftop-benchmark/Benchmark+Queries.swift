@@ -14,49 +14,67 @@ extension Benchmark {
         let objectCount = dataset.objects.count
         try await queryPhase("query eq", text: "where category = ? limit 100") { random in
             let category = Dataset.categories[Int.random(in: 0..<Dataset.categories.count, using: &random)]
-            return ([.string(category)], { answer in
-                let expected = self.dataset.categoryCounts[category] ?? 0
-                try self.requireCount(answer, expected, limit: 100, "category = \(category)")
-                try self.require(
-                    answer.objects.allSatisfy { $0.fields["category"] == .string(category) },
-                    "category = \(category) answered other categories")
-            })
+            return (
+                [.string(category)],
+                { answer in
+                    let expected = self.dataset.categoryCounts[category] ?? 0
+                    try self.requireCount(answer, expected, limit: 100, "category = \(category)")
+                    try self.require(
+                        answer.objects.allSatisfy { $0.fields["category"] == .string(category) },
+                        "category = \(category) answered other categories")
+                }
+            )
         }
         try await queryPhase("query range", text: "where score >= ? and score < ? order by score desc limit 50") {
             random in
             let lower = Int64.random(in: 0..<950_000, using: &random)
             let upper = lower + 50_000
-            return ([.int(lower), .int(upper)], { answer in
-                let expected = self.dataset.scoreCount(from: lower, below: upper)
-                try self.requireCount(answer, expected, limit: 50, "score in \(lower)..<\(upper)")
-                let scores = answer.objects.compactMap { $0.fields["score"]?.intValue }
-                let wanted = Array(self.dataset.sortedScores.filter { $0 >= lower && $0 < upper }.reversed().prefix(50))
-                try self.require(scores == wanted, "score in \(lower)..<\(upper) answered \(scores), not \(wanted)")
-            })
+            return (
+                [.int(lower), .int(upper)],
+                { answer in
+                    let expected = self.dataset.scoreCount(from: lower, below: upper)
+                    try self.requireCount(answer, expected, limit: 50, "score in \(lower)..<\(upper)")
+                    let scores = answer.objects.compactMap { $0.fields["score"]?.intValue }
+                    let wanted = Array(
+                        self.dataset.sortedScores.filter { $0 >= lower && $0 < upper }.reversed().prefix(50))
+                    try self.require(scores == wanted, "score in \(lower)..<\(upper) answered \(scores), not \(wanted)")
+                }
+            )
         }
         try await queryPhase("query contains", text: "where tags contains ? limit 100") { random in
             let tag = Dataset.tags[Int.random(in: 0..<Dataset.tags.count, using: &random)]
-            return ([.string(tag)], { answer in
-                try self.requireCount(answer, self.dataset.tagCounts[tag] ?? 0, limit: 100, "tags contains \(tag)")
-            })
+            return (
+                [.string(tag)],
+                { answer in
+                    try self.requireCount(answer, self.dataset.tagCounts[tag] ?? 0, limit: 100, "tags contains \(tag)")
+                }
+            )
         }
         try await queryPhase("query near", text: "where location near ? limit 20") { random in
             let point = try Dataset.randomPoint(using: &random)
-            return ([.geoPoint(point)], { answer in
-                try self.requireCount(answer, objectCount, limit: 20, "location near \(point)")
-                let distances = answer.objects.compactMap { $0.fields["location"]?.geoPointValue?.distanceMeters(to: point) }
-                let nearest = self.dataset.objects.map { $0.location.distanceMeters(to: point) }.min()
-                try self.require(
-                    distances == distances.sorted() && distances.first == nearest,
-                    "location near \(point) is not ordered by distance from the nearest object")
-            })
+            return (
+                [.geoPoint(point)],
+                { answer in
+                    try self.requireCount(answer, objectCount, limit: 20, "location near \(point)")
+                    let distances = answer.objects.compactMap {
+                        $0.fields["location"]?.geoPointValue?.distanceMeters(to: point)
+                    }
+                    let nearest = self.dataset.objects.map { $0.location.distanceMeters(to: point) }.min()
+                    try self.require(
+                        distances == distances.sorted() && distances.first == nearest,
+                        "location near \(point) is not ordered by distance from the nearest object")
+                }
+            )
         }
         try await queryPhase("query near 5km", text: "where location near ? within ? meters limit 20") { random in
             let point = try Dataset.randomPoint(using: &random)
-            return ([.geoPoint(point), .double(5000)], { answer in
-                let expected = self.dataset.locationCount(near: point, within: 5000)
-                try self.requireCount(answer, expected, limit: 20, "location near \(point) within 5 km")
-            })
+            return (
+                [.geoPoint(point), .double(5000)],
+                { answer in
+                    let expected = self.dataset.locationCount(near: point, within: 5000)
+                    try self.requireCount(answer, expected, limit: 20, "location near \(point) within 5 km")
+                }
+            )
         }
     }
 

@@ -112,7 +112,8 @@ final class Benchmark {
         ).value.id
         for userId in userIds.dropFirst() {
             _ = try await clients[0].call(
-                .PUT, "/v1/datastores/\(datastore)/roles", body: SetRoleRequest(principal: .user(userId), role: .editor),
+                .PUT, "/v1/datastores/\(datastore)/roles",
+                body: SetRoleRequest(principal: .user(userId), role: .editor),
                 as: DatastoreInfo.self)
         }
     }
@@ -152,7 +153,8 @@ final class Benchmark {
         }
         let result = PhaseResult(
             name: name, count: count, unit: unit, totalSeconds: elapsed.seconds,
-            samplesMilliseconds: await collector.sorted(), memoryBefore: memoryBefore, memoryAfter: MemoryProbe.current(),
+            samplesMilliseconds: await collector.sorted(), memoryBefore: memoryBefore,
+            memoryAfter: MemoryProbe.current(),
             serverMemoryBefore: serverBefore, serverMemoryAfter: server.endpoint.processID.flatMap(MemoryProbe.process),
             notes: notes)
         results.append(result)

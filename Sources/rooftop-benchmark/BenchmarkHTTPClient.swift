@@ -83,13 +83,14 @@ final class BenchmarkHTTPClient: Sendable {
     /// Sends `body` encoded as JSON, requires a 2xx answer and decodes it as `T`.
     /// - Throws: ``BenchmarkError/request`` on any other status, and decoding errors.
     func call<T: Decodable & Sendable>(
-        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil, admin: Bool = false, as type: T.Type = T.self
+        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil, admin: Bool = false,
+        as type: T.Type = T.self
     ) async throws -> Answer<T> {
         let encoded = try body.map { try JSONEncoder().encode($0) }
         let reply = try await send(method, path, body: encoded, admin: admin)
         guard (200..<300).contains(reply.status) else {
-            throw BenchmarkError.request(
-                "\(method) \(path) answered HTTP \(reply.status): \(String(decoding: reply.body.prefix(2000), as: UTF8.self))")
+            let text = String(decoding: reply.body.prefix(2000), as: UTF8.self)
+            throw BenchmarkError.request("\(method) \(path) answered HTTP \(reply.status): \(text)")
         }
         return Answer(
             value: try JSONDecoder().decode(T.self, from: reply.body), elapsed: reply.elapsed,

@@ -79,17 +79,21 @@ struct Report: Codable, Sendable {
         lines.append(header.joined())
         lines.append(String(repeating: "-", count: 105))
         for phase in phases {
-            let memory = phase.serverMemoryAfter == nil ? (phase.memoryBefore, phase.memoryAfter)
+            let memory =
+                phase.serverMemoryAfter == nil
+                ? (phase.memoryBefore, phase.memoryAfter)
                 : (phase.serverMemoryBefore, phase.serverMemoryAfter)
             let rss: String
             if let before = memory.0, let after = memory.1 {
-                rss = "  \(Report.mebibytes(before.residentBytes))→\(Report.mebibytes(after.residentBytes))"
+                rss =
+                    "  \(Report.mebibytes(before.residentBytes))→\(Report.mebibytes(after.residentBytes))"
                     + " (\(Report.mebibytes(after.peakBytes)))"
             } else {
                 rss = "  n/a"
             }
             let row = [
-                pad(phase.name, 17, left: true), pad(String(phase.count), 7), pad(Report.fixed(phase.totalSeconds, 2), 9),
+                pad(phase.name, 17, left: true), pad(String(phase.count), 7),
+                pad(Report.fixed(phase.totalSeconds, 2), 9),
                 pad(Report.fixed(phase.ratePerSecond, 1) + " \(phase.unit)/s", 15),
                 pad(phase.p50Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
                 pad(phase.p95Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),

@@ -61,7 +61,9 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard objects >= 1 else { throw ValidationError("--objects must be at least 1") }
-        guard (1...500).contains(batch) else { throw ValidationError("--batch must be 1-500 (the server's push limit)") }
+        guard (1...500).contains(batch) else {
+            throw ValidationError("--batch must be 1-500 (the server's push limit)")
+        }
         guard (1...256).contains(clients) else { throw ValidationError("--clients must be 1-256") }
         guard (5...200).contains(fieldsPerObject) else { throw ValidationError("--fields-per-object must be 5-200") }
         guard (0...1000).contains(listSize) else { throw ValidationError("--list-size must be 0-1000") }
@@ -123,7 +125,9 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         let report = Report(
             mode: serverBinary == nil ? "in-process" : "server-binary", buildConfiguration: Self.buildConfiguration,
             memoryScope: server.memoryScope, settings: settings,
-            limits: ["maxDatastoreBytes": limits.maxDatastoreBytes, "maxRecordsPerDatastore": limits.maxRecordsPerDatastore],
+            limits: [
+                "maxDatastoreBytes": limits.maxDatastoreBytes, "maxRecordsPerDatastore": limits.maxRecordsPerDatastore,
+            ],
             phases: results.map(Report.PhaseJSON.init), databaseFiles: files, serverStoppedCleanly: stopped)
         print(json ? try report.json() : report.table())
         if keepData { Report.progress("kept the data directory \(directory)") }
