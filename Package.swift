@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Rooftop", targets: ["Rooftop"]),
         .library(name: "RooftopServer", targets: ["RooftopServer"]),
         .executable(name: "rooftop-server", targets: ["rooftop-server"]),
+        .executable(name: "rooftop-benchmark", targets: ["rooftop-benchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -100,6 +101,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/rooftop-server",
+            swiftSettings: swiftSettings
+        ),
+        // Benchmarks that print figures (push, pull, queries, memory); never timed assertions.
+        .executableTarget(
+            name: "rooftop-benchmark",
+            dependencies: [
+                "RooftopServer",
+                "RooftopShared",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/rooftop-benchmark",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,137 @@
+import Foundation
+
+/// The results of a run, printed as a table for people or as JSON (`--json`) for machines.
+struct Report: Codable, Sendable {
+    /// `in-process` or `server-binary`.
+    var mode: String
+    /// How the benchmark itself was compiled (`debug` or `release`); in-process, the server too.
+    var buildConfiguration: String
+    /// What the memory columns cover.
+    var memoryScope: String
+    /// The run's sizes.
+    var settings: BenchmarkSettings
+    /// The limits raised for the run (not measured: the defaults would refuse big data sets).
+    var limits: [String: Int]
+    /// Each phase's figures.
+    var phases: [PhaseJSON]
+    /// The SQLite files after the server stopped, in bytes (name → size).
+    var databaseFiles: [String: Int]
+    /// Whether the server stopped cleanly before the database was measured.
+    var serverStoppedCleanly: Bool
+
+    /// One phase in the JSON output: the figures of ``PhaseResult`` with percentiles computed.
+    struct PhaseJSON: Codable, Sendable {
+        var name: String
+        var count: Int
+        var unit: String
+        var totalSeconds: Double
+        var ratePerSecond: Double
+        var samples: Int
+        var p50Milliseconds: Double?
+        var p95Milliseconds: Double?
+        var p99Milliseconds: Double?
+        var maxMilliseconds: Double?
+        var memoryBefore: MemoryReading?
+        var memoryAfter: MemoryReading?
+        var serverMemoryBefore: MemoryReading?
+        var serverMemoryAfter: MemoryReading?
+        var notes: [String: Double]
+
+        init(_ result: PhaseResult) {
+            name = result.name
+            count = result.count
+            unit = result.unit
+            totalSeconds = result.totalSeconds
+            ratePerSecond = result.rate
+            samples = result.samplesMilliseconds.count
+            p50Milliseconds = result.percentile(50)
+            p95Milliseconds = result.percentile(95)
+            p99Milliseconds = result.percentile(99)
+            maxMilliseconds = result.samplesMilliseconds.last
+            memoryBefore = result.memoryBefore
+            memoryAfter = result.memoryAfter
+            serverMemoryBefore = result.serverMemoryBefore
+            serverMemoryAfter = result.serverMemoryAfter
+            notes = result.notes
+        }
+    }
+
+    /// The report as pretty-printed JSON with sorted keys.
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    /// The report as a table with a header and notes.
+    func table() -> String {
+        var lines: [String] = []
+        let s = settings
+        lines.append(
+            "rooftop-benchmark: \(mode), \(buildConfiguration) build; objects \(s.objects), batch \(s.batch),"
+                + " clients \(s.clients), fields/object \(s.fieldsPerObject), list size \(s.listSize),"
+                + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed)")
+        lines.append(memoryScope)
+        let header = [
+            pad("phase", 17, left: true), pad("count", 7), pad("total s", 9), pad("rate", 15), pad("p50 ms", 9),
+            pad("p95 ms", 9), pad("p99 ms", 9), "  RSS MiB before→after (peak)",
+        ]
+        lines.append(header.joined())
+        lines.append(String(repeating: "-", count: 105))
+        for phase in phases {
+            let memory =
+                phase.serverMemoryAfter == nil
+                ? (phase.memoryBefore, phase.memoryAfter)
+                : (phase.serverMemoryBefore, phase.serverMemoryAfter)
+            let rss: String
+            if let before = memory.0, let after = memory.1 {
+                rss =
+                    "  \(Report.mebibytes(before.residentBytes))→\(Report.mebibytes(after.residentBytes))"
+                    + " (\(Report.mebibytes(after.peakBytes)))"
+            } else {
+                rss = "  n/a"
+            }
+            let row = [
+                pad(phase.name, 17, left: true), pad(String(phase.count), 7),
+                pad(Report.fixed(phase.totalSeconds, 2), 9),
+                pad(Report.fixed(phase.ratePerSecond, 1) + " \(phase.unit)/s", 15),
+                pad(phase.p50Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
+                pad(phase.p95Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
+                pad(phase.p99Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9), rss,
+            ]
+            lines.append(row.joined())
+        }
+        lines.append("")
+        for phase in phases where !phase.notes.isEmpty {
+            let notes = phase.notes.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.fixed($0.value, 2))" }
+            lines.append("\(phase.name): \(notes.joined(separator: ", "))")
+        }
+        let total = databaseFiles.values.reduce(0, +)
+        let files = databaseFiles.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.mebibytes($0.value)) MiB" }
+        lines.append(
+            "database on disk after the run: \(Report.mebibytes(total)) MiB (\(files.joined(separator: ", ")))"
+                + (serverStoppedCleanly ? "" : " — the server did not stop cleanly; the WAL may not be checkpointed"))
+        lines.append("latencies are per request (a push of `batch` mutations, a pull page, a query), client-side")
+        return lines.joined(separator: "\n")
+    }
+
+    /// A progress line on standard error (standard output stays for the report).
+    static func progress(_ line: String) {
+        FileHandle.standardError.write(Data(("[rooftop-benchmark] " + line + "\n").utf8))
+    }
+
+    /// `value` with `digits` decimals.
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        String(format: "%.\(digits)f", value)
+    }
+
+    /// Bytes as MiB with one decimal.
+    static func mebibytes(_ bytes: Int) -> String {
+        fixed(Double(bytes) / 1_048_576, 1)
+    }
+
+    private func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+        let padding = String(repeating: " ", count: max(width - text.count, 0))
+        return left ? text + padding : padding + text
+    }
+}

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `rooftop-benchmark`: starts the reference server, drives it over HTTPS with several signed-up
+/// clients, and prints figures: push and pull throughput, query and count latencies, memory and
+/// the database's size. It never judges the figures: it fails only when an operation fails or
+/// answers something wrong.
+///
+/// ```
+/// swift run -c release rooftop-benchmark --objects 20000
+/// swift run rooftop-benchmark --objects 200 --batch 50 --clients 2 --json
+/// ```
+@main
+struct RooftopBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rooftop-benchmark",
+        abstract: "Measure the Rooftop reference server: push, pull, queries, counts, memory, database size.",
+        discussion: """
+            Starts the server in this process (or --server-binary as its own process) on a free port with a \
+            temporary data directory, TLS with the development CA it creates and bcrypt cost 4. Prints a table \
+            (or --json); exits non-zero only when an operation fails or a result is wrong, never for timing. \
+            See docs/benchmarks.md.
+            """)
+
+    @Option(help: "Objects to create.")
+    var objects = 2000
+
+    @Option(help: "Mutations per push (1-500).")
+    var batch = 100
+
+    @Option(help: "Concurrent clients, each a signed-up user.")
+    var clients = 4
+
+    @Option(help: "Fields per object (at least 5: category, score, tags, location, sum; then extras).")
+    var fieldsPerObject = 8
+
+    @Option(help: "Elements of each object's list field.")
+    var listSize = 8
+
+    @Option(help: "Increments pushed by the update phase, over all clients (default: --objects).")
+    var updates: Int?
+
+    @Option(help: "Repetitions of each query, count and idle pull.")
+    var queries = 30
+
+    @Option(help: "Changes per pull page (1-1000).")
+    var pageSize = 500
+
+    @Option(help: "Seed of the data set and of the query parameters.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Run this rooftop-server executable as its own process instead of in-process.")
+    var serverBinary: String?
+
+    @Flag(help: "Print the results as JSON instead of a table.")
+    var json = false
+
+    @Flag(help: "Keep the temporary data directory (its path is printed).")
+    var keepData = false
+
+    func validate() throws {
+        guard objects >= 1 else { throw ValidationError("--objects must be at least 1") }
+        guard (1...500).contains(batch) else {
+            throw ValidationError("--batch must be 1-500 (the server's push limit)")
+        }
+        guard (1...256).contains(clients) else { throw ValidationError("--clients must be 1-256") }
+        guard (5...200).contains(fieldsPerObject) else { throw ValidationError("--fields-per-object must be 5-200") }
+        guard (0...1000).contains(listSize) else { throw ValidationError("--list-size must be 0-1000") }
+        guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
+        guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
+        guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let settings = BenchmarkSettings(
+            objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
+            updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed)
+        let directory = try DataDirectory.make()
+        let limits = BenchmarkLimits(objects: objects)
+        var generator = SystemRandomNumberGenerator()
+        let adminKey = (0..<4).map { _ in String(generator.next(), radix: 16) }.joined()
+        Report.progress("data directory \(directory)")
+        let server: any ServerUnderTest
+        do {
+            if let serverBinary {
+                server = try await ServerProcess.start(
+                    binary: serverBinary, dataDirectory: directory, adminKey: adminKey, limits: limits)
+            } else {
+                server = try await InProcessServer.start(dataDirectory: directory, adminKey: adminKey, limits: limits)
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        Report.progress("server listening at \(server.endpoint.baseURL)")
+
+        var results: [PhaseResult] = []
+        var failure: (any Error)?
+        do {
+            let benchmark = try Benchmark(settings: settings, server: server)
+            do {
+                try await benchmark.run()
+            } catch {
+                failure = error
+            }
+            results = benchmark.results
+            await benchmark.shutdown()
+        } catch {
+            failure = error
+        }
+        let stopped = await server.stop()
+        let files = DataDirectory.databaseFiles(in: directory)
+        if !keepData { try? FileManager.default.removeItem(atPath: directory) }
+        if let failure {
+            Report.progress("FAILED: \(failure)\nserver output:\n\(server.output.suffix(4000))")
+            throw ExitCode.failure
+        }
+
+        let report = Report(
+            mode: serverBinary == nil ? "in-process" : "server-binary", buildConfiguration: Self.buildConfiguration,
+            memoryScope: server.memoryScope, settings: settings,
+            limits: [
+                "maxDatastoreBytes": limits.maxDatastoreBytes, "maxRecordsPerDatastore": limits.maxRecordsPerDatastore,
+            ],
+            phases: results.map(Report.PhaseJSON.init), databaseFiles: files, serverStoppedCleanly: stopped)
+        print(json ? try report.json() : report.table())
+        if keepData { Report.progress("kept the data directory \(directory)") }
+    }
+
+    /// How this executable was compiled.
+    static var buildConfiguration: String {
+        #if DEBUG
+            "debug"
+        #else
+            "release"
+        #endif
+    }
+}

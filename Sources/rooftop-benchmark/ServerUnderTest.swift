@@ -1,0 +1,118 @@
+import Foundation
+import RooftopShared
+import Synchronization
+
+/// Where and how to reach the server under test.
+struct ServerEndpoint: Sendable {
+    /// `https://127.0.0.1:<port>`.
+    var baseURL: String
+    /// The development CA the server created; the benchmark's clients trust nothing else.
+    var caCertificatePath: String
+    /// The admin key the server was started with.
+    var adminKey: String
+    /// The application ID clients send.
+    var appId: String
+    /// The server's data directory (its database is measured there after the run).
+    var dataDirectory: String
+    /// The server's process ID when it runs as its own process, `nil` in-process.
+    var processID: Int32?
+}
+
+/// A running server: in this process (``InProcessServer``) or the built executable
+/// (``ServerProcess``).
+protocol ServerUnderTest: Sendable {
+    /// How to reach it.
+    var endpoint: ServerEndpoint { get }
+    /// What the memory figures cover, printed with the table.
+    var memoryScope: String { get }
+    /// Everything the server printed (its log lines at warning and above), for failure messages.
+    var output: String { get }
+    /// Stops the server and waits until it has closed its database.
+    /// - Returns: Whether it stopped cleanly (false: it had to be killed or did not finish).
+    func stop() async -> Bool
+}
+
+/// The limits the benchmark raises so that the data set fits in one datastore: the defaults
+/// (10 MiB, 100,000 records per datastore) are product limits, not what is being measured.
+struct BenchmarkLimits: Sendable {
+    /// Largest datastore, in bytes.
+    var maxDatastoreBytes: Int
+    /// Most records per datastore.
+    var maxRecordsPerDatastore: Int
+
+    /// Limits roomy enough for `objects` objects.
+    init(objects: Int) {
+        maxDatastoreBytes = 1 << 36
+        maxRecordsPerDatastore = max(Limits.default.maxRecordsPerDatastore, objects + 1000)
+    }
+}
+
+/// Lines a server printed, thread-safely, and the value after a known prefix.
+final class PrintedLines: Sendable {
+    private let text = Mutex("")
+    private let endReason = Mutex<String?>(nil)
+
+    /// Why the server ended, once it has (`nil` while it runs).
+    var ended: String? { endReason.withLock { $0 } }
+
+    /// Records that the server ended, and why.
+    func markEnded(_ reason: String) {
+        endReason.withLock { $0 = $0 ?? reason }
+    }
+
+    /// Everything printed so far.
+    var all: String { text.withLock { $0 } }
+
+    /// Appends output (complete lines or fragments).
+    func append(_ output: String) {
+        text.withLock { $0 += output }
+    }
+
+    /// The rest of the first complete line starting with `prefix`.
+    func value(after prefix: String) -> String? {
+        let lines = all.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        return lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
+
+    /// Waits (polling) until the server printed its listening address and development CA.
+    /// - Returns: The port and the CA path.
+    /// - Throws: ``BenchmarkError/server`` when `failed()` says the server is gone, or on timeout.
+    func waitForListening(
+        deadline: Duration = .seconds(120), failed: () -> String? = { nil }
+    ) async throws -> (port: Int, caPath: String) {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        while clock.now < end {
+            if let port = value(after: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
+                let ca = value(after: "development CA: ")
+            {
+                return (port, ca)
+            }
+            if let reason = failed() { throw BenchmarkError.server("\(reason):\n\(all)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw BenchmarkError.server("the server did not start listening within \(deadline):\n\(all)")
+    }
+}
+
+/// A fresh temporary data directory for one run.
+enum DataDirectory {
+    /// Creates `<tmp>/rooftop-benchmark-<uuid>`.
+    static func make() throws -> String {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rooftop-benchmark-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// The size of each SQLite file (`rooftop.sqlite`, `-wal`, `-shm`) in `directory`, in bytes.
+    static func databaseFiles(in directory: String) -> [String: Int] {
+        let manager = FileManager.default
+        var sizes: [String: Int] = [:]
+        for name in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("rooftop.sqlite") {
+            let attributes = try? manager.attributesOfItem(atPath: directory + "/" + name)
+            sizes[name] = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        }
+        return sizes
+    }
+}
