@@ -17,6 +17,9 @@ struct CheckpointCodec: Sendable {
         var s: Int64
         /// The principals the user held.
         var p: [String]
+        /// While paging: the estimate of what was left after this checkpoint, counted down page by
+        /// page so that a long pull does not recount its remaining changes on every page.
+        var r: Int?
     }
 
     private let key: SymmetricKey

@@ -99,6 +99,7 @@ final class PullService: Sendable {
             datastoreKey: datastoreKey, after: afterSequence, limit: pageSize + 1, classes: classFilter)
         var lastSequence = afterSequence
         var hasMore = false
+        var deliveredFromFeed = 0
         for (index, row) in rows.enumerated() {
             if index == pageSize || (index > 0 && pageBytes > limits.maxPullPageBytes) {
                 hasMore = true
@@ -111,14 +112,22 @@ final class PullService: Sendable {
             else { continue }
             if case .upsert(let object) = change { pageBytes += SizeAccounting.recordSize(object) }
             changes.append(change)
+            deliveredFromFeed += 1
+        }
+        // The estimate is counted once when paging starts, then counted down page by page
+        // (recounted when it runs out early because of writes made meanwhile).
+        var remaining = 0
+        if hasMore {
+            if let carried = since?.r, afterSequence == since?.s, carried - deliveredFromFeed > 0 {
+                remaining = carried - deliveredFromFeed
+            } else {
+                remaining = try await storage.changeCount(
+                    datastoreKey: datastoreKey, after: lastSequence, classes: classFilter,
+                    readers: context.isAdmin ? nil : principals.union(since?.p ?? []))
+            }
         }
         let checkpoint = checkpoints.encode(
-            .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted()))
-        let remaining = hasMore
-            ? try await storage.changeCount(
-                datastoreKey: datastoreKey, after: lastSequence, classes: classFilter,
-                readers: context.isAdmin ? nil : principals.union(since?.p ?? []))
-            : 0
+            .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted(), r: hasMore ? remaining : nil))
         Counter(label: "rooftop_pulled_changes_total").increment(by: changes.count)
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
     }
