@@ -218,16 +218,19 @@ struct SQLQueryCompiler: Sendable {
             field, SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .blob($0) }))
     }
 
+    /// Whether the object has the field (meeting `test`). Written as an uncorrelated `IN` rather
+    /// than a correlated `EXISTS`, which means the same, so that the index on (field, sort_key)
+    /// finds the matching rows once instead of a lookup per object of the class.
     private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
-        var fragment = SQLFragment(
-            "EXISTS (SELECT 1 FROM object_fields f WHERE f.object_key = o.key AND f.field = ?", [.text(field)])
+        var fragment = SQLFragment("o.key IN (SELECT f.object_key FROM object_fields f WHERE f.field = ?", [.text(field)])
         if let test { fragment = fragment + SQLFragment(" AND ") + test }
         return fragment + SQLFragment(")")
     }
 
+    /// Whether the object's list or relation field holds the value (same form as ``fieldExists``).
     private func elementExists(_ field: String, _ value: Value) -> SQLFragment {
         SQLFragment(
-            "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ? AND e.element_key = ?)",
+            "o.key IN (SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?)",
             [.text(field), .blob(value.sortKey)])
     }
 
