@@ -42,6 +42,7 @@ extension ClientCore {
             return try recomputeLocalView(key, server: server ?? (fallbackBase.version > 0 ? fallbackBase : nil), in: transaction)
         }
         object.clearSaved(count: count, base: view)
+        outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))
         outboxSignal.yield()
         return mutationId
     }
@@ -78,13 +79,10 @@ extension ClientCore {
         }
     }
 
-    /// Waits until the offline queue has no change of this object left to send (so that a direct
-    /// save comes after them). Implemented by the outbox engine; without queued changes it
-    /// returns at once.
+    /// Has the offline queue send this object's queued changes now and waits for their answers
+    /// (so that a direct save comes after them); without queued changes it returns at once.
+    /// - Throws: The send's failure (`noConnection`...), `badState` without an account.
     func flushQueue(for key: ObjectKey) async throws(RooftopError) {
-        let queued = try store.write(scope: scope) { transaction in try transaction.queued(for: key) }
-        guard !queued.isEmpty else { return }
-        throw RooftopError(
-            .badState, "\(key) has changes in the offline queue; wait for them (outbox) before saving it directly")
+        try await outboxEngine.flush(.object(key))
     }
 }

@@ -11,6 +11,8 @@ final class ClientCore: Sendable {
     let api: RemoteAPI
     let tokens: SessionTokenStore
     let registry = ObjectRegistry()
+    /// The offline queue's engine, the sync engine and what they share.
+    let services = SyncServices()
     private let session: Mutex<StoredSession?>
     /// Signals that the offline queue has something new to send.
     let outboxSignal: AsyncStream<Void>.Continuation

@@ -33,6 +33,8 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         /// The mutation ID of an unfinished ``save()``, reused when the same changes are saved
         /// again so that a retry after a lost answer never applies twice.
         var saveAttempt: (id: MutationID, count: Int)?
+        /// Deleted (by a delete, or on the server: a pulled tombstone, lost access).
+        var deleted = false
     }
 
     init(key: ObjectKey, base: ObjectSnapshot?, core: ClientCore) {
@@ -191,7 +193,23 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     /// Replaces the stored state the unsaved changes apply on.
     func replaceBase(_ snapshot: ObjectSnapshot?) {
-        state.withLock { $0.base = snapshot }
+        state.withLock { state in
+            state.base = snapshot
+            if snapshot != nil { state.deleted = false }
+        }
+    }
+
+    /// Whether the object was deleted: by ``delete()`` or ``deleteEventually()``, or on the
+    /// server (a sync brought its tombstone, or the user lost access to it). A deleted object
+    /// reads no fields; saving changes to it creates it again.
+    public var isDeleted: Bool { state.withLock { $0.deleted } }
+
+    /// Records that the object is gone: no stored state, marked deleted.
+    func markDeleted() {
+        state.withLock { state in
+            state.base = nil
+            state.deleted = true
+        }
     }
 
     /// The unsaved changes as one change, the number of field updates it holds, and the mutation
@@ -218,6 +236,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             state.unsavedACL = nil
             state.saveAttempt = nil
             state.base = base
+            if base != nil { state.deleted = false }
         }
     }
 }
