@@ -204,6 +204,9 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// reads no fields; saving changes to it creates it again.
     public var isDeleted: Bool { state.withLock { $0.deleted } }
 
+    /// The stored (or fetched) state, without the unsaved changes.
+    var storedBase: ObjectSnapshot? { state.withLock { $0.base } }
+
     /// Records that the object is gone: no stored state, marked deleted.
     func markDeleted() {
         state.withLock { state in

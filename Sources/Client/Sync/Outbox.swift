@@ -29,8 +29,9 @@ public struct Outbox: Sendable {
         let scope = core.scope
         let rejected = try core.store.rejected(scope: scope)
         for candidate in Set([id, ledger.survivor(of: id)]).sorted() {
-            if let version = ledger.acknowledgedVersion(candidate) { return .acknowledged(version: version) }
+            // The row first: the ledger may learn of an acknowledgement just before its row goes.
             if let row = try core.store.outboxRow(candidate, scope: scope) { return row.state == .sent ? .sent : .pending }
+            if let version = ledger.acknowledgedVersion(candidate) { return .acknowledged(version: version) }
             if let refusal = rejected.first(where: { $0.mutation.mutationId == candidate }) {
                 return .rejected(code: refusal.error.code, message: refusal.error.message)
             }

@@ -71,6 +71,16 @@ extension OutboxEngine {
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
         let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
+        // The server's word is recorded first, so that a status asked as the rows go reads it.
+        var folded: [MutationID: [MutationID]] = [:]
+        for row in rows {
+            let id = row.mutation.mutationId
+            switch response.result(for: id) {
+            case .applied(_, let version, _, _)?: folded[id] = core.services.ledger.acknowledge(id, version: version)
+            case .rejected?: folded[id] = core.services.ledger.settle(id)
+            case nil: break
+            }
+        }
         try core.store.write(scope: scope) { transaction in
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
@@ -125,17 +135,17 @@ extension OutboxEngine {
         }
         for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
         for key in gone { core.registry.existing(key)?.markDeleted() }
-        publish(acknowledged: acknowledged, refused: refused, core: core)
+        publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
         return answered
     }
 
     private func publish(
-        acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)], core: ClientCore
+        acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)],
+        folded: [MutationID: [MutationID]], core: ClientCore
     ) {
-        let ledger = core.services.ledger
         for (row, version, merges) in acknowledged {
             let id = row.mutation.mutationId
-            for other in [id] + ledger.acknowledge(id, version: version) {
+            for other in [id] + (folded[id] ?? []) {
                 let kind = OutboxEvent.Kind.acknowledged(version: version, merges: other == id ? merges : [])
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: kind))
             }
@@ -145,7 +155,7 @@ extension OutboxEngine {
         }
         for (row, error) in refused {
             let id = row.mutation.mutationId
-            for other in [id] + ledger.settle(id) {
+            for other in [id] + (folded[id] ?? []) {
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: .rejected(error)))
             }
         }

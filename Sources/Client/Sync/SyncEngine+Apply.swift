@@ -13,12 +13,12 @@ extension SyncEngine {
         let rebases = await rebases(for: page, datastore: datastore, core: core)
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
-        var outcomes: [(Rebase, Rebase.Outcome)] = []
+        var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
         try core.store.write(scope: owner) { transaction in
             for change in page.changes {
                 let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
                 if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
-                    outcomes.append((rebase, outcome))
+                    outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
                 }
                 switch change {
                 case .upsert(let object):
@@ -82,20 +82,34 @@ extension SyncEngine {
         return rebases
     }
 
-    /// Publishes what the rebases did: merge decisions, folds, local acknowledgements.
-    private func publish(_ outcomes: [(Rebase, Rebase.Outcome)], core: ClientCore) {
-        let ledger = core.services.ledger
-        for (rebase, outcome) in outcomes {
+    /// Records in the ledger what a rebase did to the queue (inside the page's transaction, so
+    /// that statuses read it as soon as the rows go); returns the mutations folded earlier into
+    /// each settled one.
+    private static func record(_ outcome: Rebase.Outcome, ledger: OutboxLedger) -> [MutationID: [MutationID]] {
+        switch outcome {
+        case .queued(let survivor, let folded):
+            ledger.fold(folded, into: survivor)
+            return [:]
+        case .settled(let ids, let version):
+            var folded: [MutationID: [MutationID]] = [:]
+            for id in ids { folded[id] = ledger.acknowledge(id, version: version) }
+            return folded
+        }
+    }
+
+    /// Publishes what the rebases did: merge decisions and local acknowledgements.
+    private func publish(_ outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])], core: ClientCore) {
+        for (rebase, outcome, folded) in outcomes {
             for decision in rebase.result.decisions {
                 core.services.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))
             }
             switch outcome {
-            case .queued(let survivor, let folded):
-                ledger.fold(folded, into: survivor)
+            case .queued:
+                break
             case .settled(let ids, let version):
                 let events = core.outboxEngine.events
                 for (index, id) in ids.enumerated() {
-                    for other in [id] + ledger.acknowledge(id, version: version) {
+                    for other in [id] + (folded[id] ?? []) {
                         let merges = index == 0 && other == id ? rebase.result.decisions : []
                         events.publish(OutboxEvent(
                             mutationId: other, key: rebase.key, kind: .acknowledged(version: version, merges: merges)))
