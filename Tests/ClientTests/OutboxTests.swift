@@ -3,7 +3,7 @@ import Foundation
 import RooftopShared
 import Testing
 
-@Suite("Outbox: order, statuses, refusals")
+@Suite("Outbox: order, statuses, refusals", .timeLimit(.minutes(1)))
 struct OutboxTests {
     @Test("queued changes go in order, an object's together in one push, and reach the server once")
     func orderAndGrouping() async throws {
