@@ -50,6 +50,38 @@ struct RebaseTests {
         await client.shutdown()
     }
 
+    @Test("a sum counter incremented offline on two devices converges to the total on both")
+    func twoDevices() async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let phone = try syncClient(server)
+        _ = try await phone.signUpForTest("ann")
+        let tablet = try syncClient(server)
+        try await tablet.logIn(username: "ann", password: "secret")
+        let key = try #require(server.seed(1, className: "Score") { _ in ["count": 10] }.first)
+        try await phone.sync.pull(datastore: .default)
+        try await tablet.sync.pull(datastore: .default)
+        server.offline = true
+        let onPhone = phone.object("Score", id: key.objectId, in: .default)
+        let onTablet = tablet.object("Score", id: key.objectId, in: .default)
+        try onPhone.increment("count", by: 1)
+        try await onPhone.saveEventually()
+        try onTablet.increment("count", by: 5)
+        try await onTablet.saveEventually()
+        #expect(onPhone.int("count") == 11 && onTablet.int("count") == 15)
+        server.offline = false
+        phone.outbox.resume()
+        tablet.outbox.resume()
+        try await phone.outbox.waitUntilIdle()
+        try await tablet.outbox.waitUntilIdle()
+        try await phone.sync.pull(datastore: .default)
+        try await tablet.sync.pull(datastore: .default)
+        #expect(server.object(key, owner: "u1")?.fields["count"] == 16)
+        #expect(onPhone.int("count") == 16 && onTablet.int("count") == 16)
+        await phone.shutdown()
+        await tablet.shutdown()
+    }
+
     @Test("each rule decides a field set on both sides", arguments: [
         (MergeRule.remote, Value.int(20)), (.local, .int(15)), (.max, .int(20)), (.min, .int(15)), (.sum, .int(25)),
     ])

@@ -26,6 +26,9 @@ actor ContinuousSync {
         self.scope = scope
     }
 
+    /// Whether no pull is running or due.
+    var isIdle: Bool { running.isEmpty && again.isEmpty }
+
     /// Starts listening, subscribes, and pulls every datastore once.
     func start() async {
         let signals = channel.signals()

@@ -27,9 +27,10 @@ protocol LiveChannel: Sendable {
     func close() async
 }
 
-/// A channel without a server connection: it says `connected` at once, then announces every
-/// subscribed datastore as changed at a fixed interval on the configured clock, so that
-/// continuous sync polls. Used when no live connection is available.
+/// A channel without a server connection: it announces every subscribed datastore as changed at
+/// a fixed interval on the configured clock, so that continuous sync polls. It never says
+/// `connected`: without a connection, the status follows the outcome of each request. Used when
+/// no live connection is available.
 final class PollingChannel: LiveChannel {
     private let interval: Duration
     private let clock: EngineClock
@@ -55,7 +56,6 @@ final class PollingChannel: LiveChannel {
         }
         signalsOut.publish(.subscribed(datastores))
         guard start else { return }
-        signalsOut.publish(.connected)
         let ticker = Task { [weak self, clock, interval] in
             var next = clock.nowMillis()
             while !Task.isCancelled {
