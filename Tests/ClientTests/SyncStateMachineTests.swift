@@ -67,6 +67,15 @@ struct SyncStateMachineTests {
         #expect(lost.handle(.requestFailed(gone)) == [.purgeDatastore, .fail(gone)])
     }
 
+    @Test("a checkpoint the server refuses restarts the pull from the beginning, once")
+    func refusedCheckpoint() {
+        var machine = SyncStateMachine()
+        _ = machine.handle(.start(checkpoint: Checkpoint("c:old")))
+        let invalid = RooftopError(.illegalArgument, "the checkpoint is not valid: pull again without one")
+        #expect(machine.handle(.requestFailed(invalid)) == [.requestPage(since: nil)])
+        #expect(machine.handle(.requestFailed(invalid)) == [.fail(invalid)])
+    }
+
     @Test("a page that fails to apply fails the pull, keeping the checkpoint of the last page applied")
     func applyFailure() {
         var machine = SyncStateMachine()

@@ -93,6 +93,16 @@ extension LocalStore {
 }
 
 extension LocalStore {
+    /// The objects of a datastore that have queued rows.
+    func queuedKeys(scope: String, datastore: DatastoreID) throws(RooftopError) -> Set<ObjectKey> {
+        try read { db in
+            Set(try Row.fetchAll(
+                db, sql: "SELECT DISTINCT datastore, class_name, object_id FROM outbox WHERE scope = ? AND datastore = ?",
+                arguments: [scope, datastore.rawValue]
+            ).compactMap(StoreTransaction.key))
+        }
+    }
+
     /// The queued rows of one object, in order.
     func queued(for key: ObjectKey, scope: String) throws(RooftopError) -> [OutboxRow] {
         try read { db in try StoreTransaction(db: db, scope: scope).queued(for: key) }

@@ -11,7 +11,7 @@ import RooftopShared
 /// ```swift
 /// let id = try await note.saveEventually()
 /// try await client.outbox.waitUntilIdle()
-/// if case .rejected(let code, let message)? = try client.outbox.status(of: id!) { ... }
+/// if let id, case .rejected(let code, let message)? = try client.outbox.status(of: id) { ... }
 /// for change in try client.outbox.rejected() { try client.outbox.discard(change) }
 /// ```
 public struct Outbox: Sendable {

@@ -167,8 +167,9 @@ actor OutboxEngine {
         while left > 0 {
             if Task.isCancelled { throw RooftopError(.cancelled, "the flush was cancelled") }
             switch await exclusiveRound(force: true, filter: filter) {
-            case .failed(let error, let next):
-                schedule(next)
+            case .failed(let error, _):
+                // Let the loop set the timer from every waiting row, not only these.
+                wake.yield()
                 throw error
             case .sent(let answered):
                 answeredSoFar += answered

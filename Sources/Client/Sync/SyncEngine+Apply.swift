@@ -54,9 +54,13 @@ extension SyncEngine {
     {
         let owner = core.scope
         var rebases: [ObjectKey: Rebase] = [:]
+        // One look at the queue per page: most pulled objects have nothing queued.
+        guard let queued = try? core.store.queuedKeys(scope: owner, datastore: datastore), !queued.isEmpty else {
+            return [:]
+        }
         for change in page.changes {
             let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
-            guard let rows = try? core.store.queued(for: key, scope: owner), let base = Rebase.commonBase(rows) else {
+            guard queued.contains(key), let rows = try? core.store.queued(for: key, scope: owner), let base = Rebase.commonBase(rows) else {
                 continue
             }
             switch change {

@@ -1,5 +1,4 @@
 import RooftopShared
-import Synchronization
 
 extension SyncEngine {
     /// What a pull tells its caller about each change applied (``Datastore/sync()`` collects them).
@@ -79,14 +78,13 @@ extension SyncEngine {
         var machine = SyncStateMachine(maxRetries: maxRetries)
         var actions = machine.handle(.start(checkpoint: since))
         var page: PullResponse?
-        let limit = pageSize.withLock { $0 }
         let activity = core.services.activity
         while !actions.isEmpty {
             switch actions.removeFirst() {
             case .requestPage(let since):
                 do {
                     let response = try await core.api.pull(
-                        PullRequest(datastore: datastore, since: since, limit: limit, classes: classes))
+                        PullRequest(datastore: datastore, since: since, classes: classes))
                     activity.setConnected(true)
                     page = response
                     actions += machine.handle(.received(SyncStateMachine.Page(response)))

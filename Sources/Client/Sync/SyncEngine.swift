@@ -20,8 +20,6 @@ public final class SyncEngine: Sendable {
     let clock: EngineClock
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)
-    /// The page size pulls ask for; `nil` for the server's default.
-    let pageSize = Mutex<Int?>(nil)
 
     init(core: ClientCore) {
         self.core = core

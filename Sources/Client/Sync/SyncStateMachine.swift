@@ -19,7 +19,8 @@ import RooftopShared
 ///   known before any change lands, seed 001).
 /// - A passing failure of a request (``RooftopError/isTransient``) asks to retry later, up to
 ///   `maxRetries` times in a row; `notFound` (the datastore is gone or access to it was lost)
-///   asks to purge the local copy, then fails.
+///   asks to purge the local copy, then fails. A checkpoint the server no longer accepts
+///   (`illegalArgument`: "pull again without one") restarts the pull from the beginning, once.
 struct SyncStateMachine: Sendable, Equatable {
     /// Where the pull is.
     enum Phase: Sendable, Equatable {
@@ -93,6 +94,7 @@ struct SyncStateMachine: Sendable, Equatable {
     private var page: Page?
     private var retries = 0
     private var reportedFirst = false
+    private var restarted = false
 
     /// A machine that retries passing failures `maxRetries` times in a row.
     init(maxRetries: Int = 0) {
@@ -146,6 +148,11 @@ struct SyncStateMachine: Sendable, Equatable {
             if error.code == .notFound {
                 phase = .failed
                 return [.purgeDatastore, .fail(error)]
+            }
+            if error.code == .illegalArgument, checkpoint != nil, !restarted {
+                restarted = true
+                checkpoint = nil
+                return [.requestPage(since: nil)]
             }
             if error.isTransient, retries < maxRetries {
                 retries += 1
