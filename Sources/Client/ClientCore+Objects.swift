@@ -22,11 +22,13 @@ extension ClientCore {
     /// one transaction; then the object reads its new local view.
     func enqueue(_ change: ObjectChange, for object: RooftopObject, count: Int) throws(RooftopError) -> MutationID? {
         let key = object.key
-        let fallbackBase = object.snapshot
+        // The fetched state without the unsaved changes (those are what is being queued).
+        let fallbackBase = object.storedBase
         let mutationId = MutationID.generate()
         let view = try store.write(scope: scope) { transaction -> ObjectSnapshot? in
             let row = try transaction.object(key)
-            let server = row?.server
+            // A fetched object that was not stored: its fetched state is the base.
+            let server = row?.server ?? (row == nil ? fallbackBase.flatMap { $0.version > 0 ? $0 : nil } : nil)
             let version = server?.version ?? 0
             // All of an object's queued mutations carry the version last synced: the server
             // applies them in order on top of each other.
@@ -34,14 +36,14 @@ extension ClientCore {
                 mutationId: mutationId, datastore: key.datastore, className: key.className, objectId: key.objectId,
                 baseVersion: version > 0 ? version : nil, change: change)
             try transaction.enqueue(mutation)
-            if row == nil, server == nil, fallbackBase.version > 0 {
-                // A fetched object that was not stored: its fetched state is the base.
-                try transaction.put(key, server: fallbackBase, local: fallbackBase, deleted: false)
+            if row == nil, let server {
+                try transaction.put(key, server: server, local: server, deleted: false)
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try recomputeLocalView(key, server: server ?? (fallbackBase.version > 0 ? fallbackBase : nil), in: transaction)
+            return try recomputeLocalView(key, server: server, in: transaction)
         }
         object.clearSaved(count: count, base: view)
+        outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))
         outboxSignal.yield()
         return mutationId
     }
@@ -78,13 +80,10 @@ extension ClientCore {
         }
     }
 
-    /// Waits until the offline queue has no change of this object left to send (so that a direct
-    /// save comes after them). Implemented by the outbox engine; without queued changes it
-    /// returns at once.
+    /// Has the offline queue send this object's queued changes now and waits for their answers
+    /// (so that a direct save comes after them); without queued changes it returns at once.
+    /// - Throws: The send's failure (`noConnection`...), `badState` without an account.
     func flushQueue(for key: ObjectKey) async throws(RooftopError) {
-        let queued = try store.write(scope: scope) { transaction in try transaction.queued(for: key) }
-        guard !queued.isEmpty else { return }
-        throw RooftopError(
-            .badState, "\(key) has changes in the offline queue; wait for them (outbox) before saving it directly")
+        try await outboxEngine.flush(.object(key))
     }
 }

@@ -14,6 +14,8 @@ final class ClientCore: Sendable {
     /// Announces changes of live objects that the store does not see: unsaved changes made or
     /// dropped, a new base read (observation re-reads objects and local queries on these).
     let edits = ChangeBus()
+    /// The offline queue's engine, the sync engine and what they share.
+    let services = SyncServices()
     private let session: Mutex<StoredSession?>
     /// Signals that the offline queue has something new to send.
     let outboxSignal: AsyncStream<Void>.Continuation

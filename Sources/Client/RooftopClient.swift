@@ -27,11 +27,16 @@ public final class RooftopClient: Sendable {
         let transport = try AsyncHTTPTransport(
             baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
         core = try ClientCore(configuration: configuration, transport: transport)
+        core.startSync()
     }
 
-    /// A client over a given transport (tests).
-    init(configuration: ClientConfiguration, transport: any HTTPTransport) throws(RooftopError) {
+    /// A client over a given transport (tests), with a fixed source of retry jitter if given.
+    init(
+        configuration: ClientConfiguration, transport: any HTTPTransport, random: (@Sendable () -> Double)? = nil
+    ) throws(RooftopError) {
         core = try ClientCore(configuration: configuration, transport: transport)
+        if let random { core.services.setRandomSource(random) }
+        core.startSync()
     }
 
     /// The configuration in effect.
@@ -39,6 +44,7 @@ public final class RooftopClient: Sendable {
 
     /// Stops the client: closes the network connections and the local datastore.
     public func shutdown() async {
+        await core.services.shutdown()
         core.outboxSignal.finish()
         await core.transport.shutdown()
         core.store.close()

@@ -52,7 +52,7 @@ extension RooftopObject {
         let result = try await core.api.push(PushRequest(mutations: [mutation])).results.first
         if let error = result?.error { throw error }
         revert()
-        replaceBase(nil)
+        markDeleted()
         try core.store.write(scope: core.scope) { transaction in try transaction.remove(key) }
     }
 
@@ -64,6 +64,7 @@ extension RooftopObject {
         guard let id = try core.enqueue(.delete, for: self, count: 0) else {
             throw RooftopError(.internal, "a delete was not queued")
         }
+        markDeleted()
         return id
     }
 

@@ -33,6 +33,8 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         /// The mutation ID of an unfinished ``save()``, reused when the same changes are saved
         /// again so that a retry after a lost answer never applies twice.
         var saveAttempt: (id: MutationID, count: Int)?
+        /// Deleted (by a delete, or on the server: a pulled tombstone, lost access).
+        var deleted = false
     }
 
     init(key: ObjectKey, base: ObjectSnapshot?, core: ClientCore) {
@@ -197,10 +199,33 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// Replaces the stored state the unsaved changes apply on.
     func replaceBase(_ snapshot: ObjectSnapshot?) {
         let changed = state.withLock { state in
-            defer { state.base = snapshot }
+            defer {
+                state.base = snapshot
+                if snapshot != nil { state.deleted = false }
+            }
             return state.base != snapshot
         }
         // Queries re-read objects into the identity map all the time: only real changes count.
+        if changed { announceEdit() }
+    }
+
+    /// Whether the object was deleted: by ``delete()`` or ``deleteEventually()``, or on the
+    /// server (a sync brought its tombstone, or the user lost access to it). A deleted object
+    /// reads no fields; saving changes to it creates it again.
+    public var isDeleted: Bool { state.withLock { $0.deleted } }
+
+    /// The stored (or fetched) state, without the unsaved changes.
+    var storedBase: ObjectSnapshot? { state.withLock { $0.base } }
+
+    /// Records that the object is gone: no stored state, marked deleted.
+    func markDeleted() {
+        let changed = state.withLock { state in
+            defer {
+                state.base = nil
+                state.deleted = true
+            }
+            return state.base != nil || !state.deleted
+        }
         if changed { announceEdit() }
     }
 
@@ -228,6 +253,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             state.unsavedACL = nil
             state.saveAttempt = nil
             state.base = base
+            if base != nil { state.deleted = false }
         }
         announceEdit()
     }

@@ -83,6 +83,7 @@ enum LocalStoreMigrations {
                 );
                 """)
         }
+        registerSyncMigrations(&migrator)
         return migrator
     }
 }

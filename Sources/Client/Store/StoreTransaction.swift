@@ -37,8 +37,8 @@ final class StoreTransaction {
         touch(key)
     }
 
-    /// Removes an object, its pins and its queued mutations (a purge: deleted on the server, or
-    /// access lost).
+    /// Removes an object and its pins (a purge: deleted on the server, or access lost). Its
+    /// queued mutations stay: the server answers them (a refusal is set aside for the app).
     func remove(_ key: ObjectKey) throws {
         let arguments: StatementArguments = [scope, key.datastore.rawValue, key.className, key.objectId]
         try db.execute(

@@ -1,0 +1,41 @@
+import RooftopShared
+
+/// A datastore's sync status (seed 003's `DBDatastoreStatus`), observed with
+/// ``Datastore/status``.
+///
+/// Rooftop queues every saved change durably at once (there is no separate "commit" step), so
+/// `outgoing` and `uploading` both speak of the offline queue: `outgoing` while changes wait for
+/// the server's answer, `uploading` while some are on the way.
+public struct DatastoreStatus: Sendable, Equatable {
+    /// Whether the client is in touch with the server: the live channel is up, or (without
+    /// continuous sync) the last request got an answer.
+    public var connected: Bool
+    /// Whether a pull is running, or the datastore was never pulled (always so for a datastore
+    /// used without an account).
+    public var downloading: Bool
+    /// Whether queued changes are being sent right now.
+    public var uploading: Bool
+    /// Whether the server announced changes that were not pulled yet.
+    public var incoming: Bool
+    /// Whether changes are queued, not yet acknowledged by the server.
+    public var outgoing: Bool
+    /// Whether the server no longer has the datastore (or no longer lets the user see it): its
+    /// local copy was dropped; uncache it, or open it again.
+    public var needsReset: Bool
+    /// The last error of a push or pull of the datastore, cleared by the next success.
+    public var lastError: RooftopError?
+
+    /// A status.
+    public init(
+        connected: Bool = false, downloading: Bool = false, uploading: Bool = false, incoming: Bool = false,
+        outgoing: Bool = false, needsReset: Bool = false, lastError: RooftopError? = nil
+    ) {
+        self.connected = connected
+        self.downloading = downloading
+        self.uploading = uploading
+        self.incoming = incoming
+        self.outgoing = outgoing
+        self.needsReset = needsReset
+        self.lastError = lastError
+    }
+}

@@ -1,0 +1,110 @@
+import GRDB
+import RooftopShared
+
+extension StoreTransaction {
+    /// The scope's whole offline queue, in order.
+    func outbox() throws -> [OutboxRow] {
+        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE scope = ? ORDER BY seq", arguments: [scope])
+            .map(StoreTransaction.outboxRow)
+    }
+
+    /// One queued row, by mutation ID.
+    func outboxRow(_ id: MutationID) throws -> OutboxRow? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue]
+        ).map(StoreTransaction.outboxRow)
+    }
+
+    /// Whether a datastore is kept in sync here: it has been pulled (a checkpoint) or opened.
+    /// Objects of such a datastore stay stored once their queued changes are acknowledged.
+    func isSynced(_ datastore: DatastoreID) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM checkpoints WHERE scope = ? AND datastore = ?)
+                    OR EXISTS (SELECT 1 FROM datastores WHERE scope = ? AND id = ?)
+                """,
+            arguments: [scope, datastore.rawValue, scope, datastore.rawValue]) ?? false
+    }
+
+    /// The sync scope the datastore's checkpoint covers, if recorded.
+    func syncFilter(_ datastore: DatastoreID) throws -> SyncScope? {
+        try String.fetchOne(
+            db, sql: "SELECT filter FROM sync_filters WHERE scope = ? AND datastore = ?",
+            arguments: [scope, datastore.rawValue]
+        ).map { try StoreCoding.decode(SyncScope.self, from: $0) }
+    }
+
+    /// Records (or, with `nil`, forgets) the sync scope of a datastore's checkpoint.
+    func setSyncFilter(_ filter: SyncScope?, datastore: DatastoreID) throws {
+        if let filter {
+            try db.execute(
+                sql: """
+                    INSERT INTO sync_filters (scope, datastore, filter) VALUES (?, ?, ?)
+                    ON CONFLICT(scope, datastore) DO UPDATE SET filter = excluded.filter
+                    """,
+                arguments: [scope, datastore.rawValue, try StoreCoding.encode(filter)])
+        } else {
+            try db.execute(
+                sql: "DELETE FROM sync_filters WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
+        }
+    }
+
+    /// The stored objects of a datastore (deleted ones included), as keys with their server state.
+    func syncedObjects(in datastore: DatastoreID) throws -> [(key: ObjectKey, server: ObjectSnapshot?)] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue]
+        ).map { row in
+            let object = try StoreTransaction.row(row)
+            return (object.key, object.server)
+        }
+    }
+}
+
+extension LocalStore {
+    /// The label that keeps the objects of a synced datastore stored (pulled, or created here and
+    /// acknowledged), so that losing their `_pending` pin does not collect them.
+    static let syncLabel = "_sync"
+
+    /// One queued row, by mutation ID.
+    func outboxRow(_ id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue]
+            ).map(StoreTransaction.outboxRow)
+        }
+    }
+
+    /// How many rows of a datastore are queued, and how many of them are in flight.
+    func queueState(scope: String, datastore: DatastoreID) throws(RooftopError) -> (queued: Int, sent: Int) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT count(*) AS queued, coalesce(sum(state = 'sent'), 0) AS sent FROM outbox WHERE scope = ? AND datastore = ?",
+                arguments: [scope, datastore.rawValue])
+            return (row?["queued"] ?? 0, row?["sent"] ?? 0)
+        }
+    }
+
+    /// The sync scope a datastore's checkpoint covers.
+    func syncFilter(scope: String, datastore: DatastoreID) throws(RooftopError) -> SyncScope? {
+        try read { db in try StoreTransaction(db: db, scope: scope).syncFilter(datastore) }
+    }
+}
+
+extension LocalStore {
+    /// The objects of a datastore that have queued rows.
+    func queuedKeys(scope: String, datastore: DatastoreID) throws(RooftopError) -> Set<ObjectKey> {
+        try read { db in
+            Set(try Row.fetchAll(
+                db, sql: "SELECT DISTINCT datastore, class_name, object_id FROM outbox WHERE scope = ? AND datastore = ?",
+                arguments: [scope, datastore.rawValue]
+            ).compactMap(StoreTransaction.key))
+        }
+    }
+
+    /// The queued rows of one object, in order.
+    func queued(for key: ObjectKey, scope: String) throws(RooftopError) -> [OutboxRow] {
+        try read { db in try StoreTransaction(db: db, scope: scope).queued(for: key) }
+    }
+}

@@ -1,0 +1,135 @@
+import RooftopShared
+import Synchronization
+
+/// Continuous sync of some datastores over a ``LiveChannel``: a `changed` signal pulls the
+/// datastore (a burst of signals while a pull runs makes one more pull, not one per signal);
+/// `connected` resumes the offline queue and pulls everything (changes may have been missed
+/// while disconnected). Pull failures are recorded in the datastores' status and retried with
+/// backoff a few times; the next signal tries again.
+actor ContinuousSync {
+    private weak var engine: SyncEngine?
+    let channel: any LiveChannel
+    let datastores: [DatastoreID]
+    let scope: SyncScope?
+    private var running: Set<DatastoreID> = []
+    private var again: Set<DatastoreID> = []
+    private var listener: Task<Void, Never>?
+    private var pulls: [DatastoreID: Task<Void, Never>] = [:]
+
+    /// Passing failures of a page request retried in a row before waiting for the next signal.
+    static let pullRetries = 3
+
+    init(engine: SyncEngine, channel: any LiveChannel, datastores: [DatastoreID], scope: SyncScope?) {
+        self.engine = engine
+        self.channel = channel
+        self.datastores = datastores
+        self.scope = scope
+    }
+
+    /// Whether no pull is running or due.
+    var isIdle: Bool { running.isEmpty && again.isEmpty }
+
+    /// Starts listening, subscribes, and pulls every datastore once.
+    func start() async {
+        let signals = channel.signals()
+        listener = Task { [weak self] in
+            for await signal in signals {
+                guard let self else { return }
+                await self.handle(signal)
+            }
+        }
+        await channel.subscribe(to: datastores)
+        for datastore in datastores { requestPull(datastore) }
+    }
+
+    /// Stops listening and pulling, and closes the channel.
+    func stop() async {
+        listener?.cancel()
+        listener = nil
+        for task in pulls.values { task.cancel() }
+        pulls = [:]
+        await channel.close()
+    }
+
+    private func handle(_ signal: LiveSignal) {
+        guard let core = engine?.core else { return }
+        let activity = core.services.activity
+        switch signal {
+        case .connected:
+            activity.setConnected(true)
+            let outbox = core.outboxEngine
+            Task { await outbox.resume() }
+            for datastore in datastores { requestPull(datastore) }
+        case .disconnected:
+            activity.setConnected(false)
+        case .subscribed:
+            break
+        case .changed(let datastore, _):
+            guard datastores.contains(datastore) else { return }
+            activity.update(datastore) { $0.incoming = true }
+            requestPull(datastore)
+        case .error(let error):
+            for datastore in datastores { activity.update(datastore) { $0.lastError = error } }
+        }
+    }
+
+    /// Pulls a datastore, or, when a pull of it runs, makes sure one more follows.
+    private func requestPull(_ datastore: DatastoreID) {
+        guard !running.contains(datastore) else {
+            again.insert(datastore)
+            return
+        }
+        running.insert(datastore)
+        pulls[datastore] = Task { await self.pullLoop(datastore) }
+    }
+
+    private func pullLoop(_ datastore: DatastoreID) async {
+        repeat {
+            again.remove(datastore)
+            guard let engine, !Task.isCancelled else { break }
+            _ = try? await engine.pull(
+                datastore: datastore, scope: scope, maxRetries: ContinuousSync.pullRetries, progress: nil, onChange: nil)
+        } while again.contains(datastore) && !Task.isCancelled
+        running.remove(datastore)
+        pulls[datastore] = nil
+    }
+}
+
+extension SyncEngine {
+    /// How often continuous sync polls when no live connection is available.
+    static let pollingInterval = Duration.seconds(30)
+
+    /// Keeps datastores in sync until ``stop()``: pulls them now and whenever the
+    /// server announces a change, and resumes the offline queue whenever the connection comes
+    /// back. Starting again replaces the previous set.
+    ///
+    /// Until the live WebSocket connection is wired in, changes are found by polling every
+    /// ``pollingInterval`` on the configured clock.
+    /// - Parameters:
+    ///   - datastores: The datastores to keep in sync.
+    ///   - scope: What to keep of each (default `nil`: each datastore's previous scope, or everything).
+    public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async {
+        await startContinuous(
+            datastores: datastores, scope: scope, channel: PollingChannel(interval: SyncEngine.pollingInterval, clock: clock))
+    }
+
+    /// Continuous sync over a given channel.
+    func startContinuous(datastores: [DatastoreID], scope: SyncScope?, channel: any LiveChannel) async {
+        let sync = ContinuousSync(engine: self, channel: channel, datastores: datastores, scope: scope)
+        let previous = continuous.withLock { current in
+            defer { current = sync }
+            return current
+        }
+        await previous?.stop()
+        await sync.start()
+    }
+
+    /// Stops continuous sync (pulls running are cancelled; the offline queue keeps sending).
+    public func stop() async {
+        let current = continuous.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        await current?.stop()
+    }
+}

@@ -1,0 +1,173 @@
+import RooftopShared
+
+extension OutboxEngine {
+    /// Handles a push that failed as a whole (see the type's documentation).
+    func failed(_ error: RooftopError, batch: OutboxSchedule.Batch, scope: String, core: ClientCore, now: Int64)
+        -> RoundOutcome
+    {
+        let rows = batch.rows
+        if error.isTransient {
+            let attempt = (rows.map(\.attempts).max() ?? 0) + 1
+            let delay = retry.delay(beforeAttempt: attempt, random: random())
+            let retryAt = now + EngineClock.milliseconds(delay)
+            do {
+                try core.store.write(scope: scope) { transaction in
+                    for row in rows {
+                        try transaction.markPending(
+                            row.mutation.mutationId, error: error, nextAttemptAt: retryAt, countAttempt: true)
+                    }
+                }
+            } catch {
+                return .failed(error, retryAt: nil)
+            }
+            for row in rows {
+                events.publish(OutboxEvent(
+                    mutationId: row.mutation.mutationId, key: row.key, kind: .retrying(attempt: attempt, after: delay)))
+            }
+            return .failed(error, retryAt: min(retryAt, batch.nextAttemptAt ?? retryAt))
+        }
+        if error.code != .auth, rows.count == 1, let row = rows.first {
+            // Refused on its own: this change is the culprit. Set it aside like a refusal.
+            let refusal = PushResponse(results: [.rejected(mutationId: row.mutation.mutationId, error: error)])
+            do {
+                _ = try settle(refusal, rows: rows, scope: scope, core: core, now: now)
+            } catch {
+                return .failed(error, retryAt: nil)
+            }
+            isolate = false
+            return .sent(answered: 1)
+        }
+        do {
+            try core.store.write(scope: scope) { transaction in
+                for row in rows {
+                    try transaction.markPending(row.mutation.mutationId, error: error, nextAttemptAt: nil, countAttempt: false)
+                }
+            }
+        } catch {
+            return .failed(error, retryAt: nil)
+        }
+        if error.code == .auth {
+            for row in rows {
+                events.publish(OutboxEvent(mutationId: row.mutation.mutationId, key: row.key, kind: .stalled(error)))
+            }
+            return .failed(error, retryAt: batch.nextAttemptAt)
+        }
+        // The server refused the push as a whole: find the culprit by sending rows one by one.
+        isolate = true
+        return .sent(answered: 0)
+    }
+
+    /// Applies a push's answers in one transaction: acknowledged rows leave the queue and give
+    /// their object its new server state; refused rows are set aside with the object's local
+    /// view; every touched object's local view is recomputed from its server state and remaining
+    /// queued changes. Then live objects, statuses, events and merge decisions follow.
+    /// - Returns: How many rows were answered.
+    func settle(_ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64)
+        throws(RooftopError) -> Int
+    {
+        var answered = 0
+        var acknowledged: [(OutboxRow, Int64, [MergeDecision])] = []
+        var refused: [(OutboxRow, RooftopError)] = []
+        var views: [(ObjectKey, ObjectSnapshot?)] = []
+        var gone: [ObjectKey] = []
+        let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
+        // The server's word is recorded first, so that a status asked as the rows go reads it.
+        var folded: [MutationID: [MutationID]] = [:]
+        for row in rows {
+            let id = row.mutation.mutationId
+            switch response.result(for: id) {
+            case .applied(_, let version, _, _)?: folded[id] = core.services.ledger.acknowledge(id, version: version)
+            case .rejected?: folded[id] = core.services.ledger.settle(id)
+            case nil: break
+            }
+        }
+        try core.store.write(scope: scope) { transaction in
+            var applied: [ObjectKey: AppliedState] = [:]
+            var touched: [ObjectKey] = []
+            for row in rows {
+                let id = row.mutation.mutationId
+                guard try transaction.outboxRow(id) != nil else { continue }  // discarded meanwhile
+                guard let result = response.result(for: id) else {
+                    // Not answered: pending again; the same ID gets its answer next time.
+                    try transaction.markPending(
+                        id, error: RooftopError(.response, "the push's answer had no result for \(id)"),
+                        nextAttemptAt: retryAt, countAttempt: true)
+                    continue
+                }
+                answered += 1
+                if !touched.contains(row.key) { touched.append(row.key) }
+                switch result {
+                case .applied(_, let version, let object, let merges):
+                    try transaction.removeFromQueue(id)
+                    let base = applied[row.key]?.sentBase ?? row.mutation.baseVersion
+                    applied[row.key] = AppliedState(sentBase: base, version: version, object: object)
+                    acknowledged.append((row, version, merges))
+                case .rejected(_, let error):
+                    try transaction.reject(row.mutation, error: error, localState: try transaction.object(row.key)?.local)
+                    refused.append((row, error))
+                }
+            }
+            for key in touched {
+                let stored = try transaction.object(key)
+                var server = stored?.server
+                if let done = applied[key] {
+                    // A pull may already have stored a newer state: never go back.
+                    if (server?.version ?? 0) <= done.version { server = done.object }
+                    // Changes queued while these were in flight were made on the state they produced.
+                    for rest in try transaction.queued(for: key)
+                    where !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
+                        var mutation = rest.mutation
+                        mutation.baseVersion = done.version
+                        try transaction.replaceQueued(mutation.mutationId, with: mutation)
+                    }
+                    if server == nil, try transaction.queued(for: key).isEmpty {
+                        // Deleted on the server, nothing left to send: the local copy goes.
+                        try transaction.remove(key)
+                        gone.append(key)
+                        continue
+                    }
+                    if server != nil, try transaction.isSynced(key.datastore) {
+                        try transaction.pin(key, label: LocalStore.syncLabel)
+                    }
+                }
+                views.append((key, try core.recomputeLocalView(key, server: server, in: transaction)))
+            }
+        }
+        for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
+        for key in gone { core.registry.existing(key)?.markDeleted() }
+        publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
+        return answered
+    }
+
+    private func publish(
+        acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)],
+        folded: [MutationID: [MutationID]], core: ClientCore
+    ) {
+        for (row, version, merges) in acknowledged {
+            let id = row.mutation.mutationId
+            for other in [id] + (folded[id] ?? []) {
+                let kind = OutboxEvent.Kind.acknowledged(version: version, merges: other == id ? merges : [])
+                events.publish(OutboxEvent(mutationId: other, key: row.key, kind: kind))
+            }
+            for decision in merges {
+                core.services.merges.publish(MergeEvent(key: row.key, decision: decision, source: .push(id)))
+            }
+        }
+        for (row, error) in refused {
+            let id = row.mutation.mutationId
+            for other in [id] + (folded[id] ?? []) {
+                events.publish(OutboxEvent(mutationId: other, key: row.key, kind: .rejected(error)))
+            }
+        }
+    }
+}
+
+/// What the acknowledged rows of one object in a push did.
+struct AppliedState {
+    /// The base version the rows were sent with.
+    var sentBase: Int64?
+    /// The object's version after the last of them.
+    var version: Int64
+    /// The object after the last of them (`nil`: it does not exist on the server).
+    var object: ObjectSnapshot?
+}

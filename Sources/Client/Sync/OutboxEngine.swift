@@ -1,0 +1,268 @@
+import RooftopShared
+import Synchronization
+
+/// Sends the offline queue to the server: in queue order, an object's changes together and in
+/// order, exactly once (mutation IDs), with retries on the configured clock.
+///
+/// **Rounds.** One round is one push: the due rows (``OutboxSchedule``) are marked `sent` in the
+/// store in the same transaction that picks them — before the request leaves — so that a crash
+/// while sending leaves `sent` rows, which the next start sends again with the same IDs (the
+/// server answers a mutation ID it has seen with its first result). The answers are applied in
+/// one transaction (``settle(_:rows:scope:core:now:)``).
+///
+/// **When.** The engine runs a round when woken: by the core's outbox signal (something was
+/// queued, a user signed in), by ``Outbox/resume()`` (which also makes every pending row due at
+/// once), and by its own timer, set to the earliest retry time. Only the signed-in user's rows are
+/// sent: rows kept without an account (scope `""`) wait for one, and move to it at sign-in.
+///
+/// **Failures.** A passing failure of the whole push (no connection, timeout, network, a server
+/// error, `retryLater`, a cancelled request, an unreadable answer) puts the rows back to pending
+/// with one more attempt and a retry time from ``RetryPolicy`` (jitter from an injectable random
+/// source). `auth` leaves them pending with no retry time: the next wake (a sign-in, `resume()`,
+/// a new change) tries again. Any other failure of the whole push (say, a size limit) makes the
+/// engine send rows one at a time until the culprit, sent alone, is refused and set aside.
+actor OutboxEngine {
+    private weak var core: ClientCore?
+    /// Everything that happens to queued changes.
+    nonisolated let events = Broadcaster<OutboxEvent>()
+    let clock: EngineClock
+    let retry: RetryPolicy
+    let random: @Sendable () -> Double
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakeSignals: AsyncStream<Void>
+    private nonisolated let started = Mutex(false)
+    private var tasks: [Task<Void, Never>] = []
+    private var timer: Task<Void, Never>?
+    private var timerDeadline: Int64?
+    /// The next round treats every pending row as due (``resume()``).
+    private var forceNext = false
+    /// Rows go one at a time (after a whole-push refusal).
+    var isolate = false
+    private var roundRunning = false
+    private var roundWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(core: ClientCore, random: @escaping @Sendable () -> Double) {
+        self.core = core
+        self.clock = EngineClock(core.configuration.clock)
+        self.retry = core.configuration.retry
+        self.random = random
+        (wakeSignals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Starts the engine's loop (once).
+    nonisolated func start() {
+        let first = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        guard first else { return }
+        Task { await self.launch() }
+    }
+
+    private func launch() {
+        guard let core else { return }
+        let signals = core.outboxSignals
+        let wake = self.wake
+        tasks.append(Task {
+            for await _ in signals { wake.yield() }
+            wake.finish()
+        })
+        tasks.append(Task { await self.run() })
+        // The first round sends rows left `sent` by a crash.
+        wake.yield()
+    }
+
+    /// Stops the loop and the timer, and ends the event streams.
+    func stop() {
+        for task in tasks { task.cancel() }
+        tasks = []
+        timer?.cancel()
+        timer = nil
+        wake.finish()
+        events.finish()
+    }
+
+    /// Makes every pending row due and runs a round now (the connection came back).
+    func resume() {
+        forceNext = true
+        wake.yield()
+    }
+
+    /// Wakes the loop (something changed that may make rows sendable).
+    nonisolated func poke() { wake.yield() }
+
+    private func run() async {
+        for await _ in wakeSignals {
+            await drain()
+        }
+    }
+
+    /// Runs rounds until nothing is due, then sets the timer.
+    private func drain() async {
+        while !Task.isCancelled {
+            let force = forceNext
+            forceNext = false
+            switch await exclusiveRound(force: force, filter: .all) {
+            case .idle:
+                schedule(nil)
+                return
+            case .waiting(let next):
+                schedule(next)
+                return
+            case .sent:
+                continue
+            case .failed(_, let next):
+                schedule(next)
+                return
+            }
+        }
+    }
+
+    /// Sets the timer for a time (epoch milliseconds), or cancels it.
+    private func schedule(_ time: Int64?) {
+        guard time != timerDeadline || timer == nil else { return }
+        timer?.cancel()
+        timer = nil
+        timerDeadline = time
+        guard let time else { return }
+        let clock = self.clock
+        let wake = self.wake
+        timer = Task {
+            do {
+                try await clock.sleepUntilMillis(time)
+            } catch {
+                return
+            }
+            guard !Task.isCancelled else { return }
+            timerFired(time)
+            wake.yield()
+        }
+    }
+
+    private func timerFired(_ time: Int64) {
+        if timerDeadline == time {
+            timer = nil
+            timerDeadline = nil
+        }
+    }
+
+    /// Sends the rows matching `filter` now, round after round, until none is left; the engine's
+    /// way to let a direct save come after an object's queued changes, and to flush for
+    /// ``SyncEngine/push(datastore:progress:)``.
+    /// - Parameter progress: Called after each round with the rows answered so far and the rows left.
+    /// - Throws: The failure of a round (the rows stay queued); `badState` when the rows belong to
+    ///   local use without an account; `cancelled` when the task is cancelled.
+    func flush(_ filter: RoundFilter, progress: (@Sendable (_ answered: Int, _ left: Int) -> Void)? = nil)
+        async throws(RooftopError)
+    {
+        guard let core else { throw RooftopError(.closed, "the client was shut down") }
+        let scope = core.scope
+        var left = try core.store.outbox(scope: scope).count(where: filter.matches)
+        guard left > 0 else { return }
+        guard !scope.isEmpty else {
+            throw RooftopError(.badState, "changes queued without an account are sent once a user signs in")
+        }
+        var idleRounds = 0
+        var answeredSoFar = 0
+        while left > 0 {
+            if Task.isCancelled { throw RooftopError(.cancelled, "the flush was cancelled") }
+            switch await exclusiveRound(force: true, filter: filter) {
+            case .failed(let error, _):
+                // Let the loop set the timer from every waiting row, not only these.
+                wake.yield()
+                throw error
+            case .sent(let answered):
+                answeredSoFar += answered
+                progress?(answeredSoFar, try core.store.outbox(scope: scope).count(where: filter.matches))
+            case .idle, .waiting:
+                idleRounds += 1
+                if idleRounds > 2 { throw RooftopError(.badState, "the offline queue could not send the changes") }
+            }
+            left = try core.store.outbox(scope: scope).count(where: filter.matches)
+        }
+        // Others may be due meanwhile: let the loop look.
+        wake.yield()
+    }
+
+    /// Runs one round, never two at once.
+    private func exclusiveRound(force: Bool, filter: RoundFilter) async -> RoundOutcome {
+        while roundRunning {
+            await withCheckedContinuation { roundWaiters.append($0) }
+        }
+        roundRunning = true
+        let outcome = await round(force: force, filter: filter)
+        roundRunning = false
+        if !roundWaiters.isEmpty { roundWaiters.removeFirst().resume() }
+        return outcome
+    }
+
+    /// One push: pick and mark the due rows, send them, apply the answers.
+    private func round(force: Bool, filter: RoundFilter) async -> RoundOutcome {
+        guard let core else { return .idle }
+        let scope = core.scope
+        guard !scope.isEmpty else { return .idle }
+        let now = clock.nowMillis()
+        let isolate = self.isolate
+        let picked: (batch: OutboxSchedule.Batch, queued: Bool)
+        do {
+            picked = try core.store.write(scope: scope) { transaction in
+                let rows = try transaction.outbox().filter(filter.matches)
+                let batch = OutboxSchedule.plan(rows, now: now, force: force, isolate: isolate)
+                if !batch.rows.isEmpty { try transaction.markSent(batch.rows.map(\.mutation.mutationId)) }
+                return (batch, !rows.isEmpty)
+            }
+        } catch {
+            return .failed(error, retryAt: nil)
+        }
+        let batch = picked.batch
+        guard !batch.rows.isEmpty else { return picked.queued ? .waiting(until: batch.nextAttemptAt) : .idle }
+        for row in batch.rows { events.publish(OutboxEvent(mutationId: row.mutation.mutationId, key: row.key, kind: .sent)) }
+        let datastores = Set(batch.rows.map(\.mutation.datastore))
+        let response: PushResponse
+        do {
+            response = try await core.api.push(PushRequest(mutations: batch.rows.map(\.mutation)))
+        } catch {
+            core.services.activity.record(error, for: datastores)
+            return failed(error, batch: batch, scope: scope, core: core, now: now)
+        }
+        core.services.activity.record(nil, for: datastores)
+        do {
+            let answered = try settle(response, rows: batch.rows, scope: scope, core: core, now: now)
+            if answered > 0 { self.isolate = false }
+            return .sent(answered: answered)
+        } catch {
+            // The answers could not be stored: the rows stay `sent` and go again, same IDs.
+            return .failed(error, retryAt: nil)
+        }
+    }
+}
+
+/// Which queued rows a round considers.
+enum RoundFilter: Sendable, Equatable {
+    /// All of the signed-in user's rows.
+    case all
+    /// The rows of one datastore.
+    case datastore(DatastoreID)
+    /// The rows of one object.
+    case object(ObjectKey)
+
+    func matches(_ row: OutboxRow) -> Bool {
+        switch self {
+        case .all: true
+        case .datastore(let datastore): row.mutation.datastore == datastore
+        case .object(let key): row.key == key
+        }
+    }
+}
+
+/// How a round ended.
+enum RoundOutcome: Sendable {
+    /// Nothing is queued (or nobody is signed in).
+    case idle
+    /// Rows are queued but none is due; look again at this time, if any.
+    case waiting(until: Int64?)
+    /// A push was answered (or a culprit set aside); `answered` rows were settled.
+    case sent(answered: Int)
+    /// The round failed; the rows are pending again. Look again at this time, if any.
+    case failed(RooftopError, retryAt: Int64?)
+}

@@ -1,0 +1,132 @@
+import RooftopShared
+
+extension SyncEngine {
+    /// Applies one pull page: first the rebases of unsent queued changes are worked out (they may
+    /// need the server: operations since the base version, the class's merge rules), then the
+    /// whole page and its checkpoint are written in one transaction, then live objects, the queue's
+    /// statuses and the merge decisions follow.
+    func apply(
+        _ page: PullResponse, datastore: DatastoreID, scope: SyncScope, checkpoint: Checkpoint?, core: ClientCore,
+        onChange: ChangeObserver?
+    ) async throws(RooftopError) {
+        let owner = core.scope
+        let rebases = await rebases(for: page, datastore: datastore, core: core)
+        var views: [(ObjectKey, ObjectSnapshot?)] = []
+        var gone: [ObjectKey] = []
+        var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
+        try core.store.write(scope: owner) { transaction in
+            for change in page.changes {
+                let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
+                if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
+                    outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
+                }
+                switch change {
+                case .upsert(let object):
+                    let stored = try transaction.object(key)
+                    var server = object
+                    // An acknowledgement may already have stored a newer state: never go back.
+                    if let current = stored?.server, current.version > object.version { server = current }
+                    let keep = scope.keeps(server)
+                    if !keep, stored == nil, try transaction.queued(for: key).isEmpty { continue }
+                    if keep { try transaction.pin(key, label: LocalStore.syncLabel) }
+                    let view = try core.recomputeLocalView(key, server: server, in: transaction)
+                    if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
+                    views.append((key, view))
+                case .tombstone, .removal:
+                    try transaction.remove(key)
+                    gone.append(key)
+                }
+                onChange?(key, !change.isUpsert)
+            }
+            if let checkpoint {
+                try transaction.setCheckpoint(checkpoint, datastore: datastore)
+                try transaction.setSyncFilter(scope, datastore: datastore)
+            }
+        }
+        for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
+        for key in gone { core.registry.existing(key)?.markDeleted() }
+        publish(outcomes, core: core)
+    }
+
+    /// Works out the rebases of the page's objects that have unsent queued changes.
+    private func rebases(for page: PullResponse, datastore: DatastoreID, core: ClientCore) async
+        -> [ObjectKey: Rebase]
+    {
+        let owner = core.scope
+        var rebases: [ObjectKey: Rebase] = [:]
+        // One look at the queue per page: most pulled objects have nothing queued.
+        guard let queued = try? core.store.queuedKeys(scope: owner, datastore: datastore), !queued.isEmpty else {
+            return [:]
+        }
+        for change in page.changes {
+            let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
+            guard queued.contains(key), let rows = try? core.store.queued(for: key, scope: owner), let base = Rebase.commonBase(rows) else {
+                continue
+            }
+            switch change {
+            case .upsert(let object):
+                guard object.version > base,
+                    let records = try? await core.api.operations(key, after: base),
+                    let rules = await rules.rules(for: key.className, api: core.api),
+                    let rebase = Rebase.over(object, records: records, rows: rows, rules: rules)
+                else { continue }
+                rebases[key] = rebase
+            case .tombstone(_, _, let version):
+                guard let rules = await rules.rules(for: key.className, api: core.api),
+                    let rebase = Rebase.overDelete(
+                        key: key, version: version, server: try? core.store.object(key, scope: owner)?.server,
+                        rows: rows, rules: rules)
+                else { continue }
+                rebases[key] = rebase
+            case .removal:
+                // Access lost: the server will refuse the changes, and they are set aside.
+                continue
+            }
+        }
+        return rebases
+    }
+
+    /// Records in the ledger what a rebase did to the queue (inside the page's transaction, so
+    /// that statuses read it as soon as the rows go); returns the mutations folded earlier into
+    /// each settled one.
+    private static func record(_ outcome: Rebase.Outcome, ledger: OutboxLedger) -> [MutationID: [MutationID]] {
+        switch outcome {
+        case .queued(let survivor, let folded):
+            ledger.fold(folded, into: survivor)
+            return [:]
+        case .settled(let ids, let version):
+            var folded: [MutationID: [MutationID]] = [:]
+            for id in ids { folded[id] = ledger.acknowledge(id, version: version) }
+            return folded
+        }
+    }
+
+    /// Publishes what the rebases did: merge decisions and local acknowledgements.
+    private func publish(_ outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])], core: ClientCore) {
+        for (rebase, outcome, folded) in outcomes {
+            for decision in rebase.result.decisions {
+                core.services.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))
+            }
+            switch outcome {
+            case .queued:
+                break
+            case .settled(let ids, let version):
+                let events = core.outboxEngine.events
+                for (index, id) in ids.enumerated() {
+                    for other in [id] + (folded[id] ?? []) {
+                        let merges = index == 0 && other == id ? rebase.result.decisions : []
+                        events.publish(OutboxEvent(
+                            mutationId: other, key: rebase.key, kind: .acknowledged(version: version, merges: merges)))
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension PullChange {
+    /// Whether the change brings the object's state (not a tombstone or a removal).
+    var isUpsert: Bool {
+        if case .upsert = self { true } else { false }
+    }
+}

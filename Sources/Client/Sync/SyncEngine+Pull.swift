@@ -1,0 +1,149 @@
+import RooftopShared
+
+extension SyncEngine {
+    /// What a pull tells its caller about each change applied (``Datastore/sync()`` collects them).
+    typealias ChangeObserver = @Sendable (_ key: ObjectKey, _ deleted: Bool) -> Void
+
+    /// A pull, with the options continuous sync and ``Datastore/sync()`` use.
+    /// - Parameters:
+    ///   - maxRetries: Passing failures of a page request retried in a row, with backoff.
+    ///   - onChange: Told of every object a change touched.
+    func pull(
+        datastore: DatastoreID, scope requested: SyncScope?, maxRetries: Int,
+        progress: (@Sendable (SyncProgress) -> Void)?, onChange: ChangeObserver?
+    ) async throws(RooftopError) -> Int {
+        let core = try liveCore()
+        let activity = core.services.activity
+        activity.update(datastore) { $0.pulls += 1 }
+        defer { activity.update(datastore) { $0.pulls -= 1 } }
+        let reporter = ProgressReporter(phase: .pull, datastore: datastore, callback: progress, broadcaster: progressReports)
+        do {
+            let count = try await pullInScope(
+                datastore, requested: requested, core: core, maxRetries: maxRetries, reporter: reporter,
+                onChange: onChange)
+            activity.update(datastore) { entry in
+                entry.incoming = false
+                entry.needsReset = false
+                entry.lastError = nil
+            }
+            reporter.finish()
+            return count
+        } catch {
+            activity.update(datastore) { $0.lastError = error }
+            reporter.fail(error)
+            throw error
+        }
+    }
+
+    /// Works out what the stored checkpoint covers against the scope asked for: narrows locally,
+    /// catches up on what widening added, then pulls from the checkpoint.
+    private func pullInScope(
+        _ datastore: DatastoreID, requested: SyncScope?, core: ClientCore, maxRetries: Int,
+        reporter: ProgressReporter, onChange: ChangeObserver?
+    ) async throws(RooftopError) -> Int {
+        let owner = core.scope
+        let checkpoint = try core.store.checkpoint(scope: owner, datastore: datastore)
+        let stored = try core.store.syncFilter(scope: owner, datastore: datastore)
+        let scope = requested ?? stored ?? .everything
+        var since = checkpoint
+        if since != nil, let stored {
+            let transition = scope.transition(from: stored)
+            if transition.narrows { try narrow(datastore, to: scope, core: core) }
+            switch transition.catchUp {
+            case .nothing:
+                break
+            case .classes(let names):
+                let caught = try await drive(
+                    datastore, since: nil, classes: names.sorted(), scope: scope, storeCheckpoint: false, core: core,
+                    maxRetries: maxRetries, reporter: reporter, onChange: onChange)
+                reporter.endPart(processed: caught)
+            case .everything:
+                since = nil
+            }
+        } else if since != nil {
+            // A checkpoint whose scope is unknown (kept from before an account): start over.
+            since = nil
+        }
+        let pulled = try await drive(
+            datastore, since: since, classes: scope.pullClasses, scope: scope, storeCheckpoint: true, core: core,
+            maxRetries: maxRetries, reporter: reporter, onChange: onChange)
+        return reporter.offset + pulled
+    }
+
+    /// Runs the state machine over the network and the store, one page in hand at a time.
+    private func drive(
+        _ datastore: DatastoreID, since: Checkpoint?, classes: [String]?, scope: SyncScope, storeCheckpoint: Bool,
+        core: ClientCore, maxRetries: Int, reporter: ProgressReporter, onChange: ChangeObserver?
+    ) async throws(RooftopError) -> Int {
+        var machine = SyncStateMachine(maxRetries: maxRetries)
+        var actions = machine.handle(.start(checkpoint: since))
+        var page: PullResponse?
+        let activity = core.services.activity
+        while !actions.isEmpty {
+            switch actions.removeFirst() {
+            case .requestPage(let since):
+                do {
+                    let response = try await core.api.pull(
+                        PullRequest(datastore: datastore, since: since, classes: classes))
+                    activity.setConnected(true)
+                    page = response
+                    actions += machine.handle(.received(SyncStateMachine.Page(response)))
+                } catch {
+                    if error.isConnectivity { activity.setConnected(false) }
+                    actions += machine.handle(.requestFailed(error))
+                }
+            case .applyPage(let checkpoint):
+                guard let current = page else { continue }
+                page = nil
+                do {
+                    try await apply(
+                        current, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? checkpoint : nil,
+                        core: core, onChange: onChange)
+                    actions += machine.handle(.applied)
+                } catch {
+                    actions += machine.handle(.applyFailed(error))
+                }
+            case .reportProgress(let processed, let total):
+                reporter.report(processed: processed, total: total)
+            case .purgeDatastore:
+                try purge(datastore, core: core)
+            case .retryLater(let attempt):
+                let delay = core.configuration.retry.delay(beforeAttempt: attempt, random: core.services.random())
+                do {
+                    try await clock.sleepUntilMillis(clock.nowMillis() + EngineClock.milliseconds(delay))
+                } catch {
+                    throw RooftopError(.cancelled, "the pull was cancelled")
+                }
+                actions += machine.handle(.retryTimerFired)
+            case .finish(let processed):
+                return processed
+            case .fail(let error):
+                throw error
+            }
+        }
+        throw RooftopError(.internal, "the pull ended without finishing")
+    }
+
+    /// Drops the local copies that left the scope: their sync pin goes, so that objects still
+    /// pinned under another label or with queued changes stay.
+    func narrow(_ datastore: DatastoreID, to scope: SyncScope, core: ClientCore) throws(RooftopError) {
+        try core.store.write(scope: core.scope) { transaction in
+            for (key, server) in try transaction.syncedObjects(in: datastore) {
+                guard let server, !scope.keeps(server) else { continue }
+                try transaction.unpin(key, label: LocalStore.syncLabel)
+            }
+        }
+    }
+
+    /// Drops a datastore the server no longer has (or no longer shows the user): its objects,
+    /// pins, checkpoint and scope. Queued changes stay: the server refuses them, and they are set
+    /// aside for the app rather than lost silently.
+    func purge(_ datastore: DatastoreID, core: ClientCore) throws(RooftopError) {
+        try core.store.write(scope: core.scope) { transaction in
+            try transaction.removeDatastore(datastore, discardQueued: false)
+            try transaction.setSyncFilter(nil, datastore: datastore)
+        }
+        for object in core.registry.all() where object.datastore == datastore { object.markDeleted() }
+        core.services.activity.update(datastore) { $0.needsReset = true }
+    }
+}

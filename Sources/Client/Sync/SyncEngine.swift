@@ -1,0 +1,149 @@
+import RooftopShared
+import Synchronization
+
+/// Push and pull (`client.sync`): sends the offline queue, pulls datastores page by page with
+/// progress, rebases unsent changes over pulled ones, and keeps datastores in sync continuously.
+///
+/// ```swift
+/// try await client.sync.push()
+/// let changes = try await client.sync.pull(datastore: .default) { progress in
+///     print("\(progress.processed) of \(progress.total ?? 0)")
+/// }
+/// try await client.sync.startContinuous(datastores: [.default])
+/// ```
+///
+/// Pulls need a signed-in user for private and shareable datastores (`:app` may be pulled
+/// anonymously when the app's class permissions allow it).
+public final class SyncEngine: Sendable {
+    weak let core: ClientCore?
+    let rules = ClassRulesCache()
+    let clock: EngineClock
+    let progressReports = Broadcaster<SyncProgress>()
+    let continuous = Mutex<ContinuousSync?>(nil)
+
+    init(core: ClientCore) {
+        self.core = core
+        self.clock = EngineClock(core.configuration.clock)
+    }
+
+    /// Every progress report of every push and pull from now on.
+    public var progress: AsyncStream<SyncProgress> { progressReports.stream() }
+
+    /// Every merge decision from now on: those the server took applying queued changes, and those
+    /// the client took rebasing queued changes over pulled ones.
+    public var mergeDecisions: AsyncStream<MergeEvent> {
+        core?.services.merges.stream() ?? AsyncStream { $0.finish() }
+    }
+
+    /// Pulls a datastore's changes since the last pull, a page at a time, each page applied with
+    /// its checkpoint in one transaction (an interrupted pull resumes after the last page).
+    ///
+    /// Upserts set the objects' server state and recompute their local views; objects with
+    /// unsent queued changes have them rebased over the remote changes (decisions on
+    /// ``mergeDecisions``); tombstones and removals (access lost) purge the local copies and
+    /// their pins. A datastore the server no longer has (or no longer lets the user see) is
+    /// purged locally, and the pull throws `notFound`.
+    ///
+    /// - Parameters:
+    ///   - datastore: The datastore.
+    ///   - scope: What to keep in sync (default `nil`: the scope of the previous pull, or
+    ///     everything). A different scope than last time fetches or drops the difference (see
+    ///     ``SyncScope``).
+    ///   - progress: Called with each progress report (also sent on ``progress``).
+    /// - Returns: The number of changes applied.
+    /// - Throws: Network errors, `notFound` (purged), `auth`, `disallowed`, `cache`.
+    @discardableResult
+    public func pull(
+        datastore: DatastoreID, scope: SyncScope? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+    ) async throws(RooftopError) -> Int {
+        try await pull(datastore: datastore, scope: scope, maxRetries: 0, progress: progress, onChange: nil)
+    }
+
+    /// Sends the offline queue now (ignoring retry delays) and returns once every change sent
+    /// was answered: acknowledged, or refused and set aside (``Outbox/rejected()``).
+    /// - Parameters:
+    ///   - datastore: Only this datastore's changes (default `nil`: all).
+    ///   - progress: Called with each progress report: processed = changes answered.
+    /// - Throws: The failure that stopped sending (`noConnection`...; the changes stay queued);
+    ///   `badState` when the changes were made without an account.
+    public func push(datastore: DatastoreID? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil)
+        async throws(RooftopError)
+    {
+        let core = try liveCore()
+        let filter: RoundFilter = datastore.map { .datastore($0) } ?? .all
+        let initial = try core.store.outbox(scope: core.scope).count(where: filter.matches)
+        let reporter = ProgressReporter(phase: .push, datastore: datastore, callback: progress, broadcaster: progressReports)
+        reporter.report(processed: 0, total: initial)
+        do {
+            try await core.outboxEngine.flush(filter) { processed, left in
+                reporter.report(processed: processed, total: processed + left)
+            }
+        } catch {
+            reporter.fail(error)
+            throw error
+        }
+        reporter.finish()
+    }
+
+    /// The core, or `closed` after shutdown.
+    func liveCore() throws(RooftopError) -> ClientCore {
+        guard let core else { throw RooftopError(.closed, "the client was shut down") }
+        return core
+    }
+}
+
+/// Sends progress reports to a callback and to the broadcast stream, offsetting the counts of
+/// a run made of several parts (a catch-up pull, then the regular one).
+final class ProgressReporter: Sendable {
+    let phase: SyncProgress.Phase
+    let datastore: DatastoreID?
+    private let callback: (@Sendable (SyncProgress) -> Void)?
+    private let broadcaster: Broadcaster<SyncProgress>
+    private struct State {
+        var offset = 0
+        var last: SyncProgress?
+    }
+    private let state = Mutex(State())
+
+    init(
+        phase: SyncProgress.Phase, datastore: DatastoreID?, callback: (@Sendable (SyncProgress) -> Void)?,
+        broadcaster: Broadcaster<SyncProgress>
+    ) {
+        self.phase = phase
+        self.datastore = datastore
+        self.callback = callback
+        self.broadcaster = broadcaster
+    }
+
+    /// Changes done by the parts finished so far.
+    var offset: Int { state.withLock { $0.offset } }
+
+    /// Ends a part that did `processed` changes: later reports count from there.
+    func endPart(processed: Int) { state.withLock { $0.offset += processed } }
+
+    /// Reports the current part's counts.
+    func report(processed: Int, total: Int?) {
+        let offset = self.offset
+        emit(SyncProgress(phase: phase, datastore: datastore, processed: offset + processed, total: total.map { offset + $0 }))
+    }
+
+    /// The final report of a run that succeeded.
+    func finish() {
+        let done = state.withLock { $0.last?.processed ?? $0.offset }
+        emit(SyncProgress(phase: phase, datastore: datastore, processed: done, total: done, isFinished: true))
+    }
+
+    /// The final report of a run that failed.
+    func fail(_ error: RooftopError) {
+        let last = state.withLock { $0.last }
+        emit(SyncProgress(
+            phase: phase, datastore: datastore, processed: last?.processed ?? offset, total: last?.total,
+            isFinished: true, error: error))
+    }
+
+    private func emit(_ progress: SyncProgress) {
+        state.withLock { $0.last = progress }
+        callback?(progress)
+        broadcaster.publish(progress)
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Synchronization
+import Testing
+
+@Suite("Outbox: retries, lost answers, restarts", .timeLimit(.minutes(1)))
+struct OutboxRetryTests {
+    private static let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.2)
+
+    private func pushCount(_ server: SyncFakeServer) -> Int {
+        server.requestLog.count { $0 == "POST /v1/push" }
+    }
+
+    @Test("passing failures retry with exponential backoff on the injected clock, with no real wait")
+    func backoff() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock, retry: Self.policy)
+        _ = try await client.signUpForTest("ann")
+        let events = Collector(client.outbox.events)
+        server.offline = true
+        let note = client.object("Note")
+        note["n"] = 1
+        let id = try #require(try await note.saveEventually())
+        try await events.first("retry 1") { $0.kind == .retrying(attempt: 1, after: .seconds(1)) }
+        try await eventually("the retry timer is set") { clock.nextDeadline == .seconds(1) }
+        #expect(pushCount(server) == 1)
+        let row = try #require(try client.core.store.outboxRow(id, scope: "u1"))
+        #expect(row.state == .pending && row.attempts == 1 && row.lastError?.code == .noConnection)
+
+        clock.advance(by: .milliseconds(999))
+        #expect(pushCount(server) == 1, "not before the delay")
+        clock.advance(by: .milliseconds(1))
+        try await events.first("retry 2") { $0.kind == .retrying(attempt: 2, after: .seconds(2)) }
+        #expect(pushCount(server) == 2)
+        try await eventually("the second timer is set") { clock.nextDeadline == .seconds(3) }
+
+        server.offline = false
+        clock.advance(by: .seconds(2))
+        try await events.first("acknowledged") { $0.kind == .acknowledged(version: 1, merges: []) }
+        #expect(pushCount(server) == 3)
+        #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))
+        await client.shutdown()
+    }
+
+    @Test("the delay follows the policy: doubling, capped, spread by the jitter source")
+    func policyDelays() {
+        #expect(Self.policy.delay(beforeAttempt: 1, random: 0.5) == .seconds(1))
+        #expect(Self.policy.delay(beforeAttempt: 3, random: 0.5) == .seconds(4))
+        #expect(Self.policy.delay(beforeAttempt: 30, random: 0.5) == .seconds(60))
+        #expect(Self.policy.delay(beforeAttempt: 1, random: 0) == .milliseconds(800))
+        #expect(Self.policy.delay(beforeAttempt: 1, random: 0.999_999) == .milliseconds(1199))
+    }
+
+    @Test("resume() sends at once, without waiting for the retry delay")
+    func resume() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock, retry: Self.policy)
+        _ = try await client.signUpForTest("ann")
+        let events = Collector(client.outbox.events)
+        server.offline = true
+        let note = client.object("Note")
+        note["n"] = 1
+        let id = try #require(try await note.saveEventually())
+        try await events.first("a retry is scheduled") { if case .retrying = $0.kind { true } else { false } }
+        server.offline = false
+        client.outbox.resume()
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))
+        #expect(clock.now.offset == .zero, "no time passed")
+        await client.shutdown()
+    }
+
+    @Test("a lost answer is retried with the same ID and applied once")
+    func lostAnswer() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock, retry: Self.policy)
+        _ = try await client.signUpForTest("ann")
+        let counter = client.object("Counter", id: "c1")
+        counter["n"] = 10
+        try await counter.saveEventually()
+        try await client.outbox.waitUntilIdle()
+        let events = Collector(client.outbox.events)
+        server.loseNextPushAnswers(1)
+        try counter.increment("n")
+        let id = try #require(try await counter.saveEventually())
+        try await events.first("the answer was lost") { $0.mutationId == id && $0.kind == .retrying(attempt: 1, after: .seconds(1)) }
+        #expect(try client.outbox.status(of: id) == .pending)
+        #expect(server.object(counter.key, owner: "u1")?.fields["n"] == 11, "applied although the answer was lost")
+        clock.advance(by: .seconds(1))
+        try await client.outbox.waitUntilIdle()
+        let sent = server.pushes.flatMap(\.mutations).filter { $0.mutationId == id }
+        #expect(sent.count == 2, "sent twice, with the same ID")
+        #expect(server.object(counter.key, owner: "u1")?.fields["n"] == 11, "applied once")
+        #expect(counter.int("n") == 11 && counter.version == 2)
+        await client.shutdown()
+    }
+
+    @Test("after a crash mid-send, rows left `sent` are sent again at start with the same IDs: exactly once")
+    func crashRecovery() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-outbox-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let server = SyncFakeServer()
+        let key = ObjectKey(datastore: .app, className: "Counter", objectId: "c1")
+        let increment: Mutation
+        do {
+            let client = try syncClient(server, storage: .file(path: path))
+            _ = try await client.signUpForTest("ann")
+            let counter = client.object("Counter", id: "c1")
+            counter["n"] = 1
+            try await counter.pin(label: "mine")
+            try await counter.saveEventually()
+            try await client.outbox.waitUntilIdle()
+            server.pushGate.close()
+            try counter.increment("n")
+            let id = try #require(try await counter.saveEventually())
+            try await eventually("the push is on its way") { server.pushGate.waiting == 1 }
+            increment = try #require(try client.core.store.outboxRow(id, scope: "u1")?.mutation)
+            #expect(try client.core.store.outboxRow(id, scope: "u1")?.state == .sent)
+            // The server applies it; the process dies before the answer arrives.
+            server.write(as: "u1", increment)
+            server.offline = true
+            server.pushGate.open()
+            await client.shutdown()
+        }
+        #expect(server.object(key, owner: "u1")?.fields["n"] == 2)
+        server.offline = false
+        let reopened = try syncClient(server, storage: .file(path: path))
+        let events = Collector(reopened.outbox.events)
+        try await reopened.outbox.waitUntilIdle()
+        #expect(server.pushes.last?.mutations.map(\.mutationId) == [increment.mutationId], "the same ID again")
+        #expect(server.object(key, owner: "u1")?.fields["n"] == 2, "not applied twice")
+        try await events.first("acknowledged after the restart") {
+            $0.mutationId == increment.mutationId && $0.kind == .acknowledged(version: 2, merges: [])
+        }
+        let stored = reopened.object("Counter", id: "c1")
+        #expect(stored.int("n") == 2 && stored.version == 2, "the pinned copy has the acknowledged state")
+        #expect(try stored.pinLabels() == ["mine"])
+        await reopened.shutdown()
+    }
+
+    @Test("a push refused as a whole is split until the culprit, sent alone, is set aside")
+    func culprit() async throws {
+        let server = SyncFakeServer()
+        server.pushGate.close()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let a = client.object("Note", id: "a")
+        a["n"] = 1
+        let first = try #require(try await a.saveEventually())
+        let b = client.object("Note", id: "b")
+        b["n"] = 2
+        let second = try #require(try await b.saveEventually())
+        server.failNext("/v1/push", with: RooftopError(.sizeLimit, "too large"), times: 2)
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: first) == .rejected(code: .sizeLimit, message: "too large"))
+        #expect(try client.outbox.status(of: second) == .acknowledged(version: 1))
+        #expect(server.object(b.key, owner: "u1")?.fields["n"] == 2)
+        await client.shutdown()
+    }
+
+    @Test("an auth failure stalls the queue without retry timers until resumed")
+    func authStall() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock)
+        _ = try await client.signUpForTest("ann")
+        let events = Collector(client.outbox.events)
+        server.failNext("/v1/push", with: RooftopError(.auth, "session expired"))
+        let note = client.object("Note")
+        note["n"] = 1
+        let id = try #require(try await note.saveEventually())
+        try await events.first("stalled") { $0.kind == .stalled(RooftopError(.auth, "session expired")) }
+        #expect(try client.outbox.status(of: id) == .pending)
+        #expect(clock.sleeperCount == 0, "no retry timer")
+        client.outbox.resume()
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))
+        await client.shutdown()
+    }
+
+    @Test("push() flushes the queue with progress that adds up, and throws when the server cannot be reached")
+    func pushWithProgress() async throws {
+        let server = SyncFakeServer()
+        server.pushGate.close()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        for index in 0..<4 {
+            let note = client.object("Note", id: "n\(index)")
+            note["i"] = .int(Int64(index))
+            try await note.saveEventually()
+        }
+        server.pushGate.open()
+        let reports = ReportBox()
+        try await client.sync.push { reports.append($0) }
+        let last = try #require(reports.all.last)
+        #expect(last.isFinished && last.processed == 4 && last.total == 4 && last.phase == .push)
+        #expect(reports.all.first?.processed == 0)
+        server.offline = true
+        let late = client.object("Note")
+        late["i"] = 9
+        try await late.saveEventually()
+        await #expect(throws: RooftopError.self) { try await client.sync.push() }
+        await client.shutdown()
+    }
+}
+
+/// Progress reports collected from a callback.
+final class ReportBox: Sendable {
+    private let reports = Mutex<[SyncProgress]>([])
+    func append(_ report: SyncProgress) { reports.withLock { $0.append(report) } }
+    var all: [SyncProgress] { reports.withLock { $0 } }
+}

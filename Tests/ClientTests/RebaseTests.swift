@@ -1,0 +1,178 @@
+@testable import Rooftop
+import RooftopShared
+import Testing
+
+@Suite("Rebase of queued changes over pulled ones", .timeLimit(.minutes(1)))
+struct RebaseTests {
+    /// A client signed in as `u1` with `Score/score0` pulled at `base` fields, and the offline
+    /// queue busy: a push of another object waits at the server's gate, so that the score's
+    /// changes queued now stay pending, never sent, until the test opens the gate.
+    private func setUp(_ server: SyncFakeServer, base: [String: Value]) async throws -> (RooftopClient, RooftopObject) {
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        server.seed(1, className: "Score") { _ in base }
+        try await client.sync.pull(datastore: .default)
+        server.pushGate.close()
+        let blocker = client.object("Note", id: "blocker", in: .default)
+        blocker["busy"] = true
+        try await blocker.saveEventually()
+        try await eventually("the queue is busy") { server.pushGate.waiting == 1 }
+        return (client, client.object("Score", id: "score0", in: .default))
+    }
+
+    @Test("sum counters incremented on two clients converge, with the decision observable", arguments: [false, true])
+    func sumCounters(rebaseFirst: Bool) async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let (client, score) = try await setUp(server, base: ["count": 10])
+        let decisions = Collector(client.sync.mergeDecisions)
+        try score.increment("count", by: 5)
+        let queued = try #require(try await score.saveEventually())
+        // Another client adds 1 meanwhile.
+        server.update(score.key, [FieldUpdate("count", .increment(1))])
+        if rebaseFirst {
+            // The pull comes before the push: the client rebases its queued increment.
+            try await client.sync.pull(datastore: .default)
+            #expect(score.int("count") == 16, "the local view is the merged value")
+            let decision = try await decisions.first("a rebase decision") { $0.source == .rebase }
+            #expect(decision.decision.rule == .sum && decision.decision.result == 16)
+            #expect(try client.core.store.outboxRow(queued, scope: "u1")?.mutation.baseVersion == 2)
+        }
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(server.object(score.key, owner: "u1")?.fields["count"] == 16)
+        try await client.sync.pull(datastore: .default)
+        #expect(score.int("count") == 16)
+        if !rebaseFirst {
+            let decision = try await decisions.first("the server's decision") { $0.source == .push(queued) }
+            #expect(decision.decision.rule == .sum && decision.key == score.key)
+        }
+        await client.shutdown()
+    }
+
+    @Test("a sum counter incremented offline on two devices converges to the total on both")
+    func twoDevices() async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let phone = try syncClient(server)
+        _ = try await phone.signUpForTest("ann")
+        let tablet = try syncClient(server)
+        try await tablet.logIn(username: "ann", password: "secret")
+        let key = try #require(server.seed(1, className: "Score") { _ in ["count": 10] }.first)
+        try await phone.sync.pull(datastore: .default)
+        try await tablet.sync.pull(datastore: .default)
+        server.offline = true
+        let onPhone = phone.object("Score", id: key.objectId, in: .default)
+        let onTablet = tablet.object("Score", id: key.objectId, in: .default)
+        try onPhone.increment("count", by: 1)
+        try await onPhone.saveEventually()
+        try onTablet.increment("count", by: 5)
+        try await onTablet.saveEventually()
+        #expect(onPhone.int("count") == 11 && onTablet.int("count") == 15)
+        server.offline = false
+        phone.outbox.resume()
+        tablet.outbox.resume()
+        try await phone.outbox.waitUntilIdle()
+        try await tablet.outbox.waitUntilIdle()
+        try await phone.sync.pull(datastore: .default)
+        try await tablet.sync.pull(datastore: .default)
+        #expect(server.object(key, owner: "u1")?.fields["count"] == 16)
+        #expect(onPhone.int("count") == 16 && onTablet.int("count") == 16)
+        await phone.shutdown()
+        await tablet.shutdown()
+    }
+
+    @Test("each rule decides a field set on both sides", arguments: [
+        (MergeRule.remote, Value.int(20)), (.local, .int(15)), (.max, .int(20)), (.min, .int(15)), (.sum, .int(25)),
+    ])
+    func rules(rule: MergeRule, expected: Value) async throws {
+        let server = SyncFakeServer()
+        server.setRules(["best": rule], for: "Score")
+        let (client, score) = try await setUp(server, base: ["best": 10])
+        score["best"] = 15
+        try await score.saveEventually()
+        server.update(score.key, [FieldUpdate("best", .set(20))])
+        let decisions = Collector(client.sync.mergeDecisions)
+        try await client.sync.pull(datastore: .default)
+        #expect(score["best"] == expected, "local view after the rebase")
+        let decision = try await decisions.first("the decision") { _ in true }.decision
+        #expect(decision == MergeDecision(
+            field: "best", baseValue: 10, localValue: 15, remoteValue: 20, rule: rule, result: expected, resolution: .rule))
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(server.object(score.key, owner: "u1")?.fields["best"] == expected, "the server agrees")
+        await client.shutdown()
+    }
+
+    @Test("an object's queued changes fold into its first; the folded changes share its answer")
+    func folding() async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let (client, score) = try await setUp(server, base: ["count": 0])
+        try score.increment("count", by: 1)
+        let first = try #require(try await score.saveEventually())
+        try score.increment("count", by: 2)
+        let second = try #require(try await score.saveEventually())
+        server.update(score.key, [FieldUpdate("count", .increment(10))])
+        try await client.sync.pull(datastore: .default)
+        let rows = try client.core.store.queued(for: score.key, scope: "u1")
+        #expect(rows.map(\.mutation.mutationId) == [first])
+        #expect(rows.first?.mutation.change == .update([FieldUpdate("count", .increment(1)), FieldUpdate("count", .increment(2))]))
+        #expect(try client.outbox.status(of: second) == .pending, "a folded change reads as its survivor")
+        #expect(score.int("count") == 13)
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: second) == .acknowledged(version: 3))
+        #expect(server.object(score.key, owner: "u1")?.fields["count"] == 13)
+        await client.shutdown()
+    }
+
+    @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
+    func remoteDelete() async throws {
+        let server = SyncFakeServer()
+        let (client, score) = try await setUp(server, base: ["count": 1])
+        let events = Collector(client.outbox.events)
+        score["count"] = 2
+        let queued = try #require(try await score.saveEventually())
+        server.delete(score.key)
+        let decisions = Collector(client.sync.mergeDecisions)
+        try await client.sync.pull(datastore: .default)
+        #expect(try client.core.store.queued(for: score.key, scope: "u1").isEmpty)
+        #expect(try client.outbox.status(of: queued) == .acknowledged(version: 2))
+        #expect(score.isDeleted && score["count"] == nil)
+        let decision = try await decisions.first("objectDeleted") { _ in true }.decision
+        #expect(decision.resolution == .objectDeleted && decision.field == "count" && decision.result == nil)
+        try await events.first("acknowledged locally") { $0.mutationId == queued && $0.kind != .queued }
+        let pushed = server.pushes.count
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(server.pushes.count == pushed + 1, "only the blocker's push went; nothing of the score was left to send")
+        #expect(!server.pushes.flatMap(\.mutations).contains { $0.mutationId == queued })
+        await client.shutdown()
+    }
+
+    @Test("changes that may have reached the server are not rewritten: the server merges them")
+    func maybeDelivered() async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let (client, score) = try await setUp(server, base: ["count": 0])
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        let events = Collector(client.outbox.events)
+        server.loseNextPushAnswers(1)
+        try score.increment("count", by: 1)
+        let queued = try #require(try await score.saveEventually())
+        try await events.first("the answer was lost") { if case .retrying = $0.kind { $0.mutationId == queued } else { false } }
+        // The server applied it (version 2); another client adds 10 (version 3).
+        server.update(score.key, [FieldUpdate("count", .increment(10))])
+        try await client.sync.pull(datastore: .default)
+        let row = try #require(try client.core.store.outboxRow(queued, scope: "u1"))
+        #expect(row.mutation.baseVersion == 1 && row.mutation.change == .update([FieldUpdate("count", .increment(1))]))
+        client.outbox.resume()
+        try await client.outbox.waitUntilIdle()
+        #expect(server.object(score.key, owner: "u1")?.fields["count"] == 11, "applied once")
+        try await client.sync.pull(datastore: .default)
+        #expect(score.int("count") == 11)
+        await client.shutdown()
+    }
+}

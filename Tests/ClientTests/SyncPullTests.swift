@@ -1,0 +1,129 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Testing
+
+@Suite("Sync: pull pages, checkpoints, purges", .timeLimit(.minutes(1)))
+struct SyncPullTests {
+    @Test("a pull pages through the feed, each page with its checkpoint; progress counts add up")
+    func pagingAndProgress() async throws {
+        let server = SyncFakeServer()
+        server.setPageSize(2)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let keys = server.seed(5)
+        let stream = Collector(client.sync.progress)
+        let reports = ReportBox()
+        let count = try await client.sync.pull(datastore: .default) { reports.append($0) }
+        #expect(count == 5)
+        #expect(try client.storedKeys() == Set(keys))
+        #expect(server.pulls.map(\.since) == [nil, Checkpoint("c:2"), Checkpoint("c:4")])
+        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:5"))
+        let all = reports.all
+        #expect(all.first == SyncProgress(phase: .pull, datastore: .default, processed: 0, total: 5), "the total comes first")
+        #expect(all.map(\.processed) == [0, 2, 4, 5, 5])
+        #expect(all.allSatisfy { $0.total == 5 })
+        #expect(all.last?.isFinished == true && all.last?.error == nil)
+        try await stream.first("the stream's last report") { $0.isFinished }
+        #expect(stream.elements == all, "the stream and the callback see the same reports")
+        await client.shutdown()
+    }
+
+    @Test("an interrupted pull resumes from the last page applied")
+    func resume() async throws {
+        let server = SyncFakeServer()
+        server.setPageSize(2)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        server.seed(5)
+        server.interruptPulls(afterPages: 1)
+        await #expect(throws: RooftopError.self) { try await client.sync.pull(datastore: .default) }
+        #expect(try client.storedKeys().count == 2, "the first page stays applied")
+        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:2"))
+        let resumed = try await client.sync.pull(datastore: .default)
+        #expect(resumed == 3)
+        #expect(server.pulls.dropFirst(2).first?.since == Checkpoint("c:2"), "the retry starts at the stored checkpoint")
+        #expect(try client.storedKeys().count == 5)
+        server.seed(1, className: "Late")
+        #expect(try await client.sync.pull(datastore: .default) == 1, "only what changed since")
+        await client.shutdown()
+    }
+
+    @Test("pulled changes update live objects, with their unsaved changes kept on top")
+    func liveObjects() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let key = try #require(server.seed(1).first)
+        try await client.sync.pull(datastore: .default)
+        let item = client.object("Item", id: key.objectId, in: .default)
+        #expect(item.int("i") == 0 && item.version == 1)
+        item["note"] = "mine"
+        server.update(key, [FieldUpdate("i", .set(7))])
+        try await client.sync.pull(datastore: .default)
+        #expect(item.int("i") == 7 && item.version == 2)
+        #expect(item.string("note") == "mine" && item.hasUnsavedChanges)
+        await client.shutdown()
+    }
+
+    @Test("tombstones and removals purge the local copies and their pins")
+    func purges() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let keys = server.seed(3)
+        try await client.sync.pull(datastore: .default)
+        let deleted = client.object("Item", id: keys[0].objectId, in: .default)
+        try await deleted.pin(label: "favourites")
+        server.delete(keys[0])
+        server.hide(keys[1], owner: "u1", from: "u1")
+        try await client.sync.pull(datastore: .default)
+        #expect(try client.storedKeys() == [keys[2]])
+        #expect(try deleted.pinLabels().isEmpty)
+        #expect(deleted.isDeleted && deleted["i"] == nil)
+        #expect(try client.core.store.objects(scope: "u1", pinnedWith: "favourites").isEmpty)
+        await client.shutdown()
+    }
+
+    @Test("a datastore the server no longer has is purged locally; the pull says notFound and the status needsReset")
+    func lostDatastore() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let shared = try await client.datastores.create(title: "Trip")
+        server.seed(2, in: shared.id)
+        try await shared.sync()
+        #expect(try client.storedKeys(in: shared.id).count == 2)
+        server.deleteDatastore(shared.id, owner: "u1")
+        do {
+            try await client.sync.pull(datastore: shared.id)
+            Issue.record("the pull must fail")
+        } catch {
+            #expect(error.code == .notFound)
+        }
+        #expect(try client.storedKeys(in: shared.id).isEmpty)
+        #expect(try client.core.store.checkpoint(scope: "u1", datastore: shared.id) == nil)
+        let status = try shared.currentStatus()
+        #expect(status.needsReset && status.lastError?.code == .notFound)
+        try client.datastores.uncache(shared.id)
+        #expect(try !shared.currentStatus().needsReset)
+        await client.shutdown()
+    }
+
+    @Test("objects of a synced datastore stay stored after their queued changes are acknowledged")
+    func syncedObjectsStay() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        server.seed(1)
+        try await client.sync.pull(datastore: .default)
+        let mine = client.object("Item", id: "mine", in: .default)
+        mine["i"] = 99
+        try await mine.saveEventually()
+        try await client.outbox.waitUntilIdle()
+        let row = try #require(try client.core.store.object(mine.key, scope: "u1"))
+        #expect(row.server?.version == 1 && row.local?.fields["i"] == 99)
+        #expect(try mine.pinLabels() == [LocalStore.syncLabel])
+        await client.shutdown()
+    }
+}
