@@ -26,7 +26,11 @@ public final class RooftopClient: Sendable {
     public init(configuration: ClientConfiguration) async throws(RooftopError) {
         let transport = try AsyncHTTPTransport(
             baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
-        core = try ClientCore(configuration: configuration, transport: transport)
+        let core = try ClientCore(configuration: configuration, transport: transport)
+        core.services.setChannelFactory { [tokens = core.tokens] () throws(RooftopError) in
+            try LiveSocketChannel(configuration: configuration, tokens: tokens)
+        }
+        self.core = core
         core.startSync()
     }
 

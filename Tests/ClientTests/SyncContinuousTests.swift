@@ -66,7 +66,7 @@ struct SyncContinuousTests {
         let clock = TestClock()
         let client = try syncClient(server, clock: clock)
         _ = try await client.signUpForTest("ann")
-        await client.sync.startContinuous(datastores: [.default])
+        try await client.sync.startContinuous(datastores: [.default])
         try await eventually("the first pull") { server.pulls.count == 1 }
         try await client.sync.waitForContinuousIdle()
         try await eventually("the poll timer is set") { clock.nextDeadline == SyncEngine.pollingInterval }

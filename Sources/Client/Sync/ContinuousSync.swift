@@ -103,14 +103,18 @@ extension SyncEngine {
     /// server announces a change, and resumes the offline queue whenever the connection comes
     /// back. Starting again replaces the previous set.
     ///
-    /// Until the live WebSocket connection is wired in, changes are found by polling every
-    /// ``pollingInterval`` on the configured clock.
+    /// The server's live WebSocket announces changes; a client without one (over a custom
+    /// transport) polls every ``pollingInterval`` on the configured clock instead. While the
+    /// connection is down it reconnects with backoff, and pulls everything when it is back.
     /// - Parameters:
     ///   - datastores: The datastores to keep in sync.
     ///   - scope: What to keep of each (default `nil`: each datastore's previous scope, or everything).
-    public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async {
-        await startContinuous(
-            datastores: datastores, scope: scope, channel: PollingChannel(interval: SyncEngine.pollingInterval, clock: clock))
+    /// - Throws: `closed` after shutdown; `illegalArgument` when the configured trust cannot
+    ///   be used for the live connection.
+    public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async throws(RooftopError) {
+        let core = try liveCore()
+        let channel = try core.services.makeChannel() ?? PollingChannel(interval: SyncEngine.pollingInterval, clock: clock)
+        await startContinuous(datastores: datastores, scope: scope, channel: channel)
     }
 
     /// Continuous sync over a given channel.

@@ -16,6 +16,7 @@ final class SyncServices: Sendable {
         var outbox: OutboxEngine?
         var sync: SyncEngine?
         var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        var channelFactory: (@Sendable () throws(RooftopError) -> any LiveChannel)?
     }
 
     private let engines = Mutex(Engines())
@@ -49,6 +50,18 @@ final class SyncServices: Sendable {
     /// effect for an engine made afterwards.
     func setRandomSource(_ random: @escaping @Sendable () -> Double) {
         engines.withLock { $0.random = random }
+    }
+
+    /// Makes continuous sync's channels (the live WebSocket connection); without one, continuous
+    /// sync polls.
+    func setChannelFactory(_ factory: @escaping @Sendable () throws(RooftopError) -> any LiveChannel) {
+        engines.withLock { $0.channelFactory = factory }
+    }
+
+    /// A new channel for continuous sync: a live connection when the client has one, else `nil`.
+    func makeChannel() throws(RooftopError) -> (any LiveChannel)? {
+        guard let factory = engines.withLock({ $0.channelFactory }) else { return nil }
+        return try factory()
     }
 
     /// Stops the engines and ends the streams.

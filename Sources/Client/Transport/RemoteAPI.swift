@@ -183,6 +183,15 @@ final class SessionTokenStore: Sendable {
     /// The current token, if signed in.
     var token: String? { state.withLock { $0 } }
 
+    /// Every new token (nil after log-out), as it is set; the live connection follows it.
+    let changes = Broadcaster<String?>()
+
     /// Replaces the token (nil after log-out).
-    func set(_ token: String?) { state.withLock { $0 = token } }
+    func set(_ token: String?) {
+        let changed = state.withLock { state in
+            defer { state = token }
+            return state != token
+        }
+        if changed { changes.publish(token) }
+    }
 }
