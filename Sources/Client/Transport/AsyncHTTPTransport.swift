@@ -5,12 +5,14 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import RooftopShared
+import Synchronization
 
 /// ``HTTPTransport`` over AsyncHTTPClient, with the TLS trust of a ``TrustPolicy``.
 final class AsyncHTTPTransport: HTTPTransport {
     private let client: HTTPClient
     private let baseURL: String
     private let timeout: Duration
+    private let isShutDown = Mutex(false)
 
     init(baseURL: URL, trust: TrustPolicy, timeout: Duration) throws(RooftopError) {
         var configuration = HTTPClient.Configuration(tlsConfiguration: try trust.tlsConfiguration())
@@ -43,7 +45,23 @@ final class AsyncHTTPTransport: HTTPTransport {
     }
 
     func shutdown() async {
+        guard markShutDown() else { return }
         try? await client.shutdown()
+    }
+
+    /// A client dropped without ``RooftopClient/shutdown()`` (e.g. after an error) still closes
+    /// its connections, in the background.
+    deinit {
+        guard markShutDown() else { return }
+        client.shutdown(queue: .global()) { _ in }
+    }
+
+    /// Records the shutdown; `false` when it was already done.
+    private func markShutDown() -> Bool {
+        isShutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
     }
 
     /// The Rooftop error for a failure of AsyncHTTPClient or NIO.
