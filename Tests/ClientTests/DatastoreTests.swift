@@ -120,4 +120,32 @@ struct DatastoreTests {
         try await statuses.first("offline") { $0.outgoing && !$0.connected && $0.lastError?.code == .noConnection }
         await client.shutdown()
     }
+
+    @Test("a datastore's changes name its objects changed locally, by sync, and deleted; never another datastore's")
+    func contentChanges() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let datastore = try await client.datastores.open(.default)
+        let changes = Collector(datastore.changes)
+        let local = datastore.object("Note")
+        local["text"] = "draft"
+        try await changes.first("the unsaved edit") { $0.contains(local.key) }
+        try await local.saveEventually()
+        let other = client.object("Note", in: .app)
+        other["text"] = "elsewhere"
+        try await other.saveEventually()
+        let keys = server.seed(2)
+        try await datastore.sync()
+        try await changes.first("the first pulled object") { $0.contains(keys[0]) }
+        try await changes.first("the second pulled object") { $0.contains(keys[1]) }
+        server.delete(keys[0])
+        let before = changes.elements.count
+        try await datastore.sync()
+        try await eventually("the deletion") { changes.elements.dropFirst(before).contains { $0.contains(keys[0]) } }
+        #expect(changes.elements.allSatisfy { !$0.contains(other.key) }, "changes of :app are not this datastore's")
+        #expect(changes.elements.allSatisfy { !$0.isEmpty })
+        await client.shutdown()
+        try await eventually("the stream ends with the client") { changes.isFinished }
+    }
 }

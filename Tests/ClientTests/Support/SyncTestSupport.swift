@@ -40,16 +40,21 @@ final class Collector<Element: Sendable>: Sendable {
 
     private final class Box: Sendable {
         let elements = Mutex<[Element]>([])
+        let finished = Mutex(false)
     }
 
     init(_ stream: AsyncStream<Element>) {
         let box = self.box
         task = Task {
             for await element in stream { box.elements.withLock { $0.append(element) } }
+            box.finished.withLock { $0 = true }
         }
     }
 
     var elements: [Element] { box.elements.withLock { $0 } }
+
+    /// Whether the stream ended.
+    var isFinished: Bool { box.finished.withLock { $0 } }
 
     /// Waits until an element satisfies `predicate`; returns it.
     @discardableResult
