@@ -107,6 +107,7 @@ let package = Package(
         .executableTarget(
             name: "rooftop-benchmark",
             dependencies: [
+                "Rooftop",
                 "RooftopServer",
                 "RooftopShared",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

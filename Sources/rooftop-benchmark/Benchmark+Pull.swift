@@ -4,7 +4,10 @@ import RooftopShared
 extension Benchmark {
     /// The client that pulls: another user than the creator when there is one, as a second
     /// device syncing the shared datastore would.
-    var puller: BenchmarkHTTPClient { clients[min(1, clients.count - 1)] }
+    var puller: BenchmarkHTTPClient { clients[pullerIndex] }
+
+    /// The index of the pulling user.
+    var pullerIndex: Int { min(1, clients.count - 1) }
 
     /// Phase `pull full`: the whole datastore from no checkpoint, `pageSize` changes a page.
     func pullFull() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Rooftop
 import RooftopServer
 import RooftopShared
 
@@ -37,6 +38,10 @@ final class Benchmark {
     var clients: [BenchmarkHTTPClient] = []
     /// The user ID of each client.
     var userIds: [String] = []
+    /// The user name of each client (all share ``password``).
+    var usernames: [String] = []
+    /// The client library's client (the `client …` phases), once opened.
+    var libraryClient: RooftopClient?
     /// The shareable datastore every client edits.
     var datastore = DatastoreID.default
     /// Each object's version after the create phase.
@@ -66,8 +71,12 @@ final class Benchmark {
         anonymous = try BenchmarkHTTPClient(target: server.endpoint)
     }
 
+    /// Every benchmark user's password.
+    static let password = "benchmark-password"
+
     /// Closes every client's connections.
     func shutdown() async {
+        await libraryClient?.shutdown()
         for client in clients { await client.shutdown() }
         await anonymous.shutdown()
     }
@@ -83,6 +92,7 @@ final class Benchmark {
         try await pullIdle()
         try await runQueries()
         try await runCounts()
+        try await runClientLibrary()
     }
 
     /// Phase `signup`: one user per client (bcrypt cost 4), each then on its own connection pool.
@@ -90,12 +100,13 @@ final class Benchmark {
         let run = String(UInt32(truncatingIfNeeded: random.next()), radix: 36)
         try await measure("signup", unit: "req") { samples in
             for index in 0..<settings.clients {
-                let request = SignUpRequest(username: "bench-\(run)-\(index)", password: "benchmark-password")
+                let request = SignUpRequest(username: "bench-\(run)-\(index)", password: Benchmark.password)
                 let answer = try await anonymous.call(.POST, "/v1/users", body: request, as: Session.self)
                 await samples.add([answer.elapsed])
                 let session = answer.value
                 clients.append(try anonymous.signedIn(as: session.sessionToken))
                 userIds.append(session.user.objectId)
+                usernames.append(request.username)
             }
             return (settings.clients, [:])
         }

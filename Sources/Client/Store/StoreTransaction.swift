@@ -282,11 +282,12 @@ final class StoreTransaction {
 
     static func row(_ row: Row) throws -> LocalObjectRow {
         guard let key = key(row) else { throw RooftopError(.cache, "a stored object has an invalid datastore ID") }
-        return LocalObjectRow(
-            key: key,
-            server: try (row["server"] as String?).map { try StoreCoding.decode(ObjectSnapshot.self, from: $0) },
-            local: try (row["local"] as String?).map { try StoreCoding.decode(ObjectSnapshot.self, from: $0) },
-            deleted: (row["deleted"] as Int64) != 0)
+        let serverText: String? = row["server"]
+        let localText: String? = row["local"]
+        let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
+        // Without queued changes the local view is the server state, stored as the same text.
+        let local = localText == serverText ? server : try localText.map(SnapshotDecodeCache.snapshot(from:))
+        return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
     }
 
     static func key(_ row: Row) -> ObjectKey? {

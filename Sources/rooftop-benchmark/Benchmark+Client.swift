@@ -1,0 +1,102 @@
+import Foundation
+import Rooftop
+import RooftopShared
+import Synchronization
+
+extension Benchmark {
+    /// The phases of the client library (`Rooftop`), as an app would use it: one more device of
+    /// the pulling user, with its local datastore in a file.
+    func runClientLibrary() async throws {
+        let client = try await openLibraryClient()
+        libraryClient = client
+        try await clientPull(client)
+        try await clientQueue(client)
+        try await clientLocalQuery(client)
+    }
+
+    /// A `RooftopClient` trusting the development CA, with a fresh local datastore file, signed
+    /// in as the pulling user.
+    private func openLibraryClient() async throws -> RooftopClient {
+        guard let serverURL = URL(string: server.endpoint.baseURL) else {
+            throw BenchmarkError.wrongResult("the server's URL \(server.endpoint.baseURL) is not a URL")
+        }
+        let directory = server.endpoint.dataDirectory + "/benchmark-client"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var configuration = ClientConfiguration(serverURL: serverURL)
+        configuration.appId = server.endpoint.appId
+        configuration.trust = .certificateAuthority(
+            pem: try String(contentsOfFile: server.endpoint.caCertificatePath, encoding: .utf8))
+        configuration.storage = .file(path: directory + "/local.sqlite")
+        let client = try await RooftopClient(configuration: configuration)
+        _ = try await client.logIn(username: usernames[pullerIndex], password: Benchmark.password)
+        return client
+    }
+
+    /// Phase `client pull`: the library pulls the whole datastore into its local store (pages
+    /// streamed and applied one by one), reporting progress; every object must arrive.
+    private func clientPull(_ client: RooftopClient) async throws {
+        let expected = dataset.objects.count
+        try await measure("client pull", unit: "obj") { _ in
+            let reports = Mutex<[SyncProgress]>([])
+            let applied = try await client.sync.pull(datastore: datastore) { progress in
+                reports.withLock { $0.append(progress) }
+            }
+            let local = try await client.query(Dataset.className, in: datastore).fromLocalDatastore().count()
+            try require(local == expected, "the client library stored \(local) objects, not \(expected)")
+            let seen = reports.withLock { $0 }
+            let processed = seen.map(\.processed)
+            try require(zip(processed, processed.dropFirst()).allSatisfy(<=), "progress went backwards: \(processed)")
+            try require(
+                seen.last.map { $0.isFinished && $0.processed == applied } ?? false,
+                "the last progress report \(String(describing: seen.last)) does not end at \(applied)")
+            return (applied, ["progress reports": Double(seen.count)])
+        }
+    }
+
+    /// Phase `client queue`: increments of `sum` queued with `saveEventually()` (each durable in
+    /// the local datastore before it returns), then sent by the offline queue until idle; none
+    /// may be refused.
+    private func clientQueue(_ client: RooftopClient) async throws {
+        let count = min(dataset.objects.count, max(settings.batch, 500))
+        try await measure("client queue", unit: "mut") { samples in
+            let clock = ContinuousClock()
+            let enqueueStart = clock.now
+            for object in dataset.objects.prefix(count) {
+                let start = clock.now
+                let live = client.object(Dataset.className, id: object.objectId, in: datastore)
+                try live.increment("sum", by: 1)
+                try await live.saveEventually()
+                await samples.add([clock.now - start])
+            }
+            let enqueued = clock.now - enqueueStart
+            try await client.outbox.waitUntilIdle()
+            let refused = try client.outbox.rejected()
+            try require(refused.isEmpty, "the server refused \(refused.count) queued changes")
+            try require(!client.outbox.hasPendingWrites, "changes are still pending after the queue went idle")
+            return (count, ["enqueue s (durable, before sending)": enqueued.seconds])
+        }
+    }
+
+    /// Phase `client local query`: `category = ?` ordered by score, 50 at most, answered from
+    /// the local datastore; each answer checked against the data set.
+    private func clientLocalQuery(_ client: RooftopClient) async throws {
+        try await measure("client local query", unit: "query") { samples in
+            let clock = ContinuousClock()
+            for _ in 0..<settings.queryRepeats {
+                let category = Dataset.categories[Int.random(in: 0..<Dataset.categories.count, using: &random)]
+                let start = clock.now
+                let result = try await client.query(Dataset.className, in: datastore)
+                    .text("where category = ? order by score desc limit 50", [.string(category)])
+                    .fromLocalDatastore().find()
+                await samples.add([clock.now - start])
+                let expected = min(50, dataset.categoryCounts[category] ?? 0)
+                try require(
+                    result.objects.count == expected,
+                    "local category = \(category) answered \(result.objects.count) objects, not \(expected)")
+                let scores = result.objects.compactMap { $0.int("score") }
+                try require(scores == scores.sorted(by: >), "local results are not ordered by score")
+            }
+            return (settings.queryRepeats, [:])
+        }
+    }
+}
