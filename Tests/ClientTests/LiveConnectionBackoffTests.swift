@@ -10,7 +10,7 @@ import Testing
     private let retry = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(5), multiplier: 2, jitter: 0)
 
     private func connection(
-        to port: NetworkClosedPort, clock: NetworkTestClock, retry: RetryPolicy? = nil,
+        to port: NetworkClosedPort, clock: TestClock, retry: RetryPolicy? = nil,
         random: @escaping @Sendable () -> Double = { 0.5 }
     ) throws -> LiveConnection {
         let target = try LiveSocketTarget(
@@ -30,7 +30,7 @@ import Testing
     @Test func failedAttemptsBackOffOnTheInjectedClock() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let live = try connection(to: port, clock: clock)
         let recorder = NetworkEventRecorder(live.events)
         await live.start()
@@ -56,7 +56,7 @@ import Testing
     @Test func theInjectedRandomnessPicksTheJitter() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let jittery = RetryPolicy(initialDelay: .seconds(10), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.5)
         let picks = Mutex([0.0, 1.0 - 1e-9])
         let live = try connection(to: port, clock: clock, retry: jittery) {
@@ -80,7 +80,7 @@ import Testing
     func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let live = try connection(to: port, clock: clock)
         let recorder = NetworkEventRecorder(live.events)
         await live.start()
@@ -99,7 +99,7 @@ import Testing
         // The TCP handshake completes, then the TLS handshake never gets an answer.
         let port = try NetworkClosedPort(silent: true)
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let live = try connection(to: port, clock: clock)
         let recorder = NetworkEventRecorder(live.events)
         await live.start()
@@ -120,7 +120,7 @@ import Testing
     @Test func retryNowSkipsTheWaitButKeepsCounting() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let live = try connection(to: port, clock: clock)
         let recorder = NetworkEventRecorder(live.events)
         await live.start()
@@ -137,7 +137,7 @@ import Testing
     @Test func closeBeforeStartFinishesTheStream() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let clock = NetworkTestClock()
+        let clock = TestClock()
         let live = try connection(to: port, clock: clock)
         let recorder = NetworkEventRecorder(live.events)
         await live.close()
@@ -150,7 +150,7 @@ import Testing
     @Test func subscriptionsAreKeptWhileDisconnected() async throws {
         let port = try NetworkClosedPort()
         defer { port.close() }
-        let live = try connection(to: port, clock: NetworkTestClock())
+        let live = try connection(to: port, clock: TestClock())
         let work = try DatastoreID("work")
         await live.subscribe([.default, work, .default])
         await live.subscribe([.app, work])

@@ -6,13 +6,13 @@ import Synchronization
 /// recorded, so tests can check a backoff schedule without waiting for it.
 ///
 /// ```swift
-/// let clock = NetworkTestClock()
+/// let clock = TestClock()
 /// configuration.clock = clock
 /// try await clock.waitForSleepers(1)
 /// #expect(clock.requestedSleeps == [.seconds(1)])
 /// clock.advance(by: .seconds(1))
 /// ```
-final class NetworkTestClock: Clock, Sendable {
+final class TestClock: Clock, Sendable {
     /// A point on the test clock: the time advanced since the clock was made.
     struct Instant: InstantProtocol {
         /// The time since the start.
@@ -49,6 +49,9 @@ final class NetworkTestClock: Clock, Sendable {
 
     /// How many sleeps are waiting.
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    /// The earliest deadline a task sleeps until, as an offset from the clock's start.
+    var nextDeadline: Duration? { state.withLock { $0.sleepers.map(\.deadline.offset).min() } }
 
     /// Suspends until the clock is advanced to `deadline`.
     /// - Throws: `CancellationError` when the task is cancelled first.
