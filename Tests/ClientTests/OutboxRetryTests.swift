@@ -8,12 +8,11 @@ import Testing
 struct OutboxRetryTests {
     private static let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.2)
 
-    private func pushCount(_ server: SyncFakeServer) -> Int {
-        server.requestLog.count { $0 == "POST /v1/push" }
-    }
-
-    @Test("passing failures retry with exponential backoff on the injected clock, with no real wait")
-    func backoff() async throws {
+    /// A signed-in client on the test clock whose server is offline, with one note queued; the
+    /// queue's events are collected from before the note was queued.
+    private func noteQueuedOffline() async throws
+        -> (SyncFakeServer, TestClock, RooftopClient, Collector<OutboxEvent>, MutationID)
+    {
         let server = SyncFakeServer()
         let clock = TestClock()
         let client = try syncClient(server, clock: clock, retry: Self.policy)
@@ -23,6 +22,16 @@ struct OutboxRetryTests {
         let note = client.object("Note")
         note["n"] = 1
         let id = try #require(try await note.saveEventually())
+        return (server, clock, client, events, id)
+    }
+
+    private func pushCount(_ server: SyncFakeServer) -> Int {
+        server.requestLog.count { $0 == "POST /v1/push" }
+    }
+
+    @Test("passing failures retry with exponential backoff on the injected clock, with no real wait")
+    func backoff() async throws {
+        let (server, clock, client, events, id) = try await noteQueuedOffline()
         try await events.first("retry 1") { $0.kind == .retrying(attempt: 1, after: .seconds(1)) }
         try await eventually("the retry timer is set") { clock.nextDeadline == .seconds(1) }
         #expect(pushCount(server) == 1)
@@ -55,15 +64,7 @@ struct OutboxRetryTests {
 
     @Test("resume() sends at once, without waiting for the retry delay")
     func resume() async throws {
-        let server = SyncFakeServer()
-        let clock = TestClock()
-        let client = try syncClient(server, clock: clock, retry: Self.policy)
-        _ = try await client.signUpForTest("ann")
-        let events = Collector(client.outbox.events)
-        server.offline = true
-        let note = client.object("Note")
-        note["n"] = 1
-        let id = try #require(try await note.saveEventually())
+        let (server, clock, client, events, id) = try await noteQueuedOffline()
         try await events.first("a retry is scheduled") { if case .retrying = $0.kind { true } else { false } }
         server.offline = false
         client.outbox.resume()
