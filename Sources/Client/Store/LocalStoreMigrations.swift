@@ -84,6 +84,15 @@ enum LocalStoreMigrations {
                 """)
         }
         registerSyncMigrations(&migrator)
+        migrator.registerMigration("v3: an object's labels from one covering index") { db in
+            // Looking up an object's labels (every pull, save and unpin does) used the primary
+            // key's covering index, which leads with the label: a scan of every pin of the user,
+            // so a pull slowed down with each object stored. This index answers it directly.
+            try db.execute(sql: """
+                DROP INDEX pins_by_object;
+                CREATE INDEX pins_by_object ON pins(scope, datastore, class_name, object_id, label);
+                """)
+        }
         return migrator
     }
 }
