@@ -8,21 +8,32 @@ import Synchronization
 ///
 /// Keyed by the text itself, an entry can never be stale: a changed object is stored as a
 /// different text. Shared by every client of the process (the same text is the same object).
-/// Bounded: when full, it starts over, so memory stays flat however many objects pass through.
+/// Bounded by the size of the texts it holds: when over budget, about a quarter of the entries
+/// go, in no particular order (a scan larger than the cache still finds most of what it holds).
 enum SnapshotDecodeCache {
-    /// Entries kept at most.
-    static let capacity = 20_000
+    /// The most stored text the cache holds, in bytes (the decoded objects take a few times more).
+    static let budget = 16 << 20
 
-    private static let entries = Mutex<[String: ObjectSnapshot]>([:])
+    private struct State {
+        var entries: [String: ObjectSnapshot] = [:]
+        var bytes = 0
+    }
+
+    private static let state = Mutex(State())
 
     /// The object stored as `text`.
     /// - Throws: A decoding error for text that is not a stored object.
     static func snapshot(from text: String) throws -> ObjectSnapshot {
-        if let cached = entries.withLock({ $0[text] }) { return cached }
+        if let cached = state.withLock({ $0.entries[text] }) { return cached }
         let snapshot = try StoreCoding.decode(ObjectSnapshot.self, from: text)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[text] = snapshot
+        state.withLock { state in
+            guard state.entries.updateValue(snapshot, forKey: text) == nil else { return }
+            state.bytes += text.utf8.count
+            guard state.bytes > budget else { return }
+            for key in Array(state.entries.keys.prefix(state.entries.count / 4 + 1)) {
+                state.entries[key] = nil
+                state.bytes -= key.utf8.count
+            }
         }
         return snapshot
     }
