@@ -84,13 +84,13 @@ final class ClientCore: Sendable {
         return object
     }
 
-    /// The live object for a key, loaded from the local store when it is there.
-    func object(for key: ObjectKey) throws(RooftopError) -> RooftopObject {
+    /// The live object for a key, loaded from the local store when it is there, otherwise made
+    /// from `fetched` (a state the server sent, e.g. as an include) when given.
+    func object(for key: ObjectKey, fetched: ObjectSnapshot? = nil) throws(RooftopError) -> RooftopObject {
         if let existing = registry.existing(key) { return existing }
         let stored = try store.object(key, scope: scope)
-        return registry.instance(for: key) {
-            RooftopObject(key: key, base: stored.flatMap { $0.deleted ? nil : $0.local }, core: self)
-        }
+        let base = stored.map { $0.deleted ? nil : $0.local } ?? fetched
+        return registry.instance(for: key) { RooftopObject(key: key, base: base, core: self) }
     }
 
     /// Recomputes an object's local view from its server state and queued mutations, inside a

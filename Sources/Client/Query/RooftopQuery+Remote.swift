@@ -43,7 +43,16 @@ extension RooftopQuery {
             try core.record([answer.object] + answer.included, in: transaction)
         }
         for included in answer.included { _ = core.adopt(RooftopQuery.view(of: included, in: views)) }
-        return core.adopt(RooftopQuery.view(of: answer.object, in: views))
+        let object = core.adopt(RooftopQuery.view(of: answer.object, in: views))
+        object.keepIncluded(RooftopQuery.includedStates(answer.included, in: views))
+        return object
+    }
+
+    /// The states of included objects, by key, as they read locally.
+    static func includedStates(_ included: [ObjectSnapshot], in views: [ObjectKey: ObjectSnapshot?])
+        -> [ObjectKey: ObjectSnapshot]
+    {
+        Dictionary(included.map { (ObjectKey($0), view(of: $0, in: views)) }) { _, newer in newer }
     }
 
     /// The state an object returned by the server reads as: its new local view when it is
