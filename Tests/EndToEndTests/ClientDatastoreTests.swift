@@ -22,6 +22,9 @@ struct ClientDatastoreTests {
             #expect(listed.role == .owner && listed.title == "Trip" && listed.owner == alice.id)
             let plan = trip.object("Plan")
             plan["city"] = "Lisbon"
+            // Objects get their class's default ACL (creator only) in every datastore: shared
+            // objects say so.
+            plan.acl = .publicReadWrite
             try await plan.save()
 
             try await share(api, trip.id, .editor, with: bob, by: alice)
@@ -40,6 +43,7 @@ struct ClientDatastoreTests {
                 try await copy.save()
                 let note = opened.object("Note")
                 note["text"] = "bring a hat"
+                note.acl = .publicReadWrite
                 try await note.saveEventually()
                 try await opened.sync()
                 #expect(try editor.outbox.hasPendingWrites == false)
@@ -59,6 +63,7 @@ struct ClientDatastoreTests {
                 copy.revert()
                 let queued = opened.object("Note")
                 queued["text"] = "not allowed"
+                queued.acl = .publicReadWrite
                 try await queued.saveEventually()
                 try await viewer.sync.push(datastore: trip.id)
                 let rejected = try viewer.outbox.rejected()
@@ -84,6 +89,7 @@ struct ClientDatastoreTests {
             for city in ["Oslo", "Bergen"] {
                 let plan = shared.object("Plan")
                 plan["city"] = .string(city)
+                plan.acl = .publicReadWrite
                 try await plan.save()
             }
             try await share(api, shared.id, .editor, with: bob, by: alice)

@@ -37,13 +37,15 @@ struct ClientPolicyTests {
     func localOnly() async throws {
         let (server, api) = try SharedServer.require()
         var scene = try await ClientScoreScene.make(server, api)
+        try await scene.online { client async throws in
+            let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find(policy: .localOnly) }
+            #expect(error?.code == .notCached, "localOnly never asks the server")
+        }
         try await scene.offline { client async throws in
             let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find(policy: .localOnly) }
             #expect(error?.code == .notCached)
         }
         try await scene.online { client async throws in
-            let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find(policy: .localOnly) }
-            #expect(error?.code == .notCached, "localOnly never asks the server")
             let stored = try await scene.top(client).find(policy: .remoteAndStore)
             #expect(stored.objectIds == scene.ids(100, 90, 80) && !stored.fromCache)
         }
