@@ -23,8 +23,13 @@ extension RooftopQuery {
             }
             return try core.record(response.objects + response.included, storingAs: label, in: transaction)
         }
+        let included = RooftopQuery.includedStates(response.included, in: views)
         return FetchResult(
-            objects: response.objects.map { core.adopt(RooftopQuery.view(of: $0, in: views)) },
+            objects: response.objects.map { snapshot in
+                let object = core.adopt(RooftopQuery.view(of: snapshot, in: views))
+                object.keepIncluded(included)
+                return object
+            },
             totalCount: response.totalCount, fromCache: false,
             included: response.included.map { core.adopt(RooftopQuery.view(of: $0, in: views)) })
     }
