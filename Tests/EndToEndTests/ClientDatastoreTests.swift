@@ -69,6 +69,7 @@ struct ClientDatastoreTests {
                 let rejected = try viewer.outbox.rejected()
                 #expect(rejected.map(\.key.objectId) == [queued.objectId])
                 #expect(rejected.first?.error.code == .disallowed)
+                #expect(try opened.objects("Note").map { $0.string("text") } == ["bring a hat"], "the refused note leaves the local view")
                 let serverSide = try await viewer.query("Note", in: trip.id).find()
                 #expect(serverSide.objects.map { $0.string("text") } == ["bring a hat"])
             }

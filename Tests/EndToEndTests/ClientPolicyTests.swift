@@ -211,6 +211,48 @@ struct ClientPolicyTests {
         }
     }
 
+    @Test("a server that hangs: remoteOnly times out, remoteElseLocal falls back to the cache")
+    func hangingServer() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientScoreScene.make(server, api, count: 4)
+        try await scene.online { client async throws in
+            _ = try await scene.top(client).find(policy: .remoteAndStore)
+        }
+        try await ClientQueryFixture.withOfflineClient(
+            server, storage: .file(path: scene.file), hanging: true, requestTimeout: .seconds(1)
+        ) { client async throws in
+            let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find() }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            let fallback = try await scene.top(client).find(policy: .remoteElseLocal)
+            #expect(fallback.fromCache && fallback.objectIds == scene.ids(40, 30, 20))
+        }
+    }
+
+    @Test("a cached result is evaluated again locally: unsaved and queued changes show, non-matches drop out")
+    func cachedResultsReadLocalChanges() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientScoreScene.make(server, api)
+        try await scene.online { client async throws in
+            let high = client.query(scene.className).where(Field("score") >= 50).order(by: "score", descending: true).limit(3)
+            let stored = try await high.find(policy: .remoteAndStore)
+            #expect(stored.objectIds == scene.ids(100, 90, 80) && stored.totalCount == 6)
+            let ninety = try #require(stored.objects.dropFirst().first)
+            ninety["score"] = 5
+            let unsaved = try await high.find(policy: .localOnly)
+            #expect(unsaved.objectIds == scene.ids(100, 80), "an unsaved change moves the object out of the result")
+            #expect(unsaved.totalCount == 5)
+            ninety.revert()
+            let eighty = try #require(stored.objects.last)
+            eighty["score"] = 95
+            try await eighty.saveEventually()
+            let queued = try await high.find(policy: .localOnly)
+            #expect(queued.objectIds == scene.ids(100, 80, 90), "a queued change reorders the cached result")
+            #expect(queued.objects[1].int("score") == 95)
+            try await client.outbox.waitUntilIdle()
+            #expect(try await high.find().objectIds == scene.ids(100, 80, 90), "the server agrees once it is sent")
+        }
+    }
+
     @Test("paging by limit and offset against the server, each page cached on its own")
     func paging() async throws {
         let (server, api) = try SharedServer.require()

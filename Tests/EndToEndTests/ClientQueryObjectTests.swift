@@ -55,6 +55,13 @@ struct ClientQueryObjectTests {
                 #expect(page.objectIds == [book.objectId])
                 #expect(Set(page.included.map(\.objectId)) == [author.objectId, company.objectId])
                 #expect(page.objects.first === read, "one instance per object in a client")
+                try await ClientQueryFixture.withClient(server, as: user) { third async throws in
+                    // Only the objects are kept, not the result that holds the included ones.
+                    let found = try await third.query(books).including("author", "company").find().objects
+                    let foundAuthor = try #require(try found.first?.object("author"))
+                    #expect(foundAuthor.string("name") == "Ada Lovelace", "included objects outlive the result")
+                    #expect(try foundAuthor.object("company")?.string("name") == "Acme Corp")
+                }
 
                 try await book.delete()
                 #expect(book.isDeleted)

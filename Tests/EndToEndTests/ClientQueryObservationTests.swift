@@ -71,6 +71,10 @@ struct ClientQueryObservationTests {
                 let done = try await states.next("the pulled change") { $0?.fields["done"] == .bool(true) }
                 #expect(done?.version == task.version)
                 _ = try await pages.next("the task leaving the query") { $0.objects.isEmpty }
+                try await task.delete()
+                try await phoneTasks.sync()
+                _ = try await states.next("the pulled deletion") { $0 == nil }
+                #expect(phoneTask.isDeleted)
             }
         }
     }

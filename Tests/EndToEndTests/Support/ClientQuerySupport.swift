@@ -66,12 +66,25 @@ enum ClientQueryFixture {
 
     /// Runs `body` with a client over `storage` whose server cannot be reached: it points at a
     /// local port that refuses connections (held for the duration, so no one else takes it).
+    /// - Parameter hanging: A port that accepts connections and never answers (requests end
+    ///   in `timeout` after `requestTimeout`), instead of one that refuses them.
     static func withOfflineClient<T>(
-        _ server: ServerProcess, storage: LocalStorage, _ body: (RooftopClient) async throws -> T
+        _ server: ServerProcess, storage: LocalStorage, hanging: Bool = false, requestTimeout: Duration = .seconds(20),
+        _ body: (RooftopClient) async throws -> T
     ) async throws -> T {
-        let closed = try ClientQueryClosedPort()
+        let closed = try ClientQueryClosedPort(silent: hanging)
         defer { closed.close() }
-        return try await withClient(server, storage: storage, port: closed.port, body)
+        var configuration = try configuration(server, storage: storage, port: closed.port)
+        configuration.requestTimeout = requestTimeout
+        let client = try await RooftopClient(configuration: configuration)
+        do {
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
     }
 }
 
@@ -149,8 +162,10 @@ final class ClientQueryClosedPort: Sendable {
     private let descriptor: Int32
 
     /// Reserves a port.
+    /// - Parameter silent: Listen (without ever accepting) instead of refusing: the kernel
+    ///   completes TCP handshakes and then nothing ever answers, like a server that hangs.
     /// - Throws: ``FixtureError`` when the socket cannot be made or bound.
-    init() throws {
+    init(silent: Bool = false) throws {
         #if os(Linux)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -167,9 +182,9 @@ final class ClientQueryClosedPort: Sendable {
                 bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
             }
         }
-        guard bound else {
+        guard bound, !silent || listen(descriptor, 16) == 0 else {
             ClientQueryClosedPort.release(descriptor)
-            throw FixtureError("bind() failed: errno \(errno)")
+            throw FixtureError("bind() or listen() failed: errno \(errno)")
         }
         self.descriptor = descriptor
         self.port = Int(UInt16(bigEndian: address.sin_port))
