@@ -88,9 +88,31 @@ final class ClientCore: Sendable {
     /// from `fetched` (a state the server sent, e.g. as an include) when given.
     func object(for key: ObjectKey, fetched: ObjectSnapshot? = nil) throws(RooftopError) -> RooftopObject {
         if let existing = registry.existing(key) { return existing }
-        let stored = try store.object(key, scope: scope)
-        let base = stored.map { $0.deleted ? nil : $0.local } ?? fetched
-        return registry.instance(for: key) { RooftopObject(key: key, base: base, core: self) }
+        guard let stored = try store.object(key, scope: scope) else {
+            return registry.instance(for: key) { RooftopObject(key: key, base: fetched, core: self) }
+        }
+        return registry.instance(for: key) { restoredInstance(stored) }
+    }
+
+    /// A new live instance for a stored object, reading its stored local view. A view that
+    /// differs from the server state while nothing is queued holds changes made before the
+    /// object was pinned and never saved (seed 000: a pinned object keeps its unsaved changes):
+    /// they become the instance's unsaved changes again, so that `save()` still sends them.
+    func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {
+        guard !row.deleted, let local = row.local else { return RooftopObject(key: row.key, base: nil, core: self) }
+        guard local != row.server, (try? store.queued(for: row.key, scope: scope).isEmpty) == true else {
+            return RooftopObject(key: row.key, base: local, core: self)
+        }
+        let server = row.server
+        var updates: [FieldUpdate] = []
+        for (name, value) in local.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
+            updates.append(FieldUpdate(name, .set(value)))
+        }
+        for name in (server?.fields.keys.sorted() ?? []) where local.fields[name] == nil {
+            updates.append(FieldUpdate(name, .unset))
+        }
+        let acl = local.acl != server?.acl ? local.acl : nil
+        return RooftopObject(key: row.key, base: server, unsaved: updates, unsavedACL: acl, core: self)
     }
 
     /// Recomputes an object's local view from its server state and queued mutations, inside a

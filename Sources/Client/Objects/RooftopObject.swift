@@ -41,10 +41,12 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         var included: [ObjectKey: ObjectSnapshot] = [:]
     }
 
-    init(key: ObjectKey, base: ObjectSnapshot?, core: ClientCore) {
+    init(
+        key: ObjectKey, base: ObjectSnapshot?, unsaved: [FieldUpdate] = [], unsavedACL: ACL? = nil, core: ClientCore
+    ) {
         self.key = key
         self.core = core
-        self.state = Mutex(State(base: base))
+        self.state = Mutex(State(base: base, unsaved: unsaved, unsavedACL: unsavedACL))
     }
 
     /// The object's ID (stable: client-generated for new objects).
