@@ -26,6 +26,10 @@ struct ClientQueryACLTests {
                 #expect(try await query.fromPin("mine").find().idSet == expected, "\(user.username) from the pin")
                 #expect(try await query.fromLocalDatastore().find().idSet == expected)
                 #expect(try await query.fromLocalDatastore().count() == expected.count)
+                for hidden in scene.all.subtracting(expected) {
+                    let error = await #expect(throws: RooftopError.self) { try await query.getObject(hidden) }
+                    #expect(error?.code == .notFound, "\(user.username) may not get \(hidden)")
+                }
             }
             try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { client async throws in
                 let query = client.query(scene.className)
@@ -33,6 +37,55 @@ struct ClientQueryACLTests {
                 #expect(try await query.fromLocalDatastore().find().idSet == expected)
                 #expect(try await query.fromPin("mine").find().idSet == expected)
             }
+        }
+    }
+
+    @Test("without an account only public objects are found")
+    func anonymous() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientACLScene.make(api)
+        try await ClientQueryFixture.withClient(server) { client async throws in
+            #expect(client.currentUser == nil)
+            let found = try await client.query(scene.className).find(policy: .remoteAndStore)
+            #expect(found.idSet == [scene.publicDoc])
+            #expect(try await client.query(scene.className).find(policy: .localOnly).idSet == [scene.publicDoc])
+        }
+    }
+
+    @Test("objects saved offline with ACLs are checked locally as the server checks them once sent")
+    func localACLsBeforeSending() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientACLScene.make(api)
+        let file = ClientQueryFixture.cacheFile()
+        let className = Unique.name("Draft")
+        try await ClientQueryFixture.withClient(server, as: scene.alice, storage: .file(path: file)) { _ async throws in }
+        var ids: [String: String] = [:]
+        try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { client async throws in
+            let acls: [String: ACL?] = [
+                "bob": .readable(by: scene.bob.principal), "editors": .readable(by: .role(scene.editors)),
+                "staff": .readable(by: .role(scene.staff)), "unset": nil,
+            ]
+            for (name, acl) in acls {
+                let draft = client.object(className)
+                draft["name"] = .string(name)
+                if let acl { draft.acl = acl }
+                try await draft.saveEventually()
+                ids[name] = draft.objectId
+            }
+            let local = try await client.query(className).fromLocalDatastore().find()
+            #expect(Set(local.objects.compactMap { $0.string("name") }) == ["editors", "staff", "unset"])
+            let all = try await client.query(className).fromLocalDatastore().ignoringACLs().find()
+            #expect(all.objects.count == 4)
+        }
+        try await ClientQueryFixture.withClient(server, storage: .file(path: file)) { client async throws in
+            try await client.outbox.waitUntilIdle()
+            #expect(try client.outbox.rejected().isEmpty)
+            let remote = try await client.query(className).find()
+            #expect(Set(remote.objects.compactMap { $0.string("name") }) == ["editors", "staff", "unset"])
+        }
+        try await ClientQueryFixture.withClient(server, as: scene.bob) { client async throws in
+            let remote = try await client.query(className).find()
+            #expect(remote.objectIds == [ids["bob"]].compactMap { $0 })
         }
     }
 
@@ -160,6 +213,9 @@ struct ClientACLScene: Sendable {
             staffDoc: try await create("staff", .readable(by: .role(staff))),
             nobodyDoc: try await create("nobody", .readable(by: .user("someone-else"))))
     }
+
+    /// Every document.
+    var all: Set<String> { [publicDoc, aliceDoc, bobDoc, editorsDoc, staffDoc, nobodyDoc] }
 
     /// What a user may read.
     func readable(by user: TestUser) -> Set<String> {

@@ -93,8 +93,9 @@ struct ClientQueryObjectTests {
             #expect(saved["subtitle"] == nil, "a nil optional is an absent field")
             #expect(saved.date("published") == recipe.published)
         }
-        try await ClientQueryFixture.withClient(server, as: user) { reader async throws in
-            let found = try await reader.query(ClientRecipe.self).find(as: ClientRecipe.self)
+        let file = ClientQueryFixture.cacheFile()
+        try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { reader async throws in
+            let found = try await reader.query(ClientRecipe.self).find(as: ClientRecipe.self, policy: .remoteAndStore)
             #expect(found.count == 1)
             var read = try #require(found.first)
             #expect(read.updatedAt != nil, "the built-in updatedAt is read")
@@ -103,6 +104,11 @@ struct ClientQueryObjectTests {
             let object = try await reader.query(ClientRecipe.self).getObject(recipe.objectId)
             #expect(object["nutrition"] == .json(.object(["calories": .int(120), "notes": .string("per piece")])))
             #expect(object["price"] == .decimal(try DecimalNumber("3.50")))
+        }
+        try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { offline async throws in
+            var cached = try #require(try await offline.query(ClientRecipe.self).find(as: ClientRecipe.self, policy: .localOnly).first)
+            cached.updatedAt = nil
+            #expect(cached == recipe, "the model decodes from the local cache too")
         }
     }
 
@@ -128,7 +134,9 @@ struct ClientQueryObjectTests {
         let id: String = try await ClientQueryFixture.withClient(server, as: user) { writer async throws in
             let object = writer.object(className)
             for (name, value) in fields { object[name] = value }
+            try object.addRelation([writer.object("Member", id: "m1"), writer.object("Member", id: "m/2")], to: "members")
             try await object.save()
+            #expect(object["members"] == .relation(Relation(className: "Member", objectIds: ["m1", "m/2"])))
             for (name, value) in fields {
                 #expect(object[name] == value, "\(name) as the server answered the save")
             }
@@ -140,6 +148,7 @@ struct ClientQueryObjectTests {
             for (name, value) in fields {
                 #expect(object[name] == value, "\(name) read back from the server")
             }
+            #expect(object["members"] == .relation(Relation(className: "Member", objectIds: ["m1", "m/2"])))
             let stored = try await reader.query(className).find(policy: .remoteAndStore)
             #expect(stored.objectIds == [id])
             let negativeZero = try await reader.query(className).where(Field("negativeZero") == .double(0)).find()
@@ -151,6 +160,7 @@ struct ClientQueryObjectTests {
             for (name, value) in fields {
                 #expect(object[name] == value, "\(name) read back from the local cache")
             }
+            #expect(object["members"] == .relation(Relation(className: "Member", objectIds: ["m1", "m/2"])))
             let local = try await offline.query(className).fromLocalDatastore()
                 .where(Field("negativeZero") == .double(0) && Field("int") == .int(.max)).find()
             #expect(local.objectIds == [id], "and locally")
@@ -181,12 +191,16 @@ struct ClientQueryObjectTests {
             #expect(more == 2)
             #expect(try await all.count() == 6)
             #expect(try await all.find(policy: .localOnly).objectIds == scene.ids(30, 40, 50, 60, 70, 80))
+            let skipped = try await all.offset(1).remove(limit: 2)
+            #expect(skipped == 2)
+            #expect(try await all.find().objectIds == scene.ids(30, 60, 70, 80), "the offset is skipped, in order")
+            #expect(try await all.find(policy: .localOnly).objectIds == scene.ids(30, 60, 70, 80))
         }
         let stranger = try await api.newUser("stranger")
         try await ClientQueryFixture.withClient(server, as: stranger) { client async throws in
             #expect(try await client.query(scene.className).removeAll() == 0, "nothing it may delete (nor read)")
         }
-        #expect(try await api.count(Query(scene.className), as: scene.user) == 6)
+        #expect(try await api.count(Query(scene.className), as: scene.user) == 4)
         let negative = await #expect(throws: RooftopError.self) {
             try await ClientQueryFixture.withClient(server, as: scene.user) { client async throws in
                 try await client.query(scene.className).remove(limit: -1)

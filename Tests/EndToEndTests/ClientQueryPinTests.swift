@@ -88,6 +88,53 @@ struct ClientQueryPinTests {
         }
     }
 
+    @Test("a new object pinned before it is saved is stored, and saving it stores the server's state")
+    func pinBeforeSaving() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientScoreScene.make(server, api, count: 1)
+        let id: String = try await scene.online { client async throws in
+            let draft = client.object(scene.className)
+            draft["score"] = 7
+            try await draft.pin(label: "drafts")
+            return draft.objectId
+        }
+        try await scene.offline { client async throws in
+            let draft = try await client.query(scene.className).fromPin("drafts").getObject(id)
+            #expect(draft.int("score") == 7 && draft.version == 0 && draft.createdAt == nil)
+        }
+        try await scene.online { client async throws in
+            let draft = client.object(scene.className, id: id)
+            #expect(draft.int("score") == 7, "loaded from the local datastore")
+            #expect(draft.hasUnsavedChanges, "a pinned draft's changes come back unsaved (seed 000)")
+            try await draft.save()
+        }
+        try await scene.offline { client async throws in
+            let saved = try await client.query(scene.className).fromPin("drafts").getObject(id)
+            #expect(saved.int("score") == 7)
+            #expect(saved.version > 0 && saved.createdAt != nil, "the stored copy is the server's state")
+        }
+        #expect(try await api.count(Query(scene.className), as: scene.user) == 2)
+
+        // A fetched object pinned with an unsaved change: the change comes back unsaved, on top
+        // of the fetched state (which does not take it in).
+        let ten = scene.ids(10)[0]
+        try await scene.online { client async throws in
+            let object = try await client.query(scene.className).getObject(ten)
+            object["score"] = 11
+            try await object.pin(label: "edited")
+        }
+        try await scene.online { client async throws in
+            let object = client.object(scene.className, id: ten)
+            #expect(object.int("score") == 11 && object.hasUnsavedChanges)
+            object.revert()
+            #expect(object.int("score") == 10, "the stored server state is the fetched one")
+            object["score"] = 12
+            try await object.save()
+        }
+        let saved = try await api.find(Query(scene.className).where(Field("score") == 12), as: scene.user)
+        #expect(saved.ids == [ten])
+    }
+
     @Test("removing one label keeps the objects another label holds")
     func labelsHoldIndependently() async throws {
         let (server, api) = try SharedServer.require()
