@@ -125,6 +125,53 @@ struct ClientDatastoreTests {
         }
     }
 
+    @Test("a member's sync reports remote deletions; the datastore is listed, opened and read offline from the cache file")
+    func deletionsAndOfflineUse() async throws {
+        let (server, api) = try SharedServer.require()
+        let alice = try await api.newUser("owner")
+        let bob = try await api.newUser("member")
+        let file = ClientQueryFixture.cacheFile()
+        let anonymous = await #expect(throws: RooftopError.self) {
+            try await ClientQueryFixture.withClient(server) { client async throws in
+                _ = try await client.datastores.create(title: "nobody's")
+            }
+        }
+        #expect(anonymous?.code == .auth, "creating a datastore needs an account")
+        try await ClientQueryFixture.withClient(server, as: alice) { owner async throws in
+            let shared = try await owner.datastores.create(title: "Groceries")
+            var items: [RooftopObject] = []
+            for name in ["milk", "bread"] {
+                let item = shared.object("Item")
+                item["name"] = .string(name)
+                item.acl = .publicReadWrite
+                try await item.save()
+                items.append(item)
+            }
+            try await share(api, shared.id, .viewer, with: bob, by: alice)
+            try await ClientQueryFixture.withClient(server, as: bob, storage: .file(path: file)) { member async throws in
+                let opened = try await member.datastores.open(shared.id)
+                #expect(try await opened.sync()["Item"]?.count == 2)
+                try await items[0].delete()
+                let changed = try await opened.sync()
+                let deleted = try #require(changed["Item"]?.first)
+                #expect(changed["Item"]?.count == 1)
+                #expect(deleted.objectId == items[0].objectId && deleted.isDeleted)
+                #expect(deleted["name"] == nil)
+            }
+            try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { member async throws in
+                let listed = try await member.datastores.list()
+                #expect(listed.first { $0.id == shared.id }?.role == .viewer, "the list kept locally")
+                let opened = try await member.datastores.open(shared.id)
+                #expect(try opened.info()?.title == "Groceries")
+                #expect(try opened.objects("Item").map { $0.string("name") } == ["bread"])
+                let local = try await member.query("Item", in: shared.id).fromLocalDatastore().find()
+                #expect(local.objectIds == [items[1].objectId])
+                let error = await #expect(throws: RooftopError.self) { try await opened.sync() }
+                #expect(error?.code == .noConnection)
+            }
+        }
+    }
+
     @Test("a private datastore used without an account moves to the user at sign-in and merges with the server's")
     func localUseThenSignIn() async throws {
         let (server, api) = try SharedServer.require()
