@@ -211,23 +211,6 @@ struct ClientPolicyTests {
         }
     }
 
-    @Test("a server that hangs: remoteOnly times out, remoteElseLocal falls back to the cache")
-    func hangingServer() async throws {
-        let (server, api) = try SharedServer.require()
-        let scene = try await ClientScoreScene.make(server, api, count: 4)
-        try await scene.online { client async throws in
-            _ = try await scene.top(client).find(policy: .remoteAndStore)
-        }
-        try await ClientQueryFixture.withOfflineClient(
-            server, storage: .file(path: scene.file), hanging: true, requestTimeout: .seconds(1)
-        ) { client async throws in
-            let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find() }
-            #expect(error?.code == .timeout, "\(String(describing: error))")
-            let fallback = try await scene.top(client).find(policy: .remoteElseLocal)
-            #expect(fallback.fromCache && fallback.objectIds == scene.ids(40, 30, 20))
-        }
-    }
-
     @Test("a cached result is evaluated again locally: unsaved and queued changes show, non-matches drop out")
     func cachedResultsReadLocalChanges() async throws {
         let (server, api) = try SharedServer.require()
@@ -284,68 +267,5 @@ struct ClientPolicyTests {
             let last = try await query.offset(8).find(policy: .localOnly)
             #expect(last.objectIds == Array(all[8...]))
         }
-    }
-}
-
-/// Fetch policies with the real server stopped and started again on the same port and data.
-@Suite("Client fetch policies: server stopped and restarted", .timeLimit(.minutes(5)))
-struct ClientPolicyRestartTests {
-    @Test("with the server stopped: remoteOnly fails, remoteElseLocal and localAndRemote use the cache; back up, the same client reads the server")
-    func stopAndRestart() async throws {
-        let directory = TemporaryDirectory.make(prefix: "client-policy-restart")
-        let file = ClientQueryFixture.cacheFile()
-        let first = try await ServerProcess.start(dataDirectory: directory)
-        let port = first.port
-        var restarted: ServerProcess?
-        do {
-            let api = try APIClient(server: first)
-            let scene: ClientScoreScene
-            do {
-                scene = try await ClientScoreScene.make(first, api, count: 5)
-                await api.shutdown()
-            } catch {
-                await api.shutdown()
-                throw error
-            }
-            let user = scene.user
-            try await ClientQueryFixture.withClient(first, as: user, storage: .file(path: file)) { client async throws in
-                let query = client.query(scene.className).order(by: "score")
-                let stored = try await query.find(policy: .remoteAndStore)
-                #expect(stored.objectIds == scene.ids(10, 20, 30, 40, 50))
-
-                await first.stop()
-                let error = await #expect(throws: RooftopError.self) { try await query.find(policy: .remoteOnly) }
-                #expect(error?.code == .noConnection, "\(String(describing: error))")
-                let fallback = try await query.find(policy: .remoteElseLocal)
-                #expect(fallback.fromCache && fallback.objectIds == scene.ids(10, 20, 30, 40, 50))
-                var results: [FetchResult] = []
-                await #expect(throws: RooftopError.self) {
-                    for try await result in query.results(policy: .localAndRemote) { results.append(result) }
-                }
-                #expect(results.map(\.fromCache) == [true])
-
-                let server = try await ServerProcess.start(dataDirectory: directory, extraArguments: ["--port", "\(port)"])
-                restarted = server
-                #expect(server.port == port)
-                let writer = try APIClient(server: server)
-                let newest: ObjectSnapshot
-                do {
-                    newest = try await writer.create(scene.className, fields: ["score": .int(60)], as: user)
-                    await writer.shutdown()
-                } catch {
-                    await writer.shutdown()
-                    throw error
-                }
-                let back = try await query.find(policy: .remoteElseLocal)
-                #expect(!back.fromCache)
-                #expect(back.objectIds == scene.ids(10, 20, 30, 40, 50) + [newest.objectId])
-            }
-        } catch {
-            await first.stop()
-            await restarted?.stop()
-            throw error
-        }
-        await first.stop()
-        await restarted?.stop()
     }
 }
