@@ -48,6 +48,48 @@ struct ClientQueryCacheSyncTests {
         }
     }
 
+    @Test("a cached result keeps its included objects, read offline and replaced with the result")
+    func cachedIncludes() async throws {
+        let (server, api) = try SharedServer.require()
+        let user = try await api.newUser("includes")
+        let books = Unique.name("Book")
+        let file = ClientQueryFixture.cacheFile()
+        try await ClientQueryFixture.withClient(server, as: user) { writer async throws in
+            let author = writer.object("CacheAuthor")
+            author["name"] = "Ada"
+            try await author.save()
+            let book = writer.object(books)
+            book["title"] = "Notes"
+            book["author"] = .pointer(Pointer(className: "CacheAuthor", objectId: author.objectId))
+            try await book.save()
+            let query = { (client: RooftopClient) in client.query(books).including("author") }
+            try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { reader async throws in
+                let stored = try await query(reader).find(policy: .remoteAndStore)
+                #expect(stored.included.map(\.objectId) == [author.objectId])
+            }
+            try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { offline async throws in
+                let cached = try await query(offline).find(policy: .localOnly)
+                #expect(cached.objectIds == [book.objectId])
+                #expect(cached.included.map { $0.string("name") } == ["Ada"], "the included author is cached too")
+            }
+            author["name"] = "Ada Lovelace"
+            try await author.save()
+            try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { reader async throws in
+                _ = try await query(reader).find(policy: .remoteAndStore)
+            }
+            try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { offline async throws in
+                let cached = try await query(offline).find(policy: .localOnly)
+                #expect(cached.included.map { $0.string("name") } == ["Ada Lovelace"])
+            }
+            try await book.delete()
+            try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { reader async throws in
+                #expect(try await query(reader).find(policy: .remoteAndStore).objects.isEmpty)
+                let authors = try await reader.query("CacheAuthor").fromLocalDatastore().ignoringACLs().find()
+                #expect(authors.objects.isEmpty, "the included author left with the result that held it")
+            }
+        }
+    }
+
     @Test("losing access through a role: the next pull purges the cached copies, before the roles are refreshed")
     func revocationPurges() async throws {
         let (server, api) = try SharedServer.require()
