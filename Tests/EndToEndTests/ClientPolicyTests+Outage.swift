@@ -6,21 +6,30 @@ import Testing
 /// Fetch policies when the server cannot answer: a server that hangs (requests time out), and
 /// the real server stopped and started again.
 extension ClientPolicyTests {
-    @Test("a server that hangs: remoteOnly times out, remoteElseLocal falls back to the cache")
+    @Test("a server that hangs: remoteOnly times out after the request timeout, remoteElseLocal falls back to the cache")
     func hangingServer() async throws {
         let (server, api) = try SharedServer.require()
         let scene = try await ClientScoreScene.make(server, api, count: 4)
         try await scene.online { client async throws in
             _ = try await scene.top(client).find(policy: .remoteAndStore)
         }
+        let clock = ContinuousClock()
+        var shutdownStarted: ContinuousClock.Instant?
         try await ClientQueryFixture.withOfflineClient(
-            server, storage: .file(path: scene.file), hanging: true, requestTimeout: .seconds(1)
+            server, storage: .file(path: scene.file), hanging: true, requestTimeout: .milliseconds(700)
         ) { client async throws in
+            let start = clock.now
             let error = await #expect(throws: RooftopError.self) { try await scene.top(client).find() }
             #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(clock.now - start >= .milliseconds(600), "a sub-second timeout is waited for, not rounded down to 0")
             let fallback = try await scene.top(client).find(policy: .remoteElseLocal)
             #expect(fallback.fromCache && fallback.objectIds == scene.ids(40, 30, 20))
+            shutdownStarted = clock.now
         }
+        // Connection attempts end with the request timeout: shutting down does not wait for a
+        // longer connect timeout (a generous bound; it was 10 seconds).
+        let shutdown = clock.now - (shutdownStarted ?? clock.now)
+        #expect(shutdown < .seconds(5), "shutting the client down took \(shutdown)")
     }
 }
 
