@@ -57,15 +57,22 @@ final class ClientCore: Sendable {
         tokens.set(stored.token)
         if previousScope.isEmpty {
             try store.migrateScope(from: "", to: stored.user.objectId)
+        } else if previousScope != stored.user.objectId {
+            // Another user's live objects stay theirs (objects used without an account move
+            // to the user with their rows, and keep their instances).
+            registry.removeAll()
         }
         outboxSignal.yield()
     }
 
     /// Ends the session locally.
     func end() throws(RooftopError) {
+        let previousScope = scope
         try store.saveSession(nil)
         session.withLock { $0 = nil }
         tokens.set(nil)
+        // The user's live objects are not handed out after signing out.
+        if !previousScope.isEmpty { registry.removeAll() }
     }
 
     /// Replaces the cached user (new effective roles).
@@ -91,17 +98,28 @@ final class ClientCore: Sendable {
         guard let stored = try store.object(key, scope: scope) else {
             return registry.instance(for: key) { RooftopObject(key: key, base: fetched, core: self) }
         }
-        return registry.instance(for: key) { restoredInstance(stored) }
+        return restoredInstance(stored)
     }
 
     /// A new live instance for a stored object, reading its stored local view. A view that
     /// differs from the server state while nothing is queued holds changes made before the
     /// object was pinned and never saved (seed 000: a pinned object keeps its unsaved changes):
     /// they become the instance's unsaved changes again, so that `save()` still sends them.
+    /// An existing live instance is returned as it is.
     func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {
-        guard !row.deleted, let local = row.local else { return RooftopObject(key: row.key, base: nil, core: self) }
+        if let existing = registry.existing(row.key) { return existing }
+        // Worked out before taking the registry's lock: it may read the store.
+        let made = restoredState(row)
+        return registry.instance(for: row.key) {
+            RooftopObject(key: row.key, base: made.base, unsaved: made.unsaved, unsavedACL: made.acl, core: self)
+        }
+    }
+
+    /// The base and unsaved changes of a stored object's new live instance.
+    private func restoredState(_ row: LocalObjectRow) -> (base: ObjectSnapshot?, unsaved: [FieldUpdate], acl: ACL?) {
+        guard !row.deleted, let local = row.local else { return (nil, [], nil) }
         guard local != row.server, (try? store.queued(for: row.key, scope: scope).isEmpty) == true else {
-            return RooftopObject(key: row.key, base: local, core: self)
+            return (local, [], nil)
         }
         let server = row.server
         var updates: [FieldUpdate] = []
@@ -112,7 +130,7 @@ final class ClientCore: Sendable {
             updates.append(FieldUpdate(name, .unset))
         }
         let acl = local.acl != server?.acl ? local.acl : nil
-        return RooftopObject(key: row.key, base: server, unsaved: updates, unsavedACL: acl, core: self)
+        return (server, updates, acl)
     }
 
     /// Recomputes an object's local view from its server state and queued mutations, inside a
