@@ -162,6 +162,9 @@ struct ClientQueryACLTests {
                 try await query.fromLocalDatastore().ignoringACLs().getObject(scene.aliceDoc)
             }
             #expect(missing?.code == .notFound)
+            #expect(mine.objects.count == 4, "alice's result is still held by the app")
+            let aliceObject = client.object(scene.className, id: scene.aliceDoc)
+            #expect(aliceObject["title"] == nil, "bob does not get alice's live instance: \(aliceObject)")
             #expect(try await query.find(policy: .remoteAndStore).idSet == scene.readable(by: scene.bob))
             try await client.logOut()
         }
