@@ -80,6 +80,38 @@ struct ClientDatastoreTests {
         }
     }
 
+    @Test("sharing with a role: the role's members list, open and read the datastore")
+    func shareWithARole() async throws {
+        let (server, api) = try SharedServer.require()
+        let alice = try await api.newUser("owner")
+        let dave = try await api.newUser("member")
+        let erin = try await api.newUser("outsider")
+        let readers = Unique.name("Readers")
+        try await api.createRole(readers, users: [dave])
+        try await ClientQueryFixture.withClient(server, as: alice) { owner async throws in
+            let shared = try await owner.datastores.create(title: "Minutes")
+            let minute = shared.object("Minute")
+            minute["text"] = "agreed"
+            minute.acl = .publicReadWrite
+            try await minute.save()
+            let reply = try await api.setRole(.viewer, for: .role(readers), on: shared.id, by: alice)
+            #expect(reply.status == 200, "\(reply.text)")
+            try await ClientQueryFixture.withClient(server, as: dave) { member async throws in
+                #expect(try await member.datastores.list().first { $0.id == shared.id }?.role == .viewer)
+                let opened = try await member.datastores.open(shared.id)
+                try await opened.sync()
+                #expect(try opened.objects("Minute").map { $0.string("text") } == ["agreed"])
+            }
+            try await ClientQueryFixture.withClient(server, as: erin) { outsider async throws in
+                #expect(try await outsider.datastores.list().contains { $0.id == shared.id } == false)
+                let error = await #expect(throws: RooftopError.self) { try await outsider.datastores.open(shared.id) }
+                #expect(error?.code == .notFound)
+                let query = await #expect(throws: RooftopError.self) { try await outsider.query("Minute", in: shared.id).find() }
+                #expect(query?.code == .notFound, "\(String(describing: query))")
+            }
+        }
+    }
+
     @Test("a deleted datastore leaves the lists and a member's copy; uncache drops and resync restores")
     func deleteAndUncache() async throws {
         let (server, api) = try SharedServer.require()
@@ -100,8 +132,10 @@ struct ClientDatastoreTests {
                 try await opened.sync()
                 #expect(try opened.objects("Plan").count == 2)
 
+                try await member.pinAll(try opened.objects("Plan"), label: "favourites")
                 try member.datastores.uncache(shared.id)
                 #expect(try opened.objects("Plan").isEmpty, "uncache drops the local copy")
+                #expect(try await member.query("Plan", in: shared.id).fromPin("favourites").find().objects.isEmpty, "and its pins")
                 #expect(try await member.query("Plan", in: shared.id).fromLocalDatastore().find().objects.isEmpty)
                 try await opened.sync()
                 #expect(try opened.objects("Plan").count == 2, "the next sync downloads it whole again")
