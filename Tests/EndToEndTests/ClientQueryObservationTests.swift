@@ -39,6 +39,26 @@ struct ClientQueryObservationTests {
         }
     }
 
+    @Test("a fromPin query's changes follow pinning and unpinning objects fetched from the server")
+    func pinQueryFollowsLabels() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientScoreScene.make(server, api, count: 3)
+        try await scene.online { client async throws in
+            let pinned = client.query(scene.className).fromPin("starred").order(by: "score")
+            let pages = ClientStreamRecorder(pinned.changes())
+            defer { pages.cancel() }
+            #expect(try await pages.next("the first result").objects.isEmpty)
+            let objects = try await client.query(scene.className).order(by: "score").find().objects
+            try await client.pinAll(Array(objects.prefix(2)), label: "starred")
+            _ = try await pages.next("the pinned objects") { $0.objectIds == scene.ids(10, 20) }
+            try await objects[0].unpin(label: "starred")
+            _ = try await pages.next("the unpinned object leaving") { $0.objectIds == scene.ids(20) }
+            objects[1]["score"] = 25
+            let edited = try await pages.next("the unsaved edit") { $0.objects.first?.int("score") == 25 }
+            #expect(edited.objectIds == scene.ids(20), "local queries see unsaved changes")
+        }
+    }
+
     @Test("a local query and an object observed on one device yield when a sync pulls another device's change")
     func syncBringsChanges() async throws {
         let (server, api) = try SharedServer.require()
