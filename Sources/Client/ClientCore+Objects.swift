@@ -51,12 +51,14 @@ extension ClientCore {
     /// Pins objects (recursively through the pointers known locally) under a label.
     func pin(_ objects: [RooftopObject], label: String) throws(RooftopError) {
         var seen = Set<ObjectKey>()
-        var frontier = objects.map { ($0.key, $0.snapshot) }
+        var frontier = objects.map { ($0.key, $0.snapshot, $0.storedBase) }
         try store.write(scope: scope) { transaction in
-            while let (key, snapshot) = frontier.popLast() {
+            while let (key, snapshot, base) = frontier.popLast() {
                 guard seen.insert(key).inserted else { continue }
                 if try transaction.object(key) == nil {
-                    let server = snapshot.version > 0 ? snapshot : nil
+                    // The server state is the fetched one, without the unsaved changes: those
+                    // are in the local view only (and come back as unsaved when reloaded).
+                    let server = base.flatMap { $0.version > 0 ? $0 : nil }
                     try transaction.put(key, server: server, local: snapshot, deleted: false)
                 }
                 try transaction.pin(key, label: label)
@@ -64,9 +66,9 @@ extension ClientCore {
                     guard case .pointer(let pointer) = value else { continue }
                     let target = ObjectKey(datastore: key.datastore, className: pointer.className, objectId: pointer.objectId)
                     if let live = registry.existing(target) {
-                        frontier.append((target, live.snapshot))
+                        frontier.append((target, live.snapshot, live.storedBase))
                     } else if let row = try transaction.object(target), let local = row.local {
-                        frontier.append((target, local))
+                        frontier.append((target, local, row.server))
                     }
                 }
             }

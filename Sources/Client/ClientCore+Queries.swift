@@ -16,7 +16,7 @@ extension ClientCore {
     /// live instance too (saves, fetches, queued changes, pulls), and the instance also carries
     /// the unsaved changes.
     func instance(for row: LocalObjectRow) -> RooftopObject {
-        registry.instance(for: row.key) { RooftopObject(key: row.key, base: row.local, core: self) }
+        restoredInstance(row)
     }
 
     /// How an object reads for local queries: its live instance's state (stored state plus

@@ -57,15 +57,22 @@ final class ClientCore: Sendable {
         tokens.set(stored.token)
         if previousScope.isEmpty {
             try store.migrateScope(from: "", to: stored.user.objectId)
+        } else if previousScope != stored.user.objectId {
+            // Another user's live objects stay theirs (objects used without an account move
+            // to the user with their rows, and keep their instances).
+            registry.removeAll()
         }
         outboxSignal.yield()
     }
 
     /// Ends the session locally.
     func end() throws(RooftopError) {
+        let previousScope = scope
         try store.saveSession(nil)
         session.withLock { $0 = nil }
         tokens.set(nil)
+        // The user's live objects are not handed out after signing out.
+        if !previousScope.isEmpty { registry.removeAll() }
     }
 
     /// Replaces the cached user (new effective roles).
@@ -84,13 +91,46 @@ final class ClientCore: Sendable {
         return object
     }
 
-    /// The live object for a key, loaded from the local store when it is there.
-    func object(for key: ObjectKey) throws(RooftopError) -> RooftopObject {
+    /// The live object for a key, loaded from the local store when it is there, otherwise made
+    /// from `fetched` (a state the server sent, e.g. as an include) when given.
+    func object(for key: ObjectKey, fetched: ObjectSnapshot? = nil) throws(RooftopError) -> RooftopObject {
         if let existing = registry.existing(key) { return existing }
-        let stored = try store.object(key, scope: scope)
-        return registry.instance(for: key) {
-            RooftopObject(key: key, base: stored.flatMap { $0.deleted ? nil : $0.local }, core: self)
+        guard let stored = try store.object(key, scope: scope) else {
+            return registry.instance(for: key) { RooftopObject(key: key, base: fetched, core: self) }
         }
+        return restoredInstance(stored)
+    }
+
+    /// A new live instance for a stored object, reading its stored local view. A view that
+    /// differs from the server state while nothing is queued holds changes made before the
+    /// object was pinned and never saved (seed 000: a pinned object keeps its unsaved changes):
+    /// they become the instance's unsaved changes again, so that `save()` still sends them.
+    /// An existing live instance is returned as it is.
+    func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {
+        if let existing = registry.existing(row.key) { return existing }
+        // Worked out before taking the registry's lock: it may read the store.
+        let made = restoredState(row)
+        return registry.instance(for: row.key) {
+            RooftopObject(key: row.key, base: made.base, unsaved: made.unsaved, unsavedACL: made.acl, core: self)
+        }
+    }
+
+    /// The base and unsaved changes of a stored object's new live instance.
+    private func restoredState(_ row: LocalObjectRow) -> (base: ObjectSnapshot?, unsaved: [FieldUpdate], acl: ACL?) {
+        guard !row.deleted, let local = row.local else { return (nil, [], nil) }
+        guard local != row.server, (try? store.queued(for: row.key, scope: scope).isEmpty) == true else {
+            return (local, [], nil)
+        }
+        let server = row.server
+        var updates: [FieldUpdate] = []
+        for (name, value) in local.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
+            updates.append(FieldUpdate(name, .set(value)))
+        }
+        for name in (server?.fields.keys.sorted() ?? []) where local.fields[name] == nil {
+            updates.append(FieldUpdate(name, .unset))
+        }
+        let acl = local.acl != server?.acl ? local.acl : nil
+        return (server, updates, acl)
     }
 
     /// Recomputes an object's local view from its server state and queued mutations, inside a

@@ -29,6 +29,14 @@ final class ObjectRegistry: Sendable {
         objects.withLock { $0[key]?.object }
     }
 
+    /// Forgets every instance, so that the next lookups make new ones from the stored state:
+    /// the signed-in user changed, and one user's live objects (their fields, their unsaved
+    /// changes) must not be handed to another. Instances the app still holds keep their state,
+    /// detached from the identity map.
+    func removeAll() {
+        objects.withLock { $0.removeAll() }
+    }
+
     /// Every live instance (to apply their unsaved changes to local queries).
     func all() -> [RooftopObject] {
         objects.withLock { $0.values.compactMap(\.object) }

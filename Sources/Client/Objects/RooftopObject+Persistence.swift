@@ -92,6 +92,7 @@ extension RooftopObject {
             _ = core.materialize(included)
             try core.storeServerState(included)
         }
+        keepIncluded(Dictionary(answer.included.map { (ObjectKey($0), $0) }) { _, newer in newer })
     }
 
     // MARK: Pins

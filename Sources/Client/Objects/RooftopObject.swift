@@ -35,12 +35,18 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         var saveAttempt: (id: MutationID, count: Int)?
         /// Deleted (by a delete, or on the server: a pulled tombstone, lost access).
         var deleted = false
+        /// The objects the last fetch with include paths brought (``refresh(including:)``, a
+        /// `getObject` with includes), shared by every object they reach, so that
+        /// ``object(_:)`` finds them with their fields when nothing else holds them.
+        var included: [ObjectKey: ObjectSnapshot] = [:]
     }
 
-    init(key: ObjectKey, base: ObjectSnapshot?, core: ClientCore) {
+    init(
+        key: ObjectKey, base: ObjectSnapshot?, unsaved: [FieldUpdate] = [], unsavedACL: ACL? = nil, core: ClientCore
+    ) {
         self.key = key
         self.core = core
-        self.state = Mutex(State(base: base))
+        self.state = Mutex(State(base: base, unsaved: unsaved, unsavedACL: unsavedACL))
     }
 
     /// The object's ID (stable: client-generated for new objects).
@@ -191,7 +197,13 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// there; fetch it to get its fields when it is not).
     public func object(_ field: String) throws(RooftopError) -> RooftopObject? {
         guard let pointer = self[field]?.pointerValue else { return nil }
-        return try core.object(for: ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId))
+        let key = ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId)
+        let included = state.withLock { $0.included }
+        guard let fetched = included[key] else { return try core.object(for: key) }
+        let object = try core.object(for: key, fetched: fetched)
+        // The included object reaches the rest of the same fetch's includes (`a.b` paths).
+        object.keepIncluded(included)
+        return object
     }
 
     // MARK: Internal state
@@ -216,6 +228,13 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     /// The stored (or fetched) state, without the unsaved changes.
     var storedBase: ObjectSnapshot? { state.withLock { $0.base } }
+
+    /// Keeps the objects a fetch with include paths brought (see ``State/included``); an
+    /// existing map is extended, so objects reached through several fetches keep all of them.
+    func keepIncluded(_ included: [ObjectKey: ObjectSnapshot]) {
+        guard !included.isEmpty else { return }
+        state.withLock { state in state.included.merge(included) { _, newer in newer } }
+    }
 
     /// Records that the object is gone: no stored state, marked deleted.
     func markDeleted() {

@@ -22,8 +22,9 @@ public struct FetchResult: Sendable {
     /// Whether the result was read from the local datastore (a cached result, or a
     /// `fromLocalDatastore` / `fromPin` query) rather than received from the server.
     public var fromCache: Bool
-    /// The objects reached through the query's include paths, each once. They are kept here so
-    /// that ``RooftopObject/object(_:)`` finds them with their fields while the result is held.
+    /// The objects reached through the query's include paths, each once. The result's objects
+    /// also keep their states, so that ``RooftopObject/object(_:)`` finds them with their
+    /// fields after the result is dropped.
     public var included: [RooftopObject]
 
     /// A result.

@@ -23,8 +23,13 @@ extension RooftopQuery {
             }
             return try core.record(response.objects + response.included, storingAs: label, in: transaction)
         }
+        let included = RooftopQuery.includedStates(response.included, in: views)
         return FetchResult(
-            objects: response.objects.map { core.adopt(RooftopQuery.view(of: $0, in: views)) },
+            objects: response.objects.map { snapshot in
+                let object = core.adopt(RooftopQuery.view(of: snapshot, in: views))
+                object.keepIncluded(included)
+                return object
+            },
             totalCount: response.totalCount, fromCache: false,
             included: response.included.map { core.adopt(RooftopQuery.view(of: $0, in: views)) })
     }
@@ -43,7 +48,16 @@ extension RooftopQuery {
             try core.record([answer.object] + answer.included, in: transaction)
         }
         for included in answer.included { _ = core.adopt(RooftopQuery.view(of: included, in: views)) }
-        return core.adopt(RooftopQuery.view(of: answer.object, in: views))
+        let object = core.adopt(RooftopQuery.view(of: answer.object, in: views))
+        object.keepIncluded(RooftopQuery.includedStates(answer.included, in: views))
+        return object
+    }
+
+    /// The states of included objects, by key, as they read locally.
+    static func includedStates(_ included: [ObjectSnapshot], in views: [ObjectKey: ObjectSnapshot?])
+        -> [ObjectKey: ObjectSnapshot]
+    {
+        Dictionary(included.map { (ObjectKey($0), view(of: $0, in: views)) }) { _, newer in newer }
     }
 
     /// The state an object returned by the server reads as: its new local view when it is

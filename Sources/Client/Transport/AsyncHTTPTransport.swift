@@ -11,7 +11,8 @@ import Synchronization
 final class AsyncHTTPTransport: HTTPTransport {
     private let client: HTTPClient
     private let baseURL: String
-    private let timeout: Duration
+    /// The request timeout, in the form AsyncHTTPClient takes.
+    private let timeout: TimeAmount
     private let isShutDown = Mutex(false)
 
     init(baseURL: URL, trust: TrustPolicy, timeout: Duration) throws(RooftopError) {
@@ -19,12 +20,17 @@ final class AsyncHTTPTransport: HTTPTransport {
         // A TLS or connection failure fails the request at once instead of being retried here:
         // the offline queue decides about retries.
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(Int64(timeout.components.seconds)))
+        // Milliseconds, not whole seconds: a sub-second timeout must not become 0 (every request
+        // failing at once). Connecting (TCP and TLS handshake) takes at most as long as a request
+        // may, so that a connection attempt to a server that hangs does not outlive the request
+        // (shutdown waits for pending attempts).
+        let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        configuration.timeout = .init(connect: .milliseconds(min(milliseconds, 10_000)), read: .milliseconds(milliseconds))
         self.client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
-        self.timeout = timeout
+        self.timeout = .milliseconds(milliseconds)
     }
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
@@ -36,7 +42,7 @@ final class AsyncHTTPTransport: HTTPTransport {
             outgoing.headers.add(name: "Content-Type", value: "application/json")
         }
         do {
-            let response = try await client.execute(outgoing, timeout: .seconds(Int64(timeout.components.seconds)))
+            let response = try await client.execute(outgoing, timeout: timeout)
             let body = try await response.body.collect(upTo: 256 * 1024 * 1024)
             return TransportResponse(status: Int(response.status.code), body: Data(body.readableBytesView))
         } catch {

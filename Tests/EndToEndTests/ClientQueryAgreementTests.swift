@@ -1,0 +1,96 @@
+import Foundation
+import Rooftop
+import RooftopShared
+import Testing
+
+/// The same queries run on the server (SQL) and in the client's local datastore (the shared
+/// evaluator over the stored copies) give the same objects in the same order and the same total
+/// count, over values of every kind, with mixed numbers, missing fields and ties.
+@Suite("Client queries: remote and local agree", .sharedServer(), .timeLimit(.minutes(5)))
+struct ClientQueryAgreementTests {
+    @Test("conditions, orders and pages agree between the server and the local datastore")
+    func remoteAndLocalAgree() async throws {
+        let (server, api) = try SharedServer.require()
+        let user = try await api.newUser("agree")
+        let className = Unique.name("Mixed")
+        let rows = try ClientQueryAgreementTests.rows()
+        try await ClientQueryFixture.withClient(server, as: user) { writer async throws in
+            for fields in rows {
+                let object = writer.object(className)
+                for (name, value) in fields { object[name] = value }
+                try await object.save()
+            }
+        }
+        let file = ClientQueryFixture.cacheFile()
+        try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { client async throws in
+            let everything = try await client.query(className).limit(1000).find(policy: .remoteAndStore)
+            #expect(everything.objects.count == rows.count)
+            let queries = try ClientQueryAgreementTests.queries(className)
+            var selective = 0
+            for (index, query) in queries.enumerated() {
+                let remote = try await client.query(query).find()
+                if (1..<rows.count).contains(remote.totalCount) { selective += 1 }
+                let local = try await client.query(query).fromLocalDatastore().find()
+                #expect(remote.objectIds == local.objectIds, "query \(index): \(query)")
+                #expect(remote.totalCount == local.totalCount, "query \(index) total: \(query)")
+                let remoteCount = try await client.query(query).count()
+                #expect(remoteCount == remote.totalCount, "query \(index) count: \(query)")
+            }
+            // The conditions pick some objects and leave others (the orders and pages keep all).
+            #expect(selective >= 27, "only \(selective) of \(queries.count) queries select some of the objects")
+        }
+    }
+
+    /// Objects with a number `n` (ints and doubles, -0.0, infinities, a missing one), a string
+    /// `s`, a list `tags`, a date `at`, a day, a decimal, a geo point and a flag.
+    static func rows() throws -> [[String: Value]] {
+        let numbers: [Value?] = [
+            .int(1), .double(1.0), .double(2.5), .double(-0.0), .int(0), .int(3), .int(.max), .int(-7),
+            .double(.infinity), .double(-.infinity), nil, .double(0.1), .int(2), .string("10"), .null,
+        ]
+        let strings: [Value?] = ["a", "B", "é", "ab", "", "a\u{0}", nil, "Z", "zz", "ä", "a", .int(5), "ab", "b", "aa"]
+        var rows: [[String: Value]] = []
+        for index in numbers.indices {
+            var fields: [String: Value] = ["i": .int(Int64(index))]
+            if let number = numbers[index] { fields["n"] = number }
+            if let string = strings[index % strings.count] { fields["s"] = string }
+            fields["tags"] = .list(Array(["x", "y", "z", "x"].prefix(index % 4)).map(Value.string))
+            fields["at"] = .date(Timestamp(millisecondsSinceEpoch: Int64((index * 7919) % 13) * 86_400_000 - 3_000))
+            fields["day"] = .day(try Day(year: 2024, month: 1 + index % 12, day: 1 + index % 28))
+            fields["dec"] = .decimal(try DecimalNumber(["0.1", "0.10", "-3", "12345678901234567890.5", "2"][index % 5]))
+            fields["geo"] = .geoPoint(try GeoPoint(latitude: Double(index % 5) * 10 - 20, longitude: Double(index % 7) * 20 - 60))
+            if index % 3 == 0 { fields["flag"] = .bool(index % 2 == 0) }
+            rows.append(fields)
+        }
+        return rows
+    }
+
+    /// Queries over the rows' fields.
+    static func queries(_ className: String) throws -> [Query] {
+        let base = Query(className)
+        let predicates: [QueryPredicate] = [
+            Field("n") > 0, Field("n") >= 1, Field("n") == 1, Field("n") != 1, Field("n") < 0, Field("n") == 0,
+            Field("n") == .double(2.5), Field("n").in([1, 3, "10"]), Field("n").notIn([1, 0]),
+            Field("n").exists, Field("n").notExists, Field("n") > .double(-.infinity),
+            Field("s").startsWith("a"), Field("s") > "a", Field("s") == "", Field("s") < "b",
+            Field("tags").contains("x"), Field("tags").containsAll(["x", "y"]), Field("tags") == .list([]),
+            Field("at") > .date(Timestamp(millisecondsSinceEpoch: 86_400_000 * 5)),
+            Field("day") >= .day(try Day(year: 2024, month: 6, day: 1)),
+            Field("dec") == .decimal(try DecimalNumber("0.1")), Field("dec") > 1,
+            Field("geo").near(try GeoPoint(latitude: 0, longitude: 0), maxDistanceMeters: 3_000_000),
+            Field("geo").within(southwest: try GeoPoint(latitude: -15, longitude: -50), northeast: try GeoPoint(latitude: 15, longitude: 30)),
+            Field("flag") == true, Field("flag") != true,
+            (Field("n") > 0 && Field("s").startsWith("a")) || Field("flag") == false,
+            .not(Field("n") >= 1),
+        ]
+        var queries = predicates.map { base.where($0) }
+        queries += [
+            base.order(by: "n"), base.order(by: "n", descending: true), base.order(by: "s").order(by: "n", descending: true),
+            base.order(by: "tags"), base.order(by: "at", descending: true).limit(4).offset(2), base.order(by: "dec"),
+            base.order(by: "day", descending: true), base.order(by: "flag").order(by: "i"), base.order(by: "geo"),
+            base.where(Field("n") > 0).order(by: "n").limit(3).offset(1), base.limit(5).offset(12),
+            base.where(Field("geo").near(try GeoPoint(latitude: 10, longitude: 20))).limit(6),
+        ]
+        return queries
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real ``RooftopClient`` instances for a test server: on a cache file or in memory, signed in
+/// as a user made with the admin-side ``APIClient``, or pointed at a port nothing listens on
+/// (the server "down") over the same cache file. Every client is shut down on every path.
+///
+/// ```swift
+/// let file = ClientQueryFixture.cacheFile()
+/// try await ClientQueryFixture.withClient(server, as: alice, storage: .file(path: file)) { client in
+///     _ = try await client.query("Score").find(policy: .remoteAndStore)
+/// }
+/// try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { client in
+///     _ = try await client.query("Score").find(policy: .localOnly)
+/// }
+/// ```
+enum ClientQueryFixture {
+    /// A path for a new client cache file (in a fresh temporary directory).
+    static func cacheFile(_ prefix: String = "client-cache") -> String {
+        TemporaryDirectory.make(prefix: prefix) + "/cache.sqlite"
+    }
+
+    /// A configuration for the server (its CA trusted), with `storage`, and short retry delays.
+    /// - Parameter port: Another port to connect to (a closed one, for a server that is down).
+    static func configuration(_ server: ServerProcess, storage: LocalStorage, port: Int? = nil) throws
+        -> ClientConfiguration
+    {
+        var configuration = try ClientTransportFixture.configuration(server)
+        configuration.storage = storage
+        if let port {
+            guard let url = URL(string: "https://127.0.0.1:\(port)") else { throw FixtureError("bad port \(port)") }
+            configuration.serverURL = url
+        }
+        configuration.retry = RetryPolicy(initialDelay: .milliseconds(100), maximumDelay: .seconds(1), jitter: 0)
+        configuration.requestTimeout = .seconds(20)
+        return configuration
+    }
+
+    /// Runs `body` with a client of the server, signed in as `user` when given (a client restored
+    /// from a cache file stays signed in as whoever was), and shuts the client down afterwards.
+    static func withClient<T>(
+        _ server: ServerProcess, as user: TestUser? = nil, storage: LocalStorage = .inMemory, port: Int? = nil,
+        _ body: (RooftopClient) async throws -> T
+    ) async throws -> T {
+        let client = try await RooftopClient(configuration: configuration(server, storage: storage, port: port))
+        do {
+            if let user, client.currentUser?.objectId != user.id {
+                try await client.logIn(username: user.username, password: user.password)
+            }
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` with a client over `storage` whose server cannot be reached: it points at a
+    /// local port that refuses connections (held for the duration, so no one else takes it).
+    /// - Parameter hanging: A port that accepts connections and never answers (requests end
+    ///   in `timeout` after `requestTimeout`), instead of one that refuses them.
+    static func withOfflineClient<T>(
+        _ server: ServerProcess, storage: LocalStorage, hanging: Bool = false, requestTimeout: Duration = .seconds(20),
+        _ body: (RooftopClient) async throws -> T
+    ) async throws -> T {
+        let closed = try ClientQueryClosedPort(silent: hanging)
+        defer { closed.close() }
+        var configuration = try configuration(server, storage: storage, port: closed.port)
+        configuration.requestTimeout = requestTimeout
+        let client = try await RooftopClient(configuration: configuration)
+        do {
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Collects what an `AsyncStream` yields, so a test can wait (with a deadline) for the next
+/// element, or the next one that matches.
+///
+/// ```swift
+/// let pages = ClientStreamRecorder(query.changes())
+/// let page = try await pages.next("the new score") { $0.objectIds.contains(id) }
+/// pages.cancel()
+/// ```
+final class ClientStreamRecorder<Element: Sendable>: Sendable {
+    private struct State {
+        var elements: [Element] = []
+        var cursor = 0
+        var finished = false
+    }
+
+    /// The state, shared with the collecting task (a `Mutex` cannot be captured itself).
+    private final class Box: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let box = Box()
+    private let task: Task<Void, Never>
+
+    /// Starts collecting `stream`.
+    init(_ stream: AsyncStream<Element>) {
+        let box = self.box
+        task = Task {
+            for await element in stream { box.state.withLock { $0.elements.append(element) } }
+            box.state.withLock { $0.finished = true }
+        }
+    }
+
+    /// Everything received so far.
+    var elements: [Element] { box.state.withLock { $0.elements } }
+
+    /// The next element not taken yet that matches `predicate` (earlier ones are skipped).
+    /// - Throws: ``FixtureError`` when none comes within `limit` or the stream ends first.
+    func next(
+        within limit: Duration = .seconds(20), _ what: String = "the next element",
+        where predicate: (Element) -> Bool = { _ in true }
+    ) async throws -> Element {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: limit)
+        while true {
+            let (found, finished): (Element?, Bool) = box.state.withLock { state in
+                while state.cursor < state.elements.count {
+                    let element = state.elements[state.cursor]
+                    state.cursor += 1
+                    if predicate(element) { return (element, false) }
+                }
+                return (nil, state.finished)
+            }
+            if let found { return found }
+            if finished { throw FixtureError("the stream ended before \(what); got \(elements)") }
+            guard clock.now < end else { throw FixtureError("no \(what) within \(limit); got \(elements)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Stops collecting (ends the iteration, which ends the stream's observation).
+    func cancel() {
+        task.cancel()
+    }
+}
+
+/// A local TCP port that refuses connections: a socket bound to `127.0.0.1` on a free port but
+/// not listening, held until ``close()`` so that no other process takes the port meanwhile.
+/// (ClientTests has the same helper; test targets cannot share sources.)
+final class ClientQueryClosedPort: Sendable {
+    /// The port number.
+    let port: Int
+    private let descriptor: Int32
+
+    /// Reserves a port.
+    /// - Parameter silent: Listen (without ever accepting) instead of refusing: the kernel
+    ///   completes TCP handshakes and then nothing ever answers, like a server that hangs.
+    /// - Throws: ``FixtureError`` when the socket cannot be made or bound.
+    init(silent: Bool = false) throws {
+        #if os(Linux)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw FixtureError("socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound, !silent || listen(descriptor, 16) == 0 else {
+            ClientQueryClosedPort.release(descriptor)
+            throw FixtureError("bind() or listen() failed: errno \(errno)")
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Releases the port.
+    func close() {
+        ClientQueryClosedPort.release(descriptor)
+    }
+
+    private static func release(_ descriptor: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
+    }
+}
+
+extension ACL {
+    /// Read (not write) access for each principal.
+    static func readable(by principals: Principal...) -> ACL {
+        var acl = ACL()
+        for principal in principals { acl.setReadAccess(true, for: principal) }
+        return acl
+    }
+}
+
+extension FetchResult {
+    /// The IDs of the objects, as a set.
+    var idSet: Set<String> { Set(objectIds) }
+}
+
+/// A user with scores 10, 20, ... of a new class on a server, and a cache file for the user's
+/// client: the setting of the fetch-policy and paging tests.
+struct ClientScoreScene: Sendable {
+    let server: ServerProcess
+    let api: APIClient
+    let user: TestUser
+    let className: String
+    let file: String
+    /// The object ID of each score.
+    private(set) var ids: [Int64: String] = [:]
+
+    /// Signs up a user and creates `count` scores (10, 20, ...) as that user (readable by the
+    /// user only: the class's default ACL).
+    static func make(_ server: ServerProcess, _ api: APIClient, count: Int = 10) async throws -> ClientScoreScene {
+        let user = try await api.newUser("scorer")
+        var scene = ClientScoreScene(
+            server: server, api: api, user: user, className: Unique.name("Score"), file: ClientQueryFixture.cacheFile())
+        for index in 1...count { try await scene.add(Int64(index * 10)) }
+        return scene
+    }
+
+    private init(server: ServerProcess, api: APIClient, user: TestUser, className: String, file: String) {
+        self.server = server
+        self.api = api
+        self.user = user
+        self.className = className
+        self.file = file
+    }
+
+    /// Creates one more score on the server (through the admin-side client, as the user).
+    @discardableResult
+    mutating func add(_ score: Int64) async throws -> String {
+        let object = try await api.create(className, fields: ["score": .int(score)], as: user)
+        ids[score] = object.objectId
+        return object.objectId
+    }
+
+    /// Deletes a score on the server (as the user).
+    func delete(_ score: Int64) async throws {
+        let id = try requireID(ids[score], score)
+        let reply = try await api.send(.DELETE, APIClient.objectPath(.app, className, id), token: user.token)
+        guard (200..<300).contains(reply.status) else { throw FixtureError("delete answered \(reply.status): \(reply.text)") }
+    }
+
+    /// The IDs of these scores, in this order.
+    func ids(_ scores: Int64...) -> [String] { scores.compactMap { ids[$0] } }
+
+    /// The three best scores.
+    func top(_ client: RooftopClient) -> RooftopQuery {
+        client.query(className).order(by: "score", descending: true).limit(3)
+    }
+
+    /// Runs `body` with the user's client on the scene's cache file, the server reachable.
+    func online<T>(_ body: (RooftopClient) async throws -> T) async throws -> T {
+        try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file), body)
+    }
+
+    /// Runs `body` with a client on the scene's cache file (signed in as the user, restored from
+    /// the file) whose server cannot be reached.
+    func offline<T>(_ body: (RooftopClient) async throws -> T) async throws -> T {
+        try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { client in
+            guard client.currentUser?.objectId == user.id else {
+                throw FixtureError("the offline client did not restore the user's session")
+            }
+            return try await body(client)
+        }
+    }
+}
+
+/// The ID, or a fixture error naming the score.
+private func requireID(_ id: String?, _ score: Int64) throws -> String {
+    guard let id else { throw FixtureError("no object with score \(score)") }
+    return id
+}
