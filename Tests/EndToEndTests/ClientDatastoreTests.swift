@@ -4,9 +4,9 @@ import RooftopShared
 import Testing
 
 /// Datastores (seed 003) through the client library against the real server: shareable
-/// datastores created, listed, shared (through the server's sharing endpoint: the client library
-/// has no sharing call), opened and used by role, deleted and uncached; and a private datastore
-/// used without an account, moved to the user at sign-in.
+/// datastores created, listed, shared and unshared (``Datastore/share(_:with:)``), opened and used
+/// by role, deleted and uncached; and a private datastore used without an account, moved to the
+/// user at sign-in.
 @Suite("Client datastores against the server", .sharedServer(), .timeLimit(.minutes(5)))
 struct ClientDatastoreTests {
     @Test("a shareable datastore is created, listed, shared; an editor writes, a viewer reads and is refused writes")
@@ -27,8 +27,11 @@ struct ClientDatastoreTests {
             plan.acl = .publicReadWrite
             try await plan.save()
 
-            try await share(api, trip.id, .editor, with: bob, by: alice)
-            try await share(api, trip.id, .viewer, with: carol, by: alice)
+            try await trip.share(.editor, with: bob.principal)
+            try await trip.share(.viewer, with: carol.principal)
+            let sharing = try await trip.sharing()
+            #expect(sharing.owner == alice.id)
+            #expect(sharing.roles == [bob.principal: .editor, carol.principal: .viewer])
 
             try await ClientQueryFixture.withClient(server, as: bob) { editor async throws in
                 let info = try #require(try await editor.datastores.list().first { $0.id == trip.id })
@@ -77,6 +80,27 @@ struct ClientDatastoreTests {
             let changed = try await trip.sync()
             #expect(Set(changed.keys) == ["Plan", "Note"])
             #expect(plan.string("city") == "Porto", "the owner's instance follows the pull")
+
+            // Taking the role away: the datastore is gone for Carol; sharing stays the owner's.
+            try await trip.share(.none, with: carol.principal)
+            #expect(try await trip.sharing().roles == [bob.principal: .editor])
+            try await ClientQueryFixture.withClient(server, as: carol) { viewer async throws in
+                #expect(try await viewer.datastores.list().contains { $0.id == trip.id } == false)
+                let gone = await #expect(throws: RooftopError.self) { try await viewer.datastores.open(trip.id) }
+                #expect(gone?.code == .notFound)
+            }
+            // Editors may change the sharing too (seed 003: "read-write, includes ACL changes");
+            // viewers may not.
+            try await ClientQueryFixture.withClient(server, as: bob) { editor async throws in
+                let opened = try await editor.datastores.open(trip.id)
+                try await opened.share(.viewer, with: carol.principal)
+            }
+            try await ClientQueryFixture.withClient(server, as: carol) { viewer async throws in
+                let opened = try await viewer.datastores.open(trip.id)
+                let refused = await #expect(throws: RooftopError.self) { try await opened.share(.editor, with: carol.principal) }
+                #expect(refused?.code == .disallowed, "a viewer cannot share: \(String(describing: refused))")
+            }
+            #expect(try await trip.sharing().roles == [bob.principal: .editor, carol.principal: .viewer])
         }
     }
 
@@ -125,7 +149,7 @@ struct ClientDatastoreTests {
                 plan.acl = .publicReadWrite
                 try await plan.save()
             }
-            try await share(api, shared.id, .editor, with: bob, by: alice)
+            try await shared.share(.editor, with: bob.principal)
             try await ClientQueryFixture.withClient(server, as: bob, storage: .file(path: ClientQueryFixture.cacheFile())) {
                 member async throws in
                 let opened = try await member.datastores.open(shared.id)
@@ -181,7 +205,7 @@ struct ClientDatastoreTests {
                 try await item.save()
                 items.append(item)
             }
-            try await share(api, shared.id, .viewer, with: bob, by: alice)
+            try await shared.share(.viewer, with: bob.principal)
             try await ClientQueryFixture.withClient(server, as: bob, storage: .file(path: file)) { member async throws in
                 let opened = try await member.datastores.open(shared.id)
                 #expect(try await opened.sync()["Item"]?.count == 2)
@@ -255,13 +279,5 @@ struct ClientDatastoreTests {
             #expect(remote.idSet == Set(local + [earlier]))
             #expect(Set(remote.objects.compactMap { $0.string("text") }) == ["first", "second", "from the other device"])
         }
-    }
-
-    /// Gives a user a role on a shareable datastore through the server's sharing endpoint.
-    private func share(
-        _ api: APIClient, _ datastore: DatastoreID, _ role: SharingRole, with user: TestUser, by owner: TestUser
-    ) async throws {
-        let reply = try await api.setRole(role, for: user.principal, on: datastore, by: owner)
-        guard reply.status == 200 else { throw FixtureError("sharing answered \(reply.status): \(reply.text)") }
     }
 }

@@ -110,6 +110,10 @@ final class RemoteAPI: Sendable {
             body: SetRoleRequest(principal: principal, role: role))
     }
 
+    func sharing(of id: DatastoreID) async throws(RooftopError) -> DatastoreSharing {
+        try await call("GET", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))/roles")
+    }
+
     // MARK: Plumbing
 
     /// Sends a request and decodes a 2xx answer as `T`.
