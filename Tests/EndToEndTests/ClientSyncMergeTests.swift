@@ -7,6 +7,10 @@ import Testing
 /// same object concurrently, and the device whose change comes second sees the decision on
 /// ``SyncEngine/mergeDecisions`` — taken by the server when its queued change is pushed, or by the
 /// client itself when a pull arrives while its change is still queued (a rebase).
+///
+/// The client rebases only changes that never went out (a change whose push failed may have
+/// reached the server, which merges it then): to hold a change queued without an attempt, the
+/// phone's queue is kept busy by a push of another object waiting in flight.
 @Suite("Client sync: merge decisions", .sharedServer())
 struct ClientSyncMergeTests {
     @Test("a queued change pushed after a concurrent one gets the server's decision (default rule: remote)")
@@ -70,15 +74,19 @@ struct ClientSyncMergeTests {
             try await phone.sync.pull(datastore: .default)
             let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
 
-            // The phone's change stays queued (its pushes do not get through) while the laptop's lands.
-            gate.blocksPushes = true
+            // A slow push of another object is in flight on the phone: its queue sends one push
+            // at a time, so the phone's edit of the document stays queued, never sent.
+            gate.holdPushes()
+            let blocker = phone.object(className, in: .default)
+            blocker["title"] = "slow"
+            try await blocker.saveEventually()
+            try await waitUntil("the blocker's push in flight") { gate.heldPushes == 1 }
             onPhone["title"] = "from phone"
             onPhone["best"] = 15
             let id = try #require(try await onPhone.saveEventually())
             doc["title"] = "from laptop"
             doc["best"] = 20
             try await doc.save()
-            try await waitUntil("a refused push") { gate.requests(to: "/v1/push") > 0 }
 
             let decisions = SyncStreamLog(phone.sync.mergeDecisions)
             try await phone.sync.pull(datastore: .default)
@@ -94,8 +102,8 @@ struct ClientSyncMergeTests {
             #expect(try phone.outbox.hasPendingWrites, "the rebased change is still queued")
 
             // Once through, the rebased change applies without a second conflict.
-            gate.blocksPushes = false
-            try await phone.sync.push()
+            gate.releasePushes()
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
             #expect(!(try phone.outbox.hasPendingWrites))
             #expect(decisions.elements.allSatisfy { $0.source == .rebase }, "the server took no decision: \(decisions.elements)")
             #expect(decisions.elements.count == 2)

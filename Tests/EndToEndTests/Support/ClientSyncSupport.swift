@@ -203,11 +203,19 @@ final class SyncLocked<Value: Sendable>: Sendable {
 
 /// The real HTTPS transport with test controls around it: pulls ask for pages of at most
 /// `pullPageSize` objects (the client never names a page size, the server's default is 500),
-/// pushes can be held back as if the connection were down, and requests are counted by path.
+/// pushes can fail as if the connection were down (``blocksPushes``) or wait in flight until
+/// released (``holdPushes()``), and requests are counted by path.
 final class SyncTestTransport: HTTPTransport {
+    private struct State {
+        var blockPushes = false
+        var holdPushes = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var counts: [String: Int] = [:]
+    }
+
     private let inner: AsyncHTTPTransport
     private let pullPageSize: Int?
-    private let state = Mutex<(blockPushes: Bool, counts: [String: Int])>((false, [:]))
+    private let state = Mutex(State())
 
     init(configuration: ClientConfiguration, pullPageSize: Int? = nil) throws {
         inner = try AsyncHTTPTransport(
@@ -224,13 +232,38 @@ final class SyncTestTransport: HTTPTransport {
     /// How many requests were sent (or refused here) to a path such as `/v1/pull`.
     func requests(to path: String) -> Int { state.withLock { $0.counts[path, default: 0] } }
 
+    /// From now on pushes wait before they are sent, until ``releasePushes()``.
+    func holdPushes() { state.withLock { $0.holdPushes = true } }
+
+    /// How many pushes are waiting.
+    var heldPushes: Int { state.withLock { $0.held.count } }
+
+    /// Lets the waiting pushes (and later ones) through.
+    func releasePushes() {
+        let waiting = state.withLock { state in
+            state.holdPushes = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for push in waiting { push.resume() }
+    }
+
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
         let path = String(request.path.prefix { $0 != "?" })
-        let blocked = state.withLock { state in
+        let (blocked, hold) = state.withLock { state in
             state.counts[path, default: 0] += 1
-            return state.blockPushes && path == "/v1/push"
+            return (state.blockPushes && path == "/v1/push", state.holdPushes && path == "/v1/push")
         }
         if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
+        if hold {
+            await withCheckedContinuation { (push: CheckedContinuation<Void, Never>) in
+                let goes = state.withLock { state in
+                    if state.holdPushes { state.held.append(push) }
+                    return !state.holdPushes
+                }
+                if goes { push.resume() }
+            }
+        }
         var request = request
         if path == "/v1/pull", let pullPageSize, let body = request.body {
             do {
@@ -244,7 +277,10 @@ final class SyncTestTransport: HTTPTransport {
         return try await inner.send(request)
     }
 
-    func shutdown() async { await inner.shutdown() }
+    func shutdown() async {
+        releasePushes()
+        await inner.shutdown()
+    }
 }
 
 extension RooftopClient {
