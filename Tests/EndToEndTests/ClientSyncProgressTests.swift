@@ -58,14 +58,22 @@ struct ClientSyncProgressTests {
             let (client, gate) = try harness.controlledClient(
                 server, retry: ClientSyncHarness.manualRetry, blockingPushes: true)
             try await client.logIn(user)
+            let events = SyncStreamLog(client.outbox.events)
+            var queued: Set<MutationID> = []
             for n in 0..<changeCount {
                 let row = client.object(className, in: .default)
                 row["n"] = .int(Int64(n))
                 row["payload"] = payload
-                try await row.saveEventually()
+                queued.insert(try #require(try await row.saveEventually()))
             }
-            // Wait until the queue has tried (and failed) at least once: nothing is in flight.
-            try await waitUntil("a refused push attempt") { gate.requests(to: "/v1/push") > 0 }
+            // Every change was tried once and refused, so none is due before an hour: the queue's
+            // own loop stays still, and the push below sends (and reports) all of them.
+            try await waitUntil("every change refused once") {
+                let retried = Set(events.elements.compactMap { event -> MutationID? in
+                    if case .retrying = event.kind { event.mutationId } else { nil }
+                })
+                return queued.isSubset(of: retried)
+            }
             let opened = try await client.datastores.open(.default)
             try await waitUntil("no change in flight") {
                 try client.outbox.hasPendingWrites && !(try opened.currentStatus().uploading)
