@@ -19,28 +19,22 @@ final class ClientSyncHarness: Sendable {
         case client(RooftopClient)
     }
 
-    private let resources = Mutex<[(Int, Resource)]>([])
-    private let counter = Mutex(0)
+    private let resources = Mutex<[Resource]>([])
     /// A directory for this test's cache files.
     let cacheDirectory = TemporaryDirectory.make(prefix: "client-sync-cache")
 
     /// A path for a cache file named `name` in ``cacheDirectory``.
     func cacheFile(_ name: String) -> String { cacheDirectory + "/\(name).sqlite" }
 
-    private func track(_ resource: Resource) -> Int {
-        let id = counter.withLock { value in
-            value += 1
-            return value
-        }
-        resources.withLock { $0.append((id, resource)) }
-        return id
+    private func track(_ resource: Resource) {
+        resources.withLock { $0.append(resource) }
     }
 
     /// Starts a server (fresh, or on a data directory and a fixed port: a restart).
     func startServer(dataDirectory: String? = nil, port: Int? = nil) async throws -> ServerProcess {
         let server = try await ServerProcess.start(
             dataDirectory: dataDirectory, extraArguments: port.map { ["--port", "\($0)"] } ?? [])
-        _ = track(.server(server))
+        track(.server(server))
         return server
     }
 
@@ -52,7 +46,7 @@ final class ClientSyncHarness: Sendable {
     /// An admin-side REST client of a server.
     func api(_ server: ServerProcess) throws -> APIClient {
         let api = try APIClient(server: server)
-        _ = track(.api(api))
+        track(.api(api))
         return api
     }
 
@@ -64,7 +58,7 @@ final class ClientSyncHarness: Sendable {
         _ server: ServerProcess, file: String? = nil, retry: RetryPolicy = ClientSyncHarness.quickRetry
     ) async throws -> RooftopClient {
         let client = try await RooftopClient(configuration: configuration(server, file: file, retry: retry))
-        _ = track(.client(client))
+        track(.client(client))
         return client
     }
 
@@ -78,7 +72,7 @@ final class ClientSyncHarness: Sendable {
         let transport = try SyncTestTransport(configuration: configuration, pullPageSize: pullPageSize)
         transport.blocksPushes = blockingPushes
         let client = try RooftopClient(configuration: configuration, transport: transport)
-        _ = track(.client(client))
+        track(.client(client))
         return (client, transport)
     }
 
@@ -92,7 +86,7 @@ final class ClientSyncHarness: Sendable {
     /// Shuts a client down now (as when the app quits); the harness will not do it again.
     func shutdown(_ client: RooftopClient) async {
         resources.withLock { list in
-            list.removeAll { if case .client(let other) = $0.1 { other === client } else { false } }
+            list.removeAll { if case .client(let other) = $0 { other === client } else { false } }
         }
         await client.shutdown()
     }
@@ -103,7 +97,7 @@ final class ClientSyncHarness: Sendable {
             defer { list = [] }
             return list
         }
-        for (_, resource) in all.reversed() {
+        for resource in all.reversed() {
             switch resource {
             case .client(let client): await client.shutdown()
             case .api(let api): await api.shutdown()
@@ -199,88 +193,6 @@ final class SyncLocked<Value: Sendable>: Sendable {
 
     /// Changes the value.
     func update(_ body: (inout Value) -> Void) { value.withLock { body(&$0) } }
-}
-
-/// The real HTTPS transport with test controls around it: pulls ask for pages of at most
-/// `pullPageSize` objects (the client never names a page size, the server's default is 500),
-/// pushes can fail as if the connection were down (``blocksPushes``) or wait in flight until
-/// released (``holdPushes()``), and requests are counted by path.
-final class SyncTestTransport: HTTPTransport {
-    private struct State {
-        var blockPushes = false
-        var holdPushes = false
-        var held: [CheckedContinuation<Void, Never>] = []
-        var counts: [String: Int] = [:]
-    }
-
-    private let inner: AsyncHTTPTransport
-    private let pullPageSize: Int?
-    private let state = Mutex(State())
-
-    init(configuration: ClientConfiguration, pullPageSize: Int? = nil) throws {
-        inner = try AsyncHTTPTransport(
-            baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
-        self.pullPageSize = pullPageSize
-    }
-
-    /// Whether pushes fail with `noConnection` without reaching the server.
-    var blocksPushes: Bool {
-        get { state.withLock { $0.blockPushes } }
-        set { state.withLock { $0.blockPushes = newValue } }
-    }
-
-    /// How many requests were sent (or refused here) to a path such as `/v1/pull`.
-    func requests(to path: String) -> Int { state.withLock { $0.counts[path, default: 0] } }
-
-    /// From now on pushes wait before they are sent, until ``releasePushes()``.
-    func holdPushes() { state.withLock { $0.holdPushes = true } }
-
-    /// How many pushes are waiting.
-    var heldPushes: Int { state.withLock { $0.held.count } }
-
-    /// Lets the waiting pushes (and later ones) through.
-    func releasePushes() {
-        let waiting = state.withLock { state in
-            state.holdPushes = false
-            defer { state.held = [] }
-            return state.held
-        }
-        for push in waiting { push.resume() }
-    }
-
-    func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
-        let path = String(request.path.prefix { $0 != "?" })
-        let (blocked, hold) = state.withLock { state in
-            state.counts[path, default: 0] += 1
-            return (state.blockPushes && path == "/v1/push", state.holdPushes && path == "/v1/push")
-        }
-        if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
-        if hold {
-            await withCheckedContinuation { (push: CheckedContinuation<Void, Never>) in
-                let goes = state.withLock { state in
-                    if state.holdPushes { state.held.append(push) }
-                    return !state.holdPushes
-                }
-                if goes { push.resume() }
-            }
-        }
-        var request = request
-        if path == "/v1/pull", let pullPageSize, let body = request.body {
-            do {
-                var pull = try JSONDecoder().decode(PullRequest.self, from: body)
-                pull.limit = pullPageSize
-                request.body = try JSONEncoder().encode(pull)
-            } catch {
-                throw RooftopError(.internal, "the test transport could not rewrite a pull: \(error)")
-            }
-        }
-        return try await inner.send(request)
-    }
-
-    func shutdown() async {
-        releasePushes()
-        await inner.shutdown()
-    }
 }
 
 extension RooftopClient {
