@@ -162,10 +162,13 @@ actor OutboxEngine {
         guard !scope.isEmpty else {
             throw RooftopError(.badState, "changes queued without an account are sent once a user signs in")
         }
+        let initial = left
         var idleRounds = 0
         var answeredSoFar = 0
+        var processed = 0
         while left > 0 {
             if Task.isCancelled { throw RooftopError(.cancelled, "the flush was cancelled") }
+            var sent = false
             switch await exclusiveRound(force: true, filter: filter) {
             case .failed(let error, _):
                 // Let the loop set the timer from every waiting row, not only these.
@@ -173,12 +176,17 @@ actor OutboxEngine {
                 throw error
             case .sent(let answered):
                 answeredSoFar += answered
-                progress?(answeredSoFar, try core.store.outbox(scope: scope).count(where: filter.matches))
+                sent = true
             case .idle, .waiting:
                 idleRounds += 1
                 if idleRounds > 2 { throw RooftopError(.badState, "the offline queue could not send the changes") }
             }
             left = try core.store.outbox(scope: scope).count(where: filter.matches)
+            // The engine's own loop may answer some of these rows between this flush's rounds:
+            // every row gone counts, or the counts would not add up to what was queued.
+            let done = max(processed, answeredSoFar, initial - left)
+            if sent || done != processed { progress?(done, left) }
+            processed = done
         }
         // Others may be due meanwhile: let the loop look.
         wake.yield()

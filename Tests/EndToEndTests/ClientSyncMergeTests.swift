@@ -1,0 +1,121 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Testing
+
+/// Merge decisions observable end to end: two devices of one user edit the same field of the
+/// same object concurrently, and the device whose change comes second sees the decision on
+/// ``SyncEngine/mergeDecisions`` — taken by the server when its queued change is pushed, or by the
+/// client itself when a pull arrives while its change is still queued (a rebase).
+///
+/// The client rebases only changes that never went out (a change whose push failed may have
+/// reached the server, which merges it then): to hold a change queued without an attempt, the
+/// phone's queue is kept busy by a push of another object waiting in flight.
+@Suite("Client sync: merge decisions", .sharedServer())
+struct ClientSyncMergeTests {
+    @Test("a queued change pushed after a concurrent one gets the server's decision (default rule: remote)")
+    func serverDecision() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Doc")
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("merger")
+            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
+            let phone = try await harness.client(server, file: harness.cacheFile("phone"))
+            try await laptop.logIn(user)
+            try await phone.logIn(user)
+            let doc = laptop.object(className, in: .default)
+            doc["title"] = "draft"
+            doc["pages"] = 1
+            try await doc.save()
+            try await phone.sync.pull(datastore: .default)
+            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+
+            doc["title"] = "from laptop"
+            try await doc.save()
+            let decisions = SyncStreamLog(phone.sync.mergeDecisions)
+            onPhone["title"] = "from phone"
+            onPhone["pages"] = 2
+            let id = try #require(try await onPhone.saveEventually())
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
+
+            let event = try await decisions.first("the server's decision") { $0.decision.field == "title" }
+            #expect(event.source == .push(id))
+            #expect(event.key == onPhone.key)
+            #expect(event.decision == MergeDecision(
+                field: "title", baseValue: "draft", localValue: "from phone", remoteValue: "from laptop", rule: .remote,
+                result: "from laptop", resolution: .rule))
+            #expect(!decisions.elements.contains { $0.decision.field == "pages" }, "an edit on one side only is no conflict")
+            #expect(onPhone.string("title") == "from laptop" && onPhone.int("pages") == 2)
+            guard case .acknowledged(let version)? = try phone.outbox.status(of: id) else {
+                Issue.record("the change should be acknowledged: \(String(describing: try phone.outbox.status(of: id)))")
+                return
+            }
+            let stored = try await api.object(.default, className: className, objectId: doc.objectId, token: user.token)
+            #expect(stored?.version == version)
+            #expect(stored?.fields["title"] == "from laptop" && stored?.fields["pages"] == 2)
+        }
+    }
+
+    @Test("a pull over a still-queued change rebases it on the client, with the class's rule, and the server agrees")
+    func rebaseDecision() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Doc")
+        try await api.setClass(className, rules: ["title": .local, "best": .max])
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("rebaser")
+            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
+            let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
+            try await laptop.logIn(user)
+            try await phone.logIn(user)
+            let doc = laptop.object(className, in: .default)
+            doc["title"] = "draft"
+            doc["best"] = 10
+            try await doc.save()
+            try await phone.sync.pull(datastore: .default)
+            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+
+            // A slow push of another object is in flight on the phone: its queue sends one push
+            // at a time, so the phone's edit of the document stays queued, never sent.
+            gate.holdPushes()
+            let blocker = phone.object(className, in: .default)
+            blocker["title"] = "slow"
+            try await blocker.saveEventually()
+            try await waitUntil("the blocker's push in flight") { gate.heldPushes == 1 }
+            onPhone["title"] = "from phone"
+            onPhone["best"] = 15
+            let id = try #require(try await onPhone.saveEventually())
+            doc["title"] = "from laptop"
+            doc["best"] = 20
+            try await doc.save()
+
+            let decisions = SyncStreamLog(phone.sync.mergeDecisions)
+            try await phone.sync.pull(datastore: .default)
+            let title = try await decisions.first("the title decision") { $0.decision.field == "title" }
+            let best = try await decisions.first("the best decision") { $0.decision.field == "best" }
+            #expect(title.source == .rebase && best.source == .rebase)
+            #expect(title.decision == MergeDecision(
+                field: "title", baseValue: "draft", localValue: "from phone", remoteValue: "from laptop", rule: .local,
+                result: "from phone", resolution: .rule))
+            #expect(best.decision == MergeDecision(
+                field: "best", baseValue: 10, localValue: 15, remoteValue: 20, rule: .max, result: 20, resolution: .rule))
+            #expect(onPhone.string("title") == "from phone" && onPhone.int("best") == 20, "the local view is the merge")
+            #expect(try phone.outbox.hasPendingWrites, "the rebased change is still queued")
+
+            // Once through, the rebased change applies without a second conflict.
+            gate.releasePushes()
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
+            #expect(!(try phone.outbox.hasPendingWrites))
+            #expect(decisions.elements.allSatisfy { $0.source == .rebase }, "the server took no decision: \(decisions.elements)")
+            #expect(decisions.elements.count == 2)
+            let status = try phone.outbox.status(of: id)
+            guard case .acknowledged? = status else {
+                Issue.record("the change should be acknowledged, is \(String(describing: status))")
+                return
+            }
+            try await laptop.sync.pull(datastore: .default)
+            #expect(doc.string("title") == "from phone" && doc.int("best") == 20)
+            let stored = try await api.object(.default, className: className, objectId: doc.objectId, token: user.token)
+            #expect(stored?.fields["title"] == "from phone" && stored?.fields["best"] == 20)
+        }
+    }
+}

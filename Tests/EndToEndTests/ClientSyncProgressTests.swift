@@ -1,0 +1,104 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Testing
+
+/// Progress reports of pulls and pushes against the real server add up: counts never go back,
+/// the last report says everything was done, and the count matches what moved.
+///
+/// The client never names a pull page size and the server's default page is 500 objects, so the
+/// pulling client's transport asks for pages of 25 (``SyncTestTransport``).
+@Suite("Client sync: progress", .sharedServer())
+struct ClientSyncProgressTests {
+    @Test("a pull of 120 objects in pages of 25 reports rising counts ending at the total")
+    func pullProgress() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Row")
+        let objectCount = 120
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("puller")
+            for batch in stride(from: 0, to: objectCount, by: 40) {
+                let mutations = (batch..<batch + 40).map { n in
+                    Mutations.create(.default, className, fields: ["n": .int(Int64(n))])
+                }
+                let response = try await api.push(mutations, token: user.token)
+                #expect(response.results.allSatisfy { $0.isApplied })
+            }
+            let (client, transport) = try harness.controlledClient(server, pullPageSize: 25)
+            try await client.logIn(user)
+            let reports = SyncLocked<[SyncProgress]>([])
+            let broadcast = SyncStreamLog(client.sync.progress)
+            let changed = try await client.sync.pull(datastore: .default) { progress in
+                reports.update { $0.append(progress) }
+            }
+
+            #expect(changed == objectCount)
+            let seen = reports.current
+            try expectConsistent(seen, phase: .pull, datastore: .default, total: objectCount)
+            let pages = transport.requests(to: "/v1/pull")
+            #expect(pages >= objectCount / 25, "the pull came in pages: \(pages) requests")
+            #expect(seen.count >= pages, "a report per page at least")
+            #expect(try await client.localIds(className, in: .default).count == objectCount)
+            // The broadcast stream carries the same reports.
+            _ = try await broadcast.first("the last broadcast report") { $0.isFinished && $0.phase == .pull }
+            #expect(broadcast.elements.filter { $0.phase == .pull } == seen)
+        }
+    }
+
+    /// A push carries at most 2 MiB of changes: 80 changes of 60 KB each take at least three.
+    /// The queue's own loop retries quickly here, so when the connection returns it sends changes
+    /// while the push runs: those count too (they once did not, and a push of 80 ended at 26 of 26).
+    /// (Which rounds the push runs itself depends on that race, so intermediate reports are not
+    /// required here; the pull test requires them.)
+    @Test("a push of 80 large queued changes, while the queue also drains on its own, counts every change")
+    func pushProgress() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Row")
+        let changeCount = 80
+        let payload = Value.string(String(repeating: "y", count: 60_000))
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("drainer")
+            let (client, gate) = try harness.controlledClient(server, blockingPushes: true)
+            try await client.logIn(user)
+            for n in 0..<changeCount {
+                let row = client.object(className, in: .default)
+                row["n"] = .int(Int64(n))
+                row["payload"] = payload
+                try await row.saveEventually()
+            }
+            try await waitUntil("a refused push attempt") { gate.requests(to: "/v1/push") > 0 }
+            #expect(try await api.count(.default, className: className, token: user.token) == 0)
+            let refusedPushes = gate.requests(to: "/v1/push")
+            gate.blocksPushes = false
+            let reports = SyncLocked<[SyncProgress]>([])
+            try await client.sync.push { progress in reports.update { $0.append(progress) } }
+            try expectConsistent(reports.current, phase: .push, datastore: nil, total: changeCount, intermediate: false)
+            #expect(reports.current.first?.processed == 0 && reports.current.first?.total == changeCount)
+            #expect(gate.requests(to: "/v1/push") - refusedPushes >= 3, "the changes needed several pushes")
+            #expect(!(try client.outbox.hasPendingWrites))
+            #expect(try await api.count(.default, className: className, token: user.token) == changeCount)
+        }
+    }
+
+    /// Counts never decrease, no report claims more done than its total, exactly the last report
+    /// is final, and it has done everything.
+    private func expectConsistent(
+        _ reports: [SyncProgress], phase: SyncProgress.Phase, datastore: DatastoreID?, total: Int,
+        intermediate: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let last = try #require(reports.last, sourceLocation: sourceLocation)
+        for (earlier, later) in zip(reports, reports.dropFirst()) {
+            #expect(later.processed >= earlier.processed, "\(reports)", sourceLocation: sourceLocation)
+        }
+        for report in reports {
+            #expect(report.phase == phase && report.datastore == datastore, sourceLocation: sourceLocation)
+            #expect(report.error == nil, sourceLocation: sourceLocation)
+            if let reported = report.total { #expect(report.processed <= reported, "\(report)", sourceLocation: sourceLocation) }
+        }
+        #expect(reports.filter(\.isFinished) == [last], sourceLocation: sourceLocation)
+        #expect(last.processed == total && last.total == total, "\(last)", sourceLocation: sourceLocation)
+        #expect(last.fractionCompleted == 1, sourceLocation: sourceLocation)
+        guard intermediate else { return }
+        #expect(reports.dropLast().contains { $0.processed > 0 && $0.processed < total }, "intermediate reports: \(reports)", sourceLocation: sourceLocation)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import Synchronization
+
+/// The real HTTPS transport with test controls around it: pulls ask for pages of at most
+/// `pullPageSize` objects (the client never names a page size, the server's default is 500),
+/// pushes can fail as if the connection were down (``blocksPushes``) or wait in flight until
+/// released (``holdPushes()``), and requests are counted by path.
+final class SyncTestTransport: HTTPTransport {
+    private struct State {
+        var blockPushes = false
+        var holdPushes = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var counts: [String: Int] = [:]
+    }
+
+    private let inner: AsyncHTTPTransport
+    private let pullPageSize: Int?
+    private let state = Mutex(State())
+
+    init(configuration: ClientConfiguration, pullPageSize: Int? = nil) throws {
+        inner = try AsyncHTTPTransport(
+            baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
+        self.pullPageSize = pullPageSize
+    }
+
+    /// Whether pushes fail with `noConnection` without reaching the server.
+    var blocksPushes: Bool {
+        get { state.withLock { $0.blockPushes } }
+        set { state.withLock { $0.blockPushes = newValue } }
+    }
+
+    /// How many requests were sent (or refused here) to a path such as `/v1/pull`.
+    func requests(to path: String) -> Int { state.withLock { $0.counts[path, default: 0] } }
+
+    /// From now on pushes wait before they are sent, until ``releasePushes()``.
+    func holdPushes() { state.withLock { $0.holdPushes = true } }
+
+    /// How many pushes are waiting.
+    var heldPushes: Int { state.withLock { $0.held.count } }
+
+    /// Lets the waiting pushes (and later ones) through.
+    func releasePushes() {
+        let waiting = state.withLock { state in
+            state.holdPushes = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for push in waiting { push.resume() }
+    }
+
+    func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
+        let path = String(request.path.prefix { $0 != "?" })
+        let (blocked, hold) = state.withLock { state in
+            state.counts[path, default: 0] += 1
+            return (state.blockPushes && path == "/v1/push", state.holdPushes && path == "/v1/push")
+        }
+        if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
+        if hold {
+            await withCheckedContinuation { (push: CheckedContinuation<Void, Never>) in
+                let goes = state.withLock { state in
+                    if state.holdPushes { state.held.append(push) }
+                    return !state.holdPushes
+                }
+                if goes { push.resume() }
+            }
+        }
+        var request = request
+        if path == "/v1/pull", let pullPageSize, let body = request.body {
+            do {
+                var pull = try JSONDecoder().decode(PullRequest.self, from: body)
+                pull.limit = pullPageSize
+                request.body = try JSONEncoder().encode(pull)
+            } catch {
+                throw RooftopError(.internal, "the test transport could not rewrite a pull: \(error)")
+            }
+        }
+        return try await inner.send(request)
+    }
+
+    func shutdown() async {
+        releasePushes()
+        await inner.shutdown()
+    }
+}
