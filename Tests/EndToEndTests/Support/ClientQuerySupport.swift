@@ -51,10 +51,17 @@ enum ClientQueryFixture {
         _ body: (RooftopClient) async throws -> T
     ) async throws -> T {
         let client = try await RooftopClient(configuration: configuration(server, storage: storage, port: port))
-        do {
+        return try await using(client) { client in
             if let user, client.currentUser?.objectId != user.id {
                 try await client.logIn(username: user.username, password: user.password)
             }
+            return try await body(client)
+        }
+    }
+
+    /// Runs `body` with `client`, and shuts the client down whatever happens.
+    static func using<T>(_ client: RooftopClient, _ body: (RooftopClient) async throws -> T) async throws -> T {
+        do {
             let result = try await body(client)
             await client.shutdown()
             return result
@@ -76,15 +83,7 @@ enum ClientQueryFixture {
         defer { closed.close() }
         var configuration = try configuration(server, storage: storage, port: closed.port)
         configuration.requestTimeout = requestTimeout
-        let client = try await RooftopClient(configuration: configuration)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        return try await using(try await RooftopClient(configuration: configuration), body)
     }
 }
 
