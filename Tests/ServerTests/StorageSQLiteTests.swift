@@ -1,3 +1,4 @@
+import GRDB
 import Testing
 
 @testable import RooftopServer
@@ -69,5 +70,24 @@ struct StorageSQLiteTests {
 
     @Test("durability: close and reopen") func durability() async throws {
         try await StorageConformance.durability(factory)
+    }
+
+    @Test("the embedded database runs in WAL mode with every migration applied, also after reopening")
+    func walAndMigrations() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        for _ in 0..<2 {
+            let storage = try SQLiteStorage(path: fixture.path)
+            try await storage.prepare()
+            let (mode, applied) = try await storage.pool.read { db in
+                (
+                    try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                    try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                )
+            }
+            #expect(mode == "wal")
+            #expect(applied == SQLiteMigrations.migrator.migrations)
+            try await storage.close()
+        }
     }
 }
