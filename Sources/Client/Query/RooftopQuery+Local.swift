@@ -13,7 +13,7 @@ extension RooftopQuery {
         let rows: [LocalObjectRow]
         switch source {
         case .server, .localDatastore:
-            rows = try core.store.objects(scope: core.scope, datastore: datastore, className: query.className)
+            rows = try storedCandidates()
         case .pin(let label):
             rows = try core.store.objects(scope: core.scope, pinnedWith: label).filter {
                 $0.key.datastore == datastore && $0.key.className == query.className
@@ -23,6 +23,29 @@ extension RooftopQuery {
         return FetchResult(
             objects: evaluated.objects, totalCount: evaluated.totalCount, fromCache: true,
             included: evaluated.included)
+    }
+
+    /// Live objects with unsaved changes beyond this many make a local query read its whole
+    /// class instead of using the field index.
+    static let maxUnsavedForIndex = 500
+
+    /// The stored objects of the query's class that can match it: those the local field index
+    /// finds for its indexed conditions, plus the live objects with unsaved changes (the index
+    /// knows the stored state only); every object of the class when nothing is indexed.
+    private func storedCandidates() throws(RooftopError) -> [LocalObjectRow] {
+        let className = query.className
+        if let plan = FieldIndexPlan(query.predicate) {
+            let datastore = self.datastore
+            let edited = core.registry.all().filter {
+                $0.key.datastore == datastore && $0.key.className == className && $0.hasUnsavedChanges
+            }
+            if edited.count <= RooftopQuery.maxUnsavedForIndex {
+                return try core.store.objects(
+                    scope: core.scope, datastore: datastore, className: className, narrowedBy: plan,
+                    alwaysIncluded: edited.map(\.objectId))
+            }
+        }
+        return try core.store.objects(scope: core.scope, datastore: datastore, className: className)
     }
 
     /// The query's cached result (stored by `remoteAndStore`), evaluated again over the cached

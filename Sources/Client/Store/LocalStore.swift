@@ -122,6 +122,20 @@ final class LocalStore: Sendable {
         }
     }
 
+    /// The objects of a class that can meet a plan's conditions, by the local field index, plus
+    /// the objects named in `alwaysIncluded`; deleted ones excluded.
+    func objects(
+        scope: String, datastore: DatastoreID, className: String, narrowedBy plan: FieldIndexPlan,
+        alwaysIncluded: [String]
+    ) throws(RooftopError) -> [LocalObjectRow] {
+        let filter = plan.filter(scope: scope, datastore: datastore, className: className, alwaysIncluded: alwaysIncluded)
+        let sql = "SELECT * FROM objects WHERE scope = ? AND deleted = 0 AND datastore = ? AND class_name = ? AND " + filter.sql
+        let arguments: [any DatabaseValueConvertible] = [scope, datastore.rawValue, className] + filter.arguments
+        return try read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(StoreTransaction.row)
+        }
+    }
+
     /// The live objects pinned with a label.
     func objects(scope: String, pinnedWith label: String) throws(RooftopError) -> [LocalObjectRow] {
         try read { db in

@@ -93,6 +93,22 @@ enum LocalStoreMigrations {
                 CREATE INDEX pins_by_object ON pins(scope, datastore, class_name, object_id, label);
                 """)
         }
+        migrator.registerMigration("v4: local field index") { db in
+            // Local queries read only the objects their conditions can match (FieldIndexPlan).
+            try db.execute(sql: """
+                CREATE TABLE local_fields (
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    sort_key BLOB
+                );
+                CREATE INDEX local_fields_by_value ON local_fields(scope, datastore, class_name, field, sort_key);
+                CREATE INDEX local_fields_by_object ON local_fields(scope, datastore, class_name, object_id);
+                """)
+            try StoreTransaction.indexAllFields(db)
+        }
         return migrator
     }
 }

@@ -34,6 +34,7 @@ final class StoreTransaction {
                 scope, key.datastore.rawValue, key.className, key.objectId,
                 try server.map(StoreCoding.encode), try local.map(StoreCoding.encode), deleted ? 1 : 0,
             ])
+        try indexFields(key, local: deleted ? nil : local)
         touch(key)
     }
 
@@ -47,6 +48,7 @@ final class StoreTransaction {
         try db.execute(
             sql: "DELETE FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
             arguments: arguments)
+        try indexFields(key, local: nil)
         touch(key)
     }
 
@@ -238,6 +240,7 @@ final class StoreTransaction {
         for key in keys { touch(key) }
         let arguments: StatementArguments = [scope, datastore.rawValue]
         try db.execute(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try removeFieldIndex(of: datastore)
         try db.execute(sql: "DELETE FROM pins WHERE scope = ? AND datastore = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM query_cache WHERE scope = ? AND datastore = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: arguments)
@@ -262,7 +265,12 @@ final class StoreTransaction {
         for table in ["outbox", "rejected"] {
             try db.execute(sql: "UPDATE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
         }
-        for key in moved { touch(key) }
+        // The index follows the objects that won: rebuilt for every moved key.
+        try db.execute(sql: "DELETE FROM local_fields WHERE scope = ?", arguments: [other])
+        for key in moved {
+            try indexFields(key, local: try object(key).flatMap { $0.deleted ? nil : $0.local })
+            touch(key)
+        }
         change.outbox = true
     }
 

@@ -1,0 +1,138 @@
+import Foundation
+import RooftopShared
+import Testing
+
+@testable import Rooftop
+
+/// The local field index only narrows what local queries read: with it, every local query must
+/// answer exactly what the shared evaluator answers over all objects as they read now.
+@Suite("Local field index", .timeLimit(.minutes(2)))
+struct QueryIndexTests {
+    @Test("random local queries over random objects answer as the evaluator over every object", arguments: [1, 2, 3])
+    func differential(seed: UInt64) async throws {
+        var random = TestRandom(seed: seed)
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        _ = client  // objects are stored offline: queued, with their local views indexed
+        var objects: [RooftopObject] = []
+        for index in 0..<120 {
+            let object = client.object("Thing", id: "t\(index)")
+            for field in ["a", "b", "c"] where random.next() % 5 != 0 {
+                object[field] = random.value()
+            }
+            try await object.saveEventually()
+            objects.append(object)
+        }
+        // Unsaved changes the index cannot know about: queries see them.
+        for object in objects where random.next() % 6 == 0 {
+            object["a"] = random.value()
+        }
+        // Deleted and re-stored objects leave no stale index rows.
+        for object in objects.prefix(10) where random.next() % 2 == 0 {
+            try await object.deleteEventually()
+        }
+
+        for round in 0..<150 {
+            let predicate = random.predicate()
+            let query = Query(className: "Thing", predicate: predicate, order: [QueryOrder("objectId")])
+            let local = try await client.query(query).fromLocalDatastore().find()
+            let states = objects.filter { !$0.isDeleted }.map(\.snapshot)
+            let expected = QueryEvaluator.run(query, over: states, lookup: { _ in nil }, canRead: { _ in true })
+            #expect(
+                local.objects.map(\.objectId) == expected.objects.map(\.objectId),
+                "round \(round): \(predicate)")
+            #expect(local.totalCount == expected.totalCount)
+        }
+        await client.shutdown()
+    }
+
+    @Test("conditions the index answers are recognised; the rest are left to the evaluator")
+    func plans() {
+        let equal = QueryPredicate.comparison(field: "a", op: .equal, value: 1)
+        #expect(FieldIndexPlan(equal)?.conditions.map(\.field) == ["a"])
+        #expect(FieldIndexPlan(.and([equal, .comparison(field: "b", op: .notEqual, value: 2)]))?.conditions.count == 1)
+        #expect(FieldIndexPlan(.comparison(field: "a", op: .notEqual, value: 1)) == nil)
+        #expect(FieldIndexPlan(.or([equal, equal])) == nil)
+        #expect(FieldIndexPlan(.comparison(field: "objectId", op: .equal, value: "x")) == nil)
+        #expect(FieldIndexPlan(.in(field: "a", values: [])) == nil)
+        #expect(FieldIndexPlan(nil) == nil)
+    }
+
+    @Test("index rows follow saves, deletions and uncaching")
+    func maintenance() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let thing = client.object("Thing", id: "t1")
+        thing["size"] = 3
+        try await thing.saveEventually()
+        let small = try client.query("Thing").text("where size < ?", [5]).fromLocalDatastore()
+        #expect(try await small.find().objectIds == ["t1"])
+        thing["size"] = 7
+        try await thing.saveEventually()
+        #expect(try await small.find().objectIds == [])
+        #expect(try await client.query("Thing").text("where size = ?", [7.0]).fromLocalDatastore().find().objectIds == ["t1"])
+        try await thing.deleteEventually()
+        let rows = try client.core.store.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_fields") ?? -1
+        }
+        #expect(rows == 0, "a deleted object leaves no index rows")
+        let other = client.object("Thing", id: "t2")
+        other["size"] = 1
+        try await other.saveEventually()
+        #expect(try await small.find().objectIds == ["t2"])
+        try client.datastores.uncache(.app)
+        let left = try client.core.store.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_fields") ?? -1
+        }
+        #expect(left == 0, "uncaching drops the datastore's index rows")
+        await client.shutdown()
+    }
+}
+
+/// A small seeded generator of values and predicates over the fields `a`, `b`, `c`.
+struct TestRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+    mutating func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
+    }
+
+    /// Values that collide across kinds (1 and 1.0), sort near each other, or are too long to
+    /// index.
+    mutating func value() -> Value {
+        switch next() % 9 {
+        case 0: .int(Int64(next() % 5))
+        case 1: .double(Double(next() % 5))
+        case 2: .double(Double(next() % 50) / 10)
+        case 3: .string(["", "a", "ab", "b"][Int(next() % 4)])
+        case 4: .string(String(repeating: "x", count: 300) + String(next() % 3))
+        case 5: .bool(next() % 2 == 0)
+        case 6: .null
+        case 7: .list([.int(Int64(next() % 3))])
+        default: .date(Timestamp(millisecondsSinceEpoch: Int64(next() % 3)))
+        }
+    }
+
+    mutating func condition() -> QueryPredicate {
+        let field = ["a", "b", "c"][Int(next() % 3)]
+        if next() % 5 == 0 {
+            return .in(field: field, values: (0..<Int(next() % 3 + 1)).map { _ in value() })
+        }
+        let ops: [QueryPredicate.ComparisonOperator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual]
+        return .comparison(field: field, op: ops[Int(next() % 6)], value: value())
+    }
+
+    mutating func predicate() -> QueryPredicate {
+        switch next() % 4 {
+        case 0: condition()
+        case 1: .and([condition(), condition()])
+        case 2: .and([condition(), .or([condition(), condition()]), condition()])
+        default: .and([condition(), .not(condition())])
+        }
+    }
+}
