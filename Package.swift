@@ -120,6 +120,12 @@ let package = Package(
             path: "Sources/rooftop-benchmark",
             swiftSettings: swiftSettings
         ),
+        // Test helpers shared by the client and end-to-end tests (ports, sockets, stream recording).
+        .target(
+            name: "RooftopTestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "SharedTests",
             dependencies: [
@@ -134,6 +140,7 @@ let package = Package(
             name: "ClientTests",
             dependencies: [
                 "Rooftop",
+                "RooftopTestSupport",
                 "RooftopShared",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -149,6 +156,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "Rooftop",
+                "RooftopTestSupport",
                 "RooftopShared",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

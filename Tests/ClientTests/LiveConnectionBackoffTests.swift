@@ -3,6 +3,7 @@ import Foundation
 import RooftopShared
 import Synchronization
 import Testing
+import RooftopTestSupport
 
 /// ``LiveConnection`` without a server: attempts against a port that refuses connections, the
 /// backoff between them timed on a test clock, and shutting down.
@@ -10,7 +11,7 @@ import Testing
     private let retry = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(5), multiplier: 2, jitter: 0)
 
     private func connection(
-        to port: NetworkClosedPort, clock: TestClock, retry: RetryPolicy? = nil,
+        to port: ClosedPort, clock: TestClock, retry: RetryPolicy? = nil,
         random: @escaping @Sendable () -> Double = { 0.5 }
     ) throws -> LiveConnection {
         let target = try LiveSocketTarget(
@@ -28,11 +29,11 @@ import Testing
     }
 
     @Test func failedAttemptsBackOffOnTheInjectedClock() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let clock = TestClock()
         let live = try connection(to: port, clock: clock)
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.start()
         let schedule: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)]
         for (index, delay) in schedule.enumerated() {
@@ -42,19 +43,19 @@ import Testing
             if index == 0 {
                 // The next attempt waits for the clock, however long real time passes.
                 try await Task.sleep(for: .milliseconds(100))
-                #expect(recorder.events.count == 1)
+                #expect(recorder.elements.count == 1)
             }
             clock.advance(by: delay)
         }
         expectRefused(try await recorder.next())
         await live.close()
         try await recorder.waitForEnd()
-        #expect(!recorder.events.contains(.connected))
+        #expect(!recorder.elements.contains(.connected))
         #expect(clock.sleeperCount == 0)
     }
 
     @Test func theInjectedRandomnessPicksTheJitter() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let clock = TestClock()
         let jittery = RetryPolicy(initialDelay: .seconds(10), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.5)
@@ -62,11 +63,11 @@ import Testing
         let live = try connection(to: port, clock: clock, retry: jittery) {
             picks.withLock { $0.isEmpty ? 0.5 : $0.removeFirst() }
         }
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.start()
         try await clock.waitForSleepers(1)
         clock.advance(by: .seconds(5))
-        try await NetworkWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        try await TestWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
         // 10 s spread down by half, then 20 s spread up by (almost) half.
         #expect(clock.requestedSleeps.first == .seconds(5))
         #expect(clock.requestedSleeps.last.map { $0 > .milliseconds(29_990) && $0 <= .seconds(30) } == true)
@@ -78,11 +79,11 @@ import Testing
     // for the backoff sleep (the time limit only turns a hang into a failure).
     @Test(.timeLimit(.minutes(1)))
     func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let clock = TestClock()
         let live = try connection(to: port, clock: clock)
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.start()
         try await clock.waitForSleepers(1)
         await live.close()
@@ -91,64 +92,64 @@ import Testing
         // Closed is final.
         await live.start()
         await live.close()
-        #expect(recorder.events.count == 1)
+        #expect(recorder.elements.count == 1)
     }
 
-    @Test(.enabled(if: NetworkSockets.isAvailable))
+    @Test(.enabled(if: TCPConnections.isAvailable))
     func closeCutsOffAnAttemptThatHangs() async throws {
         // The TCP handshake completes, then the TLS handshake never gets an answer.
-        let port = try NetworkClosedPort(silent: true)
+        let port = try ClosedPort(silent: true)
         defer { port.close() }
         let clock = TestClock()
         let live = try connection(to: port, clock: clock)
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.start()
-        try await NetworkWait.until(
-            "the hanging connection (\(NetworkSockets.openConnections(toPort: port.port)) open, events \(recorder.events))"
-        ) { NetworkSockets.openConnections(toPort: port.port) == 1 }
+        try await TestWait.until(
+            "the hanging connection (\(TCPConnections.openConnections(toPort: port.port)) open, events \(recorder.elements))"
+        ) { TCPConnections.openConnections(toPort: port.port) == 1 }
         // close() must return although the handshake never will (it cuts the attempt off); the
         // deadlines below only catch a hang, they do not time anything.
         await live.close()
         try await recorder.waitForEnd(within: .seconds(10))
-        try await NetworkWait.until(within: .seconds(10), "the connection to be closed") {
-            NetworkSockets.openConnections(toPort: port.port) == 0
+        try await TestWait.until(within: .seconds(10), "the connection to be closed") {
+            TCPConnections.openConnections(toPort: port.port) == 0
         }
-        #expect(recorder.events.isEmpty)
+        #expect(recorder.elements.isEmpty)
         #expect(clock.requestedSleeps.isEmpty)
     }
 
     @Test func retryNowSkipsTheWaitButKeepsCounting() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let clock = TestClock()
         let live = try connection(to: port, clock: clock)
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.start()
         try await clock.waitForSleepers(1)
         await live.retryNow()
         expectRefused(try await recorder.next())
         expectRefused(try await recorder.next())
-        try await NetworkWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        try await TestWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
         #expect(clock.requestedSleeps == [.seconds(1), .seconds(2)])
         await live.close()
         try await recorder.waitForEnd()
     }
 
     @Test func closeBeforeStartFinishesTheStream() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let clock = TestClock()
         let live = try connection(to: port, clock: clock)
-        let recorder = NetworkEventRecorder(live.events)
+        let recorder = StreamRecorder(live.events)
         await live.close()
         try await recorder.waitForEnd()
         await live.start()
-        #expect(recorder.events.isEmpty)
+        #expect(recorder.elements.isEmpty)
         #expect(clock.requestedSleeps.isEmpty)
     }
 
     @Test func subscriptionsAreKeptWhileDisconnected() async throws {
-        let port = try NetworkClosedPort()
+        let port = try ClosedPort()
         defer { port.close() }
         let live = try connection(to: port, clock: TestClock())
         let work = try DatastoreID("work")

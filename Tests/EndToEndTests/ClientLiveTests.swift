@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// The client library's ``LiveConnection`` against the real server: subscribing with a session,
 /// hearing of writes made through the client's own API, changing subscriptions and sessions
@@ -31,7 +32,7 @@ struct ClientLiveTests {
             // catches a hang; nothing is timed).
             await live.close()
             try await events.waitForEnd(within: .seconds(10))
-            #expect(events.events.last == .disconnected(nil))
+            #expect(events.elements.last == .disconnected(nil))
         }
     }
 
@@ -75,7 +76,7 @@ struct ClientLiveTests {
                 to: server, token: "r:not-a-session", subscribing: [.default])
             #expect(try await events.next() == .connected)
             guard case .error(let error, nil) = try await events.next() else {
-                Issue.record("expected a connection-level error, got \(events.events)")
+                Issue.record("expected a connection-level error, got \(events.elements)")
                 await live.close()
                 return
             }
@@ -130,7 +131,7 @@ struct ClientLiveTests {
         let (untrusting, refused) = try await LiveConnection.started(
             to: server, token: nil, subscribing: [.app], trust: .systemRoots)
         guard case .disconnected(let tls?) = try await refused.next() else {
-            Issue.record("expected a failed attempt, got \(refused.events)")
+            Issue.record("expected a failed attempt, got \(refused.elements)")
             await untrusting.close()
             return
         }
@@ -140,13 +141,13 @@ struct ClientLiveTests {
         let (stranger, declined) = try await LiveConnection.started(
             to: server, token: nil, subscribing: [.app], appId: "someone-else")
         guard case .disconnected(let auth?) = try await declined.next() else {
-            Issue.record("expected a refused upgrade, got \(declined.events)")
+            Issue.record("expected a refused upgrade, got \(declined.elements)")
             await stranger.close()
             return
         }
         #expect(auth.code == .auth, "\(auth)")
         await stranger.close()
-        #expect(!refused.events.contains(.connected) && !declined.events.contains(.connected))
+        #expect(!refused.elements.contains(.connected) && !declined.elements.contains(.connected))
     }
 }
 
@@ -157,24 +158,24 @@ struct ClientLiveRestartTests {
     /// swift-websocket leaves the connection open when the server declines the upgrade; each
     /// attempt's event loop group is shut down to close it, or every retry would leak a socket
     /// (and the server would hold them too).
-    @Test("declined upgrades leave no connection behind", .enabled(if: ClientLiveSockets.isAvailable))
+    @Test("declined upgrades leave no connection behind", .enabled(if: TCPConnections.isAvailable))
     func declinedUpgradesAreClosed() async throws {
         try await withServer { server in
             let (live, events) = try await LiveConnection.started(
                 to: server, token: nil, subscribing: [.app], appId: "someone-else")
             for _ in 0..<3 {
                 guard case .disconnected(let error?) = try await events.next() else {
-                    throw FixtureError("expected a declined upgrade, got \(events.events)")
+                    throw FixtureError("expected a declined upgrade, got \(events.elements)")
                 }
                 #expect(error.code == .auth)
             }
             await live.close()
             let clock = ContinuousClock()
             let end = clock.now.advanced(by: .seconds(2))
-            while ClientLiveSockets.openConnections(toPort: server.port) > 0 && clock.now < end {
+            while TCPConnections.openConnections(toPort: server.port) > 0 && clock.now < end {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(ClientLiveSockets.openConnections(toPort: server.port) == 0)
+            #expect(TCPConnections.openConnections(toPort: server.port) == 0)
         }
     }
 
@@ -200,14 +201,14 @@ struct ClientLiveRestartTests {
             #expect(try await events.next() == .subscribed([.default]))
             await first.stop()
             guard case .disconnected(let dropped?) = try await events.next() else {
-                throw FixtureError("expected the drop to be reported, got \(events.events)")
+                throw FixtureError("expected the drop to be reported, got \(events.elements)")
             }
             #expect([.network, .noConnection].contains(dropped.code), "\(dropped)")
             // While the server is down, attempts fail and are retried.
             _ = try await events.next(within: .seconds(10), "a refused attempt") {
                 if case .disconnected(let error?) = $0 { error.code == .noConnection } else { false }
             }
-            #expect(events.events.filter { $0 == .connected }.count == 1, "no connection while the server is down")
+            #expect(events.elements.filter { $0 == .connected }.count == 1, "no connection while the server is down")
 
             // The same data directory (same CA, same sessions) on the same port.
             try await withServer(dataDirectory: directory, extraArguments: ["--port", "\(port)"]) { second in

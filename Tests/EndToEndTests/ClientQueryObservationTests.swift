@@ -1,6 +1,7 @@
 import Foundation
 import Rooftop
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 /// Observing query results and objects end to end: the streams yield again when a fetch, a
@@ -13,7 +14,7 @@ struct ClientQueryObservationTests {
         var scene = try await ClientScoreScene.make(server, api, count: 5)
         try await scene.online { client async throws in
             let top = scene.top(client)
-            let pages = ClientStreamRecorder(top.changes())
+            let pages = StreamRecorder(top.changes())
             defer { pages.cancel() }
             let empty = try await pages.next("the first, empty result")
             #expect(empty.objects.isEmpty, "nothing cached yet")
@@ -45,7 +46,7 @@ struct ClientQueryObservationTests {
         let scene = try await ClientScoreScene.make(server, api, count: 3)
         try await scene.online { client async throws in
             let pinned = client.query(scene.className).fromPin("starred").order(by: "score")
-            let pages = ClientStreamRecorder(pinned.changes())
+            let pages = StreamRecorder(pinned.changes())
             defer { pages.cancel() }
             #expect(try await pages.next("the first result").objects.isEmpty)
             let objects = try await client.query(scene.className).order(by: "score").find().objects
@@ -69,7 +70,7 @@ struct ClientQueryObservationTests {
                 let phoneTasks = try await phone.datastores.open(.default)
                 let laptopTasks = try await laptop.datastores.open(.default)
                 let open = phone.query("Task", in: .default).fromLocalDatastore().where(Field("done") == false)
-                let pages = ClientStreamRecorder(open.changes())
+                let pages = StreamRecorder(open.changes())
                 defer { pages.cancel() }
                 #expect(try await pages.next("the first result").objects.isEmpty)
 
@@ -82,7 +83,7 @@ struct ClientQueryObservationTests {
                 let phoneTask = try #require(arrived.objects.first)
                 #expect(phoneTask.string("title") == "water the plants")
 
-                let states = ClientStreamRecorder(phoneTask.changes)
+                let states = StreamRecorder(phoneTask.changes)
                 defer { states.cancel() }
                 _ = try await states.next("the current state")
                 task["done"] = true
@@ -107,7 +108,7 @@ struct ClientQueryObservationTests {
             try await ClientQueryFixture.withClient(server, as: user) { laptop async throws in
                 _ = try await phone.datastores.open(.default)
                 let query = phone.query("Memo", in: .default).fromLocalDatastore().order(by: "n")
-                let pages = ClientStreamRecorder(query.changes())
+                let pages = StreamRecorder(query.changes())
                 defer { pages.cancel() }
                 try await phone.sync.startContinuous(datastores: [.default])
                 let memos = try await laptop.datastores.open(.default)

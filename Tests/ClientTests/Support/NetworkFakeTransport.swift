@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 
 /// An ``HTTPTransport`` that records every request and answers with a closure, so the typed
 /// remote API is tested without a network.
@@ -55,7 +56,7 @@ extension TransportRequest {
 
     /// The body decoded as `T`.
     func decodeBody<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        guard let body else { throw NetworkTestError(description: "the request has no body") }
+        guard let body else { throw TestSupportError("the request has no body") }
         return try JSONDecoder().decode(T.self, from: body)
     }
 }

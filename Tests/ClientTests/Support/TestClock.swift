@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import RooftopTestSupport
 
 /// A clock that moves only when the test says so: `sleep` waits until ``advance(by:)`` carries
 /// `now` past the deadline (or the sleeping task is cancelled). Every requested sleep is
@@ -94,34 +95,10 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Waits (in real time, up to `limit`) until `count` sleeps are waiting.
-    /// - Throws: ``NetworkTestError`` when they do not come in time.
+    /// - Throws: ``TestSupportError`` when they do not come in time.
     func waitForSleepers(_ count: Int, within limit: Duration = .seconds(20)) async throws {
-        try await NetworkWait.until(within: limit, "\(count) sleepers on the test clock (have \(sleeperCount))") {
+        try await TestWait.until(within: limit, "\(count) sleepers on the test clock (have \(sleeperCount))") {
             sleeperCount >= count
-        }
-    }
-}
-
-/// A failed expectation of a network test helper.
-struct NetworkTestError: Error, CustomStringConvertible {
-    /// What did not happen.
-    var description: String
-}
-
-/// Waiting in network tests: on a condition with a deadline, never a fixed sleep.
-enum NetworkWait {
-    /// Polls `condition` every few milliseconds (real time) until it holds or `limit` passes.
-    /// - Throws: ``NetworkTestError`` naming `what` on timeout.
-    static func until(
-        within limit: Duration = .seconds(20), _ what: @autoclosure () -> String, _ condition: () -> Bool
-    ) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: limit)
-        while !condition() {
-            guard clock.now < end else {
-                throw NetworkTestError(description: "timed out after \(limit) waiting for \(what())")
-            }
-            try await Task.sleep(for: .milliseconds(2))
         }
     }
 }

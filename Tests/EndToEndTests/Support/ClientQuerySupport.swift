@@ -1,13 +1,9 @@
 import Foundation
 @testable import Rooftop
 import RooftopShared
+import RooftopTestSupport
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Real ``RooftopClient`` instances for a test server: on a cache file or in memory, signed in
 /// as a user made with the admin-side ``APIClient``, or pointed at a port nothing listens on
@@ -79,127 +75,11 @@ enum ClientQueryFixture {
         _ server: ServerProcess, storage: LocalStorage, hanging: Bool = false, requestTimeout: Duration = .seconds(20),
         _ body: (RooftopClient) async throws -> T
     ) async throws -> T {
-        let closed = try ClientQueryClosedPort(silent: hanging)
+        let closed = try ClosedPort(silent: hanging)
         defer { closed.close() }
         var configuration = try configuration(server, storage: storage, port: closed.port)
         configuration.requestTimeout = requestTimeout
         return try await using(try await RooftopClient(configuration: configuration), body)
-    }
-}
-
-/// Collects what an `AsyncStream` yields, so a test can wait (with a deadline) for the next
-/// element, or the next one that matches.
-///
-/// ```swift
-/// let pages = ClientStreamRecorder(query.changes())
-/// let page = try await pages.next("the new score") { $0.objectIds.contains(id) }
-/// pages.cancel()
-/// ```
-final class ClientStreamRecorder<Element: Sendable>: Sendable {
-    private struct State {
-        var elements: [Element] = []
-        var cursor = 0
-        var finished = false
-    }
-
-    /// The state, shared with the collecting task (a `Mutex` cannot be captured itself).
-    private final class Box: Sendable {
-        let state = Mutex(State())
-    }
-
-    private let box = Box()
-    private let task: Task<Void, Never>
-
-    /// Starts collecting `stream`.
-    init(_ stream: AsyncStream<Element>) {
-        let box = self.box
-        task = Task {
-            for await element in stream { box.state.withLock { $0.elements.append(element) } }
-            box.state.withLock { $0.finished = true }
-        }
-    }
-
-    /// Everything received so far.
-    var elements: [Element] { box.state.withLock { $0.elements } }
-
-    /// The next element not taken yet that matches `predicate` (earlier ones are skipped).
-    /// - Throws: ``FixtureError`` when none comes within `limit` or the stream ends first.
-    func next(
-        within limit: Duration = .seconds(20), _ what: String = "the next element",
-        where predicate: (Element) -> Bool = { _ in true }
-    ) async throws -> Element {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: limit)
-        while true {
-            let (found, finished): (Element?, Bool) = box.state.withLock { state in
-                while state.cursor < state.elements.count {
-                    let element = state.elements[state.cursor]
-                    state.cursor += 1
-                    if predicate(element) { return (element, false) }
-                }
-                return (nil, state.finished)
-            }
-            if let found { return found }
-            if finished { throw FixtureError("the stream ended before \(what); got \(elements)") }
-            guard clock.now < end else { throw FixtureError("no \(what) within \(limit); got \(elements)") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
-    /// Stops collecting (ends the iteration, which ends the stream's observation).
-    func cancel() {
-        task.cancel()
-    }
-}
-
-/// A local TCP port that refuses connections: a socket bound to `127.0.0.1` on a free port but
-/// not listening, held until ``close()`` so that no other process takes the port meanwhile.
-/// (ClientTests has the same helper; test targets cannot share sources.)
-final class ClientQueryClosedPort: Sendable {
-    /// The port number.
-    let port: Int
-    private let descriptor: Int32
-
-    /// Reserves a port.
-    /// - Parameter silent: Listen (without ever accepting) instead of refusing: the kernel
-    ///   completes TCP handshakes and then nothing ever answers, like a server that hangs.
-    /// - Throws: ``FixtureError`` when the socket cannot be made or bound.
-    init(silent: Bool = false) throws {
-        #if os(Linux)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw FixtureError("socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound, !silent || listen(descriptor, 16) == 0 else {
-            ClientQueryClosedPort.release(descriptor)
-            throw FixtureError("bind() or listen() failed: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Releases the port.
-    func close() {
-        ClientQueryClosedPort.release(descriptor)
-    }
-
-    private static func release(_ descriptor: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-        #else
-        _ = Darwin.close(descriptor)
-        #endif
     }
 }
 

@@ -10,21 +10,21 @@ import Darwin
 ///
 /// A `silent` port listens but never accepts: the kernel completes TCP handshakes, and then
 /// nothing ever answers, like a server that hangs.
-final class NetworkClosedPort: Sendable {
+public final class ClosedPort: Sendable {
     /// The port number.
-    let port: Int
+    public let port: Int
     private let descriptor: Int32
 
     /// Reserves a port.
     /// - Parameter silent: Listen (without ever accepting) instead of refusing.
-    /// - Throws: ``NetworkTestError`` when the socket cannot be made or bound.
-    init(silent: Bool = false) throws {
+    /// - Throws: ``TestSupportError`` when the socket cannot be made or bound.
+    public init(silent: Bool = false) throws {
         #if os(Linux)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard descriptor >= 0 else { throw NetworkTestError(description: "socket() failed: errno \(errno)") }
+        guard descriptor >= 0 else { throw TestSupportError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -36,16 +36,16 @@ final class NetworkClosedPort: Sendable {
             }
         }
         guard bound, !silent || listen(descriptor, 16) == 0 else {
-            NetworkClosedPort.release(descriptor)
-            throw NetworkTestError(description: "bind() or listen() failed: errno \(errno)")
+            ClosedPort.release(descriptor)
+            throw TestSupportError("bind() or listen() failed: errno \(errno)")
         }
         self.descriptor = descriptor
         self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Releases the port.
-    func close() {
-        NetworkClosedPort.release(descriptor)
+    public func close() {
+        ClosedPort.release(descriptor)
     }
 
     private static func release(_ descriptor: Int32) {

@@ -1,13 +1,13 @@
 import Foundation
 
 /// The machine's TCP connections, read from `/proc/net/tcp` and `/proc/net/tcp6` (Linux only).
-enum NetworkSockets {
+public enum TCPConnections {
     /// Whether connections can be listed on this system.
-    static var isAvailable: Bool { FileManager.default.isReadableFile(atPath: "/proc/net/tcp") }
+    public static var isAvailable: Bool { FileManager.default.isReadableFile(atPath: "/proc/net/tcp") }
 
     /// How many connections to `port` (as their remote port) are established or waiting to be
     /// closed by their owner: sockets a client still holds.
-    static func openConnections(toPort port: Int) -> Int {
+    public static func openConnections(toPort port: Int) -> Int {
         let remotePort = String(format: "%04X", port)
         var count = 0
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
