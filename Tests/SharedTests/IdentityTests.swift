@@ -147,10 +147,13 @@ struct ScalarKindTests {
 
     @Test("decimals accept numbers and reject the rest")
     func decimalSyntax() {
-        for text in ["0", "-0", "+1", "1.", ".5", "1.50", "1e5", "1E-5", "-123.456e+7", String(repeating: "9", count: 900)] {
+        for text in ["0", "-0", "+1", "1.", ".5", "1.50", "1e5", "1E-5", "-123.456e+7", "1e999999999", "-1e-999999999",
+                     String(repeating: "9", count: 900) + "e999999999"] {
             #expect((try? DecimalNumber(text)) != nil, "\(text)")
         }
-        for text in ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "NaN", "Infinity", "0x10", "1e1234567890"] {
+        for text in ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "NaN", "Infinity", "0x10", "1e1234567890",
+                     "1e99999999999999999999", "1e-99999999999999999999", "-1.5E+0000000001",
+                     "1e" + String(repeating: "9", count: 990)] {
             #expect((try? DecimalNumber(text)) == nil, "\(text)")
         }
     }
@@ -176,5 +179,22 @@ struct ScalarKindTests {
         #expect(JSONValue.double(0.5).canonicalText == "0.5")
         #expect(JSONValue.string("a\"\n\u{1}").canonicalText == #""a\"\n\u0001""#)
         #expect(JSONValue.array([.array([.null])]).depth == 2)
+    }
+}
+
+@Suite("Saturating durations")
+struct SaturatingDurationTests {
+    @Test("durations convert to milliseconds without trapping")
+    func milliseconds() {
+        #expect(Duration.seconds(1.5).saturatingMilliseconds == 1500)
+        #expect(Duration.milliseconds(-7).saturatingMilliseconds == -7)
+        #expect(Duration.seconds(Int64.max).saturatingMilliseconds == .max)
+        #expect(Duration.seconds(Int64.min).saturatingMilliseconds == .min)
+        #expect(Duration.clampedMilliseconds(1e300) == .milliseconds(Int64.max))
+        #expect(Duration.clampedMilliseconds(-.infinity) == .milliseconds(Int64.min))
+        #expect(Duration.clampedMilliseconds(.nan) == .zero)
+        #expect(Int64.max.addingSaturating(1) == .max)
+        #expect(Int64.min.addingSaturating(-1) == .min)
+        #expect(Int64(40).addingSaturating(2) == 42)
     }
 }

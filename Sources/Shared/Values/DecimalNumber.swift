@@ -91,13 +91,17 @@ public struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
                 exponentNegative = bytes[index] == UInt8(ascii: "-")
                 index += 1
             }
+            // At most 9 digits are accumulated, so the exponent (|e| < 10⁹) and the scale below
+            // (plus at most `maxLength` digits) stay far inside `Int`: a longer exponent is
+            // refused before it is ever multiplied.
             var count = 0
             while index < bytes.count, isDigit(bytes[index]) {
+                guard count < 9 else { return nil }
                 exponent = exponent * 10 + Int(bytes[index] - UInt8(ascii: "0"))
                 index += 1
                 count += 1
             }
-            guard (1...9).contains(count) else { return nil }
+            guard count >= 1 else { return nil }
             if exponentNegative { exponent = -exponent }
         }
         guard index == bytes.count else { return nil }
