@@ -157,5 +157,12 @@ struct LimitsTests {
         var inverted = Limits()
         inverted.defaultQueryLimit = 5000
         #expect(throws: RooftopError.self) { try inverted.validate() }
+        // Limits so large that arithmetic on them could overflow are refused.
+        var huge = Limits()
+        huge.maxPullPageSize = .max
+        #expect((#expect(throws: RooftopError.self) { try huge.validate() })?.field == "maxPullPageSize")
+        var deep = Limits()
+        deep.maxNestingDepth = .max
+        #expect((#expect(throws: RooftopError.self) { try deep.validate() })?.field == "maxNestingDepth")
     }
 }

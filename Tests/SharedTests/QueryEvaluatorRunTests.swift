@@ -26,6 +26,13 @@ struct QueryEvaluatorRunTests {
         #expect(try Self.ids(Query("GameScore").order(by: "name")) == ["s5", "s3", "s1", "s2", "s6", "s4"])
     }
 
+    @Test func hugeLimitsWithAnOffsetTakeWhatIsLeft() throws {
+        let base = Query("GameScore").order(by: "objectId")
+        #expect(try F.run(base.offset(1).limit(.max)).objects.map(\.objectId) == ["s2", "s3", "s4", "s5", "s6"])
+        #expect(try F.run(base.offset(.max).limit(.max)).objects.isEmpty)
+        #expect(try F.run(base.offset(5).limit(Int.max - 4)).objects.map(\.objectId) == ["s6"])
+    }
+
     @Test func pagesAfterOrderingAndCountsBeforePaging() throws {
         let base = Query("GameScore").order(by: "objectId")
         let page = try F.run(base.offset(1).limit(2))

@@ -42,4 +42,20 @@ struct WireStrictDecodingTests {
         #expect(throws: DecodingError.self) { try decode(FieldOperation.self, #"{"op":"set","value":1,"amount":2}"#) }
         #expect(throws: DecodingError.self) { try decode(FieldOperation.self, #"{"op":"unset","value":1}"#) }
     }
+
+    @Test("counts a client does arithmetic with are refused when negative or absurd")
+    func countsBounded() throws {
+        #expect(try decode(PullResponse.self, #"{"changes":[],"checkpoint":"x","hasMore":true,"remaining":12}"#).remaining == 12)
+        #expect(try decode(QueryResponse.self, #"{"objects":[],"totalCount":3}"#).totalCount == 3)
+        for remaining in ["-1", "9223372036854775807", "281474976710657"] {
+            #expect(throws: DecodingError.self, "remaining \(remaining)") {
+                try decode(PullResponse.self, #"{"changes":[],"checkpoint":"x","hasMore":true,"remaining":\#(remaining)}"#)
+            }
+        }
+        for total in ["-9223372036854775808", "-1", "9223372036854775807"] {
+            #expect(throws: DecodingError.self, "totalCount \(total)") {
+                try decode(QueryResponse.self, #"{"objects":[],"totalCount":\#(total)}"#)
+            }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RooftopShared
 
 /// How the offline queue retries sends that failed for a passing reason (no connection, a
 /// timeout, a server error): exponential backoff with jitter, capped.
@@ -36,7 +37,7 @@ public struct RetryPolicy: Sendable, Hashable {
         let base = seconds(initialDelay) * pow(multiplier, exponent)
         let capped = min(base, seconds(maximumDelay))
         let spread = capped * jitter * (random * 2 - 1)
-        return .milliseconds(Int64(max(0, capped + spread) * 1000))
+        return .clampedMilliseconds(max(0, capped + spread) * 1000)
     }
 
     private func seconds(_ duration: Duration) -> Double {

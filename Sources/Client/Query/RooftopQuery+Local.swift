@@ -68,8 +68,9 @@ extension RooftopQuery {
         // Objects of the stored page that no longer match (or were deleted, or became
         // unreadable) no longer count.
         let dropped = entry.objects.count - evaluated.totalCount
+        let (remaining, overflow) = entry.totalCount.subtractingReportingOverflow(dropped)
         return FetchResult(
-            objects: evaluated.objects, totalCount: max(entry.totalCount - dropped, evaluated.totalCount),
+            objects: evaluated.objects, totalCount: overflow ? evaluated.totalCount : max(remaining, evaluated.totalCount),
             fromCache: true, included: evaluated.included)
     }
 

@@ -39,7 +39,6 @@ struct EngineClock: Sendable {
 
     /// A duration in whole milliseconds (rounded down).
     static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        duration.saturatingMilliseconds
     }
 }

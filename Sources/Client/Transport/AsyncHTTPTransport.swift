@@ -24,7 +24,7 @@ final class AsyncHTTPTransport: HTTPTransport {
         // failing at once). Connecting (TCP and TLS handshake) takes at most as long as a request
         // may, so that a connection attempt to a server that hangs does not outlive the request
         // (shutdown waits for pending attempts).
-        let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = max(1, timeout.saturatingMilliseconds)
         configuration.timeout = .init(connect: .milliseconds(min(milliseconds, 10_000)), read: .milliseconds(milliseconds))
         self.client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
         var base = baseURL.absoluteString

@@ -119,7 +119,7 @@ final class AuthService: Sendable {
         let token = SessionToken.generate()
         let now = Timestamp.now
         let expiresAt = Timestamp(
-            millisecondsSinceEpoch: now.millisecondsSinceEpoch + sessionLifetime.components.seconds * 1000)
+            millisecondsSinceEpoch: now.millisecondsSinceEpoch.addingSaturating(sessionLifetime.saturatingMilliseconds))
         try await storage.insertSession(
             SessionRecord(tokenHash: SessionToken.hash(token), userId: user.id, createdAt: now, expiresAt: expiresAt))
         return Session(user: try await userInfo(user), sessionToken: token, expiresAt: expiresAt)

@@ -63,9 +63,16 @@ public struct Limits: Hashable, Sendable {
     /// own structure (request, mutation, change, update, operation, value tags).
     public var maxRequestNestingDepth: Int { maxNestingDepth + 16 }
 
+    /// The largest value any limit may take: 2⁴⁰ (a terabyte, or a trillion records).
+    public static let largestLimit = 1 << 40
+
+    /// The deepest nesting a limit may allow.
+    public static let largestNestingDepth = 1000
+
     /// Checks that the limits make sense, e.g. after reading them from a configuration file.
     /// - Throws: ``RooftopError/Code/illegalArgument`` naming the first member that is not
-    ///   positive, or a default that is above its maximum.
+    ///   positive or above ``largestLimit`` (``largestNestingDepth`` for the nesting depth), or a
+    ///   default that is above its maximum.
     public func validate() throws(RooftopError) {
         let members: [(String, Int)] = [
             ("maxRecordBytes", maxRecordBytes), ("maxRecordsPerDatastore", maxRecordsPerDatastore),
@@ -77,6 +84,17 @@ public struct Limits: Hashable, Sendable {
         ]
         for (name, value) in members where value < 1 {
             throw RooftopError(.illegalArgument, "limit \(name) must be at least 1, not \(value)", field: name)
+        }
+        // Upper bounds keep every sum and product the server makes of limits and input far
+        // inside `Int` (a page size plus one, a depth plus the request's own levels, sizes added up).
+        for (name, value) in members where value > Limits.largestLimit {
+            throw RooftopError(
+                .illegalArgument, "limit \(name) must be at most \(Limits.largestLimit), not \(value)", field: name)
+        }
+        if maxNestingDepth > Limits.largestNestingDepth {
+            throw RooftopError(
+                .illegalArgument, "limit maxNestingDepth must be at most \(Limits.largestNestingDepth)",
+                field: "maxNestingDepth")
         }
         if defaultQueryLimit > maxQueryLimit {
             throw RooftopError(

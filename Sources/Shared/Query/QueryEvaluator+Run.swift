@@ -41,7 +41,8 @@ extension QueryEvaluator {
         }
         let ordered = sorted(matched, by: query)
         let start = min(max(query.offset, 0), ordered.count)
-        let end = query.limit.map { min(start + max($0, 0), ordered.count) } ?? ordered.count
+        // `start + limit` may not fit an Int for a huge limit: take at most what is left.
+        let end = query.limit.map { start + min(max($0, 0), ordered.count - start) } ?? ordered.count
         let page = Array(ordered[start..<end])
         return QueryResult(
             objects: page,

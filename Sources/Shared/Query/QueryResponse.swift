@@ -40,12 +40,19 @@ public struct QueryResponse: Hashable, Sendable, Codable {
     private enum CodingKeys: String, CodingKey { case objects, totalCount, included }
 
     /// Decodes the wire form.
-    /// - Throws: `DecodingError` when `objects` or `totalCount` is missing or malformed.
+    /// - Throws: `DecodingError` when `objects` or `totalCount` is missing or malformed, or
+    ///   `totalCount` is outside `0...WireBounds.maxCount`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let totalCount = try container.decode(Int.self, forKey: .totalCount)
+        // Counts are used in arithmetic by clients: a negative or absurd one is malformed.
+        guard (0...WireBounds.maxCount).contains(totalCount) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .totalCount, in: container, debugDescription: "totalCount \(totalCount) is out of range")
+        }
         self.init(
             objects: try container.decode([ObjectSnapshot].self, forKey: .objects),
-            totalCount: try container.decode(Int.self, forKey: .totalCount),
+            totalCount: totalCount,
             included: try container.decodeIfPresent([ObjectSnapshot].self, forKey: .included) ?? [])
     }
 }

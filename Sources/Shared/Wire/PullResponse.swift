@@ -49,4 +49,22 @@ public struct PullResponse: Hashable, Sendable, Codable {
         self.hasMore = hasMore
         self.remaining = remaining
     }
+
+    private enum CodingKeys: String, CodingKey { case changes, checkpoint, hasMore, remaining }
+
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` when a member is missing or malformed, or `remaining` is
+    ///   outside `0...WireBounds.maxCount`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let remaining = try container.decodeIfPresent(Int.self, forKey: .remaining)
+        if let remaining, !(0...WireBounds.maxCount).contains(remaining) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .remaining, in: container, debugDescription: "remaining \(remaining) is out of range")
+        }
+        self.init(
+            changes: try container.decode([PullChange].self, forKey: .changes),
+            checkpoint: try container.decode(Checkpoint.self, forKey: .checkpoint),
+            hasMore: try container.decode(Bool.self, forKey: .hasMore), remaining: remaining)
+    }
 }
