@@ -28,11 +28,14 @@ public final class RooftopServer: Sendable {
     private let output: @Sendable (String) -> Void
     private let tlsConfiguration: TLSConfiguration?
     private let logger: Logger
+    private let connectionRegistry: ConnectionRegistry
 
     private init(
         configuration: ServerConfiguration, storage: any Storage, services: ServerServices,
-        tlsConfiguration: TLSConfiguration?, output: @escaping @Sendable (String) -> Void, logger: Logger
+        tlsConfiguration: TLSConfiguration?, output: @escaping @Sendable (String) -> Void, logger: Logger,
+        connectionRegistry: ConnectionRegistry
     ) {
+        self.connectionRegistry = connectionRegistry
         self.configuration = configuration
         self.storage = storage
         self.services = services
@@ -51,7 +54,7 @@ public final class RooftopServer: Sendable {
     public static func start(
         configuration: ServerConfiguration, output: @escaping @Sendable (String) -> Void = { print($0) }
     ) async throws -> RooftopServer {
-        try configuration.limits.validate()
+        try configuration.validate()
         var logger = Logger(label: "rooftop-server")
         logger.logLevel = configuration.logLevel
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -63,9 +66,19 @@ public final class RooftopServer: Sendable {
         _ = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
         let services = try await ServerServices.make(
             storage: storage, configuration: configuration, adminKeyHash: adminKeyHash)
+        let fileLimit = OpenFileLimit.raise()
+        let registry = ConnectionRegistry(
+            maxConnections: configuration.connections.effectiveMaxConnections(fileLimit: fileLimit),
+            maxConnectionsPerAddress: configuration.connections.maxConnectionsPerAddress)
+        logger.info(
+            "connection caps",
+            metadata: [
+                "open-file limit": "\(fileLimit)", "max connections": "\(registry.maxConnections)",
+                "per address": "\(registry.maxConnectionsPerAddress)",
+            ])
         return RooftopServer(
             configuration: configuration, storage: storage, services: services, tlsConfiguration: tlsConfiguration,
-            output: output, logger: logger)
+            output: output, logger: logger, connectionRegistry: registry)
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting connections, finishes in-flight
@@ -88,12 +101,20 @@ public final class RooftopServer: Sendable {
             output("listening on \(scheme)://\(shown):\(port)")
         }
         let live = LiveEndpoint(services: services, appId: configuration.appId)
-        let http = HTTPServerBuilder.http1WebSocketUpgrade(
-            configuration: .init(maxFrameSize: 1 << 20)
+        let limits = configuration.connections
+        let headers = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
+            maxHeaderFieldCount: 200)
+        let server = HTTPServerBuilder.guarded(
+            http1: .init(
+                http1: .init(httpDecoderConfiguration: headers),
+                // Live connections are pinged every 30 s and closed when the client stops answering.
+                ws: .init(maxFrameSize: 1 << 20, autoPing: .enabled(timePeriod: .seconds(30)))),
+            tls: tlsConfiguration, registry: connectionRegistry, limits: limits,
+            maxRequestBodyBytes: configuration.limits.maxRequestBodyBytes
         ) { request, channel, logger in
             try await live.shouldUpgrade(request, channel: channel, logger: logger)
         }
-        let server = try tlsConfiguration.map { try HTTPServerBuilder.tls(http, tlsConfiguration: $0) } ?? http
         return Application(
             router: router,
             server: server,

@@ -70,6 +70,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "bcrypt cost for passwords (4-31). [env: ROOFTOP_BCRYPT_COST]")
     var bcryptCost: UInt8?
 
+    @Option(help: "Seconds from accepting a connection to its first request's headers (default 10). [env: ROOFTOP_REQUEST_HEAD_TIMEOUT]")
+    var requestHeadTimeout: Double?
+
+    @Option(help: "Seconds a kept-alive connection may wait for its next request (default 60). [env: ROOFTOP_IDLE_TIMEOUT]")
+    var idleTimeout: Double?
+
+    @Option(help: "Longest pause in seconds while a request body arrives (default 30). [env: ROOFTOP_BODY_READ_TIMEOUT]")
+    var bodyReadTimeout: Double?
+
+    @Option(help: "Largest request head (line and headers), in bytes; larger ones get 431 (default 16384). [env: ROOFTOP_MAX_HEADER_BYTES]")
+    var maxHeaderBytes: Int?
+
+    @Option(help: "Most open connections (default: the open-file limit less 128). [env: ROOFTOP_MAX_CONNECTIONS]")
+    var maxConnections: Int?
+
+    @Option(help: "Most open connections from one address; 0 for none, e.g. behind a load balancer (default 256). [env: ROOFTOP_MAX_CONNECTIONS_PER_ADDRESS]")
+    var maxConnectionsPerAddress: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env: ROOFTOP_LOG_LEVEL]")
     var logLevel: String?
 
@@ -118,6 +136,27 @@ struct Serve: AsyncParsableCommand {
         if let cost = try number(bcryptCost, "ROOFTOP_BCRYPT_COST") {
             guard (4...31).contains(cost) else { throw ValidationError("the bcrypt cost must be 4-31") }
             configuration.bcryptCost = cost
+        }
+        func seconds(_ flag: Double?, _ name: String) throws -> Duration? {
+            guard let value = try flag ?? environment[name].map({ text throws -> Double in
+                guard let value = Double(text) else { throw ValidationError("\(name) must be a number of seconds") }
+                return value
+            }) else { return nil }
+            // Positive and at most a day: the conversion to nanoseconds below cannot overflow.
+            guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be between 0 and 86400 seconds") }
+            return .nanoseconds(Int64((value * 1_000_000_000).rounded()))
+        }
+        if let value = try seconds(requestHeadTimeout, "ROOFTOP_REQUEST_HEAD_TIMEOUT") {
+            configuration.connections.requestHeadTimeout = value
+        }
+        if let value = try seconds(idleTimeout, "ROOFTOP_IDLE_TIMEOUT") { configuration.connections.idleTimeout = value }
+        if let value = try seconds(bodyReadTimeout, "ROOFTOP_BODY_READ_TIMEOUT") {
+            configuration.connections.bodyReadTimeout = value
+        }
+        if let value = try number(maxHeaderBytes, "ROOFTOP_MAX_HEADER_BYTES") { configuration.connections.maxHeaderBytes = value }
+        if let value = try number(maxConnections, "ROOFTOP_MAX_CONNECTIONS") { configuration.connections.maxConnections = value }
+        if let value = try number(maxConnectionsPerAddress, "ROOFTOP_MAX_CONNECTIONS_PER_ADDRESS") {
+            configuration.connections.maxConnectionsPerAddress = value
         }
         if let level = setting(logLevel, "ROOFTOP_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level \(level)") }

@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var bcryptCost: UInt8 = 10
     /// The log level (default `info`).
     public var logLevel: Logger.Level = .info
+    /// Timeouts and caps that keep idle, slow or numerous connections from exhausting the server.
+    public var connections: ConnectionLimits = ConnectionLimits()
 
     /// A certificate chain and private key in PEM files.
     public struct TLSFiles: Sendable {
@@ -62,8 +64,88 @@ public struct ServerConfiguration: Sendable {
     /// The default configuration.
     public init() {}
 
+    /// Checks every setting: the limits, the connection limits, and durations that must be
+    /// positive and bounded (so that the times computed from them cannot overflow).
+    /// - Throws: ``RooftopError/Code/illegalArgument`` naming the first setting out of range.
+    public func validate() throws(RooftopError) {
+        try limits.validate()
+        try connections.validate()
+        let century: Duration = .seconds(100 * 366 * 86_400)
+        guard sessionLifetime >= .seconds(1), sessionLifetime <= century else {
+            throw RooftopError(.illegalArgument, "sessionLifetime must be between 1 second and 100 years")
+        }
+        guard loginThrottleWindow >= .seconds(1), loginThrottleWindow <= .seconds(86_400) else {
+            throw RooftopError(.illegalArgument, "loginThrottleWindow must be between 1 second and 1 day")
+        }
+        guard loginThrottleAttempts >= 1 else {
+            throw RooftopError(.illegalArgument, "loginThrottleAttempts must be at least 1")
+        }
+    }
+
     /// The storage URL in effect (the configured one, or SQLite in the data directory).
     public var effectiveStorageURL: String {
         storageURL ?? "sqlite:\(dataDirectory)/rooftop.sqlite"
+    }
+}
+
+/// How long a connection may take at each step, how large request headers may be, and how many
+/// connections the server holds at once. A connection that exceeds a timeout is closed; one over
+/// a cap is closed as soon as it is accepted, before its TLS handshake.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.connections.requestHeadTimeout = .seconds(5)
+/// configuration.connections.maxConnectionsPerAddress = 0    // behind a load balancer: no cap
+/// ```
+public struct ConnectionLimits: Sendable, Equatable {
+    /// From accepting a connection until its first request's headers have arrived, TLS handshake
+    /// included (default 10 seconds).
+    public var requestHeadTimeout: Duration = .seconds(10)
+    /// How long a kept-alive connection may wait between a response and the complete headers of
+    /// its next request (default 60 seconds).
+    public var idleTimeout: Duration = .seconds(60)
+    /// The longest pause while a request body is being received (default 30 seconds).
+    public var bodyReadTimeout: Duration = .seconds(30)
+    /// The largest request head (request line and headers together), in bytes; larger ones are
+    /// answered 431 (default 16 KiB).
+    public var maxHeaderBytes: Int = 16 * 1024
+    /// The most connections open at once; `nil` (the default) derives it from the process's
+    /// open-file limit, keeping ``reservedFileDescriptors`` for the database, logs and files.
+    public var maxConnections: Int?
+    /// The most connections open at once from one client address; 0 means no per-address cap
+    /// (for a server behind a proxy or load balancer). Default 256.
+    public var maxConnectionsPerAddress: Int = 256
+    /// File descriptors kept free of connections (default 128).
+    public var reservedFileDescriptors: Int = 128
+
+    /// The defaults.
+    public init() {}
+
+    /// The connection cap in effect for an open-file limit of `fileLimit`: the configured
+    /// ``maxConnections``, never more than the limit less ``reservedFileDescriptors`` (and at
+    /// least 1).
+    public func effectiveMaxConnections(fileLimit: Int) -> Int {
+        let reserve = fileLimit > 2 * reservedFileDescriptors ? reservedFileDescriptors : fileLimit / 2
+        let available = max(1, fileLimit - reserve)
+        return min(maxConnections ?? available, available)
+    }
+
+    /// Checks that every value is usable.
+    /// - Throws: ``RooftopError/Code/illegalArgument`` for a timeout that is not positive, a
+    ///   header limit under 1 KiB, or a negative cap.
+    public func validate() throws(RooftopError) {
+        for (name, timeout) in [
+            ("requestHeadTimeout", requestHeadTimeout), ("idleTimeout", idleTimeout), ("bodyReadTimeout", bodyReadTimeout),
+        ] where timeout <= .zero {
+            throw RooftopError(.illegalArgument, "\(name) must be positive")
+        }
+        guard maxHeaderBytes >= 1024 else { throw RooftopError(.illegalArgument, "maxHeaderBytes must be at least 1024") }
+        guard (maxConnections ?? 1) >= 1 else { throw RooftopError(.illegalArgument, "maxConnections must be at least 1") }
+        guard maxConnectionsPerAddress >= 0 else {
+            throw RooftopError(.illegalArgument, "maxConnectionsPerAddress must be 0 (no cap) or more")
+        }
+        guard reservedFileDescriptors >= 0 else {
+            throw RooftopError(.illegalArgument, "reservedFileDescriptors must not be negative")
+        }
     }
 }

@@ -116,11 +116,31 @@ struct LiveEndpoint: Sendable {
                     return
                 }
             }
+            // Bounded before any lookup: a message naming thousands of datastores costs nothing.
+            var seen = Set<DatastoreID>()
+            let requested = datastores.filter { seen.insert($0).inserted }
+            let remaining = await hub.remainingSubscriptions(id: id)
+            guard requested.count <= remaining else {
+                let error = RooftopError(
+                    .sizeLimit,
+                    "a connection may be subscribed to at most \(LiveHub.maxSubscriptions) datastores; "
+                        + "\(requested.count) more asked, \(max(remaining, 0)) left")
+                await hub.send(id: id, .error(error, datastore: nil))
+                return
+            }
             var subscribed: [(key: Int64, id: DatastoreID)] = []
-            for datastore in datastores {
+            var pending: [DatastoreID] = []
+            for datastore in requested {
                 do {
-                    let resolved = try await services.datastores.resolve(
-                        datastore, for: context, create: datastore.kind != .shareable)
+                    // Subscribing never creates a datastore. The caller's own private datastore
+                    // that does not exist yet is subscribed when its first change creates it.
+                    if datastore.kind == .private, context.userId != nil,
+                        try await services.storage.datastore(id: datastore, ownerId: context.userId) == nil
+                    {
+                        pending.append(datastore)
+                        continue
+                    }
+                    let resolved = try await services.datastores.resolve(datastore, for: context, create: false)
                     guard resolved.role.allows(.find) else {
                         throw RooftopError(.disallowed, "your role on datastore \(datastore) does not allow reading it")
                     }

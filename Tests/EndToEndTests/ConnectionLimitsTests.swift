@@ -1,0 +1,173 @@
+import Foundation
+import RooftopShared
+import RooftopTestSupport
+import Testing
+
+/// Connections that send nothing, too little or too much are closed; caps keep room for other
+/// clients. Each server runs with short timeouts or small caps so that every wait is a short
+/// condition with a generous deadline (the deadlines bound the test; they are not the timeouts
+/// being tested).
+@Suite("Connections: timeouts, header and body limits, caps", .serialized)
+struct ConnectionLimitsTests {
+    /// Far longer than any timeout configured below: a connection still open then was never closed.
+    static let closeDeadline: Duration = .seconds(20)
+
+    static let shortTimeouts = [
+        "--request-head-timeout", "1", "--idle-timeout", "1", "--body-read-timeout", "1",
+        "--max-header-bytes", "8192", "--max-request-body-bytes", "65536",
+    ]
+
+    /// `/health` answers 200; retried when a pooled connection was closed by the short idle
+    /// timeout just as it was reused.
+    static func expectHealthy(_ client: APIClient, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            do {
+                let reply = try await client.send(.GET, "/health", appId: .some(nil))
+                #expect(reply.status == 200, sourceLocation: sourceLocation)
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        Issue.record("/health failed: \(String(describing: lastError))", sourceLocation: sourceLocation)
+    }
+
+    /// Polls `condition` until it holds; records an issue when `deadline` passes first.
+    static func waitFor(
+        _ deadline: Duration, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        while clock.now < end {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the condition did not hold in time", sourceLocation: sourceLocation)
+    }
+
+    @Test("a bare TCP connection, a TLS handshake without a request and a partial header are closed")
+    func silentConnectionsClosed() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        try await withServerAndClient(extraArguments: Self.shortTimeouts) { server, client in
+            let bare = try RawConnection(port: server.port)
+            let handshakeOnly = try TLSProbe(server)
+            let partial = try TLSProbe(server)
+            try partial.send("GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            #expect(bare.waitUntilClosed(within: Self.closeDeadline), "a bare TCP connection stayed open")
+            #expect(await handshakeOnly.waitUntilClosed(within: Self.closeDeadline), "a TLS connection without a request stayed open")
+            #expect(await partial.waitUntilClosed(within: Self.closeDeadline), "a partial header stayed open")
+            #expect(!partial.received.contains("200"), "the partial request was answered: \(partial.received)")
+            try await Self.expectHealthy(client)
+            #expect(server.isRunning)
+        }
+    }
+
+    @Test("a half-sent body is closed; a kept-alive connection is closed when idle")
+    func stalledBodyAndIdleClosed() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        try await withServerAndClient(extraArguments: Self.shortTimeouts) { server, client in
+            let user = try await client.newUser("slow")
+            let body = #"{"username": "\#(user.username)", "password": "password-1"}"#
+            let halfBody = try TLSProbe(server)
+            try halfBody.send(
+                "POST /v1/login HTTP/1.1\r\nHost: localhost\r\nX-Rooftop-Application-Id: \(server.appId)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                    + String(body.prefix(body.count / 2)))
+            #expect(await halfBody.waitUntilClosed(within: Self.closeDeadline), "a half-sent body stayed open")
+            #expect(!halfBody.received.contains("HTTP/1.1 200"), "\(halfBody.received)")
+
+            let keptAlive = try TLSProbe(server)
+            try keptAlive.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(await keptAlive.waitUntilClosed(within: Self.closeDeadline), "an idle kept-alive connection stayed open")
+            #expect(keptAlive.received.contains("HTTP/1.1 200"), "the request before going idle was answered")
+            try await Self.expectHealthy(client)
+        }
+    }
+
+    @Test("an oversized header is answered 431; a declared body over the limit 413 before it is sent")
+    func oversizedRequestsAnswered() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        try await withServerAndClient(extraArguments: Self.shortTimeouts) { server, client in
+            let bigHeader = try TLSProbe(server)
+            try bigHeader.send(
+                "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
+            #expect(await bigHeader.waitUntilClosed(within: Self.closeDeadline))
+            #expect(bigHeader.received.hasPrefix("HTTP/1.1 431"), "\(bigHeader.received.prefix(200))")
+            #expect(bigHeader.received.contains(#""code":"sizeLimit""#), "\(bigHeader.received.prefix(400))")
+
+            // The body is never sent: the answer must come from the declared length alone.
+            let bigBody = try TLSProbe(server)
+            try bigBody.send(
+                "POST /v1/push HTTP/1.1\r\nHost: localhost\r\nX-Rooftop-Application-Id: \(server.appId)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 100000000\r\n\r\n")
+            #expect(await bigBody.waitUntilClosed(within: Self.closeDeadline))
+            #expect(bigBody.received.hasPrefix("HTTP/1.1 413"), "\(bigBody.received.prefix(200))")
+            #expect(bigBody.received.contains(#""code":"sizeLimit""#), "\(bigBody.received.prefix(400))")
+
+            // Within the limits, the same server answers normally.
+            try await Self.expectHealthy(client)
+            #expect(!server.log.contains("request failed"), "\(server.log)")
+        }
+    }
+
+    @Test("a live WebSocket outlives the HTTP timeouts")
+    func liveSurvivesTimeouts() async throws {
+        try await withServerAndClient(extraArguments: Self.shortTimeouts) { server, client in
+            let user = try await client.newUser("live")
+            try await withLiveClient(server) { live in
+                try await live.subscribe(to: [.default], as: user)
+                // A connection opened after the subscription is closed by the head timeout: by
+                // then the WebSocket has been quiet for longer than every HTTP timeout.
+                let probe = try RawConnection(port: server.port)
+                #expect(probe.waitUntilClosed(within: Self.closeDeadline))
+                _ = try await client.create("Note", in: .default, fields: ["n": 1], as: user)
+                guard case .changed(let datastore, _) = try await live.next() else {
+                    Issue.record("expected a changed message on the live connection")
+                    return
+                }
+                #expect(datastore == .default)
+            }
+        }
+    }
+
+    @Test("one address cannot take every connection: over its cap it is closed at once, others still served")
+    func perAddressCap() async throws {
+        let arguments = ["--max-connections-per-address", "8", "--max-connections", "12", "--request-head-timeout", "120"]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            func metric(_ name: String) async throws -> Int {
+                let text = try await client.send(.GET, "/metrics", appId: .some(nil)).text
+                let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+            }
+            let refusedBefore = try await metric("rooftop_connections_refused_total")
+            let openBefore = try await metric("rooftop_connections_open")
+            // An attacker at 127.0.0.2 holds its eight idle connections (all admitted before the
+            // next one is made: accepted connections are admitted on several threads); the ninth is refused.
+            var held = try (0..<8).map { _ in try RawConnection(port: server.port, from: "127.0.0.2") }
+            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") >= openBefore + 8 }
+            let ninth = try RawConnection(port: server.port, from: "127.0.0.2")
+            // Closed long before the 120 s head timeout: refused at accept.
+            #expect(ninth.waitUntilClosed(within: Self.closeDeadline), "the ninth connection from one address was kept")
+            #expect(try await metric("rooftop_connections_refused_total") == refusedBefore + 1)
+            // Another client is still served.
+            try await Self.expectHealthy(client)
+            // A second address fills what is left of the global cap (12, less the client's own).
+            let open = try await metric("rooftop_connections_open")
+            let room = 12 - open
+            held += try (0..<room).map { _ in try RawConnection(port: server.port, from: "127.0.0.3") }
+            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") >= 12 }
+            let overGlobal = try RawConnection(port: server.port, from: "127.0.0.4")
+            #expect(overGlobal.waitUntilClosed(within: Self.closeDeadline), "a connection over the global cap was kept")
+            // Closed connections free their places: a new one from the first address is admitted.
+            for connection in held { connection.close() }
+            let baseline = open - 8
+            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") <= baseline }
+            let again = try RawConnection(port: server.port, from: "127.0.0.2")
+            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") == baseline + 1 }
+            #expect(try await metric("rooftop_connections_refused_total") == refusedBefore + 2)
+            again.close()
+            try await Self.expectHealthy(client)
+        }
+    }
+}
