@@ -100,4 +100,45 @@ struct LiveErrorTests {
             await live.close()
         }
     }
+
+    @Test("subscribing creates no datastore: the user's own missing private datastores wait for their first change")
+    func subscribeDoesNotCreate() async throws {
+        let (server, client) = try SharedServer.require()
+        let user = try await client.newUser("live")
+        let before = try await client.datastoreIDs(token: user.token)
+        let names = try (0..<60).map { try DatastoreID("never-\($0)") }
+        try await withLiveClient(server) { live in
+            try await live.subscribe(to: names, as: user)
+        }
+        #expect(try await client.datastoreIDs(token: user.token) == before, "subscribing created datastores")
+    }
+
+    @Test("subscriptions are bounded per connection; one huge message is refused at once, whole")
+    func subscriptionsBounded() async throws {
+        let (server, client) = try SharedServer.require()
+        let user = try await client.newUser("live")
+        let before = try await client.datastoreIDs(token: user.token)
+        try await withLiveClient(server) { live in
+            let huge = try (0..<3000).map { try DatastoreID("d\($0)") }
+            live.send(.subscribe(datastores: huge, sessionToken: user.token))
+            guard case .error(let error, nil) = try await live.next() else {
+                Issue.record("expected one error for 3,000 datastores")
+                return
+            }
+            #expect(error.code == .sizeLimit, "\(error)")
+            // The limit counts across messages too.
+            try await live.subscribe(to: try (0..<60).map { try DatastoreID("a\($0)") }, as: user)
+            live.send(.subscribe(datastores: try (0..<60).map { try DatastoreID("b\($0)") }, sessionToken: user.token))
+            guard case .error(let second, nil) = try await live.next() else {
+                Issue.record("expected an error past 100 subscriptions")
+                return
+            }
+            #expect(second.code == .sizeLimit, "\(second)")
+            #expect(live.isOpen)
+            // Unsubscribing makes room again.
+            live.send(.unsubscribe(datastores: try (0..<60).map { try DatastoreID("a\($0)") }))
+            try await live.subscribe(to: [.app], as: user)
+        }
+        #expect(try await client.datastoreIDs(token: user.token) == before)
+    }
 }

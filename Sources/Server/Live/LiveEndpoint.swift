@@ -45,6 +45,8 @@ struct LiveEndpoint: Sendable {
             return .dontUpgrade
         }
         let services = self.services
+        // From here on the WebSocket's pings watch the connection, not the HTTP timeouts.
+        await HTTPConnectionGuard.remove(from: channel)
         return .upgrade([:]) { inbound, outbound, context in
             try await LiveEndpoint.serve(
                 inbound: inbound, outbound: outbound, initial: initial, services: services, logger: context.logger)
@@ -149,8 +151,8 @@ struct LiveEndpoint: Sendable {
                     await hub.send(id: id, .error(RooftopError.translating(error), datastore: datastore))
                 }
             }
-            await hub.subscribe(id: id, datastores: subscribed)
-            await hub.send(id: id, .subscribed(datastores: subscribed.map(\.id)))
+            await hub.subscribe(id: id, datastores: subscribed, pending: pending)
+            await hub.send(id: id, .subscribed(datastores: subscribed.map(\.id) + pending))
             return
         }
     }

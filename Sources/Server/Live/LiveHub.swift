@@ -25,7 +25,16 @@ actor LiveHub {
         var datastores: [Int64: DatastoreID]
         let continuation: AsyncStream<LiveServerMessage>.Continuation
         var session: SessionMark?
+        /// The subscriber's own private datastores that do not exist yet: subscribing does not
+        /// create them; the first change committed in one (which creates it) subscribes it.
+        var pending: Set<DatastoreID> = []
+
+        /// Subscriptions held, pending ones included.
+        var subscriptionCount: Int { datastores.count + pending.count }
     }
+
+    /// The most datastores one connection may be subscribed to.
+    static let maxSubscriptions = 100
 
     private var subscribers: [UUID: Subscriber] = [:] {
         didSet { Gauge(label: "rooftop_live_connections").record(subscribers.count) }
@@ -44,10 +53,12 @@ actor LiveHub {
     /// Replaces the caller's identity (a new session token in a later `subscribe`, or new roles).
     func updateContext(id: UUID, context: AccessContext, session: SessionMark?? = .none) {
         guard let subscriber = subscribers[id] else { return }
+        // Pending private datastores are the user's own: another user does not inherit them.
         subscribers[id] = Subscriber(
             context: context, principals: Set(context.principals.map(\.description)),
             datastores: subscriber.datastores, continuation: subscriber.continuation,
-            session: session ?? subscriber.session)
+            session: session ?? subscriber.session,
+            pending: context.userId == subscriber.context.userId ? subscriber.pending : [])
     }
 
     /// The connection's current identity, or `nil` when it is gone; an expired session makes it
@@ -84,9 +95,21 @@ actor LiveHub {
         }
     }
 
-    /// Adds datastores to a connection's subscriptions.
-    func subscribe(id: UUID, datastores: [(key: Int64, id: DatastoreID)]) {
-        for datastore in datastores { subscribers[id]?.datastores[datastore.key] = datastore.id }
+    /// How many more datastores a connection may subscribe to.
+    func remainingSubscriptions(id: UUID) -> Int {
+        subscribers[id].map { LiveHub.maxSubscriptions - $0.subscriptionCount } ?? 0
+    }
+
+    /// Adds datastores to a connection's subscriptions: existing ones by key, and the caller's
+    /// own private datastores that do not exist yet as pending.
+    func subscribe(id: UUID, datastores: [(key: Int64, id: DatastoreID)], pending: [DatastoreID] = []) {
+        guard var subscriber = subscribers[id] else { return }
+        for datastore in datastores {
+            subscriber.datastores[datastore.key] = datastore.id
+            subscriber.pending.remove(datastore.id)
+        }
+        subscriber.pending.formUnion(pending)
+        subscribers[id] = subscriber
     }
 
     /// Removes datastores from a connection's subscriptions.
@@ -96,6 +119,7 @@ actor LiveHub {
         // `subscribers` on the right-hand side overlaps two accesses (a fatal exclusivity error).
         guard var subscriber = subscribers[id] else { return }
         subscriber.datastores = subscriber.datastores.filter { !removed.contains($0.value) }
+        subscriber.pending.subtract(removed)
         subscribers[id] = subscriber
     }
 
@@ -127,7 +151,14 @@ actor LiveHub {
         datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>
     ) {
         let now = Timestamp.now
-        for (id, subscriber) in subscribers {
+        for (id, var subscriber) in subscribers {
+            if record.id.kind == .private, record.ownerId != nil, record.ownerId == subscriber.context.userId,
+                subscriber.pending.remove(record.id) != nil
+            {
+                // The first change of a private datastore a subscriber was waiting for.
+                subscriber.datastores[record.key] = record.id
+                subscribers[id] = subscriber
+            }
             guard let datastore = subscriber.datastores[record.key] else { continue }
             if let session = subscriber.session, session.expiresAt <= now {
                 endSession(id, subscriber, message: "the session expired; log in again")
