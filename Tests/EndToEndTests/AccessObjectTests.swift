@@ -237,4 +237,35 @@ struct AccessObjectTests {
             .POST, "/v1/datastores/:app/remove", body: RemoveBody(query: .query(Query(className))), admin: true)
         #expect(admin.removed == objects.count)
     }
+
+    @Test("create with a taken ID: exists only for callers who may read the object; others refused as for any create")
+    func createWithTakenID() async throws {
+        let (_, client) = try SharedServer.require()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        let objects = try await matrix.createObjects(in: className)
+        for caller in Caller.allCases {
+            for (kind, object) in objects {
+                let reply = try await client.send(
+                    .POST, APIClient.objectPath(.app, className),
+                    body: ObjectBody(objectId: object.objectId, fields: ["kind": "taken"], acl: nil),
+                    token: matrix.user(caller)?.token, admin: caller == .admin)
+                if kind.readers.contains(caller) {
+                    #expect(reply.status == 409, "\(caller) creating over \(kind): \(reply.text)")
+                    #expect(reply.error?.code == .exists)
+                } else {
+                    #expect(reply.status == 403, "\(caller) creating over \(kind): \(reply.text)")
+                    #expect(reply.error?.code == .disallowed)
+                    #expect(reply.error?.code != .exists)
+                    #expect(reply.error?.message.contains("ACL") == false, "\(reply.text)")
+                }
+            }
+        }
+        // Nothing was overwritten.
+        for (kind, object) in objects {
+            let reply = try await matrix.get(object, as: .owner)
+            #expect(try reply.decode(ObjectReply.self).object.fields["kind"] == .string(kind.rawValue))
+            #expect(try reply.decode(ObjectReply.self).object.version == object.version)
+        }
+    }
 }

@@ -24,6 +24,16 @@ struct WriteDecider: Sendable {
     func decide(_ write: ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision {
         let current = write.current
         if createOnly, let current, !current.isDeleted {
+            // Only a caller who may read the object learns that it exists. Any other is refused
+            // as a create of an unused ID it may not make: first by the datastore role and class
+            // permission, exactly as for any ID, then as `disallowed` without naming the object's ACL.
+            try AccessPolicy.check(
+                .create, className: mutation.className, context: context, classPermissions: settings.permissions,
+                datastoreRole: role, acl: nil)
+            guard ACL.allowsRead(current.snapshot.acl, for: context) else {
+                throw RooftopError(
+                    .disallowed, "the caller may not create \(mutation.className) object \(mutation.objectId)")
+            }
             throw RooftopError(.exists, "\(mutation.className) object \(mutation.objectId) exists")
         }
         let inputs = mergeInputs(write)
