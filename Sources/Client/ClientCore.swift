@@ -13,7 +13,7 @@ final class ClientCore: Sendable {
     let registry = ObjectRegistry()
     /// Announces changes of live objects that the store does not see: unsaved changes made or
     /// dropped, a new base read (observation re-reads objects and local queries on these).
-    let edits = ChangeBus()
+    let edits = Broadcaster<StoreChange>()
     /// The offline queue's engine, the sync engine and what they share.
     let services = SyncServices()
     private let session: Mutex<StoredSession?>

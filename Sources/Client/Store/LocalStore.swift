@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import RooftopShared
 
 /// The client's local datastore: objects (the server's last state and the local view), pins and
@@ -12,7 +13,7 @@ import RooftopShared
 final class LocalStore: Sendable {
     private let database: any DatabaseWriter
     /// Where committed changes are announced.
-    let changes = ChangeBus()
+    let changes = Broadcaster<StoreChange>()
 
     /// Opens (creating and migrating if needed) the store.
     /// - Throws: `cache` when the database cannot be opened or migrated.
@@ -36,8 +37,14 @@ final class LocalStore: Sendable {
 
     /// Closes the database and ends the change streams.
     func close() {
-        changes.close()
-        try? database.close()
+        changes.finish()
+        do {
+            try database.close()
+        } catch {
+            // Closing only fails while statements are still running; the pool is released when
+            // the store goes away. Nothing was lost: every write committed before returning.
+            Logger(label: "rooftop.store").warning("the local datastore did not close cleanly", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Runs `body` in one write transaction over `scope`, then publishes what it changed.
@@ -57,7 +64,7 @@ final class LocalStore: Sendable {
         } catch {
             throw RooftopError(.cache, "the local datastore could not be written", cause: error)
         }
-        changes.publish(change)
+        if !change.isEmpty { changes.publish(change) }
         return result
     }
 

@@ -32,6 +32,9 @@ final class Broadcaster<Element: Sendable>: Sendable {
     /// Whether anyone is listening (lets callers skip building elements nobody reads).
     var hasObservers: Bool { state.withLock { !$0.observers.isEmpty } }
 
+    /// How many streams are open (tests check that finished observations let go).
+    var observerCount: Int { state.withLock { $0.observers.count } }
+
     /// Sends an element to every current observer.
     func publish(_ element: Element) {
         for continuation in state.withLock({ Array($0.observers.values) }) { continuation.yield(element) }
