@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RooftopShared
 import Synchronization
 
@@ -91,6 +92,23 @@ final class ClientCore: Sendable {
         return object
     }
 
+    /// The live instance for `key` as ``object(for:fetched:)`` gives it; when the local store
+    /// cannot be read, an instance without a loaded state that the identity map does not keep
+    /// (so the next call reads the store again), and the failure is logged with its reason.
+    func objectOrUnloaded(for key: ObjectKey) -> RooftopObject {
+        do {
+            return try object(for: key)
+        } catch {
+            ClientCore.logger.error(
+                "the local datastore could not be read; the object is handed out unloaded (fetch() loads it)",
+                metadata: ["object": "\(key)", "error": "\(error)"])
+            return RooftopObject(key: key, base: nil, core: self)
+        }
+    }
+
+    /// Where the client logs what it cannot report through a thrown error.
+    static let logger = Logger(label: "rooftop.client")
+
     /// The live object for a key, loaded from the local store when it is there, otherwise made
     /// from `fetched` (a state the server sent, e.g. as an include) when given.
     func object(for key: ObjectKey, fetched: ObjectSnapshot? = nil) throws(RooftopError) -> RooftopObject {
@@ -118,7 +136,14 @@ final class ClientCore: Sendable {
     /// The base and unsaved changes of a stored object's new live instance.
     private func restoredState(_ row: LocalObjectRow) -> (base: ObjectSnapshot?, unsaved: [FieldUpdate], acl: ACL?) {
         guard !row.deleted, let local = row.local else { return (nil, [], nil) }
-        guard local != row.server, (try? store.queued(for: row.key, scope: scope).isEmpty) == true else {
+        guard local != row.server else { return (local, [], nil) }
+        do {
+            // With changes queued, the local view is the server state plus those: nothing unsaved.
+            guard try store.queued(for: row.key, scope: scope).isEmpty else { return (local, [], nil) }
+        } catch {
+            ClientCore.logger.error(
+                "the offline queue could not be read; the object's edits are taken as queued, not unsaved",
+                metadata: ["object": "\(row.key)", "error": "\(error)"])
             return (local, [], nil)
         }
         let server = row.server

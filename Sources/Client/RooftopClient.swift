@@ -111,8 +111,7 @@ public final class RooftopClient: Sendable {
         -> RooftopObject
     {
         let key = ObjectKey(datastore: datastore, className: className, objectId: objectId ?? ObjectID.generate())
-        if let object = try? core.object(for: key) { return object }
-        return core.registry.instance(for: key) { RooftopObject(key: key, base: nil, core: core) }
+        return core.objectOrUnloaded(for: key)
     }
 
     /// Pins objects under a label (recursively through their pointers known locally).

@@ -119,7 +119,7 @@ public final class RooftopServer: Sendable {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [SessionSweeper(storage: storage, interval: .seconds(3600), logger: logger)],
+            services: [SessionSweeper(storage: storage, interval: .seconds(3600), clock: configuration.clock, logger: logger)],
             onServerRunning: onServerRunning,
             logger: logger)
     }

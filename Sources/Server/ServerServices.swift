@@ -25,13 +25,14 @@ struct ServerServices: Sendable {
         let roles = RoleDirectory(storage: storage)
         let classes = ClassDirectory(storage: storage)
         let datastores = DatastoreService(storage: storage)
-        let live = LiveHub()
+        let live = LiveHub(clock: configuration.clock)
         let secret = try await storage.secret(named: "checkpoint-hmac-key") {
             var generator = SystemRandomNumberGenerator()
             return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
         let objects = ObjectService(
-            storage: storage, datastores: datastores, classes: classes, live: live, limits: configuration.limits)
+            storage: storage, datastores: datastores, classes: classes, live: live, limits: configuration.limits,
+            clock: configuration.clock)
         return ServerServices(
             storage: storage,
             limits: configuration.limits,

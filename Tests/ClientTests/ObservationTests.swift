@@ -114,6 +114,19 @@ struct ObservationTests {
         try await probe.next("the refreshed result") { $0.objectIds == ["g2", "g1"] }
     }
 
+    @Test("a store-change stream opened after the store closed ends at once")
+    func streamAfterClose() async throws {
+        let broadcaster = Broadcaster<StoreChange>()
+        let before = broadcaster.stream()
+        broadcaster.finish()
+        let after = broadcaster.stream()
+        broadcaster.publish(StoreChange(datastores: [.app]))
+        // Both end without yielding: iterating them terminates.
+        for await change in before { Issue.record("received \(change) after finishing") }
+        for await change in after { Issue.record("received \(change) after finishing") }
+        #expect(broadcaster.observerCount == 0)
+    }
+
     @Test("streams let go of their subscriptions when the consumer stops")
     func noLeaks() async throws {
         let (client, _) = try queryClient()

@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 import Synchronization
 
@@ -30,8 +31,7 @@ public struct Datastore: Sendable {
     /// new one.
     public func object(_ className: String, id objectId: String? = nil) -> RooftopObject {
         let key = ObjectKey(datastore: id, className: className, objectId: objectId ?? ObjectID.generate())
-        if let object = try? core.object(for: key) { return object }
-        return core.registry.instance(for: key) { RooftopObject(key: key, base: nil, core: core) }
+        return core.objectOrUnloaded(for: key)
     }
 
     /// The stored objects of a class (their local views), optionally those matching a predicate
@@ -111,7 +111,16 @@ public struct Datastore: Sendable {
                 ]
                 var last: DatastoreStatus?
                 func emit() {
-                    guard let status = try? datastore.currentStatus(), status != last else { return }
+                    let status: DatastoreStatus
+                    do {
+                        status = try datastore.currentStatus()
+                    } catch {
+                        ClientCore.logger.error(
+                            "the datastore's status could not be read; its next change reads again",
+                            metadata: ["datastore": "\(datastore.id)", "error": "\(error)"])
+                        return
+                    }
+                    guard status != last else { return }
                     last = status
                     continuation.yield(status)
                 }

@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 
 /// Builds the streams behind ``RooftopObject/changes`` and ``RooftopQuery/changes()``: a value
@@ -37,7 +38,16 @@ enum ObservationStream {
         let readTask = Task {
             var last: Identity?
             func emit() {
-                guard let value = try? read() else { return }
+                let value: Element
+                do {
+                    value = try read()
+                } catch {
+                    // The stream cannot carry errors: the next change tries again.
+                    ClientCore.logger.error(
+                        "an observation could not read the local datastore; its next change reads again",
+                        metadata: ["error": "\(error)"])
+                    return
+                }
                 let current = identity(value)
                 guard current != last else { return }
                 last = current

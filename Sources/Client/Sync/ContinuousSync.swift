@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 import Synchronization
 
@@ -87,8 +88,16 @@ actor ContinuousSync {
         repeat {
             again.remove(datastore)
             guard let engine, !Task.isCancelled else { break }
-            _ = try? await engine.pull(
-                datastore: datastore, scope: scope, maxRetries: ContinuousSync.pullRetries, progress: nil, onChange: nil)
+            do {
+                _ = try await engine.pull(
+                    datastore: datastore, scope: scope, maxRetries: ContinuousSync.pullRetries, progress: nil,
+                    onChange: nil)
+            } catch {
+                // The datastore's status carries the error (`lastError`); the next notification,
+                // reconnection or poll pulls again.
+                SyncEngine.logger.notice(
+                    "continuous pull failed", metadata: ["datastore": "\(datastore)", "error": "\(error)"])
+            }
         } while again.contains(datastore) && !Task.isCancelled
         running.remove(datastore)
         pulls[datastore] = nil

@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 
 extension SyncEngine {
@@ -10,7 +11,7 @@ extension SyncEngine {
         onChange: ChangeObserver?
     ) async throws(RooftopError) {
         let owner = core.scope
-        let rebases = await rebases(for: page, datastore: datastore, core: core)
+        let rebases = try await rebases(for: page, datastore: datastore, core: core)
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
         var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
@@ -49,32 +50,44 @@ extension SyncEngine {
     }
 
     /// Works out the rebases of the page's objects that have unsent queued changes.
-    private func rebases(for page: PullResponse, datastore: DatastoreID, core: ClientCore) async
+    ///
+    /// A local store that cannot be read fails the page (it is pulled again later); a server
+    /// that cannot tell the operations since a queued change's base only leaves that change
+    /// un-rebased for now (logged): the server merges it field by field when it is pushed.
+    /// - Throws: `cache` when the queue or a stored object cannot be read.
+    private func rebases(for page: PullResponse, datastore: DatastoreID, core: ClientCore) async throws(RooftopError)
         -> [ObjectKey: Rebase]
     {
         let owner = core.scope
         var rebases: [ObjectKey: Rebase] = [:]
         // One look at the queue per page: most pulled objects have nothing queued.
-        guard let queued = try? core.store.queuedKeys(scope: owner, datastore: datastore), !queued.isEmpty else {
-            return [:]
-        }
+        let queued = try core.store.queuedKeys(scope: owner, datastore: datastore)
+        guard !queued.isEmpty else { return [:] }
         for change in page.changes {
             let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
-            guard queued.contains(key), let rows = try? core.store.queued(for: key, scope: owner), let base = Rebase.commonBase(rows) else {
-                continue
-            }
+            guard queued.contains(key) else { continue }
+            let rows = try core.store.queued(for: key, scope: owner)
+            guard let base = Rebase.commonBase(rows) else { continue }
             switch change {
             case .upsert(let object):
-                guard object.version > base,
-                    let records = try? await core.api.operations(key, after: base),
-                    let rules = await rules.rules(for: key.className, api: core.api),
+                guard object.version > base else { continue }
+                let records: [OperationRecord]
+                do {
+                    records = try await core.api.operations(key, after: base)
+                } catch {
+                    SyncEngine.logger.notice(
+                        "queued changes not rebased over a pulled change; the server will merge them",
+                        metadata: ["object": "\(key)", "error": "\(error)"])
+                    continue
+                }
+                guard let rules = await rules.rules(for: key.className, api: core.api),
                     let rebase = Rebase.over(object, records: records, rows: rows, rules: rules)
                 else { continue }
                 rebases[key] = rebase
             case .tombstone(_, _, let version):
                 guard let rules = await rules.rules(for: key.className, api: core.api),
                     let rebase = Rebase.overDelete(
-                        key: key, version: version, server: try? core.store.object(key, scope: owner)?.server,
+                        key: key, version: version, server: try core.store.object(key, scope: owner)?.server,
                         rows: rows, rules: rules)
                 else { continue }
                 rebases[key] = rebase

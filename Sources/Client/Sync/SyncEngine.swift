@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 import Synchronization
 
@@ -16,6 +17,8 @@ import Synchronization
 /// anonymously when the app's class permissions allow it).
 public final class SyncEngine: Sendable {
     weak let core: ClientCore?
+    /// Where sync notes what it worked around (a rebase left to the server, for one).
+    static let logger = Logger(label: "rooftop.sync")
     let rules = ClassRulesCache()
     let clock: EngineClock
     let progressReports = Broadcaster<SyncProgress>()

@@ -17,6 +17,7 @@ final class AuthService: Sendable {
     private let live: LiveHub
     private let throttle: LoginThrottle
     private let sessionLifetime: Duration
+    private let clock: ServerClock
     private let bcryptCost: UInt8
     private let adminKeyHash: String
     /// A bcrypt hash of a random password, verified against when the user does not exist, so
@@ -33,6 +34,7 @@ final class AuthService: Sendable {
         self.throttle = LoginThrottle(
             maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow)
         self.sessionLifetime = configuration.sessionLifetime
+        self.clock = configuration.clock
         self.bcryptCost = configuration.bcryptCost
         self.adminKeyHash = adminKeyHash
         self.dummyHash = Bcrypt.hash(AuthService.prehash(SessionToken.generate()), cost: configuration.bcryptCost)
@@ -44,7 +46,7 @@ final class AuthService: Sendable {
         let passwordHash = try await hashPassword(request.password)
         let user = UserRecord(
             id: ObjectID.generate(), username: request.username, email: request.email, passwordHash: passwordHash,
-            createdAt: .now)
+            createdAt: clock.now())
         try await storage.insertUser(user)
         return try await startSession(for: user)
     }
@@ -100,7 +102,7 @@ final class AuthService: Sendable {
         guard let session = try await storage.session(tokenHash: hash) else {
             throw RooftopError(.auth, "the session is invalid or was revoked; log in again")
         }
-        guard session.expiresAt > Timestamp.now else {
+        guard session.expiresAt > clock.now() else {
             throw RooftopError(.auth, "the session expired; log in again")
         }
         let context = AccessContext(
@@ -117,7 +119,7 @@ final class AuthService: Sendable {
 
     private func startSession(for user: UserRecord) async throws -> Session {
         let token = SessionToken.generate()
-        let now = Timestamp.now
+        let now = clock.now()
         let expiresAt = Timestamp(
             millisecondsSinceEpoch: now.millisecondsSinceEpoch.addingSaturating(sessionLifetime.saturatingMilliseconds))
         try await storage.insertSession(

@@ -6,6 +6,7 @@ import ServiceLifecycle
 struct SessionSweeper: Service {
     let storage: any Storage
     let interval: Duration
+    let clock: ServerClock
     let logger: Logger
 
     func run() async throws {
@@ -13,7 +14,7 @@ struct SessionSweeper: Service {
             try await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
                     await sweep()
-                    try await Task.sleep(for: interval)
+                    try await clock.sleep(interval)
                 }
             }
         } catch is CancellationError {
@@ -21,9 +22,9 @@ struct SessionSweeper: Service {
         }
     }
 
-    private func sweep() async {
+    func sweep() async {
         do {
-            let removed = try await storage.deleteSessions(expiredBefore: .now)
+            let removed = try await storage.deleteSessions(expiredBefore: clock.now())
             if removed > 0 { logger.info("removed expired sessions", metadata: ["count": "\(removed)"]) }
         } catch {
             logger.warning("could not remove expired sessions", metadata: ["error": "\(error)"])

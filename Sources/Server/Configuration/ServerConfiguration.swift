@@ -44,6 +44,9 @@ public struct ServerConfiguration: Sendable {
     public var bcryptCost: UInt8 = 10
     /// The log level (default `info`).
     public var logLevel: Logger.Level = .info
+    /// Where sessions, the session sweeper, live notifications and writes read the time
+    /// (default the system clock; tests inject their own).
+    public var clock: ServerClock = .system
     /// Timeouts and caps that keep idle, slow or numerous connections from exhausting the server.
     public var connections: ConnectionLimits = ConnectionLimits()
 

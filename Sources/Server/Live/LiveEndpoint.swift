@@ -38,10 +38,14 @@ struct LiveEndpoint: Sendable {
         }
         // A bad token or admin key is refused (the request then reaches the HTTP route, which
         // answers 401), never taken as anonymous.
-        guard
-            let initial = try? await services.auth.authenticate(
+        let initial: AuthService.Authenticated
+        do {
+            initial = try await services.auth.authenticate(
                 sessionToken: token, adminKey: request.headerFields[RooftopHeader.adminKey])
-        else {
+        } catch {
+            if RooftopError.translating(error).httpStatus == .internalServerError {
+                logger.error("live upgrade: authentication failed", metadata: ["error": "\(error)"])
+            }
             return .dontUpgrade
         }
         let services = self.services

@@ -36,6 +36,13 @@ actor LiveHub {
     /// The most datastores one connection may be subscribed to.
     static let maxSubscriptions = 100
 
+    private let clock: ServerClock
+
+    /// A hub reading the time (for session expiry) from `clock`.
+    init(clock: ServerClock = .system) {
+        self.clock = clock
+    }
+
     private var subscribers: [UUID: Subscriber] = [:] {
         didSet { Gauge(label: "rooftop_live_connections").record(subscribers.count) }
     }
@@ -65,7 +72,7 @@ actor LiveHub {
     /// anonymous first.
     func context(id: UUID) -> AccessContext? {
         guard let subscriber = subscribers[id] else { return nil }
-        if let session = subscriber.session, session.expiresAt <= .now {
+        if let session = subscriber.session, session.expiresAt <= clock.now() {
             endSession(id, subscriber, message: "the session expired; log in again")
             return subscribers[id]?.context
         }
@@ -150,7 +157,7 @@ actor LiveHub {
     func publish(
         datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>
     ) {
-        let now = Timestamp.now
+        let now = clock.now()
         for (id, var subscriber) in subscribers {
             if record.id.kind == .private, record.ownerId != nil, record.ownerId == subscriber.context.userId,
                 subscriber.pending.remove(record.id) != nil

@@ -14,8 +14,13 @@ final class ObjectService: Sendable {
     private let classes: ClassDirectory
     private let live: LiveHub
     private let limits: Limits
+    private let clock: ServerClock
 
-    init(storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, live: LiveHub, limits: Limits) {
+    init(
+        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, live: LiveHub, limits: Limits,
+        clock: ServerClock = .system
+    ) {
+        self.clock = clock
         self.storage = storage
         self.datastores = datastores
         self.classes = classes
@@ -65,7 +70,7 @@ final class ObjectService: Sendable {
             baseVersion: chain.flatMap { $0.known == nil ? nil : $0.lastVersion } ?? mutation.baseVersion,
             mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
-            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: .now,
+            mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: clock.now(),
             createOnly: createOnly, mustExist: mustExist,
             origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain,
             recorder: recorder)

@@ -29,10 +29,17 @@ struct CheckpointCodec: Sendable {
     }
 
     /// Encodes and signs a state.
-    func encode(_ state: State) -> Checkpoint {
+    /// - Throws: `internal` when the state cannot be encoded (never expected: it is numbers and
+    ///   strings), rather than signing an empty checkpoint that no pull could resume from.
+    func encode(_ state: State) throws(RooftopError) -> Checkpoint {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let payload = (try? encoder.encode(state)) ?? Data()
+        let payload: Data
+        do {
+            payload = try encoder.encode(state)
+        } catch {
+            throw RooftopError(.internal, "a checkpoint could not be encoded", cause: error)
+        }
         let signature = HMAC<SHA256>.authenticationCode(for: payload, using: key)
         return Checkpoint(SessionToken.base64URL(Array(payload)) + "." + SessionToken.base64URL(Array(signature)))
     }

@@ -126,7 +126,7 @@ final class PullService: Sendable {
                     readers: context.isAdmin ? nil : principals.union(since?.p ?? []))
             }
         }
-        let checkpoint = checkpoints.encode(
+        let checkpoint = try checkpoints.encode(
             .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted(), r: hasMore ? remaining : nil))
         Counter(label: "rooftop_pulled_changes_total").increment(by: changes.count)
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
