@@ -29,13 +29,15 @@ public final class RooftopServer: Sendable {
     private let tlsConfiguration: TLSConfiguration?
     private let logger: Logger
     private let connectionRegistry: ConnectionRegistry
+    private let lock: DataDirectoryLock?
 
     private init(
         configuration: ServerConfiguration, storage: any Storage, services: ServerServices,
         tlsConfiguration: TLSConfiguration?, output: @escaping @Sendable (String) -> Void, logger: Logger,
-        connectionRegistry: ConnectionRegistry
+        connectionRegistry: ConnectionRegistry, lock: DataDirectoryLock?
     ) {
         self.connectionRegistry = connectionRegistry
+        self.lock = lock
         self.configuration = configuration
         self.storage = storage
         self.services = services
@@ -59,6 +61,11 @@ public final class RooftopServer: Sendable {
         logger.logLevel = configuration.logLevel
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
 
+        // One server per embedded database: a second one would corrupt nothing (SQLite locks)
+        // but would answer from a feed another process writes; a restore waits for both.
+        let lock = try StorageFactory.sqlitePath(url: configuration.effectiveStorageURL).map { path throws(RooftopError) in
+            try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        }
         let storage = try StorageFactory.open(url: configuration.effectiveStorageURL)
         try await storage.prepare()
         let adminKeyHash = try await AdminKey.resolve(configured: configuration.adminKey, storage: storage, output: output)
@@ -78,7 +85,7 @@ public final class RooftopServer: Sendable {
             ])
         return RooftopServer(
             configuration: configuration, storage: storage, services: services, tlsConfiguration: tlsConfiguration,
-            output: output, logger: logger, connectionRegistry: registry)
+            output: output, logger: logger, connectionRegistry: registry, lock: lock)
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting connections, finishes in-flight
@@ -88,6 +95,7 @@ public final class RooftopServer: Sendable {
         try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         await services.live.disconnectAll()
         try await storage.close()
+        lock?.release()
     }
 
     func makeApplication() throws -> some ApplicationProtocol {

@@ -10,7 +10,7 @@ struct RooftopServerCommand: AsyncParsableCommand {
         commandName: "rooftop-server",
         abstract: "The Rooftop reference sync server.",
         version: RooftopServerInfo.version,
-        subcommands: [Serve.self, DevCerts.self],
+        subcommands: [Serve.self, DevCerts.self, Backup.self, Restore.self],
         defaultSubcommand: nil
     )
 }
@@ -197,5 +197,69 @@ struct DevCerts: AsyncParsableCommand {
         print("development CA: \(files.caCertificatePath)")
         print("certificate: \(files.serverCertificatePath)")
         print("private key: \(files.serverPrivateKeyPath)")
+    }
+}
+
+/// Where the embedded database of a data directory (or storage URL) is.
+struct DatabaseLocation: ParsableArguments {
+    @Option(help: "Data directory of the server. [env: ROOFTOP_DATA_DIR]")
+    var dataDir: String?
+
+    @Option(help: "Storage URL (sqlite:<path>), when not the data directory's. [env: ROOFTOP_STORAGE_URL]")
+    var storage: String?
+
+    /// The SQLite database file.
+    func databasePath() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = dataDir ?? environment["ROOFTOP_DATA_DIR"] ?? configuration.dataDirectory
+        configuration.storageURL = storage ?? environment["ROOFTOP_STORAGE_URL"]
+        guard let path = try StorageFactory.sqlitePath(url: configuration.effectiveStorageURL) else {
+            throw ValidationError("backup and restore work on the embedded SQLite storage only")
+        }
+        return path
+    }
+}
+
+/// `rooftop-server backup`: a consistent copy of a running (or stopped) server's database.
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent copy of the database while the server runs, and check it.",
+        discussion: """
+            The copy is a snapshot: every write acknowledged before it began, none after. It is \
+            checked (SQLite integrity check, migrations, counts) before the command reports success.
+            """)
+
+    @OptionGroup var location: DatabaseLocation
+
+    @Option(help: "The backup file to write (must not exist).")
+    var out: String
+
+    func run() async throws {
+        let report = try SQLiteBackup.backup(databaseAt: try location.databasePath(), to: out)
+        print("backup: \(report)")
+    }
+}
+
+/// `rooftop-server restore`: replaces a stopped server's database with a checked backup.
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replace the database with a backup (the server must be stopped).",
+        discussion: "The backup is checked first; an existing database is replaced only with --force.")
+
+    @OptionGroup var location: DatabaseLocation
+
+    @Option(name: .customLong("from"), help: "The backup file to restore.")
+    var source: String
+
+    @Flag(help: "Replace an existing database.")
+    var force = false
+
+    func run() async throws {
+        let path = try location.databasePath()
+        let lock = try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        defer { lock.release() }
+        let report = try SQLiteBackup.restore(from: source, to: path, replacing: force)
+        print("restored: \(report) -> \(path)")
     }
 }

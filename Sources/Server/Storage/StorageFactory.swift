@@ -2,14 +2,21 @@ import Foundation
 import RooftopShared
 
 /// Opens the storage a URL names.
-enum StorageFactory {
+public enum StorageFactory {
+    /// The database file of a `sqlite:<path>` (or `sqlite://<path>`) URL; `nil` for other URLs.
+    /// - Throws: `illegalArgument` for a SQLite URL without a path.
+    public static func sqlitePath(url: String) throws(RooftopError) -> String? {
+        guard url.hasPrefix("sqlite:") else { return nil }
+        var path = String(url.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        guard !path.isEmpty else { throw RooftopError(.illegalArgument, "the SQLite storage URL needs a path") }
+        return path
+    }
+
     /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage.
     /// - Throws: `illegalArgument` for an unsupported URL.
     static func open(url: String) throws -> any Storage {
-        if url.hasPrefix("sqlite:") {
-            var path = String(url.dropFirst("sqlite:".count))
-            if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-            guard !path.isEmpty else { throw RooftopError(.illegalArgument, "the SQLite storage URL needs a path") }
+        if let path = try sqlitePath(url: url) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return try SQLiteStorage(path: path)

@@ -113,9 +113,9 @@ enum APIClientError: Error, CustomStringConvertible {
 
 /// Runs `body` with a server and a client for it; both are shut down whatever happens.
 func withServerAndClient<T>(
-    extraArguments: [String] = [], _ body: (ServerProcess, APIClient) async throws -> T
+    dataDirectory: String? = nil, extraArguments: [String] = [], _ body: (ServerProcess, APIClient) async throws -> T
 ) async throws -> T {
-    try await withServer(extraArguments: extraArguments) { server in
+    try await withServer(dataDirectory: dataDirectory, extraArguments: extraArguments) { server in
         let client = try APIClient(server: server)
         do {
             let result = try await body(server, client)
