@@ -34,6 +34,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
+            if let fault = RooftopError.storageFault(in: error) {
+                // Not a bug and not the caller's fault: the disk is full or read-only. Whatever
+                // was refused was rolled back; the client retries later.
+                context.logger.error("storage unavailable", metadata: ["fault": "\(fault)", "error": "\(error)"])
+                var response = try JSONBody.response(
+                    RooftopError(.retryLater, "the server cannot use its storage now (\(fault)); retry later"),
+                    status: .serviceUnavailable)
+                response.headers[.retryAfter] = String(RooftopError.storageRetryAfterSeconds)
+                return response
+            }
             let rooftopError = RooftopError.translating(error)
             if rooftopError.httpStatus == .internalServerError {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
@@ -52,6 +62,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension RooftopError {
+    /// The `Retry-After` of a request refused for a storage fault.
+    static let storageRetryAfterSeconds = 30
+
     /// The Rooftop error to answer with for any error a handler threw.
     static func translating(_ error: any Error) -> RooftopError {
         switch error {

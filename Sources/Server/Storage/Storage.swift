@@ -251,3 +251,24 @@ public struct QueryPage: Sendable {
         self.totalCount = totalCount
     }
 }
+
+/// An error a storage backend raises that says its files or server cannot be used now for a
+/// reason that may pass (a full disk, a read-only or failing file system), as opposed to a bug
+/// or bad input. The server answers such a request 503 with `retryLater`, and clients retry.
+public protocol StorageFaultReporting: Error {
+    /// What is wrong, when this error is such a fault; `nil` otherwise.
+    var storageFault: String? { get }
+}
+
+extension RooftopError {
+    /// The storage fault behind an error, looking through ``RooftopError/cause`` chains.
+    static func storageFault(in error: any Error) -> String? {
+        var current: (any Error)? = error
+        for _ in 0..<8 {
+            guard let error = current else { return nil }
+            if let fault = (error as? any StorageFaultReporting)?.storageFault { return fault }
+            current = (error as? RooftopError)?.cause
+        }
+        return nil
+    }
+}
