@@ -10,9 +10,11 @@ public struct BackupReport: Sendable, Equatable, CustomStringConvertible {
     public var bytes: Int
     /// The schema migrations it has, in order (a restore needs them all known to this server).
     public var migrations: [String]
-    /// Live and deleted objects stored, users and datastores.
+    /// Objects stored, deleted ones (tombstones) included.
     public var objects: Int
+    /// User accounts.
     public var users: Int
+    /// Datastores.
     public var datastores: Int
 
     /// One line for operators.
@@ -49,11 +51,7 @@ public enum SQLiteBackup {
             throw RooftopError(.illegalArgument, "\(destination) exists; choose a new file for the backup")
         }
         do {
-            let from = try DatabasePool(path: source, configuration: readOnly())
-            defer { try? from.close() }
-            let to = try DatabaseQueue(path: destination)
-            try from.backup(to: to)
-            try to.close()
+            try copy(try DatabasePool(path: source, configuration: readOnly()), to: destination)
         } catch {
             try? files.removeItem(atPath: destination)
             throw RooftopError(.internal, "the backup failed: \(error)", cause: error)
@@ -117,11 +115,7 @@ public enum SQLiteBackup {
         let staging = destination + ".restoring"
         try? files.removeItem(atPath: staging)
         do {
-            let from = try DatabaseQueue(path: source, configuration: readOnly())
-            defer { try? from.close() }
-            let to = try DatabaseQueue(path: staging)
-            try from.backup(to: to)
-            try to.close()
+            try copy(try DatabaseQueue(path: source, configuration: readOnly()), to: staging)
             // The old WAL and shared memory belong to the old file: they must not be replayed
             // over the restored one. Checkpointed first, so that the old file is whole should
             // the replacement below fail.
@@ -143,6 +137,15 @@ public enum SQLiteBackup {
             throw RooftopError(.internal, "the restore failed: \(error)", cause: error)
         }
         return report
+    }
+
+    /// Copies `source` to a new database file at `path` with SQLite's backup API, in one read
+    /// transaction of the source (a consistent snapshot), and closes both.
+    private static func copy(_ source: some DatabaseReader, to path: String) throws {
+        defer { try? source.close() }
+        let destination = try DatabaseQueue(path: path)
+        try source.backup(to: destination)
+        try destination.close()
     }
 
     private static func readOnly() -> Configuration {
