@@ -56,4 +56,61 @@ struct HostileNumberTests {
         let stored = try await client.send(.GET, "/v1/datastores/default/classes/Item/objects/d1", token: user.token)
         #expect(stored.status == 404, "a refused decimal was written: \(stored.text)")
     }
+
+    @Test("extreme counts, offsets, indices, increments and dates are refused or handled, never trapped on")
+    func extremeNumbers() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser("numbers")
+        _ = try await client.create(
+            "Item", in: .default, fields: ["n": .int(.max), "m": .int(.min), "list": ["a", "b"]], objectId: "big", as: user)
+        let queries = [
+            #"{"className":"Item","text":"limit 9223372036854775807 offset 9223372036854775807"}"#,
+            #"{"className":"Item","text":"offset 9223372036854775807"}"#,
+            #"{"className":"Item","text":"where n > ?","parameters":[-9223372036854775808]}"#,
+            #"{"className":"Item","text":"where n = 99999999999999999999999"}"#,
+            #"{"query":{"className":"Item","limit":9223372036854775807,"skip":9223372036854775807}}"#,
+            #"{"className":"Item","text":"where d = ?","parameters":[{"$date":9223372036854775807}]}"#,
+            #"{"className":"Item","text":"where d = ?","parameters":[{"$date":-9223372036854775808}]}"#,
+            #"{"className":"Item","text":"where d = ?","parameters":[{"$double":"1e400"}]}"#,
+        ]
+        for body in queries {
+            let reply = try await client.send(.POST, "/v1/datastores/default/query", raw: Data(body.utf8), token: user.token)
+            #expect(Refusal.isWellBehaved(reply), "query \(body): \(reply.status) \(reply.text.prefix(200))")
+            try await expectAlive("query \(body)")
+        }
+        let updates: [(String, String)] = [
+            ("increment past Int64.max", #"{"field":"n","do":{"op":"increment","amount":1}}"#),
+            ("decrement past Int64.min", #"{"field":"m","do":{"op":"increment","amount":-1}}"#),
+            ("insert at a huge index", #"{"field":"list","do":{"op":"listInsert","index":9223372036854775807,"value":"x"}}"#),
+            ("insert at a negative index", #"{"field":"list","do":{"op":"listInsert","index":-9223372036854775808,"value":"x"}}"#),
+            ("move from a huge index", #"{"field":"list","do":{"op":"listMove","from":9223372036854775807,"to":0}}"#),
+            ("remove at a huge index", #"{"field":"list","do":{"op":"listRemove","index":9223372036854775807}}"#),
+            ("a date at the end of time", #"{"field":"d","do":{"op":"set","value":{"$date":9223372036854775807}}}"#),
+        ]
+        for (what, update) in updates {
+            let push = Data(
+                #"{"mutations":[{"mutationId":"m-\#(UUID().uuidString)","datastore":"default","className":"Item","objectId":"big","baseVersion":9223372036854775807,"change":{"update":[\#(update)]}}]}"#
+                    .utf8)
+            let reply = try await client.send(.POST, "/v1/push", raw: push, token: user.token)
+            #expect(Refusal.isWellBehaved(reply), "\(what): \(reply.status) \(reply.text.prefix(200))")
+            try await expectAlive(what)
+        }
+        for body in [
+            #"{"datastore":"default","limit":9223372036854775807}"#, #"{"datastore":"default","limit":-9223372036854775808}"#,
+        ] {
+            let reply = try await client.send(.POST, "/v1/pull", raw: Data(body.utf8), token: user.token)
+            #expect(Refusal.isWellBehaved(reply), "pull \(body): \(reply.status) \(reply.text.prefix(200))")
+        }
+        let operations = try await client.send(
+            .GET, "/v1/datastores/default/classes/Item/objects/big/operations?after=9223372036854775807", token: user.token)
+        #expect(Refusal.isWellBehaved(operations), "\(operations.status) \(operations.text.prefix(200))")
+        try await expectAlive("pulls and operations")
+        // The object is as created: nothing above was applied.
+        let stored = try await client.send(.GET, "/v1/datastores/default/classes/Item/objects/big", token: user.token)
+        let object = try stored.decode(ObjectReply.self).object
+        #expect(object.fields["n"] == .int(.max))
+        #expect(object.fields["m"] == .int(.min))
+        #expect(object.fields["list"] == ["a", "b"])
+        #expect(object.fields["d"] == nil || object.fields["d"].map { if case .date = $0 { true } else { false } } == true)
+    }
 }
