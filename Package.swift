@@ -120,7 +120,8 @@ let package = Package(
             path: "Sources/rooftop-benchmark",
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by the client and end-to-end tests (ports, sockets, stream recording).
+        // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
+        // seeded randomness, property-check error recording).
         .target(
             name: "RooftopTestSupport",
             path: "Tests/TestSupport",
@@ -130,6 +131,7 @@ let package = Package(
             name: "SharedTests",
             dependencies: [
                 "RooftopShared",
+                "RooftopTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             path: "Tests/SharedTests",
@@ -174,6 +176,7 @@ let package = Package(
             dependencies: [
                 "RooftopServer",
                 "RooftopShared",
+                "RooftopTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
