@@ -121,9 +121,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
-        // seeded randomness, property-check error recording).
+        // seeded randomness, property-check error recording, the fault-injecting proxy).
         .target(
             name: "RooftopTestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings
         ),

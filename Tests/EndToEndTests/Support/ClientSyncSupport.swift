@@ -63,6 +63,21 @@ final class ClientSyncHarness: Sendable {
         return client
     }
 
+    /// A client like ``client(_:file:retry:)`` that reaches the server through `proxy` (the
+    /// server's certificate is for `127.0.0.1`, so it is valid on the proxy's port too).
+    func client(
+        _ server: ServerProcess, through proxy: FaultProxy, file: String? = nil,
+        retry: RetryPolicy = ClientSyncHarness.quickRetry, requestTimeout: Duration = .seconds(30)
+    ) async throws -> RooftopClient {
+        var configuration = try configuration(server, file: file, retry: retry)
+        guard let url = URL(string: "https://127.0.0.1:\(proxy.port)") else { throw FixtureError("bad proxy URL") }
+        configuration.serverURL = url
+        configuration.requestTimeout = requestTimeout
+        let client = try await RooftopClient(configuration: configuration)
+        track(.client(client))
+        return client
+    }
+
     /// A client like ``client(_:file:retry:)`` whose requests go through a ``SyncTestTransport``
     /// (pull page size, pushes held back, request counts). It has no live WebSocket.
     func controlledClient(
