@@ -131,6 +131,22 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings
         ),
+        // The randomized convergence harness's replica, shared by the end-to-end tests (replicas
+        // in the test process) and rooftop-chaos-client (replicas in their own processes).
+        .target(
+            name: "RooftopChaos",
+            dependencies: ["Rooftop", "RooftopShared"],
+            path: "Tests/Chaos",
+            swiftSettings: testSwiftSettings
+        ),
+        // One replica in its own process, driven over standard input and output; killed and
+        // reopened on its cache file by the convergence harness.
+        .executableTarget(
+            name: "rooftop-chaos-client",
+            dependencies: ["RooftopChaos"],
+            path: "Tests/ChaosClient",
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "SharedTests",
             dependencies: [
@@ -163,6 +179,7 @@ let package = Package(
             dependencies: [
                 "Rooftop",
                 "RooftopTestSupport",
+                "RooftopChaos",
                 "RooftopShared",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
