@@ -121,16 +121,38 @@ let package = Package(
             path: "Sources/rooftop-benchmark",
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by the client and end-to-end tests (ports, sockets, stream recording).
+        // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
+        // seeded randomness, property-check error recording, the fault-injecting proxy).
         .target(
             name: "RooftopTestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Tests/TestSupport",
+            swiftSettings: testSwiftSettings
+        ),
+        // The randomized convergence harness's replica, shared by the end-to-end tests (replicas
+        // in the test process) and rooftop-chaos-client (replicas in their own processes).
+        .target(
+            name: "RooftopChaos",
+            dependencies: ["Rooftop", "RooftopShared"],
+            path: "Tests/Chaos",
+            swiftSettings: testSwiftSettings
+        ),
+        // One replica in its own process, driven over standard input and output; killed and
+        // reopened on its cache file by the convergence harness.
+        .executableTarget(
+            name: "rooftop-chaos-client",
+            dependencies: ["RooftopChaos"],
+            path: "Tests/ChaosClient",
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "SharedTests",
             dependencies: [
                 "RooftopShared",
+                "RooftopTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             path: "Tests/SharedTests",
@@ -158,6 +180,7 @@ let package = Package(
             dependencies: [
                 "Rooftop",
                 "RooftopTestSupport",
+                "RooftopChaos",
                 "RooftopShared",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -175,6 +198,7 @@ let package = Package(
             dependencies: [
                 "RooftopServer",
                 "RooftopShared",
+                "RooftopTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

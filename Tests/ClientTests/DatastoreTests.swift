@@ -1,6 +1,7 @@
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Datastores: offline use, migration at sign-in, manager, sync, status", .timeLimit(.minutes(1)))
 struct DatastoreTests {
@@ -103,7 +104,7 @@ struct DatastoreTests {
         let client = try syncClient(server)
         _ = try await client.signUpForTest("ann")
         let datastore = try await client.datastores.open(.default)
-        let statuses = Collector(datastore.status)
+        let statuses = StreamRecorder(datastore.status)
         try await statuses.first("the first status") { $0.downloading && !$0.outgoing }
         server.pushGate.close()
         let note = datastore.object("Note")
@@ -127,7 +128,7 @@ struct DatastoreTests {
         let client = try syncClient(server)
         _ = try await client.signUpForTest("ann")
         let datastore = try await client.datastores.open(.default)
-        let changes = Collector(datastore.changes)
+        let changes = StreamRecorder(datastore.changes)
         let local = datastore.object("Note")
         local["text"] = "draft"
         try await changes.first("the unsaved edit") { $0.contains(local.key) }
@@ -142,10 +143,10 @@ struct DatastoreTests {
         server.delete(keys[0])
         let before = changes.elements.count
         try await datastore.sync()
-        try await eventually("the deletion") { changes.elements.dropFirst(before).contains { $0.contains(keys[0]) } }
+        try await TestWait.until("the deletion") { changes.elements.dropFirst(before).contains { $0.contains(keys[0]) } }
         #expect(changes.elements.allSatisfy { !$0.contains(other.key) }, "changes of :app are not this datastore's")
         #expect(changes.elements.allSatisfy { !$0.isEmpty })
         await client.shutdown()
-        try await eventually("the stream ends with the client") { changes.isFinished }
+        try await TestWait.until("the stream ends with the client") { changes.isFinished }
     }
 }

@@ -3,6 +3,7 @@ import RooftopShared
 import Testing
 
 @testable import Rooftop
+import RooftopTestSupport
 
 /// Every fetch policy of seed 004 (and remoteElseLocal) with the server up and down.
 @Suite("Fetch policies", .timeLimit(.minutes(1)))
@@ -126,9 +127,9 @@ struct FetchPolicyTests {
             for try await _ in top.results() { received += 1 }
             return received
         }
-        try await eventually("the request is made") { server.requestCount == 1 }
+        try await TestWait.until("the request is made") { server.requestCount == 1 }
         consumer.cancel()
-        try await eventually("the request is cancelled") { server.cancelledCount == 1 }
+        try await TestWait.until("the request is cancelled") { server.cancelledCount == 1 }
         #expect(try await consumer.value == 0, "the iteration ended without a result")
     }
 

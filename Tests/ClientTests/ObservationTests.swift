@@ -3,6 +3,7 @@ import RooftopShared
 import Testing
 
 @testable import Rooftop
+import RooftopTestSupport
 
 /// Objects and query results as AsyncStreams that yield on change.
 @Suite("Observation", .timeLimit(.minutes(1)))
@@ -12,7 +13,7 @@ struct ObservationTests {
         let (client, server) = try queryClient()
         server.isOnline = false
         let score = client.object("GameScore")
-        let probe = StreamProbe(score.changes)
+        let probe = StreamRecorder(score.changes)
         defer { probe.cancel() }
         #expect(try await probe.next("the initial state") == nil, "new and empty: does not exist yet")
         score["score"] = 1
@@ -25,7 +26,7 @@ struct ObservationTests {
         try await probe.next("the revert") { $0?["score"] == 1 }
         try await score.deleteEventually()
         try await probe.next("the deletion") { $0 == nil }
-        let states = probe.values
+        let states = probe.elements
         #expect(zip(states, states.dropFirst()).allSatisfy { $0 != $1 }, "no state is yielded twice in a row")
     }
 
@@ -35,7 +36,7 @@ struct ObservationTests {
         server.put("GameScore", "g1", ["score": 1])
         let score = try await client.query("GameScore").getObject("g1")
         try await score.pin()
-        let probe = StreamProbe(score.changes)
+        let probe = StreamRecorder(score.changes)
         defer { probe.cancel() }
         try await probe.next("the initial state") { $0?["score"] == 1 }
         server.put("GameScore", "g1", ["score": 2])
@@ -50,7 +51,7 @@ struct ObservationTests {
         let first = server.put("GameScore", "g1", ["score": 1])
         let score = client.core.adopt(first)
         try await score.pin()
-        let probe = StreamProbe(score.changes)
+        let probe = StreamRecorder(score.changes)
         defer { probe.cancel() }
         try await probe.next("the initial state") { $0?["score"] == 1 }
         // As a pull would: the store gets the server's new state.
@@ -64,7 +65,7 @@ struct ObservationTests {
     func queryChanges() async throws {
         let (client, _) = try queryClient()
         let high = client.query("GameScore").fromLocalDatastore().where(Field("score") > 10)
-        let probe = StreamProbe(high.changes())
+        let probe = StreamRecorder(high.changes())
         defer { probe.cancel() }
         let initial = try await probe.next("the initial result")
         #expect(initial.objects.isEmpty && initial.fromCache)
@@ -90,12 +91,12 @@ struct ObservationTests {
         score["score"] = 0
         try await score.pin()
         let query = client.query("GameScore").fromLocalDatastore().where(Field("score") >= 0)
-        let probe = StreamProbe(query.changes())
+        let probe = StreamRecorder(query.changes())
         defer { probe.cancel() }
         try await probe.next("the initial result")
         for value in 1...200 { score["score"] = .int(Int64(value)) }
         try await probe.next("the last state") { $0.objects.first?.int("score") == 200 }
-        #expect(probe.values.count < 100, "\(probe.values.count) results for 200 changes")
+        #expect(probe.elements.count < 100, "\(probe.elements.count) results for 200 changes")
     }
 
     @Test("a server query observes its cached result, which remoteAndStore refreshes")
@@ -103,7 +104,7 @@ struct ObservationTests {
         let (client, server) = try queryClient()
         server.put("GameScore", "g1", ["score": 10])
         let top = client.query("GameScore").order(by: "score", descending: true).limit(5)
-        let probe = StreamProbe(top.changes())
+        let probe = StreamRecorder(top.changes())
         defer { probe.cancel() }
         #expect(try await probe.next("the empty result").objects.isEmpty)
         _ = try await top.find(policy: .remoteAndStore)
@@ -135,21 +136,21 @@ struct ObservationTests {
         let score = client.object("GameScore")
         score["score"] = 1
         try await score.pin()
-        let objectProbe = StreamProbe(score.changes)
-        let queryProbe = StreamProbe(client.query("GameScore").fromLocalDatastore().changes())
+        let objectProbe = StreamRecorder(score.changes)
+        let queryProbe = StreamRecorder(client.query("GameScore").fromLocalDatastore().changes())
         try await objectProbe.next("the object's state")
         try await queryProbe.next("the query's result")
         #expect(bus.observerCount == 2 && edits.observerCount == 2)
         objectProbe.cancel()
         queryProbe.cancel()
-        try await objectProbe.finish()
-        try await queryProbe.finish()
-        try await eventually("the subscriptions end") { bus.observerCount == 0 && edits.observerCount == 0 }
+        try await objectProbe.waitForEnd()
+        try await queryProbe.waitForEnd()
+        try await TestWait.until("the subscriptions end") { bus.observerCount == 0 && edits.observerCount == 0 }
         do {
             let dropped = client.query("GameScore").fromLocalDatastore().changes()
             _ = dropped
         }
-        try await eventually("a stream dropped without iterating ends") {
+        try await TestWait.until("a stream dropped without iterating ends") {
             bus.observerCount == 0 && edits.observerCount == 0
         }
     }
@@ -157,10 +158,10 @@ struct ObservationTests {
     @Test("shutting the client down ends the streams")
     func shutdownEnds() async throws {
         let (client, _) = try queryClient()
-        let probe = StreamProbe(client.query("GameScore").fromLocalDatastore().changes())
+        let probe = StreamRecorder(client.query("GameScore").fromLocalDatastore().changes())
         try await probe.next("the initial result")
         await client.shutdown()
-        try await probe.finish()
+        try await probe.waitForEnd()
         #expect(probe.isFinished)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import RooftopShared
 import Synchronization
 import Testing
+import RooftopTestSupport
 
 @Suite("Outbox: retries, lost answers, restarts", .timeLimit(.minutes(1)))
 struct OutboxRetryTests {
@@ -11,13 +12,13 @@ struct OutboxRetryTests {
     /// A signed-in client on the test clock whose server is offline, with one note queued; the
     /// queue's events are collected from before the note was queued.
     private func noteQueuedOffline() async throws
-        -> (SyncFakeServer, TestClock, RooftopClient, Collector<OutboxEvent>, MutationID)
+        -> (SyncFakeServer, TestClock, RooftopClient, StreamRecorder<OutboxEvent>, MutationID)
     {
         let server = SyncFakeServer()
         let clock = TestClock()
         let client = try syncClient(server, clock: clock, retry: Self.policy)
         _ = try await client.signUpForTest("ann")
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         server.offline = true
         let note = client.object("Note")
         note["n"] = 1
@@ -33,7 +34,7 @@ struct OutboxRetryTests {
     func backoff() async throws {
         let (server, clock, client, events, id) = try await noteQueuedOffline()
         try await events.first("retry 1") { $0.kind == .retrying(attempt: 1, after: .seconds(1)) }
-        try await eventually("the retry timer is set") { clock.nextDeadline == .seconds(1) }
+        try await TestWait.until("the retry timer is set") { clock.nextDeadline == .seconds(1) }
         #expect(pushCount(server) == 1)
         let row = try #require(try client.core.store.outboxRow(id, scope: "u1"))
         #expect(row.state == .pending && row.attempts == 1 && row.lastError?.code == .noConnection)
@@ -43,7 +44,7 @@ struct OutboxRetryTests {
         clock.advance(by: .milliseconds(1))
         try await events.first("retry 2") { $0.kind == .retrying(attempt: 2, after: .seconds(2)) }
         #expect(pushCount(server) == 2)
-        try await eventually("the second timer is set") { clock.nextDeadline == .seconds(3) }
+        try await TestWait.until("the second timer is set") { clock.nextDeadline == .seconds(3) }
 
         server.offline = false
         clock.advance(by: .seconds(2))
@@ -84,7 +85,7 @@ struct OutboxRetryTests {
         counter["n"] = 10
         try await counter.saveEventually()
         try await client.outbox.waitUntilIdle()
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         server.loseNextPushAnswers(1)
         try counter.increment("n")
         let id = try #require(try await counter.saveEventually())
@@ -118,7 +119,7 @@ struct OutboxRetryTests {
             server.pushGate.close()
             try counter.increment("n")
             let id = try #require(try await counter.saveEventually())
-            try await eventually("the push is on its way") { server.pushGate.waiting == 1 }
+            try await TestWait.until("the push is on its way") { server.pushGate.waiting == 1 }
             increment = try #require(try client.core.store.outboxRow(id, scope: "u1")?.mutation)
             #expect(try client.core.store.outboxRow(id, scope: "u1")?.state == .sent)
             // The server applies it; the process dies before the answer arrives.
@@ -130,7 +131,7 @@ struct OutboxRetryTests {
         #expect(server.object(key, owner: "u1")?.fields["n"] == 2)
         server.offline = false
         let reopened = try syncClient(server, storage: .file(path: path))
-        let events = Collector(reopened.outbox.events)
+        let events = StreamRecorder(reopened.outbox.events)
         try await reopened.outbox.waitUntilIdle()
         #expect(server.pushes.last?.mutations.map(\.mutationId) == [increment.mutationId], "the same ID again")
         #expect(server.object(key, owner: "u1")?.fields["n"] == 2, "not applied twice")
@@ -170,7 +171,7 @@ struct OutboxRetryTests {
         let clock = TestClock()
         let client = try syncClient(server, clock: clock)
         _ = try await client.signUpForTest("ann")
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         server.failNext("/v1/push", with: RooftopError(.auth, "session expired"))
         let note = client.object("Note")
         note["n"] = 1

@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Outbox: order, statuses, refusals", .timeLimit(.minutes(1)))
 struct OutboxTests {
@@ -39,12 +40,12 @@ struct OutboxTests {
         server.pushGate.close()
         let client = try syncClient(server)
         _ = try await client.signUpForTest("ann")
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         let note = client.object("Note")
         note["text"] = "hello"
         let id = try #require(try await note.saveEventually())
         #expect(try client.outbox.hasPendingWrites)
-        try await eventually("the change is sent") { try client.outbox.status(of: id) == .sent }
+        try await TestWait.until("the change is sent") { try client.outbox.status(of: id) == .sent }
         server.pushGate.open()
         try await client.outbox.waitUntilIdle()
         #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))
@@ -120,7 +121,7 @@ struct OutboxTests {
         server.pushGate.close()
         note["title"] = "one"
         try await note.saveEventually()
-        try await eventually("the first change waits at the server") { server.pushGate.waiting == 1 }
+        try await TestWait.until("the first change waits at the server") { server.pushGate.waiting == 1 }
         note["title"] = "two"
         let second = try #require(try await note.saveEventually())
         server.pushGate.open()
@@ -179,7 +180,7 @@ struct OutboxTests {
         note["n"] = 1
         try await note.saveEventually()
         let waiter = Task { try await client.outbox.waitUntilIdle() }
-        try await eventually("the send failed") { server.requestLog.contains("POST /v1/push") }
+        try await TestWait.until("the send failed") { server.requestLog.contains("POST /v1/push") }
         waiter.cancel()
         await #expect(throws: RooftopError.self) { try await waiter.value }
         #expect(try client.outbox.hasPendingWrites)

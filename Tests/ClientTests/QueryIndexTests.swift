@@ -3,6 +3,7 @@ import RooftopShared
 import Testing
 
 @testable import Rooftop
+import RooftopTestSupport
 
 /// The local field index only narrows what local queries read: with it, every local query must
 /// answer exactly what the shared evaluator answers over all objects as they read now.
@@ -10,7 +11,7 @@ import Testing
 struct QueryIndexTests {
     @Test("random local queries over random objects answer as the evaluator over every object", arguments: [1, 2, 3])
     func differential(seed: UInt64) async throws {
-        var random = TestRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let (client, server) = try queryClient()
         server.isOnline = false
         _ = client  // objects are stored offline: queued, with their local views indexed
@@ -89,19 +90,8 @@ struct QueryIndexTests {
     }
 }
 
-/// A small seeded generator of values and predicates over the fields `a`, `b`, `c`.
-struct TestRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-
-    mutating func next() -> UInt64 {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return state
-    }
-
+/// Values and predicates over the fields `a`, `b`, `c`.
+extension SeededGenerator {
     /// Values that collide across kinds (1 and 1.0), sort near each other, or are too long to
     /// index.
     mutating func value() -> Value {

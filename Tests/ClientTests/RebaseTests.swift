@@ -1,6 +1,7 @@
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Rebase of queued changes over pulled ones", .timeLimit(.minutes(1)))
 struct RebaseTests {
@@ -16,7 +17,7 @@ struct RebaseTests {
         let blocker = client.object("Note", id: "blocker", in: .default)
         blocker["busy"] = true
         try await blocker.saveEventually()
-        try await eventually("the queue is busy") { server.pushGate.waiting == 1 }
+        try await TestWait.until("the queue is busy") { server.pushGate.waiting == 1 }
         return (client, client.object("Score", id: "score0", in: .default))
     }
 
@@ -25,7 +26,7 @@ struct RebaseTests {
         let server = SyncFakeServer()
         server.setRules(["count": .sum], for: "Score")
         let (client, score) = try await setUp(server, base: ["count": 10])
-        let decisions = Collector(client.sync.mergeDecisions)
+        let decisions = StreamRecorder(client.sync.mergeDecisions)
         try score.increment("count", by: 5)
         let queued = try #require(try await score.saveEventually())
         // Another client adds 1 meanwhile.
@@ -92,7 +93,7 @@ struct RebaseTests {
         score["best"] = 15
         try await score.saveEventually()
         server.update(score.key, [FieldUpdate("best", .set(20))])
-        let decisions = Collector(client.sync.mergeDecisions)
+        let decisions = StreamRecorder(client.sync.mergeDecisions)
         try await client.sync.pull(datastore: .default)
         #expect(score["best"] == expected, "local view after the rebase")
         let decision = try await decisions.first("the decision") { _ in true }.decision
@@ -131,11 +132,11 @@ struct RebaseTests {
     func remoteDelete() async throws {
         let server = SyncFakeServer()
         let (client, score) = try await setUp(server, base: ["count": 1])
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         score["count"] = 2
         let queued = try #require(try await score.saveEventually())
         server.delete(score.key)
-        let decisions = Collector(client.sync.mergeDecisions)
+        let decisions = StreamRecorder(client.sync.mergeDecisions)
         try await client.sync.pull(datastore: .default)
         #expect(try client.core.store.queued(for: score.key, scope: "u1").isEmpty)
         #expect(try client.outbox.status(of: queued) == .acknowledged(version: 2))
@@ -158,7 +159,7 @@ struct RebaseTests {
         let (client, score) = try await setUp(server, base: ["count": 0])
         server.pushGate.open()
         try await client.outbox.waitUntilIdle()
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         server.loseNextPushAnswers(1)
         try score.increment("count", by: 1)
         let queued = try #require(try await score.saveEventually())

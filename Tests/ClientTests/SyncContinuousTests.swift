@@ -1,6 +1,7 @@
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Sync: continuous mode", .timeLimit(.minutes(1)))
 struct SyncContinuousTests {
@@ -13,11 +14,11 @@ struct SyncContinuousTests {
         server.pullGate.close()
         await client.sync.startContinuous(datastores: [.default], scope: nil, channel: channel)
         #expect(channel.subscribed == [[.default]])
-        try await eventually("the first pull waits") { server.pullGate.waiting == 1 }
+        try await TestWait.until("the first pull waits") { server.pullGate.waiting == 1 }
         let keys = server.seed(3)
         for sequence in 1...10 { channel.emit(.changed(.default, sequence: Int64(sequence))) }
         let datastore = try await client.datastores.open(.default)
-        try await eventually("incoming is reported") { try datastore.currentStatus().incoming }
+        try await TestWait.until("incoming is reported") { try datastore.currentStatus().incoming }
         server.pullGate.open()
         try await client.sync.waitForContinuousIdle()
         #expect(server.pulls.count == 2, "ten signals during a pull make one more pull")
@@ -39,7 +40,7 @@ struct SyncContinuousTests {
         let channel = FakeLiveChannel()
         await client.sync.startContinuous(datastores: [.default], scope: nil, channel: channel)
         try await client.sync.waitForContinuousIdle()
-        let events = Collector(client.outbox.events)
+        let events = StreamRecorder(client.outbox.events)
         server.offline = true
         channel.emit(.disconnected)
         let note = client.object("Note", id: "n1", in: .default)
@@ -67,12 +68,12 @@ struct SyncContinuousTests {
         let client = try syncClient(server, clock: clock)
         _ = try await client.signUpForTest("ann")
         try await client.sync.startContinuous(datastores: [.default])
-        try await eventually("the first pull") { server.pulls.count == 1 }
+        try await TestWait.until("the first pull") { server.pulls.count == 1 }
         try await client.sync.waitForContinuousIdle()
-        try await eventually("the poll timer is set") { clock.nextDeadline == SyncEngine.pollingInterval }
+        try await TestWait.until("the poll timer is set") { clock.nextDeadline == SyncEngine.pollingInterval }
         let keys = server.seed(2)
         clock.advance(by: SyncEngine.pollingInterval)
-        try await eventually("the poll pulled") { try client.storedKeys() == Set(keys) }
+        try await TestWait.until("the poll pulled") { try client.storedKeys() == Set(keys) }
         await client.sync.stop()
         let pulls = server.pulls.count
         clock.advance(by: SyncEngine.pollingInterval * 3)

@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Sync: pull pages, checkpoints, purges", .timeLimit(.minutes(1)))
 struct SyncPullTests {
@@ -12,7 +13,7 @@ struct SyncPullTests {
         let client = try syncClient(server)
         _ = try await client.signUpForTest("ann")
         let keys = server.seed(5)
-        let stream = Collector(client.sync.progress)
+        let stream = StreamRecorder(client.sync.progress)
         let reports = ReportBox()
         let count = try await client.sync.pull(datastore: .default) { reports.append($0) }
         #expect(count == 5)

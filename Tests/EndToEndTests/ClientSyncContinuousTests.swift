@@ -2,6 +2,7 @@ import Foundation
 import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Continuous sync over the real server's live WebSocket: a client keeping a shared datastore in
 /// sync gets another user's changes without pulling, and after the server restarts it reconnects
@@ -21,13 +22,13 @@ struct ClientSyncContinuousTests {
             try await watcher.logIn(guest)
             let watched = try await watcher.datastores.open(datastore)
             try await watcher.sync.startContinuous(datastores: [datastore])
-            try await waitUntil("the watcher is connected") { try watched.currentStatus().connected }
+            try await TestWait.until("the watcher is connected") { try watched.currentStatus().connected }
 
             let note = writer.object("Note", in: datastore)
             note["text"] = "first"
             note.acl = .publicReadWrite
             try await note.save()
-            try await waitUntil("the new note on the watcher") {
+            try await TestWait.until("the new note on the watcher") {
                 await watcher.hasLocalCopy("Note", note.objectId, in: datastore)
             }
             let seen = try await watcher.query("Note", in: datastore).fromLocalDatastore().getObject(note.objectId)
@@ -35,11 +36,11 @@ struct ClientSyncContinuousTests {
 
             note["text"] = "second"
             try await note.saveEventually()
-            try await waitUntil("the edit on the watcher") { seen.string("text") == "second" }
+            try await TestWait.until("the edit on the watcher") { seen.string("text") == "second" }
             #expect(seen.version == 2)
 
             try await note.delete()
-            try await waitUntil("the delete on the watcher") { seen.isDeleted }
+            try await TestWait.until("the delete on the watcher") { seen.isDeleted }
             #expect(!(await watcher.hasLocalCopy("Note", note.objectId, in: datastore)))
             await watcher.sync.stop()
         }
@@ -61,13 +62,13 @@ struct ClientSyncContinuousTests {
             try await watcher.logIn(guest)
             let watched = try await watcher.datastores.open(datastore)
             try await watcher.sync.startContinuous(datastores: [datastore])
-            try await waitUntil("the first object on the watcher") {
+            try await TestWait.until("the first object on the watcher") {
                 await watcher.hasLocalCopy("Note", before.objectId, in: datastore)
             }
-            try await waitUntil("the watcher is connected") { try watched.currentStatus().connected }
+            try await TestWait.until("the watcher is connected") { try watched.currentStatus().connected }
 
             await harness.stop(first)
-            try await waitUntil("the watcher notices the drop") { !(try watched.currentStatus().connected) }
+            try await TestWait.until("the watcher notices the drop") { !(try watched.currentStatus().connected) }
 
             // Changes the watcher cannot hear of: made on another port.
             let detour = try await harness.startServer(dataDirectory: first.dataDirectory)
@@ -82,11 +83,11 @@ struct ClientSyncContinuousTests {
 
             // The server is back where the watcher looks for it.
             let second = try await harness.startServer(dataDirectory: first.dataDirectory, port: port)
-            try await waitUntil("the change made while away", deadline: .seconds(60)) {
+            try await TestWait.until(within: .seconds(60), "the change made while away") {
                 await watcher.hasLocalCopy("Note", during.objectId, in: datastore)
             }
             let local = watcher.query("Note", in: datastore).fromLocalDatastore()
-            try await waitUntil("the edit made while away") {
+            try await TestWait.until("the edit made while away") {
                 try await local.getObject(before.objectId).string("text") == "edited while away"
             }
             #expect(try await local.getObject(during.objectId).string("text") == "while away")
@@ -95,7 +96,7 @@ struct ClientSyncContinuousTests {
             // And it hears of new changes again.
             let secondAPI = try harness.api(second)
             let after = try await secondAPI.create("Note", in: datastore, fields: ["text": "after"], acl: .publicReadWrite, as: owner)
-            try await waitUntil("a change after the reconnect") {
+            try await TestWait.until("a change after the reconnect") {
                 await watcher.hasLocalCopy("Note", after.objectId, in: datastore)
             }
             #expect(try await watcher.localIds("Note", in: datastore) == [before.objectId, during.objectId, after.objectId])

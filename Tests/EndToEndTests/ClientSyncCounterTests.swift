@@ -2,6 +2,7 @@ import Foundation
 import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// A `sum`-merged counter changed on two devices while the server is down converges to the total
 /// on both devices and on the server.
@@ -48,8 +49,8 @@ struct ClientSyncCounterTests {
             #expect(onTablet.int("count") == 15 && onTablet.int("total") == 15)
             #expect(try phone.outbox.hasPendingWrites && tablet.outbox.hasPendingWrites)
 
-            let decisions = SyncStreamLog(tablet.sync.mergeDecisions)
-            let phoneDecisions = SyncStreamLog(phone.sync.mergeDecisions)
+            let decisions = StreamRecorder(tablet.sync.mergeDecisions)
+            let phoneDecisions = StreamRecorder(phone.sync.mergeDecisions)
             let second = try await harness.startServer(dataDirectory: first.dataDirectory, port: port)
             try await withDeadline(.seconds(60), "both queues draining") {
                 try await phone.outbox.waitUntilIdle()

@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Merge decisions observable end to end: two devices of one user edit the same field of the
 /// same object concurrently, and the device whose change comes second sees the decision on
@@ -32,7 +33,7 @@ struct ClientSyncMergeTests {
 
             doc["title"] = "from laptop"
             try await doc.save()
-            let decisions = SyncStreamLog(phone.sync.mergeDecisions)
+            let decisions = StreamRecorder(phone.sync.mergeDecisions)
             onPhone["title"] = "from phone"
             onPhone["pages"] = 2
             let id = try #require(try await onPhone.saveEventually())
@@ -80,7 +81,7 @@ struct ClientSyncMergeTests {
             let blocker = phone.object(className, in: .default)
             blocker["title"] = "slow"
             try await blocker.saveEventually()
-            try await waitUntil("the blocker's push in flight") { gate.heldPushes == 1 }
+            try await TestWait.until("the blocker's push in flight") { gate.heldPushes == 1 }
             onPhone["title"] = "from phone"
             onPhone["best"] = 15
             let id = try #require(try await onPhone.saveEventually())
@@ -88,7 +89,7 @@ struct ClientSyncMergeTests {
             doc["best"] = 20
             try await doc.save()
 
-            let decisions = SyncStreamLog(phone.sync.mergeDecisions)
+            let decisions = StreamRecorder(phone.sync.mergeDecisions)
             try await phone.sync.pull(datastore: .default)
             let title = try await decisions.first("the title decision") { $0.decision.field == "title" }
             let best = try await decisions.first("the best decision") { $0.decision.field == "best" }

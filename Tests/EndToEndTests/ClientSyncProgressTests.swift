@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Progress reports of pulls and pushes against the real server add up: counts never go back,
 /// the last report says everything was done, and the count matches what moved.
@@ -27,7 +28,7 @@ struct ClientSyncProgressTests {
             let (client, transport) = try harness.controlledClient(server, pullPageSize: 25)
             try await client.logIn(user)
             let reports = SyncLocked<[SyncProgress]>([])
-            let broadcast = SyncStreamLog(client.sync.progress)
+            let broadcast = StreamRecorder(client.sync.progress)
             let changed = try await client.sync.pull(datastore: .default) { progress in
                 reports.update { $0.append(progress) }
             }
@@ -66,7 +67,7 @@ struct ClientSyncProgressTests {
                 row["payload"] = payload
                 try await row.saveEventually()
             }
-            try await waitUntil("a refused push attempt") { gate.requests(to: "/v1/push") > 0 }
+            try await TestWait.until("a refused push attempt") { gate.requests(to: "/v1/push") > 0 }
             #expect(try await api.count(.default, className: className, token: user.token) == 0)
             let refusedPushes = gate.requests(to: "/v1/push")
             gate.blocksPushes = false

@@ -1,6 +1,7 @@
 import Foundation
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// A seeded, bounded fuzz run over the push, pull, query and count endpoints: mutated valid
 /// bodies and random JSON documents. Whatever the input: no 5xx, a `{code, message}` body on

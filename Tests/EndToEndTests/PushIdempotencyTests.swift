@@ -1,6 +1,7 @@
 import Foundation
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Push: a mutation ID is applied at most once and always answered with its first result, within
 /// a batch, across batches, across restarts and crashes; one refusal does not fail a batch.
@@ -251,7 +252,7 @@ struct PushIdempotencyTests {
                 let user = try await client.newUser()
                 let push = Task { try? await client.push(batch, token: user.token) }
                 // Kill as soon as part of the batch is committed (or after all of it, if it is quick).
-                try await waitUntil("the first increments to commit") {
+                try await TestWait.until("the first increments to commit") {
                     let object = try await client.object(
                         datastore, className: "Counter", objectId: "c", token: user.token)
                     return (object?.version ?? 0) >= 2

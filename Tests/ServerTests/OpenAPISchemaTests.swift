@@ -3,6 +3,7 @@ import PropertyBased
 @testable import RooftopServer
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// The component schemas agree with the Codable wire types: what the types encode validates,
 /// what the schemas refuse is really refused, and the document's examples decode.

@@ -2,6 +2,7 @@ import RooftopShared
 import Testing
 
 @testable import RooftopServer
+import RooftopTestSupport
 
 /// The server's SQL must answer every query exactly as ``QueryEvaluator`` does: the same objects
 /// in the same order, the same total count, the same `count`. Random datasets are written through

@@ -3,6 +3,7 @@ import RooftopShared
 import Testing
 
 @testable import RooftopServer
+import RooftopTestSupport
 
 /// Property tests of the two places where the SQL compiler turns a condition into byte-key
 /// ranges: `startsWith` (a key range built from the prefix's key) and range comparisons on

@@ -1,6 +1,7 @@
 import PropertyBased
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Merge properties")
 struct MergePropertyTests {

@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Properties over random predicates, objects and queries.
 struct QueryPropertyTests {

@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Value JSON encoding")
 struct ValueCodingTests {

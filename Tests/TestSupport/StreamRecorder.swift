@@ -41,6 +41,7 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     /// The next element (not taken yet) that matches `predicate` (by default any); elements
     /// before it are skipped.
     /// - Throws: ``TestSupportError`` when none comes in time or the stream ends first.
+    @discardableResult
     public func next(
         within limit: Duration = .seconds(20), _ what: String = "the next element",
         where predicate: (Element) -> Bool = { _ in true }
@@ -63,6 +64,23 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
         return found
     }
 
+    /// The first element received (taken or not) that matches `predicate`, waiting for one to
+    /// come; unlike ``next(within:_:where:)`` it does not move past it, so two calls may return
+    /// the same element.
+    /// - Throws: ``TestSupportError`` when none comes in time.
+    @discardableResult
+    public func first(
+        _ what: String, within limit: Duration = .seconds(20), where predicate: (Element) -> Bool
+    ) async throws -> Element {
+        var found: Element?
+        try await TestWait.until(within: limit, "\(what); got \(elements)") {
+            found = box.state.withLock { $0.elements.first(where: predicate) }
+            return found != nil
+        }
+        guard let found else { throw TestSupportError("no element: \(what)") }
+        return found
+    }
+
     /// Stops collecting (the stream's consumer goes away, so an observation can end).
     public func cancel() {
         task.cancel()
@@ -73,29 +91,6 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     public func waitForEnd(within limit: Duration = .seconds(10)) async throws {
         try await TestWait.until(within: limit, "the end of the stream") { isFinished }
     }
-}
 
-/// Waiting in tests: on a condition with a deadline, never a fixed sleep.
-public enum TestWait {
-    /// Polls `condition` every few milliseconds (real time) until it holds or `limit` passes.
-    /// - Throws: ``TestSupportError`` naming `what` on timeout.
-    public static func until(
-        within limit: Duration = .seconds(20), _ what: @autoclosure () -> String, _ condition: () -> Bool
-    ) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: limit)
-        while !condition() {
-            guard clock.now < end else { throw TestSupportError("timed out after \(limit) waiting for \(what())") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
-}
-
-/// A failed expectation of a test-support helper.
-public struct TestSupportError: Error, CustomStringConvertible {
-    /// What did not happen.
-    public var description: String
-
-    /// An error saying what did not happen.
-    public init(_ description: String) { self.description = description }
+    deinit { task.cancel() }
 }

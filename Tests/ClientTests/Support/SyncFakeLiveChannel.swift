@@ -1,6 +1,7 @@
 @testable import Rooftop
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 
 /// A live channel the test drives: it emits the signals it is given and records subscriptions.
 final class FakeLiveChannel: LiveChannel {
@@ -29,6 +30,6 @@ extension SyncEngine {
     /// Waits until continuous sync has no pull running or due.
     func waitForContinuousIdle() async throws {
         guard let sync = continuous.withLock({ $0 }) else { return }
-        try await eventually("continuous sync is idle") { await sync.isIdle }
+        try await TestWait.until("continuous sync is idle") { await sync.isIdle }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 
 /// Everything an end-to-end sync test starts — servers, API clients and ``RooftopClient``s —
 /// tracked so that ``withSyncHarness(_:)`` shuts it all down on every path, in reverse order.
@@ -58,6 +59,21 @@ final class ClientSyncHarness: Sendable {
         _ server: ServerProcess, file: String? = nil, retry: RetryPolicy = ClientSyncHarness.quickRetry
     ) async throws -> RooftopClient {
         let client = try await RooftopClient(configuration: configuration(server, file: file, retry: retry))
+        track(.client(client))
+        return client
+    }
+
+    /// A client like ``client(_:file:retry:)`` that reaches the server through `proxy` (the
+    /// server's certificate is for `127.0.0.1`, so it is valid on the proxy's port too).
+    func client(
+        _ server: ServerProcess, through proxy: FaultProxy, file: String? = nil,
+        retry: RetryPolicy = ClientSyncHarness.quickRetry, requestTimeout: Duration = .seconds(30)
+    ) async throws -> RooftopClient {
+        var configuration = try configuration(server, file: file, retry: retry)
+        guard let url = URL(string: "https://127.0.0.1:\(proxy.port)") else { throw FixtureError("bad proxy URL") }
+        configuration.serverURL = url
+        configuration.requestTimeout = requestTimeout
+        let client = try await RooftopClient(configuration: configuration)
         track(.client(client))
         return client
     }
@@ -142,43 +158,6 @@ func withDeadline<T: Sendable>(
             throw FixtureError("\(what) did not happen within \(limit)")
         }
         return result
-    }
-}
-
-/// Collects a stream's elements in the background, so a test can look at them or wait for one
-/// with a deadline.
-final class SyncStreamLog<Element: Sendable>: Sendable {
-    private final class Box: Sendable {
-        let elements = Mutex<[Element]>([])
-    }
-
-    private let box = Box()
-    private let task: Task<Void, Never>
-
-    /// Starts collecting `stream`.
-    init(_ stream: AsyncStream<Element>) {
-        let box = self.box
-        task = Task {
-            for await element in stream { box.elements.withLock { $0.append(element) } }
-        }
-    }
-
-    deinit { task.cancel() }
-
-    /// Everything collected so far.
-    var elements: [Element] { box.elements.withLock { $0 } }
-
-    /// The first element matching `predicate`, waiting up to `limit` for it.
-    func first(
-        _ what: String, within limit: Duration = .seconds(20), where predicate: @escaping (Element) -> Bool
-    ) async throws -> Element {
-        var found: Element?
-        try await waitUntil(what, deadline: limit) {
-            found = elements.first(where: predicate)
-            return found != nil
-        }
-        guard let found else { throw FixtureError("unreachable: \(what)") }
-        return found
     }
 }
 

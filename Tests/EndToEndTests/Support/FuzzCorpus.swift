@@ -1,5 +1,6 @@
 import Foundation
 import RooftopShared
+import RooftopTestSupport
 
 /// Inputs for the fuzz run.
 enum FuzzCorpus {

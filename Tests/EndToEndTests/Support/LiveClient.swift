@@ -6,6 +6,7 @@ import NIOCore
 import NIOSSL
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 
 /// A WebSocket connection to a test server's `/v1/live`, over TLS trusting only the server's
 /// development CA. Received text messages queue up; ``next(within:)`` takes them in order,
@@ -106,7 +107,7 @@ final class LiveClient: Sendable {
     }
 
     /// The next message received, as text, waiting up to `deadline`.
-    /// - Throws: ``LiveClientError/timedOut(_:)`` or ``LiveClientError/closed``.
+    /// - Throws: ``TestSupportError`` on timeout, or ``LiveClientError/closed``.
     func nextText(within deadline: Duration = .seconds(10)) async throws -> String {
         var taken: String?
         try await inbox.wait(deadline: deadline) { state in
@@ -197,27 +198,19 @@ private final class Inbox: Sendable {
 
     /// Polls `condition` (under the lock) until it returns `true` or the deadline passes.
     func wait(deadline: Duration, _ condition: (inout State) throws -> Bool) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while true {
-            if try state.withLock({ try condition(&$0) }) { return }
-            guard clock.now < end else { throw LiveClientError.timedOut(deadline) }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await TestWait.until(within: deadline, "a live message") { try state.withLock { try condition(&$0) } }
     }
 }
 
 /// Why a live connection failed.
 enum LiveClientError: Error, CustomStringConvertible {
     case connectFailed(String)
-    case timedOut(Duration)
     case closed
     case undecodable(String)
 
     var description: String {
         switch self {
         case .connectFailed(let reason): "live connection failed: \(reason)"
-        case .timedOut(let deadline): "no live message within \(deadline)"
         case .closed: "the live connection closed"
         case .undecodable(let text): "undecodable live message: \(text)"
         }

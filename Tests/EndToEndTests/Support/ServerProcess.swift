@@ -109,20 +109,30 @@ final class ServerProcess: Sendable {
 
     /// Waits for the process to exit; kills it with SIGKILL if it has not by the deadline.
     func waitForExit(deadline: Duration) async -> Int32 {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while process.isRunning && clock.now < end {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
+        await process.waitForExit(deadline: deadline)
     }
 
     /// The admin key every test server is started with.
     static let testAdminKey = "test-admin-key-0123456789abcdef"
+}
+
+extension Process {
+    /// Waits (polling) for the process to exit; kills it with SIGKILL if it has not by the
+    /// deadline.
+    /// - Returns: The exit status.
+    @discardableResult
+    func waitForExit(deadline: Duration) async -> Int32 {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        while isRunning && clock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if isRunning {
+            Foundation.kill(processIdentifier, SIGKILL)
+            waitUntilExit()
+        }
+        return terminationStatus
+    }
 }
 
 /// Starts a server, runs `body`, and stops the server whatever happens.
@@ -141,14 +151,14 @@ func withServer<T>(
 }
 
 enum ServerProcessError: Error, CustomStringConvertible {
-    case binaryNotFound(searched: [String])
+    case binaryNotFound(name: String, searched: [String])
     case exited(status: Int32, log: String)
     case timedOut(log: String)
 
     var description: String {
         switch self {
-        case .binaryNotFound(let searched):
-            "rooftop-server not found (build it with `swift build`); looked in \(searched)"
+        case .binaryNotFound(let name, let searched):
+            "\(name) not found (build it with `swift build`); looked in \(searched)"
         case .exited(let status, let log): "the server exited with status \(status) before listening:\n\(log)"
         case .timedOut(let log): "the server did not start listening in time:\n\(log)"
         }
@@ -159,19 +169,27 @@ enum ServerProcessError: Error, CustomStringConvertible {
 /// in the package's `.build/debug`.
 enum ServerBinary {
     static func url() throws -> URL {
+        try BuiltExecutable.url(named: "rooftop-server", environmentVariable: "ROOFTOP_SERVER_BINARY")
+    }
+}
+
+/// Where one of the package's built executables is: the path in `environmentVariable` when set,
+/// next to the test bundle, or in the package's `.build/debug`.
+enum BuiltExecutable {
+    static func url(named name: String, environmentVariable: String) throws -> URL {
         var candidates: [String] = []
-        if let configured = ProcessInfo.processInfo.environment["ROOFTOP_SERVER_BINARY"] {
+        if let configured = ProcessInfo.processInfo.environment[environmentVariable] {
             candidates.append(configured)
         }
         let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(testBundle.appendingPathComponent("rooftop-server").path)
+        candidates.append(testBundle.appendingPathComponent(name).path)
         let packageRoot = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/rooftop-server").path)
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/\(name)").path)
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
             return URL(fileURLWithPath: candidate)
         }
-        throw ServerProcessError.binaryNotFound(searched: candidates)
+        throw ServerProcessError.binaryNotFound(name: name, searched: candidates)
     }
 }
 

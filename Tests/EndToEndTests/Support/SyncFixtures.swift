@@ -189,19 +189,6 @@ func uniqueClassName(_ prefix: String) -> String {
     "\(prefix)\(UUID().uuidString.prefix(8).replacingOccurrences(of: "-", with: ""))"
 }
 
-/// Waits until `condition` holds, polling, or throws when `deadline` passes.
-func waitUntil(
-    _ what: String, deadline: Duration = .seconds(30), _ condition: () async throws -> Bool
-) async throws {
-    let clock = ContinuousClock()
-    let end = clock.now.advanced(by: deadline)
-    while clock.now < end {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw FixtureError("timed out waiting for \(what)")
-}
-
 /// Runs `body` with a client of `server`, shut down whatever happens.
 func withClient<T>(_ server: ServerProcess, _ body: (APIClient) async throws -> T) async throws -> T {
     let client = try APIClient(server: server)

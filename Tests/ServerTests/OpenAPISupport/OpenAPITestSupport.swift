@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RooftopTestSupport
 
 /// Helpers for the OpenAPI tests: error recording in property bodies, temporary files and
 /// running Python (the validators are Python tools).

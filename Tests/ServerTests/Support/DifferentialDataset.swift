@@ -1,6 +1,7 @@
 import RooftopShared
 
 @testable import RooftopServer
+import RooftopTestSupport
 
 /// A random dataset for the differential tests, written into a storage through
 /// ``Storage/writeObject(_:decide:)``, with the live objects of its main datastore as the

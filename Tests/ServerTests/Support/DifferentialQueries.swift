@@ -1,4 +1,5 @@
 import RooftopShared
+import RooftopTestSupport
 
 /// Random valid queries for the differential tests: every predicate kind, nested `and`/`or`/`not`,
 /// 0-3 order keys (built-in and missing fields included, either direction), limit and offset,

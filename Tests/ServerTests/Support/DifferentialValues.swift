@@ -1,5 +1,6 @@
 import Foundation
 import RooftopShared
+import RooftopTestSupport
 
 /// Small pools of values for the differential tests, shared by the data and the queries so that
 /// conditions match often. They hold the awkward cases on purpose: ints and doubles that are

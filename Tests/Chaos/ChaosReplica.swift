@@ -1,0 +1,241 @@
+import Foundation
+import Rooftop
+import RooftopShared
+
+/// One replica of the randomized convergence harness: a ``RooftopClient`` on its own cache file,
+/// signed in as one user, keeping one shareable datastore in continuous sync, and making the
+/// changes it is told to (``ChaosCommand``) through the offline queue.
+///
+/// The same type runs inside the test process and inside `rooftop-chaos-client` processes, so
+/// that both kinds of replica behave alike; the acknowledgements and refusals of its offline queue
+/// are handed to `onEvent` as they happen.
+///
+/// ```swift
+/// let replica = try await ChaosReplica.open(settings) { event in record(event) }
+/// let reply = await replica.perform(ChaosCommand(.increment, objectId: id, int: 4))
+/// await replica.close()
+/// ```
+public actor ChaosReplica {
+    /// The class every replica changes.
+    public static let className = "Item"
+
+    private let client: RooftopClient
+    private let datastoreID: DatastoreID
+    /// `nil` while the datastore could not be opened (a user who lost access to it, reopened
+    /// offline); opening is tried again with each command.
+    private var openDatastore: Datastore?
+    private let events: Task<Void, Never>
+
+    private init(client: RooftopClient, datastoreID: DatastoreID, datastore: Datastore?, events: Task<Void, Never>) {
+        self.client = client
+        self.datastoreID = datastoreID
+        self.openDatastore = datastore
+        self.events = events
+    }
+
+    /// The datastore, opened now if it was not (a shareable datastore unknown locally is looked
+    /// up on the server).
+    private func datastore() async throws(RooftopError) -> Datastore {
+        if let openDatastore { return openDatastore }
+        let datastore = try await client.datastores.open(datastoreID)
+        openDatastore = datastore
+        return datastore
+    }
+
+    /// Opens the client on its cache file, signs in when the file has no session yet, and starts
+    /// continuous sync of the datastore.
+    /// - Throws: ``RooftopError`` when the client cannot be made, or signing in fails.
+    public static func open(
+        _ settings: ChaosReplicaSettings, onEvent: @escaping @Sendable (ChaosEvent) -> Void
+    ) async throws -> ChaosReplica {
+        guard let url = URL(string: settings.serverURL) else {
+            throw RooftopError(.illegalArgument, "bad server URL \(settings.serverURL)")
+        }
+        var configuration = ClientConfiguration(serverURL: url)
+        configuration.trust = .certificateAuthority(pem: settings.caPEM)
+        configuration.storage = .file(path: settings.cacheFile)
+        configuration.requestTimeout = .milliseconds(settings.requestTimeoutMilliseconds)
+        configuration.retry = RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(400), jitter: 0.2)
+        let client = try await RooftopClient(configuration: configuration)
+        do {
+            // Subscribe before anything is sent, so that no answer is missed.
+            let stream = client.outbox.events
+            let events = Task {
+                for await event in stream {
+                    switch event.kind {
+                    case .acknowledged(let version, _):
+                        onEvent(ChaosEvent(mutationId: event.mutationId.rawValue, acknowledgedVersion: version))
+                    case .rejected(let error):
+                        onEvent(ChaosEvent(mutationId: event.mutationId.rawValue, rejectedCode: error.code.rawValue))
+                    default:
+                        break
+                    }
+                }
+            }
+            if client.currentUser?.username != settings.username {
+                _ = try await client.logIn(username: settings.username, password: settings.password)
+            }
+            let datastoreID = try DatastoreID(settings.datastore)
+            let datastore = try? await client.datastores.open(datastoreID)
+            try await client.sync.startContinuous(datastores: [datastoreID])
+            return ChaosReplica(client: client, datastoreID: datastoreID, datastore: datastore, events: events)
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Does what `command` says; failures are part of the reply, never thrown.
+    public func perform(_ command: ChaosCommand) async -> ChaosReply {
+        do {
+            return try await run(command)
+        } catch {
+            var reply = ChaosReply()
+            reply.error = "\(error)"
+            return reply
+        }
+    }
+
+    /// Stops syncing and shuts the client down.
+    public func close() async {
+        await client.sync.stop()
+        await client.shutdown()
+        events.cancel()
+    }
+
+    private func run(_ command: ChaosCommand) async throws -> ChaosReply {
+        var reply = ChaosReply()
+        switch command.kind {
+        case .create:
+            guard let id = command.objectId else { throw RooftopError(.illegalArgument, "create needs an object ID") }
+            let object: RooftopObject
+            do {
+                object = try await datastore().object(Self.className, id: id)
+            } catch {
+                reply.skipped = "the datastore cannot be opened: \(error.code)"
+                return reply
+            }
+            object["a"] = .int(command.int ?? 0)
+            object["b"] = .string(command.text ?? "")
+            object["l"] = .list([])
+            object.acl = acl(named: command.acl)
+            reply.mutationId = try await object.saveEventually()?.rawValue
+        case .share:
+            guard let text = command.text, let role = SharingRole(name: text),
+                let principal = command.principal
+            else { throw RooftopError(.illegalArgument, "share needs a role and a principal") }
+            _ = try await datastore().share(role, with: try Principal(principal))
+        case .syncUntilIdle:
+            await client.sync.stop()
+            try await client.outbox.waitUntilIdle()
+            reply.error = try await pullUntilDone()
+        case .snapshot:
+            let objects = try await client.query(Self.className, in: datastoreID).fromLocalDatastore().limit(1000).find()
+            reply.objects = Dictionary(
+                objects.objects.map { ($0.objectId, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
+        case .statuses:
+            var statuses: [String: String] = [:]
+            for text in command.ids ?? [] {
+                statuses[text] = try describe(client.outbox.status(of: try MutationID(text)))
+            }
+            reply.statuses = statuses
+            reply.rejected = Dictionary(
+                try client.outbox.rejected().map { ($0.mutationId.rawValue, $0.error.code.rawValue) },
+                uniquingKeysWith: { first, _ in first })
+        case .stop:
+            break
+        default:
+            try await change(command, &reply)
+        }
+        return reply
+    }
+
+    /// Pulls the datastore and refreshes the user's roles, trying again (up to 10 times) when a
+    /// connection left over from a fault fails.
+    /// - Returns: `notFound` or `disallowed` when the user lost access to the datastore.
+    private func pullUntilDone() async throws -> String? {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                _ = try await client.refreshCurrentUser()
+                try await client.sync.pull(datastore: datastoreID)
+                return nil
+            } catch {
+                // A user who lost access to the datastore is told so by the pull (and drops it).
+                if error.code == .notFound || error.code == .disallowed { return error.code.rawValue }
+                let passing: Set<RooftopError.Code> = [.noConnection, .network, .timeout, .tls]
+                if !passing.contains(error.code) || attempt >= 10 { throw error }
+            }
+        }
+    }
+
+    /// A change to an object stored locally (skipped when it is not).
+    private func change(_ command: ChaosCommand, _ reply: inout ChaosReply) async throws {
+        guard let id = command.objectId else { throw RooftopError(.illegalArgument, "\(command.kind) needs an object ID") }
+        let object: RooftopObject
+        do {
+            object = try await client.query(Self.className, in: datastoreID).fromLocalDatastore().getObject(id)
+        } catch {
+            reply.skipped = "not stored locally"
+            return
+        }
+        guard !object.isDeleted else {
+            reply.skipped = "deleted"
+            return
+        }
+        let list = object.list("l") ?? []
+        let pick = Int(truncatingIfNeeded: (command.pick ?? 0) & 0xFFFF)
+        switch command.kind {
+        case .setA: object["a"] = .int(command.int ?? 0)
+        case .setB: object["b"] = .string(command.text ?? "")
+        case .increment: try object.increment("n", by: .int(command.int ?? 0))
+        case .append: try object.append(.string(command.text ?? ""), to: "l")
+        case .insert: try object.insert(.string(command.text ?? ""), at: pick % (list.count + 1), in: "l")
+        case .remove, .move:
+            guard !list.isEmpty else {
+                reply.skipped = "empty list"
+                return
+            }
+            let source = pick % list.count
+            reply.element = list[source].stringValue
+            if command.kind == .remove {
+                try object.remove(at: source, from: "l")
+            } else {
+                try object.move(from: source, to: (pick / 7) % list.count, in: "l")
+            }
+        case .changeACL: object.acl = acl(named: command.acl)
+        case .delete:
+            reply.mutationId = try await object.deleteEventually().rawValue
+            return
+        default:
+            throw RooftopError(.illegalArgument, "\(command.kind) is not an object change")
+        }
+        if let id = try await object.saveEventually() {
+            reply.mutationId = id.rawValue
+        } else {
+            reply.skipped = "nothing to save"
+        }
+    }
+
+    private func acl(named name: String?) -> ACL? {
+        let me = client.currentUser?.objectId ?? ""
+        switch name {
+        case "public": return .publicReadWrite
+        case "readOnly": return ACL([.everyone: ACL.Access(read: true), .user(me): ACL.Access(read: true, write: true)])
+        case "crew": return ACL([.role("crew"): ACL.Access(read: true, write: true), .user(me): ACL.Access(read: true, write: true)])
+        case "creator": return ACL.only(me)
+        default: return nil
+        }
+    }
+
+    private func describe(_ status: OutboxStatus?) -> String {
+        switch status {
+        case nil: "unknown"
+        case .pending: "pending"
+        case .sent: "sent"
+        case .acknowledged(let version): "acknowledged:\(version)"
+        case .rejected(let code, _): "rejected:\(code.rawValue)"
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import RooftopChaos
+import RooftopShared
+
+/// The assertions at the end of a convergence iteration, once every replica has synced until
+/// idle:
+///
+/// 1. every replica holds exactly what the server lets its user read, field for field, version
+///    for version;
+/// 2. the server's state is explained by the ledger: each field's value was written by a change
+///    that was not refused; acknowledged changes are applied exactly once, unacknowledged ones
+///    (answers lost to a crash) at most once;
+/// 3. nothing acknowledged is lost: an object with an acknowledged change exists unless a delete
+///    may have removed it, an acknowledged delete removed it, and acknowledged list elements are
+///    there unless a removal was queued for that list;
+/// 4. each counter is the sum of exactly the increments applied, a distinct power of four each:
+///    every acknowledged one, no refused one, none twice;
+/// 5. no change is still queued, and every refusal is visible in the replica's refused list with
+///    its code (none dropped silently).
+struct ConvergenceChecks {
+    let replicas: [ConvergenceReplica]
+    let users: [TestUser]
+    let datastore: DatastoreID
+    let api: APIClient
+    let ledger: ConvergenceLedger
+
+    private enum Fate: Equatable {
+        case acknowledged
+        case rejected
+        /// Answered while nobody listened (a killed process): applied at most once.
+        case unknown
+    }
+
+    /// Runs every check; throws one ``ConvergenceFailure`` listing every problem found.
+    /// - Returns: How many changes were acknowledged, rejected, and of unknown fate.
+    func run() async throws -> (acknowledged: Int, rejected: Int, unknown: Int) {
+        var problems: [String] = ledger.conflictingOutcomes.map { "answered twice differently: \($0)" }
+        let fates = try await settleFates(&problems)
+        try await compareReplicas(&problems)
+        let serverObjects = try await objects(token: nil, admin: true)
+        checkModel(serverObjects, fates, &problems)
+        if !problems.isEmpty {
+            throw ConvergenceFailure(problems.prefix(30).joined(separator: "\n"))
+        }
+        let values = Array(fates.values)
+        return (
+            values.filter { $0 == .acknowledged }.count, values.filter { $0 == .rejected }.count,
+            values.filter { $0 == .unknown }.count
+        )
+    }
+
+    /// (5) The final status of every queued change, checked against the events heard.
+    private func settleFates(_ problems: inout [String]) async throws -> [String: Fate] {
+        let outcomes = ledger.outcomes
+        let issued = ledger.issued
+        var fates: [String: Fate] = [:]
+        for replica in replicas {
+            let mine = issued.filter { $0.replica == replica.index }
+            let reply = try await replica.perform(ChaosCommand(.statuses, ids: mine.map(\.mutationId)))
+            let statuses = reply.statuses ?? [:]
+            let refused = reply.rejected ?? [:]
+            for change in mine {
+                let id = change.mutationId
+                let status = statuses[id] ?? "missing"
+                let heard = outcomes[id]
+                let what = "replica \(replica.index) \(change.command.kind) \(id) (life \(change.life))"
+                if status == "pending" || status == "sent" || status == "missing" {
+                    problems.append("\(what) is still \(status) after syncing until idle")
+                } else if status.hasPrefix("rejected:") {
+                    let code = String(status.dropFirst("rejected:".count))
+                    if refused[id] != code { problems.append("\(what) is rejected (\(code)) but not in the refused list") }
+                    if case .acknowledged = heard { problems.append("\(what) was acknowledged, then reported rejected") }
+                    fates[id] = .rejected
+                } else if status.hasPrefix("acknowledged:") {
+                    if case .rejected = heard { problems.append("\(what) was rejected, then reported acknowledged") }
+                    fates[id] = .acknowledged
+                } else {
+                    // Unknown: the queue no longer remembers it. Refusals are kept durably, so
+                    // only an acknowledgement can be forgotten, and only by a process that died.
+                    switch heard {
+                    case .rejected(let code)?:
+                        problems.append("\(what) was rejected (\(code)) but is not in the refused list")
+                        fates[id] = .rejected
+                    case .acknowledged?:
+                        fates[id] = .acknowledged
+                    case nil:
+                        if change.life < replica.life {
+                            fates[id] = .unknown
+                        } else {
+                            problems.append("\(what) vanished: neither acknowledged nor rejected")
+                        }
+                    }
+                }
+            }
+        }
+        return fates
+    }
+
+    /// (1) Every replica's local objects against what the server gives its user.
+    private func compareReplicas(_ problems: inout [String]) async throws {
+        for replica in replicas {
+            let user = users[replica.user]
+            let server = try await objects(token: user.token, admin: false)
+            let reply = try await replica.perform(ChaosCommand(.snapshot))
+            if let error = reply.error { throw ConvergenceFailure("replica \(replica.index) snapshot: \(error)") }
+            let local = reply.objects ?? [:]
+            for id in Set(server.keys).union(local.keys).sorted() {
+                let what = "replica \(replica.index) (user \(replica.user)) object \(id)"
+                switch (local[id], server[id]) {
+                case (nil, _?): problems.append("\(what) is on the server but missing locally")
+                case (_?, nil): problems.append("\(what) is stored locally but the server does not give it")
+                case (let mine?, let theirs?):
+                    if mine.fields != theirs.fields || mine.version != theirs.version || mine.acl != theirs.acl {
+                        problems.append(
+                            "\(what) differs: local v\(mine.version) \(mine.fields) \(String(describing: mine.acl)), "
+                                + "server v\(theirs.version) \(theirs.fields) \(String(describing: theirs.acl))")
+                    }
+                case (nil, nil): break
+                }
+            }
+        }
+    }
+
+    /// (2), (3), (4) The server's objects against the ledger.
+    private func checkModel(_ server: [String: ObjectSnapshot], _ fates: [String: Fate], _ problems: inout [String]) {
+        let byObject = Dictionary(grouping: ledger.issued, by: { $0.command.objectId ?? "" })
+        for (id, changes) in byObject.sorted(by: { $0.key < $1.key }) {
+            let applicable = changes.filter { fates[$0.mutationId] != .rejected }
+            let acknowledged = changes.filter { fates[$0.mutationId] == .acknowledged }
+            let deleteAcknowledged = acknowledged.contains { $0.command.kind == .delete }
+            let deletePossible = applicable.contains { $0.command.kind == .delete }
+            guard let object = server[id] else {
+                if !acknowledged.isEmpty && !deletePossible {
+                    problems.append("object \(id) is gone, but \(acknowledged.count) acknowledged changes and no delete")
+                }
+                continue
+            }
+            if deleteAcknowledged { problems.append("object \(id) exists after an acknowledged delete") }
+            checkCounter(id, object, applicable, acknowledged, &problems)
+            checkValue(id, "a", object, applicable, acknowledged, [.create, .setA], { $0.int.map(Value.int) }, &problems)
+            checkValue(id, "b", object, applicable, acknowledged, [.create, .setB], { $0.text.map(Value.string) }, &problems)
+            checkList(id, object, changes, applicable, acknowledged, &problems)
+        }
+    }
+
+    private func checkCounter(
+        _ id: String, _ object: ObjectSnapshot, _ applicable: [ConvergenceLedger.Issued],
+        _ acknowledged: [ConvergenceLedger.Issued], _ problems: inout [String]
+    ) {
+        let total = object.fields["n"]?.intValue ?? 0
+        let allowed = applicable.filter { $0.command.kind == .increment }.reduce(Int64(0)) { $0 | ($1.command.int ?? 0) }
+        let required = acknowledged.filter { $0.command.kind == .increment }.reduce(Int64(0)) { $0 | ($1.command.int ?? 0) }
+        if total & ~allowed != 0 {
+            problems.append(
+                "object \(id): n = \(String(total, radix: 4)) (base 4) holds increments never made, refused or applied "
+                    + "twice (allowed \(String(allowed, radix: 4)))")
+        }
+        if total & required != required {
+            problems.append(
+                "object \(id): n = \(String(total, radix: 4)) (base 4) lacks acknowledged increments "
+                    + "\(String(required & ~total, radix: 4))")
+        }
+    }
+
+    private func checkValue(
+        _ id: String, _ field: String, _ object: ObjectSnapshot, _ applicable: [ConvergenceLedger.Issued],
+        _ acknowledged: [ConvergenceLedger.Issued], _ kinds: Set<ChaosCommand.Kind>,
+        _ value: (ChaosCommand) -> Value?, _ problems: inout [String]
+    ) {
+        let allowed = Set(applicable.filter { kinds.contains($0.command.kind) }.compactMap { value($0.command) })
+        guard let current = object.fields[field] else {
+            if acknowledged.contains(where: { kinds.contains($0.command.kind) }) {
+                problems.append("object \(id): \(field) is missing despite acknowledged writes")
+            }
+            return
+        }
+        if !allowed.contains(current) {
+            problems.append("object \(id): \(field) = \(current) was written by no change that could apply")
+        }
+    }
+
+    private func checkList(
+        _ id: String, _ object: ObjectSnapshot, _ changes: [ConvergenceLedger.Issued],
+        _ applicable: [ConvergenceLedger.Issued], _ acknowledged: [ConvergenceLedger.Issued],
+        _ problems: inout [String]
+    ) {
+        let adds: Set<ChaosCommand.Kind> = [.append, .insert]
+        let list = object.fields["l"]?.listValue ?? []
+        let elements = list.compactMap(\.stringValue)
+        if elements.count != list.count || Set(elements).count != elements.count {
+            problems.append("object \(id): l = \(list) has duplicates or foreign values (a change applied twice?)")
+        }
+        let allowed = Set(applicable.filter { adds.contains($0.command.kind) }.compactMap(\.command.text))
+        for element in elements where !allowed.contains(element) {
+            problems.append("object \(id): l holds \(element), added by no change that could apply")
+        }
+        guard !changes.contains(where: { $0.command.kind == .remove }) else { return }
+        for change in acknowledged where adds.contains(change.command.kind) {
+            if let text = change.command.text, !elements.contains(text) {
+                problems.append("object \(id): l lost the acknowledged element \(text): \(elements)")
+            }
+        }
+    }
+
+    /// The datastore's objects as a user (or the admin) reads them on the server; none when the
+    /// user has no role on the datastore any more.
+    private func objects(token: String?, admin: Bool) async throws -> [String: ObjectSnapshot] {
+        do {
+            let response = try await api.query(
+                datastore, className: ChaosReplica.className, text: "limit 1000", token: token, admin: admin)
+            return Dictionary(response.objects.map { ($0.objectId, $0) }, uniquingKeysWith: { first, _ in first })
+        } catch let error as APIClientError {
+            if case .status(let status, _, _) = error, status == 403 || status == 404 { return [:] }
+            throw error
+        }
+    }
+}

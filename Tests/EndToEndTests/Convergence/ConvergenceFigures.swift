@@ -1,0 +1,86 @@
+import RooftopTestSupport
+
+/// What one or more convergence iterations did: changes and their outcomes, faults injected.
+struct ConvergenceFigures: Sendable {
+    var iterations = 0
+    var replicas = 0
+    var processReplicas = 0
+    var mergeRules = ""
+    /// Changes queued, and commands that queued nothing (object not stored locally...).
+    var changes = 0
+    var skipped = 0
+    /// Outcomes of the queued changes, as the ledger and the final statuses tell.
+    var acknowledged = 0
+    var rejected = 0
+    /// Changes whose acknowledgement went with a killed process (applied at most once).
+    var unknown = 0
+    var serverKills = 0
+    var processKills = 0
+    var sharingChanges = 0
+    var roleChanges = 0
+    /// Proxy modes set, by name.
+    var modes: [String: Int] = [:]
+    /// Proxy statistics summed over every replica's proxy.
+    var refused = 0
+    var resets = 0
+    var cut = 0
+    var blackholed = 0
+    var halfClosed = 0
+
+    mutating func count(_ mode: FaultProxy.Mode) {
+        let name: String =
+            switch mode {
+            case .passThrough: "passThrough"
+            case .latency: "latency"
+            case .resetRequest: "resetRequest"
+            case .resetResponse: "resetResponse"
+            case .blackhole: "blackhole"
+            case .halfOpen: "halfOpen"
+            case .down: "down"
+            }
+        modes[name, default: 0] += 1
+    }
+
+    mutating func add(_ statistics: FaultProxy.Statistics) {
+        refused += statistics.refused
+        resets += statistics.resets
+        cut += statistics.cut
+        blackholed += statistics.blackholed
+        halfClosed += statistics.halfClosed
+    }
+
+    /// Adds another iteration's figures.
+    mutating func add(_ other: ConvergenceFigures) {
+        iterations += other.iterations
+        replicas += other.replicas
+        processReplicas += other.processReplicas
+        changes += other.changes
+        skipped += other.skipped
+        acknowledged += other.acknowledged
+        rejected += other.rejected
+        unknown += other.unknown
+        serverKills += other.serverKills
+        processKills += other.processKills
+        sharingChanges += other.sharingChanges
+        roleChanges += other.roleChanges
+        modes.merge(other.modes, uniquingKeysWith: +)
+        refused += other.refused
+        resets += other.resets
+        cut += other.cut
+        blackholed += other.blackholed
+        halfClosed += other.halfClosed
+    }
+
+    /// One line for the log.
+    var summary: String {
+        let modeText = modes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return """
+            \(iterations) iterations, \(replicas) replicas (\(processReplicas) in their own process); \
+            \(changes) changes queued (\(acknowledged) acknowledged, \(rejected) rejected, \(unknown) unknown after \
+            a crash), \(skipped) skipped; faults: \(serverKills) server SIGKILLs, \(processKills) client process \
+            SIGKILLs, proxy modes set [\(modeText)], connections refused \(refused), reset mid-stream \(resets), \
+            cut \(cut), blackholed \(blackholed), half-closed \(halfClosed); \(sharingChanges) sharing changes, \
+            \(roleChanges) role changes
+            """
+    }
+}

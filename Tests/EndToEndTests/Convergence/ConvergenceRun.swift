@@ -1,0 +1,201 @@
+import Foundation
+import RooftopChaos
+import RooftopShared
+import RooftopTestSupport
+
+/// One iteration of the randomized convergence harness, decided by its seed: a fresh server, 3
+/// users, 3-5 replicas (some in their own processes) each behind its own fault proxy, random
+/// merge rules, then a random sequence of changes, network faults, server kills, replica crashes,
+/// sharing and role changes; at the end everyone goes online and syncs until idle, and
+/// ``ConvergenceChecks`` compare the replicas, the server and the ledger.
+struct ConvergenceRun {
+    /// How many steps (changes, faults, pauses) one iteration makes.
+    static let steps = 100
+
+    let seed: UInt64
+    private var random: SeededGenerator
+    private var figures = ConvergenceFigures()
+    private var objects: [String] = []
+    private var increments: [String: Int] = [:]
+    private var counter: Int64 = 0
+
+    init(seed: UInt64) {
+        self.seed = seed
+        self.random = SeededGenerator(seed: seed)
+    }
+
+    /// Runs the iteration in `harness` (which stops the servers it started on every path);
+    /// replicas and proxies are shut down here on every path.
+    mutating func run(_ harness: ClientSyncHarness) async throws -> ConvergenceFigures {
+        var server = try await harness.startServer()
+        var api = try harness.api(server)
+        let users = [try await api.newUser("u0"), try await api.newUser("u1"), try await api.newUser("u2")]
+        try await api.createRole("crew", users: random.subset(users, percent: 50))
+        let rules: [String: MergeRule] = [
+            "a": random.pick([.remote, .local, .max, .min]), "b": random.pick([.remote, .local]), "n": .sum,
+        ]
+        try await api.setClass(ChaosReplica.className, rules: rules)
+        let datastore = try await api.shareableDatastore(owner: users[0], sharedWith: [users[1], users[2]])
+        figures.mergeRules = rules.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+
+        let ledger = ConvergenceLedger()
+        let caPEM = try String(contentsOfFile: server.caCertificatePath, encoding: .utf8)
+        let count = random.int(3...5)
+        var replicas: [ConvergenceReplica] = []
+        do {
+            for index in 0..<count {
+                let proxy = try await FaultProxy.start(targetPort: server.port)
+                let user = index % users.count
+                let settings = ChaosReplicaSettings(
+                    serverURL: "https://127.0.0.1:\(proxy.port)", caPEM: caPEM,
+                    cacheFile: harness.cacheFile("replica\(index)"), username: users[user].username,
+                    password: users[user].password, datastore: datastore.rawValue, requestTimeoutMilliseconds: 1500)
+                // Replicas 0 and 1 live in the test process; the others in their own processes.
+                let replica = ConvergenceReplica(
+                    index: index, user: user, isProcess: index >= 2, proxy: proxy, settings: settings, ledger: ledger)
+                replicas.append(replica)
+                try await replica.open()
+            }
+            figures.replicas = count
+            figures.processReplicas = count - 2
+
+            for _ in 0..<Self.steps {
+                try await step(replicas, ledger: ledger, users: users, server: &server, api: &api, harness: harness)
+            }
+
+            // Everyone online; every queue drains, then everyone pulls what the others sent.
+            for replica in replicas { replica.proxy.mode = .passThrough }
+            for _ in 0..<2 {
+                for replica in replicas {
+                    let reply = try await replica.perform(ChaosCommand(.syncUntilIdle))
+                    if let error = reply.error, error != "notFound", error != "disallowed" {
+                        throw ConvergenceFailure("replica \(replica.index) could not sync until idle: \(error)")
+                    }
+                }
+            }
+            let fates = try await ConvergenceChecks(
+                replicas: replicas, users: users, datastore: datastore, api: api, ledger: ledger
+            ).run()
+            figures.acknowledged = fates.acknowledged
+            figures.rejected = fates.rejected
+            figures.unknown = fates.unknown
+            for replica in replicas { figures.add(replica.proxy.statistics) }
+            figures.iterations = 1
+        } catch {
+            await Self.shutDown(replicas)
+            throw error
+        }
+        await Self.shutDown(replicas)
+        return figures
+    }
+
+    private static func shutDown(_ replicas: [ConvergenceReplica]) async {
+        for replica in replicas {
+            await replica.close()
+            await replica.proxy.shutdown()
+        }
+    }
+
+    /// One random step.
+    private mutating func step(
+        _ replicas: [ConvergenceReplica], ledger: ConvergenceLedger, users: [TestUser], server: inout ServerProcess,
+        api: inout APIClient, harness: ClientSyncHarness
+    ) async throws {
+        let roll = random.int(0...99)
+        switch roll {
+        case 0..<62:
+            try await change(random.pick(replicas), ledger: ledger)
+        case 62..<72:
+            let replica = random.pick(replicas)
+            let mode = randomFault()
+            replica.proxy.mode = mode
+            figures.count(mode)
+        case 72..<80:
+            random.pick(replicas).proxy.mode = .passThrough
+        case 80..<82:
+            // The server crashes (SIGKILL) and comes back on its data directory; the proxies
+            // keep the replicas' address.
+            await server.kill()
+            server = try await harness.startServer(dataDirectory: server.dataDirectory)
+            api = try harness.api(server)
+            for replica in replicas { replica.proxy.retarget(port: server.port) }
+            figures.serverKills += 1
+        case 82..<85:
+            let processes = replicas.filter(\.isProcess)
+            guard !processes.isEmpty else { return }
+            try await random.pick(processes).crashAndReopen()
+            figures.processKills += 1
+        case 85..<87:
+            // The owner (user 0, replica 0) changes who may do what in the datastore.
+            let principal = random.pick([users[1].id, users[2].id, "role:crew"])
+            let role = random.pick(["editor", "editor", "viewer", "none"])
+            let reply = try await replicas[0].perform(ChaosCommand(.share, text: role, principal: principal))
+            if reply.error == nil { figures.sharingChanges += 1 }
+        case 87..<89:
+            let user = random.pick(Array(users.dropFirst()))
+            let change =
+                random.chance(50)
+                ? UpdateRoleRequest(addUsers: [user.id]) : UpdateRoleRequest(removeUsers: [user.id])
+            _ = try await api.updateRole("crew", change)
+            figures.roleChanges += 1
+        default:
+            // Let the replicas work for a moment: until some answer arrives, or 300 ms.
+            let before = ledger.eventCount
+            try? await TestWait.until(within: .milliseconds(300), "an answer") { ledger.eventCount > before }
+        }
+    }
+
+    /// A random change on one replica, recorded in the ledger when it was queued.
+    private mutating func change(_ replica: ConvergenceReplica, ledger: ConvergenceLedger) async throws {
+        counter += 1
+        let tag = "r\(replica.index)-\(counter)"
+        var command: ChaosCommand
+        if objects.count < 2 || (objects.count < 8 && random.chance(20)) {
+            let id = ObjectID.generate(at: Timestamp(Date()), using: &random)
+            command = ChaosCommand(
+                .create, objectId: id, int: counter, text: tag,
+                acl: random.pick(["public", "public", "public", "readOnly", "crew", "creator"]))
+        } else {
+            let id = random.pick(objects)
+            let kind = random.pick(
+                [ChaosCommand.Kind.setA, .setA, .setB, .increment, .increment, .increment, .append, .append, .insert,
+                 .remove, .move, .changeACL, .delete])
+            command = ChaosCommand(kind, objectId: id, pick: random.next())
+            switch kind {
+            case .setA: command.int = counter
+            case .setB, .append, .insert: command.text = tag
+            case .increment:
+                // Each increment of an object adds its own power of four, so the total tells
+                // exactly which increments were applied, and any applied twice shows as an odd bit.
+                let slot = increments[id, default: 0]
+                guard slot < 31 else { return }
+                command.int = Int64(1) << (2 * slot)
+            case .changeACL: command.acl = random.pick(["public", "readOnly", "crew", "creator"])
+            default: break
+            }
+        }
+        let reply = try await replica.perform(command)
+        if let error = reply.error { throw ConvergenceFailure("replica \(replica.index) failed \(command): \(error)") }
+        guard let mutationId = reply.mutationId, let objectId = command.objectId else {
+            figures.skipped += 1
+            return
+        }
+        if command.kind == .create { objects.append(objectId) }
+        if command.kind == .increment { increments[objectId, default: 0] += 1 }
+        ledger.issue(.init(
+            mutationId: mutationId, replica: replica.index, life: replica.life, command: command, element: reply.element))
+        figures.changes += 1
+    }
+
+    private mutating func randomFault() -> FaultProxy.Mode {
+        switch random.int(0...6) {
+        case 0: .down
+        case 1: .blackhole
+        case 2: .resetRequest(afterBytes: random.int(0...3000))
+        case 3: .resetResponse(afterBytes: random.int(0...6000))
+        case 4: .latency(.milliseconds(random.int(5...150)))
+        case 5: .halfOpen(random.chance(50) ? .toClient : .toServer)
+        default: .down
+        }
+    }
+}

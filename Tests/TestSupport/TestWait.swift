@@ -1,0 +1,33 @@
+/// Waiting in tests: on a condition with a deadline, never a fixed sleep.
+///
+/// ```swift
+/// try await TestWait.until("the change is sent") { try client.outbox.status(of: id) == .sent }
+/// ```
+public enum TestWait {
+    /// Polls `condition` every few milliseconds (real time) until it holds or `limit` passes.
+    /// - Parameters:
+    ///   - limit: How long to wait at most (default 20 seconds).
+    ///   - what: What is awaited, for the timeout's message.
+    ///   - condition: Checked at once, then after each short pause; an error it throws ends the wait.
+    /// - Throws: ``TestSupportError`` naming `what` on timeout; whatever `condition` throws.
+    public static func until(
+        within limit: Duration = .seconds(20), _ what: @autoclosure () -> String,
+        _ condition: () async throws -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: limit)
+        while try await !condition() {
+            guard clock.now < end else { throw TestSupportError("timed out after \(limit) waiting for \(what())") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}
+
+/// A failed expectation of a test-support helper.
+public struct TestSupportError: Error, CustomStringConvertible {
+    /// What did not happen.
+    public var description: String
+
+    /// An error saying what did not happen.
+    public init(_ description: String) { self.description = description }
+}
