@@ -1,5 +1,6 @@
 import Foundation
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 /// `rooftop-server backup` and `restore`, run as an operator would against the real server.
@@ -17,9 +18,9 @@ struct BackupTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while process.isRunning, clock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        try? await TestWait.until(within: deadline, "rooftop-server \(arguments.first ?? "") to finish") {
+            !process.isRunning
+        }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -53,9 +54,9 @@ struct BackupTests {
                 }
                 group.addTask {
                     // Start once the writers are well under way, while they go on.
-                    let clock = ContinuousClock()
-                    let end = clock.now.advanced(by: .seconds(60))
-                    while progress.total < writers * 10, clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+                    try await TestWait.until(within: .seconds(60), "the writers to get going") {
+                        progress.total >= writers * 10
+                    }
                     let before = progress.snapshot
                     let (status, output) = try await Self.command([
                         "backup", "--data-dir", server.dataDirectory, "--out", backup,

@@ -33,19 +33,6 @@ struct ConnectionLimitsTests {
         Issue.record("/health failed: \(String(describing: lastError))", sourceLocation: sourceLocation)
     }
 
-    /// Polls `condition` until it holds; records an issue when `deadline` passes first.
-    static func waitFor(
-        _ deadline: Duration, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
-    ) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while clock.now < end {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("the condition did not hold in time", sourceLocation: sourceLocation)
-    }
-
     @Test("a bare TCP connection, a TLS handshake without a request and a partial header are closed")
     func silentConnectionsClosed() async throws {
         try #require(TLSProbe.isAvailable, "openssl is needed")
@@ -145,7 +132,7 @@ struct ConnectionLimitsTests {
             // An attacker at 127.0.0.2 holds its eight idle connections (all admitted before the
             // next one is made: accepted connections are admitted on several threads); the ninth is refused.
             var held = try (0..<8).map { _ in try RawConnection(port: server.port, from: "127.0.0.2") }
-            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") >= openBefore + 8 }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") >= openBefore + 8 }
             let ninth = try RawConnection(port: server.port, from: "127.0.0.2")
             // Closed long before the 120 s head timeout: refused at accept.
             #expect(ninth.waitUntilClosed(within: Self.closeDeadline), "the ninth connection from one address was kept")
@@ -156,15 +143,15 @@ struct ConnectionLimitsTests {
             let open = try await metric("rooftop_connections_open")
             let room = 12 - open
             held += try (0..<room).map { _ in try RawConnection(port: server.port, from: "127.0.0.3") }
-            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") >= 12 }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") >= 12 }
             let overGlobal = try RawConnection(port: server.port, from: "127.0.0.4")
             #expect(overGlobal.waitUntilClosed(within: Self.closeDeadline), "a connection over the global cap was kept")
             // Closed connections free their places: a new one from the first address is admitted.
             for connection in held { connection.close() }
             let baseline = open - 8
-            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") <= baseline }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") <= baseline }
             let again = try RawConnection(port: server.port, from: "127.0.0.2")
-            try await Self.waitFor(Self.closeDeadline) { try await metric("rooftop_connections_open") == baseline + 1 }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") == baseline + 1 }
             #expect(try await metric("rooftop_connections_refused_total") == refusedBefore + 2)
             again.close()
             try await Self.expectHealthy(client)

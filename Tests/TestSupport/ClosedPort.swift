@@ -19,12 +19,7 @@ public final class ClosedPort: Sendable {
     /// - Parameter silent: Listen (without ever accepting) instead of refusing.
     /// - Throws: ``TestSupportError`` when the socket cannot be made or bound.
     public init(silent: Bool = false) throws {
-        #if os(Linux)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw TestSupportError("socket() failed: errno \(errno)") }
+        let descriptor = try Sockets.tcp()
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -36,7 +31,7 @@ public final class ClosedPort: Sendable {
             }
         }
         guard bound, !silent || listen(descriptor, 16) == 0 else {
-            ClosedPort.release(descriptor)
+            Sockets.close(descriptor)
             throw TestSupportError("bind() or listen() failed: errno \(errno)")
         }
         self.descriptor = descriptor
@@ -45,14 +40,6 @@ public final class ClosedPort: Sendable {
 
     /// Releases the port.
     public func close() {
-        ClosedPort.release(descriptor)
-    }
-
-    private static func release(_ descriptor: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-        #else
-        _ = Darwin.close(descriptor)
-        #endif
+        Sockets.close(descriptor)
     }
 }

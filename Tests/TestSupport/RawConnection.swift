@@ -22,12 +22,7 @@ public final class RawConnection: @unchecked Sendable {
     /// Connects to `127.0.0.1:port` from `source` (an IPv4 loopback address).
     /// - Throws: ``TestSupportError`` when the socket cannot be made, bound or connected.
     public init(port: Int, from source: String = "127.0.0.1") throws {
-        #if os(Linux)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw TestSupportError("socket() failed: errno \(errno)") }
+        let descriptor = try Sockets.tcp()
         self.descriptor = descriptor
         var local = try Self.address(source, port: 0)
         var remote = try Self.address("127.0.0.1", port: port)
@@ -35,7 +30,7 @@ public final class RawConnection: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
-            closeDescriptor(descriptor)
+            Sockets.close(descriptor)
             throw TestSupportError("bind(\(source)) failed: errno \(errno)")
         }
         let connected = withUnsafePointer(to: &remote) {
@@ -44,7 +39,7 @@ public final class RawConnection: @unchecked Sendable {
             }
         }
         guard connected == 0 else {
-            closeDescriptor(descriptor)
+            Sockets.close(descriptor)
             throw TestSupportError("connect to port \(port) failed: errno \(errno)")
         }
     }
@@ -65,7 +60,7 @@ public final class RawConnection: @unchecked Sendable {
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { systemSend(descriptor, $0.baseAddress, $0.count, sendFlags) }
+            let sent = bytes[offset...].withUnsafeBytes { Sockets.send(descriptor, $0) }
             guard sent > 0 else { throw TestSupportError("send failed: errno \(errno)") }
             offset += sent
         }
@@ -110,21 +105,7 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Closes the connection (idempotent).
     public func close() {
-        if descriptor >= 0 { closeDescriptor(descriptor) }
+        if descriptor >= 0 { Sockets.close(descriptor) }
         descriptor = -1
     }
 }
-
-#if canImport(Glibc)
-private func closeDescriptor(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
-private func systemSend(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Glibc.send(descriptor, bytes, count, flags)
-}
-private let sendFlags = Int32(MSG_NOSIGNAL)
-#else
-private func closeDescriptor(_ descriptor: Int32) { _ = Darwin.close(descriptor) }
-private func systemSend(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Darwin.send(descriptor, bytes, count, flags)
-}
-private let sendFlags: Int32 = 0
-#endif
