@@ -39,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The shared model: values, objects, rules, queries, errors, wire protocol. No I/O.
@@ -89,8 +90,12 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/Server",
+            // The OpenAPI document is compiled into the binary (no resource bundle to ship or find
+            // at run time); OpenAPIDocument serves it as YAML and, converted once, as JSON.
+            resources: [.embedInCode("OpenAPI/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

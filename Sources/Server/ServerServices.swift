@@ -18,6 +18,8 @@ struct ServerServices: Sendable {
     let pull: PullService
     let live: LiveHub
     let metrics: PrometheusCollectorRegistry
+    /// The API's OpenAPI document, converted to JSON once, here.
+    let openAPI: OpenAPIDocument
 
     static func make(storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String) async throws
         -> ServerServices
@@ -50,7 +52,8 @@ struct ServerServices: Sendable {
                 storage: storage, datastores: datastores, classes: classes, checkpoints: CheckpointCodec(secret: secret),
                 limits: configuration.limits),
             live: live,
-            metrics: ServerMetrics.registry)
+            metrics: ServerMetrics.registry,
+            openAPI: try OpenAPIDocument.load())
     }
 }
 

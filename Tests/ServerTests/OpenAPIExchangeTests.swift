@@ -37,7 +37,7 @@ struct OpenAPIExchangeTests {
             }
         }
         let covered = Set(records.compactMap { record -> String? in
-            if case .response(let method, let path, _, _) = record.check { return "\(method.uppercased()) \(path)" }
+            if case .response(let method, let path, _, _, _) = record.check { return "\(method.uppercased()) \(path)" }
             return nil
         })
         let documented = try OpenAPITestSupport.documentedOperations()
@@ -71,6 +71,8 @@ struct OpenAPIExchangeTests {
         let admin = OpenAPIExchangeSession.headers(admin: true)
         try await session.send(.get, "/health", template: "/health", headers: [:], expect: .ok)
         try await session.send(.get, "/openapi.json", template: "/openapi.json", headers: [:], expect: .ok)
+        try await session.send(
+            .get, "/openapi.yaml", template: "/openapi.yaml", headers: [:], expect: .ok, mediaType: "application/yaml")
         try await session.send(.get, "/v1/info", template: "/v1/info", headers: [:], expect: .unauthorized)
         try await session.send(.get, "/v1/info", template: "/v1/info", expect: .ok)
         let signUp = SignUpRequest(username: "ada", password: "correct horse", email: "ada@example.com")
@@ -108,6 +110,10 @@ struct OpenAPIExchangeTests {
         try await session.send(.get, "/v1/roles/Nobody", template: "/v1/roles/{name}", expect: .notFound)
         let change = UpdateRoleRequest(removeUsers: [login.user.objectId])
         try await session.send(.patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: user, body: change, expect: .ok)
+        try await expectRequestError(
+            session.send(
+                .patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: user,
+                body: #"{"addUser": ["nobody"]}"#, expect: .badRequest))
         let eve = OpenAPIExchangeSession.headers(token: login.sessionToken)
         try await session.send(.patch, "/v1/roles/Team", template: "/v1/roles/{name}", headers: eve, body: change, expect: .forbidden)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: admin, body: CreateRoleRequest(name: "Gone"), expect: .created)
@@ -119,6 +125,10 @@ struct OpenAPIExchangeTests {
         try await session.send(.get, "/v1/classes/GameScore", template: "/v1/classes/{className}", expect: .ok)
         try await session.send(.get, "/v1/classes/:bad", template: "/v1/classes/{className}", expect: .badRequest)
         try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin, body: settings, expect: .ok)
+        try await expectRequestError(
+            session.send(
+                .put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin,
+                body: #"{"mergeRule": {"score": "max"}}"#, expect: .badRequest))
         try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: user, body: settings, expect: .forbidden)
         return created.sessionToken
     }
@@ -134,6 +144,10 @@ struct OpenAPIExchangeTests {
             .post, "/v1/datastores", template: "/v1/datastores", headers: user,
             body: CreateDatastoreRequest(title: String(repeating: "x", count: 1001)), expect: .badRequest)
         try await session.send(.post, "/v1/datastores", template: "/v1/datastores", body: CreateDatastoreRequest(), expect: .unauthorized)
+        try await expectRequestError(
+            session.send(
+                .post, "/v1/datastores", template: "/v1/datastores", headers: user, body: #"{"titel": "Trip"}"#,
+                expect: .badRequest))
         try await session.send(.get, "/v1/datastores", template: "/v1/datastores", headers: user, expect: .ok)
         try await session.send(.put, "/v1/datastores/default", template: single, headers: user, expect: .ok)
         try await session.send(.put, "/v1/datastores/Bad!", template: single, headers: user, expect: .badRequest)
@@ -149,5 +163,12 @@ struct OpenAPIExchangeTests {
             .put, "/v1/datastores/\(info.id)/roles", template: "\(single)/roles", headers: user,
             body: #"{"principal": "*", "role": "admin"}"#, expect: .badRequest)
         return info.id.rawValue
+    }
+
+    /// Checks that an error body carries the `request` code that unknown keys get everywhere.
+    private func expectRequestError(_ body: Data, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let error = try JSONDecoder().decode(RooftopError.self, from: body)
+        #expect(error.code == .request, "\(error)", sourceLocation: sourceLocation)
+        #expect(error.message.contains("unexpected key"), "\(error)", sourceLocation: sourceLocation)
     }
 }

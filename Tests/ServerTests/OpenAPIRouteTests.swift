@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdTesting
 @testable import RooftopServer
 import RooftopShared
 import Testing
@@ -23,6 +24,43 @@ struct OpenAPIRouteTests {
         let missing = documented.subtracting(registered).sorted()
         #expect(undocumented.isEmpty, "routes missing from the document: \(undocumented)")
         #expect(missing.isEmpty, "documented operations the router does not serve: \(missing)")
+    }
+
+    @Test("every documented path answers 405 with an Allow header listing its documented methods, for any other method")
+    func otherMethodsAre405() async throws {
+        let byPath = Dictionary(
+            grouping: try OpenAPITestSupport.documentedOperations().routes.map { $0.split(separator: " ") },
+            by: { String($0[1]) }
+        ).mapValues { Set($0.map { String($0[0]) }) }
+        #expect(byPath.count >= 20)
+        let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
+            + [HTTPRequest.Method("PURGE")].compactMap { $0 }
+        try await OpenAPITestServer.with { server in
+            try await Application(router: server.router()).test(.router) { client in
+                for (template, documented) in byPath.sorted(by: { $0.key < $1.key }) {
+                    // A concrete path for the template: every parameter gets a valid sample.
+                    let path = template.replacingOccurrences(
+                        of: #"\{[^}]+\}"#, with: "x1", options: .regularExpression)
+                    for method in methods where !documented.contains(method.rawValue) {
+                        try await client.execute(uri: path, method: method, headers: [RooftopHeader.applicationId: OpenAPITestServer.appId]) { response in
+                            #expect(response.status == .methodNotAllowed, "\(method) \(path) answered \(response.status)")
+                            #expect(response.headers[.allow] == documented.sorted().joined(separator: ", "), "\(method) \(path)")
+                            if method != .head {
+                                let error = try JSONDecoder().decode(RooftopError.self, from: Data(response.body.readableBytesView))
+                                #expect(error.code == .methodNotAllowed, "\(method) \(path)")
+                            }
+                        }
+                    }
+                }
+                // An unknown path is still 404, whatever the method.
+                try await client.execute(uri: "/v1/nothing-here", method: .delete) { response in
+                    #expect(response.status == .notFound)
+                }
+                try await client.execute(uri: "/health/x", method: .get) { response in
+                    #expect(response.status == .notFound)
+                }
+            }
+        }
     }
 
     @Test("the only WebSocket operation is the live endpoint's upgrade")

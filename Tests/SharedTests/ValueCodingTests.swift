@@ -100,6 +100,73 @@ struct ValueCodingTests {
         #expect(throws: DecodingError.self) { try decode("1e400") }
     }
 
+    /// The message of the decoding error `text` raises, or `nil` when it decodes.
+    private func refusal(_ text: String) -> String? {
+        do {
+            _ = try decode(text)
+            return nil
+        } catch let DecodingError.dataCorrupted(context) {
+            return context.debugDescription
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(
+        "a bare integral number beyond 64 bits is refused, not read as a double",
+        arguments: [
+            "9223372036854775808", "-9223372036854775809", "123456789012345678901234567890", "1e19", "-1e30",
+            "9223372036854775807.5",
+        ])
+    func integersBeyond64Bits(_ text: String) {
+        let message = refusal(text)
+        #expect(message?.contains("does not fit in 64 bits") == true, "\(text): \(message ?? "decoded")")
+    }
+
+    @Test("the 64-bit integer bounds and large non-integral numbers still decode")
+    func integerBounds() throws {
+        #expect(try decode("9223372036854775807") == .int(.max))
+        #expect(try decode("-9223372036854775808") == .int(.min))
+        // Every double of that size is integral: a bare one is an int that does not fit, and
+        // must be written as a $double.
+        #expect(refusal("1.5e300")?.contains("does not fit in 64 bits") == true)
+        #expect(try decode(#"{"$double":"1.5e300"}"#) == .double(1.5e300))
+        #expect(try decode("[1, 2.5]") == .list([.int(1), .double(2.5)]))
+    }
+
+    @Test(
+        "numbers beyond a double's range are refused, bare or in $double; the tokens still decode",
+        arguments: ["1e400", "-1e400", #"{"$double":"1e400"}"#, #"{"$double":"-1e400"}"#, #"{"$double":"1e999999"}"#])
+    func overflowingDoubles(_ text: String) {
+        let message = refusal(text)
+        #expect(message?.contains("range") == true, "\(text): \(message ?? "decoded")")
+    }
+
+    @Test("Infinity, -Infinity and NaN tokens are the encodings of those doubles")
+    func nonFiniteTokens() throws {
+        #expect(try decode(#"{"$double":"Infinity"}"#) == .double(.infinity))
+        #expect(try decode(#"{"$double":"-Infinity"}"#) == .double(-.infinity))
+        guard case .double(let nan) = try decode(#"{"$double":"NaN"}"#) else {
+            Issue.record("NaN did not decode as a double")
+            return
+        }
+        #expect(nan.isNaN)
+        #expect(Value.parseDouble("1e400") == nil)
+        #expect(Value.parseDouble("1e308") == 1e308)
+    }
+
+    @Test("in $json, numbers follow JSON: big integers become the nearest double, overflow is refused")
+    func jsonNumbers() throws {
+        #expect(try decode(#"{"$json":{"n":9223372036854775807}}"#) == .json(.object(["n": .int(.max)])))
+        #expect(
+            try decode(#"{"$json":[123456789012345678901234567890]}"#)
+                == .json(.array([.double(123456789012345678901234567890.0)])))
+        #expect(try decode(#"{"$json":1e300}"#) == .json(.double(1e300)))
+        #expect(refusal(#"{"$json":{"n":1e400}}"#)?.contains("range") == true)
+        // What a JSON value encodes, it decodes: a large double survives the round trip.
+        #expect(try roundTrip(.json(.array([.double(1e300), .double(-2e19)]))) == .json(.array([.double(1e300), .double(-2e19)])))
+    }
+
     @Test(
         "malformed tagged values are rejected",
         arguments: [

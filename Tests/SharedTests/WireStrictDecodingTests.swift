@@ -58,4 +58,15 @@ struct WireStrictDecodingTests {
             }
         }
     }
+
+    @Test("unknown keys are refused in role updates and datastore creations")
+    func restBodies() throws {
+        #expect(try decode(UpdateRoleRequest.self, #"{"addUsers":["u1"]}"#).addUsers == ["u1"])
+        #expect(try decode(CreateDatastoreRequest.self, #"{"title":"Trip"}"#).title == "Trip")
+        #expect(try decode(CreateDatastoreRequest.self, #"{}"#).title == nil)
+        #expect(throws: DecodingError.self) { try decode(UpdateRoleRequest.self, #"{"addUser":["u1"]}"#) }
+        #expect(throws: DecodingError.self) { try decode(UpdateRoleRequest.self, #"{"addUsers":[],"name":"x"}"#) }
+        #expect(throws: DecodingError.self) { try decode(CreateDatastoreRequest.self, #"{"titel":"Trip"}"#) }
+        #expect(throws: DecodingError.self) { try decode(CreateDatastoreRequest.self, #"{"title":"Trip","id":".x"}"#) }
+    }
 }

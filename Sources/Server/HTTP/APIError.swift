@@ -16,6 +16,7 @@ extension RooftopError {
         case .auth: .unauthorized
         case .disallowed, .quota: .forbidden
         case .notFound, .deleted: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .exists, .alreadyOpen: .conflict
         case .sizeLimit: .contentTooLarge
         case .retryLater: .tooManyRequests
@@ -26,7 +27,8 @@ extension RooftopError {
 
 /// Turns every error a handler throws into a JSON error response, so that no request ends with a
 /// bare 500 or an HTML page: `RooftopError`s keep their code, decoding errors become `request`,
-/// unknown routes `notFound`, and anything unexpected `internal` (logged, details not sent).
+/// unknown routes `notFound` (a routed path with another method is answered 405 before, by
+/// ``MethodNotAllowedMiddleware``), and anything unexpected `internal` (logged, details not sent).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -78,7 +80,7 @@ extension RooftopError {
             switch error.status {
             case .notFound: return RooftopError(.notFound, "no such endpoint")
             case .contentTooLarge: return RooftopError(.sizeLimit, "the request body is too large")
-            case .methodNotAllowed: return RooftopError(.request, "method not allowed on this endpoint")
+            case .methodNotAllowed: return RooftopError(.methodNotAllowed, "method not allowed on this endpoint")
             case .unauthorized: return RooftopError(.auth, error.body ?? "authentication required")
             default:
                 if (400..<500).contains(error.status.code) {

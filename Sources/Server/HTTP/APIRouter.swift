@@ -4,8 +4,8 @@ import Logging
 import Prometheus
 import RooftopShared
 
-/// Builds the router: the unauthenticated operational endpoints (`/health`, `/openapi.json`,
-/// `/metrics`) and the versioned API under `/v1`.
+/// Builds the router: the unauthenticated operational endpoints (`/health`, `/openapi.yaml`,
+/// `/openapi.json`, `/metrics`) and the versioned API under `/v1`.
 struct APIRouter {
     let services: ServerServices
     let configuration: ServerConfiguration
@@ -20,10 +20,16 @@ struct APIRouter {
         router.get("health") { _, _ in
             try JSONBody.response(HealthStatus(status: "ok", version: RooftopServerInfo.version))
         }
+        let document = services.openAPI
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: OpenAPIDocument.yamlContentType],
+                body: .init(byteBuffer: .init(bytes: document.yaml)))
+        }
         router.get("openapi.json") { _, _ in
             Response(
-                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                body: .init(byteBuffer: .init(bytes: OpenAPIDocument.json)))
+                status: .ok, headers: [.contentType: OpenAPIDocument.jsonContentType],
+                body: .init(byteBuffer: .init(bytes: document.json)))
         }
         let registry = services.metrics
         router.get("metrics") { _, _ in
@@ -47,6 +53,9 @@ struct APIRouter {
         DatastoreRoutes(services: services).register(on: api)
         ObjectRoutes(services: services).register(on: api)
         SyncRoutes(services: services).register(on: api)
+        // Last: router middlewares wrap only later routes, so this one runs only where no route
+        // matched, to tell a wrong method (405) from an unknown path (404).
+        router.middlewares.add(MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 }

@@ -8,8 +8,27 @@ import RooftopShared
 /// ```json
 /// {"permissions": {"delete": {}, "defaultACL": {"policy": "publicReadCreatorWrite"}}, "mergeRules": {"score": "max"}}
 /// ```
+///
+/// Unknown keys are refused (`request`): a misspelled `"mergeRule"` must not answer success with
+/// nothing changed.
 struct ClassSettingsBody: Codable, Sendable {
     var className: String?
     var permissions: ClassPermissions?
     var mergeRules: [String: MergeRule]?
+
+    init(className: String? = nil, permissions: ClassPermissions? = nil, mergeRules: [String: MergeRule]? = nil) {
+        self.className = className
+        self.permissions = permissions
+        self.mergeRules = mergeRules
+    }
+
+    init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "class settings body")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        className = try container.decodeIfPresent(String.self, forKey: .className)
+        permissions = try container.decodeIfPresent(ClassPermissions.self, forKey: .permissions)
+        mergeRules = try container.decodeIfPresent([String: MergeRule].self, forKey: .mergeRules)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case className, permissions, mergeRules }
 }

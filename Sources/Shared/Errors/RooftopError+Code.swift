@@ -59,6 +59,9 @@ extension RooftopError {
         public static let quota = Code(rawValue: "quota")
         /// The server found the request invalid: malformed JSON, missing or unknown fields.
         public static let request = Code(rawValue: "request")
+        /// The endpoint exists but does not answer this HTTP method (the server answers 405, with
+        /// the methods it does answer in `Allow`).
+        public static let methodNotAllowed = Code(rawValue: "methodNotAllowed")
         /// The server's response could not be understood.
         public static let response = Code(rawValue: "response")
         /// Wait and retry: the server is throttling (e.g. too many login attempts) or busy.

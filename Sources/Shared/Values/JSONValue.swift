@@ -129,7 +129,11 @@ private func pad(_ text: String, _ width: Int) -> String {
 }
 
 extension JSONValue: Codable {
-    /// Decodes any JSON. Integral numbers that fit in 64 bits decode as ``int(_:)``.
+    /// Decodes any JSON. Integral numbers that fit in 64 bits decode as ``int(_:)``; other numbers
+    /// as ``double(_:)``, the nearest double, as JSON readers do (RFC 8259 §6): an integer beyond
+    /// 64 bits keeps about 16 significant digits.
+    /// - Throws: `DecodingError` for a number beyond a double's range (`1e400`), which has no
+    ///   JSON form to answer with.
     public init(from decoder: any Decoder) throws {
         if var array = try? decoder.unkeyedContainer() {
             var values: [JSONValue] = []
@@ -201,24 +205,61 @@ struct AnyCodingKey: CodingKey, Hashable {
 
 /// A JSON scalar read from a single-value container, tried in an order that keeps integral
 /// numbers integral: null, bool, a 64-bit integer, a double, a string.
+///
+/// A number that fits neither a 64-bit integer nor a finite double (`1e400`) is refused, never
+/// read as infinity. An integral number beyond 64 bits reads as ``double(_:)``: callers decide
+/// what that means (``Value`` refuses it, ``JSONValue`` keeps JSON's one number kind).
 enum JSONScalar {
     case null, bool(Bool), int(Int64), double(Double), string(String)
 
+    /// The smallest magnitude of an integral double beyond `Int64`: 2^63.
+    static let int64Bound = 9_223_372_036_854_775_808.0
+
     /// Reads the scalar.
-    /// - Throws: `DecodingError.dataCorrupted` when the container holds none of them.
+    /// - Throws: `DecodingError.dataCorrupted` when the container holds none of them, with a
+    ///   message saying so when it holds a number out of a double's range.
     init(from single: any SingleValueDecodingContainer) throws {
         if single.decodeNil() {
             self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Int64.self) {
-            self = .int(value)
-        } else if let value = try? single.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? single.decode(String.self) {
-            self = .string(value)
-        } else {
-            throw DecodingError.dataCorruptedError(in: single, debugDescription: "not a JSON scalar")
+            return
         }
+        if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+            return
+        }
+        if let value = try? single.decode(Int64.self) {
+            self = .int(value)
+            return
+        }
+        let doubleError: any Error
+        do {
+            self = .double(try single.decode(Double.self))
+            return
+        } catch {
+            doubleError = error
+        }
+        if let value = try? single.decode(String.self) {
+            self = .string(value)
+            return
+        }
+        // Foundation answers a type mismatch for a token that is no number, and an error of its
+        // own (not a DecodingError) for a number it cannot represent (beyond a double's range).
+        if case DecodingError.typeMismatch = doubleError {
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: single,
+                debugDescription:
+                    "the number is out of range: a JSON number must fit in a finite double (write {\"$double\": \"Infinity\"} for infinity)"
+            )
+        }
+        throw DecodingError.dataCorruptedError(in: single, debugDescription: "not a JSON scalar")
+    }
+
+    /// Whether `value`, read from a number that did not decode as `Int64`, is integral with a
+    /// magnitude of 2^63 or more: an integer literal that did not fit in 64 bits (it rounds to
+    /// -2^63 itself from just below `Int64.min`). A number with a fraction, or of smaller
+    /// magnitude, is a double.
+    static func isIntegerBeyond64Bits(_ value: Double) -> Bool {
+        value.isFinite && value == value.rounded() && abs(value) >= int64Bound
     }
 }

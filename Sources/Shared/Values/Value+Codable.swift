@@ -26,6 +26,12 @@ import Foundation
 /// 001 stores non-finite numbers as tokens for the same reason). For hand-written JSON, a bare
 /// number with a fraction or exponent that is not integral (`1.5`) is read as a double; a bare
 /// integral number (`2`, also `2.0`) is read as an int.
+///
+/// Numbers are never reinterpreted: a bare integral number beyond 64 bits
+/// (`123456789012345678901234567890`, `1e19`) and a bare number beyond a double's range (`1e400`)
+/// are refused, and so is a `$double` text that overflows (`"1e400"`); the tokens `Infinity`,
+/// `-Infinity` and `NaN` are the way to write those doubles. Inside `$json`, JSON's one number kind
+/// applies (see ``JSONValue``).
 extension Value: Codable {
     private enum Tag: String, CodingKey, CaseIterable {
         case double = "$double", date = "$date", bytes = "$bytes", decimal = "$decimal"
@@ -34,7 +40,8 @@ extension Value: Codable {
     }
 
     /// Decodes the portable JSON form.
-    /// - Throws: `DecodingError` for an unknown tag, a malformed payload or an invalid value.
+    /// - Throws: `DecodingError` for an unknown tag, a malformed payload, an invalid value, or a
+    ///   number that does not fit its kind (an integer beyond 64 bits, a double beyond range).
     public init(from decoder: any Decoder) throws {
         if var array = try? decoder.unkeyedContainer() {
             var values: [Value] = []
@@ -51,7 +58,16 @@ extension Value: Codable {
         case .null: self = .null
         case .bool(let value): self = .bool(value)
         case .int(let value): self = .int(value)
-        case .double(let value): self = .double(value)
+        case .double(let value):
+            guard !JSONScalar.isIntegerBeyond64Bits(value) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath,
+                        debugDescription:
+                            "the integer (about \(value)) does not fit in 64 bits; write a double as {\"$double\": \"...\"} or an exact number as {\"$decimal\": \"...\"}"
+                    ))
+            }
+            self = .double(value)
         case .string(let value): self = .string(value)
         }
     }
@@ -82,7 +98,12 @@ extension Value: Codable {
             switch tag {
             case .double:
                 let text = try object.decode(String.self, forKey: key)
-                guard let value = Value.parseDouble(text) else { throw invalid("'\(text)' is not a double") }
+                guard let value = Value.parseDouble(text) else {
+                    if Value.overflowsDouble(text) {
+                        throw invalid("'\(text.prefix(80))' is beyond the range of a double; write Infinity or -Infinity for infinity")
+                    }
+                    throw invalid("'\(text.prefix(80))' is not a double")
+                }
                 return .double(value)
             case .date:
                 return .date(Timestamp(millisecondsSinceEpoch: try object.decode(Int64.self, forKey: key)))
@@ -169,23 +190,37 @@ extension Value: Codable {
     }
 
     /// Reads the text of a double in the portable form (see ``formatDouble(_:)``).
-    /// - Returns: `nil` when the text is not a number.
+    ///
+    /// Only the tokens `Infinity` and `-Infinity` read as infinities: a decimal that overflows
+    /// (`"1e400"`) is not a double, not a way to write infinity.
+    /// - Returns: `nil` when the text is not a number or is beyond a double's range.
     public static func parseDouble(_ text: String) -> Double? {
         switch text {
         case "NaN": return .nan
         case "Infinity": return .infinity
         case "-Infinity": return -.infinity
         default:
-            // Double(String) also accepts "inf", "nan" and hex forms: require a plain decimal.
-            guard let first = text.utf8.first,
-                first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
-                text.utf8.allSatisfy({ byte in
-                    (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                        || [UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")]
-                            .contains(byte)
-                })
-            else { return nil }
-            return Double(text)
+            guard let value = parseDecimalDouble(text), value.isFinite else { return nil }
+            return value
         }
+    }
+
+    /// Whether `text` is a plain decimal number beyond a double's range (`"1e400"`, `"-1e400"`).
+    static func overflowsDouble(_ text: String) -> Bool {
+        parseDecimalDouble(text)?.isInfinite == true
+    }
+
+    /// A plain decimal text as a double, infinite when it overflows; `nil` for anything else.
+    private static func parseDecimalDouble(_ text: String) -> Double? {
+        // Double(String) also accepts "inf", "nan" and hex forms: require a plain decimal.
+        guard let first = text.utf8.first,
+            first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
+            text.utf8.allSatisfy({ byte in
+                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || [UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")]
+                        .contains(byte)
+            })
+        else { return nil }
+        return Double(text)
     }
 }

@@ -12,6 +12,16 @@ public struct CreateDatastoreRequest: Hashable, Sendable, Codable {
     /// Creates a request.
     public init(title: String? = nil) { self.title = title }
 
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` for a title that is not a string or a key other than `title`.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "datastore creation")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.title = try container.decodeIfPresent(String.self, forKey: .title)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case title }
+
     /// Checks the title's length.
     /// - Throws: ``RooftopError/Code/illegalArgument`` for a title over 1000 bytes.
     public func validate() throws(RooftopError) {

@@ -24,7 +24,10 @@ public struct UpdateRoleRequest: Hashable, Sendable, Codable {
     }
 
     /// Decodes the wire form; missing lists are empty.
+    /// - Throws: `DecodingError` for a member of the wrong type or a key outside the four lists
+    ///   (a misspelled `"addUser"` must not answer success without changing the role).
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "role update")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.addUsers = try container.decodeIfPresent([String].self, forKey: .addUsers) ?? []
         self.removeUsers = try container.decodeIfPresent([String].self, forKey: .removeUsers) ?? []
@@ -39,5 +42,5 @@ public struct UpdateRoleRequest: Hashable, Sendable, Codable {
         return RoleInfo(name: role.name, users: Array(users), roles: Array(roles), acl: role.acl)
     }
 
-    private enum CodingKeys: String, CodingKey { case addUsers, removeUsers, addRoles, removeRoles }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case addUsers, removeUsers, addRoles, removeRoles }
 }

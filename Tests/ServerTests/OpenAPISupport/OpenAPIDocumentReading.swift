@@ -4,9 +4,14 @@ import RooftopShared
 
 /// Reading the served document back as plain JSON, the way a client would.
 extension OpenAPITestSupport {
-    /// The served document, decoded.
+    /// The document the server serves (the embedded `openapi.yaml`, converted to JSON).
+    static func served() throws -> OpenAPIDocument {
+        try OpenAPIDocument.load()
+    }
+
+    /// The served document's JSON form, decoded.
     static func document() throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(OpenAPIDocument.json))
+        try JSONDecoder().decode(JSONValue.self, from: Data(try served().json))
     }
 
     /// The member at a path of object keys, if every step exists.

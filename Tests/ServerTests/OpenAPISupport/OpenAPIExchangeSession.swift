@@ -30,11 +30,12 @@ struct OpenAPIExchangeSession {
     ///   - template: The documented path template the URI matches.
     ///   - body: A JSON body (an `Encodable` value, or raw JSON as `String`).
     ///   - status: The status the exchange is meant to produce (checked).
+    ///   - mediaType: The media type of the answer's body, when it has one (checked).
     /// - Returns: The response body.
     @discardableResult
     mutating func send(
         _ method: HTTPRequest.Method, _ uri: String, template: String, headers: HTTPFields = headers(),
-        body: (any Encodable)? = nil, expect status: HTTPResponse.Status,
+        body: (any Encodable)? = nil, expect status: HTTPResponse.Status, mediaType: String = "application/json",
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> Data {
         var headers = headers
@@ -52,14 +53,16 @@ struct OpenAPIExchangeSession {
         #expect(response.headers[RooftopHeader.requestId] != nil, "\(method) \(uri) has no request ID", sourceLocation: sourceLocation)
         if !bytes.isEmpty {
             #expect(
-                response.headers[.contentType]?.hasPrefix("application/json") == true,
+                response.headers[.contentType]?.hasPrefix(mediaType) == true,
                 "\(method) \(uri) answered \(response.headers[.contentType] ?? "no content type")",
                 sourceLocation: sourceLocation)
         }
         records.append(
             (
                 "\(method) \(uri)",
-                .response(method: method.rawValue.lowercased(), path: template, status: Int(response.status.code), body: bytes)
+                .response(
+                    method: method.rawValue.lowercased(), path: template, status: Int(response.status.code), body: bytes,
+                    mediaType: mediaType)
             ))
         return bytes
     }

@@ -12,8 +12,9 @@ struct OpenAPISchemaChecker {
         /// `json` must (or must not) validate against `#/components/schemas/<schema>`.
         case schema(String, json: Data, valid: Bool)
         /// A response to `method path` (a document path template) with `status` and `body` (empty
-        /// for none) must be documented, with a schema its body validates against.
-        case response(method: String, path: String, status: Int, body: Data)
+        /// for none) of `mediaType` must be documented; a JSON body must validate against its
+        /// schema.
+        case response(method: String, path: String, status: Int, body: Data, mediaType: String = "application/json")
     }
 
     private(set) var cases: [(label: String, check: Check)] = []
@@ -36,7 +37,7 @@ struct OpenAPISchemaChecker {
             let document = directory.appendingPathComponent("openapi.json")
             let casesFile = directory.appendingPathComponent("cases.json")
             let script = directory.appendingPathComponent("check.py")
-            try Data(OpenAPIDocument.json).write(to: document)
+            try Data(try OpenAPITestSupport.served().json).write(to: document)
             try casesJSON().write(to: casesFile)
             try Data(OpenAPISchemaChecker.script.utf8).write(to: script)
             let result = try OpenAPITestSupport.python([script.path, document.path, casesFile.path])
@@ -64,9 +65,10 @@ struct OpenAPISchemaChecker {
             switch check {
             case .schema(let schema, let json, let valid):
                 text += #"{"label": \#(name), "kind": "schema", "schema": \#(OpenAPITestSupport.jsonString(schema)), "valid": \#(valid), "instance": \#(String(decoding: json, as: UTF8.self))}"#
-            case .response(let method, let path, let status, let body):
-                let bodyText = body.isEmpty ? "null" : String(decoding: body, as: UTF8.self)
-                text += #"{"label": \#(name), "kind": "response", "method": \#(OpenAPITestSupport.jsonString(method)), "path": \#(OpenAPITestSupport.jsonString(path)), "status": \#(status), "hasBody": \#(!body.isEmpty), "body": \#(bodyText)}"#
+            case .response(let method, let path, let status, let body, let mediaType):
+                let isJSON = mediaType == "application/json"
+                let bodyText = body.isEmpty || !isJSON ? "null" : String(decoding: body, as: UTF8.self)
+                text += #"{"label": \#(name), "kind": "response", "method": \#(OpenAPITestSupport.jsonString(method)), "path": \#(OpenAPITestSupport.jsonString(path)), "status": \#(status), "hasBody": \#(!body.isEmpty), "mediaType": \#(OpenAPITestSupport.jsonString(mediaType)), "body": \#(bodyText)}"#
             }
         }
         return Data((text + "]").utf8)
@@ -105,12 +107,15 @@ struct OpenAPISchemaChecker {
             if "$ref" in response:
                 pointer = response["$ref"][1:]
                 response = document["components"]["responses"][response["$ref"].split("/")[-1]]
-            content = response.get("content", {}).get("application/json")
+            media = case["mediaType"]
+            content = response.get("content", {}).get(media)
             if content is None:
-                return ["a body was sent but none is documented"] if case["hasBody"] else []
+                return ["a %s body was sent but none is documented" % media] if case["hasBody"] else []
             if not case["hasBody"]:
                 return ["no body was sent but one is documented"]
-            return errors(pointer + "/content/application~1json/schema", case["body"])
+            if media != "application/json":
+                return []
+            return errors(pointer + "/content/" + escape(media) + "/schema", case["body"])
 
         failures = []
         for case in cases:
