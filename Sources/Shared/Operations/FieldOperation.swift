@@ -82,10 +82,19 @@ extension FieldOperation: Codable {
     ]
 
     /// Decodes the wire form.
-    /// - Throws: `DecodingError` for an unknown `op`, a missing member, or a member the operation
-    ///   does not have.
+    /// - Throws: `DecodingError` for an unknown `op`, a missing member, a member the operation
+    ///   does not have, or a negative list position.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // List positions are never negative; whether one is in range depends on the list.
+        func position(_ key: CodingKeys) throws -> Int {
+            let value = try container.decode(Int.self, forKey: key)
+            guard value >= 0 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "\(key.stringValue) must be 0 or more, not \(value)")
+            }
+            return value
+        }
         let op = try container.decode(String.self, forKey: .op)
         if let members = FieldOperation.members[op] {
             try rejectUnknownKeys(decoder, allowed: ["op"] + members, in: "'\(op)' operation")
@@ -97,19 +106,25 @@ extension FieldOperation: Codable {
         case "listAppend": self = .listAppend(try container.decode([Value].self, forKey: .values))
         case "listInsert":
             self = .listInsert(
-                index: try container.decode(Int.self, forKey: .index),
+                index: try position(.index),
                 value: try container.decode(Value.self, forKey: .value))
-        case "listRemove": self = .listRemove(index: try container.decode(Int.self, forKey: .index))
+        case "listRemove": self = .listRemove(index: try position(.index))
         case "listMove":
             self = .listMove(
-                from: try container.decode(Int.self, forKey: .from), to: try container.decode(Int.self, forKey: .to))
+                from: try position(.from), to: try position(.to))
         case "listReplace":
             self = .listReplace(
-                index: try container.decode(Int.self, forKey: .index),
+                index: try position(.index),
                 value: try container.decode(Value.self, forKey: .value))
         case "relationAdd", "relationRemove":
             let className = try container.decode(String.self, forKey: .className)
             let objectIds = try container.decode([String].self, forKey: .objectIds)
+            if let bad = ([className] + objectIds).first(where: { !Identifier.isValid($0) }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .objectIds, in: container,
+                    debugDescription:
+                        "invalid ID '\(bad.prefix(80))': use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / =")
+            }
             self =
                 op == "relationAdd"
                 ? .relationAdd(className: className, objectIds: objectIds)
@@ -195,7 +210,12 @@ extension ObjectChange: Codable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "object change")
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        if try container.decodeIfPresent(Bool.self, forKey: .delete) == true {
+        if container.contains(.delete) {
+            // Only `true` is a delete: `false` or `null` would silently turn into an empty update.
+            guard try container.decodeIfPresent(Bool.self, forKey: .delete) == true else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .delete, in: container, debugDescription: "delete must be true when present")
+            }
             guard !container.contains(.update), !container.contains(.acl) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .delete, in: container, debugDescription: "a delete cannot also update")
