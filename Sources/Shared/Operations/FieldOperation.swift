@@ -180,9 +180,15 @@ public struct FieldUpdate: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "field update")
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            try container.decode(String.self, forKey: .field),
-            try container.decode(FieldOperation.self, forKey: .operation))
+        let field = try container.decode(String.self, forKey: .field)
+        // Whether the field may be written (reserved and built-in names) is the write's rule.
+        guard Identifier.isValid(field) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .field, in: container,
+                debugDescription:
+                    "invalid field name '\(field.prefix(80))': use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / =")
+        }
+        self.init(field, try container.decode(FieldOperation.self, forKey: .operation))
     }
 }
 
