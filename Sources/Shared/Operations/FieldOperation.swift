@@ -82,19 +82,11 @@ extension FieldOperation: Codable {
     ]
 
     /// Decodes the wire form.
-    /// - Throws: `DecodingError` for an unknown `op`, a missing member, a member the operation
-    ///   does not have, or a negative list position.
+    /// - Throws: `DecodingError` for an unknown `op`, a missing member, or a member the operation
+    ///   does not have. (A list position out of range, negative ones included, is refused when the
+    ///   operation is applied, with `badIndex`.)
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        // List positions are never negative; whether one is in range depends on the list.
-        func position(_ key: CodingKeys) throws -> Int {
-            let value = try container.decode(Int.self, forKey: key)
-            guard value >= 0 else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "\(key.stringValue) must be 0 or more, not \(value)")
-            }
-            return value
-        }
         let op = try container.decode(String.self, forKey: .op)
         if let members = FieldOperation.members[op] {
             try rejectUnknownKeys(decoder, allowed: ["op"] + members, in: "'\(op)' operation")
@@ -106,15 +98,15 @@ extension FieldOperation: Codable {
         case "listAppend": self = .listAppend(try container.decode([Value].self, forKey: .values))
         case "listInsert":
             self = .listInsert(
-                index: try position(.index),
+                index: try container.decode(Int.self, forKey: .index),
                 value: try container.decode(Value.self, forKey: .value))
-        case "listRemove": self = .listRemove(index: try position(.index))
+        case "listRemove": self = .listRemove(index: try container.decode(Int.self, forKey: .index))
         case "listMove":
             self = .listMove(
-                from: try position(.from), to: try position(.to))
+                from: try container.decode(Int.self, forKey: .from), to: try container.decode(Int.self, forKey: .to))
         case "listReplace":
             self = .listReplace(
-                index: try position(.index),
+                index: try container.decode(Int.self, forKey: .index),
                 value: try container.decode(Value.self, forKey: .value))
         case "relationAdd", "relationRemove":
             let className = try container.decode(String.self, forKey: .className)
