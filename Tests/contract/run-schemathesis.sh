@@ -98,7 +98,9 @@ run() {
 }
 
 failed=0
-run session --header "X-Rooftop-Session-Token: $session_token" || failed=1
+# The session run leaves out POST /v1/logout: it would revoke the one token every other request of
+# the run carries. The admin run and the Swift exchange tests cover it.
+run session --header "X-Rooftop-Session-Token: $session_token" --exclude-path /v1/logout || failed=1
 run admin --header "X-Rooftop-Admin-Key: $admin_key" || failed=1
 if [ "$failed" -ne 0 ]; then
     echo "error: schemathesis found failures (reports in $report_dir)" >&2
