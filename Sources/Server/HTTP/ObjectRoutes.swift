@@ -34,9 +34,16 @@ struct ObjectRoutes {
         }
         objects.patch(":objectId") { request, context in
             let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
+            let objectId = try context.parameter("objectId")
+            // An update names its object in the path; a different ID in the body is a mistake.
+            if let named = body.objectId, named != objectId {
+                throw RooftopError(
+                    .illegalArgument, "the body names object '\(named.prefix(80))' but the path '\(objectId.prefix(80))'",
+                    field: "objectId")
+            }
             let mutation = Mutation(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
-                objectId: try context.parameter("objectId"), baseVersion: body.baseVersion,
+                objectId: objectId, baseVersion: body.baseVersion,
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
                 try await services.objects.write(mutation, context: context.access, idempotent: false, mustExist: true),

@@ -37,6 +37,8 @@ final class QueryService: Sendable {
     /// Counts the readable objects a query matches.
     func count(_ request: QueryRequest, in datastore: DatastoreID, context: AccessContext) async throws -> Int {
         let (query, resolved) = try await prepare(request, datastore: datastore, operation: .count, context: context)
+        // A count ignores the query's limit, which must still be one a find would accept.
+        _ = try limits.queryLimit(requested: query.limit)
         return try await storage.count(query, datastoreKey: resolved.record.key, readers: readers(context))
     }
 
@@ -47,6 +49,8 @@ final class QueryService: Sendable {
         -> Int
     {
         let (query, resolved) = try await prepare(request, datastore: datastore, operation: .find, context: context)
+        // The query's own limit is replaced by the removal's, but must still be one a find accepts.
+        _ = try limits.queryLimit(requested: query.limit)
         let pageSize = limits.maxQueryLimit
         var removed = 0
         var skipped = query.offset

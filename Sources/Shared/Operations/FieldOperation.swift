@@ -83,7 +83,8 @@ extension FieldOperation: Codable {
 
     /// Decodes the wire form.
     /// - Throws: `DecodingError` for an unknown `op`, a missing member, or a member the operation
-    ///   does not have.
+    ///   does not have. (A list position out of range, negative ones included, is refused when the
+    ///   operation is applied, with `badIndex`.)
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let op = try container.decode(String.self, forKey: .op)
@@ -110,6 +111,12 @@ extension FieldOperation: Codable {
         case "relationAdd", "relationRemove":
             let className = try container.decode(String.self, forKey: .className)
             let objectIds = try container.decode([String].self, forKey: .objectIds)
+            if let bad = ([className] + objectIds).first(where: { !Identifier.isValid($0) }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .objectIds, in: container,
+                    debugDescription:
+                        "invalid ID '\(bad.prefix(80))': use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / =")
+            }
             self =
                 op == "relationAdd"
                 ? .relationAdd(className: className, objectIds: objectIds)
@@ -165,9 +172,15 @@ public struct FieldUpdate: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "field update")
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            try container.decode(String.self, forKey: .field),
-            try container.decode(FieldOperation.self, forKey: .operation))
+        let field = try container.decode(String.self, forKey: .field)
+        // Whether the field may be written (reserved and built-in names) is the write's rule.
+        guard Identifier.isValid(field) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .field, in: container,
+                debugDescription:
+                    "invalid field name '\(field.prefix(80))': use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / =")
+        }
+        self.init(field, try container.decode(FieldOperation.self, forKey: .operation))
     }
 }
 
@@ -195,7 +208,12 @@ extension ObjectChange: Codable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "object change")
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        if try container.decodeIfPresent(Bool.self, forKey: .delete) == true {
+        if container.contains(.delete) {
+            // Only `true` is a delete: `false` or `null` would silently turn into an empty update.
+            guard try container.decodeIfPresent(Bool.self, forKey: .delete) == true else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .delete, in: container, debugDescription: "delete must be true when present")
+            }
             guard !container.contains(.update), !container.contains(.acl) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .delete, in: container, debugDescription: "a delete cannot also update")

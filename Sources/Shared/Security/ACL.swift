@@ -25,12 +25,13 @@ public struct ACL: Hashable, Sendable {
 
         /// Decodes `{"read": true, "write": false}`; missing keys mean `false`.
         public init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "ACL entry")
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.read = try container.decodeIfPresent(Bool.self, forKey: .read) ?? false
             self.write = try container.decodeIfPresent(Bool.self, forKey: .write) ?? false
         }
 
-        private enum CodingKeys: String, CodingKey { case read, write }
+        private enum CodingKeys: String, CodingKey, CaseIterable { case read, write }
     }
 
     /// The entries. Principals with neither read nor write are dropped.

@@ -98,13 +98,15 @@ public struct ClassPermissions: Hashable, Sendable {
 }
 
 extension ClassPermissions: Codable {
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case get, find, count, create, update, delete, defaultACL
     }
 
     /// Decodes the wire form; missing operations are open, a missing `defaultACL` is
     /// `creatorOnly`.
+    /// - Throws: `DecodingError` for an invalid rule or policy, or an unknown key.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "class permissions")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func rule(_ key: CodingKeys) throws -> PermissionRule {
             try container.decodeIfPresent(PermissionRule.self, forKey: key) ?? .everyone

@@ -73,11 +73,13 @@ public enum DefaultACL: Hashable, Sendable {
 }
 
 extension DefaultACL: Codable {
-    private enum CodingKeys: String, CodingKey { case policy, acl }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case policy, acl }
 
     /// Decodes `{"policy": ..., "acl"?: ...}`.
-    /// - Throws: `DecodingError` for an unknown policy or an `explicit` policy without an ACL.
+    /// - Throws: `DecodingError` for an unknown policy, an `explicit` policy without an ACL, or an
+    ///   unknown key.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "default ACL")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let policy = try container.decode(String.self, forKey: .policy)
         switch policy {

@@ -22,7 +22,8 @@ public enum Principal: Hashable, Sendable, Comparable, CustomStringConvertible {
             }
             self = .role(name)
         } else {
-            guard Identifier.isValid(text) else {
+            // User IDs are server-generated and never reserved.
+            guard Identifier.isValid(text), !Identifier.isReserved(text) else {
                 throw RooftopError(.illegalArgument, "invalid principal '\(text)': use '*', 'role:Name' or a user ID")
             }
             self = .user(text)

@@ -49,10 +49,11 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension GeoPoint: Codable {
-    private enum CodingKeys: String, CodingKey { case latitude, longitude }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case latitude, longitude }
 
     /// Decodes `{"latitude": ..., "longitude": ...}`, validating the ranges.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "geo point")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(
             latitude: try container.decode(Double.self, forKey: .latitude),

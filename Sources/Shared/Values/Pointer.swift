@@ -13,6 +13,21 @@ public struct Pointer: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// `ClassName/objectId`.
     public var description: String { "\(className)/\(objectId)" }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case className, objectId }
+
+    /// Decodes `{"className", "objectId"}`.
+    /// - Throws: `DecodingError` for a missing or mistyped member, an unknown key, or a name that
+    ///   is not an ID (1-64 of `A-Z a-z 0-9 . - _ + / =`, reserved `:` IDs allowed: whether one
+    ///   may be written is checked when the value is written).
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "pointer")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            className: try container.decode(String.self, forKey: .className),
+            objectId: try container.decode(String.self, forKey: .objectId))
+        try checkIDs([className, objectId], decoder: decoder, in: "pointer")
+    }
 }
 
 /// A to-many reference: a set of objects of one class, the `relation` value kind.
@@ -58,14 +73,16 @@ public struct Relation: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Relation: Codable {
-    private enum CodingKeys: String, CodingKey { case className, objectIds }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case className, objectIds }
 
     /// Decodes `{"className": ..., "objectIds": [...]}`.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "relation")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             className: try container.decode(String.self, forKey: .className),
             objectIds: try container.decode([String].self, forKey: .objectIds))
+        try checkIDs([className] + objectIds, decoder: decoder, in: "relation")
     }
 
     /// Encodes `{"className": ..., "objectIds": [...]}`.
@@ -73,5 +90,18 @@ extension Relation: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(className, forKey: .className)
         try container.encode(objectIds, forKey: .objectIds)
+    }
+}
+
+/// Refuses names that are not IDs in a decoded pointer or relation (reserved `:` IDs pass:
+/// whether one may be written is the write's rule, not the wire form's).
+private func checkIDs(_ ids: [String], decoder: any Decoder, in what: String) throws {
+    if let bad = ids.first(where: { !Identifier.isValid($0) }) {
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: decoder.codingPath,
+                debugDescription:
+                    "invalid ID '\(bad.prefix(80))' in a \(what): use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / ="
+            ))
     }
 }

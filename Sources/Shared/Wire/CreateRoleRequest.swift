@@ -22,6 +22,7 @@ public struct CreateRoleRequest: Hashable, Sendable, Codable {
 
     /// Decodes the wire form; missing lists are empty.
     public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "role creation")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.name = try container.decode(String.self, forKey: .name)
         self.users = try container.decodeIfPresent([String].self, forKey: .users) ?? []
@@ -34,10 +35,10 @@ public struct CreateRoleRequest: Hashable, Sendable, Codable {
     public func validate() throws(RooftopError) {
         try RoleInfo.validateName(name)
         for role in roles { try RoleInfo.validateName(role) }
-        for user in users where !Identifier.isValid(user) {
+        for user in users where !Identifier.isValid(user) || Identifier.isReserved(user) {
             throw RooftopError(.illegalArgument, "invalid user ID '\(user.prefix(80))'", field: "users")
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case name, users, roles, acl }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case name, users, roles, acl }
 }

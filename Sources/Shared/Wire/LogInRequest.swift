@@ -12,4 +12,15 @@ public struct LogInRequest: Hashable, Sendable, Codable {
         self.username = username
         self.password = password
     }
+
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` for a missing or mistyped member or an unknown key.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "log-in request")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.username = try container.decode(String.self, forKey: .username)
+        self.password = try container.decode(String.self, forKey: .password)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case username, password }
 }

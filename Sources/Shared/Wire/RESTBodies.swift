@@ -107,6 +107,16 @@ public struct RemoveRequest: Codable, Sendable, Hashable {
         self.query = query
         self.limit = limit
     }
+
+    /// Decodes the wire form, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "removal")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        query = try container.decode(QueryRequest.self, forKey: .query)
+        limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case query, limit }
 }
 
 /// The answer to `POST .../remove`.

@@ -13,4 +13,15 @@ public struct SetRoleRequest: Hashable, Sendable, Codable {
         self.principal = principal
         self.role = role
     }
+
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` for a missing or invalid member or an unknown key.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "role assignment")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.principal = try container.decode(Principal.self, forKey: .principal)
+        self.role = try container.decode(SharingRole.self, forKey: .role)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case principal, role }
 }

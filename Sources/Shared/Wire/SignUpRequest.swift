@@ -30,6 +30,18 @@ public struct SignUpRequest: Hashable, Sendable, Codable {
         self.email = email
     }
 
+    /// Decodes the wire form.
+    /// - Throws: `DecodingError` for a missing or mistyped member or an unknown key.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "sign-up request")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.username = try container.decode(String.self, forKey: .username)
+        self.password = try container.decode(String.self, forKey: .password)
+        self.email = try container.decodeIfPresent(String.self, forKey: .email)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case username, password, email }
+
     /// Checks the user name, password and e-mail address.
     /// - Throws: ``RooftopError/Code/illegalArgument`` naming the field (`username`, `password`,
     ///   `email`) that breaks its rule. The message never contains the password.

@@ -11,6 +11,7 @@ enum OpenAPIWireTypes {
     static var roundTrips: [String: RoundTrip] {
         [
         "Identifier": roundTrip(String.self),
+        "AnyIdentifier": roundTrip(String.self),
         "DatastoreID": roundTrip(DatastoreID.self),
         "MutationID": roundTrip(MutationID.self),
         "Checkpoint": roundTrip(Checkpoint.self),
