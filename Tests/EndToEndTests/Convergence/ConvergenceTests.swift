@@ -99,10 +99,10 @@ struct ConvergenceTests {
 /// Bugs the harness found that are not fixed yet, recognized in a failure's problem lines so that
 /// only failures they fully explain are recorded as known issues.
 enum KnownConvergenceBugs {
-    /// A deleted object comes back, holding only the fields of a change queued before the
-    /// delete (seen about once in 40 iterations; see RELIABILITY.md).
-    static let resurrection = "a deleted object is re-created by a change queued before the delete"
-    /// A replica keeps an object the server no longer gives its user (seen about once in 50
+    /// A deleted object comes back after an acknowledged delete, holding only the fields of one
+    /// update (seen about once in 50 iterations; see RELIABILITY.md).
+    static let resurrection = "a deleted object is re-created by an update"
+    /// A replica keeps an object the server no longer gives its user (seen about once in 40
     /// iterations; see RELIABILITY.md).
     static let staleCopy = "a replica keeps a local copy the server no longer gives its user"
 
