@@ -43,6 +43,7 @@ public final class FaultProxy: Sendable {
         /// Resets new connections as soon as they are accepted and cuts the open ones.
         case down
 
+        /// The mode in words, for messages.
         public var description: String {
             switch self {
             case .passThrough: "pass-through"
@@ -63,6 +64,7 @@ public final class FaultProxy: Sendable {
         /// From the server to the client.
         case toClient
 
+        /// The direction in words, for messages.
         public var description: String { self == .toServer ? "client to server" : "server to client" }
     }
 

@@ -32,10 +32,11 @@ struct ConvergenceChecks {
     }
 
     /// Runs every check; throws one ``ConvergenceFailure`` listing every problem found.
-    /// - Returns: How many changes were acknowledged, rejected, and of unknown fate.
-    func run() async throws -> (acknowledged: Int, rejected: Int, unknown: Int) {
+    /// - Returns: How many changes were acknowledged, rejected (by error code), and of unknown fate.
+    func run() async throws -> (acknowledged: Int, rejected: [String: Int], unknown: Int) {
         var problems: [String] = ledger.conflictingOutcomes.map { "answered twice differently: \($0)" }
-        let fates = try await settleFates(&problems)
+        var codes: [String: Int] = [:]
+        let fates = try await settleFates(&problems, codes: &codes)
         try await compareReplicas(&problems)
         let serverObjects = try await objects(token: nil, admin: true)
         checkModel(serverObjects, fates, &problems)
@@ -43,14 +44,11 @@ struct ConvergenceChecks {
             throw ConvergenceFailure(problems.prefix(30).joined(separator: "\n"))
         }
         let values = Array(fates.values)
-        return (
-            values.filter { $0 == .acknowledged }.count, values.filter { $0 == .rejected }.count,
-            values.filter { $0 == .unknown }.count
-        )
+        return (values.filter { $0 == .acknowledged }.count, codes, values.filter { $0 == .unknown }.count)
     }
 
     /// (5) The final status of every queued change, checked against the events heard.
-    private func settleFates(_ problems: inout [String]) async throws -> [String: Fate] {
+    private func settleFates(_ problems: inout [String], codes: inout [String: Int]) async throws -> [String: Fate] {
         let outcomes = ledger.outcomes
         let issued = ledger.issued
         var fates: [String: Fate] = [:]
@@ -71,6 +69,7 @@ struct ConvergenceChecks {
                     if refused[id] != code { problems.append("\(what) is rejected (\(code)) but not in the refused list") }
                     if case .acknowledged = heard { problems.append("\(what) was acknowledged, then reported rejected") }
                     fates[id] = .rejected
+                    codes[code, default: 0] += 1
                 } else if status.hasPrefix("acknowledged:") {
                     if case .rejected = heard { problems.append("\(what) was rejected, then reported acknowledged") }
                     fates[id] = .acknowledged

@@ -12,6 +12,8 @@ struct ConvergenceFigures: Sendable {
     /// Outcomes of the queued changes, as the ledger and the final statuses tell.
     var acknowledged = 0
     var rejected = 0
+    /// Refusals by error code.
+    var rejectionCodes: [String: Int] = [:]
     /// Changes whose acknowledgement went with a killed process (applied at most once).
     var unknown = 0
     var serverKills = 0
@@ -58,6 +60,7 @@ struct ConvergenceFigures: Sendable {
         skipped += other.skipped
         acknowledged += other.acknowledged
         rejected += other.rejected
+        rejectionCodes.merge(other.rejectionCodes, uniquingKeysWith: +)
         unknown += other.unknown
         serverKills += other.serverKills
         processKills += other.processKills
@@ -74,9 +77,10 @@ struct ConvergenceFigures: Sendable {
     /// One line for the log.
     var summary: String {
         let modeText = modes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let codeText = rejectionCodes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return """
             \(iterations) iterations, \(replicas) replicas (\(processReplicas) in their own process); \
-            \(changes) changes queued (\(acknowledged) acknowledged, \(rejected) rejected, \(unknown) unknown after \
+            \(changes) changes queued (\(acknowledged) acknowledged, \(rejected) rejected [\(codeText)], \(unknown) unknown after \
             a crash), \(skipped) skipped; faults: \(serverKills) server SIGKILLs, \(processKills) client process \
             SIGKILLs, proxy modes set [\(modeText)], connections refused \(refused), reset mid-stream \(resets), \
             cut \(cut), blackholed \(blackholed), half-closed \(halfClosed); \(sharingChanges) sharing changes, \

@@ -77,7 +77,8 @@ struct ConvergenceRun {
                 replicas: replicas, users: users, datastore: datastore, api: api, ledger: ledger
             ).run()
             figures.acknowledged = fates.acknowledged
-            figures.rejected = fates.rejected
+            figures.rejected = fates.rejected.values.reduce(0, +)
+            figures.rejectionCodes = fates.rejected
             figures.unknown = fates.unknown
             for replica in replicas { figures.add(replica.proxy.statistics) }
             figures.iterations = 1
