@@ -88,9 +88,9 @@ struct ConvergenceTests {
             object o2: b is missing despite acknowledged writes
             """
         #expect(KnownConvergenceBugs.explaining("iteration failed\n" + stale) == KnownConvergenceBugs.staleCopy)
-        #expect(KnownConvergenceBugs.explaining(resurrected) == nil,
-                "a deleted object that comes back is no longer a known bug (fixed, see RELIABILITY.md)")
-        #expect(KnownConvergenceBugs.explaining(stale + "\n" + resurrected) == nil)
+        #expect(KnownConvergenceBugs.explaining(resurrected) == KnownConvergenceBugs.resurrection)
+        #expect(KnownConvergenceBugs.explaining(resurrected + "\nobject o3: b is missing despite acknowledged writes") == nil,
+                "a problem with another object is not explained by o2's resurrection")
         #expect(KnownConvergenceBugs.explaining("object o4: n = 2 (base 4) holds increments never made") == nil)
         #expect(KnownConvergenceBugs.explaining("timed out waiting for the reply") == nil)
     }
@@ -99,6 +99,9 @@ struct ConvergenceTests {
 /// Bugs the harness found that are not fixed yet, recognized in a failure's problem lines so that
 /// only failures they fully explain are recorded as known issues.
 enum KnownConvergenceBugs {
+    /// A deleted object comes back after an acknowledged delete, holding only the fields of one
+    /// update (seen about once in 50 iterations; see RELIABILITY.md).
+    static let resurrection = "a deleted object is re-created by an update"
     /// A replica keeps an object the server no longer gives its user (seen about once in 40
     /// iterations; see RELIABILITY.md).
     static let staleCopy = "a replica keeps a local copy the server no longer gives its user"
@@ -107,14 +110,24 @@ enum KnownConvergenceBugs {
     static func explaining(_ failure: String) -> String? {
         let lines = failure.split(separator: "\n").map(String.init).filter { $0.hasPrefix("object ") || $0.hasPrefix("replica ") }
         guard !lines.isEmpty else { return nil }
+        let resurrected = Set(lines.filter { $0.hasSuffix("exists after an acknowledged delete") }.compactMap(objectId))
         var bugs: Set<String> = []
         for line in lines {
             if line.hasSuffix("is stored locally but the server does not give it") {
                 bugs.insert(staleCopy)
+            } else if let id = objectId(line), resurrected.contains(id) {
+                bugs.insert(resurrection)
             } else {
                 return nil
             }
         }
         return bugs.sorted().joined(separator: "; ")
+    }
+
+    /// The object ID a problem line names (`object <id>` or `... object <id> ...`).
+    private static func objectId(_ line: String) -> String? {
+        let words = line.split(separator: " ")
+        guard let index = words.firstIndex(of: "object"), words.indices.contains(index + 1) else { return nil }
+        return String(words[index + 1].trimmingCharacters(in: CharacterSet(charactersIn: ":")))
     }
 }
