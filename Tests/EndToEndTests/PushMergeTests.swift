@@ -206,4 +206,63 @@ struct PushMergeTests {
             try await client.object(.app, className: className, objectId: "second", token: users.local.token) == nil)
         #expect(try await client.count(.app, className: className, token: users.local.token) == 0)
     }
+
+    /// RELIABILITY.md, "Randomized convergence", bug 1 (seeds 100037635269762, 100037635269775,
+    /// 100037635269958): a client's update made on its own creation travels with no base version
+    /// while the creation is not acknowledged to it; when it arrives in a push without the
+    /// creation (the creation's answer was lost, then it was acknowledged by a retry), after
+    /// another user deleted the object, it must lose to the delete instead of re-creating the
+    /// object with only its own fields.
+    @Test("an update with no base version does not re-create its own creation that another user deleted")
+    func baselessUpdateLosesToDeleteOfOwnCreation() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("Resurrection")
+
+        // The local client creates the object; say the answer is lost (the result is not used).
+        let created = try await client.push(
+            Mutations.create(.app, className, "o", fields: ["a": 1, "b": 1], acl: .publicReadWrite),
+            token: users.local.token)
+        let createdVersion = try #require(created.appliedVersion)
+        // Another user sees it and deletes it.
+        let deleted = try await client.push(
+            Mutations.delete(.app, className, "o", base: createdVersion), token: users.remote.token)
+        let tombstone = try #require(deleted.appliedVersion)
+        #expect(deleted.appliedObject == nil)
+
+        // The local client's update made on its creation, with no base version, alone in a push.
+        let late = try await client.push(
+            Mutations.update(.app, className, "o", base: nil, [FieldUpdate("b", .set(2))]), token: users.local.token)
+        #expect(late.isApplied, "answered like a change that lost to a delete: \(late)")
+        #expect(late.appliedObject == nil)
+        #expect(late.appliedVersion == tombstone)
+        #expect(late.merges.map(\.resolution) == [.objectDeleted])
+        #expect(try await client.object(.app, className: className, objectId: "o", token: users.local.token) == nil)
+
+        // Two such updates in one push: the second is chained to the first, and loses too.
+        let batch = try await client.push(
+            [
+                Mutations.update(.app, className, "o", base: nil, [FieldUpdate("b", .set(3))]),
+                Mutations.update(.app, className, "o", base: nil, [FieldUpdate("c", .set(4))]),
+            ], token: users.local.token)
+        #expect(batch.results.allSatisfy { $0.isApplied && $0.appliedObject == nil }, "\(batch.results)")
+        #expect(batch.results.map(\.appliedVersion) == [tombstone, tombstone])
+        #expect(try await client.object(.app, className: className, objectId: "o", token: users.local.token) == nil)
+
+        // A deliberate re-creation after the caller's own delete still re-creates.
+        let mine = try await seed(client, users.local, className, "mine", fields: ["a": 1])
+        let ownDelete = try await client.push(
+            Mutations.delete(.app, className, "mine", base: mine), token: users.local.token)
+        #expect(ownDelete.isApplied)
+        let recreated = try await client.push(
+            Mutations.create(.app, className, "mine", fields: ["a": 5]), token: users.local.token)
+        #expect(recreated.appliedObject?.fields == ["a": 5])
+
+        // So does a creation over an object someone else created and deleted.
+        let theirs = try await seed(client, users.remote, className, "theirs", fields: ["a": 1])
+        _ = try await client.push(Mutations.delete(.app, className, "theirs", base: theirs), token: users.remote.token)
+        let overTheirs = try await client.push(
+            Mutations.create(.app, className, "theirs", fields: ["a": 6]), token: users.local.token)
+        #expect(overTheirs.appliedObject?.fields == ["a": 6])
+    }
 }

@@ -166,9 +166,19 @@ final class ObjectService: Sendable {
     }
 
     /// The ``OperationRecord/origin`` of the operation a push mutation commits: opaque, the same
-    /// for a retry, and different for another user's identical mutation ID.
+    /// for a retry, and different for another user's identical mutation ID. It starts with a tag
+    /// of the scope (``originScope(_:)``), so that the decider can tell the operations of the same
+    /// caller from those of others without learning who they are.
     static func origin(of mutationId: MutationID, scope: String) -> String {
-        String(SessionToken.hash(scope + "\u{0}" + mutationId.rawValue).prefix(32))
+        String(SessionToken.hash("scope\u{0}" + scope).prefix(16)) + "."
+            + String(SessionToken.hash(scope + "\u{0}" + mutationId.rawValue).prefix(32))
+    }
+
+    /// The scope tag an origin made by ``origin(of:scope:)`` starts with; `nil` for origins
+    /// without one (operations committed before tags existed, or not through a push).
+    static func originScope(_ origin: String?) -> Substring? {
+        guard let origin, let dot = origin.firstIndex(of: "."), dot != origin.startIndex else { return nil }
+        return origin[..<dot]
     }
 
     private func withMutationID(_ result: MutationResult, _ id: MutationID) -> MutationResult {

@@ -118,6 +118,7 @@ struct WriteDecider: Sendable {
                 className: mutation.className, rules: rules)
             return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
         }
+        if let tombstone, let lost = try lostToDelete(tombstone, incarnation: concurrent) { return lost }
         try check(.create, acl: nil)
         guard case .update(let updates, let acl) = mutation.change else {
             throw RooftopError(.internal, "a creation must be an update")
@@ -143,6 +144,30 @@ struct WriteDecider: Sendable {
             snapshot: snapshot, deleted: false,
             operation: OperationRecord(version: version, change: mutation.change, priorValues: prior, origin: origin),
             merges: [])
+    }
+
+    /// A change with no base version over an object that the same caller created and someone
+    /// else then deleted: the change was made on the caller's own creation (its answer was lost,
+    /// or the creation was acknowledged in an earlier push), so it is concurrent with the delete
+    /// and loses to it like any change based on a version from before the delete, instead of
+    /// re-creating the object with only its own fields. `incarnation` is the deleted
+    /// incarnation's history (``ObjectWriteContext/concurrentChanges`` for a write with no base).
+    /// `nil` when the rule does not apply: a deliberate re-creation after the caller's own delete,
+    /// an object someone else created, or a history that is not complete.
+    private func lostToDelete(_ tombstone: StoredObject, incarnation: [OperationRecord]) throws(RooftopError)
+        -> ObjectWriteDecision?
+    {
+        guard mutation.baseVersion == nil, chain == nil, let mine = ObjectService.originScope(origin),
+            let creation = incarnation.first, let delete = incarnation.last, incarnation.count > 1,
+            delete.version == tombstone.snapshot.version, case .delete = delete.change,
+            ObjectService.originScope(creation.origin) == mine, ObjectService.originScope(delete.origin) != mine
+        else { return nil }
+        let others = Array(incarnation.dropFirst())
+        let merged = try ObjectMerge.rebase(
+            local: [mutation.change], over: others.map(\.change),
+            base: OperationRecord.fields(before: others, current: tombstone.snapshot.fields),
+            className: mutation.className, rules: rules)
+        return .unchanged(version: tombstone.snapshot.version, object: nil, merges: merged.decisions)
     }
 
     /// Updating a live object, merging with changes committed since the mutation's base version.

@@ -208,7 +208,9 @@ public struct ObjectWriteContext: Sendable {
     /// The object as stored (a tombstone when deleted), or `nil` when it never existed.
     public var current: StoredObject?
     /// Changes committed after the request's base version, oldest first; empty when the base is
-    /// current or absent.
+    /// current. When the base is absent and the object is a tombstone: the operations of the
+    /// deleted incarnation, from the one that created it through the delete (empty when that
+    /// history is not complete), so that the decider can tell whose incarnation it was.
     public var concurrentChanges: [OperationRecord]
 }
 

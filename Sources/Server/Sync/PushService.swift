@@ -53,11 +53,17 @@ final class PushService: Sendable {
             } catch let error as RooftopError {
                 result = .rejected(mutationId: mutation.mutationId, error: error)
             }
-            if case .applied(_, let version, _, _) = result {
+            if case .applied(_, let version, let object, _) = result {
                 var next = chain?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
                 next.changes.append(mutation.change)
                 next.origins.insert(ObjectService.origin(of: mutation.mutationId, scope: scope))
                 next.lastVersion = version
+                if sentBase == nil, object == nil, case .update = mutation.change, version > 0 {
+                    // An update that lost to a delete: the mutations chained to it were made on
+                    // the same state, from before that delete, and lose to it too instead of
+                    // re-creating the object over it.
+                    next.lastVersion = version - 1
+                }
                 // A replayed result decided nothing now: the next write loads everything since the base.
                 next.known = recorder.recorded
                 chains[key] = Chain(sentBase: sentBase, write: next)

@@ -49,6 +49,23 @@ extension SQLiteStorage {
         return (row["key"], try storedObject(from: row, db))
     }
 
+    /// The operations of a deleted object's last incarnation, oldest first: from the change that
+    /// created it (the first operation, or the first after an earlier delete) through the delete.
+    /// Empty when that history is not complete.
+    static func deletedIncarnation(_ db: Database, objectKey: Int64) throws -> [OperationRecord] {
+        let cursor = try String.fetchCursor(
+            db, sql: "SELECT operation FROM object_operations WHERE object_key = ? ORDER BY version DESC",
+            arguments: [objectKey])
+        var found: [OperationRecord] = []
+        while let text = try cursor.next() {
+            let record = try StorageCoding.decode(OperationRecord.self, from: text)
+            if let later = found.first, record.version != later.version - 1 { return [] }  // a gap
+            if !found.isEmpty, case .delete = record.change { return found }
+            found.insert(record, at: 0)
+        }
+        return found.first?.version == 1 ? found : []
+    }
+
     /// Decodes an `objects` row joined with its datastore's `id` as `datastore_id`.
     static func storedObject(from row: Row, _ db: Database) throws -> StoredObject {
         let key: Int64 = row["key"]
@@ -98,6 +115,8 @@ extension SQLiteStorage {
                     db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
                     arguments: [existing.key, base]
                 ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
+            } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
+                concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
             }
             let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
             let decision: ObjectWriteDecision
