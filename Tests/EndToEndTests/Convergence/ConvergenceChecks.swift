@@ -219,17 +219,18 @@ struct ConvergenceChecks {
         return ids
     }
 
-    /// One line per increment of the object (mutation, replica, process life, fate, the answer
-    /// heard) and per committed operation touching `n` (version and operations).
+    /// One line per change queued for the object (kind, increment in base 4, mutation, replica,
+    /// process life, fate, the answer heard) and per committed operation touching `n` (version
+    /// and operations; deletes included).
     private func counterTrace(_ id: String, _ fates: [String: Fate]) async throws -> String {
         let outcomes = ledger.outcomes
         var lines = ["trace of object \(id) (increments in base 4):"]
-        for change in ledger.issued where change.command.objectId == id && change.command.kind == .increment {
-            let amount = String(change.command.int ?? 0, radix: 4)
+        for change in ledger.issued where change.command.objectId == id {
+            let amount = change.command.kind == .increment ? String(change.command.int ?? 0, radix: 4) : ""
             let fate = fates[change.mutationId].map { "\($0)" } ?? "no fate"
             let heard = outcomes[change.mutationId].map { "\($0)" } ?? "nothing heard"
             lines.append(
-                "  increment \(amount) \(change.mutationId) replica \(change.replica) life \(change.life): \(fate), \(heard)")
+                "  \(change.command.kind) \(amount) \(change.mutationId) replica \(change.replica) life \(change.life): \(fate), \(heard)")
         }
         let reply = try await api.send(
             .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
