@@ -40,8 +40,14 @@ struct ConvergenceChecks {
         try await compareReplicas(&problems)
         let serverObjects = try await objects(token: nil, admin: true)
         checkModel(serverObjects, fates, &problems)
+        // A counter that lacks an acknowledged increment: how each increment was answered and
+        // what the server committed on `n`, so a single failing run tells a lost application
+        // (the acknowledged version commits no such increment) from a later overwrite (a `set`).
+        for id in Self.counterProblemObjects(problems) {
+            problems.append(try await counterTrace(id, fates))
+        }
         if !problems.isEmpty {
-            throw ConvergenceFailure(problems.prefix(30).joined(separator: "\n"))
+            throw ConvergenceFailure(problems.prefix(40).joined(separator: "\n"))
         }
         let values = Array(fates.values)
         return (values.filter { $0 == .acknowledged }.count, codes, values.filter { $0 == .unknown }.count)
@@ -199,6 +205,57 @@ struct ConvergenceChecks {
                 problems.append("object \(id): l lost the acknowledged element \(text): \(elements)")
             }
         }
+    }
+
+    /// The objects named in "lacks acknowledged increments" problems.
+    static func counterProblemObjects(_ problems: [String]) -> [String] {
+        var ids: [String] = []
+        for problem in problems where problem.contains("lacks acknowledged increments") {
+            let words = problem.split(separator: " ")
+            guard words.count > 1, words[0] == "object" else { continue }
+            let id = String(words[1].dropLast())  // "object <id>: ..."
+            if !ids.contains(id) { ids.append(id) }
+        }
+        return ids
+    }
+
+    /// One line per change queued for the object (kind, increment in base 4, mutation, replica,
+    /// process life, fate, the answer heard) and per committed operation touching `n` (version
+    /// and operations; deletes included).
+    private func counterTrace(_ id: String, _ fates: [String: Fate]) async throws -> String {
+        let outcomes = ledger.outcomes
+        var lines = ["trace of object \(id) (increments in base 4):"]
+        for change in ledger.issued where change.command.objectId == id {
+            let amount = change.command.kind == .increment ? String(change.command.int ?? 0, radix: 4) : ""
+            let fate = fates[change.mutationId].map { "\($0)" } ?? "no fate"
+            let heard = outcomes[change.mutationId].map { "\($0)" } ?? "nothing heard"
+            lines.append(
+                "  \(change.command.kind) \(amount) \(change.mutationId) replica \(change.replica) life \(change.life): \(fate), \(heard)")
+        }
+        let reply = try await api.send(
+            .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
+        guard (200..<300).contains(reply.status), let list = try? reply.decode(OperationList.self) else {
+            lines.append("  operations unavailable: HTTP \(reply.status)")
+            return lines.joined(separator: "\n")
+        }
+        for record in list.operations {
+            let onCounter: String
+            switch record.change {
+            case .delete:
+                onCounter = "delete"
+            case .update(let updates, _):
+                let operations = updates.filter { $0.field == "n" }.map { update -> String in
+                    if case .increment(let amount) = update.operation, let value = amount.intValue {
+                        return "+" + String(value, radix: 4)
+                    }
+                    return "\(update.operation)"
+                }
+                if operations.isEmpty { continue }
+                onCounter = operations.joined(separator: " ")
+            }
+            lines.append("  v\(record.version) n: \(onCounter) (origin \(record.origin ?? "none"))")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The datastore's objects as a user (or the admin) reads them on the server; none when the

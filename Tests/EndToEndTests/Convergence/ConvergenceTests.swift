@@ -94,6 +94,25 @@ struct ConvergenceTests {
         #expect(KnownConvergenceBugs.explaining("object o4: n = 2 (base 4) holds increments never made") == nil)
         #expect(KnownConvergenceBugs.explaining("timed out waiting for the reply") == nil)
     }
+
+    @Test("a missing acknowledged increment gets a trace, which leaves known-bug matching alone")
+    func missingIncrementsAreTraced() {
+        let problems = [
+            "object o1: n = 10 (base 4) lacks acknowledged increments 1",
+            "object o2: n = 2 (base 4) holds increments never made, refused or applied twice (allowed 1)",
+            "object o1: b is missing despite acknowledged writes",
+            "object o3: n = 0 (base 4) lacks acknowledged increments 100",
+        ]
+        #expect(ConvergenceChecks.counterProblemObjects(problems) == ["o1", "o3"])
+        let resurrected = """
+            object o2 exists after an acknowledged delete
+            object o2: n = 0 (base 4) lacks acknowledged increments 1
+            trace of object o2 (increments in base 4):
+              increment 1 m1 replica 0 life 0: acknowledged, acknowledged(version: 2)
+              v2 n: +1 (origin x)
+            """
+        #expect(KnownConvergenceBugs.explaining(resurrected) == KnownConvergenceBugs.resurrection)
+    }
 }
 
 /// Bugs the harness found that are not fixed yet, recognized in a failure's problem lines so that
