@@ -162,6 +162,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestComplete = true
     private var responseComplete = true
     private var refusing = false
+    /// When the request body last delivered bytes (one timer watches it, instead of one per chunk).
+    private var lastBodyRead = NIODeadline.now()
 
     init(limits: ConnectionLimits, maxRequestBodyBytes: Int, logger: Logger) {
         self.limits = limits
@@ -204,9 +206,10 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             }
             requestComplete = false
             responseComplete = false
-            arm(context: context, after: limits.bodyReadTimeout, reason: "request body stalled")
+            lastBodyRead = .now()
+            watchBody(context: context, after: TimeAmount(limits.bodyReadTimeout))
         case .body:
-            if !requestComplete { arm(context: context, after: limits.bodyReadTimeout, reason: "request body stalled") }
+            lastBodyRead = .now()
         case .end:
             requestComplete = true
             cancelTimer()
@@ -265,6 +268,27 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             logger.debug("closing connection: \(reason)", metadata: ["address": "\(channel.remoteAddress?.ipAddress ?? "?")"])
             channel.close(mode: .all, promise: nil)
+        }
+    }
+
+    /// Closes the connection once the body has not delivered anything for `bodyReadTimeout`;
+    /// while it still arrives, looks again when the pause since its last bytes would reach it.
+    private func watchBody(context: ChannelHandlerContext, after delay: TimeAmount) {
+        timer?.cancel()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            guard !requestComplete else { return }
+            let context = loopBound.value
+            let limit = TimeAmount(limits.bodyReadTimeout)
+            let idle = NIODeadline.now() - lastBodyRead
+            guard idle >= limit else {
+                watchBody(context: context, after: limit - idle)
+                return
+            }
+            logger.debug(
+                "closing connection: request body stalled",
+                metadata: ["address": "\(context.channel.remoteAddress?.ipAddress ?? "?")"])
+            context.channel.close(mode: .all, promise: nil)
         }
     }
 

@@ -140,13 +140,11 @@ struct LiveEndpoint: Sendable {
                 do {
                     // Subscribing never creates a datastore. The caller's own private datastore
                     // that does not exist yet is subscribed when its first change creates it.
-                    if datastore.kind == .private, context.userId != nil,
-                        try await services.storage.datastore(id: datastore, ownerId: context.userId) == nil
-                    {
+                    guard let resolved = try await services.datastores.resolveExisting(datastore, for: context) else {
+                        guard datastore.kind == .private else { throw RooftopError(.notFound, "no datastore \(datastore)") }
                         pending.append(datastore)
                         continue
                     }
-                    let resolved = try await services.datastores.resolve(datastore, for: context, create: false)
                     guard resolved.role.allows(.find) else {
                         throw RooftopError(.disallowed, "your role on datastore \(datastore) does not allow reading it")
                     }

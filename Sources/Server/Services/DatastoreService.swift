@@ -21,18 +21,33 @@ final class DatastoreService: Sendable {
     /// - Throws: `auth` for a private datastore without a signed-in user; `notFound` when it does
     ///   not exist, or exists but the caller has no role on it (existence is not revealed).
     func resolve(_ id: DatastoreID, for context: AccessContext, create: Bool) async throws -> Resolved {
+        guard create && id.kind != .shareable else {
+            guard let existing = try await resolveExisting(id, for: context) else {
+                throw RooftopError(.notFound, "no datastore \(id)")
+            }
+            return existing
+        }
+        try requireOwner(for: id, context)
+        return try resolved(
+            try await storage.openOrCreateDatastore(id: id, ownerId: context.userId, title: nil), for: context)
+    }
+
+    /// An existing datastore with the caller's role, or `nil` when it does not exist (never creating it).
+    /// - Throws: as ``resolve(_:for:create:)`` for one the caller has no role on.
+    func resolveExisting(_ id: DatastoreID, for context: AccessContext) async throws -> Resolved? {
+        try requireOwner(for: id, context)
+        return try await storage.datastore(id: id, ownerId: context.userId).map { try resolved($0, for: context) }
+    }
+
+    private func requireOwner(for id: DatastoreID, _ context: AccessContext) throws {
         if id.kind == .private, context.userId == nil {
             throw RooftopError(.auth, "private datastores belong to a signed-in user")
         }
-        let record: DatastoreRecord?
-        if create && id.kind != .shareable {
-            record = try await storage.openOrCreateDatastore(id: id, ownerId: context.userId, title: nil)
-        } else {
-            record = try await storage.datastore(id: id, ownerId: context.userId)
-        }
-        guard let record else { throw RooftopError(.notFound, "no datastore \(id)") }
+    }
+
+    private func resolved(_ record: DatastoreRecord, for context: AccessContext) throws -> Resolved {
         let role = record.role(for: context)
-        guard role > .none else { throw RooftopError(.notFound, "no datastore \(id)") }
+        guard role > .none else { throw RooftopError(.notFound, "no datastore \(record.id)") }
         return Resolved(record: record, role: role)
     }
 
