@@ -31,10 +31,14 @@ extension ClientCore {
             let server = row?.server ?? (row == nil ? fallbackBase.flatMap { $0.version > 0 ? $0 : nil } : nil)
             let version = server?.version ?? 0
             // All of an object's queued mutations carry the version last synced: the server
-            // applies them in order on top of each other.
+            // applies them in order on top of each other. With no server state but changes still
+            // queued (the object is being created, or a delete by someone else won over changes
+            // in flight), the new change joins them on their base: with none it would be a blind
+            // write, which re-creates a deleted object.
+            let queuedBase = server == nil ? try transaction.queued(for: key).first?.mutation.baseVersion : nil
             let mutation = Mutation(
                 mutationId: mutationId, datastore: key.datastore, className: key.className, objectId: key.objectId,
-                baseVersion: version > 0 ? version : nil, change: change)
+                baseVersion: version > 0 ? version : queuedBase, change: change)
             try transaction.enqueue(mutation)
             if row == nil, let server {
                 try transaction.put(key, server: server, local: server, deleted: false)

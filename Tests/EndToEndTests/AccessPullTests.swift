@@ -77,6 +77,35 @@ struct AccessPullTests {
         }
     }
 
+    @Test("an object hidden and then deleted, or deleted after the caller left its role, still ends with a tombstone")
+    func tombstoneAfterLosingAccess() async throws {
+        let (_, client) = try SharedServer.require()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        // Hidden from the grantee by an ACL change, then deleted, between two pulls: the feed
+        // holds only the tombstone, whose last readers exclude the grantee, who still has a copy.
+        let hidden = try await client.create(className, fields: ["n": .int(1)], acl: matrix.acl(.userReadGrant), as: matrix.owner)
+        // Readable through the role; the member leaves the role, then the object is deleted.
+        let roleObject = try await client.create(className, fields: ["n": .int(2)], acl: matrix.acl(.roleReadWrite), as: matrix.owner)
+        var checkpoints: [Caller: Checkpoint] = [:]
+        for caller in Caller.allCases { checkpoints[caller] = try await matrix.pull(className, as: caller).checkpoint }
+
+        #expect(try await matrix.update(hidden, fields: [:], acl: .only(matrix.owner.id), as: .owner).status == 200)
+        try await client.updateRole(matrix.role, UpdateRoleRequest(removeUsers: [matrix.member.id]))
+        #expect(try await matrix.delete(hidden, as: .admin).status == 204)
+        #expect(try await matrix.delete(roleObject, as: .admin).status == 204)
+
+        let granteeChanges = try await matrix.pull(className, since: checkpoints[.grantee], as: .grantee).changes
+        #expect(granteeChanges.kinds(of: hidden.objectId) == ["tombstone"], "\(granteeChanges)")
+        let memberChanges = try await matrix.pull(className, since: checkpoints[.member], as: .member).changes
+        #expect(memberChanges.kinds(of: roleObject.objectId) == ["tombstone"], "\(memberChanges)")
+        // Those who never could read them hear nothing.
+        for caller in [Caller.other, .anonymous] {
+            let changes = try await matrix.pull(className, since: checkpoints[caller], as: caller).changes
+            #expect(changes.kinds(of: hidden.objectId).isEmpty && changes.kinds(of: roleObject.objectId).isEmpty, "\(caller)")
+        }
+    }
+
     @Test("joining a role makes the objects it can read arrive on the next pull")
     func upsertsAfterJoiningRole() async throws {
         let (_, client) = try SharedServer.require()

@@ -119,4 +119,55 @@ struct ClientSyncMergeTests {
             #expect(stored?.fields["title"] == "from phone" && stored?.fields["best"] == 20)
         }
     }
+
+    @Test("changes queued while an update that lost to a delete was in flight lose too: no re-creation")
+    func changesQueuedBehindAnUpdateThatLostToADelete() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Doc")
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("behind-delete")
+            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
+            let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
+            try await laptop.logIn(user)
+            try await phone.logIn(user)
+            let doc = laptop.object(className, in: .default)
+            doc["title"] = "draft"
+            try await doc.save()
+            try await phone.sync.pull(datastore: .default)
+            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+            try await doc.delete()
+
+            // The phone's first edit goes out and waits in flight; the second is queued behind it.
+            gate.holdPushes()
+            onPhone["title"] = "edited on the phone"
+            let first = try #require(try await onPhone.saveEventually())
+            try await TestWait.until("the first edit's push in flight") { gate.heldPushes == 1 }
+            onPhone["pages"] = 2
+            let second = try #require(try await onPhone.saveEventually())
+            // The first edit is answered (it lost to the delete: no object); the second goes out
+            // and waits; a third is made meanwhile, when the phone has no server state left.
+            gate.releaseHeldPushes()
+            try await TestWait.until("the first edit answered, the second in flight") {
+                gate.heldPushes == 1 && (try? phone.outbox.status(of: first)).map { if case .acknowledged = $0 { true } else { false } } == true
+            }
+            onPhone["tag"] = "late"
+            let third = try #require(try await onPhone.saveEventually())
+            gate.releasePushes()
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
+
+            let stored = try await api.object(.default, className: className, objectId: doc.objectId, token: user.token)
+            #expect(stored == nil, "the delete wins over every edit made before it: \(String(describing: stored))")
+            for id in [first, second, third] {
+                let status = try phone.outbox.status(of: id)
+                guard case .acknowledged(let version)? = status else {
+                    Issue.record("\(id) should be acknowledged (as lost to the delete), is \(String(describing: status))")
+                    continue
+                }
+                #expect(version == 2, "answered at the tombstone's version")
+            }
+            try await phone.sync.pull(datastore: .default)
+            let local = try await phone.query(className, in: .default).fromLocalDatastore().find()
+            #expect(local.objects.isEmpty, "the phone keeps no copy: \(local.objects.map(\.snapshot))")
+        }
+    }
 }

@@ -40,6 +40,15 @@ final class SyncTestTransport: HTTPTransport {
     /// How many pushes are waiting.
     var heldPushes: Int { state.withLock { $0.held.count } }
 
+    /// Lets the waiting pushes through; later ones wait again.
+    func releaseHeldPushes() {
+        let waiting = state.withLock { state in
+            defer { state.held = [] }
+            return state.held
+        }
+        for push in waiting { push.resume() }
+    }
+
     /// Lets the waiting pushes (and later ones) through.
     func releasePushes() {
         let waiting = state.withLock { state in

@@ -89,9 +89,21 @@ struct MergeObjectTests {
         )
     }
 
-    @Test func changesAfterADeleteAreRejected() {
+    @Test func localChangesAfterALocalDeleteAreRejected() {
         expectOperationError(.invalidOperation) { try rebase([.delete, .update([])], over: []) }
-        expectOperationError(.invalidOperation) { try rebase([], over: [.delete, .update([])]) }
+        expectOperationError(.invalidOperation) { try rebase([.delete, .update([])], over: [.update([])]) }
+    }
+
+    @Test func changesMadeOnAnIncarnationThatWasDeletedAndCreatedAgainLoseToTheDelete() throws {
+        let recreated: [ObjectChange] = [
+            .update([FieldUpdate("name", .set("r"))]), .delete, .update([FieldUpdate("name", .set("new"))]),
+        ]
+        let merged = try rebase([.update([FieldUpdate("score", .increment(1))])], over: recreated)
+        #expect(merged.change == nil, "nothing of the old incarnation's edit reaches the new one")
+        #expect(merged.decisions.map(\.field) == ["score"])
+        #expect(merged.decisions.allSatisfy { $0.resolution == .objectDeleted && $0.result == nil })
+        #expect(try rebase([.delete], over: recreated).change == nil, "a delete of the old incarnation spares the new one")
+        #expect(try rebase([], over: recreated).change == nil)
     }
 
     @Test func builtInAndInvalidFieldsAreRejectedWithTheirName() {

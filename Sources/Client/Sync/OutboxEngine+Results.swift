@@ -100,7 +100,9 @@ extension OutboxEngine {
                 case .applied(_, let version, let object, let merges):
                     try transaction.removeFromQueue(id)
                     let base = applied[row.key]?.sentBase ?? row.mutation.baseVersion
-                    applied[row.key] = AppliedState(sentBase: base, version: version, object: object)
+                    var isDelete = false
+                    if case .delete = row.mutation.change { isDelete = true }
+                    applied[row.key] = AppliedState(sentBase: base, version: version, object: object, endsInDelete: isDelete)
                     acknowledged.append((row, version, merges))
                 case .rejected(_, let error):
                     try transaction.reject(row.mutation, error: error, localState: try transaction.object(row.key)?.local)
@@ -113,9 +115,14 @@ extension OutboxEngine {
                 if let done = applied[key] {
                     // A pull may already have stored a newer state: never go back.
                     if (server?.version ?? 0) <= done.version { server = done.object }
-                    // Changes queued while these were in flight were made on the state they produced.
+                    // Changes queued while these were in flight were made on the state they produced,
+                    // unless someone else's delete won over them (no object, and not this client's
+                    // delete): then the queued changes were made on the object before that delete,
+                    // keep their base version and lose to the delete on the server too. Moved to the
+                    // tombstone's version they would re-create the object with only their fields.
+                    let deletedByOthers = done.object == nil && !done.endsInDelete
                     for rest in try transaction.queued(for: key)
-                    where !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
+                    where !deletedByOthers && !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
                         var mutation = rest.mutation
                         mutation.baseVersion = done.version
                         try transaction.replaceQueued(mutation.mutationId, with: mutation)
@@ -170,4 +177,6 @@ struct AppliedState {
     var version: Int64
     /// The object after the last of them (`nil`: it does not exist on the server).
     var object: ObjectSnapshot?
+    /// Whether the last of them was this client's delete.
+    var endsInDelete: Bool
 }

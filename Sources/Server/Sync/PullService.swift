@@ -8,8 +8,8 @@ import RooftopShared
 ///   order and stores each page's checkpoint never misses a committed change, whatever other
 ///   writers do meanwhile; an object changed again while a client pages through moves to a later
 ///   page and is delivered there.
-/// - A readable object comes as an `upsert`; a deleted one the caller could read as a
-///   `tombstone`; an object the caller could once read but no longer can (its ACL changed, or
+/// - A readable object comes as an `upsert`; a deleted one the caller could read (any version, even
+///   when it lost access before the delete) as a `tombstone`; an object the caller could once read but no longer can (its ACL changed, or
 ///   the caller left a role) as a `removal`. Objects the caller never could read are not
 ///   mentioned at all.
 /// - When the caller's principals changed since the checkpoint (a role added or removed), the
@@ -142,15 +142,16 @@ final class PullService: Sendable {
         // list the IDs of objects it never could pull.
         guard permissions.allows(.find, for: context) else { return nil }
         let readableNow = context.isAdmin || !row.readers.isDisjoint(with: principals)
+        // Could read some version, as the caller is now or was at the checkpoint: it may hold a copy.
+        let couldRead = readableNow || !row.formerReaders.isDisjoint(with: principals.union(formerPrincipals))
         if row.isDeleted {
-            return readableNow
+            // Also to a caller who lost access before the delete (an ACL change or leaving a role
+            // since its checkpoint): the feed holds only the tombstone, and its copy must go.
+            return couldRead
                 ? .tombstone(className: snapshot.className, objectId: snapshot.objectId, version: snapshot.version)
                 : nil
         }
         if readableNow { return .upsert(snapshot) }
-        if !row.formerReaders.isDisjoint(with: principals.union(formerPrincipals)) {
-            return .removal(className: snapshot.className, objectId: snapshot.objectId)
-        }
-        return nil
+        return couldRead ? .removal(className: snapshot.className, objectId: snapshot.objectId) : nil
     }
 }

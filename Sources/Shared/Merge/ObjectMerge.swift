@@ -14,6 +14,11 @@
 /// | updates | ends in a delete | `delete` | one per field remote changed: result absent |
 /// | ends in a delete | updates | `nil`: the object stays deleted | one per field local changed: result absent |
 /// | ends in a delete | ends in a delete | `nil` | none |
+/// | a delete, then a re-creation | anything | as if remote ended in the delete | as above |
+///
+/// The last row is the history of an object deleted and created again since the base version:
+/// the local changes were made on the deleted incarnation and lose to its delete, leaving the new
+/// incarnation as it is. On the local side a change after a delete is refused.
 ///
 /// **ACL.** A local ACL is kept unless a remote update also set one concurrently, in which case the
 /// remote ACL stands (as under ``MergeRule/remote``); no decision is recorded for it.
@@ -57,13 +62,16 @@ public enum ObjectMerge {
     ///   - className: The object's class, to look up its rules.
     ///   - rules: The merge rules.
     /// - Returns: The change to apply on top of the remote state and the decisions made.
-    /// - Throws: ``RooftopError/Code/invalidOperation`` when a change follows a delete on the same
-    ///   side or a field name is built in; what ``FieldMerge/rebase(field:base:local:over:rule:)``
+    /// - Throws: ``RooftopError/Code/invalidOperation`` when a local change follows a local delete
+    ///   or a field name is built in; what ``FieldMerge/rebase(field:base:local:over:rule:)``
     ///   throws for operations that do not apply to their own side (with the field named).
     public static func rebase(
         local: [ObjectChange], over remote: [ObjectChange], base: [String: Value], className: String,
         rules: MergeRules
     ) throws(RooftopError) -> Result {
+        // A remote delete followed by a re-creation: the local changes were made on the
+        // incarnation that the delete ended, so they lose to it; the new incarnation is not theirs.
+        let remote = remote.firstIndex(where: { if case .delete = $0 { true } else { false } }).map { Array(remote[...$0]) } ?? remote
         let localSide = try Side(local)
         let remoteSide = try Side(remote)
         let localValues = try localSide.values(from: base)

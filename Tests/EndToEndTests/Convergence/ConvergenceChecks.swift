@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RooftopChaos
 import RooftopShared
@@ -40,11 +41,11 @@ struct ConvergenceChecks {
         try await compareReplicas(&problems)
         let serverObjects = try await objects(token: nil, admin: true)
         checkModel(serverObjects, fates, &problems)
-        // A counter that lacks an acknowledged increment: how each increment was answered and
-        // what the server committed on `n`, so a single failing run tells a lost application
-        // (the acknowledged version commits no such increment) from a later overwrite (a `set`).
-        for id in Self.counterProblemObjects(problems) {
-            problems.append(try await counterTrace(id, fates))
+        // A counter that lacks an acknowledged increment, an object back after a delete: how each
+        // change was answered and what the server committed, so that one failing run tells the
+        // explanations apart (a lost application, a later overwrite, a re-creation and by whom).
+        for id in Self.tracedObjects(problems) {
+            problems.append(try await objectTrace(id, fates))
         }
         if !problems.isEmpty {
             throw ConvergenceFailure(problems.prefix(40).joined(separator: "\n"))
@@ -207,30 +208,41 @@ struct ConvergenceChecks {
         }
     }
 
-    /// The objects named in "lacks acknowledged increments" problems.
-    static func counterProblemObjects(_ problems: [String]) -> [String] {
+    /// The objects named in problems that need the object's history to be understood: a missing
+    /// acknowledged increment, and an object back after an acknowledged delete.
+    static func tracedObjects(_ problems: [String]) -> [String] {
         var ids: [String] = []
-        for problem in problems where problem.contains("lacks acknowledged increments") {
+        for problem in problems
+        where problem.contains("lacks acknowledged increments") || problem.hasSuffix("exists after an acknowledged delete") {
             let words = problem.split(separator: " ")
             guard words.count > 1, words[0] == "object" else { continue }
-            let id = String(words[1].dropLast())  // "object <id>: ..."
+            let id = String(words[1].hasSuffix(":") ? words[1].dropLast() : words[1])
             if !ids.contains(id) { ids.append(id) }
         }
         return ids
     }
 
-    /// One line per change queued for the object (kind, increment in base 4, mutation, replica,
-    /// process life, fate, the answer heard) and per committed operation touching `n` (version
-    /// and operations; deletes included).
-    private func counterTrace(_ id: String, _ fates: [String: Fate]) async throws -> String {
+    /// One line per change queued for the object (kind, value, mutation, replica and its user,
+    /// process life, fate, the answer heard) and one per operation the server committed on it
+    /// (version, the change, and the queued mutation that made it, found by its origin).
+    private func objectTrace(_ id: String, _ fates: [String: Fate]) async throws -> String {
         let outcomes = ledger.outcomes
         var lines = ["trace of object \(id) (increments in base 4):"]
+        var byOrigin: [String: String] = [:]
         for change in ledger.issued where change.command.objectId == id {
-            let amount = change.command.kind == .increment ? String(change.command.int ?? 0, radix: 4) : ""
+            let command = change.command
+            let value =
+                command.kind == .increment
+                ? "+" + String(command.int ?? 0, radix: 4) : [command.int.map(String.init), command.text].compactMap { $0 }.joined(separator: " ")
             let fate = fates[change.mutationId].map { "\($0)" } ?? "no fate"
             let heard = outcomes[change.mutationId].map { "\($0)" } ?? "nothing heard"
+            let user = replicas.first { $0.index == change.replica }?.user
             lines.append(
-                "  \(change.command.kind) \(amount) \(change.mutationId) replica \(change.replica) life \(change.life): \(fate), \(heard)")
+                "  \(command.kind) \(value) \(change.mutationId) replica \(change.replica) user \(user.map(String.init) ?? "?") "
+                    + "life \(change.life): \(fate), \(heard)")
+            if let user {
+                byOrigin[Self.origin(of: change.mutationId, userId: users[user].id)] = "\(command.kind) \(change.mutationId)"
+            }
         }
         let reply = try await api.send(
             .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
@@ -239,23 +251,32 @@ struct ConvergenceChecks {
             return lines.joined(separator: "\n")
         }
         for record in list.operations {
-            let onCounter: String
+            let change: String
             switch record.change {
             case .delete:
-                onCounter = "delete"
+                change = "delete"
             case .update(let updates, _):
-                let operations = updates.filter { $0.field == "n" }.map { update -> String in
-                    if case .increment(let amount) = update.operation, let value = amount.intValue {
-                        return "+" + String(value, radix: 4)
+                change = updates.map { update -> String in
+                    if update.field == "n", case .increment(let amount) = update.operation, let value = amount.intValue {
+                        return "n +" + String(value, radix: 4)
                     }
-                    return "\(update.operation)"
-                }
-                if operations.isEmpty { continue }
-                onCounter = operations.joined(separator: " ")
+                    return "\(update.field) \(update.operation)"
+                }.joined(separator: ", ")
             }
-            lines.append("  v\(record.version) n: \(onCounter) (origin \(record.origin ?? "none"))")
+            let maker = record.origin.flatMap { byOrigin[$0] } ?? "origin \(record.origin ?? "none")"
+            lines.append("  v\(record.version) \(change) (\(maker))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The server's operation origin for a user's mutation (`ObjectService.origin(of:scope:)`).
+    private static func origin(of mutationId: String, userId: String) -> String {
+        let scope = "user:" + userId
+        return String(hex("scope\u{0}" + scope).prefix(16)) + "." + String(hex(scope + "\u{0}" + mutationId).prefix(32))
+    }
+
+    private static func hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The datastore's objects as a user (or the admin) reads them on the server; none when the
