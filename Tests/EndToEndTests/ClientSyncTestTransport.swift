@@ -11,6 +11,7 @@ final class SyncTestTransport: HTTPTransport {
     private struct State {
         var blockPushes = false
         var holdPushes = false
+        var holdPushAnswers = false
         var held: [CheckedContinuation<Void, Never>] = []
         var counts: [String: Int] = [:]
     }
@@ -37,7 +38,11 @@ final class SyncTestTransport: HTTPTransport {
     /// From now on pushes wait before they are sent, until ``releasePushes()``.
     func holdPushes() { state.withLock { $0.holdPushes = true } }
 
-    /// How many pushes are waiting.
+    /// From now on pushes are sent, but their answers wait before they reach the client, until
+    /// ``releasePushes()`` or ``releaseHeldPushes()``.
+    func holdPushAnswers() { state.withLock { $0.holdPushAnswers = true } }
+
+    /// How many pushes (or push answers) are waiting.
     var heldPushes: Int { state.withLock { $0.held.count } }
 
     /// Lets the waiting pushes through; later ones wait again.
@@ -53,6 +58,7 @@ final class SyncTestTransport: HTTPTransport {
     func releasePushes() {
         let waiting = state.withLock { state in
             state.holdPushes = false
+            state.holdPushAnswers = false
             defer { state.held = [] }
             return state.held
         }
@@ -61,20 +67,13 @@ final class SyncTestTransport: HTTPTransport {
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
         let path = String(request.path.prefix { $0 != "?" })
-        let (blocked, hold) = state.withLock { state in
+        let (blocked, hold, holdAnswer) = state.withLock { state in
             state.counts[path, default: 0] += 1
-            return (state.blockPushes && path == "/v1/push", state.holdPushes && path == "/v1/push")
+            let isPush = path == "/v1/push"
+            return (state.blockPushes && isPush, state.holdPushes && isPush, state.holdPushAnswers && isPush)
         }
         if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
-        if hold {
-            await withCheckedContinuation { (push: CheckedContinuation<Void, Never>) in
-                let goes = state.withLock { state in
-                    if state.holdPushes { state.held.append(push) }
-                    return !state.holdPushes
-                }
-                if goes { push.resume() }
-            }
-        }
+        if hold { await wait(while: \.holdPushes) }
         var request = request
         if path == "/v1/pull", let pullPageSize, let body = request.body {
             do {
@@ -85,7 +84,20 @@ final class SyncTestTransport: HTTPTransport {
                 throw RooftopError(.internal, "the test transport could not rewrite a pull: \(error)")
             }
         }
-        return try await inner.send(request)
+        let response = try await inner.send(request)
+        if holdAnswer { await wait(while: \.holdPushAnswers) }
+        return response
+    }
+
+    /// Waits until released while the flag is set.
+    private func wait(while flag: KeyPath<State, Bool>) async {
+        await withCheckedContinuation { (push: CheckedContinuation<Void, Never>) in
+            let goes = state.withLock { state in
+                if state[keyPath: flag] { state.held.append(push) }
+                return !state[keyPath: flag]
+            }
+            if goes { push.resume() }
+        }
     }
 
     func shutdown() async {

@@ -40,7 +40,11 @@ extension OutboxEngine {
         do {
             try core.store.write(scope: scope) { transaction in
                 for row in rows {
-                    try transaction.markPending(row.mutation.mutationId, error: error, nextAttemptAt: nil, countAttempt: false)
+                    // Counted as an attempt: a push refused as a whole may still have applied some of
+                    // its mutations first (a server error after them), so these rows may have reached
+                    // the server and must never be rewritten by a rebase (their IDs may already stand
+                    // for their first content, and a rewrite would be answered by a replay).
+                    try transaction.markPending(row.mutation.mutationId, error: error, nextAttemptAt: nil, countAttempt: true)
                 }
             }
         } catch {
@@ -110,8 +114,13 @@ extension OutboxEngine {
                 }
             }
             for key in touched {
-                let stored = try transaction.object(key)
-                var server = stored?.server
+                guard let stored = try transaction.object(key) else {
+                    // A pull removed the object while these rows were in flight (a tombstone, or the
+                    // user lost read access): the answer describes a state the feed has moved past,
+                    // and must not put the object back. The next pull brings it if it is readable.
+                    continue
+                }
+                var server = stored.server
                 if let done = applied[key] {
                     // A pull may already have stored a newer state: never go back.
                     if (server?.version ?? 0) <= done.version { server = done.object }

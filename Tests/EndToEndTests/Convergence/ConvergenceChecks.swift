@@ -209,14 +209,18 @@ struct ConvergenceChecks {
     }
 
     /// The objects named in problems that need the object's history to be understood: a missing
-    /// acknowledged increment, and an object back after an acknowledged delete.
+    /// acknowledged increment, an object back after an acknowledged delete, a local copy the
+    /// server no longer gives.
     static func tracedObjects(_ problems: [String]) -> [String] {
         var ids: [String] = []
         for problem in problems
-        where problem.contains("lacks acknowledged increments") || problem.hasSuffix("exists after an acknowledged delete") {
+        where problem.contains("lacks acknowledged increments") || problem.hasSuffix("exists after an acknowledged delete")
+            || problem.hasSuffix("is stored locally but the server does not give it")
+        {
             let words = problem.split(separator: " ")
-            guard words.count > 1, words[0] == "object" else { continue }
-            let id = String(words[1].hasSuffix(":") ? words[1].dropLast() : words[1])
+            guard let index = words.firstIndex(of: "object"), words.indices.contains(index + 1) else { continue }
+            let word = words[index + 1]
+            let id = String(word.hasSuffix(":") ? word.dropLast() : word)
             if !ids.contains(id) { ids.append(id) }
         }
         return ids

@@ -18,9 +18,7 @@ import Testing
 /// runs it again (the same changes and faults in the same order; the timing of the network and
 /// of the processes still varies).
 ///
-/// Failures explained entirely by a bug the harness found and that is not fixed yet
-/// (``KnownConvergenceBugs``) are recorded as known, intermittent issues: they stay visible in
-/// the output without failing the run; any other failure fails it.
+/// Any failing iteration fails the run (the bugs the harness found are fixed: RELIABILITY.md).
 @Suite("Randomized convergence", .serialized)
 struct ConvergenceTests {
     /// The first seed when `ROOFTOP_CONVERGENCE_SEED` is not set, so that CI runs the same
@@ -41,7 +39,6 @@ struct ConvergenceTests {
             seedText == "random" ? UInt64.random(in: 1..<UInt64(1) << 48) : seedText.flatMap(UInt64.init) ?? Self.defaultSeed
         var total = ConvergenceFigures()
         var failures: [UInt64] = []
-        var knownFailures = 0
         let maximumFailures =
             environment["ROOFTOP_CONVERGENCE_MAX_FAILURES"].flatMap(Int.init) ?? Self.maximumFailures
         let clock = ContinuousClock()
@@ -59,13 +56,8 @@ struct ConvergenceTests {
                     ROOFTOP_CONVERGENCE_SEED=\(seed) ROOFTOP_CONVERGENCE_ITERATIONS=1 swift test --filter Convergence
                     \(error)
                     """
-                if let bug = KnownConvergenceBugs.explaining("\(error)") {
-                    knownFailures += 1
-                    withKnownIssue(Comment(rawValue: bug), isIntermittent: true) { Issue.record(Comment(rawValue: message)) }
-                } else {
-                    Issue.record(Comment(rawValue: message))
-                }
-                if failures.count - knownFailures >= maximumFailures { break }
+                Issue.record(Comment(rawValue: message))
+                if failures.count >= maximumFailures { break }
             }
             if (iteration + 1) % 50 == 0 {
                 print("convergence: \(iteration + 1)/\(iterations) after \(clock.now - started); \(failures.count) failed")
@@ -73,29 +65,13 @@ struct ConvergenceTests {
         }
         print(
             """
-            convergence: seeds \(base)...; \(clock.now - started); failed seeds \(failures) (\(knownFailures) by known \
-            bugs); \(total.summary)
+            convergence: seeds \(base)...; \(clock.now - started); failed seeds \(failures); \(total.summary)
             """)
         #expect(total.iterations + failures.count >= 1, "at least one iteration ran")
         #expect(total.changes > 0 || !failures.isEmpty, "iterations queued changes")
     }
 
-    @Test("only failures fully explained by a known bug are recorded as known issues")
-    func knownBugsAreRecognizedOnlyWhenTheyExplainEverything() {
-        let stale = "replica 2 (user 2) object o1 is stored locally but the server does not give it"
-        let resurrected = """
-            object o2 exists after an acknowledged delete
-            object o2: b is missing despite acknowledged writes
-            """
-        #expect(KnownConvergenceBugs.explaining("iteration failed\n" + stale) == KnownConvergenceBugs.staleCopy)
-        #expect(KnownConvergenceBugs.explaining(resurrected) == KnownConvergenceBugs.resurrection)
-        #expect(KnownConvergenceBugs.explaining(resurrected + "\nobject o3: b is missing despite acknowledged writes") == nil,
-                "a problem with another object is not explained by o2's resurrection")
-        #expect(KnownConvergenceBugs.explaining("object o4: n = 2 (base 4) holds increments never made") == nil)
-        #expect(KnownConvergenceBugs.explaining("timed out waiting for the reply") == nil)
-    }
-
-    @Test("a missing increment or a resurrection gets a trace, which leaves known-bug matching alone")
+    @Test("a missing increment, a resurrection or a stale copy gets a trace of the object")
     func missingIncrementsAreTraced() {
         let problems = [
             "object o1: n = 10 (base 4) lacks acknowledged increments 1",
@@ -105,49 +81,8 @@ struct ConvergenceTests {
         ]
         #expect(ConvergenceChecks.tracedObjects(problems) == ["o1", "o3"])
         #expect(ConvergenceChecks.tracedObjects(["object o5 exists after an acknowledged delete"] + problems) == ["o5", "o1", "o3"])
-        let resurrected = """
-            object o2 exists after an acknowledged delete
-            object o2: n = 0 (base 4) lacks acknowledged increments 1
-            trace of object o2 (increments in base 4):
-              increment 1 m1 replica 0 life 0: acknowledged, acknowledged(version: 2)
-              v2 n: +1 (origin x)
-            """
-        #expect(KnownConvergenceBugs.explaining(resurrected) == KnownConvergenceBugs.resurrection)
-    }
-}
-
-/// Bugs the harness found that are not fixed yet, recognized in a failure's problem lines so that
-/// only failures they fully explain are recorded as known issues.
-enum KnownConvergenceBugs {
-    /// A deleted object comes back after an acknowledged delete, holding only the fields of one
-    /// update (seen about once in 50 iterations; see RELIABILITY.md).
-    static let resurrection = "a deleted object is re-created by an update"
-    /// A replica keeps an object the server no longer gives its user (seen about once in 40
-    /// iterations; see RELIABILITY.md).
-    static let staleCopy = "a replica keeps a local copy the server no longer gives its user"
-
-    /// The known bug that explains every problem line of `failure`, or `nil`.
-    static func explaining(_ failure: String) -> String? {
-        let lines = failure.split(separator: "\n").map(String.init).filter { $0.hasPrefix("object ") || $0.hasPrefix("replica ") }
-        guard !lines.isEmpty else { return nil }
-        let resurrected = Set(lines.filter { $0.hasSuffix("exists after an acknowledged delete") }.compactMap(objectId))
-        var bugs: Set<String> = []
-        for line in lines {
-            if line.hasSuffix("is stored locally but the server does not give it") {
-                bugs.insert(staleCopy)
-            } else if let id = objectId(line), resurrected.contains(id) {
-                bugs.insert(resurrection)
-            } else {
-                return nil
-            }
-        }
-        return bugs.sorted().joined(separator: "; ")
-    }
-
-    /// The object ID a problem line names (`object <id>` or `... object <id> ...`).
-    private static func objectId(_ line: String) -> String? {
-        let words = line.split(separator: " ")
-        guard let index = words.firstIndex(of: "object"), words.indices.contains(index + 1) else { return nil }
-        return String(words[index + 1].trimmingCharacters(in: CharacterSet(charactersIn: ":")))
+        #expect(
+            ConvergenceChecks.tracedObjects(["replica 2 (user 1) object o6 is stored locally but the server does not give it"])
+                == ["o6"])
     }
 }
