@@ -10,13 +10,13 @@ struct BackupTests {
     static func command(_ arguments: [String], deadline: Duration = .seconds(120)) async throws
         -> (status: Int32, output: String)
     {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try ServerBinary.url()
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(output)
         try process.run()
         try? await TestWait.until(within: deadline, "rooftop-server \(arguments.first ?? "") to finish") {
             !process.isRunning

@@ -1,4 +1,5 @@
 import Foundation
+import RooftopTestSupport
 @testable import Rooftop
 import RooftopShared
 
@@ -80,7 +81,7 @@ enum ClientTransportOpenSSL {
     ) throws -> (certificate: String, key: String) {
         let certificate = directory + "/\(commonName.filter(\.isLetter))-cert.pem"
         let key = directory + "/\(commonName.filter(\.isLetter))-key.pem"
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
@@ -88,8 +89,8 @@ enum ClientTransportOpenSSL {
             "-addext", "subjectAltName=" + alternativeNames.joined(separator: ","),
         ]
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(output)
         try process.run()
         let log = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

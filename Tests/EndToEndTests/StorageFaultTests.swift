@@ -1,4 +1,5 @@
 import Foundation
+import RooftopTestSupport
 import RooftopShared
 import Testing
 
@@ -33,11 +34,11 @@ struct TmpfsMount {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = .handle(.nullDevice)
+        process.standardError = .handle(.nullDevice)
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw FixtureError("\(arguments.joined(separator: " ")) failed") }

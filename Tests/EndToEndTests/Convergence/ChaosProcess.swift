@@ -15,12 +15,12 @@ final class ChaosProcess: Sendable {
         var log = ""
     }
 
-    private let process: Process
+    private let process: ChildProcess
     private let input: FileHandle
     private let state = Mutex(State())
     private let onEvent: @Sendable (ChaosEvent) -> Void
 
-    private init(process: Process, input: FileHandle, onEvent: @escaping @Sendable (ChaosEvent) -> Void) {
+    private init(process: ChildProcess, input: FileHandle, onEvent: @escaping @Sendable (ChaosEvent) -> Void) {
         self.process = process
         self.input = input
         self.onEvent = onEvent
@@ -33,15 +33,15 @@ final class ChaosProcess: Sendable {
     ) async throws -> ChaosProcess {
         // A write to the pipe of a process that just died must fail, not kill the test process.
         signal(SIGPIPE, SIG_IGN)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try BuiltExecutable.url(
             named: "rooftop-chaos-client", environmentVariable: "ROOFTOP_CHAOS_CLIENT_BINARY")
         process.arguments = [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)]
         let stdin = Pipe()
         let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
+        process.standardInput = .pipe(stdin)
+        process.standardOutput = .pipe(stdout)
+        process.standardError = .handle(.nullDevice)
         let child = ChaosProcess(process: process, input: stdin.fileHandleForWriting, onEvent: onEvent)
         stdout.fileHandleForReading.readabilityHandler = { [weak child] handle in
             let data = handle.availableData

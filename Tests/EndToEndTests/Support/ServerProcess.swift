@@ -1,4 +1,5 @@
 import Foundation
+import RooftopTestSupport
 import Synchronization
 
 /// A real `rooftop-server` process: the built executable, started with `serve --port 0` on a
@@ -21,11 +22,11 @@ final class ServerProcess: Sendable {
     /// The application ID it was started with.
     let appId: String
 
-    private let process: Process
+    private let process: ChildProcess
     private let output: OutputBuffer
 
     private init(
-        process: Process, output: OutputBuffer, port: Int, dataDirectory: String, caCertificatePath: String,
+        process: ChildProcess, output: OutputBuffer, port: Int, dataDirectory: String, caCertificatePath: String,
         adminKey: String, appId: String
     ) {
         self.process = process
@@ -50,7 +51,7 @@ final class ServerProcess: Sendable {
         deadline: Duration = .seconds(60)
     ) async throws -> ServerProcess {
         let directory = dataDirectory ?? TemporaryDirectory.make(prefix: "rooftop-e2e")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try ServerBinary.url()
         process.arguments =
             [
@@ -63,8 +64,8 @@ final class ServerProcess: Sendable {
         let output = OutputBuffer()
         let stdout = Pipe()
         let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
+        process.standardOutput = .pipe(stdout)
+        process.standardError = .pipe(stderr)
         output.attach(stdout)
         output.attach(stderr)
         try process.run()
@@ -114,25 +115,6 @@ final class ServerProcess: Sendable {
 
     /// The admin key every test server is started with.
     static let testAdminKey = "test-admin-key-0123456789abcdef"
-}
-
-extension Process {
-    /// Waits (polling) for the process to exit; kills it with SIGKILL if it has not by the
-    /// deadline.
-    /// - Returns: The exit status.
-    @discardableResult
-    func waitForExit(deadline: Duration) async -> Int32 {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while isRunning && clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        if isRunning {
-            Foundation.kill(processIdentifier, SIGKILL)
-            waitUntilExit()
-        }
-        return terminationStatus
-    }
 }
 
 /// Starts a server, runs `body`, and stops the server whatever happens.

@@ -6,7 +6,7 @@ import RooftopTestSupport
 /// (nothing, half a header, half a body) and watches for the server to close the connection
 /// (`s_client` exits when it does).
 final class TLSProbe: @unchecked Sendable {
-    private let process: Process
+    private let process: ChildProcess
     private let input: Pipe
     private let output = Pipe()
     private let collected = OutputCollector()
@@ -14,16 +14,16 @@ final class TLSProbe: @unchecked Sendable {
     /// Connects to the server (the handshake runs in the background).
     /// - Throws: When `openssl` cannot be started.
     init(_ server: ServerProcess) throws {
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "openssl", "s_client", "-connect", "127.0.0.1:\(server.port)", "-CAfile", server.caCertificatePath,
             "-servername", "localhost", "-verify_return_error", "-quiet",
         ]
         input = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardInput = .pipe(input)
+        process.standardOutput = .pipe(output)
+        process.standardError = .handle(.nullDevice)
         let collected = self.collected
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData

@@ -44,12 +44,12 @@ enum OpenAPITestSupport {
 
     /// Runs `python3` (found on `PATH`) with `arguments` and waits for it.
     static func python(_ arguments: [String]) throws -> ProcessResult {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .pipe(pipe)
         try process.run()
         // Read before waiting: a child blocked on a full pipe would never exit.
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
