@@ -44,6 +44,10 @@ struct StorageSQLiteTests {
         try await StorageConformance.idempotency(factory)
     }
 
+    @Test("objects: a batch of writes in one transaction, each atomic on its own") func batches() async throws {
+        try await StorageConformance.batches(factory)
+    }
+
     @Test("objects: concurrent changes and the operation log") func concurrentChanges() async throws {
         try await StorageConformance.concurrentChanges(factory)
     }

@@ -28,7 +28,8 @@ final class ObjectService: Sendable {
         self.limits = limits
     }
 
-    /// Applies one mutation.
+    /// Applies one mutation in a transaction of its own (REST writes; a push applies its
+    /// mutations together, see ``prepare(_:context:idempotent:)``).
     /// - Parameters:
     ///   - mutation: The mutation.
     ///   - context: The caller.
@@ -36,33 +37,99 @@ final class ObjectService: Sendable {
     ///   - createOnly: Refuse with `exists` when the object exists (REST creates).
     ///   - mustExist: Refuse with `notFound` when the object does not exist, instead of creating
     ///     it (an update) or answering that it is already gone (a delete): REST `PATCH`/`DELETE`.
-    ///   - chain: The caller's earlier mutations of the object in the same push, on the same base
-    ///     version (see ``PushService``).
-    ///   - recorder: Receives the merge inputs the decision used, for the chain's next mutation.
     /// - Returns: The result; a refusal inside the transaction is returned as `.rejected`, and so
     ///   is, for idempotent writes, a refusal found before it. A mutation ID seen before is
     ///   answered with its first result, before anything else is checked: access or input rules
     ///   that changed since must not turn a change the server applied into a rejection.
     /// - Throws: For writes that are not idempotent, refusals found before the transaction
-    ///   (invalid input, unknown datastore, no write role).
+    ///   (invalid input, unknown datastore, no write role); storage errors.
     func write(
         _ mutation: Mutation, context: AccessContext, idempotent: Bool, createOnly: Bool = false,
-        mustExist: Bool = false, chain: WriteChain? = nil, recorder: MergeInputsRecorder? = nil
+        mustExist: Bool = false
     ) async throws -> MutationResult {
-        let scope = ObjectService.idempotencyScope(context)
-        if idempotent, let first = try await storage.mutationResult(scope: scope, id: mutation.mutationId) {
-            return first
+        let prepared = try await prepare([mutation], context: context, idempotent: idempotent)[0]
+        let applied = try await storage.writeObjects { writer in
+            try self.apply(
+                mutation, prepared, context: context, idempotent: idempotent, createOnly: createOnly, mustExist: mustExist,
+                writer: writer)
         }
+        await published([applied])
+        return applied.result
+    }
+
+    /// A mutation checked and made ready for its write transaction, or answered already.
+    enum Prepared: Sendable {
+        /// Answered before the transaction: the first result of a mutation ID seen before
+        /// (`record` false), or a refusal found before it (`record` true: recorded in the
+        /// transaction, so that a retry gets it too).
+        case answered(MutationResult, record: Bool)
+        /// Ready to write: its datastore (with the caller's role) and its class's settings.
+        case ready(DatastoreService.Resolved, ClassSettings)
+    }
+
+    /// What one write did, published once its transaction has committed.
+    struct Applied: Sendable {
+        /// The mutation's result.
+        var result: MutationResult
+        /// The `outcome` label of `rooftop_mutations_total`, when the write was decided now.
+        var outcome: String?
+        /// The live notification a committed change sends.
+        var notification: (datastore: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>)?
+    }
+
+    /// Everything a batch of mutations needs before its write transaction, read once: the
+    /// results of IDs seen before (one read for the batch), the input checks, each datastore
+    /// (resolved once per datastore) and each class's settings.
+    /// - Throws: For writes that are not idempotent, the first refusal found; storage errors.
+    func prepare(_ mutations: [Mutation], context: AccessContext, idempotent: Bool) async throws -> [Prepared] {
+        let scope = ObjectService.idempotencyScope(context)
+        let seen = idempotent ? try await storage.mutationResults(scope: scope, ids: mutations.map(\.mutationId)) : [:]
+        var datastoresByID: [DatastoreID: DatastoreService.Resolved] = [:]
+        var prepared: [Prepared] = []
+        prepared.reserveCapacity(mutations.count)
+        for mutation in mutations {
+            if let first = seen[mutation.mutationId] {
+                prepared.append(.answered(first, record: false))
+                continue
+            }
+            do {
+                try WriteValidator(limits: limits).validate(mutation)
+                let resolved: DatastoreService.Resolved
+                if let known = datastoresByID[mutation.datastore] {
+                    resolved = known
+                } else {
+                    resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
+                    datastoresByID[mutation.datastore] = resolved
+                }
+                prepared.append(.ready(resolved, try await classes.settings(of: mutation.className)))
+            } catch let error as RooftopError where idempotent {
+                prepared.append(.answered(.rejected(mutationId: mutation.mutationId, error: error), record: true))
+            }
+        }
+        return prepared
+    }
+
+    /// Applies one prepared mutation inside a write transaction (atomically on its own).
+    /// - Parameters:
+    ///   - chain: The caller's earlier mutations of the object in the same push, on the same base
+    ///     version (see ``PushService``).
+    ///   - recorder: Receives the merge inputs the decision used, for the chain's next mutation.
+    /// - Throws: ``RooftopError`` when the write cannot be made (its datastore is gone); storage
+    ///   errors, which end the transaction.
+    func apply(
+        _ mutation: Mutation, _ prepared: Prepared, context: AccessContext, idempotent: Bool, createOnly: Bool = false,
+        mustExist: Bool = false, chain: WriteChain? = nil, recorder: MergeInputsRecorder? = nil,
+        writer: any ObjectWriter
+    ) throws -> Applied {
+        let scope = ObjectService.idempotencyScope(context)
         let resolved: DatastoreService.Resolved
         let settings: ClassSettings
-        do {
-            try WriteValidator(limits: limits).validate(mutation)
-            resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
-            settings = try await classes.settings(of: mutation.className)
-        } catch let error as RooftopError where idempotent {
-            // Recorded like refusals inside the transaction, so a retry gets the same answer.
-            return try await storage.recordMutationResult(
-                .rejected(mutationId: mutation.mutationId, error: error), scope: scope)
+        switch prepared {
+        case .answered(let result, let record):
+            return Applied(result: record ? try writer.record(result, scope: scope) : result)
+        case .ready(let datastore, let classSettings):
+            resolved = datastore
+            settings = classSettings
         }
         let request = ObjectWriteRequest(
             datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
@@ -74,26 +141,39 @@ final class ObjectService: Sendable {
             createOnly: createOnly, mustExist: mustExist,
             origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain,
             recorder: recorder)
-        let outcome = try await storage.writeObject(request) { writeContext throws(RooftopError) in
+        let outcome = try writer.write(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
         switch outcome {
         case .replayed(let result):
-            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "replayed")]).increment()
-            return withMutationID(result, mutation.mutationId)
+            return Applied(result: withMutationID(result, mutation.mutationId), outcome: "replayed")
         case .unchanged(let result):
-            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "unchanged")]).increment()
-            return withMutationID(result, mutation.mutationId)
+            return Applied(result: withMutationID(result, mutation.mutationId), outcome: "unchanged")
         case .rejected(let error):
-            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "rejected")]).increment()
-            return .rejected(mutationId: mutation.mutationId, error: error)
+            return Applied(result: .rejected(mutationId: mutation.mutationId, error: error), outcome: "rejected")
         case .written(let stored, let readersBefore, let result):
-            Counter(label: "rooftop_mutations_total", dimensions: [("outcome", "applied")]).increment()
-            await live.publish(
-                datastore: resolved.record, sequence: stored.sequence,
-                permissions: settings.permissions, readers: readersBefore.union(stored.readers))
-            return withMutationID(result, mutation.mutationId)
+            return Applied(
+                result: withMutationID(result, mutation.mutationId), outcome: "applied",
+                notification: (resolved.record, stored.sequence, settings.permissions, readersBefore.union(stored.readers)))
         }
+    }
+
+    /// Counts committed writes and tells live subscribers, in commit order.
+    func published(_ applied: [Applied]) async {
+        for one in applied {
+            if let outcome = one.outcome {
+                Counter(label: "rooftop_mutations_total", dimensions: [("outcome", outcome)]).increment()
+            }
+            if let note = one.notification {
+                await live.publish(
+                    datastore: note.datastore, sequence: note.sequence, permissions: note.permissions, readers: note.readers)
+            }
+        }
+    }
+
+    /// Runs `body` in one write transaction (see ``Storage/writeObjects(_:)``).
+    func transaction<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
+        try await storage.writeObjects(body)
     }
 
     /// One object, with the pointers along `includes` resolved (only readable ones).

@@ -7,10 +7,12 @@ import RooftopShared
 /// PostgreSQL for several server processes) implements the same semantics, checked by one
 /// conformance suite. Two guarantees every backend must give:
 ///
-/// - **Atomic object writes.** ``writeObject(_:decide:)`` loads the object, the changes since
-///   the mutation's base version and any earlier result of the same mutation ID, calls `decide`,
-///   and commits the new state, its index rows, the change-feed sequence number, the datastore's
-///   counters and the mutation's result in one transaction — or nothing.
+/// - **Atomic object writes.** ``ObjectWriter/write(_:decide:)`` loads the object, the changes
+///   since the mutation's base version and any earlier result of the same mutation ID, calls
+///   `decide`, and writes the new state, its index rows, the change-feed sequence number, the
+///   datastore's counters and the mutation's result — or nothing. ``writeObjects(_:)`` runs many
+///   such writes in one transaction (a push), each atomic on its own, and commits them together,
+///   durably, before it returns: nothing is acknowledged that a crash could lose.
 /// - **Gap-free change feed.** Within a datastore, sequence numbers are assigned in commit order:
 ///   once a reader has seen sequence `n`, no transaction can later commit a change numbered below
 ///   `n`. (SQLite gets this from its single writer; a concurrent backend must serialize the
@@ -118,20 +120,15 @@ public protocol Storage: Sendable {
     /// Live objects by pointer, for includes.
     func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject]
 
-    /// Applies one mutation atomically (see the protocol's guarantees).
-    func writeObject(
-        _ request: ObjectWriteRequest,
-        decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
-    ) async throws -> ObjectWriteOutcome
+    /// Runs `body` in one write transaction and commits it durably: the writes `body` makes
+    /// through the ``ObjectWriter`` (each atomic on its own) are all committed, or none when
+    /// `body` or the commit throws.
+    /// - Throws: What `body` throws; storage errors (then nothing is committed).
+    func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T
 
-    /// The first result recorded for a mutation ID in an idempotency scope, or `nil` when the ID
-    /// was never seen.
-    func mutationResult(scope: String, id: MutationID) async throws -> MutationResult?
-
-    /// Records `result` as the first result of its mutation ID in `scope`, unless one is
-    /// recorded already; returns the recorded one. Used for refusals decided before the write
-    /// transaction (invalid input, no access to the datastore), so that a retry gets them too.
-    func recordMutationResult(_ result: MutationResult, scope: String) async throws -> MutationResult
+    /// The first results recorded for these mutation IDs in an idempotency scope; IDs never seen
+    /// are absent. One read, whatever the number of IDs.
+    func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult]
 
     /// The changes committed to an object after `version`, oldest first.
     func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
@@ -170,6 +167,45 @@ public protocol Storage: Sendable {
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int
     ) async throws -> [StoredObject]
+}
+
+/// The writes of one transaction (``Storage/writeObjects(_:)``). Used only inside the body it is
+/// given to.
+public protocol ObjectWriter {
+    /// Applies one mutation atomically on its own (see the protocol's guarantees): when it throws,
+    /// whatever it wrote is rolled back and the transaction goes on.
+    /// - Throws: ``RooftopError`` when the write cannot be made (the datastore is gone); storage
+    ///   errors, which should end the transaction.
+    func write(
+        _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) throws -> ObjectWriteOutcome
+
+    /// Records `result` as the first result of its mutation ID in `scope`, unless one is recorded
+    /// already; returns the recorded one. For refusals decided before the transaction (invalid
+    /// input, no access to the datastore), so that a retry gets them too.
+    func record(_ result: MutationResult, scope: String) throws -> MutationResult
+}
+
+extension Storage {
+    /// Applies one mutation atomically, in a transaction of its own.
+    public func writeObject(
+        _ request: ObjectWriteRequest,
+        decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) async throws -> ObjectWriteOutcome {
+        try await writeObjects { writer in try writer.write(request, decide: decide) }
+    }
+
+    /// The first result recorded for a mutation ID in an idempotency scope, or `nil` when the ID
+    /// was never seen.
+    public func mutationResult(scope: String, id: MutationID) async throws -> MutationResult? {
+        try await mutationResults(scope: scope, ids: [id])[id]
+    }
+
+    /// Records `result` as the first result of its mutation ID in `scope` (see
+    /// ``ObjectWriter/record(_:scope:)``), in a transaction of its own.
+    public func recordMutationResult(_ result: MutationResult, scope: String) async throws -> MutationResult {
+        try await writeObjects { writer in try writer.record(result, scope: scope) }
+    }
 }
 
 /// The mutation an object write carries.

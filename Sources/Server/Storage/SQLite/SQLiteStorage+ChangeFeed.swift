@@ -16,7 +16,7 @@ extension SQLiteStorage {
                     ORDER BY o.sequence LIMIT ?
                     """,
                 arguments: StatementArguments([datastoreKey, sequence] + classArguments + [limit]))
-            return try rows.map { try Self.storedObject(from: $0, db) }
+            return try Self.storedObjects(from: rows, db)
         }
     }
 
@@ -93,7 +93,7 @@ extension SQLiteStorage {
                 arguments: StatementArguments(
                     [datastoreKey, sequence] + currentArguments + formerArguments
                         + [sequence, sequence, Int64(limit)]))
-            return try rows.map { try Self.storedObject(from: $0, db) }
+            return try Self.storedObjects(from: rows, db)
         }
     }
 

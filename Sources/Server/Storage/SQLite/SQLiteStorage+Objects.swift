@@ -66,88 +66,105 @@ extension SQLiteStorage {
         return found.first?.version == 1 ? found : []
     }
 
-    /// Decodes an `objects` row joined with its datastore's `id` as `datastore_id`.
+    /// Decodes an `objects` row joined with its datastore's `id` as `datastore_id`, with its readers.
     static func storedObject(from row: Row, _ db: Database) throws -> StoredObject {
-        let key: Int64 = row["key"]
+        try storedObjects(from: [row], db)[0]
+    }
+
+    /// Decodes `objects` rows (joined with their datastore's `id` as `datastore_id`) with their
+    /// readers, read for the whole batch at once (one statement per 500 objects, not one each).
+    static func storedObjects(from rows: [Row], _ db: Database) throws -> [StoredObject] {
+        var readers: [Int64: (current: Set<String>, former: Set<String>)] = [:]
+        let keys: [Int64] = rows.map { $0["key"] }
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let chunk = keys[start..<min(start + 500, keys.count)]
+            let placeholders = repeatElement("?", count: chunk.count).joined(separator: ",")
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT object_key, principal, to_sequence FROM object_readers WHERE object_key IN (\(placeholders))",
+                arguments: StatementArguments(Array(chunk)))
+            while let reader = try cursor.next() {
+                let key: Int64 = reader["object_key"]
+                let principal: String = reader["principal"]
+                readers[key, default: ([], [])].former.insert(principal)
+                if (reader["to_sequence"] as Int64?) == nil { readers[key, default: ([], [])].current.insert(principal) }
+            }
+        }
+        return try rows.map { row in
+            let found = readers[row["key"]] ?? ([], [])
+            return StoredObject(
+                snapshot: try snapshot(from: row), isDeleted: (row["deleted"] as Int64) != 0, sequence: row["sequence"],
+                readers: found.current, formerReaders: found.former)
+        }
+    }
+
+    /// The object an `objects` row holds (joined with its datastore's `id` as `datastore_id`),
+    /// without its readers: what a query answers.
+    static func snapshot(from row: Row) throws -> ObjectSnapshot {
         let body = try StorageCoding.decode(StoredObjectBody.self, from: row["body"])
-        let snapshot = ObjectSnapshot(
+        return ObjectSnapshot(
             className: row["class_name"], objectId: row["object_id"], datastore: try DatastoreID(row["datastore_id"]),
             fields: body.fields, acl: body.acl,
             createdAt: (row["created_at"] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:)),
             updatedAt: (row["updated_at"] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:)),
             version: row["version"], fieldVersions: body.fieldVersions)
-        var readers = Set<String>()
-        var formerReaders = Set<String>()
-        for readerRow in try Row.fetchAll(
-            db, sql: "SELECT principal, to_sequence FROM object_readers WHERE object_key = ?", arguments: [key])
-        {
-            let principal: String = readerRow["principal"]
-            formerReaders.insert(principal)
-            if (readerRow["to_sequence"] as Int64?) == nil { readers.insert(principal) }
-        }
-        return StoredObject(
-            snapshot: snapshot, isDeleted: (row["deleted"] as Int64) != 0, sequence: row["sequence"],
-            readers: readers, formerReaders: formerReaders)
     }
 
-    /// See ``Storage/writeObject(_:decide:)``.
-    public func writeObject(
-        _ request: ObjectWriteRequest,
-        decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
-    ) async throws -> ObjectWriteOutcome {
-        try await pool.write { db in
-            if let mutation = request.mutation,
-                let text = try String.fetchOne(
-                    db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
-                    arguments: [mutation.scope, mutation.id.rawValue])
-            {
-                return .replayed(try StorageCoding.decode(MutationResult.self, from: text))
+    /// One object write inside the caller's transaction (see ``ObjectWriter/write(_:decide:)``).
+    static func writeObject(
+        _ db: Database, _ request: ObjectWriteRequest,
+        decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) throws -> ObjectWriteOutcome {
+        if let mutation = request.mutation,
+            let text = try String.fetchOne(
+                db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
+                arguments: [mutation.scope, mutation.id.rawValue])
+        {
+            return .replayed(try StorageCoding.decode(MutationResult.self, from: text))
+        }
+        guard
+            let datastore = try Self.datastore(
+                db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+        else { throw RooftopError(.notFound, "the datastore no longer exists") }
+        let existing = try Self.object(
+            db, datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
+        var concurrent: [OperationRecord] = []
+        if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
+            concurrent = try String.fetchAll(
+                db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
+                arguments: [existing.key, base]
+            ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
+        } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
+            concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
+        }
+        let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
+        let decision: ObjectWriteDecision
+        do throws(RooftopError) {
+            decision = try decide(context)
+        } catch {
+            decision = .reject(error)
+        }
+        switch decision {
+        case .reject(let error):
+            if let mutation = request.mutation {
+                try Self.recordMutation(db, mutation, .rejected(mutationId: mutation.id, error: error))
             }
-            guard
-                let datastore = try Self.datastore(
-                    db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
-            else { throw RooftopError(.notFound, "the datastore no longer exists") }
-            let existing = try Self.object(
-                db, datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
-            var concurrent: [OperationRecord] = []
-            if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
-                concurrent = try String.fetchAll(
-                    db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
-                    arguments: [existing.key, base]
-                ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
-            } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
-                concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
-            }
-            let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
-            let decision: ObjectWriteDecision
-            do throws(RooftopError) {
-                decision = try decide(context)
-            } catch {
-                decision = .reject(error)
-            }
-            switch decision {
-            case .reject(let error):
-                if let mutation = request.mutation {
-                    try Self.recordMutation(db, mutation, .rejected(mutationId: mutation.id, error: error))
-                }
-                return .rejected(error)
-            case .unchanged(let version, let object, let merges):
-                let result = MutationResult.applied(
-                    mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
-                    merges: merges)
-                if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
-                return .unchanged(result)
-            case .write(let snapshot, let deleted, let operation, let merges):
-                let sequence = datastore.sequence + 1
-                let stored = try Self.store(
-                    db, snapshot: snapshot, deleted: deleted, operation: operation, sequence: sequence,
-                    datastore: datastore, existing: existing)
-                let result = MutationResult.applied(
-                    mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
-                    object: deleted ? nil : snapshot, merges: merges)
-                if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
-                return .written(stored, readersBefore: existing?.object.readers ?? [], result: result)
-            }
+            return .rejected(error)
+        case .unchanged(let version, let object, let merges):
+            let result = MutationResult.applied(
+                mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
+                merges: merges)
+            if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+            return .unchanged(result)
+        case .write(let snapshot, let deleted, let operation, let merges):
+            let sequence = datastore.sequence + 1
+            let stored = try Self.store(
+                db, snapshot: snapshot, deleted: deleted, operation: operation, sequence: sequence,
+                datastore: datastore, existing: existing)
+            let result = MutationResult.applied(
+                mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
+                object: deleted ? nil : snapshot, merges: merges)
+            if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+            return .written(stored, readersBefore: existing?.object.readers ?? [], result: result)
         }
     }
 

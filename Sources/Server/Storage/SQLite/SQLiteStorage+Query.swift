@@ -12,7 +12,7 @@ extension SQLiteStorage {
         return try await pool.read { db in
             let rows = try Row.fetchAll(db, sql: select.sql, arguments: Self.arguments(select.arguments))
             let total = try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
-            return QueryPage(objects: try rows.map { try Self.storedObject(from: $0, db).snapshot }, totalCount: total)
+            return QueryPage(objects: try rows.map(Self.snapshot(from:)), totalCount: total)
         }
     }
 

@@ -34,6 +34,10 @@ public final class SQLiteStorage: Storage {
         }
         configuration.busyMode = .timeout(10)
         self.pool = try DatabasePool(path: path, configuration: configuration)
+        // An acknowledged write must survive a power loss, not only the process's crash: every
+        // commit (one per push) waits for the disk. GRDB's default in WAL mode is NORMAL, which
+        // may lose the last commits when the machine stops.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
     }
 
     /// Runs the migrations.
