@@ -19,17 +19,8 @@ struct ClientSyncMergeTests {
         let (server, api) = try SharedServer.require()
         let className = Unique.name("Doc")
         try await withSyncHarness { harness in
-            let user = try await api.newUser("merger")
-            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
-            let phone = try await harness.client(server, file: harness.cacheFile("phone"))
-            try await laptop.logIn(user)
-            try await phone.logIn(user)
-            let doc = laptop.object(className, in: .default)
-            doc["title"] = "draft"
-            doc["pages"] = 1
-            try await doc.save()
-            try await phone.sync.pull(datastore: .default)
-            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+            let (user, _, phone, _, doc, onPhone) = try await Self.devices(
+                harness, server, api, user: "merger", className: className, fields: ["title": "draft", "pages": 1])
 
             doc["title"] = "from laptop"
             try await doc.save()
@@ -63,17 +54,8 @@ struct ClientSyncMergeTests {
         let className = Unique.name("Doc")
         try await api.setClass(className, rules: ["title": .local, "best": .max])
         try await withSyncHarness { harness in
-            let user = try await api.newUser("rebaser")
-            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
-            let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
-            try await laptop.logIn(user)
-            try await phone.logIn(user)
-            let doc = laptop.object(className, in: .default)
-            doc["title"] = "draft"
-            doc["best"] = 10
-            try await doc.save()
-            try await phone.sync.pull(datastore: .default)
-            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+            let (user, laptop, phone, gate, doc, onPhone) = try await Self.devices(
+                harness, server, api, user: "rebaser", className: className, fields: ["title": "draft", "best": 10])
 
             // A slow push of another object is in flight on the phone: its queue sends one push
             // at a time, so the phone's edit of the document stays queued, never sent.
@@ -125,16 +107,8 @@ struct ClientSyncMergeTests {
         let (server, api) = try SharedServer.require()
         let className = Unique.name("Doc")
         try await withSyncHarness { harness in
-            let user = try await api.newUser("behind-delete")
-            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
-            let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
-            try await laptop.logIn(user)
-            try await phone.logIn(user)
-            let doc = laptop.object(className, in: .default)
-            doc["title"] = "draft"
-            try await doc.save()
-            try await phone.sync.pull(datastore: .default)
-            let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+            let (user, _, phone, gate, doc, onPhone) = try await Self.devices(
+                harness, server, api, user: "behind-delete", className: className, fields: ["title": "draft"])
             try await doc.delete()
 
             // The phone's first edit goes out and waits in flight; the second is queued behind it.
@@ -169,5 +143,27 @@ struct ClientSyncMergeTests {
             let local = try await phone.query(className, in: .default).fromLocalDatastore().find()
             #expect(local.objects.isEmpty, "the phone keeps no copy: \(local.objects.map(\.snapshot))")
         }
+    }
+
+    /// A new user's laptop and phone (the phone's pushes under the test's control), and a document
+    /// the laptop saved with `fields` and the phone pulled: the laptop's instance and the phone's.
+    private static func devices(
+        _ harness: ClientSyncHarness, _ server: ServerProcess, _ api: APIClient, user name: String, className: String,
+        fields: [String: Value]
+    ) async throws -> (
+        user: TestUser, laptop: RooftopClient, phone: RooftopClient, gate: SyncTestTransport, doc: RooftopObject,
+        onPhone: RooftopObject
+    ) {
+        let user = try await api.newUser(name)
+        let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
+        let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
+        try await laptop.logIn(user)
+        try await phone.logIn(user)
+        let doc = laptop.object(className, in: .default)
+        for (field, value) in fields { doc[field] = value }
+        try await doc.save()
+        try await phone.sync.pull(datastore: .default)
+        let onPhone = try await phone.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+        return (user, laptop, phone, gate, doc, onPhone)
     }
 }
