@@ -81,8 +81,9 @@ final class Benchmark {
         await anonymous.shutdown()
     }
 
-    /// Runs every phase in order.
-    func run() async throws {
+    /// Runs every phase in order, then measures the physical limits (``measureSQLiteLimits(in:)``)
+    /// in `scratchDirectory` while the server is idle.
+    func run(scratchDirectory: String) async throws {
         try await signUp()
         try await prepareDatastore()
         try await pushCreates()
@@ -93,6 +94,7 @@ final class Benchmark {
         try await runQueries()
         try await runCounts()
         try await runClientLibrary()
+        try await measureSQLiteLimits(in: scratchDirectory)
     }
 
     /// Phase `signup`: one user per client (bcrypt cost 4), each then on its own connection pool.

@@ -106,6 +106,7 @@ struct Report: Codable, Sendable {
             let notes = phase.notes.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.fixed($0.value, 2))" }
             lines.append("\(phase.name): \(notes.joined(separator: ", "))")
         }
+        lines += physicalLimitLines()
         let total = databaseFiles.values.reduce(0, +)
         let files = databaseFiles.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.mebibytes($0.value)) MiB" }
         lines.append(
@@ -113,6 +114,28 @@ struct Report: Codable, Sendable {
                 + (serverStoppedCleanly ? "" : " — the server did not stop cleanly; the WAL may not be checkpointed"))
         lines.append("latencies are per request (a push of `batch` mutations, a pull page, a query), client-side")
         return lines.joined(separator: "\n")
+    }
+
+    /// Each Rooftop rate as a share of the physical limit measured in the same run: creates
+    /// against rows inserted into plain SQLite in one transaction, pulls against rows scanned,
+    /// the client's pull against both (it reads from the server and writes its own file).
+    func physicalLimitLines() -> [String] {
+        let rates = Dictionary(phases.map { ($0.name, $0.ratePerSecond) }, uniquingKeysWith: { first, _ in first })
+        let pairs: [(String, String)] = [
+            ("push create", "sqlite insert"), ("push update", "sqlite insert"), ("pull full", "sqlite scan"),
+            ("pull incremental", "sqlite scan"), ("client pull", "sqlite insert"), ("client queue", "sqlite insert"),
+        ]
+        var lines: [String] = []
+        for (phase, limit) in pairs {
+            guard let rate = rates[phase], let bound = rates[limit], bound > 0 else { continue }
+            lines.append(
+                "\(phase) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
+                    + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
+        }
+        if let get = phases.first(where: { $0.name == "sqlite get" }), let p50 = get.p50Milliseconds {
+            lines.append("sqlite get: a primary-key lookup takes \(Report.fixed(p50 * 1000, 1)) µs (p50)")
+        }
+        return lines.isEmpty ? [] : ["physical limits, measured in this run:"] + lines.map { "  " + $0 }
     }
 
     /// A progress line on standard error (standard output stays for the report).

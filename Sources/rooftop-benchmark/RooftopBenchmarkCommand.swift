@@ -105,7 +105,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         do {
             let benchmark = try Benchmark(settings: settings, server: server)
             do {
-                try await benchmark.run()
+                try await benchmark.run(scratchDirectory: directory)
             } catch {
                 failure = error
             }
