@@ -7,19 +7,24 @@ import RooftopShared
 /// then (to find what they lost access to since). They are signed with a server secret so that
 /// they cannot be forged or moved to another user or datastore.
 struct CheckpointCodec: Sendable {
-    /// What a checkpoint says.
+    /// What a checkpoint says. The wire keys are one letter each (`d`, `u`, `s`, `p`, `r`):
+    /// checkpoints travel with every pull.
     struct State: Codable, Equatable {
         /// The datastore's storage key.
-        var d: Int64
+        var datastoreKey: Int64
         /// The user ID, empty for anonymous and admin callers.
-        var u: String
+        var userId: String
         /// The last sequence delivered.
-        var s: Int64
+        var sequence: Int64
         /// The principals the user held.
-        var p: [String]
+        var principals: [String]
         /// While paging: the estimate of what was left after this checkpoint, counted down page by
         /// page so that a long pull does not recount its remaining changes on every page.
-        var r: Int?
+        var remaining: Int?
+
+        private enum CodingKeys: String, CodingKey {
+            case datastoreKey = "d", userId = "u", sequence = "s", principals = "p", remaining = "r"
+        }
     }
 
     private let key: SymmetricKey
@@ -56,7 +61,7 @@ struct CheckpointCodec: Sendable {
         else {
             throw RooftopError(.illegalArgument, "the checkpoint is not valid: pull again without one")
         }
-        guard state.d == datastoreKey, state.u == userId else {
+        guard state.datastoreKey == datastoreKey, state.userId == userId else {
             throw RooftopError(.illegalArgument, "the checkpoint belongs to another datastore or user")
         }
         return state

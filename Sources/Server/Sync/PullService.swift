@@ -38,10 +38,80 @@ final class PullService: Sendable {
         self.limits = limits
     }
 
-    /// One page of changes.
+    /// One page of changes: what the caller lost and gained access to since its checkpoint (when
+    /// its principals changed), then the feed after the checkpoint's sequence, then the estimate
+    /// of what remains.
     func pull(_ request: PullRequest, context: AccessContext) async throws -> PullResponse {
         let pageSize = try limits.pullPageSize(requested: request.limit)
-        let classFilter: Set<String>? = try request.classes.map { names in
+        let classFilter = try Self.classFilter(request.classes)
+        let resolved = try await datastores.resolve(request.datastore, for: context, create: true)
+        guard resolved.role.allows(.find) else {
+            throw RooftopError(.disallowed, "your role on datastore \(request.datastore) does not allow reading it")
+        }
+        let datastoreKey = resolved.record.key
+        let userId = context.isAdmin ? "" : (context.userId ?? "")
+        let since = try request.since.map { checkpoint throws(RooftopError) in
+            try checkpoints.decode(checkpoint, datastoreKey: datastoreKey, userId: userId)
+        }
+        var page = Page(
+            datastoreKey: datastoreKey, context: context, principals: Set(context.principals.map(\.description)),
+            classes: classFilter, since: since, size: pageSize)
+        if let since, Set(since.principals) != page.principals, !context.isAdmin {
+            try await addAccessChanges(since: since, to: &page)
+        }
+        try await addFeed(to: &page)
+        let remaining = try await remaining(after: page)
+        let checkpoint = try checkpoints.encode(
+            .init(
+                datastoreKey: datastoreKey, userId: userId, sequence: page.lastSequence, principals: page.principals.sorted(),
+                remaining: page.hasMore ? remaining : nil))
+        Counter(label: "rooftop_pulled_changes_total").increment(by: page.changes.count)
+        return PullResponse(changes: page.changes, checkpoint: checkpoint, hasMore: page.hasMore, remaining: remaining)
+    }
+
+    /// A page being put together.
+    private struct Page {
+        let datastoreKey: Int64
+        let context: AccessContext
+        /// The caller's principals now.
+        let principals: Set<String>
+        let classes: Set<String>?
+        /// The checkpoint pulled from, if any.
+        let since: CheckpointCodec.State?
+        /// The most changes the page holds.
+        let size: Int
+        var changes: [PullChange] = []
+        var bytes = 0
+        /// Where the feed is read from: the checkpoint's sequence, or 0 when gained access
+        /// restarts it.
+        var afterSequence: Int64
+        /// The last feed sequence the page covers.
+        var lastSequence: Int64
+        var hasMore = false
+        /// How many feed changes the page delivered.
+        var deliveredFromFeed = 0
+
+        init(
+            datastoreKey: Int64, context: AccessContext, principals: Set<String>, classes: Set<String>?,
+            since: CheckpointCodec.State?, size: Int
+        ) {
+            self.datastoreKey = datastoreKey
+            self.context = context
+            self.principals = principals
+            self.classes = classes
+            self.since = since
+            self.size = size
+            afterSequence = since?.sequence ?? 0
+            lastSequence = afterSequence
+        }
+
+        /// Whether a class is in the pull's filter (every class without one).
+        func includes(_ className: String) -> Bool { classes?.contains(className) ?? true }
+    }
+
+    /// The class filter of a pull, checked: at most ``maxClassFilter`` valid class names.
+    private static func classFilter(_ names: [String]?) throws -> Set<String>? {
+        try names.map { names in
             // Each name is a bound SQL variable; a datastore with more classes pulls them all.
             guard names.count <= PullService.maxClassFilter else {
                 throw RooftopError(
@@ -52,84 +122,75 @@ final class PullService: Sendable {
             for name in names { try Identifier.validate(name, as: .className) }
             return Set(names)
         }
-        let resolved = try await datastores.resolve(request.datastore, for: context, create: true)
-        guard resolved.role.allows(.find) else {
-            throw RooftopError(.disallowed, "your role on datastore \(request.datastore) does not allow reading it")
-        }
-        let datastoreKey = resolved.record.key
-        let userId = context.isAdmin ? "" : (context.userId ?? "")
-        let principals = Set(context.principals.map(\.description))
-        let since = try request.since.map { checkpoint throws(RooftopError) in
-            try checkpoints.decode(checkpoint, datastoreKey: datastoreKey, userId: userId)
-        }
-        var afterSequence = since?.s ?? 0
+    }
 
-        var changes: [PullChange] = []
-        var pageBytes = 0
-        if let since, Set(since.p) != principals, !context.isAdmin {
-            let lost = try await storage.lostAccess(
-                datastoreKey: datastoreKey, atSequence: since.s, formerPrincipals: Set(since.p),
-                currentPrincipals: principals)
-            changes += lost.filter { classFilter?.contains($0.className) ?? true }
-                .map { PullChange.removal(className: $0.className, objectId: $0.objectId) }
-            // Unchanged objects that became readable (the caller joined a role) come as upserts
-            // too. When they do not fit in a page, the feed restarts from the beginning instead,
-            // paged as a first pull is (it re-sends what the caller has, but misses nothing).
-            let gained = try await storage.gainedAccess(
-                datastoreKey: datastoreKey, atSequence: since.s, formerPrincipals: Set(since.p),
-                currentPrincipals: principals, limit: pageSize + 1)
-            var upserts: [PullChange] = []
-            for row in gained where classFilter?.contains(row.snapshot.className) ?? true {
-                if let change = try await change(for: row, context: context, principals: principals, formerPrincipals: []),
-                    case .upsert(let object) = change
-                {
-                    upserts.append(change)
-                    pageBytes += SizeAccounting.recordSize(object)
-                }
-            }
-            if gained.count > pageSize || pageBytes > limits.maxPullPageBytes {
-                afterSequence = 0
-                pageBytes = 0
-            } else {
-                changes += upserts
+    /// The caller's principals changed since its checkpoint: removals of unchanged objects it can
+    /// no longer read, and upserts of unchanged objects it now can. When those do not fit in a
+    /// page, the feed restarts from the beginning instead, paged as a first pull is (it re-sends
+    /// what the caller has, but misses nothing).
+    private func addAccessChanges(since: CheckpointCodec.State, to page: inout Page) async throws {
+        let former = Set(since.principals)
+        let lost = try await storage.lostAccess(
+            datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
+            currentPrincipals: page.principals)
+        page.changes += lost.filter { page.includes($0.className) }
+            .map { PullChange.removal(className: $0.className, objectId: $0.objectId) }
+        let gained = try await storage.gainedAccess(
+            datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
+            currentPrincipals: page.principals, limit: page.size + 1)
+        var upserts: [PullChange] = []
+        var bytes = 0
+        for row in gained where page.includes(row.snapshot.className) {
+            if let change = try await change(
+                for: row, context: page.context, principals: page.principals, formerPrincipals: []),
+                case .upsert(let object) = change
+            {
+                upserts.append(change)
+                bytes += SizeAccounting.recordSize(object)
             }
         }
+        if gained.count > page.size || bytes > limits.maxPullPageBytes {
+            page.afterSequence = 0
+            page.lastSequence = 0
+        } else {
+            page.changes += upserts
+            page.bytes += bytes
+        }
+    }
 
+    /// The feed after the page's sequence, in commit order, up to the page's size or byte limit.
+    private func addFeed(to page: inout Page) async throws {
         let rows = try await storage.changes(
-            datastoreKey: datastoreKey, after: afterSequence, limit: pageSize + 1, classes: classFilter)
-        var lastSequence = afterSequence
-        var hasMore = false
-        var deliveredFromFeed = 0
+            datastoreKey: page.datastoreKey, after: page.afterSequence, limit: page.size + 1, classes: page.classes)
+        let former = Set(page.since?.principals ?? [])
         for (index, row) in rows.enumerated() {
-            if index == pageSize || (index > 0 && pageBytes > limits.maxPullPageBytes) {
-                hasMore = true
+            if index == page.size || (index > 0 && page.bytes > limits.maxPullPageBytes) {
+                page.hasMore = true
                 break
             }
-            lastSequence = row.sequence
+            page.lastSequence = row.sequence
             guard
                 let change = try await change(
-                    for: row, context: context, principals: principals, formerPrincipals: Set(since?.p ?? []))
+                    for: row, context: page.context, principals: page.principals, formerPrincipals: former)
             else { continue }
-            if case .upsert(let object) = change { pageBytes += SizeAccounting.recordSize(object) }
-            changes.append(change)
-            deliveredFromFeed += 1
+            if case .upsert(let object) = change { page.bytes += SizeAccounting.recordSize(object) }
+            page.changes.append(change)
+            page.deliveredFromFeed += 1
         }
-        // The estimate is counted once when paging starts, then counted down page by page
-        // (recounted when it runs out early because of writes made meanwhile).
-        var remaining = 0
-        if hasMore {
-            if let carried = since?.r, afterSequence == since?.s, carried - deliveredFromFeed > 0 {
-                remaining = carried - deliveredFromFeed
-            } else {
-                remaining = try await storage.changeCount(
-                    datastoreKey: datastoreKey, after: lastSequence, classes: classFilter,
-                    readers: context.isAdmin ? nil : principals.union(since?.p ?? []))
-            }
+    }
+
+    /// The estimate of what remains after the page: counted once when paging starts, then counted
+    /// down page by page (recounted when it runs out early because of writes made meanwhile).
+    private func remaining(after page: Page) async throws -> Int {
+        guard page.hasMore else { return 0 }
+        if let carried = page.since?.remaining, page.afterSequence == page.since?.sequence,
+            carried - page.deliveredFromFeed > 0
+        {
+            return carried - page.deliveredFromFeed
         }
-        let checkpoint = try checkpoints.encode(
-            .init(d: datastoreKey, u: userId, s: lastSequence, p: principals.sorted(), r: hasMore ? remaining : nil))
-        Counter(label: "rooftop_pulled_changes_total").increment(by: changes.count)
-        return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
+        return try await storage.changeCount(
+            datastoreKey: page.datastoreKey, after: page.lastSequence, classes: page.classes,
+            readers: page.context.isAdmin ? nil : page.principals.union(page.since?.principals ?? []))
     }
 
     /// What the caller is told about one changed object, or `nil` when it must not hear of it.
