@@ -85,7 +85,7 @@ final class LocalStore: Sendable {
     func session() throws(RooftopError) -> StoredSession? {
         try read { db in
             try String.fetchOne(db, sql: "SELECT body FROM session WHERE id = 1").map {
-                try StoreCoding.decode(StoredSession.self, from: $0)
+                try DocumentCoding.decode(StoredSession.self, from: $0)
             }
         }
     }
@@ -96,7 +96,7 @@ final class LocalStore: Sendable {
             if let session {
                 try transaction.db.execute(
                     sql: "INSERT INTO session (id, body) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body",
-                    arguments: [try StoreCoding.encode(session)])
+                    arguments: [try DocumentCoding.encode(session)])
             } else {
                 try transaction.db.execute(sql: "DELETE FROM session")
             }
@@ -185,10 +185,10 @@ final class LocalStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM rejected WHERE scope = ? ORDER BY rejected_at", arguments: [scope])
                 .map { row in
                     RejectedRow(
-                        mutation: try StoreCoding.decode(Mutation.self, from: row["mutation"]),
-                        error: try StoreCoding.decode(RooftopError.self, from: row["error"]),
+                        mutation: try DocumentCoding.decode(Mutation.self, from: row["mutation"]),
+                        error: try DocumentCoding.decode(RooftopError.self, from: row["error"]),
                         localState: try (row["local_state"] as String?).map {
-                            try StoreCoding.decode(ObjectSnapshot.self, from: $0)
+                            try DocumentCoding.decode(ObjectSnapshot.self, from: $0)
                         },
                         rejectedAt: Timestamp(millisecondsSinceEpoch: row["rejected_at"]))
                 }
@@ -212,7 +212,7 @@ final class LocalStore: Sendable {
                 db, sql: "SELECT * FROM query_cache WHERE scope = ? AND hash = ?", arguments: [scope, hash])
             else { return nil }
             let datastore = try DatastoreID(row["datastore"] as String)
-            let entries = try StoreCoding.decode([[String]].self, from: row["objects"])
+            let entries = try DocumentCoding.decode([[String]].self, from: row["objects"])
             return QueryCacheRow(
                 hash: hash, datastore: datastore,
                 objects: entries.compactMap { $0.count == 2 ? ObjectKey(datastore: datastore, className: $0[0], objectId: $0[1]) : nil },
@@ -224,7 +224,7 @@ final class LocalStore: Sendable {
     func datastores(scope: String) throws(RooftopError) -> [DatastoreInfo] {
         try read { db in
             try String.fetchAll(db, sql: "SELECT info FROM datastores WHERE scope = ? ORDER BY id", arguments: [scope])
-                .map { try StoreCoding.decode(DatastoreInfo.self, from: $0) }
+                .map { try DocumentCoding.decode(DatastoreInfo.self, from: $0) }
         }
     }
 
@@ -234,18 +234,5 @@ final class LocalStore: Sendable {
     func migrateScope(from: String, to: String) throws(RooftopError) {
         guard from != to else { return }
         try write(scope: to) { transaction in try transaction.adopt(scope: from) }
-    }
-}
-
-/// JSON coding of stored documents.
-enum StoreCoding {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
     }
 }

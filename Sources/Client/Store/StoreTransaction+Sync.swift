@@ -32,7 +32,7 @@ extension StoreTransaction {
         try String.fetchOne(
             db, sql: "SELECT filter FROM sync_filters WHERE scope = ? AND datastore = ?",
             arguments: [scope, datastore.rawValue]
-        ).map { try StoreCoding.decode(SyncScope.self, from: $0) }
+        ).map { try DocumentCoding.decode(SyncScope.self, from: $0) }
     }
 
     /// Records (or, with `nil`, forgets) the sync scope of a datastore's checkpoint.
@@ -43,7 +43,7 @@ extension StoreTransaction {
                     INSERT INTO sync_filters (scope, datastore, filter) VALUES (?, ?, ?)
                     ON CONFLICT(scope, datastore) DO UPDATE SET filter = excluded.filter
                     """,
-                arguments: [scope, datastore.rawValue, try StoreCoding.encode(filter)])
+                arguments: [scope, datastore.rawValue, try DocumentCoding.encode(filter)])
         } else {
             try db.execute(
                 sql: "DELETE FROM sync_filters WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])

@@ -32,7 +32,7 @@ final class StoreTransaction {
                 """,
             arguments: [
                 scope, key.datastore.rawValue, key.className, key.objectId,
-                try server.map(StoreCoding.encode), try local.map(StoreCoding.encode), deleted ? 1 : 0,
+                try server.map(DocumentCoding.encode), try local.map(DocumentCoding.encode), deleted ? 1 : 0,
             ])
         try indexFields(key, local: deleted ? nil : local)
         touch(key)
@@ -105,7 +105,7 @@ final class StoreTransaction {
                 """,
             arguments: [
                 scope, mutation.mutationId.rawValue, mutation.datastore.rawValue, mutation.className,
-                mutation.objectId, try StoreCoding.encode(mutation), OutboxState.pending.rawValue,
+                mutation.objectId, try DocumentCoding.encode(mutation), OutboxState.pending.rawValue,
                 Timestamp.now.millisecondsSinceEpoch,
             ])
         change.outbox = true
@@ -140,7 +140,7 @@ final class StoreTransaction {
                 WHERE scope = ? AND mutation_id = ?
                 """,
             arguments: [
-                OutboxState.pending.rawValue, countAttempt ? 1 : 0, try error.map(StoreCoding.encode), nextAttemptAt,
+                OutboxState.pending.rawValue, countAttempt ? 1 : 0, try error.map(DocumentCoding.encode), nextAttemptAt,
                 scope, id.rawValue,
             ])
         change.outbox = true
@@ -156,7 +156,7 @@ final class StoreTransaction {
     func replaceQueued(_ id: MutationID, with mutation: Mutation) throws {
         try db.execute(
             sql: "UPDATE outbox SET mutation = ? WHERE scope = ? AND mutation_id = ?",
-            arguments: [try StoreCoding.encode(mutation), scope, id.rawValue])
+            arguments: [try DocumentCoding.encode(mutation), scope, id.rawValue])
         change.outbox = true
     }
 
@@ -169,8 +169,8 @@ final class StoreTransaction {
                 VALUES (?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                mutation.mutationId.rawValue, scope, try StoreCoding.encode(mutation), try StoreCoding.encode(error),
-                try localState.map(StoreCoding.encode), Timestamp.now.millisecondsSinceEpoch,
+                mutation.mutationId.rawValue, scope, try DocumentCoding.encode(mutation), try DocumentCoding.encode(error),
+                try localState.map(DocumentCoding.encode), Timestamp.now.millisecondsSinceEpoch,
             ])
     }
 
@@ -217,7 +217,7 @@ final class StoreTransaction {
                     total_count = excluded.total_count, fetched_at = excluded.fetched_at
                 """,
             arguments: [
-                scope, hash, datastore.rawValue, try StoreCoding.encode(objects.map { [$0.className, $0.objectId] }),
+                scope, hash, datastore.rawValue, try DocumentCoding.encode(objects.map { [$0.className, $0.objectId] }),
                 totalCount, Timestamp.now.millisecondsSinceEpoch,
             ])
     }
@@ -226,7 +226,7 @@ final class StoreTransaction {
     func saveDatastore(_ info: DatastoreInfo) throws {
         try db.execute(
             sql: "INSERT INTO datastores (scope, id, info) VALUES (?, ?, ?) ON CONFLICT(scope, id) DO UPDATE SET info = excluded.info",
-            arguments: [scope, info.id.rawValue, try StoreCoding.encode(info)])
+            arguments: [scope, info.id.rawValue, try DocumentCoding.encode(info)])
         change.datastores.insert(info.id)
     }
 
@@ -313,10 +313,10 @@ final class StoreTransaction {
     static func outboxRow(_ row: Row) throws -> OutboxRow {
         OutboxRow(
             seq: row["seq"],
-            mutation: try StoreCoding.decode(Mutation.self, from: row["mutation"]),
+            mutation: try DocumentCoding.decode(Mutation.self, from: row["mutation"]),
             state: OutboxState(rawValue: row["state"]) ?? .pending,
             attempts: row["attempts"],
-            lastError: try (row["last_error"] as String?).map { try StoreCoding.decode(RooftopError.self, from: $0) },
+            lastError: try (row["last_error"] as String?).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
             nextAttemptAt: row["next_attempt_at"])
     }
 }

@@ -110,7 +110,7 @@ final class QueryServer: HTTPTransport {
         switch (request.method, path.count, path.first == "v1" ? path.dropFirst().first : nil) {
         case ("POST", 4, "datastores") where path[3] == "query":
             let query = try decode(QueryRequest.self, request).makeQuery()
-            return try ok(QueryResponse(run(query, in: try DatastoreID(path[2]))))
+            return try ok(run(query, in: try DatastoreID(path[2])))
         case ("POST", 4, "datastores") where path[3] == "count":
             let query = try decode(QueryRequest.self, request).makeQuery()
             var all = query

@@ -18,7 +18,7 @@ extension SQLiteStorage {
                     arguments: StatementArguments([scope] + Array(chunk)))
                 while let row = try rows.next() {
                     guard let id = byText[row["mutation_id"]] else { continue }
-                    found[id] = try StorageCoding.decode(MutationResult.self, from: row["result"] as String)
+                    found[id] = try DocumentCoding.decode(MutationResult.self, from: row["result"] as String)
                 }
             }
             return found
@@ -52,7 +52,7 @@ struct SQLiteObjectWriter: ObjectWriter {
         try db.execute(
             sql: "INSERT OR IGNORE INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)",
             arguments: [
-                scope, result.mutationId.rawValue, try StorageCoding.encode(result),
+                scope, result.mutationId.rawValue, try DocumentCoding.encode(result),
                 Timestamp.now.millisecondsSinceEpoch,
             ])
         guard
@@ -60,6 +60,6 @@ struct SQLiteObjectWriter: ObjectWriter {
                 db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
                 arguments: [scope, result.mutationId.rawValue])
         else { return result }
-        return try StorageCoding.decode(MutationResult.self, from: text)
+        return try DocumentCoding.decode(MutationResult.self, from: text)
     }
 }

@@ -58,7 +58,7 @@ extension SQLiteStorage {
             arguments: [objectKey])
         var found: [OperationRecord] = []
         while let text = try cursor.next() {
-            let record = try StorageCoding.decode(OperationRecord.self, from: text)
+            let record = try DocumentCoding.decode(OperationRecord.self, from: text)
             if let later = found.first, record.version != later.version - 1 { return [] }  // a gap
             if !found.isEmpty, case .delete = record.change { return found }
             found.insert(record, at: 0)
@@ -100,7 +100,7 @@ extension SQLiteStorage {
     /// The object an `objects` row holds (joined with its datastore's `id` as `datastore_id`),
     /// without its readers: what a query answers.
     static func snapshot(from row: Row) throws -> ObjectSnapshot {
-        let body = try StorageCoding.decode(StoredObjectBody.self, from: row["body"])
+        let body = try DocumentCoding.decode(StoredObjectBody.self, from: row["body"])
         return ObjectSnapshot(
             className: row["class_name"], objectId: row["object_id"], datastore: try DatastoreID(row["datastore_id"]),
             fields: body.fields, acl: body.acl,
@@ -119,7 +119,7 @@ extension SQLiteStorage {
                 db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
                 arguments: [mutation.scope, mutation.id.rawValue])
         {
-            return .replayed(try StorageCoding.decode(MutationResult.self, from: text))
+            return .replayed(try DocumentCoding.decode(MutationResult.self, from: text))
         }
         guard
             let datastore = try Self.datastore(
@@ -132,7 +132,7 @@ extension SQLiteStorage {
             concurrent = try String.fetchAll(
                 db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
                 arguments: [existing.key, base]
-            ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
+            ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
         } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
             concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
         }
@@ -181,7 +181,7 @@ extension SQLiteStorage {
                     ORDER BY p.version
                     """,
                 arguments: [datastoreKey, className, objectId, version]
-            ).map { try StorageCoding.decode(OperationRecord.self, from: $0) }
+            ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
         }
     }
 
@@ -190,7 +190,7 @@ extension SQLiteStorage {
     ) throws {
         try db.execute(
             sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [mutation.scope, mutation.id.rawValue, try StorageCoding.encode(result), Timestamp.now.millisecondsSinceEpoch])
+            arguments: [mutation.scope, mutation.id.rawValue, try DocumentCoding.encode(result), Timestamp.now.millisecondsSinceEpoch])
     }
 
     /// Writes the object row, its index rows, reader history, operation log and the datastore's
@@ -203,7 +203,7 @@ extension SQLiteStorage {
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
         let size = deleted ? 0 : SizeAccounting.recordSize(snapshot)
         let arguments: [DatabaseValue] = [
-            try StorageCoding.encode(body).databaseValue,
+            try DocumentCoding.encode(body).databaseValue,
             snapshot.createdAt?.millisecondsSinceEpoch.databaseValue ?? .null,
             snapshot.updatedAt?.millisecondsSinceEpoch.databaseValue ?? .null,
             snapshot.version.databaseValue, sequence.databaseValue, (deleted ? 1 : 0).databaseValue, size.databaseValue,
@@ -235,7 +235,7 @@ extension SQLiteStorage {
         try updateReaders(db, objectKey: key, from: existing?.object.readers ?? [], to: readers, sequence: sequence)
         try db.execute(
             sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)",
-            arguments: [key, operation.version, try StorageCoding.encode(operation)])
+            arguments: [key, operation.version, try DocumentCoding.encode(operation)])
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
         let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0

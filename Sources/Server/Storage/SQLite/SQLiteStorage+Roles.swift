@@ -10,7 +10,7 @@ extension SQLiteStorage {
             }
             try db.execute(
                 sql: "INSERT INTO roles (name, acl, created_at) VALUES (?, ?, ?)",
-                arguments: [role.name, try StorageCoding.encode(role.acl), Timestamp.now.millisecondsSinceEpoch])
+                arguments: [role.name, try DocumentCoding.encode(role.acl), Timestamp.now.millisecondsSinceEpoch])
             for user in role.users {
                 try db.execute(sql: "INSERT INTO role_users (role, user_id) VALUES (?, ?)", arguments: [role.name, user])
             }
@@ -31,7 +31,7 @@ extension SQLiteStorage {
         }
         let users = try String.fetchAll(db, sql: "SELECT user_id FROM role_users WHERE role = ?", arguments: [name])
         let children = try String.fetchAll(db, sql: "SELECT child FROM role_children WHERE role = ?", arguments: [name])
-        let acl = try StorageCoding.decode(ACL.self, from: row["acl"])
+        let acl = try DocumentCoding.decode(ACL.self, from: row["acl"])
         return RoleRecord(name: name, acl: acl, users: Set(users), childRoles: Set(children))
     }
 

@@ -161,12 +161,12 @@ public final class SQLiteStorage: Storage {
         let text = try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT settings FROM class_settings WHERE class_name = ?", arguments: [className])
         }
-        return try text.map { try StorageCoding.decode(ClassSettings.self, from: $0) }
+        return try text.map { try DocumentCoding.decode(ClassSettings.self, from: $0) }
     }
 
     /// See ``Storage/saveClassSettings(_:)``.
     public func saveClassSettings(_ settings: ClassSettings) async throws {
-        let text = try StorageCoding.encode(settings)
+        let text = try DocumentCoding.encode(settings)
         try await pool.write { db in
             try db.execute(
                 sql: """
@@ -175,18 +175,5 @@ public final class SQLiteStorage: Storage {
                     """,
                 arguments: [settings.className, text])
         }
-    }
-}
-
-/// JSON coding of stored documents (object bodies, settings, results), deterministic.
-enum StorageCoding {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
     }
 }
