@@ -133,4 +133,27 @@ struct MergeObjectTests {
         #expect(merged.change == .update([FieldUpdate("launches", .increment(1))]))
         #expect(merged.decisions.map(\.result) == ["light", 2])
     }
+
+    @Test func aChainStepKeepsIncrementsAndSetsWhatTheRuleDecides() throws {
+        // The client incremented the score twice and renamed twice; someone else added 5 and
+        // renamed meanwhile. The second change of the chain is rebased as a step from what the
+        // first made of the object.
+        let earlier: [ObjectChange] = [.update([FieldUpdate("score", .increment(1)), FieldUpdate("name", .set("l1"))])]
+        let remote: [ObjectChange] = [.update([FieldUpdate("score", .increment(5)), FieldUpdate("name", .set("r"))])]
+        let step = try ObjectMerge.rebaseStep(
+            local: .update([FieldUpdate("score", .increment(1)), FieldUpdate("name", .set("l2")), FieldUpdate("extra", .set(1))]),
+            after: earlier, over: remote, base: ["score": 10, "name": "a"],
+            current: ["score": 16, "name": "r"], className: "Game", rules: rules)
+        // sum: the increment stays an increment (10 + 5 + 1 + 1); name (rule remote): the remote
+        // value stands, nothing to write; extra: nobody else touched it.
+        #expect(step.change == .update([FieldUpdate("score", .increment(1)), FieldUpdate("extra", .set(1))]))
+        #expect(step.decisions.map(\.field) == ["score", "name"])
+        #expect(step.decisions.first { $0.field == "name" }?.result == "r")
+        #expect(step.decisions.first { $0.field == "score" }?.result == 17)
+        expectOperationError(.invalidOperation) {
+            try ObjectMerge.rebaseStep(
+                local: .update([]), after: earlier, over: [.delete, .update([])], base: [:], current: [:],
+                className: "Game", rules: rules)
+        }
+    }
 }

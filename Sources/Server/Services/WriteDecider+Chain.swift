@@ -68,7 +68,9 @@ extension WriteDecider {
                 local: [mutation.change], over: remote, base: inputs.base, className: mutation.className, rules: rules)
         }
         do {
-            return try chainStep(current: current, base: inputs.base, remote: remote, chain: chain)
+            return try ObjectMerge.rebaseStep(
+                local: mutation.change, after: chain.changes, over: remote, base: inputs.base, current: current.fields,
+                className: mutation.className, rules: rules)
         } catch {
             // The changes of others interleave with the chain's in a way that does not replay on
             // the base (a delete and re-creation, list indices that moved): merge with what was
@@ -81,61 +83,5 @@ extension WriteDecider {
                 base: OperationRecord.fields(before: after, current: current.fields), className: mutation.className,
                 rules: rules)
         }
-    }
-
-    /// The step from what the chain so far made of the object to what the chain with this
-    /// mutation makes of it, field by field: a field nobody else changed takes the mutation's
-    /// operations as they are; a field others changed too is merged with the chain's earlier
-    /// operations on it as one local sequence (so its rule sees the client's final value against
-    /// the remote one), and the step is the difference: the new operations when the longer merge
-    /// only adds some (increments stay increments, list edits stay list edits), else a `set` of
-    /// the merged value.
-    /// - Throws: When a concurrent change is a delete (the object was deleted and re-created), or
-    ///   the operations do not replay on the base; the caller then falls back.
-    private func chainStep(
-        current: ObjectSnapshot, base: [String: Value], remote: [ObjectChange], chain: WriteChain
-    ) throws(RooftopError) -> ObjectMerge.Result {
-        var remoteOperations: [String: [FieldOperation]] = [:]
-        var remoteSetsACL = false
-        for change in remote {
-            guard case .update(let updates, let acl) = change else {
-                throw RooftopError(.invalidOperation, "a concurrent delete interleaves with the chain")
-            }
-            if acl != nil { remoteSetsACL = true }
-            for update in updates { remoteOperations[update.field, default: []].append(update.operation) }
-        }
-        var touched: [String] = []
-        for update in mutation.change.updates where !touched.contains(update.field) { touched.append(update.field) }
-
-        var updates: [FieldUpdate] = []
-        var decisions: [MergeDecision] = []
-        for field in touched {
-            let own = mutation.change.updates.filter { $0.field == field }.map(\.operation)
-            guard let theirs = remoteOperations[field] else {
-                updates += own.map { FieldUpdate(field, $0) }
-                continue
-            }
-            let earlier = chain.changes.flatMap { change in
-                change.updates.filter { $0.field == field }.map(\.operation)
-            }
-            let rule = rules.rule(forClass: mutation.className, field: field)
-            let before = try FieldMerge.rebase(field: field, base: base[field], local: earlier, over: theirs, rule: rule)
-            let after = try FieldMerge.rebase(
-                field: field, base: base[field], local: earlier + own, over: theirs, rule: rule)
-            if let decision = after.decision { decisions.append(decision) }
-            let goal = try FieldOperation.apply(after.operations, to: try FieldOperation.apply(theirs, to: base[field]))
-            let step = Array(after.operations.dropFirst(before.operations.count))
-            if after.operations.starts(with: before.operations),
-                let reached = try? FieldOperation.apply(step, to: current.fields[field]), reached == goal
-            {
-                updates += step.map { FieldUpdate(field, $0) }
-            } else if current.fields[field] != goal {
-                updates.append(FieldUpdate(field, goal.map(FieldOperation.set) ?? .unset))
-            }
-        }
-        // As in ObjectMerge: a local ACL stands unless a concurrent change set one.
-        let acl: ACL? = if case .update(_, let own?) = mutation.change, !remoteSetsACL { own } else { nil }
-        let change: ObjectChange? = updates.isEmpty && acl == nil ? nil : .update(updates, acl: acl)
-        return ObjectMerge.Result(change: change, decisions: decisions)
     }
 }

@@ -103,10 +103,8 @@ public enum ObjectMerge {
             updates += merged.operations.map { FieldUpdate(field, $0) }
             if let decision = merged.decision { decisions.append(decision) }
         }
-        let acl = remoteSide.setsACL ? nil : localSide.acl
         // The object exists remotely (remote updated it), so an empty update would change nothing.
-        let change: ObjectChange? = updates.isEmpty && acl == nil ? nil : .update(updates, acl: acl)
-        return Result(change: change, decisions: decisions)
+        return Result(change: combined(updates, acl: mergedACL(local: localSide, remote: remoteSide)), decisions: decisions)
     }
 
     /// Runs `body`, naming `field` in any error that does not name one.
