@@ -223,12 +223,17 @@ enum JSONScalar {
             self = .null
             return
         }
-        if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
+        // Strings first: the most common scalar, and each failed attempt throws (costly).
+        if let value = try? single.decode(String.self) {
+            self = .string(value)
             return
         }
         if let value = try? single.decode(Int64.self) {
             self = .int(value)
+            return
+        }
+        if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
             return
         }
         let doubleError: any Error
@@ -237,10 +242,6 @@ enum JSONScalar {
             return
         } catch {
             doubleError = error
-        }
-        if let value = try? single.decode(String.self) {
-            self = .string(value)
-            return
         }
         // Foundation answers a type mismatch for a token that is no number, and an error of its
         // own (not a DecodingError) for a number it cannot represent (beyond a double's range).

@@ -43,6 +43,26 @@ extension Value: Codable {
     /// - Throws: `DecodingError` for an unknown tag, a malformed payload, an invalid value, or a
     ///   number that does not fit its kind (an integer beyond 64 bits, a double beyond range).
     public init(from decoder: any Decoder) throws {
+        // The common kinds first, each without a thrown error: a `DecodingError` (with its coding
+        // path) costs far more than a decode, and strings (list elements too) are the most common
+        // value. A string decodes at the first try, an int at the second, a list at the fourth.
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+            return
+        }
+        if let text = try? single.decode(String.self) {
+            self = .string(text)
+            return
+        }
+        if let value = try? single.decode(Int64.self) {
+            self = .int(value)
+            return
+        }
+        if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+            return
+        }
         if var array = try? decoder.unkeyedContainer() {
             var values: [Value] = []
             if let count = array.count { values.reserveCapacity(count) }
@@ -54,7 +74,7 @@ extension Value: Codable {
             self = try Value.decodeTagged(object, decoder: decoder)
             return
         }
-        switch try JSONScalar(from: try decoder.singleValueContainer()) {
+        switch try JSONScalar(from: single) {
         case .null: self = .null
         case .bool(let value): self = .bool(value)
         case .int(let value): self = .int(value)
