@@ -23,17 +23,19 @@ final class StoreTransaction {
 
     /// Writes an object's server state and local view.
     func put(_ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool) throws {
-        try db.execute(
+        let serverText = try server.map(DocumentCoding.encode)
+        // Most objects have no queued change: their local view is the server state, encoded once.
+        let localText = local == server ? serverText : try local.map(DocumentCoding.encode)
+        try db.cachedStatement(
             sql: """
                 INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
                     server = excluded.server, local = excluded.local, deleted = excluded.deleted
-                """,
-            arguments: [
-                scope, key.datastore.rawValue, key.className, key.objectId,
-                try server.map(DocumentCoding.encode), try local.map(DocumentCoding.encode), deleted ? 1 : 0,
-            ])
+                """
+        ).execute(arguments: [
+            scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, deleted ? 1 : 0,
+        ])
         try indexFields(key, local: deleted ? nil : local)
         touch(key)
     }
@@ -62,17 +64,17 @@ final class StoreTransaction {
 
     /// Pins an object with a label (the object must be stored).
     func pin(_ key: ObjectKey, label: String) throws {
-        try db.execute(
-            sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)",
-            arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
         touch(key)
     }
 
     /// Removes one label from an object, and the object when nothing keeps it any more.
     func unpin(_ key: ObjectKey, label: String) throws {
-        try db.execute(
-            sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?",
-            arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        try db.cachedStatement(
+            sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?"
+        ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
         touch(key)
         try collectGarbage(key)
     }
