@@ -212,6 +212,17 @@ struct AnyCodingKey: CodingKey, Hashable {
 enum JSONScalar {
     case null, bool(Bool), int(Int64), double(Double), string(String)
 
+    /// The scalars tried first, cheapest first: null, a string (the most common value), an int,
+    /// a bool; `nil` for anything else (a double, a list, an object). Each failed attempt throws a
+    /// `DecodingError` inside, which costs far more than a decode, so the order matters.
+    static func common(_ single: any SingleValueDecodingContainer) -> JSONScalar? {
+        if single.decodeNil() { return .null }
+        if let value = try? single.decode(String.self) { return .string(value) }
+        if let value = try? single.decode(Int64.self) { return .int(value) }
+        if let value = try? single.decode(Bool.self) { return .bool(value) }
+        return nil
+    }
+
     /// The smallest magnitude of an integral double beyond `Int64`: 2^63.
     static let int64Bound = 9_223_372_036_854_775_808.0
 
@@ -219,21 +230,8 @@ enum JSONScalar {
     /// - Throws: `DecodingError.dataCorrupted` when the container holds none of them, with a
     ///   message saying so when it holds a number out of a double's range.
     init(from single: any SingleValueDecodingContainer) throws {
-        if single.decodeNil() {
-            self = .null
-            return
-        }
-        // Strings first: the most common scalar, and each failed attempt throws (costly).
-        if let value = try? single.decode(String.self) {
-            self = .string(value)
-            return
-        }
-        if let value = try? single.decode(Int64.self) {
-            self = .int(value)
-            return
-        }
-        if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
+        if let common = JSONScalar.common(single) {
+            self = common
             return
         }
         let doubleError: any Error

@@ -43,24 +43,17 @@ extension Value: Codable {
     /// - Throws: `DecodingError` for an unknown tag, a malformed payload, an invalid value, or a
     ///   number that does not fit its kind (an integer beyond 64 bits, a double beyond range).
     public init(from decoder: any Decoder) throws {
-        // The common kinds first, each without a thrown error: a `DecodingError` (with its coding
-        // path) costs far more than a decode, and strings (list elements too) are the most common
-        // value. A string decodes at the first try, an int at the second, a list at the fourth.
+        // The common kinds first (``JSONScalar/common(_:)``): a string decodes at the first try,
+        // an int at the second, a list at the fourth.
         let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-            return
-        }
-        if let text = try? single.decode(String.self) {
-            self = .string(text)
-            return
-        }
-        if let value = try? single.decode(Int64.self) {
-            self = .int(value)
-            return
-        }
-        if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
+        if let scalar = JSONScalar.common(single) {
+            switch scalar {
+            case .null: self = .null
+            case .string(let text): self = .string(text)
+            case .int(let value): self = .int(value)
+            case .bool(let value): self = .bool(value)
+            case .double(let value): self = .double(value)
+            }
             return
         }
         if var array = try? decoder.unkeyedContainer() {
