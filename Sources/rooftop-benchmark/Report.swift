@@ -73,11 +73,11 @@ struct Report: Codable, Sendable {
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed)")
         lines.append(memoryScope)
         let header = [
-            pad("phase", 17, left: true), pad("count", 7), pad("total s", 9), pad("rate", 15), pad("p50 ms", 9),
+            pad("phase", 17, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),
             pad("p95 ms", 9), pad("p99 ms", 9), "  RSS MiB before→after (peak)",
         ]
         lines.append(header.joined())
-        lines.append(String(repeating: "-", count: 105))
+        lines.append(String(repeating: "-", count: 109))
         for phase in phases {
             let memory =
                 phase.serverMemoryAfter == nil
@@ -94,7 +94,7 @@ struct Report: Codable, Sendable {
             let row = [
                 pad(phase.name, 17, left: true), pad(String(phase.count), 7),
                 pad(Report.fixed(phase.totalSeconds, 2), 9),
-                pad(Report.fixed(phase.ratePerSecond, 1) + " \(phase.unit)/s", 15),
+                pad(Report.fixed(phase.ratePerSecond, 1) + " \(phase.unit)/s", 19),
                 pad(phase.p50Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
                 pad(phase.p95Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
                 pad(phase.p99Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9), rss,
