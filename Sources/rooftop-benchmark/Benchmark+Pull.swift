@@ -57,7 +57,7 @@ extension Benchmark {
 
     /// Pulls pages from `since` until `hasMore` is false, recording each object's `sum` and the
     /// final checkpoint.
-    private func pullPages(
+    func pullPages(
         since: Checkpoint?, samples: SampleCollector
     ) async throws -> (changes: Int, notes: [String: Double]) {
         var checkpoint = since

@@ -33,20 +33,12 @@ extension Benchmark {
         }
     }
 
-    /// Phase `pull 100 new`: a synced client (the full and incremental pulls' checkpoint) pulls
+    /// Phase `pull 100 new`: a client caught up first (not timed) pulls
     /// the 100 objects created since (one push, not timed): what a device pays to catch up after
     /// a short while.
     func pullNew() async throws {
         // Caught up first (not timed): the client phases changed objects since the last pull.
-        var since = checkpoint
-        while true {
-            let page = try await puller.call(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: since, limit: settings.pageSize),
-                as: PullResponse.self
-            ).value
-            since = page.checkpoint
-            if !page.hasMore { break }
-        }
+        _ = try await pullPages(since: checkpoint, samples: SampleCollector())
         let fresh = (0..<100).map { index in
             Mutation(
                 datastore: datastore, className: Dataset.className, objectId: ObjectID.generate(),
@@ -56,7 +48,7 @@ extension Benchmark {
         }
         let pushed = try await clients[0].call(.POST, "/v1/push", body: PushRequest(mutations: fresh), as: PushResponse.self)
         try require(pushed.value.results.allSatisfy(\.isApplied), "a push of 100 new objects was refused")
-        let synced = since
+        let synced = checkpoint
         try await measure("pull 100 new", unit: "obj") { samples in
             let answer = try await puller.call(
                 .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: synced, limit: settings.pageSize),

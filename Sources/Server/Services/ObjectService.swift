@@ -71,6 +71,8 @@ final class ObjectService: Sendable {
     struct Applied: Sendable {
         /// The mutation's result.
         var result: MutationResult
+        /// The ``OperationRecord/origin`` the mutation's operation carries (idempotent writes).
+        var origin: String?
         /// The `outcome` label of `rooftop_mutations_total`, when the write was decided now.
         var outcome: String?
         /// The live notification a committed change sends.
@@ -122,11 +124,12 @@ final class ObjectService: Sendable {
         writer: any ObjectWriter
     ) throws -> Applied {
         let scope = ObjectService.idempotencyScope(context)
+        let origin = idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil
         let resolved: DatastoreService.Resolved
         let settings: ClassSettings
         switch prepared {
         case .answered(let result, let record):
-            return Applied(result: record ? try writer.record(result, scope: scope) : result)
+            return Applied(result: record ? try writer.record(result, scope: scope) : result, origin: origin)
         case .ready(let datastore, let classSettings):
             resolved = datastore
             settings = classSettings
@@ -138,22 +141,21 @@ final class ObjectService: Sendable {
             mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: clock.now(),
-            createOnly: createOnly, mustExist: mustExist,
-            origin: idempotent ? ObjectService.origin(of: mutation.mutationId, scope: scope) : nil, chain: chain,
-            recorder: recorder)
+            createOnly: createOnly, mustExist: mustExist, origin: origin, chain: chain, recorder: recorder)
         let outcome = try writer.write(request) { writeContext throws(RooftopError) in
             try decider.decide(writeContext)
         }
         switch outcome {
         case .replayed(let result):
-            return Applied(result: withMutationID(result, mutation.mutationId), outcome: "replayed")
+            return Applied(result: withMutationID(result, mutation.mutationId), origin: origin, outcome: "replayed")
         case .unchanged(let result):
-            return Applied(result: withMutationID(result, mutation.mutationId), outcome: "unchanged")
+            return Applied(result: withMutationID(result, mutation.mutationId), origin: origin, outcome: "unchanged")
         case .rejected(let error):
-            return Applied(result: .rejected(mutationId: mutation.mutationId, error: error), outcome: "rejected")
+            return Applied(
+                result: .rejected(mutationId: mutation.mutationId, error: error), origin: origin, outcome: "rejected")
         case .written(let stored, let readersBefore, let result):
             return Applied(
-                result: withMutationID(result, mutation.mutationId), outcome: "applied",
+                result: withMutationID(result, mutation.mutationId), origin: origin, outcome: "applied",
                 notification: (resolved.record, stored.sequence, settings.permissions, readersBefore.union(stored.readers)))
         }
     }

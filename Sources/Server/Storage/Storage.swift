@@ -194,18 +194,6 @@ extension Storage {
     ) async throws -> ObjectWriteOutcome {
         try await writeObjects { writer in try writer.write(request, decide: decide) }
     }
-
-    /// The first result recorded for a mutation ID in an idempotency scope, or `nil` when the ID
-    /// was never seen.
-    public func mutationResult(scope: String, id: MutationID) async throws -> MutationResult? {
-        try await mutationResults(scope: scope, ids: [id])[id]
-    }
-
-    /// Records `result` as the first result of its mutation ID in `scope` (see
-    /// ``ObjectWriter/record(_:scope:)``), in a transaction of its own.
-    public func recordMutationResult(_ result: MutationResult, scope: String) async throws -> MutationResult {
-        try await writeObjects { writer in try writer.record(result, scope: scope) }
-    }
 }
 
 /// The mutation an object write carries.

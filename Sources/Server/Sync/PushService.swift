@@ -26,63 +26,77 @@ final class PushService: Sendable {
         try limits.checkPush(request.mutations)
         let mutations = request.mutations
         let prepared = try await objects.prepare(mutations, context: context, idempotent: true)
-        let scope = ObjectService.idempotencyScope(context)
         let objects = self.objects
         let applied = try await objects.transaction { writer in
-            struct ObjectKey: Hashable {
-                var datastore: DatastoreID
-                var className: String
-                var objectId: String
-            }
-            struct Chain {
-                var sentBase: Int64?
-                var write: WriteChain
-            }
-            var chains: [ObjectKey: Chain] = [:]
-            var applied: [ObjectService.Applied] = []
-            applied.reserveCapacity(mutations.count)
-            for (index, original) in mutations.enumerated() {
-                var mutation = original
-                let key = ObjectKey(datastore: mutation.datastore, className: mutation.className, objectId: mutation.objectId)
-                let sentBase = mutation.baseVersion
-                let chain = chains[key].flatMap { $0.sentBase == sentBase ? $0 : nil }
-                var writeChain: WriteChain?
-                if let chain {
-                    if sentBase == nil {
-                        mutation.baseVersion = chain.write.lastVersion
-                    } else {
-                        writeChain = chain.write
-                    }
-                }
+            var chains = PushChains()
+            return try mutations.enumerated().map { index, original in
+                let (mutation, chain) = chains.next(original)
                 let recorder = MergeInputsRecorder()
                 let one: ObjectService.Applied
                 do {
                     one = try objects.apply(
-                        mutation, prepared[index], context: context, idempotent: true, chain: writeChain,
-                        recorder: recorder, writer: writer)
+                        mutation, prepared[index], context: context, idempotent: true, chain: chain, recorder: recorder,
+                        writer: writer)
                 } catch let error as RooftopError {
                     one = ObjectService.Applied(result: .rejected(mutationId: mutation.mutationId, error: error))
                 }
-                if case .applied(_, let version, let object, _) = one.result {
-                    var next = chain?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
-                    next.changes.append(mutation.change)
-                    next.origins.insert(ObjectService.origin(of: mutation.mutationId, scope: scope))
-                    next.lastVersion = version
-                    if sentBase == nil, object == nil, case .update = mutation.change, version > 0 {
-                        // An update that lost to a delete: the mutations chained to it were made on
-                        // the same state, from before that delete, and lose to it too instead of
-                        // re-creating the object over it.
-                        next.lastVersion = version - 1
-                    }
-                    // A replayed result decided nothing now: the next write loads everything since the base.
-                    next.known = recorder.recorded
-                    chains[key] = Chain(sentBase: sentBase, write: next)
-                }
-                applied.append(one)
+                chains.record(one, of: mutation, sentBase: original.baseVersion, recorder: recorder)
+                return one
             }
-            return applied
         }
         await objects.published(applied)
         return PushResponse(results: applied.map(\.result))
+    }
+}
+
+/// The chains of one push: for each object, the client's mutations of it sent on the same base
+/// version, as applied so far (see ``PushService``).
+private struct PushChains {
+    private struct Key: Hashable {
+        var datastore: DatastoreID
+        var className: String
+        var objectId: String
+
+        init(_ mutation: Mutation) {
+            (datastore, className, objectId) = (mutation.datastore, mutation.className, mutation.objectId)
+        }
+    }
+
+    private struct Chain {
+        var sentBase: Int64?
+        var write: WriteChain
+    }
+
+    private var chains: [Key: Chain] = [:]
+
+    /// The mutation as it is applied, and the chain it continues: a mutation with no base version
+    /// applies on top of the chain's last result; one with a base is merged knowing the chain.
+    func next(_ mutation: Mutation) -> (Mutation, WriteChain?) {
+        guard let chain = chains[Key(mutation)], chain.sentBase == mutation.baseVersion else { return (mutation, nil) }
+        guard mutation.baseVersion == nil else { return (mutation, chain.write) }
+        var rebased = mutation
+        rebased.baseVersion = chain.write.lastVersion
+        return (rebased, nil)
+    }
+
+    /// Extends the object's chain with an applied mutation (refusals leave it as it was).
+    mutating func record(
+        _ applied: ObjectService.Applied, of mutation: Mutation, sentBase: Int64?, recorder: MergeInputsRecorder
+    ) {
+        guard case .applied(_, let version, let object, _) = applied.result else { return }
+        let key = Key(mutation)
+        let current = chains[key].flatMap { $0.sentBase == sentBase ? $0.write : nil }
+        var next = current ?? WriteChain(changes: [], origins: [], lastVersion: version)
+        next.changes.append(mutation.change)
+        if let origin = applied.origin { next.origins.insert(origin) }
+        next.lastVersion = version
+        if sentBase == nil, object == nil, case .update = mutation.change, version > 0 {
+            // An update that lost to a delete: the mutations chained to it were made on the same
+            // state, from before that delete, and lose to it too instead of re-creating the object.
+            next.lastVersion = version - 1
+        }
+        // A replayed result decided nothing now: the next write loads everything since the base.
+        next.known = recorder.recorded
+        chains[key] = Chain(sentBase: sentBase, write: next)
     }
 }

@@ -23,7 +23,7 @@ extension SQLiteStorage {
     }
 
     static func datastore(_ db: Database, sql: String, arguments: StatementArguments) throws -> DatastoreRecord? {
-        guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
         return try datastore(from: row, db)
     }
 
@@ -31,7 +31,7 @@ extension SQLiteStorage {
         let key: Int64 = row["key"]
         var roles: [Principal: SharingRole] = [:]
         for roleRow in try Row.fetchAll(
-            db, sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?", arguments: [key])
+            db.cachedStatement(sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?"), arguments: [key])
         {
             if let principal = try? Principal(roleRow["principal"] as String),
                 let role = SharingRole(name: roleRow["role"])

@@ -39,11 +39,11 @@ extension SQLiteStorage {
     {
         guard
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
-                    WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                        WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
+                        """),
                 arguments: [datastoreKey, className, objectId])
         else { return nil }
         return (row["key"], try storedObject(from: row, db))
@@ -54,7 +54,7 @@ extension SQLiteStorage {
     /// Empty when that history is not complete.
     static func deletedIncarnation(_ db: Database, objectKey: Int64) throws -> [OperationRecord] {
         let cursor = try String.fetchCursor(
-            db, sql: "SELECT operation FROM object_operations WHERE object_key = ? ORDER BY version DESC",
+            db.cachedStatement(sql: "SELECT operation FROM object_operations WHERE object_key = ? ORDER BY version DESC"),
             arguments: [objectKey])
         var found: [OperationRecord] = []
         while let text = try cursor.next() {
@@ -80,7 +80,8 @@ extension SQLiteStorage {
             let chunk = keys[start..<min(start + 500, keys.count)]
             let placeholders = repeatElement("?", count: chunk.count).joined(separator: ",")
             let cursor = try Row.fetchCursor(
-                db, sql: "SELECT object_key, principal, to_sequence FROM object_readers WHERE object_key IN (\(placeholders))",
+                db,
+                sql: "SELECT object_key, principal, to_sequence FROM object_readers WHERE object_key IN (\(placeholders))",
                 arguments: StatementArguments(Array(chunk)))
             while let reader = try cursor.next() {
                 let key: Int64 = reader["object_key"]
@@ -116,7 +117,7 @@ extension SQLiteStorage {
     ) throws -> ObjectWriteOutcome {
         if let mutation = request.mutation,
             let text = try String.fetchOne(
-                db, sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?",
+                db.cachedStatement(sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?"),
                 arguments: [mutation.scope, mutation.id.rawValue])
         {
             return .replayed(try DocumentCoding.decode(MutationResult.self, from: text))
@@ -130,7 +131,8 @@ extension SQLiteStorage {
         var concurrent: [OperationRecord] = []
         if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
             concurrent = try String.fetchAll(
-                db, sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version",
+                db.cachedStatement(
+                    sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version"),
                 arguments: [existing.key, base]
             ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
         } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
@@ -174,12 +176,12 @@ extension SQLiteStorage {
     {
         try await pool.read { db in
             try String.fetchAll(
-                db,
-                sql: """
-                    SELECT p.operation FROM object_operations p JOIN objects o ON o.key = p.object_key
-                    WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ? AND p.version > ?
-                    ORDER BY p.version
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT p.operation FROM object_operations p JOIN objects o ON o.key = p.object_key
+                        WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ? AND p.version > ?
+                        ORDER BY p.version
+                        """),
                 arguments: [datastoreKey, className, objectId, version]
             ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
         }
@@ -188,9 +190,10 @@ extension SQLiteStorage {
     private static func recordMutation(
         _ db: Database, _ mutation: (scope: String, id: MutationID), _ result: MutationResult
     ) throws {
-        try db.execute(
-            sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [mutation.scope, mutation.id.rawValue, try DocumentCoding.encode(result), Timestamp.now.millisecondsSinceEpoch])
+        try db.cachedStatement(sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [
+                mutation.scope, mutation.id.rawValue, try DocumentCoding.encode(result), Timestamp.now.millisecondsSinceEpoch,
+            ])
     }
 
     /// Writes the object row, its index rows, reader history, operation log and the datastore's
@@ -211,18 +214,19 @@ extension SQLiteStorage {
         let key: Int64
         if let existing {
             key = existing.key
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
                     deleted = ?, size_bytes = ? WHERE key = ?
-                    """,
-                arguments: StatementArguments(arguments + [key.databaseValue]))
+                    """
+            ).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
         } else {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
                     datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """
+            ).execute(
                 arguments: StatementArguments(
                     arguments + [datastore.key.databaseValue, snapshot.className.databaseValue, snapshot.objectId.databaseValue]))
             key = db.lastInsertedRowID
@@ -233,16 +237,16 @@ extension SQLiteStorage {
         let readers: Set<String> =
             deleted ? (existing?.object.readers ?? []) : StoredObject.readers(of: snapshot.acl)
         try updateReaders(db, objectKey: key, from: existing?.object.readers ?? [], to: readers, sequence: sequence)
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)",
-            arguments: [key, operation.version, try DocumentCoding.encode(operation)])
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)"
+        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(operation)])
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
         let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0
         let countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
-        try db.execute(
-            sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?",
-            arguments: [sequence, countDelta, size - previousSize, datastore.key])
+        try db.cachedStatement(
+            sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?"
+        ).execute(arguments: [sequence, countDelta, size - previousSize, datastore.key])
         return StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
     }
 
@@ -301,14 +305,14 @@ extension SQLiteStorage {
         _ db: Database, objectKey: Int64, from old: Set<String>, to new: Set<String>, sequence: Int64
     ) throws {
         for principal in old.subtracting(new) {
-            try db.execute(
-                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL",
-                arguments: [sequence, objectKey, principal])
+            try db.cachedStatement(
+                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
+            ).execute(arguments: [sequence, objectKey, principal])
         }
         for principal in new.subtracting(old) {
-            try db.execute(
-                sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)",
-                arguments: [objectKey, principal, sequence])
+            try db.cachedStatement(
+                sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)"
+            ).execute(arguments: [objectKey, principal, sequence])
         }
     }
 }
