@@ -7,12 +7,9 @@ import RooftopShared
 /// too). Local queries use it to read only the objects that can match their conditions
 /// (``FieldIndexPlan``); the shared evaluator still decides.
 ///
-/// A key longer than ``indexedKeyLimit`` is stored as `NULL`, which every indexed condition
+/// A key longer than ``Value/indexedKeyLimit`` (the server's limit too) is stored as `NULL`, which every indexed condition
 /// accepts: such objects are always read and evaluated, so no match is lost.
 extension StoreTransaction {
-    /// The longest key stored in the index, in bytes.
-    static let indexedKeyLimit = 256
-
     /// Replaces an object's index rows with those of its local view (none when `nil`).
     func indexFields(_ key: ObjectKey, local: ObjectSnapshot?) throws {
         try StoreTransaction.indexFields(key, scope: scope, local: local, db)
@@ -36,8 +33,7 @@ extension StoreTransaction {
                 VALUES (?, ?, ?, ?, ?, ?)
                 """)
         for (field, value) in local.fields {
-            let sortKey = value.sortKey
-            let stored: Data? = sortKey.count <= indexedKeyLimit ? Data(sortKey) : nil
+            let stored = value.indexedSortKey.map { Data($0) }
             try insert.execute(arguments: [scope, key.datastore.rawValue, key.className, key.objectId, field, stored])
         }
     }

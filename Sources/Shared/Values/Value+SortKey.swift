@@ -14,6 +14,19 @@
 ///   `00`), all inverted for negatives;
 /// - lists and relations: `01` before each element, `00` at the end.
 extension Value {
+    /// The longest key, in bytes, that an index stores: 256. Longer values (long strings, large
+    /// lists, bytes and JSON objects) are not indexed, on the server or on the client; conditions
+    /// and orders on them are decided by the shared evaluator from the stored object. Keeping them
+    /// out keeps the index a small fraction of the data.
+    public static let indexedKeyLimit = 256
+
+    /// This value's key when an index stores it: `nil` when it is longer than
+    /// ``indexedKeyLimit``.
+    public var indexedSortKey: [UInt8]? {
+        let key = sortKey
+        return key.count <= Value.indexedKeyLimit ? key : nil
+    }
+
     /// The order-preserving key of this value.
     public var sortKey: [UInt8] {
         var key: [UInt8] = []

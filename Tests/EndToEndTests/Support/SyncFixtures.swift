@@ -182,6 +182,16 @@ extension MutationResult {
     var merges: [MergeDecision] {
         if case .applied(_, _, _, let merges) = self { merges } else { [] }
     }
+
+    /// The result without its object: what a retry of the mutation is answered with exactly
+    /// (the object it carries then is the object's current state).
+    var decision: MutationResult {
+        if case .applied(let id, let version, _, let merges) = self {
+            .applied(mutationId: id, version: version, object: nil, merges: merges)
+        } else {
+            self
+        }
+    }
 }
 
 /// A unique class name for one test (class settings are server-wide).

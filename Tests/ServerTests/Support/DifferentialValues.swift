@@ -21,8 +21,17 @@ enum DifferentialValues {
         "€uro", "\u{7F}", "\u{FFFF}", "zz",
     ]
 
+    /// Strings whose keys are longer than ``Value/indexedKeyLimit``, so that the index leaves them
+    /// out and the evaluator decides; some share long prefixes with each other and short ones.
+    static let longStrings: [String] = [
+        String(repeating: "a", count: 300), String(repeating: "a", count: 300) + "b",
+        "ab" + String(repeating: "c", count: 260), String(repeating: "é", count: 200), "zz" + String(repeating: "\0", count: 255),
+    ]
+
     /// Prefixes for `startsWith`: empty, multi-byte, with NUL bytes, and some matching nothing.
-    static let prefixes: [String] = ["", "a", "ab", "é", "e", "😀", "\0", "a\0", "€", "\u{FFFF}", "q", "A"]
+    static let prefixes: [String] = [
+        "", "a", "ab", "é", "e", "😀", "\0", "a\0", "€", "\u{FFFF}", "q", "A", String(repeating: "a", count: 280),
+    ]
 
     static let timestamps: [Int64] = [0, -1, 1_000, 1_700_000_000_000, .max, .min]
 
@@ -67,7 +76,8 @@ enum DifferentialValues {
         case 1: return .bool(rng.chance(50))
         case 2, 3: return .int(rng.pick(ints))
         case 4, 5: return .double(rng.pick(doubles))
-        case 6, 7: return .string(rng.pick(strings))
+        case 6: return .string(rng.pick(strings))
+        case 7: return .string(rng.chance(25) ? rng.pick(longStrings) : rng.pick(strings))
         case 8: return .date(Timestamp(millisecondsSinceEpoch: rng.pick(timestamps)))
         case 9: return .day(Day(daysSinceEpoch: rng.pick([0, -1, 19_000, 2_932_896])))
         case 10: return (try? DecimalNumber(rng.pick(decimals))).map(Value.decimal) ?? .null
@@ -108,7 +118,7 @@ enum DifferentialValues {
         guard rng.chance(70) else { return value(&rng) }
         switch field {
         case "score", "n": return number(&rng)
-        case "name": return .string(rng.pick(strings))
+        case "name": return .string(rng.chance(15) ? rng.pick(longStrings) : rng.pick(strings))
         case "tags": return .list(list(&rng))
         case "loc", "home": return .geoPoint(rng.pick(points))
         case "friends": return .relation(relation(&rng))

@@ -95,6 +95,55 @@ struct SQLQueryCompiler: Sendable {
         return numbered(statement)
     }
 
+    /// The `SELECT` of every live object of the query's class in the datastore, readable by one of
+    /// `readers`, that meets the query's predicate, in no particular order: the candidates the
+    /// shared evaluator decides on when SQL cannot (see ``evaluation(of:unindexed:)``).
+    func candidates(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+        numbered(
+            SQLFragment("SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key WHERE ")
+                + filter(query, datastoreKey: datastoreKey, readers: readers))
+    }
+
+    /// What SQL can decide of a query when some objects of its class hold values of `unindexed`
+    /// fields that the index does not store (keys longer than ``Value/indexedKeyLimit``): `nil`
+    /// when it can decide all of it; otherwise the query reduced to the top-level conditions SQL
+    /// decides exactly (no order, no paging), whose matches the shared evaluator then filters,
+    /// orders and pages with the whole query.
+    ///
+    /// Conditions that compare keys (comparisons, `in`, `startsWith`, list membership) and orders
+    /// on such a field need the evaluator; `exists`, geo conditions and `thisIn` never do (every
+    /// field has a row with its kind and coordinates, whatever its length).
+    func evaluation(of query: Query, unindexed: Set<String>) -> Query? {
+        guard !unindexed.isEmpty else { return nil }
+        let exactOrder = query.order.allSatisfy { !unindexed.contains($0.field) }
+        guard !exactOrder || !(query.predicate.map { isExact($0, unindexed: unindexed) } ?? true) else { return nil }
+        var reduced = query
+        reduced.order = []
+        reduced.offset = 0
+        reduced.limit = nil
+        let operands: [QueryPredicate] =
+            switch query.predicate {
+            case .and(let operands)?: operands
+            case let predicate?: [predicate]
+            case nil: []
+            }
+        let exact = operands.filter { isExact($0, unindexed: unindexed) }
+        reduced.predicate = exact.isEmpty ? nil : .and(exact)
+        return reduced
+    }
+
+    /// Whether SQL decides `predicate` exactly on an index that lacks some keys of `unindexed`.
+    private func isExact(_ predicate: QueryPredicate, unindexed: Set<String>) -> Bool {
+        switch predicate {
+        case .and(let operands), .or(let operands): operands.allSatisfy { isExact($0, unindexed: unindexed) }
+        case .not(let operand): isExact(operand, unindexed: unindexed)
+        case .exists, .notExists, .near, .withinBox, .thisIn: true
+        case .comparison(let field, _, _), .in(let field, _), .notIn(let field, _), .startsWith(let field, _),
+            .listContains(let field, _), .containsAll(let field, _):
+            !unindexed.contains(field)
+        }
+    }
+
     /// The `SELECT count(*)` of the query's matches.
     func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
         numbered(

@@ -1,4 +1,5 @@
 import GRDB
+import RooftopShared
 
 /// The SQLite schema, as versioned migrations registered in order. A migration, once released,
 /// never changes: later changes are new migrations.
@@ -161,6 +162,91 @@ enum SQLiteMigrations {
             // pulls, query pages and updates slowed down linearly with the number of objects.
             // The index also serves the ON DELETE CASCADE from objects.
             try db.execute(sql: "CREATE INDEX object_readers_by_object ON object_readers(object_key)")
+        }
+        migrator.registerMigration("v4: compact mutation results, bounded and clustered indexes") { db in
+            // Each record was stored about five times: a push kept every mutation's whole result
+            // (the object included) and the whole first operation, and the field index held
+            // every value at full length, twice (table and index). See docs/server.md, "Storage".
+            //
+            // 1. A mutation's result is kept as its version, the key of the object it left (so a
+            //    retry is answered with the object's current state) and its merges or error.
+            //    Results recorded before stay in `mutations` and are answered from there.
+            // 2. Index keys longer than `Value.indexedKeyLimit` are not stored (NULL); per class
+            //    and field, `unindexed_fields` counts the live objects with such a value (or list
+            //    element), so a query knows when SQL alone cannot decide a condition on the field.
+            // 3. An object's first operation keeps only which fields it created and its origin
+            //    (new writes only): nothing merges over a creation, no base version precedes it.
+            // 4. Index tables are clustered on their natural keys (WITHOUT ROWID), which makes
+            //    the separate by-object indexes of elements and readers unnecessary.
+            let limit = Value.indexedKeyLimit
+            try db.execute(sql: """
+                CREATE TABLE mutation_results (
+                    scope TEXT NOT NULL,
+                    mutation_id TEXT NOT NULL,
+                    version INTEGER,
+                    object_key INTEGER,
+                    detail TEXT,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (scope, mutation_id)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE unindexed_fields (
+                    datastore_key INTEGER NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                    class_name TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    objects INTEGER NOT NULL,
+                    PRIMARY KEY (datastore_key, class_name, field)
+                ) WITHOUT ROWID;
+                INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
+                    SELECT o.datastore_key, o.class_name, u.field, count(*) FROM (
+                        SELECT object_key, field FROM object_fields WHERE length(sort_key) > \(limit)
+                        UNION
+                        SELECT object_key, field FROM object_elements WHERE length(element_key) > \(limit)
+                    ) u JOIN objects o ON o.key = u.object_key
+                    GROUP BY o.datastore_key, o.class_name, u.field;
+
+                CREATE TABLE object_fields_v4 (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    sort_key BLOB,
+                    latitude REAL,
+                    longitude REAL,
+                    PRIMARY KEY (object_key, field)
+                ) WITHOUT ROWID;
+                INSERT INTO object_fields_v4 (object_key, field, kind, sort_key, latitude, longitude)
+                    SELECT object_key, field, kind,
+                        CASE WHEN length(sort_key) > \(limit) THEN NULL ELSE sort_key END, latitude, longitude
+                    FROM object_fields;
+                DROP TABLE object_fields;
+                ALTER TABLE object_fields_v4 RENAME TO object_fields;
+                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
+
+                CREATE TABLE object_elements_v4 (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    element_key BLOB NOT NULL,
+                    PRIMARY KEY (object_key, field, element_key)
+                ) WITHOUT ROWID;
+                INSERT OR IGNORE INTO object_elements_v4 (object_key, field, element_key)
+                    SELECT object_key, field, element_key FROM object_elements WHERE length(element_key) <= \(limit);
+                DROP TABLE object_elements;
+                ALTER TABLE object_elements_v4 RENAME TO object_elements;
+                CREATE INDEX object_elements_by_value ON object_elements(field, element_key);
+
+                CREATE TABLE object_readers_v4 (
+                    object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                    principal TEXT NOT NULL,
+                    from_sequence INTEGER NOT NULL,
+                    to_sequence INTEGER,
+                    PRIMARY KEY (object_key, principal, from_sequence)
+                ) WITHOUT ROWID;
+                INSERT OR IGNORE INTO object_readers_v4 (object_key, principal, from_sequence, to_sequence)
+                    SELECT object_key, principal, from_sequence, to_sequence FROM object_readers;
+                DROP TABLE object_readers;
+                ALTER TABLE object_readers_v4 RENAME TO object_readers;
+                CREATE INDEX object_readers_by_principal ON object_readers(principal, object_key);
+                """)
         }
         return migrator
     }

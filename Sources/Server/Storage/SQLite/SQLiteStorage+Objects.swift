@@ -2,6 +2,31 @@ import Foundation
 import GRDB
 import RooftopShared
 
+/// What the index stores of one value: its key and the keys of its list elements or relation
+/// members, each only when no longer than ``Value/indexedKeyLimit``.
+struct IndexedValue {
+    /// The value's key, or `nil` when it is too long to index.
+    var key: [UInt8]?
+    /// The distinct keys of its elements (lists) or members (relations) short enough to index.
+    var elements: Set<[UInt8]> = []
+    /// Whether everything a query could ask of the value is indexed.
+    var isComplete: Bool
+
+    init(_ value: Value) {
+        key = value.indexedSortKey
+        isComplete = key != nil
+        let all: [[UInt8]] =
+            switch value {
+            case .list(let elements): elements.map(\.sortKey)
+            case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
+            default: []
+            }
+        for element in all {
+            if element.count <= Value.indexedKeyLimit { elements.insert(element) } else { isComplete = false }
+        }
+    }
+}
+
 /// The JSON body of a stored object: everything not kept in its own column.
 struct StoredObjectBody: Codable {
     var fields: [String: Value]
@@ -116,11 +141,9 @@ extension SQLiteStorage {
         decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
         if let mutation = request.mutation,
-            let text = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT result FROM mutations WHERE scope = ? AND mutation_id = ?"),
-                arguments: [mutation.scope, mutation.id.rawValue])
+            let recorded = try Self.recordedResult(db, scope: mutation.scope, id: mutation.id)
         {
-            return .replayed(try DocumentCoding.decode(MutationResult.self, from: text))
+            return .replayed(recorded)
         }
         guard
             let datastore = try Self.datastore(
@@ -148,24 +171,30 @@ extension SQLiteStorage {
         switch decision {
         case .reject(let error):
             if let mutation = request.mutation {
-                try Self.recordMutation(db, mutation, .rejected(mutationId: mutation.id, error: error))
+                try Self.recordMutation(
+                    db, scope: mutation.scope, id: mutation.id, result: .rejected(mutationId: mutation.id, error: error),
+                    objectKey: nil)
             }
             return .rejected(error)
         case .unchanged(let version, let object, let merges):
             let result = MutationResult.applied(
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
                 merges: merges)
-            if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+            if let mutation = request.mutation {
+                try Self.recordMutation(db, scope: mutation.scope, id: mutation.id, result: result, objectKey: existing?.key)
+            }
             return .unchanged(result)
         case .write(let snapshot, let deleted, let operation, let merges):
             let sequence = datastore.sequence + 1
-            let stored = try Self.store(
+            let (objectKey, stored) = try Self.store(
                 db, snapshot: snapshot, deleted: deleted, operation: operation, sequence: sequence,
                 datastore: datastore, existing: existing)
             let result = MutationResult.applied(
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
                 object: deleted ? nil : snapshot, merges: merges)
-            if let mutation = request.mutation { try Self.recordMutation(db, mutation, result) }
+            if let mutation = request.mutation {
+                try Self.recordMutation(db, scope: mutation.scope, id: mutation.id, result: result, objectKey: objectKey)
+            }
             return .written(stored, readersBefore: existing?.object.readers ?? [], result: result)
         }
     }
@@ -187,21 +216,12 @@ extension SQLiteStorage {
         }
     }
 
-    private static func recordMutation(
-        _ db: Database, _ mutation: (scope: String, id: MutationID), _ result: MutationResult
-    ) throws {
-        try db.cachedStatement(sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [
-                mutation.scope, mutation.id.rawValue, try DocumentCoding.encode(result), Timestamp.now.millisecondsSinceEpoch,
-            ])
-    }
-
     /// Writes the object row, its index rows, reader history, operation log and the datastore's
-    /// counters, all inside the caller's transaction.
+    /// counters, all inside the caller's transaction. Returns the object's row key and its state.
     private static func store(
         _ db: Database, snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64,
         datastore: DatastoreRecord, existing: (key: Int64, object: StoredObject)?
-    ) throws -> StoredObject {
+    ) throws -> (Int64, StoredObject) {
         let body = StoredObjectBody(
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
         let size = deleted ? 0 : SizeAccounting.recordSize(snapshot)
@@ -232,14 +252,22 @@ extension SQLiteStorage {
             key = db.lastInsertedRowID
         }
         let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
-        try writeIndexRows(db, objectKey: key, snapshot: deleted ? nil : snapshot, previous: previous)
+        try writeIndexRows(
+            db, objectKey: key, snapshot: deleted ? nil : snapshot, previous: previous, datastoreKey: datastore.key)
         // A tombstone keeps the readers of the last version: they are who is told of the delete.
         let readers: Set<String> =
             deleted ? (existing?.object.readers ?? []) : StoredObject.readers(of: snapshot.acl)
         try updateReaders(db, objectKey: key, from: existing?.object.readers ?? [], to: readers, sequence: sequence)
+        var logged = operation
+        if existing == nil, case .update(_, let acl) = operation.change {
+            // The object's first creation: nothing merges over it (no base version precedes it),
+            // and whose incarnation it began is told by its origin; its prior values name the
+            // fields it created. Its updates, the whole record again, are not kept.
+            logged.change = .update([], acl: acl)
+        }
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)"
-        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(operation)])
+        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(logged)])
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
         let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0
@@ -247,7 +275,7 @@ extension SQLiteStorage {
         try db.cachedStatement(
             sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?"
         ).execute(arguments: [sequence, countDelta, size - previousSize, datastore.key])
-        return StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
+        return (key, StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers))
     }
 
     /// The indexed values of an object: its fields and the built-in ones.
@@ -262,42 +290,51 @@ extension SQLiteStorage {
     /// Brings the index rows from `previous` (the live version stored, if any) to `snapshot`
     /// (`nil`: a tombstone, no rows). Only the fields whose value changed are rewritten, so that a
     /// small change to an object with large lists stays cheap.
+    ///
+    /// A value whose key is longer than ``Value/indexedKeyLimit`` gets a row without a key (its
+    /// kind still answers `exists`), a list element or relation member that long gets no row, and
+    /// either counts the object in `unindexed_fields` for the field, which tells queries on that
+    /// field to let the shared evaluator decide (``SQLQueryCompiler/evaluation(of:unindexed:)``).
     private static func writeIndexRows(
-        _ db: Database, objectKey: Int64, snapshot: ObjectSnapshot?, previous: ObjectSnapshot?
+        _ db: Database, objectKey: Int64, snapshot: ObjectSnapshot?, previous: ObjectSnapshot?, datastoreKey: Int64
     ) throws {
         let new = snapshot.map(indexedValues) ?? [:]
         let old = previous.map(indexedValues) ?? [:]
+        let className = snapshot?.className ?? previous?.className ?? ""
         let fieldStatement = try db.cachedStatement(
             sql: """
                 INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """)
         let elementStatement = try db.cachedStatement(
-            sql: "INSERT INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
+            sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
         let deleteField = try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?")
         let deleteElements = try db.cachedStatement(
             sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?")
+        var unindexed: [String: Int] = [:]
         for (field, value) in old where new[field] != value {
             try deleteField.execute(arguments: [objectKey, field])
             if value.kind == .list || value.kind == .relation { try deleteElements.execute(arguments: [objectKey, field]) }
+            if !IndexedValue(value).isComplete { unindexed[field, default: 0] -= 1 }
         }
         for (field, value) in new where old[field] != value {
+            let indexed = IndexedValue(value)
             let point = value.geoPointValue
             try fieldStatement.execute(arguments: [
-                objectKey, field, value.kind.rawValue, Data(value.sortKey), point?.latitude, point?.longitude,
+                objectKey, field, value.kind.rawValue, indexed.key.map { Data($0) }, point?.latitude, point?.longitude,
             ])
-            switch value {
-            case .list(let elements):
-                for element in Set(elements.map(\.sortKey)) {
-                    try elementStatement.execute(arguments: [objectKey, field, Data(element)])
-                }
-            case .relation(let relation):
-                for pointer in relation.pointers {
-                    try elementStatement.execute(arguments: [objectKey, field, Data(Value.pointer(pointer).sortKey)])
-                }
-            default:
-                break
+            for element in indexed.elements {
+                try elementStatement.execute(arguments: [objectKey, field, Data(element)])
             }
+            if !indexed.isComplete { unindexed[field, default: 0] += 1 }
+        }
+        for (field, delta) in unindexed where delta != 0 {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO unindexed_fields (datastore_key, class_name, field, objects) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = objects + excluded.objects
+                    """
+            ).execute(arguments: [datastoreKey, className, field, delta])
         }
     }
 

@@ -7,9 +7,18 @@ extension SQLiteStorage {
 
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
-        let select = Self.compiler.select(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
-        let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
-        return try await pool.read { db in
+        try await pool.read { db in
+            if let reduced = Self.compiler.evaluation(
+                of: query, unindexed: try Self.unindexedFields(db, datastoreKey: datastoreKey, className: query.className))
+            {
+                var paged = query
+                paged.limit = limit
+                paged.includes = []
+                let result = try Self.evaluate(paged, candidates: reduced, datastoreKey: datastoreKey, readers: readers, db)
+                return QueryPage(objects: result.objects, totalCount: result.totalCount)
+            }
+            let select = Self.compiler.select(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
+            let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
             let rows = try Row.fetchAll(db, sql: select.sql, arguments: Self.arguments(select.arguments))
             let total = try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
             return QueryPage(objects: try rows.map(Self.snapshot(from:)), totalCount: total)
@@ -18,10 +27,39 @@ extension SQLiteStorage {
 
     /// See ``Storage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
-        let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
-        return try await pool.read { db in
-            try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
+        try await pool.read { db in
+            if let reduced = Self.compiler.evaluation(
+                of: query, unindexed: try Self.unindexedFields(db, datastoreKey: datastoreKey, className: query.className))
+            {
+                var counted = query
+                counted.limit = 0
+                counted.includes = []
+                return try Self.evaluate(counted, candidates: reduced, datastoreKey: datastoreKey, readers: readers, db)
+                    .totalCount
+            }
+            let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
+            return try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
         }
+    }
+
+    /// Fields of a class with values the index does not store in some live object.
+    private static func unindexedFields(_ db: Database, datastoreKey: Int64, className: String) throws -> Set<String> {
+        Set(
+            try String.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT field FROM unindexed_fields WHERE datastore_key = ? AND class_name = ? AND objects > 0"),
+                arguments: [datastoreKey, className]))
+    }
+
+    /// Runs `query` with the shared evaluator over the objects `candidates` selects in SQL.
+    private static func evaluate(
+        _ query: Query, candidates: Query, datastoreKey: Int64, readers: Set<String>?, _ db: Database
+    ) throws -> QueryResult {
+        let select = compiler.candidates(candidates, datastoreKey: datastoreKey, readers: readers)
+        let rows = try Row.fetchCursor(db, sql: select.sql, arguments: arguments(select.arguments))
+        var objects: [ObjectSnapshot] = []
+        while let row = try rows.next() { objects.append(try snapshot(from: row)) }
+        return QueryEvaluator.run(query, over: objects, lookup: { _ in nil }, canRead: { _ in true })
     }
 
     static func arguments(_ arguments: [SQLArgument]) -> StatementArguments {

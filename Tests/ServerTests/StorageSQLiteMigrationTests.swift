@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+
+/// A server upgraded in place keeps its data: a database written in an older schema, as a server
+/// of that version left it, is migrated and served.
+@Suite("SQLite storage: migrations from earlier schemas")
+struct StorageSQLiteMigrationTests {
+    @Test("a v3 database migrates to compact results and bounded indexes with nothing lost")
+    func fromV3() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try SQLiteMigrations.migrator.migrate(storage.pool, upTo: "v3: object readers indexed by object")
+
+        let long = String(repeating: "x", count: 400)
+        let tags: Value = .list([.string(long), "short"])
+        let snapshot = StorageConformance.object(
+            "a", fields: ["title": .string(long), "n": 1, "tags": tags], acl: StorageConformance.readable(by: .everyone))
+        let mutation = try MutationID("m-1")
+        let result = MutationResult.applied(mutationId: mutation, version: 1, object: snapshot)
+        let creation = OperationRecord(
+            version: 1, change: .update(snapshot.fields.map { FieldUpdate($0.key, .set($0.value)) }),
+            priorValues: snapshot.fields.mapValues { _ in nil })
+        try await storage.pool.write { db in
+            // What a v3 server wrote for one created object in the private datastore of u1.
+            try db.execute(
+                sql: """
+                    INSERT INTO datastores (key, id, scope, owner_id, created_at, sequence, record_count, size_bytes)
+                    VALUES (1, 'default', 'u1', 'u1', 0, 1, 1, 1000)
+                    """)
+            let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+            try db.execute(
+                sql: """
+                    INSERT INTO objects (key, datastore_key, class_name, object_id, body, created_at, updated_at, version,
+                    sequence, deleted, size_bytes) VALUES (7, 1, 'T', 'a', ?, ?, ?, 1, 1, 0, 500)
+                    """,
+                arguments: [
+                    try DocumentCoding.encode(body), snapshot.createdAt?.millisecondsSinceEpoch,
+                    snapshot.updatedAt?.millisecondsSinceEpoch,
+                ])
+            var indexed = snapshot.fields
+            indexed["objectId"] = "a"
+            indexed["createdAt"] = .date(StorageConformance.time(1))
+            indexed["updatedAt"] = .date(StorageConformance.time(1))
+            for (field, value) in indexed {
+                try db.execute(
+                    sql: "INSERT INTO object_fields (object_key, field, kind, sort_key) VALUES (7, ?, ?, ?)",
+                    arguments: [field, value.kind.rawValue, Data(value.sortKey)])
+            }
+            for element in [Value.string(long), "short"] {
+                try db.execute(
+                    sql: "INSERT INTO object_elements (object_key, field, element_key) VALUES (7, 'tags', ?)",
+                    arguments: [Data(element.sortKey)])
+            }
+            try db.execute(sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (7, '*', 1)")
+            try db.execute(
+                sql: "INSERT INTO object_operations (object_key, version, operation) VALUES (7, 1, ?)",
+                arguments: [try DocumentCoding.encode(creation)])
+            try db.execute(
+                sql: "INSERT INTO mutations (scope, mutation_id, result, created_at) VALUES ('u1', 'm-1', ?, 0)",
+                arguments: [try DocumentCoding.encode(result)])
+        }
+        try await storage.prepare()
+
+        // The recorded result still answers a retry, whole, and the object is served as it was.
+        #expect(try await storage.mutationResults(scope: "u1", ids: [mutation]) == [mutation: result])
+        let stored = try await storage.object(datastoreKey: 1, className: "T", objectId: "a")
+        #expect(stored?.snapshot == snapshot)
+        #expect(stored?.readers == ["*"])
+        #expect(try await storage.operations(datastoreKey: 1, className: "T", objectId: "a", after: 0) == [creation])
+        // The long values left the index; queries on them, and on the rest, find the object.
+        let unindexed = try await storage.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT field, objects FROM unindexed_fields ORDER BY field").map {
+                "\($0["field"] as String)=\($0["objects"] as Int)"
+            }
+        }
+        #expect(unindexed == ["tags=1", "title=1"])
+        for predicate: QueryPredicate in [
+            .comparison(field: "title", op: .equal, value: .string(long)),
+            .startsWith(field: "title", prefix: "xx"),
+            .listContains(field: "tags", value: "short"),
+            .listContains(field: "tags", value: .string(long)),
+            .comparison(field: "n", op: .equal, value: 1),
+            .exists(field: "title"),
+        ] {
+            let query = Query(className: "T", predicate: predicate)
+            let page = try await storage.find(query, datastoreKey: 1, readers: ["*"], limit: 10)
+            #expect(page.objects == [snapshot], "\(predicate)")
+            #expect(page.totalCount == 1, "\(predicate)")
+            #expect(try await storage.count(query, datastoreKey: 1, readers: ["u2"]) == 0, "\(predicate): readers")
+        }
+
+        // Writes keep the counts: once no object holds a long value, SQL alone answers again.
+        let shortened = StorageConformance.updated(snapshot, ["title": "short", "tags": ["short"]])
+        let record = OperationRecord(
+            version: 2, change: .update([FieldUpdate("title", .set("short")), FieldUpdate("tags", .set(["short"]))]),
+            priorValues: ["title": .string(long), "tags": tags])
+        _ = try await StorageConformance.write(storage, datastoreKey: 1, objectId: "a", base: 1) { _ in
+            .write(snapshot: shortened, deleted: false, operation: record, merges: [])
+        }
+        let counts = try await storage.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT objects FROM unindexed_fields ORDER BY field")
+        }
+        #expect(counts == [0, 0])
+        let query = Query(className: "T", predicate: .comparison(field: "title", op: .equal, value: "short"))
+        #expect(SQLQueryCompiler(dialect: .sqlite).evaluation(of: query, unindexed: []) == nil)
+        #expect(try await storage.find(query, datastoreKey: 1, readers: nil, limit: 10).objects == [shortened])
+        try await storage.close()
+    }
+}
