@@ -16,6 +16,8 @@ struct BenchmarkSettings: Sendable, Codable {
     var fieldsPerObject: Int
     /// Elements of each object's list (`--list-size`).
     var listSize: Int
+    /// Letters of each object's `note` (`--text-length`, 0: none).
+    var textLength: Int
     /// Increments pushed by the update phase, over all clients (`--updates`).
     var updates: Int
     /// Repetitions of each query, count and idle pull (`--queries`).
@@ -66,7 +68,7 @@ final class Benchmark {
         var dataRandom = root.derived(1)
         dataset = try Dataset(
             count: settings.objects, fieldsPerObject: settings.fieldsPerObject, listSize: settings.listSize,
-            random: &dataRandom)
+            textLength: settings.textLength, random: &dataRandom)
         random = root.derived(2)
         anonymous = try BenchmarkHTTPClient(target: server.endpoint)
     }

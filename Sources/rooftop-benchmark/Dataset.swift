@@ -8,7 +8,9 @@ import RooftopShared
 /// - `tags`: a list of `listSize` strings out of 200 (`contains`);
 /// - `location`: a point in a 1°×1° box (`near`);
 /// - `sum`: an integer, 0 at creation, incremented by the update phase (merge rule `sum`);
-/// - `extra0`, `extra1`, …: alternately a 24-character string and a double.
+/// - `extra0`, `extra1`, …: alternately a 24-character string and a double;
+/// - `note`: a text of `textLength` letters, when not 0 (the workload: 420, which is
+///   longer than the index keeps).
 struct Dataset: Sendable {
     /// One object's generated fields.
     struct Object: Sendable {
@@ -49,8 +51,9 @@ struct Dataset: Sendable {
     ///   - count: How many objects.
     ///   - fieldsPerObject: Fields per object, at least 5.
     ///   - listSize: Elements of each `tags` list.
+    ///   - textLength: Letters of each `note` (0: no note).
     ///   - random: The seeded source; object IDs use it too, with creation times 1 ms apart.
-    init(count: Int, fieldsPerObject: Int, listSize: Int, random: inout SeededGenerator) throws {
+    init(count: Int, fieldsPerObject: Int, listSize: Int, textLength: Int, random: inout SeededGenerator) throws {
         let start = Timestamp.now.millisecondsSinceEpoch
         var objects: [Object] = []
         objects.reserveCapacity(count)
@@ -73,6 +76,7 @@ struct Dataset: Sendable {
                     ? .string(Dataset.text(length: 24, using: &random))
                     : .double(Double.random(in: -1000..<1000, using: &random))
             }
+            if textLength > 0 { fields["note"] = .string(Dataset.text(length: textLength, using: &random)) }
             objects.append(
                 Object(
                     objectId: objectId, fields: fields, category: category, score: score, tags: tags,

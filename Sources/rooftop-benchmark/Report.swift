@@ -2,6 +2,9 @@ import Foundation
 
 /// The results of a run, printed as a table for people or as JSON (`--json`) for machines.
 struct Report: Codable, Sendable {
+    /// The phases that create objects, for the disk used per object.
+    static let creatingPhases: Set<String> = ["push create", "pull 100 new", "single create"]
+
     /// `in-process` or `server-binary`.
     var mode: String
     /// How the benchmark itself was compiled (`debug` or `release`); in-process, the server too.
@@ -70,6 +73,7 @@ struct Report: Codable, Sendable {
         lines.append(
             "rooftop-benchmark: \(mode), \(buildConfiguration) build; objects \(s.objects), batch \(s.batch),"
                 + " clients \(s.clients), fields/object \(s.fieldsPerObject), list size \(s.listSize),"
+                + " text \(s.textLength) letters,"
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed)")
         lines.append(memoryScope)
         let header = [
@@ -112,6 +116,12 @@ struct Report: Codable, Sendable {
         lines.append(
             "database on disk after the run: \(Report.mebibytes(total)) MiB (\(files.joined(separator: ", ")))"
                 + (serverStoppedCleanly ? "" : " — the server did not stop cleanly; the WAL may not be checkpointed"))
+        let stored = phases.filter { Report.creatingPhases.contains($0.name) }.map(\.count).reduce(0, +)
+        if stored > 0 {
+            lines.append(
+                "disk per object: \(Report.fixed(Double(total) / Double(stored), 0)) bytes (\(stored) objects created,"
+                    + " with everything kept for sync)")
+        }
         lines.append("latencies are per request (a push of `batch` mutations, a pull page, a query), client-side")
         return lines.joined(separator: "\n")
     }

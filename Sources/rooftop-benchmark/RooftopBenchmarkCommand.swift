@@ -38,6 +38,9 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Elements of each object's list field.")
     var listSize = 8
 
+    @Option(help: "Letters of each object's `note` text (0: no note; over about 250 it is not indexed).")
+    var textLength = 420
+
     @Option(help: "Increments pushed by the update phase, over all clients (default: --objects).")
     var updates: Int?
 
@@ -67,6 +70,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard (1...256).contains(clients) else { throw ValidationError("--clients must be 1-256") }
         guard (5...200).contains(fieldsPerObject) else { throw ValidationError("--fields-per-object must be 5-200") }
         guard (0...1000).contains(listSize) else { throw ValidationError("--list-size must be 0-1000") }
+        guard (0...10_000).contains(textLength) else { throw ValidationError("--text-length must be 0-10000") }
         guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
@@ -80,6 +84,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         }
         let settings = BenchmarkSettings(
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
+            textLength: textLength,
             updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)

@@ -127,14 +127,20 @@ public protocol Storage: Sendable {
     func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T
 
     /// The first results recorded for these mutation IDs in an idempotency scope; IDs never seen
-    /// are absent. One read, whatever the number of IDs.
+    /// are absent. One read, whatever the number of IDs. A result keeps its status, version and
+    /// merge decisions (or error); an applied result that left an object carries the object's
+    /// current state (a later one when it changed since; none when it was deleted since).
     func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult]
 
-    /// The changes committed to an object after `version`, oldest first.
+    /// The changes committed to an object after `version`, oldest first. The operation of an
+    /// object's first creation keeps its version, prior values, ACL and origin, not its updates:
+    /// no base version precedes it, so no merge reads them.
     func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]
 
-    /// Runs a query over live objects, filtered by readers (`nil`: no filtering, for admins).
+    /// Runs a query over live objects, filtered by readers (`nil`: no filtering, for admins),
+    /// exactly as ``QueryEvaluator`` would, including conditions on values too long to index
+    /// (``Value/indexedKeyLimit``).
     func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage
 
     /// Counts live objects matching a query's predicate.
@@ -253,7 +259,8 @@ public enum ObjectWriteDecision: Sendable {
 
 /// What happened to an object write.
 public enum ObjectWriteOutcome: Sendable {
-    /// The mutation ID was seen before: this is the first result, nothing was applied now.
+    /// The mutation ID was seen before: this is its recorded result (see
+    /// ``Storage/mutationResults(scope:ids:)``), nothing was applied now.
     case replayed(MutationResult)
     /// The new state was committed with this sequence number. `readersBefore` are who could
     /// read the previous version (for live notifications of lost access).
