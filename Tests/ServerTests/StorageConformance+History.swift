@@ -6,7 +6,7 @@ import Testing
 extension StorageConformance {
     /// The operation log: `decide` gets the changes committed after an old base version, and
     /// `operations(after:)` returns them, oldest first, as they were recorded — except an object's
-    /// first creation, which keeps its version, prior values, ACL and origin but not its updates.
+    /// first creation, which keeps its version, prior values and origin but not its updates or ACL.
     static func concurrentChanges(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key

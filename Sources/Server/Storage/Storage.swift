@@ -133,7 +133,7 @@ public protocol Storage: Sendable {
     func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult]
 
     /// The changes committed to an object after `version`, oldest first. The operation of an
-    /// object's first creation keeps its version, prior values, ACL and origin, not its updates:
+    /// object's first creation keeps its version, prior values and origin, not its updates or ACL:
     /// no base version precedes it, so no merge reads them.
     func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]

@@ -259,11 +259,11 @@ extension SQLiteStorage {
             deleted ? (existing?.object.readers ?? []) : StoredObject.readers(of: snapshot.acl)
         try updateReaders(db, objectKey: key, from: existing?.object.readers ?? [], to: readers, sequence: sequence)
         var logged = operation
-        if existing == nil, case .update(_, let acl) = operation.change {
+        if existing == nil, case .update = operation.change {
             // The object's first creation: nothing merges over it (no base version precedes it),
             // and whose incarnation it began is told by its origin; its prior values name the
-            // fields it created. Its updates, the whole record again, are not kept.
-            logged.change = .update([], acl: acl)
+            // fields it created. Its updates and ACL, the whole record again, are not kept.
+            logged.change = .update([])
         }
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)"
