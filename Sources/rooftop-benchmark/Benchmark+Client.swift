@@ -38,9 +38,15 @@ extension Benchmark {
         let expected = dataset.objects.count
         try await measure("client pull", unit: "obj") { _ in
             let reports = Mutex<[SyncProgress]>([])
+            // The client's memory along the way (the whole benchmark process; with the server
+            // in-process, the server's too): it should stay flat, whatever the datastore's size.
+            let resident = Mutex<[Int]>(MemoryProbe.current().map { [$0.residentBytes] } ?? [])
             let applied = try await client.sync.pull(datastore: datastore) { progress in
                 reports.withLock { $0.append(progress) }
+                if let reading = MemoryProbe.current() { resident.withLock { $0.append(reading.residentBytes) } }
             }
+            let samples = resident.withLock { $0 }
+            let mebibytes = { (bytes: Int) in Double(bytes) / 1_048_576 }
             let seen = reports.withLock { $0 }
             let processed = seen.map(\.processed)
             try require(zip(processed, processed.dropFirst()).allSatisfy(<=), "progress went backwards: \(processed)")
@@ -48,7 +54,15 @@ extension Benchmark {
                 seen.last.map { $0.isFinished && $0.processed == applied } ?? false,
                 "the last progress report \(String(describing: seen.last)) does not end at \(applied)")
             try require(applied == expected, "the client library pulled \(applied) objects, not \(expected)")
-            return (applied, ["progress reports": Double(seen.count)])
+            var notes = ["progress reports": Double(seen.count)]
+            if let first = samples.first, let last = samples.last, let peak = samples.max() {
+                notes["process RSS MiB at start"] = mebibytes(first)
+                notes["process RSS MiB peak while pulling"] = mebibytes(peak)
+                notes["process RSS MiB at the end"] = mebibytes(last)
+                // Half-way through: compared with the end, shows whether memory grows with the data.
+                notes["process RSS MiB half-way"] = mebibytes(samples[samples.count / 2])
+            }
+            return (applied, notes)
         }
         // Checked outside the measured phase: counting reads every stored object.
         let local = try await client.query(Dataset.className, in: datastore).fromLocalDatastore().count()

@@ -18,6 +18,10 @@ struct BenchmarkSettings: Sendable, Codable {
     var listSize: Int
     /// Letters of each object's `note` (`--text-length`, 0: none).
     var textLength: Int
+    /// Live WebSocket subscribers (`--subscribers`, 0: no live phase).
+    var subscribers: Int
+    /// Writes whose notifications the live phase times (`--live-writes`).
+    var liveWrites: Int
     /// Increments pushed by the update phase, over all clients (`--updates`).
     var updates: Int
     /// Repetitions of each query, count and idle pull (`--queries`).
@@ -99,6 +103,7 @@ final class Benchmark {
         // Last: they add objects the query phases' checks do not expect.
         try await pullNew()
         try await singleObjects()
+        try await liveSubscribers()
         try await measureSQLiteLimits(in: scratchDirectory)
     }
 

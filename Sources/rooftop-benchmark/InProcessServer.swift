@@ -37,6 +37,8 @@ final class InProcessServer: ServerUnderTest {
         configuration.logLevel = .warning
         configuration.limits.maxDatastoreBytes = limits.maxDatastoreBytes
         configuration.limits.maxRecordsPerDatastore = limits.maxRecordsPerDatastore
+        // The live phase opens its many sockets from one address.
+        configuration.connections.maxConnectionsPerAddress = 0
         let lines = PrintedLines()
         let server = try await RooftopServer.start(configuration: configuration) { lines.append($0 + "\n") }
         let task = Task {

@@ -142,6 +142,13 @@ struct Report: Codable, Sendable {
                 "\(phase) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
                     + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
         }
+        if let local = phases.first(where: { $0.name == "client local query" })?.p50Milliseconds,
+            let raw = phases.first(where: { $0.name == "sqlite query" })?.p50Milliseconds, raw > 0
+        {
+            lines.append(
+                "client local query p50 \(Report.fixed(local, 2)) ms vs the raw SQLite query \(Report.fixed(raw, 2)) ms"
+                    + " (\(Report.fixed(local / raw, 1))×)")
+        }
         if let get = phases.first(where: { $0.name == "sqlite get" }), let p50 = get.p50Milliseconds {
             lines.append("sqlite get: a primary-key lookup takes \(Report.fixed(p50 * 1000, 1)) µs (p50)")
         }

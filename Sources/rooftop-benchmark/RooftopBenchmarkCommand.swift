@@ -38,6 +38,12 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Elements of each object's list field.")
     var listSize = 8
 
+    @Option(help: "Live WebSocket subscribers of the `live notify` phase (0: skip it).")
+    var subscribers = 1000
+
+    @Option(help: "Writes the `live notify` phase times, one after the other.")
+    var liveWrites = 30
+
     @Option(help: "Letters of each object's `note` text (0: no note; over about 250 it is not indexed).")
     var textLength = 420
 
@@ -71,6 +77,8 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard (5...200).contains(fieldsPerObject) else { throw ValidationError("--fields-per-object must be 5-200") }
         guard (0...1000).contains(listSize) else { throw ValidationError("--list-size must be 0-1000") }
         guard (0...10_000).contains(textLength) else { throw ValidationError("--text-length must be 0-10000") }
+        guard (0...5_000).contains(subscribers) else { throw ValidationError("--subscribers must be 0-5000") }
+        guard (1...10_000).contains(liveWrites) else { throw ValidationError("--live-writes must be 1-10000") }
         guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
@@ -84,7 +92,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         }
         let settings = BenchmarkSettings(
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
-            textLength: textLength,
+            textLength: textLength, subscribers: subscribers, liveWrites: liveWrites,
             updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)

@@ -30,6 +30,8 @@ final class ServerProcess: ServerUnderTest {
             "--bcrypt-cost", "4", "--log-level", "warning",
             "--max-datastore-bytes", String(limits.maxDatastoreBytes),
             "--max-records-per-datastore", String(limits.maxRecordsPerDatastore),
+            // The live phase opens its many sockets from one address.
+            "--max-connections-per-address", "0",
         ]
         // The server reads ROOFTOP_* variables; the benchmark's flags must be all it sees.
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
