@@ -30,6 +30,16 @@ struct ValueCodingTests {
         }
     }
 
+    @Test("an integral double beyond 2^53 inside a JSON value round-trips to an equal number")
+    func largeIntegralDoubleInJSON() throws {
+        // Found by the property above: written as -8.172749141926021e+16, it read back as the
+        // integer -81727491419260210, not the double's exact value -81727491419260208.
+        for double in [-8.172749141926021e+16, 9.007199254740993e15, 9.2e18, -9.223372036854775808e18, 1e300] {
+            let value = Value.json(.array([.double(double)]))
+            #expect(try roundTrip(value) == value, "\(double)")
+        }
+    }
+
     @Test("doubles round-trip bit-exactly, edge cases included", arguments: RandomValues.edgeDoubles)
     func edgeDoubles(_ double: Double) throws {
         let decoded = try roundTrip(.double(double))

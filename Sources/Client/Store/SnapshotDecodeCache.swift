@@ -25,7 +25,7 @@ enum SnapshotDecodeCache {
     /// - Throws: A decoding error for text that is not a stored object.
     static func snapshot(from text: String) throws -> ObjectSnapshot {
         if let cached = state.withLock({ $0.entries[text] }) { return cached }
-        let snapshot = try DocumentCoding.decode(ObjectSnapshot.self, from: text)
+        let snapshot = try ObjectSnapshot.decodeDocument(text)
         state.withLock { state in
             guard state.entries.updateValue(snapshot, forKey: text) == nil else { return }
             state.bytes += text.utf8.count

@@ -80,7 +80,13 @@ final class RemoteAPI: Sendable {
     }
 
     func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {
-        try await call("POST", "/v1/pull", body: request)
+        let response = try await send("POST", "/v1/pull", body: request)
+        do {
+            // Pages are the bulk of a sync: read directly rather than through Codable.
+            return try PullResponse.decodeDocument(response.body)
+        } catch {
+            throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
+        }
     }
 
     // MARK: Datastores

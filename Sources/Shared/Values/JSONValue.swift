@@ -179,7 +179,14 @@ extension JSONValue: Codable {
                     .init(codingPath: encoder.codingPath, debugDescription: "JSON has no \(value)"))
             }
             var container = encoder.singleValueContainer()
-            try container.encode(value)
+            // An integral double within 64 bits is written as the exact integer: its shortest
+            // decimal form (`-8.172749141926021e+16`) reads back as a different integer
+            // (…210 instead of the double's …208), and JSON numbers compare by value.
+            if value == value.rounded(), let exact = Int64(exactly: value) {
+                try container.encode(exact)
+            } else {
+                try container.encode(value)
+            }
         case .string(let value):
             var container = encoder.singleValueContainer()
             try container.encode(value)

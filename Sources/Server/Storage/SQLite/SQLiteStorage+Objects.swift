@@ -32,6 +32,26 @@ struct StoredObjectBody: Codable {
     var fields: [String: Value]
     var acl: ACL?
     var fieldVersions: [String: Int64]?
+
+    /// A body from its stored JSON, read directly when it can be (``DocumentReader``).
+    /// - Throws: What `JSONDecoder` throws for text that is not a body.
+    static func decodeDocument(_ text: String) throws -> StoredObjectBody {
+        try DocumentCoding.decode(StoredObjectBody.self, from: text) { reader in
+            var fields: [String: Value]?
+            var body = StoredObjectBody(fields: [:])
+            try reader.readObject { reader, key in
+                switch key {
+                case "fields": fields = try reader.readFields()
+                case "acl": body.acl = try reader.readNull() ? nil : try reader.readACL()
+                case "fieldVersions": body.fieldVersions = try reader.readNull() ? nil : try reader.readFieldVersions()
+                default: throw DocumentReader.Unhandled()
+                }
+            }
+            guard let fields else { throw DocumentReader.Unhandled() }
+            body.fields = fields
+            return body
+        }
+    }
 }
 
 extension SQLiteStorage {
@@ -126,7 +146,7 @@ extension SQLiteStorage {
     /// The object an `objects` row holds (joined with its datastore's `id` as `datastore_id`),
     /// without its readers: what a query answers.
     static func snapshot(from row: Row) throws -> ObjectSnapshot {
-        let body = try DocumentCoding.decode(StoredObjectBody.self, from: row["body"])
+        let body = try StoredObjectBody.decodeDocument(row["body"])
         return ObjectSnapshot(
             className: row["class_name"], objectId: row["object_id"], datastore: try DatastoreID(row["datastore_id"]),
             fields: body.fields, acl: body.acl,

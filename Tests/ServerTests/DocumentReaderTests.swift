@@ -1,0 +1,138 @@
+import Foundation
+import RooftopShared
+import RooftopTestSupport
+import Testing
+
+@testable import RooftopServer
+
+/// ``DocumentReader`` must read every stored document exactly as `Codable` does, or leave it to
+/// `Codable`: random objects of every value kind (edge numbers, strings with NUL bytes and
+/// escapes, long texts) are encoded as the stores encode them and decoded both ways; damaged
+/// documents must fail or succeed alike both ways.
+@Suite("Stored documents: the direct reader agrees with Codable")
+struct DocumentReaderTests {
+    @Test("random objects and stored bodies decode to the same values both ways")
+    func randomDocuments() throws {
+        var read = 0
+        var total = 0
+        for seed in TestSeeds.seeds(fixed: [1, 2, 3]) {
+            var rng = SeededGenerator(seed: seed)
+            for index in 0..<400 {
+                let snapshot = DifferentialDataset.snapshot(
+                    className: rng.pick(DifferentialValues.classes), objectId: "o\(index)",
+                    datastore: rng.pick([.app, .default]), version: Int64(rng.int(0...9)), rng: &rng)
+                let text = try DocumentCoding.encode(snapshot)
+                let reference = try DocumentCoding.decode(ObjectSnapshot.self, from: text)
+                let fast = try ObjectSnapshot.decodeDocument(text)
+                #expect(try DocumentCoding.encode(fast) == DocumentCoding.encode(reference), "seed \(seed) #\(index): \(text)")
+                if (try? DocumentReader.read(text, { try $0.readObjectSnapshot() })) != nil { read += 1 }
+                total += 1
+
+                let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+                let bodyText = try DocumentCoding.encode(body)
+                let bodyReference = try DocumentCoding.decode(StoredObjectBody.self, from: bodyText)
+                let bodyFast = try StoredObjectBody.decodeDocument(bodyText)
+                #expect(try DocumentCoding.encode(bodyFast) == DocumentCoding.encode(bodyReference), "\(bodyText)")
+            }
+        }
+        // These objects mix every kind, half of which the reader leaves to Codable; still, some
+        // documents must be read directly, or the comparison above compares nothing.
+        #expect(read * 10 > total, "the reader read \(read) of \(total) documents itself")
+    }
+
+    @Test("an object of the common kinds is read directly, not by Codable")
+    func commonKindsReadDirectly() throws {
+        let point = try GeoPoint(latitude: 40.860350947772176, longitude: -3.101136604381823)
+        let snapshot = ObjectSnapshot(
+            className: "BenchItem", objectId: "o1", datastore: .default,
+            fields: [
+                "category": "cat-18", "score": 123_456, "done": true, "tags": ["a", "b\"c"], "location": .geoPoint(point),
+                "ratio": .double(0.1), "when": .date(Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)), "none": .null,
+                "note": .string(String(repeating: "é", count: 300)),
+            ],
+            acl: ACL([.user("u1"): ACL.Access(read: true, write: true), .everyone: ACL.Access(read: true)]),
+            createdAt: Timestamp(millisecondsSinceEpoch: 1), updatedAt: Timestamp(millisecondsSinceEpoch: 2), version: 3,
+            fieldVersions: ["score": 3])
+        let text = try DocumentCoding.encode(snapshot)
+        #expect(try DocumentReader.read(text, { try $0.readObjectSnapshot() }) == snapshot)
+    }
+
+    @Test("damaged documents fail, or decode to the same value, both ways")
+    func damagedDocuments() throws {
+        var rng = SeededGenerator(seed: 7)
+        let replacements = Array("{}[]\",:0123456789-.eE\\ntfu aé$".utf8)
+        for index in 0..<3_000 {
+            let snapshot = DifferentialDataset.snapshot(
+                className: "T", objectId: "o\(index)", datastore: .default, version: 1, rng: &rng)
+            var bytes = Array(try DocumentCoding.encode(snapshot).utf8)
+            for _ in 0..<rng.int(1...3) {
+                let position = rng.int(0...(bytes.count - 1))
+                switch rng.int(0...2) {
+                case 0: bytes[position] = rng.pick(replacements)
+                case 1: bytes.remove(at: position)
+                default: bytes.insert(rng.pick(replacements), at: position)
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let reference = try? DocumentCoding.decode(ObjectSnapshot.self, from: text)
+            let fast = try? ObjectSnapshot.decodeDocument(text)
+            #expect(
+                (try fast.map(DocumentCoding.encode)) == (try reference.map(DocumentCoding.encode)),
+                "#\(index): \(text)")
+        }
+    }
+
+    @Test("integers at the edges of 64 bits, escapes and surrogates read exactly")
+    func edges() throws {
+        let texts = [
+            #"{"n": 9223372036854775807, "m": -9223372036854775808}"#,
+            #"{"n": 9223372036854775808}"#, #"{"n": -9223372036854775809}"#, #"{"n": 2.0}"#, #"{"n": 1e2}"#,
+            #"{"n": 01}"#, #"{"n": -0}"#, #"{"s": "a\"b\\c\/d\b\f\n\r\t\u0000\u00e9\ud83d\ude00"}"#,
+            #"{"s": "\ud83d"}"#, #"{"s": "\ude00x"}"#, #"{"d": {"$double": "-0.0"}}"#,
+            #"{"d": {"$double": "NaN"}, "e": {"$double": "1e400"}}"#, #"{"g": {"$geoPoint": {"latitude": 1e1, "longitude": -0.5E-3}}}"#,
+            #"{"g": {"$geoPoint": {"latitude": 91, "longitude": 0}}}"#, #"{"a": 1, "a": 2}"#, #"{"t": {"$date": 5, "$day": "2026-01-01"}}"#,
+        ]
+        for text in texts {
+            let reference = try? DocumentCoding.decode([String: Value].self, from: text)
+            let fast = try? DocumentCoding.decode([String: Value].self, from: text) { try $0.readFields() }
+            #expect((try fast.map(DocumentCoding.encode)) == (try reference.map(DocumentCoding.encode)), "\(text)")
+        }
+    }
+
+    @Test("pull pages decode to the same value both ways, damaged or not")
+    func pullPages() throws {
+        var rng = SeededGenerator(seed: 11)
+        var read = 0
+        for index in 0..<300 {
+            var changes: [PullChange] = []
+            for position in 0..<rng.int(0...6) {
+                switch rng.int(0...3) {
+                case 0: changes.append(.tombstone(className: "T", objectId: "t\(position)", version: Int64(rng.int(1...9))))
+                case 1: changes.append(.removal(className: "U", objectId: "r\(position)"))
+                default:
+                    changes.append(
+                        .upsert(
+                            DifferentialDataset.snapshot(
+                                className: "T", objectId: "u\(position)", datastore: .default, version: 2, rng: &rng)))
+                }
+            }
+            let page = PullResponse(
+                changes: changes, checkpoint: Checkpoint("c\(index)"), hasMore: rng.chance(50),
+                remaining: rng.chance(50) ? rng.int(0...1000) : nil)
+            var bytes = Array(try JSONEncoder().encode(page))
+            if (try? DocumentReader.read(String(decoding: bytes, as: UTF8.self), { try $0.readPullResponse() })) != nil {
+                read += 1
+            }
+            if rng.chance(50), !bytes.isEmpty {
+                bytes[rng.int(0...(bytes.count - 1))] = rng.pick(Array("{}[]\",:0-9ntf".utf8))
+            }
+            let data = Data(bytes)
+            let reference = try? JSONDecoder().decode(PullResponse.self, from: data)
+            let fast = try? PullResponse.decodeDocument(data)
+            #expect(
+                (try fast.map { try DocumentCoding.encode($0) }) == (try reference.map { try DocumentCoding.encode($0) }),
+                "#\(index): \(String(decoding: data, as: UTF8.self))")
+        }
+        #expect(read > 30, "the reader read \(read) of 300 pages itself")
+    }
+}
