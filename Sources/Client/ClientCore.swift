@@ -172,4 +172,17 @@ final class ClientCore: Sendable {
         }
         return view
     }
+
+    /// Stores a pulled server state of an object with nothing queued, which is then also its
+    /// local view: what ``recomputeLocalView(_:server:in:)`` does, without looking for queued
+    /// changes (the caller knows there are none) and, for an object not stored before
+    /// (`fresh`), without replacing index rows or a pending label it cannot have.
+    func storeUnqueued(_ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, in transaction: StoreTransaction) throws
+        -> ObjectSnapshot?
+    {
+        let (view, deleted) = LocalView.compute(key: key, server: server, queued: [])
+        try transaction.put(key, server: server, local: view, deleted: deleted, fresh: fresh)
+        if !fresh { try transaction.unpin(key, label: LocalStore.pendingLabel) }
+        return view
+    }
 }

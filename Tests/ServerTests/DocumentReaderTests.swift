@@ -135,4 +135,33 @@ struct DocumentReaderTests {
         }
         #expect(read > 30, "the reader read \(read) of 300 pages itself")
     }
+
+    @Test("what the direct writer writes, Codable and the reader read back as the value written")
+    func writerRoundTrips() throws {
+        var rng = SeededGenerator(seed: 13)
+        for index in 0..<1_000 {
+            let snapshot = DifferentialDataset.snapshot(
+                className: "T", objectId: "w\(index)", datastore: rng.pick([.app, .default]), version: 3, rng: &rng)
+            let expected = try DocumentCoding.encode(snapshot)
+            let written = try snapshot.encodedDocument()
+            #expect(try DocumentCoding.encode(DocumentCoding.decode(ObjectSnapshot.self, from: written)) == expected, "\(written)")
+            #expect(try DocumentCoding.encode(ObjectSnapshot.decodeDocument(written)) == expected, "\(written)")
+
+            let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+            let bodyWritten = try body.encodedDocument()
+            #expect(
+                try DocumentCoding.encode(DocumentCoding.decode(StoredObjectBody.self, from: bodyWritten))
+                    == DocumentCoding.encode(body), "\(bodyWritten)")
+
+            let page = PullResponse(
+                changes: [
+                    .upsert(snapshot), .tombstone(className: "T\"", objectId: "x\n", version: 2),
+                    .removal(className: "U", objectId: "y"),
+                ], checkpoint: Checkpoint("c/\(index)"), hasMore: rng.chance(50), remaining: rng.chance(50) ? index : nil)
+            var writer = DocumentWriter()
+            try writer.pullResponse(page)
+            let decoded = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))
+            #expect(try DocumentCoding.encode(decoded) == DocumentCoding.encode(page))
+        }
+    }
 }

@@ -21,11 +21,16 @@ extension StoreTransaction {
             sql: "DELETE FROM local_fields WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
     }
 
-    /// Replaces an object's index rows with those of its local view (none when `nil`).
-    static func indexFields(_ key: ObjectKey, scope: String, local: ObjectSnapshot?, _ db: Database) throws {
-        try db.cachedStatement(
-            sql: "DELETE FROM local_fields WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"
-        ).execute(arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
+    /// Replaces an object's index rows with those of its local view (none when `nil`);
+    /// `replacing: false` when it has none yet.
+    static func indexFields(
+        _ key: ObjectKey, scope: String, local: ObjectSnapshot?, replacing: Bool = true, _ db: Database
+    ) throws {
+        if replacing {
+            try db.cachedStatement(
+                sql: "DELETE FROM local_fields WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"
+            ).execute(arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
+        }
         guard let local else { return }
         let insert = try db.cachedStatement(
             sql: """

@@ -95,12 +95,7 @@ extension LocalStore {
 extension LocalStore {
     /// The objects of a datastore that have queued rows.
     func queuedKeys(scope: String, datastore: DatastoreID) throws(RooftopError) -> Set<ObjectKey> {
-        try read { db in
-            Set(try Row.fetchAll(
-                db, sql: "SELECT DISTINCT datastore, class_name, object_id FROM outbox WHERE scope = ? AND datastore = ?",
-                arguments: [scope, datastore.rawValue]
-            ).compactMap(StoreTransaction.key))
-        }
+        try read { db in try StoreTransaction(db: db, scope: scope).queuedKeys(in: datastore) }
     }
 
     /// The queued rows of one object, in order.

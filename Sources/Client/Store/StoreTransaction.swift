@@ -22,10 +22,11 @@ final class StoreTransaction {
     }
 
     /// Writes an object's server state and local view.
-    func put(_ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool) throws {
-        let serverText = try server.map(DocumentCoding.encode)
+    /// `fresh`: the object has no row yet (nothing of it to replace in the index).
+    func put(_ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false) throws {
+        let serverText = try server.map { try $0.encodedDocument() }
         // Most objects have no queued change: their local view is the server state, encoded once.
-        let localText = local == server ? serverText : try local.map(DocumentCoding.encode)
+        let localText = local == server ? serverText : try local.map { try $0.encodedDocument() }
         try db.cachedStatement(
             sql: """
                 INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted)
@@ -36,7 +37,7 @@ final class StoreTransaction {
         ).execute(arguments: [
             scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, deleted ? 1 : 0,
         ])
-        try indexFields(key, local: deleted ? nil : local)
+        try StoreTransaction.indexFields(key, scope: scope, local: deleted ? nil : local, replacing: !fresh, db)
         touch(key)
     }
 
@@ -118,10 +119,20 @@ final class StoreTransaction {
     /// The queued mutations of one object, in order.
     func queued(for key: ObjectKey) throws -> [OutboxRow] {
         try Row.fetchAll(
-            db,
-            sql: "SELECT * FROM outbox WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq",
+            db.cachedStatement(
+                sql: "SELECT * FROM outbox WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq"),
             arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
         ).map(StoreTransaction.outboxRow)
+    }
+
+    /// The objects of a datastore with queued mutations.
+    func queuedKeys(in datastore: DatastoreID) throws -> Set<ObjectKey> {
+        Set(
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT DISTINCT datastore, class_name, object_id FROM outbox WHERE scope = ? AND datastore = ?"),
+                arguments: [scope, datastore.rawValue]
+            ).compactMap(StoreTransaction.key))
     }
 
     /// Marks mutations as handed to the network (before the request is made).
@@ -285,7 +296,8 @@ final class StoreTransaction {
 
     static func object(_ key: ObjectKey, scope: String, _ db: Database) throws -> LocalObjectRow? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
+            db.cachedStatement(
+                sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"),
             arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
         ).map(row)
     }
@@ -307,8 +319,8 @@ final class StoreTransaction {
 
     static func labels(of key: ObjectKey, scope: String, _ db: Database) throws -> [String] {
         try String.fetchAll(
-            db,
-            sql: "SELECT label FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY label",
+            db.cachedStatement(
+                sql: "SELECT label FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY label"),
             arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
     }
 

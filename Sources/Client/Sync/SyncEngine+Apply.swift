@@ -16,6 +16,8 @@ extension SyncEngine {
         var gone: [ObjectKey] = []
         var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
         try core.store.write(scope: owner) { transaction in
+            // Read in this transaction: what is queued cannot change under it.
+            let queued = try transaction.queuedKeys(in: datastore)
             for change in page.changes {
                 let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
                 if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
@@ -28,9 +30,12 @@ extension SyncEngine {
                     // An acknowledgement may already have stored a newer state: never go back.
                     if let current = stored?.server, current.version > object.version { server = current }
                     let keep = scope.keeps(server)
-                    if !keep, stored == nil, try transaction.queued(for: key).isEmpty { continue }
+                    if !keep, stored == nil, !queued.contains(key) { continue }
                     if keep { try transaction.pin(key, label: LocalStore.syncLabel) }
-                    let view = try core.recomputeLocalView(key, server: server, in: transaction)
+                    let view =
+                        queued.contains(key)
+                        ? try core.recomputeLocalView(key, server: server, in: transaction)
+                        : try core.storeUnqueued(key, server: server, fresh: stored == nil, in: transaction)
                     if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
                     views.append((key, view))
                 case .tombstone, .removal:

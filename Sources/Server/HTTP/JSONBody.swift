@@ -12,6 +12,14 @@ enum JSONBody {
         return encoder
     }()
 
+    /// A response with a JSON body written by a ``DocumentWriter``.
+    static func response(_ writer: DocumentWriter, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+    }
+
     /// A response with `value` as its JSON body.
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try encoder.encode(value)

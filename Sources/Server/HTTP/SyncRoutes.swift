@@ -14,7 +14,10 @@ struct SyncRoutes {
         }
         api.post("pull") { request, context in
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
-            return try JSONBody.response(try await services.pull.pull(body, context: context.access))
+            // Pages are the bulk of what the server sends: written directly, not through Codable.
+            var writer = DocumentWriter(capacity: 64 << 10)
+            try writer.pullResponse(try await services.pull.pull(body, context: context.access))
+            return JSONBody.response(writer)
         }
     }
 }

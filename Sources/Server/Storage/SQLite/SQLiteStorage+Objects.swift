@@ -33,6 +33,24 @@ struct StoredObjectBody: Codable {
     var acl: ACL?
     var fieldVersions: [String: Int64]?
 
+    /// The body's JSON, written directly (``DocumentWriter``).
+    /// - Throws: What `JSONEncoder` throws for the values it writes.
+    func encodedDocument() throws -> String {
+        var writer = DocumentWriter()
+        writer.raw("{\"fields\":")
+        try writer.fields(fields)
+        if let acl {
+            writer.raw(",\"acl\":")
+            writer.acl(acl)
+        }
+        if let fieldVersions {
+            writer.raw(",\"fieldVersions\":")
+            writer.fieldVersions(fieldVersions)
+        }
+        writer.raw("}")
+        return writer.text
+    }
+
     /// A body from its stored JSON, read directly when it can be (``DocumentReader``).
     /// - Throws: What `JSONDecoder` throws for text that is not a body.
     static func decodeDocument(_ text: String) throws -> StoredObjectBody {
@@ -246,7 +264,7 @@ extension SQLiteStorage {
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
         let size = deleted ? 0 : SizeAccounting.recordSize(snapshot)
         let arguments: [DatabaseValue] = [
-            try DocumentCoding.encode(body).databaseValue,
+            try body.encodedDocument().databaseValue,
             snapshot.createdAt?.millisecondsSinceEpoch.databaseValue ?? .null,
             snapshot.updatedAt?.millisecondsSinceEpoch.databaseValue ?? .null,
             snapshot.version.databaseValue, sequence.databaseValue, (deleted ? 1 : 0).databaseValue, size.databaseValue,

@@ -1,0 +1,230 @@
+import Foundation
+
+/// A direct writer of the JSON documents Rooftop sends and stores (objects, their fields and
+/// ACLs, pull pages), the counterpart of ``DocumentReader``: it appends bytes instead of going
+/// through `Encodable`'s containers.
+///
+/// It writes the same forms as the `Codable` conformances (`Value`'s portable form, Parse's ACL
+/// form, the synthesized object form), not necessarily the same bytes: members are not sorted and
+/// numbers are Swift's shortest round-trip text. The kinds it does not write itself (bytes,
+/// decimals, days, JSON values, pointers, relations) are encoded with `JSONEncoder` and spliced
+/// in. A property test decodes its output with `Codable` and compares.
+package struct DocumentWriter {
+    /// The document so far.
+    package private(set) var bytes: [UInt8] = []
+
+    package init(capacity: Int = 1024) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The document as text.
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    // MARK: Tokens
+
+    package mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    package mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case 0..<0x20:
+                raw("\\u00")
+                bytes.append(DocumentWriter.hex[Int(byte >> 4)])
+                bytes.append(DocumentWriter.hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    package mutating func int(_ value: Int64) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    package mutating func bool(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    /// A finite double as a JSON number.
+    private mutating func number(_ value: Double) {
+        bytes.append(contentsOf: "\(value)".utf8)
+    }
+
+    /// `"key":`, preceded by a comma unless `first`.
+    package mutating func key(_ key: String, first: Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        string(key)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Splices in `value` as `JSONEncoder` writes it.
+    /// - Throws: What `JSONEncoder` throws.
+    package mutating func encoded<T: Encodable>(_ value: T) throws {
+        bytes.append(contentsOf: try JSONEncoder().encode(value))
+    }
+
+    // MARK: The data model
+
+    /// A value in the portable form.
+    /// - Throws: What `JSONEncoder` throws for the kinds left to it.
+    package mutating func value(_ value: Value) throws {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): bool(flag)
+        case .int(let number): int(number)
+        case .string(let text): string(text)
+        case .list(let values):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in values.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                try self.value(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .double(let number):
+            raw("{\"$double\":")
+            string(Value.formatDouble(number))
+            bytes.append(UInt8(ascii: "}"))
+        case .date(let timestamp):
+            raw("{\"$date\":")
+            int(timestamp.millisecondsSinceEpoch)
+            bytes.append(UInt8(ascii: "}"))
+        case .geoPoint(let point):
+            raw("{\"$geoPoint\":{\"latitude\":")
+            number(point.latitude)
+            raw(",\"longitude\":")
+            number(point.longitude)
+            raw("}}")
+        case .bytes, .decimal, .day, .json, .pointer, .relation:
+            try encoded(value)
+        }
+    }
+
+    /// Field values by name.
+    package mutating func fields(_ fields: [String: Value]) throws {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (name, value) in fields {
+            key(name, first: first)
+            first = false
+            try self.value(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Field versions by name.
+    package mutating func fieldVersions(_ versions: [String: Int64]) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (name, version) in versions {
+            key(name, first: first)
+            first = false
+            int(version)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An ACL in Parse's form (only `true` flags written).
+    package mutating func acl(_ acl: ACL) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (principal, access) in acl.entries {
+            key(principal.description, first: first)
+            first = false
+            switch (access.read, access.write) {
+            case (true, true): raw("{\"read\":true,\"write\":true}")
+            case (true, false): raw("{\"read\":true}")
+            case (false, true): raw("{\"write\":true}")
+            case (false, false): raw("{}")
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An object in ``ObjectSnapshot``'s `Codable` form (absent optionals left out).
+    package mutating func objectSnapshot(_ object: ObjectSnapshot) throws {
+        raw("{\"className\":")
+        string(object.className)
+        raw(",\"objectId\":")
+        string(object.objectId)
+        raw(",\"datastore\":")
+        string(object.datastore.rawValue)
+        raw(",\"fields\":")
+        try fields(object.fields)
+        if let acl = object.acl {
+            raw(",\"acl\":")
+            self.acl(acl)
+        }
+        if let createdAt = object.createdAt {
+            raw(",\"createdAt\":")
+            int(createdAt.millisecondsSinceEpoch)
+        }
+        if let updatedAt = object.updatedAt {
+            raw(",\"updatedAt\":")
+            int(updatedAt.millisecondsSinceEpoch)
+        }
+        raw(",\"version\":")
+        int(object.version)
+        if let versions = object.fieldVersions {
+            raw(",\"fieldVersions\":")
+            fieldVersions(versions)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A page of the change feed in ``PullResponse``'s `Codable` form.
+    package mutating func pullResponse(_ page: PullResponse) throws {
+        raw("{\"changes\":[")
+        for (index, change) in page.changes.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            switch change {
+            case .upsert(let object):
+                raw("{\"kind\":\"upsert\",\"object\":")
+                try objectSnapshot(object)
+            case .tombstone(let className, let objectId, let version):
+                raw("{\"kind\":\"tombstone\",\"className\":")
+                string(className)
+                raw(",\"objectId\":")
+                string(objectId)
+                raw(",\"version\":")
+                int(version)
+            case .removal(let className, let objectId):
+                raw("{\"kind\":\"removal\",\"className\":")
+                string(className)
+                raw(",\"objectId\":")
+                string(objectId)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        raw("],\"checkpoint\":")
+        string(page.checkpoint.rawValue)
+        raw(",\"hasMore\":")
+        bool(page.hasMore)
+        if let remaining = page.remaining {
+            raw(",\"remaining\":")
+            int(Int64(remaining))
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+}
+
+extension ObjectSnapshot {
+    /// The object's JSON as stored (``DocumentCoding``'s form, written directly).
+    /// - Throws: What `JSONEncoder` throws for the values it writes.
+    package func encodedDocument() throws -> String {
+        var writer = DocumentWriter()
+        try writer.objectSnapshot(self)
+        return writer.text
+    }
+}
