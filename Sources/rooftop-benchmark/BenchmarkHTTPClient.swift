@@ -92,9 +92,15 @@ final class BenchmarkHTTPClient: Sendable {
             let text = String(decoding: reply.body.prefix(2000), as: UTF8.self)
             throw BenchmarkError.request("\(method) \(path) answered HTTP \(reply.status): \(text)")
         }
+        // Pull pages are read as the client library reads them (``PullResponse/decodeDocument(_:)``).
+        let value: T =
+            if T.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? T {
+                page
+            } else {
+                try JSONDecoder().decode(T.self, from: reply.body)
+            }
         return Answer(
-            value: try JSONDecoder().decode(T.self, from: reply.body), elapsed: reply.elapsed,
-            sentBytes: encoded?.count ?? 0, receivedBytes: reply.body.count)
+            value: value, elapsed: reply.elapsed, sentBytes: encoded?.count ?? 0, receivedBytes: reply.body.count)
     }
 }
 

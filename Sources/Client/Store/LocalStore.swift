@@ -21,6 +21,12 @@ final class LocalStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
+            configuration.prepareDatabase { db in
+                // A pulled page writes a few MiB: with SQLite's default (a checkpoint whenever the
+                // log passes 4 MiB) every other page paid a checkpoint that rewrote the same
+                // index pages again. 32 MiB lets many pages share one.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
+            }
             switch storage {
             case .inMemory:
                 database = try DatabaseQueue(configuration: configuration)

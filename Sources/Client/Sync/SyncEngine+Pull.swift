@@ -70,7 +70,9 @@ extension SyncEngine {
         return reporter.offset + pulled
     }
 
-    /// Runs the state machine over the network and the store, one page in hand at a time.
+    /// Runs the state machine over the network and the store, one page in hand at a time; the
+    /// next page is already being fetched while a page is applied (its request needs only the
+    /// page's checkpoint), and is used only if the machine asks for exactly that checkpoint.
     private func drive(
         _ datastore: DatastoreID, since: Checkpoint?, classes: [String]?, scope: SyncScope, storeCheckpoint: Bool,
         core: ClientCore, maxRetries: Int, reporter: ProgressReporter, onChange: ChangeObserver?
@@ -79,22 +81,43 @@ extension SyncEngine {
         var actions = machine.handle(.start(checkpoint: since))
         var page: PullResponse?
         let activity = core.services.activity
+        let api = core.api
+        let fetch = { @Sendable (since: Checkpoint?) async -> Result<PullResponse, RooftopError> in
+            do throws(RooftopError) {
+                return .success(try await api.pull(PullRequest(datastore: datastore, since: since, classes: classes)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        var ahead: (since: Checkpoint, task: Task<Result<PullResponse, RooftopError>, Never>)?
+        defer { ahead?.task.cancel() }
         while !actions.isEmpty {
             switch actions.removeFirst() {
             case .requestPage(let since):
-                do {
-                    let response = try await core.api.pull(
-                        PullRequest(datastore: datastore, since: since, classes: classes))
+                let result: Result<PullResponse, RooftopError>
+                if let prefetched = ahead, prefetched.since == since {
+                    result = await prefetched.task.value
+                } else {
+                    ahead?.task.cancel()
+                    result = await fetch(since)
+                }
+                ahead = nil
+                switch result {
+                case .success(let response):
                     activity.setConnected(true)
                     page = response
                     actions += machine.handle(.received(SyncStateMachine.Page(response)))
-                } catch {
+                case .failure(let error):
                     if error.isConnectivity { activity.setConnected(false) }
                     actions += machine.handle(.requestFailed(error))
                 }
             case .applyPage(let checkpoint):
                 guard let current = page else { continue }
                 page = nil
+                if current.hasMore {
+                    let next = current.checkpoint
+                    ahead = (next, Task { await fetch(next) })
+                }
                 do {
                     try await apply(
                         current, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? checkpoint : nil,
