@@ -158,6 +158,21 @@ struct DocumentReaderTests {
                     .upsert(snapshot), .tombstone(className: "T\"", objectId: "x\n", version: 2),
                     .removal(className: "U", objectId: "y"),
                 ], checkpoint: Checkpoint("c/\(index)"), hasMore: rng.chance(50), remaining: rng.chance(50) ? index : nil)
+            let push = PushResponse(results: [
+                .applied(mutationId: try MutationID("m\(index)"), version: 3, object: rng.chance(50) ? snapshot : nil),
+                .applied(
+                    mutationId: try MutationID("n\(index)"), version: 4, object: nil,
+                    merges: [
+                        MergeDecision(
+                            field: "f", baseValue: .int(0), localValue: .int(1), remoteValue: .int(2), rule: .sum,
+                            result: .int(3), resolution: .rule)
+                    ]),
+                .rejected(mutationId: try MutationID("r\(index)"), error: RooftopError(.disallowed, "no \"way\"", field: "x")),
+            ])
+            var pushWriter = DocumentWriter()
+            try pushWriter.pushResponse(push)
+            #expect(try JSONDecoder().decode(PushResponse.self, from: Data(pushWriter.bytes)) == push)
+
             var writer = DocumentWriter()
             try writer.pullResponse(page)
             let decoded = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))

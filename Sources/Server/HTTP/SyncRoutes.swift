@@ -10,7 +10,9 @@ struct SyncRoutes {
         let limits = services.limits
         api.post("push") { request, context in
             let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits)
-            return try JSONBody.response(try await services.push.push(body, context: context.access))
+            var writer = DocumentWriter(capacity: 64 << 10)
+            try writer.pushResponse(try await services.push.push(body, context: context.access))
+            return JSONBody.response(writer)
         }
         api.post("pull") { request, context in
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)

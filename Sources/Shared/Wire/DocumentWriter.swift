@@ -183,6 +183,36 @@ package struct DocumentWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// A push's answer in ``PushResponse``'s `Codable` form (merges and errors through
+    /// `JSONEncoder`: they are few).
+    /// - Throws: What `JSONEncoder` throws.
+    package mutating func pushResponse(_ response: PushResponse) throws {
+        raw("{\"results\":[")
+        for (index, result) in response.results.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            raw("{\"mutationId\":")
+            string(result.mutationId.rawValue)
+            switch result {
+            case .applied(_, let version, let object, let merges):
+                raw(",\"status\":\"applied\",\"version\":")
+                int(version)
+                if let object {
+                    raw(",\"object\":")
+                    try objectSnapshot(object)
+                }
+                if !merges.isEmpty {
+                    raw(",\"merges\":")
+                    try encoded(merges)
+                }
+            case .rejected(_, let error):
+                raw(",\"status\":\"rejected\",\"error\":")
+                try encoded(error)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        raw("]}")
+    }
+
     /// A page of the change feed in ``PullResponse``'s `Codable` form.
     package mutating func pullResponse(_ page: PullResponse) throws {
         raw("{\"changes\":[")
