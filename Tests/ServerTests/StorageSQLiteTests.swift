@@ -1,4 +1,6 @@
 import GRDB
+import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer
@@ -74,6 +76,31 @@ struct StorageSQLiteTests {
 
     @Test("durability: close and reopen") func durability() async throws {
         try await StorageConformance.durability(factory)
+    }
+
+    @Test("every analysisInterval object writes, the planner's statistics are refreshed")
+    func statisticsRefresh() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        for index in 0..<3 {
+            let snapshot = StorageConformance.object("o\(index)", fields: ["n": .int(Int64(index))])
+            _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o\(index)", base: nil) { _ in
+                .write(
+                    snapshot: snapshot, deleted: false,
+                    operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
+            }
+        }
+        let statistics = { try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_stat1") } }
+        #expect(try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } == false, "not before")
+        storage.noteWrites(SQLiteStorage.analysisInterval - 3)
+        try await TestWait.until("the statistics are written") {
+            try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } ? (try await statistics() ?? 0) > 0 : false
+        }
+        #expect(storage.writesSinceAnalysis.withLock { $0 } == 0)
+        try await storage.close()
     }
 
     @Test("the embedded database runs in WAL mode with every migration applied, also after reopening")

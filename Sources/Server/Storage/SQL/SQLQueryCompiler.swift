@@ -178,7 +178,7 @@ struct SQLQueryCompiler: Sendable {
         switch predicate {
         case .and(let operands):
             guard !operands.isEmpty else { return SQLFragment("1 = 1") }
-            return joined(operands.map(condition), with: " AND ")
+            return joined(conjunction(operands), with: " AND ")
         case .or(let operands):
             guard !operands.isEmpty else { return SQLFragment("0 = 1") }
             return joined(operands.map(condition), with: " OR ")
@@ -237,6 +237,30 @@ struct SQLQueryCompiler: Sendable {
         case .thisIn(let references):
             return SQLFragment("(") + thisIn(references) + SQLFragment(")")
         }
+    }
+
+    /// The conditions of an `and`, with the comparisons of one field merged into one lookup of
+    /// its index row (`score >= 10 and score < 20` reads the rows in the range once, instead of
+    /// intersecting everything above 10 with everything below 20). An object has one row per
+    /// field, so "a row meets each test" and "a row meets all tests" are the same.
+    private func conjunction(_ operands: [QueryPredicate]) -> [SQLFragment] {
+        var fragments: [SQLFragment] = []
+        var tests: [String: [SQLFragment]] = [:]
+        var fields: [String] = []
+        for operand in operands {
+            guard case .comparison(let field, let op, let value) = operand, op != .notEqual else {
+                fragments.append(condition(operand))
+                continue
+            }
+            if tests[field] == nil { fields.append(field) }
+            tests[field, default: []].append(SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
+        }
+        for field in fields {
+            let fieldTests = tests[field] ?? []
+            let test = fieldTests.dropFirst().reduce(fieldTests[0]) { $0 + SQLFragment(" AND ") + $1 }
+            fragments.append(fieldExists(field, test))
+        }
+        return fragments
     }
 
     private func thisIn(_ references: [ObjectReference]) -> SQLFragment {

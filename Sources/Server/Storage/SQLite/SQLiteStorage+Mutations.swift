@@ -35,7 +35,13 @@ extension SQLiteStorage {
 
     /// See ``Storage/writeObjects(_:)``.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
-        try await pool.write { db in try body(SQLiteObjectWriter(db: db)) }
+        let (result, writes) = try await pool.write { db in
+            let writer = SQLiteObjectWriter(db: db)
+            let result = try body(writer)
+            return (result, writer.tally.count)
+        }
+        noteWrites(writes)
+        return result
     }
 
     /// A recorded result joined with the object it left, as ``recordedResult(from:id:)`` reads it.
@@ -118,10 +124,18 @@ extension MutationResult {
 /// The ``ObjectWriter`` of one SQLite write transaction: each write in a savepoint.
 struct SQLiteObjectWriter: ObjectWriter {
     let db: Database
+    /// How many writes were made.
+    let tally = Tally()
+
+    /// A count kept across the writer's copies.
+    final class Tally {
+        var count = 0
+    }
 
     func write(
         _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
+        tally.count += 1
         var outcome: ObjectWriteOutcome?
         try db.inSavepoint {
             outcome = try SQLiteStorage.writeObject(db, request, decide: decide)
