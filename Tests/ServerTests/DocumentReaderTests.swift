@@ -173,6 +173,27 @@ struct DocumentReaderTests {
             try pushWriter.pushResponse(push)
             #expect(try JSONDecoder().decode(PushResponse.self, from: Data(pushWriter.bytes)) == push)
 
+            let result = QueryResult(objects: [snapshot, snapshot], totalCount: index, included: rng.chance(50) ? [snapshot] : [])
+            var queryWriter = DocumentWriter()
+            try queryWriter.queryResult(result)
+            #expect(
+                try DocumentCoding.encode(JSONDecoder().decode(QueryResult.self, from: Data(queryWriter.bytes)))
+                    == DocumentCoding.encode(result))
+            var includesWriter = DocumentWriter()
+            try includesWriter.objectWithIncludes(ObjectWithIncludes(object: snapshot, included: [snapshot]))
+            #expect(
+                try DocumentCoding.encode(JSONDecoder().decode(ObjectWithIncludes.self, from: Data(includesWriter.bytes)))
+                    == DocumentCoding.encode(ObjectWithIncludes(object: snapshot, included: [snapshot])))
+            for response in [
+                WriteResponse(version: 2, object: snapshot, merges: []), WriteResponse(version: 3, object: nil, merges: []),
+            ] {
+                var restWriter = DocumentWriter()
+                try restWriter.writeResponse(response)
+                #expect(
+                    try DocumentCoding.encode(JSONDecoder().decode(WriteResponse.self, from: Data(restWriter.bytes)))
+                        == DocumentCoding.encode(response))
+            }
+
             var writer = DocumentWriter()
             try writer.pullResponse(page)
             let decoded = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))

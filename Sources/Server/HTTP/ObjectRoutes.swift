@@ -30,7 +30,9 @@ struct ObjectRoutes {
             let found = try await services.objects.get(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: try context.parameter("objectId"), includes: includes, context: context.access)
-            return try JSONBody.response(ObjectWithIncludes(object: found.object, included: found.included))
+            var writer = DocumentWriter()
+            try writer.objectWithIncludes(ObjectWithIncludes(object: found.object, included: found.included))
+            return JSONBody.response(writer)
         }
         objects.patch(":objectId") { request, context in
             let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
@@ -70,8 +72,10 @@ struct ObjectRoutes {
         let datastore = api.group("datastores/:datastore")
         datastore.post("query") { request, context in
             let body = try await RequestBody.decode(QueryRequest.self, from: request, limits: limits)
-            return try JSONBody.response(
+            var writer = DocumentWriter(capacity: 64 << 10)
+            try writer.queryResult(
                 try await services.queries.find(body, in: try context.datastoreID(), context: context.access))
+            return JSONBody.response(writer)
         }
         datastore.post("count") { request, context in
             let body = try await RequestBody.decode(QueryRequest.self, from: request, limits: limits)
@@ -92,7 +96,9 @@ struct ObjectRoutes {
         case .rejected(_, let error):
             throw error
         case .applied(_, let version, let object, let merges):
-            return try JSONBody.response(WriteResponse(version: version, object: object, merges: merges), status: status)
+            var writer = DocumentWriter()
+            try writer.writeResponse(WriteResponse(version: version, object: object, merges: merges))
+            return JSONBody.response(writer, status: status)
         }
     }
 }

@@ -183,6 +183,49 @@ package struct DocumentWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Objects as a JSON array.
+    package mutating func objectSnapshots(_ objects: [ObjectSnapshot]) throws {
+        bytes.append(UInt8(ascii: "["))
+        for (index, object) in objects.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try objectSnapshot(object)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A query's answer in ``QueryResult``'s `Codable` form.
+    package mutating func queryResult(_ result: QueryResult) throws {
+        raw("{\"objects\":")
+        try objectSnapshots(result.objects)
+        raw(",\"totalCount\":")
+        int(Int64(result.totalCount))
+        raw(",\"included\":")
+        try objectSnapshots(result.included)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// One object with what it includes, in ``ObjectWithIncludes``'s `Codable` form.
+    package mutating func objectWithIncludes(_ found: ObjectWithIncludes) throws {
+        raw("{\"object\":")
+        try objectSnapshot(found.object)
+        raw(",\"included\":")
+        try objectSnapshots(found.included)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A REST write's answer in ``WriteResponse``'s `Codable` form.
+    package mutating func writeResponse(_ response: WriteResponse) throws {
+        raw("{\"version\":")
+        int(response.version)
+        if let object = response.object {
+            raw(",\"object\":")
+            try objectSnapshot(object)
+        }
+        raw(",\"merges\":")
+        try encoded(response.merges)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// A push's answer in ``PushResponse``'s `Codable` form (merges and errors through
     /// `JSONEncoder`: they are few).
     /// - Throws: What `JSONEncoder` throws.
