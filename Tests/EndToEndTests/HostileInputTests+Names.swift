@@ -165,6 +165,14 @@ extension HostileInputTests {
                 .POST, "/v1/push", body: PushRequest(mutations: [mutation]), token: target.user.token)
             Refusal.expectPushRefused(reply, "push with an invalid \(what)")
         }
+        // A REST create never reads a base version, but a negative one is still malformed
+        // (schemathesis found it accepted).
+        for path in ["/v1/datastores/target/classes/Item/objects", "/v1/datastores/target/classes/Item/objects/one"] {
+            let reply = try await client.send(
+                path.hasSuffix("one") ? .PATCH : .POST, path, raw: Data(#"{"baseVersion": -1}"#.utf8),
+                token: target.user.token)
+            Refusal.expect(reply, "REST write with a negative base version at \(path)", status: 400)
+        }
         // IDs checked while decoding: the push cannot be read at all.
         let envelope =
             #"{"mutations": [{"mutationId": "MID", "datastore": "DS", "className": "Item", "objectId": "x", "change": {"delete": true}}]}"#

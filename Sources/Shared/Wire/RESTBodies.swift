@@ -45,6 +45,12 @@ public struct ObjectWriteBody: Codable, Sendable {
         update = try container.decodeIfPresent([FieldUpdate].self, forKey: .update)
         acl = try container.decodeIfPresent(ACL.self, forKey: .acl)
         baseVersion = try container.decodeIfPresent(Int64.self, forKey: .baseVersion)
+        // Versions count from 0. (Pushes refuse a negative base per mutation, in `WriteValidator`;
+        // a REST create never reads it, so it is refused here, as the document says.)
+        if let baseVersion, baseVersion < 0 {
+            throw DecodingError.dataCorruptedError(
+                forKey: .baseVersion, in: container, debugDescription: "baseVersion \(baseVersion) is negative")
+        }
     }
 
     /// The field updates: `fields` as sets (in name order), then `update`.
