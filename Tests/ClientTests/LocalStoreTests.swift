@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import Rooftop
 import RooftopShared
 import Testing
@@ -77,6 +78,16 @@ struct LocalStoreTests {
             store.close()
         }
         let reopened = try LocalStore(.file(path: path))
+        // Commits wait for the disk (a queued change survives a power loss); the log is
+        // checkpointed every 8,192 pages.
+        let settings = try reopened.write(scope: "u1") { transaction in
+            (
+                try Int.fetchOne(transaction.db, sql: "PRAGMA synchronous"),
+                try String.fetchOne(transaction.db, sql: "PRAGMA journal_mode"),
+                try Int.fetchOne(transaction.db, sql: "PRAGMA wal_autocheckpoint")
+            )
+        }
+        #expect(settings.0 == 2 && settings.1 == "wal" && settings.2 == 8192, "\(settings)")
         #expect(try reopened.object(key, scope: "u1")?.local?.fields["a"] == 2)
         #expect(try reopened.outbox(scope: "u1").map(\.mutation) == [mutation])
         #expect(try reopened.checkpoint(scope: "u1", datastore: .app) == Checkpoint("c1"))

@@ -33,7 +33,13 @@ final class LocalStore: Sendable {
             case .file(let path):
                 let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                database = try DatabasePool(path: path, configuration: configuration)
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                // A queued change must survive a power loss, not only the app's crash, before
+                // `saveEventually()` returns: every commit waits for the disk. GRDB sets its
+                // writer to NORMAL in WAL mode (after `prepareDatabase`), which may lose the last
+                // commits when the device stops.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+                database = pool
             }
             try LocalStoreMigrations.migrator.migrate(database)
         } catch {
