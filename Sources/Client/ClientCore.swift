@@ -164,13 +164,7 @@ final class ClientCore: Sendable {
     func recomputeLocalView(_ key: ObjectKey, server: ObjectSnapshot?, in transaction: StoreTransaction) throws
         -> ObjectSnapshot?
     {
-        let queued = try transaction.queued(for: key).map(\.mutation)
-        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
-        try transaction.put(key, server: server, local: view, deleted: deleted || (view == nil && server == nil))
-        if queued.isEmpty {
-            try transaction.unpin(key, label: LocalStore.pendingLabel)
-        }
-        return view
+        try store(key, server: server, queued: try transaction.queued(for: key).map(\.mutation), fresh: false, in: transaction)
     }
 
     /// Stores a pulled server state of an object with nothing queued, which is then also its
@@ -180,9 +174,17 @@ final class ClientCore: Sendable {
     func storeUnqueued(_ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, in transaction: StoreTransaction) throws
         -> ObjectSnapshot?
     {
-        let (view, deleted) = LocalView.compute(key: key, server: server, queued: [])
-        try transaction.put(key, server: server, local: view, deleted: deleted, fresh: fresh)
-        if !fresh { try transaction.unpin(key, label: LocalStore.pendingLabel) }
+        try store(key, server: server, queued: [], fresh: fresh, in: transaction)
+    }
+
+    /// Stores an object's server state and its local view with `queued` on top; without queued
+    /// changes its pending label goes (a `fresh` object, not stored before, has none).
+    private func store(
+        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool, in transaction: StoreTransaction
+    ) throws -> ObjectSnapshot? {
+        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
+        try transaction.put(key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh)
+        if queued.isEmpty, !fresh { try transaction.unpin(key, label: LocalStore.pendingLabel) }
         return view
     }
 }

@@ -8,13 +8,7 @@ extension SQLiteStorage {
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await pool.read { db in
-            if let reduced = Self.compiler.evaluation(
-                of: query, unindexed: try Self.unindexedFields(db, datastoreKey: datastoreKey, className: query.className))
-            {
-                var paged = query
-                paged.limit = limit
-                paged.includes = []
-                let result = try Self.evaluate(paged, candidates: reduced, datastoreKey: datastoreKey, readers: readers, db)
+            if let result = try Self.evaluated(query, limit: limit, datastoreKey: datastoreKey, readers: readers, db) {
                 return QueryPage(objects: result.objects, totalCount: result.totalCount)
             }
             let select = Self.compiler.select(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
@@ -28,14 +22,8 @@ extension SQLiteStorage {
     /// See ``Storage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await pool.read { db in
-            if let reduced = Self.compiler.evaluation(
-                of: query, unindexed: try Self.unindexedFields(db, datastoreKey: datastoreKey, className: query.className))
-            {
-                var counted = query
-                counted.limit = 0
-                counted.includes = []
-                return try Self.evaluate(counted, candidates: reduced, datastoreKey: datastoreKey, readers: readers, db)
-                    .totalCount
+            if let result = try Self.evaluated(query, limit: 0, datastoreKey: datastoreKey, readers: readers, db) {
+                return result.totalCount
             }
             let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
             return try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
@@ -51,15 +39,22 @@ extension SQLiteStorage {
                 arguments: [datastoreKey, className]))
     }
 
-    /// Runs `query` with the shared evaluator over the objects `candidates` selects in SQL.
-    private static func evaluate(
-        _ query: Query, candidates: Query, datastoreKey: Int64, readers: Set<String>?, _ db: Database
-    ) throws -> QueryResult {
+    /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the
+    /// shared evaluator over the candidates SQL selects; `nil` when SQL alone can answer it (see
+    /// ``SQLQueryCompiler/evaluation(of:unindexed:)``).
+    private static func evaluated(
+        _ query: Query, limit: Int, datastoreKey: Int64, readers: Set<String>?, _ db: Database
+    ) throws -> QueryResult? {
+        let unindexed = try unindexedFields(db, datastoreKey: datastoreKey, className: query.className)
+        guard let candidates = compiler.evaluation(of: query, unindexed: unindexed) else { return nil }
+        var paged = query
+        paged.limit = limit
+        paged.includes = []
         let select = compiler.candidates(candidates, datastoreKey: datastoreKey, readers: readers)
         let rows = try Row.fetchCursor(db, sql: select.sql, arguments: arguments(select.arguments))
         var objects: [ObjectSnapshot] = []
         while let row = try rows.next() { objects.append(try snapshot(from: row)) }
-        return QueryEvaluator.run(query, over: objects, lookup: { _ in nil }, canRead: { _ in true })
+        return QueryEvaluator.run(paged, over: objects, lookup: { _ in nil }, canRead: { _ in true })
     }
 
     static func arguments(_ arguments: [SQLArgument]) -> StatementArguments {
