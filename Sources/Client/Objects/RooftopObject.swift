@@ -261,7 +261,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
                 id = MutationID.generate()
                 state.saveAttempt = (id, count)
             }
-            return (.update(state.unsaved, acl: state.unsavedACL), count, id)
+            return (.update(ordering: state.unsaved, acl: state.unsavedACL), count, id)
         }
     }
 

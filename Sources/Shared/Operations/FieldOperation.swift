@@ -187,8 +187,11 @@ public struct FieldUpdate: Hashable, Sendable, Codable {
 /// A change to a whole object: field updates (which create the object when it does not exist) or
 /// its deletion.
 ///
-/// Wire form: `{"update": [{"field": "score", "do": {"op": "increment", "amount": 1}}], "acl": {...}}`
-/// or `{"delete": true}`.
+/// Wire form: `{"fields": {"name": "Ada", "score": 3}, "update": [{"field": "score", "do": {"op":
+/// "increment", "amount": 1}}], "acl": {...}}` or `{"delete": true}`. `fields` holds plain values
+/// to set (as the REST body's `fields` does): they apply first, in name order, then the operations
+/// of `update`. Both are optional. Encoding writes the leading sets in name order as `fields`, so
+/// that a creation travels as plain JSON rather than one operation per field.
 public enum ObjectChange: Hashable, Sendable {
     /// Applies the updates in order; sets the ACL when one is given.
     case update([FieldUpdate], acl: ACL? = nil)
@@ -199,12 +202,57 @@ public enum ObjectChange: Hashable, Sendable {
     public var updates: [FieldUpdate] {
         if case .update(let updates, _) = self { updates } else { [] }
     }
+
+    /// The updates that plain `fields` and then operations make: the fields as sets, in name
+    /// order (a JSON object's member order means nothing), then the operations. The REST body and
+    /// the push's wire form both read `fields` this way.
+    /// - Parameters:
+    ///   - fields: Plain values to set (default none).
+    ///   - operations: Operations applied after them (default none).
+    public static func updates(fields: [String: Value]?, then operations: [FieldUpdate]?) -> [FieldUpdate] {
+        let sets = (fields ?? [:]).sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
+        return sets + (operations ?? [])
+    }
+
+    /// An update whose leading sets of distinct fields are put in name order.
+    ///
+    /// Sets of different fields commute, so the change means the same; in name order they travel
+    /// as the wire form's plain `fields` (a new object's fields are usually such a run). Later
+    /// updates keep their order.
+    ///
+    /// ```swift
+    /// let change = ObjectChange.update(ordering: [FieldUpdate("name", .set("Ada")), FieldUpdate("age", .set(36))])
+    /// // .update([age, name]): encoded as {"fields": {"age": 36, "name": "Ada"}}
+    /// ```
+    public static func update(ordering updates: [FieldUpdate], acl: ACL? = nil) -> ObjectChange {
+        var seen: Set<String> = []
+        let run = updates.prefix { update in
+            guard case .set = update.operation else { return false }
+            return seen.insert(update.field).inserted
+        }
+        return .update(run.sorted { $0.field < $1.field } + updates.dropFirst(run.count), acl: acl)
+    }
+
+    /// How many leading updates are sets of fields in strictly increasing name order: the part
+    /// the wire form writes as plain `fields` (decoding gives them back in the same order).
+    static func plainPrefixCount(_ updates: [FieldUpdate]) -> Int {
+        var previous: String?
+        var count = 0
+        for update in updates {
+            guard case .set = update.operation, previous.map({ $0 < update.field }) ?? true else { break }
+            previous = update.field
+            count += 1
+        }
+        return count
+    }
 }
 
 extension ObjectChange: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case update, acl, delete }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case fields, update, acl, delete }
 
     /// Decodes the wire form, refusing unknown keys.
+    /// - Throws: `DecodingError` for an unknown key, a delete combined with anything else, or a
+    ///   field name in `fields` that is not an identifier.
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "object change")
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -214,26 +262,46 @@ extension ObjectChange: Codable {
                 throw DecodingError.dataCorruptedError(
                     forKey: .delete, in: container, debugDescription: "delete must be true when present")
             }
-            guard !container.contains(.update), !container.contains(.acl) else {
+            guard !container.contains(.update), !container.contains(.acl), !container.contains(.fields) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .delete, in: container, debugDescription: "a delete cannot also update")
             }
             self = .delete
         } else {
+            let fields = try container.decodeIfPresent([String: Value].self, forKey: .fields)
+            // Whether the field may be written (reserved and built-in names) is the write's rule,
+            // as for `FieldUpdate`.
+            if let bad = fields?.keys.first(where: { !Identifier.isValid($0) }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .fields, in: container,
+                    debugDescription:
+                        "invalid field name '\(bad.prefix(80))': use 1-\(Identifier.maxLength) characters of A-Z a-z 0-9 . - _ + / =")
+            }
             self = .update(
-                try container.decodeIfPresent([FieldUpdate].self, forKey: .update) ?? [],
+                ObjectChange.updates(
+                    fields: fields, then: try container.decodeIfPresent([FieldUpdate].self, forKey: .update)),
                 acl: try container.decodeIfPresent(ACL.self, forKey: .acl))
         }
     }
 
-    /// Encodes the wire form.
+    /// Encodes the wire form: the leading sets in name order as `fields`, the rest as `update`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
         case .delete:
             try container.encode(true, forKey: .delete)
         case .update(let updates, let acl):
-            try container.encode(updates, forKey: .update)
+            let plain = ObjectChange.plainPrefixCount(updates)
+            if plain > 0 {
+                var fields: [String: Value] = [:]
+                for update in updates.prefix(plain) {
+                    if case .set(let value) = update.operation { fields[update.field] = value }
+                }
+                try container.encode(fields, forKey: .fields)
+            }
+            if plain == 0 || plain < updates.count {
+                try container.encode(Array(updates.dropFirst(plain)), forKey: .update)
+            }
             try container.encodeIfPresent(acl, forKey: .acl)
         }
     }

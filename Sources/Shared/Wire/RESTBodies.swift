@@ -55,8 +55,7 @@ public struct ObjectWriteBody: Codable, Sendable {
 
     /// The field updates: `fields` as sets (in name order), then `update`.
     public func updates() -> [FieldUpdate] {
-        let sets = (fields ?? [:]).sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
-        return sets + (update ?? [])
+        ObjectChange.updates(fields: fields, then: update)
     }
 }
 

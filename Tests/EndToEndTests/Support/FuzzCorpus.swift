@@ -47,7 +47,7 @@ enum FuzzCorpus {
 
     /// Keys of the real request types, and some that are not.
     static let keys = [
-        "mutations", "mutationId", "datastore", "className", "objectId", "baseVersion", "change", "update", "delete",
+        "mutations", "mutationId", "datastore", "className", "objectId", "baseVersion", "change", "fields", "update", "delete",
         "acl", "field", "do", "op", "value", "values", "index", "from", "to", "amount", "query", "predicate", "order",
         "limit", "offset", "includes", "text", "parameters", "since", "classes", "and", "or", "not", "$double",
         "$json", "$where", "__proto__", "", "a;DROP TABLE objects",
