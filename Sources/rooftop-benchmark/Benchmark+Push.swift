@@ -3,13 +3,15 @@ import RooftopShared
 
 extension Benchmark {
     /// Phase `push create`: client 0 creates every object, `batch` mutations per push, one push
-    /// after the other. Latency samples are per push.
+    /// after the other, as plain fields, asking for compact answers (as a syncing client that
+    /// reads objects from its pulls would). Latency samples are per push.
     func pushCreates() async throws {
         let acl = objectACL
         let client = clients[0]
         var versions = [Int64](repeating: 0, count: dataset.objects.count)
         try await measure("push create", unit: "mut", trend: true) { samples in
             var sentBytes = 0
+            var receivedBytes = 0
             var batches = 0
             for start in stride(from: 0, to: dataset.objects.count, by: settings.batch) {
                 let range = start..<min(start + settings.batch, dataset.objects.count)
@@ -21,9 +23,10 @@ extension Benchmark {
                         change: .update(updates, acl: acl))
                 }
                 let answer = try await client.call(
-                    .POST, "/v1/push", body: PushRequest(mutations: mutations), as: PushResponse.self)
+                    .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true), as: PushResponse.self)
                 await samples.add([answer.elapsed])
                 sentBytes += answer.sentBytes
+                receivedBytes += answer.receivedBytes
                 let response = answer.value
                 batches += 1
                 try require(
@@ -36,7 +39,13 @@ extension Benchmark {
                     versions[index] = version
                 }
             }
-            return (dataset.objects.count, ["pushes": Double(batches), "request MiB": Double(sentBytes) / 1_048_576])
+            return (
+                dataset.objects.count,
+                [
+                    "pushes": Double(batches), "request MiB": Double(sentBytes) / 1_048_576,
+                    "response MiB (compact)": Double(receivedBytes) / 1_048_576,
+                ]
+            )
         }
         createdVersions = versions
     }
@@ -90,7 +99,7 @@ private struct UpdateContext: Sendable {
                     baseVersion: known[index], change: .update([FieldUpdate("sum", .increment(1))]))
             }
             let answer = try await client.call(
-                .POST, "/v1/push", body: PushRequest(mutations: mutations), as: PushResponse.self)
+                .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true), as: PushResponse.self)
             await samples.add([answer.elapsed])
             let response = answer.value
             guard response.results.count == mutations.count else {

@@ -3,8 +3,9 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-/// A push written by hand, as a client in another language would: a creation as plain `fields`.
-@Suite("Push: plain fields", .sharedServer())
+/// A push written by hand, as a client in another language would: a creation as plain `fields`,
+/// and compact answers.
+@Suite("Push: plain fields and compact answers", .sharedServer())
 struct PushPlainFieldsTests {
     @Test("a mutation's plain fields create the object, then its operations apply, over the wire as written")
     func plainFields() async throws {
@@ -34,5 +35,36 @@ struct PushPlainFieldsTests {
         let bad = try await client.send(.POST, "/v1/push", raw: Data(malformed.utf8), token: user.token)
         Refusal.expect(bad, "a field name with a space", status: 400, code: .request)
         #expect(try await client.object(.app, className: "Item", objectId: "plain3", token: user.token) == nil)
+    }
+
+    @Test("a compact push is answered with versions and merges, no objects, also when retried")
+    func compactAnswers() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let create = Mutations.create(.app, "Counter", "compact1", fields: ["n": 0])
+        let created = try await client.push(create, token: user.token)
+        let base = try #require(created.appliedVersion)
+        let other = Mutations.update(.app, "Counter", "compact1", base: base, [FieldUpdate("n", .increment(1))])
+        _ = try await client.push(other, token: user.token)
+        // Based on the creation, so merged with `other`: the merge decisions stay in the answer.
+        let mine = Mutations.update(.app, "Counter", "compact1", base: base, [FieldUpdate("n", .set(5))])
+        let refused = Mutations.create(.app, "Counter", "bad id", fields: ["n": 0])
+        let request = PushRequest(mutations: [mine, refused], compact: true)
+        for attempt in ["first", "retry"] {
+            let reply = try await client.send(.POST, "/v1/push", body: request, token: user.token)
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(!reply.text.contains("\"object\""), "\(attempt): \(reply.text)")
+            let results = try reply.decode(PushResponse.self).results
+            guard case .applied(_, let version, nil, let merges)? = results.first else {
+                Issue.record("\(attempt): \(results)")
+                continue
+            }
+            #expect(version > base)  // the remote increment won (default rule): the version it made
+            #expect(!merges.isEmpty, "\(attempt)")
+            #expect(results.last?.error?.code == .illegalArgument)
+        }
+        // The full answer to the same mutation ID carries the object again.
+        let full = try await client.push([mine], token: user.token)
+        #expect(full.results.first?.appliedObject?.fields["n"] != nil)
     }
 }

@@ -48,6 +48,25 @@ struct WireGoldenTests {
         #expect(try JSONDecoder().decode(PullResponse.self, from: Data(golden.utf8)) == response)
     }
 
+    @Test func compactPushRequest() throws {
+        let mutation = Mutation(
+            mutationId: try MutationID("m1"), datastore: .app, className: "C", objectId: "o", change: .delete)
+        let full = PushRequest(mutations: [mutation])
+        let compact = PushRequest(mutations: [mutation], compact: true)
+        #expect(try !roundTrip(full).1.contains("compact"))
+        let (decoded, text) = try roundTrip(compact)
+        #expect(text.hasPrefix(#"{"compact":true,"#))
+        #expect(decoded == compact)
+        let object = ObjectSnapshot(className: "C", objectId: "o", datastore: .app, fields: ["n": 1], version: 2)
+        let decision = MergeDecision(
+            field: "n", baseValue: 1, localValue: 2, remoteValue: 2, rule: .sum, result: 3, resolution: .rule)
+        #expect(
+            MutationResult.applied(mutationId: try MutationID("m1"), version: 2, object: object, merges: [decision])
+                .compacted == .applied(mutationId: try MutationID("m1"), version: 2, object: nil, merges: [decision]))
+        let refusal = MutationResult.rejected(mutationId: try MutationID("m2"), error: RooftopError(.disallowed, "no"))
+        #expect(refusal.compacted == refusal)
+    }
+
     @Test func pushResponseGolden() throws {
         let response = PushResponse(results: [
             .applied(mutationId: try MutationID("m1"), version: 9, object: nil),

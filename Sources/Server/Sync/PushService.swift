@@ -20,7 +20,8 @@ final class PushService: Sendable {
 
     /// Applies a push: everything the mutations need is read first, then they are applied in one
     /// write transaction (each atomically on its own: a refusal rolls back only its mutation) and
-    /// committed together, durably, before the answer; then live subscribers are told.
+    /// committed together, durably, before the answer; then live subscribers are told. A compact
+    /// push is answered without the objects.
     /// - Throws: What ``Limits/checkPush(_:)`` throws; storage errors (nothing is then committed).
     func push(_ request: PushRequest, context: AccessContext) async throws -> PushResponse {
         try limits.checkPush(request.mutations)
@@ -45,7 +46,8 @@ final class PushService: Sendable {
             }
         }
         await objects.published(applied)
-        return PushResponse(results: applied.map(\.result))
+        let results = applied.map(\.result)
+        return PushResponse(results: request.compact ? results.map(\.compacted) : results)
     }
 }
 

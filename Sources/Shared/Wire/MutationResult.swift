@@ -39,6 +39,15 @@ public enum MutationResult: Equatable, Sendable {
     public var error: RooftopError? {
         if case .rejected(_, let error) = self { error } else { nil }
     }
+
+    /// The result without the object: what a compact push answers (``PushRequest/compact``).
+    /// The version and the merge decisions stay; a rejection is unchanged.
+    public var compacted: MutationResult {
+        switch self {
+        case .applied(let id, let version, _, let merges): .applied(mutationId: id, version: version, object: nil, merges: merges)
+        case .rejected: self
+        }
+    }
 }
 
 extension MutationResult: Codable {
