@@ -127,7 +127,12 @@ public final class RooftopServer: Sendable {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [SessionSweeper(storage: storage, interval: .seconds(3600), clock: configuration.clock, logger: logger)],
+            services: [
+                SessionSweeper(storage: storage, interval: .seconds(3600), clock: configuration.clock, logger: logger),
+                HistorySweeper(
+                    storage: storage, retention: configuration.historyRetention,
+                    interval: configuration.historySweepInterval, clock: configuration.clock, logger: logger),
+            ],
             onServerRunning: onServerRunning,
             logger: logger)
     }

@@ -88,11 +88,30 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most open connections from one address; 0 for none, e.g. behind a load balancer (default 256). [env: ROOFTOP_MAX_CONNECTIONS_PER_ADDRESS]")
     var maxConnectionsPerAddress: Int?
 
+    @Option(help: "How long sync history is kept: tombstones, merge operations, mutation results; e.g. 30d, 12h, 90s (default 30d). [env: ROOFTOP_HISTORY_RETENTION]")
+    var historyRetention: String?
+
+    @Option(help: "Seconds between retention sweeps (default 3600). [env: ROOFTOP_HISTORY_SWEEP_INTERVAL]")
+    var historySweepInterval: Double?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env: ROOFTOP_LOG_LEVEL]")
     var logLevel: String?
 
     @Option(help: "Log format: text (key=value metadata) or json (one object per line). [env: ROOFTOP_LOG_FORMAT]")
     var logFormat: String?
+
+    /// Parses a retention such as `30d`, `12h`, `45m` or `90s`: a whole number and a unit,
+    /// 1 second to 100 years.
+    static func retention(_ text: String) throws -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0,
+            case let (seconds, overflow) = count.multipliedReportingOverflow(by: unit), !overflow,
+            seconds <= 100 * 366 * 86_400
+        else {
+            throw ValidationError("the history retention is a whole number and a unit (s, m, h, d), e.g. 30d; at most 100 years")
+        }
+        return .seconds(seconds)
+    }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -152,6 +171,12 @@ struct Serve: AsyncParsableCommand {
         if let value = try seconds(idleTimeout, "ROOFTOP_IDLE_TIMEOUT") { configuration.connections.idleTimeout = value }
         if let value = try seconds(bodyReadTimeout, "ROOFTOP_BODY_READ_TIMEOUT") {
             configuration.connections.bodyReadTimeout = value
+        }
+        if let text = setting(historyRetention, "ROOFTOP_HISTORY_RETENTION") {
+            configuration.historyRetention = try Self.retention(text)
+        }
+        if let value = try seconds(historySweepInterval, "ROOFTOP_HISTORY_SWEEP_INTERVAL") {
+            configuration.historySweepInterval = value
         }
         if let value = try number(maxHeaderBytes, "ROOFTOP_MAX_HEADER_BYTES") { configuration.connections.maxHeaderBytes = value }
         if let value = try number(maxConnections, "ROOFTOP_MAX_CONNECTIONS") { configuration.connections.maxConnections = value }

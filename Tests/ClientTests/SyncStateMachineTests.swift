@@ -69,11 +69,18 @@ struct SyncStateMachineTests {
 
     @Test("a checkpoint the server refuses restarts the pull from the beginning, once")
     func refusedCheckpoint() {
-        var machine = SyncStateMachine()
-        _ = machine.handle(.start(checkpoint: Checkpoint("c:old")))
-        let invalid = RooftopError(.illegalArgument, "the checkpoint is not valid: pull again without one")
-        #expect(machine.handle(.requestFailed(invalid)) == [.requestPage(since: nil)])
-        #expect(machine.handle(.requestFailed(invalid)) == [.fail(invalid)])
+        for code in [RooftopError.Code.illegalArgument, .historyExpired] {
+            var machine = SyncStateMachine()
+            _ = machine.handle(.start(checkpoint: Checkpoint("c:old")))
+            let invalid = RooftopError(code, "pull again without a checkpoint")
+            #expect(machine.handle(.requestFailed(invalid)) == [.startOver, .requestPage(since: nil)])
+            #expect(machine.handle(.requestFailed(invalid)) == [.fail(invalid)])
+        }
+        // Without a checkpoint there is nothing to start over from.
+        var fresh = SyncStateMachine()
+        _ = fresh.handle(.start(checkpoint: nil))
+        let expired = RooftopError(.historyExpired, "no")
+        #expect(fresh.handle(.requestFailed(expired)) == [.fail(expired)])
     }
 
     @Test("a page that fails to apply fails the pull, keeping the checkpoint of the last page applied")

@@ -101,11 +101,11 @@ struct OpenAPIDocumentTests {
     private static let serverErrorCodes: [RooftopError.Code] = [
         .request, .illegalArgument, .badType, .badIndex, .invalidQuery, .invalidOperation, .badState, .auth,
         .disallowed, .quota, .notFound, .deleted, .methodNotAllowed, .exists, .alreadyOpen, .sizeLimit, .retryLater,
-        .server, .internal,
+        .historyExpired, .server, .internal,
     ]
     private static let responseNames: [Int: String] = [
         400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-        409: "Conflict", 413: "ContentTooLarge", 429: "TooManyRequests", 500: "InternalError",
+        409: "Conflict", 410: "Gone", 413: "ContentTooLarge", 429: "TooManyRequests", 500: "InternalError",
     ]
 
     @Test("the Error schema's table and every error response give each code its real status")

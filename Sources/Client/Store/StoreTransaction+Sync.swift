@@ -50,6 +50,14 @@ extension StoreTransaction {
         }
     }
 
+    /// The keys of a datastore's stored objects.
+    func storedKeys(in datastore: DatastoreID) throws -> [ObjectKey] {
+        try Row.fetchAll(
+            db, sql: "SELECT class_name, object_id FROM objects WHERE scope = ? AND datastore = ?",
+            arguments: [scope, datastore.rawValue]
+        ).map { ObjectKey(datastore: datastore, className: $0["class_name"], objectId: $0["object_id"]) }
+    }
+
     /// The stored objects of a datastore (deleted ones included), as keys with their server state.
     func syncedObjects(in datastore: DatastoreID) throws -> [(key: ObjectKey, server: ObjectSnapshot?)] {
         try Row.fetchAll(

@@ -1,3 +1,4 @@
+import Synchronization
 import RooftopShared
 
 extension SyncEngine {
@@ -91,6 +92,9 @@ extension SyncEngine {
         }
         var ahead: (since: Checkpoint, task: Task<Result<PullResponse, RooftopError>, Never>)?
         defer { ahead?.task.cancel() }
+        // After `startOver`: the keys the pull from the beginning sent, to find what it did not.
+        var seen: Seen?
+        var observer = onChange
         while !actions.isEmpty {
             switch actions.removeFirst() {
             case .requestPage(let since):
@@ -121,7 +125,7 @@ extension SyncEngine {
                 do {
                     try await apply(
                         current, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? checkpoint : nil,
-                        core: core, onChange: onChange)
+                        core: core, onChange: observer)
                     actions += machine.handle(.applied)
                 } catch {
                     actions += machine.handle(.applyFailed(error))
@@ -130,6 +134,13 @@ extension SyncEngine {
                 reporter.report(processed: processed, total: total)
             case .purgeDatastore:
                 try purge(datastore, core: core)
+            case .startOver:
+                let keys = Seen()
+                seen = keys
+                observer = { key, deleted in
+                    keys.insert(key)
+                    onChange?(key, deleted)
+                }
             case .retryLater(let attempt):
                 let delay = core.configuration.retry.delay(beforeAttempt: attempt, random: core.services.random())
                 do {
@@ -139,12 +150,40 @@ extension SyncEngine {
                 }
                 actions += machine.handle(.retryTimerFired)
             case .finish(let processed):
+                if let seen { try dropUnseen(datastore, classes: classes, seen: seen.keys, core: core) }
                 return processed
             case .fail(let error):
                 throw error
             }
         }
         throw RooftopError(.internal, "the pull ended without finishing")
+    }
+
+    /// The keys a pull sent, collected as its pages are applied.
+    final class Seen: Sendable {
+        private let state = Mutex<Set<ObjectKey>>([])
+        var keys: Set<ObjectKey> { state.withLock { $0 } }
+        func insert(_ key: ObjectKey) { _ = state.withLock { $0.insert(key) } }
+    }
+
+    /// After a pull from the beginning: the stored copies (in the pulled classes) that it did not
+    /// send again were deleted on the server with their tombstones since swept, or are out of the
+    /// user's reach; they go, as a tombstone would take them. Objects with queued changes stay:
+    /// the push that sends them tells what became of them.
+    func dropUnseen(_ datastore: DatastoreID, classes: [String]?, seen: Set<ObjectKey>, core: ClientCore)
+        throws(RooftopError)
+    {
+        let classes = classes.map(Set.init)
+        var gone: [ObjectKey] = []
+        try core.store.write(scope: core.scope) { transaction in
+            let queued = try transaction.queuedKeys(in: datastore)
+            for key in try transaction.storedKeys(in: datastore)
+            where !seen.contains(key) && !queued.contains(key) && (classes?.contains(key.className) ?? true) {
+                try transaction.remove(key)
+                gone.append(key)
+            }
+        }
+        for key in gone { core.registry.existing(key)?.markDeleted() }
     }
 
     /// Drops the local copies that left the scope: their sync pin goes, so that objects still

@@ -20,7 +20,9 @@ import RooftopShared
 /// - A passing failure of a request (``RooftopError/isTransient``) asks to retry later, up to
 ///   `maxRetries` times in a row; `notFound` (the datastore is gone or access to it was lost)
 ///   asks to purge the local copy, then fails. A checkpoint the server no longer accepts
-///   (`illegalArgument`: "pull again without one") restarts the pull from the beginning, once.
+///   (`illegalArgument`: "pull again without one", or `historyExpired`: older than the history
+///   the server keeps) restarts the pull from the beginning, once (`startOver`): the driver then
+///   drops the local copies the new pull does not send again.
 struct SyncStateMachine: Sendable, Equatable {
     /// Where the pull is.
     enum Phase: Sendable, Equatable {
@@ -74,6 +76,9 @@ struct SyncStateMachine: Sendable, Equatable {
         case reportProgress(processed: Int, total: Int?)
         /// Drop the local copy of the datastore.
         case purgeDatastore
+        /// The pull starts over from the beginning: when it finishes, the local copies (in its
+        /// classes) that it did not send again are gone from the server or out of reach.
+        case startOver
         /// Wait before retrying (retry number `attempt`, for the backoff), then send `retryTimerFired`.
         case retryLater(attempt: Int)
         /// The pull is complete.
@@ -149,10 +154,10 @@ struct SyncStateMachine: Sendable, Equatable {
                 phase = .failed
                 return [.purgeDatastore, .fail(error)]
             }
-            if error.code == .illegalArgument, checkpoint != nil, !restarted {
+            if error.code == .illegalArgument || error.code == .historyExpired, checkpoint != nil, !restarted {
                 restarted = true
                 checkpoint = nil
-                return [.requestPage(since: nil)]
+                return [.startOver, .requestPage(since: nil)]
             }
             if error.isTransient, retries < maxRetries {
                 retries += 1

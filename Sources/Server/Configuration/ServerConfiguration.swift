@@ -40,6 +40,14 @@ public struct ServerConfiguration: Sendable {
     public var loginThrottleAttempts: Int = 5
     /// The window of ``loginThrottleAttempts`` (default 60 seconds).
     public var loginThrottleWindow: Duration = .seconds(60)
+    /// How long the history that sync builds on is kept (default 30 days): deleted objects'
+    /// tombstones, the operations that merges of older base versions read, reader history, and
+    /// mutation results (retries answered with the first result). A client that has not pulled
+    /// for longer pulls from scratch; a change based on an older version is refused with
+    /// `historyExpired`. See docs/server.md, "Retention".
+    public var historyRetention: Duration = .seconds(30 * 86_400)
+    /// How often the retention sweep runs (default 1 hour; also once at start-up).
+    public var historySweepInterval: Duration = .seconds(3600)
     /// The bcrypt cost for passwords (default 10; tests may lower it to 4).
     public var bcryptCost: UInt8 = 10
     /// The log level (default `info`).
@@ -79,6 +87,12 @@ public struct ServerConfiguration: Sendable {
         }
         guard loginThrottleWindow >= .seconds(1), loginThrottleWindow <= .seconds(86_400) else {
             throw RooftopError(.illegalArgument, "loginThrottleWindow must be between 1 second and 1 day")
+        }
+        guard historyRetention >= .seconds(1), historyRetention <= century else {
+            throw RooftopError(.illegalArgument, "historyRetention must be between 1 second and 100 years")
+        }
+        guard historySweepInterval >= .milliseconds(100), historySweepInterval <= .seconds(86_400) else {
+            throw RooftopError(.illegalArgument, "historySweepInterval must be between 0.1 second and 1 day")
         }
         guard loginThrottleAttempts >= 1 else {
             throw RooftopError(.illegalArgument, "loginThrottleAttempts must be at least 1")

@@ -20,6 +20,7 @@ extension RooftopError {
         case .exists, .alreadyOpen: .conflict
         case .sizeLimit: .contentTooLarge
         case .retryLater: .tooManyRequests
+        case .historyExpired: .gone
         default: .internalServerError
         }
     }

@@ -231,13 +231,31 @@ final class ObjectService: Sendable {
     }
 
     /// Changes committed to an object after a version, for clients rebasing pending changes.
+    /// - Throws: `historyExpired` when some of them were removed by the retention sweep.
     func operations(
         datastore: DatastoreID, className: String, objectId: String, after version: Int64, context: AccessContext
     ) async throws -> [OperationRecord] {
-        _ = try await get(datastore: datastore, className: className, objectId: objectId, includes: [], context: context)
+        let object = try await get(
+            datastore: datastore, className: className, objectId: objectId, includes: [], context: context)
         let resolved = try await datastores.resolve(datastore, for: context, create: false)
-        return try await storage.operations(
+        let records = try await storage.operations(
             datastoreKey: resolved.record.key, className: className, objectId: objectId, after: version)
+        // Versions count up by one per change: a list that does not start right after `version`
+        // lost its start to the sweep (a newer change committed meanwhile only adds at the end).
+        if let first = records.first, first.version != version &+ 1 {
+            throw Self.historyExpired(className: className, objectId: objectId, version: version)
+        }
+        if records.isEmpty, object.object.version > version {
+            throw Self.historyExpired(className: className, objectId: objectId, version: version)
+        }
+        return records
+    }
+
+    /// The refusal of a change (or a rebase) based on a version older than the history kept.
+    static func historyExpired(className: String, objectId: String, version: Int64) -> RooftopError {
+        RooftopError(
+            .historyExpired,
+            "\(className) object \(objectId) changed since version \(version) longer ago than the server keeps history: read the object and make the change again on its current state")
     }
 
     /// The scope mutation IDs are unique in: the user, or one shared scope each for anonymous

@@ -46,14 +46,17 @@ struct WriteDecider: Sendable {
                 return .unchanged(version: current?.snapshot.version ?? 0, object: nil, merges: [])
             }
             try check(.delete, acl: current.snapshot.acl)
+            try checkHistory(write)
             return deletion(of: current.snapshot, merges: try deleteDecisions(inputs))
         case .update:
             guard let current, !current.isDeleted else {
                 if mustExist { throw missing }
+                try checkHistory(write)
                 return try creation(
                     over: current, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
             }
             try check(.update, acl: current.snapshot.acl)
+            try checkHistory(write)
             return try update(
                 current.snapshot, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
         }
@@ -71,6 +74,14 @@ struct WriteDecider: Sendable {
         try AccessPolicy.check(
             operation, className: mutation.className, context: context, classPermissions: settings.permissions,
             datastoreRole: role, acl: acl)
+    }
+
+    /// Refuses a mutation whose base version is older than the history kept (after the access
+    /// checks, so that only a caller who may write the object learns of its history).
+    private func checkHistory(_ write: ObjectWriteContext) throws(RooftopError) {
+        guard write.historyExpired else { return }
+        throw ObjectService.historyExpired(
+            className: mutation.className, objectId: mutation.objectId, version: mutation.baseVersion ?? 0)
     }
 
     /// The error for an object that does not exist or that the caller may not read.

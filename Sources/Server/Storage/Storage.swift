@@ -60,6 +60,16 @@ public protocol Storage: Sendable {
     /// Deletes sessions that expired before `time`; returns how many.
     func deleteSessions(expiredBefore time: Timestamp) async throws -> Int
 
+    // MARK: Retention
+
+    /// One step of the retention sweep (see docs/server.md, "Retention"). Each datastore whose
+    /// mark was taken at or before `cutoff` moves its ``DatastoreRecord/historyFrom`` up to the
+    /// mark's sequence, and then loses the tombstones, operations and reader history at or below
+    /// it; datastores without a pending mark take one at `now`. Mutation results recorded at or
+    /// before `cutoff` are deleted. Works in small transactions, so writers wait little.
+    /// - Returns: What was removed.
+    func sweepHistory(cutoff: Timestamp, now: Timestamp) async throws -> HistorySweep
+
     // MARK: Roles
 
     /// Stores a new role.
@@ -242,6 +252,10 @@ public struct ObjectWriteContext: Sendable {
     /// deleted incarnation, from the one that created it through the delete (empty when that
     /// history is not complete), so that the decider can tell whose incarnation it was.
     public var concurrentChanges: [OperationRecord]
+    /// Whether the base version is older than the history kept: some changes since it were
+    /// removed by the retention sweep (or the object, a swept tombstone, is gone), so the
+    /// mutation cannot be merged and is refused with `historyExpired`.
+    public var historyExpired: Bool = false
 }
 
 /// What `decide` returns.
@@ -304,4 +318,24 @@ extension RooftopError {
         }
         return nil
     }
+}
+
+/// What one retention sweep removed.
+public struct HistorySweep: Sendable, Equatable {
+    /// Datastores whose history moved forward.
+    public var datastores = 0
+    /// Tombstones removed (with their operations and reader history).
+    public var tombstones = 0
+    /// Operations removed from live objects' logs.
+    public var operations = 0
+    /// Reader history rows removed from live objects.
+    public var readerRows = 0
+    /// Mutation results removed.
+    public var mutationResults = 0
+
+    /// An empty sweep.
+    public init() {}
+
+    /// Whether nothing was removed.
+    public var isEmpty: Bool { self == HistorySweep() }
 }

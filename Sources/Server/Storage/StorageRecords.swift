@@ -83,6 +83,11 @@ public struct DatastoreRecord: Sendable, Hashable {
     public var sizeBytes: Int
     /// Roles for principals (shareable datastores only).
     public var roles: [Principal: SharingRole]
+    /// The oldest sequence the datastore's history still covers: tombstones, operations and
+    /// reader history at or below it were removed by the retention sweep, so a checkpoint or
+    /// base version from before it cannot be served (`historyExpired`). 0 until the first sweep
+    /// removes anything.
+    public var historyFrom: Int64 = 0
 
     /// Creates a record.
     public init(

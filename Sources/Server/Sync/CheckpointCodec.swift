@@ -7,7 +7,7 @@ import RooftopShared
 /// then (to find what they lost access to since). They are signed with a server secret so that
 /// they cannot be forged or moved to another user or datastore.
 struct CheckpointCodec: Sendable {
-    /// What a checkpoint says. The wire keys are one letter each (`d`, `u`, `s`, `p`, `r`):
+    /// What a checkpoint says. The wire keys are one letter each (`d`, `u`, `s`, `p`, `r`, `h`):
     /// checkpoints travel with every pull.
     struct State: Codable, Equatable {
         /// The datastore's storage key.
@@ -21,9 +21,12 @@ struct CheckpointCodec: Sendable {
         /// While paging: the estimate of what was left after this checkpoint, counted down page by
         /// page so that a long pull does not recount its remaining changes on every page.
         var remaining: Int?
+        /// The datastore's ``DatastoreRecord/historyFrom`` when the pull began (absent: 0). Until
+        /// the history moves past it, the checkpoint misses nothing, even below `historyFrom`.
+        var historyFrom: Int64?
 
         private enum CodingKeys: String, CodingKey {
-            case datastoreKey = "d", userId = "u", sequence = "s", principals = "p", remaining = "r"
+            case datastoreKey = "d", userId = "u", sequence = "s", principals = "p", remaining = "r", historyFrom = "h"
         }
     }
 

@@ -53,6 +53,15 @@ final class PullService: Sendable {
         let since = try request.since.map { checkpoint throws(RooftopError) in
             try checkpoints.decode(checkpoint, datastoreKey: datastoreKey, userId: userId)
         }
+        let historyFrom = resolved.record.historyFrom
+        if let since, since.sequence < historyFrom, since.historyFrom ?? 0 < historyFrom {
+            // The history moved past it since: deletes and lost access after it may have been
+            // swept, and only a pull from scratch (reconciled with what the client holds) is
+            // complete. (A pull that began after the sweep pages through from below it safely.)
+            throw RooftopError(
+                .historyExpired,
+                "the checkpoint is older than the history the server keeps: pull again from scratch, without a checkpoint")
+        }
         var page = Page(
             datastoreKey: datastoreKey, context: context, principals: Set(context.principals.map(\.description)),
             classes: classFilter, since: since, size: pageSize)
@@ -64,7 +73,7 @@ final class PullService: Sendable {
         let checkpoint = try checkpoints.encode(
             .init(
                 datastoreKey: datastoreKey, userId: userId, sequence: page.lastSequence, principals: page.principals.sorted(),
-                remaining: page.hasMore ? remaining : nil))
+                remaining: page.hasMore ? remaining : nil, historyFrom: historyFrom > 0 ? historyFrom : nil))
         Counter(label: "rooftop_pulled_changes_total").increment(by: page.changes.count)
         return PullResponse(changes: page.changes, checkpoint: checkpoint, hasMore: page.hasMore, remaining: remaining)
     }

@@ -74,6 +74,11 @@ extension RooftopError {
         /// A query is malformed: a parse error (with ``RooftopError/position``), a missing
         /// parameter or an operator applied to the wrong kind of operand.
         public static let invalidQuery = Code(rawValue: "invalidQuery")
+        /// What the request builds on is older than the history the server keeps (its history
+        /// retention, 30 days by default): a pull checkpoint (pull again from scratch, without
+        /// one; the Swift client does this by itself) or a change's base version (pull the object
+        /// and make the change again on its current state). HTTP 410.
+        public static let historyExpired = Code(rawValue: "historyExpired")
     }
 }
 

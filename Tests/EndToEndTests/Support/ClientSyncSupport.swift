@@ -32,9 +32,11 @@ final class ClientSyncHarness: Sendable {
     }
 
     /// Starts a server (fresh, or on a data directory and a fixed port: a restart).
-    func startServer(dataDirectory: String? = nil, port: Int? = nil) async throws -> ServerProcess {
+    func startServer(dataDirectory: String? = nil, port: Int? = nil, extraArguments: [String] = []) async throws
+        -> ServerProcess
+    {
         let server = try await ServerProcess.start(
-            dataDirectory: dataDirectory, extraArguments: port.map { ["--port", "\($0)"] } ?? [])
+            dataDirectory: dataDirectory, extraArguments: (port.map { ["--port", "\($0)"] } ?? []) + extraArguments)
         track(.server(server))
         return server
     }

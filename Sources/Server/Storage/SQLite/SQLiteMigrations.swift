@@ -248,6 +248,23 @@ enum SQLiteMigrations {
                 CREATE INDEX object_readers_by_principal ON object_readers(principal, object_key);
                 """)
         }
+        migrator.registerMigration("v5: bounded history") { db in
+            // Nothing kept for sync grows forever (docs/server.md, "Retention"). A sweeper
+            // advances each datastore's `history_from`: the sequence at a mark taken at least the
+            // retention ago. Tombstones, operations and reader history at or below it are removed,
+            // and a checkpoint or base version older than it is answered `historyExpired`.
+            // `mark_sequence`/`mark_at` hold the datastore's sequence when the current mark was
+            // taken. Operations record the sequence they were committed at (NULL for earlier
+            // ones: older than any mark, so the first advance removes them).
+            try db.execute(sql: """
+                ALTER TABLE datastores ADD COLUMN history_from INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE datastores ADD COLUMN mark_sequence INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE datastores ADD COLUMN mark_at INTEGER;
+                ALTER TABLE object_operations ADD COLUMN sequence INTEGER;
+                CREATE INDEX mutation_results_by_age ON mutation_results(created_at);
+                CREATE INDEX objects_tombstones ON objects(datastore_key, sequence) WHERE deleted = 1;
+                """)
+        }
         return migrator
     }
 }

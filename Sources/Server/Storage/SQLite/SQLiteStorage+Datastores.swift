@@ -41,10 +41,12 @@ extension SQLiteStorage {
         }
         let idText: String = row["id"]
         let id = try DatastoreID(idText)
-        return DatastoreRecord(
+        var record = DatastoreRecord(
             key: key, id: id, ownerId: row["owner_id"], title: row["title"],
             createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]), sequence: row["sequence"],
             recordCount: row["record_count"], sizeBytes: row["size_bytes"], roles: roles)
+        record.historyFrom = row["history_from"]
+        return record
     }
 
     /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.

@@ -190,16 +190,25 @@ extension SQLiteStorage {
         let existing = try Self.object(
             db, datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
         var concurrent: [OperationRecord] = []
+        var historyExpired = false
         if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
             concurrent = try String.fetchAll(
                 db.cachedStatement(
                     sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version"),
                 arguments: [existing.key, base]
             ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
+            // Versions count up by one per change: a shorter list lost its start to the sweep.
+            historyExpired = concurrent.first?.version != base + 1
+                || Int64(concurrent.count) != existing.object.snapshot.version - base
         } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
             concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
+        } else if existing == nil, request.baseVersion != nil, datastore.historyFrom > 0 {
+            // Based on a version of an object that is not stored: its tombstone may have been swept.
+            historyExpired = true
         }
-        let context = ObjectWriteContext(datastore: datastore, current: existing?.object, concurrentChanges: concurrent)
+        let context = ObjectWriteContext(
+            datastore: datastore, current: existing?.object, concurrentChanges: concurrent,
+            historyExpired: historyExpired)
         let decision: ObjectWriteDecision
         do throws(RooftopError) {
             decision = try decide(context)
@@ -304,8 +313,8 @@ extension SQLiteStorage {
             logged.change = .update([])
         }
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation) VALUES (?, ?, ?)"
-        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(logged)])
+            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(logged), sequence])
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
         let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0

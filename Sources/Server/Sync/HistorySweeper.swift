@@ -1,0 +1,46 @@
+import Logging
+import RooftopShared
+import ServiceLifecycle
+
+/// Keeps what sync retains bounded: at start-up and then every `interval`, until graceful
+/// shutdown, runs a retention step (``Storage/sweepHistory(cutoff:now:)``) with the cutoff
+/// `retention` before now. See docs/server.md, "Retention".
+struct HistorySweeper: Service {
+    let storage: any Storage
+    let retention: Duration
+    let interval: Duration
+    let clock: ServerClock
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    await sweep()
+                    try await clock.sleep(interval)
+                }
+            }
+        } catch is CancellationError {
+            // Shutting down.
+        }
+    }
+
+    func sweep() async {
+        let now = clock.now()
+        let cutoff = Timestamp(
+            millisecondsSinceEpoch: now.millisecondsSinceEpoch.addingSaturating(-retention.saturatingMilliseconds))
+        do {
+            let swept = try await storage.sweepHistory(cutoff: cutoff, now: now)
+            guard !swept.isEmpty else { return }
+            logger.info(
+                "swept history older than the retention",
+                metadata: [
+                    "datastores": "\(swept.datastores)", "tombstones": "\(swept.tombstones)",
+                    "operations": "\(swept.operations)", "readerRows": "\(swept.readerRows)",
+                    "mutationResults": "\(swept.mutationResults)",
+                ])
+        } catch {
+            logger.warning("could not sweep old history", metadata: ["error": "\(error)"])
+        }
+    }
+}

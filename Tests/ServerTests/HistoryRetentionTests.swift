@@ -1,0 +1,119 @@
+import Logging
+@testable import RooftopServer
+import RooftopShared
+import Testing
+
+/// The retention sweep keeps what sync retains bounded, and whatever builds on swept history is
+/// told so (`historyExpired`) instead of being answered wrongly: a checkpoint that would miss a
+/// swept delete, a change whose merge would miss swept operations.
+@Suite("History retention")
+struct HistoryRetentionTests {
+    private let retention: Duration = .seconds(86_400)
+
+    private func mutation(_ objectId: String, base: Int64? = nil, _ change: ObjectChange) -> Mutation {
+        Mutation(datastore: .app, className: "Note", objectId: objectId, baseVersion: base, change: change)
+    }
+
+    @Test("a sweep past the retention removes tombstones, old operations and results, and expires what built on them")
+    func sweepAndExpire() async throws {
+        let time = ServerClockTests.ManualTime(Timestamp(millisecondsSinceEpoch: 1_700_000_000_000))
+        try await OpenAPITestServer.with(configure: {
+            $0.clock = time.clock
+            $0.historyRetention = retention
+        }) { server in
+            let session = try await server.services.auth.signUp(SignUpRequest(username: "keeper", password: "password-1"))
+            let context = try await server.services.auth.authenticate(
+                sessionToken: session.sessionToken, adminKey: nil
+            ).context
+            let push = server.services.push
+            let pull = server.services.pull
+            let sweeper = HistorySweeper(
+                storage: server.storage, retention: retention, interval: .seconds(3600), clock: time.clock,
+                logger: Logger(label: "test"))
+
+            let created = try await push.push(
+                PushRequest(mutations: [
+                    mutation("a", .update([FieldUpdate("n", .set(1))])), mutation("b", .update([FieldUpdate("n", .set(2))])),
+                ]), context: context)
+            #expect(created.results.allSatisfy { $0.isApplied })
+            let early = try await pull.pull(PullRequest(datastore: .app), context: context)
+            #expect(early.changes.count == 2)
+            _ = try await push.push(
+                PushRequest(mutations: [
+                    mutation("a", base: 1, .update([FieldUpdate("n", .increment(1))])), mutation("b", base: 1, .delete),
+                ]), context: context)
+
+            // The first sweep only takes a mark; within the retention nothing goes.
+            await sweeper.sweep()
+            time.advance(by: .seconds(3600))
+            await sweeper.sweep()
+            #expect(try await pull.pull(PullRequest(datastore: .app, since: early.checkpoint), context: context).changes.count == 2)
+
+            // Past the retention: the history up to the mark is swept.
+            time.advance(by: retention)
+            let swept = try await server.storage.sweepHistory(
+                cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
+                now: time.clock.now())
+            #expect(swept.datastores == 1)
+            #expect(swept.tombstones == 1)
+            #expect(swept.operations == 2)  // a's creation and increment (b's went with its tombstone)
+            // Mutation results are dated by the system clock, not the injected one: this sweep,
+            // dated by the injected clock (years ago), removes none of them.
+            #expect(swept.mutationResults == 0)
+
+            // A checkpoint from before: pull from scratch, which no longer sends b's tombstone.
+            await #expect(throws: RooftopError.self) {
+                _ = try await pull.pull(PullRequest(datastore: .app, since: early.checkpoint), context: context)
+            }
+            do {
+                _ = try await pull.pull(PullRequest(datastore: .app, since: early.checkpoint), context: context)
+            } catch let error as RooftopError {
+                #expect(error.code == .historyExpired)
+            }
+            let fresh = try await pull.pull(PullRequest(datastore: .app), context: context)
+            #expect(fresh.changes.map(\.objectId) == ["a"])
+
+            // A change based on a swept version, and one on a swept tombstone: refused, not merged.
+            let stale = try await push.push(
+                PushRequest(mutations: [
+                    mutation("a", base: 1, .update([FieldUpdate("n", .increment(5))])),
+                    mutation("b", base: 1, .update([FieldUpdate("n", .set(9))])),
+                ]), context: context)
+            #expect(stale.results.map { $0.error?.code } == [.historyExpired, .historyExpired])
+            await #expect(throws: RooftopError.self) {
+                _ = try await server.services.objects.operations(
+                    datastore: .app, className: "Note", objectId: "a", after: 1, context: context)
+            }
+            // On the current version everything works as before, merges included.
+            let current = try await push.push(
+                PushRequest(mutations: [mutation("a", base: 2, .update([FieldUpdate("n", .increment(5))]))]),
+                context: context)
+            #expect(current.results.first?.isApplied == true)
+            let concurrent = try await push.push(
+                PushRequest(mutations: [mutation("a", base: 2, .update([FieldUpdate("m", .set(1))]))]),
+                context: context)
+            guard case .applied(_, let version, let object?, _)? = concurrent.results.first else {
+                Issue.record("\(concurrent)")
+                return
+            }
+            #expect(version == 4)
+            #expect(object.fields == ["n": 7, "m": 1])
+            #expect(try await pull.pull(PullRequest(datastore: .app, since: fresh.checkpoint), context: context).changes.count == 1)
+
+            // The next advance needs another retention to pass: the mark just taken.
+            time.advance(by: .seconds(3600))
+            #expect(
+                try await server.storage.sweepHistory(
+                    cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
+                    now: time.clock.now()
+                ).isEmpty)
+
+            // Results recorded before the cutoff go (all of them, by the system clock); a retry is
+            // then judged afresh: a creation's retry applies over the object, as a blind write.
+            let results = try await server.storage.sweepHistory(cutoff: .now, now: time.clock.now())
+            #expect(results.mutationResults == 8)
+            let ids = created.results.map(\.mutationId)
+            #expect(try await server.storage.mutationResults(scope: ObjectService.idempotencyScope(context), ids: ids).isEmpty)
+        }
+    }
+}
