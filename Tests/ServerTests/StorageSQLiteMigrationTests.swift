@@ -9,7 +9,7 @@ import Testing
 /// of that version left it, is migrated and served.
 @Suite("SQLite storage: migrations from earlier schemas")
 struct StorageSQLiteMigrationTests {
-    @Test("a v3 database migrates to compact results and bounded indexes with nothing lost")
+    @Test("a v3 database migrates to compact results, bounded indexes and bounded history with nothing lost")
     func fromV3() async throws {
         let fixture = try SQLiteFixture()
         defer { try? fixture.destroy() }
@@ -109,6 +109,21 @@ struct StorageSQLiteMigrationTests {
         let query = Query(className: "T", predicate: .comparison(field: "title", op: .equal, value: "short"))
         #expect(SQLQueryCompiler(dialect: .sqlite).evaluation(of: query, unindexed: []) == nil)
         #expect(try await storage.find(query, datastoreKey: 1, readers: nil, limit: 10).objects == [shortened])
+
+        // v5: the operation written before it has no sequence; the first advance of the history
+        // removes it with the ones below the mark, and the old result table is swept by age.
+        let start = Timestamp(millisecondsSinceEpoch: 1_000_000)
+        let later = Timestamp(millisecondsSinceEpoch: 2_000_000)
+        var first = HistorySweep()
+        first.mutationResults = 1  // recorded at time 0 by the v3 server: older than any cutoff
+        #expect(try await storage.sweepHistory(cutoff: Timestamp(millisecondsSinceEpoch: 0), now: start) == first)
+        let swept = try await storage.sweepHistory(cutoff: start, now: later)
+        #expect(swept.datastores == 1)
+        #expect(swept.operations == 2)
+        #expect(try await storage.datastore(key: 1)?.historyFrom == 2)
+        #expect(try await storage.operations(datastoreKey: 1, className: "T", objectId: "a", after: 0).isEmpty)
+        #expect(try await storage.mutationResults(scope: "u1", ids: [mutation]).isEmpty)
+        #expect(try await storage.object(datastoreKey: 1, className: "T", objectId: "a")?.snapshot == shortened)
         try await storage.close()
     }
 }
