@@ -36,7 +36,12 @@ enum RequestBody {
     /// Decodes the request's JSON body.
     /// - Throws: `sizeLimit` for a body over `limits.maxRequestBodyBytes`, `request` for malformed
     ///   or too deeply nested JSON and for wrong types, with the path of the offending member.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limits: Limits) async throws -> T {
+    /// - Parameter fast: A direct reader for the body's common shapes (``DocumentReader``), tried
+    ///   first; `Codable` decides whatever it leaves (default none: `Codable` alone).
+    static func decode<T: Decodable>(
+        _ type: T.Type, from request: Request, limits: Limits,
+        fast: ((inout DocumentReader) throws -> T)? = nil
+    ) async throws -> T {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -58,9 +63,10 @@ enum RequestBody {
         if let offset = shape.trailingCommaOffset {
             throw RooftopError(.request, "the body is not valid JSON: trailing comma at byte \(offset)")
         }
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw RooftopError(.request, "the body is not valid UTF-8")
         }
+        if let fast, let value = try? DocumentReader.read(text, fast) { return value }
         do {
             return try JSONDecoder().decode(type, from: Data(bytes))
         } catch let error as DecodingError {

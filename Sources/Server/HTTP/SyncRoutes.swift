@@ -9,7 +9,10 @@ struct SyncRoutes {
         let services = self.services
         let limits = services.limits
         api.post("push") { request, context in
-            let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits)
+            // Pushes are the bulk of what the server reads: their common shapes are read directly.
+            let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits) {
+                try $0.readPushRequest()
+            }
             var writer = DocumentWriter(capacity: 64 << 10)
             try writer.pushResponse(try await services.push.push(body, context: context.access))
             return JSONBody.response(writer)

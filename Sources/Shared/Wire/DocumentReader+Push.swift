@@ -1,0 +1,141 @@
+import Foundation
+
+extension DocumentReader {
+    /// A push (``PushRequest``'s `Codable` form) of the common shapes: mutations whose changes are
+    /// plain fields, `set`, `unset`, `increment` and `listAppend` operations, an ACL or a delete,
+    /// with values of the kinds ``readValue()`` reads. Whatever else (another operation, an
+    /// unknown or repeated key, an invalid ID) is ``Unhandled``: `Codable` decides it, which is
+    /// the reference and gives the error the client sees.
+    package mutating func readPushRequest() throws -> PushRequest {
+        var mutations: [Mutation]?
+        var compact = false
+        try readObject { reader, key in
+            switch key {
+            case "mutations":
+                var list: [Mutation] = []
+                try reader.readArray { reader in list.append(try reader.readMutation()) }
+                mutations = list
+            case "compact":
+                compact = try reader.readNull() ? false : try reader.readBool()
+            default: throw Unhandled()
+            }
+        }
+        guard let mutations else { throw Unhandled() }
+        return PushRequest(mutations: mutations, compact: compact)
+    }
+
+    private mutating func readMutation() throws -> Mutation {
+        var mutationId: MutationID?
+        var datastore: DatastoreID?
+        var className: String?
+        var objectId: String?
+        var baseVersion: Int64?
+        var change: ObjectChange?
+        try readObject { reader, key in
+            switch key {
+            case "mutationId":
+                guard let id = try? MutationID(try reader.readString()) else { throw Unhandled() }
+                mutationId = id
+            case "datastore":
+                guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
+                datastore = id
+            case "className": className = try reader.readString()
+            case "objectId": objectId = try reader.readString()
+            case "baseVersion": baseVersion = try reader.readNull() ? nil : try reader.readInt64()
+            case "change": change = try reader.readObjectChange()
+            default: throw Unhandled()
+            }
+        }
+        guard let mutationId, let datastore, let className, let objectId, let change else { throw Unhandled() }
+        return Mutation(
+            mutationId: mutationId, datastore: datastore, className: className, objectId: objectId,
+            baseVersion: baseVersion, change: change)
+    }
+
+    private mutating func readObjectChange() throws -> ObjectChange {
+        var fields: [String: Value]?
+        var updates: [FieldUpdate]?
+        var acl: ACL?
+        var isDelete = false
+        var keys = 0
+        try readObject { reader, key in
+            keys += 1
+            switch key {
+            case "fields":
+                guard !(try reader.readNull()) else { return }
+                let read = try reader.readFields()
+                guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
+                fields = read
+            case "update":
+                guard !(try reader.readNull()) else { return }
+                var list: [FieldUpdate] = []
+                try reader.readArray { reader in list.append(try reader.readFieldUpdate()) }
+                updates = list
+            case "acl": acl = try reader.readNull() ? nil : try reader.readACL()
+            case "delete":
+                // Only `true`, and alone: anything else is `Codable`'s to refuse.
+                guard try reader.readBool() else { throw Unhandled() }
+                isDelete = true
+            default: throw Unhandled()
+            }
+        }
+        if isDelete {
+            guard keys == 1 else { throw Unhandled() }
+            return .delete
+        }
+        return .update(ObjectChange.updates(fields: fields, then: updates), acl: acl)
+    }
+
+    private mutating func readFieldUpdate() throws -> FieldUpdate {
+        var field: String?
+        var operation: FieldOperation?
+        try readObject { reader, key in
+            switch key {
+            case "field":
+                let name = try reader.readString()
+                guard Identifier.isValid(name) else { throw Unhandled() }
+                field = name
+            case "do": operation = try reader.readFieldOperation()
+            default: throw Unhandled()
+            }
+        }
+        guard let field, let operation else { throw Unhandled() }
+        return FieldUpdate(field, operation)
+    }
+
+    private mutating func readFieldOperation() throws -> FieldOperation {
+        var op: String?
+        var value: Value?
+        var amount: Value?
+        var values: [Value]?
+        try readObject { reader, key in
+            switch key {
+            case "op": op = try reader.readString()
+            case "value": value = try reader.readValue()
+            case "amount": amount = try reader.readValue()
+            case "values":
+                var list: [Value] = []
+                try reader.readArray { reader in list.append(try reader.readValue()) }
+                values = list
+            default: throw Unhandled()
+            }
+        }
+        // Each operation has exactly its own members (as `FieldOperation`'s decoding requires).
+        switch (op, value, amount, values) {
+        case ("set", let value?, nil, nil): return .set(value)
+        case ("unset", nil, nil, nil): return .unset
+        case ("increment", nil, let amount?, nil): return .increment(amount)
+        case ("listAppend", nil, nil, let values?): return .listAppend(values)
+        default: throw Unhandled()
+        }
+    }
+}
+
+extension PushRequest {
+    /// A push from its JSON, read directly when it can be (``DocumentReader``), else with
+    /// `Codable` (whose value or error stands).
+    /// - Throws: What `JSONDecoder` throws for text that is not a push.
+    package static func decodeDocument(_ text: String) throws -> PushRequest {
+        try DocumentCoding.decode(PushRequest.self, from: text) { try $0.readPushRequest() }
+    }
+}
