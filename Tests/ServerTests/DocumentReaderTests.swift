@@ -268,6 +268,25 @@ struct DocumentReaderTests {
                         == DocumentCoding.encode(response))
             }
 
+            let fields = snapshot.fields.map { FieldUpdate($0.key, .set($0.value)) }
+            let operations: [FieldUpdate] = [
+                FieldUpdate("n", .increment(.int(Int64(index)))), FieldUpdate("gone", .unset),
+                FieldUpdate("tags", .listAppend(Array(snapshot.fields.values.prefix(2)))),
+                FieldUpdate("tags", .listMove(from: 0, to: 1)),
+                FieldUpdate("r", .relationAdd(className: "U", objectIds: ["a", "b"])),
+            ]
+            for change in [
+                ObjectChange.update(fields + operations.shuffled(using: &rng), acl: snapshot.acl), .delete,
+                .update([]),
+            ] {
+                let record = OperationRecord(
+                    version: Int64(index), change: change,
+                    priorValues: snapshot.fields.mapValues { rng.chance(30) ? nil : $0 }.merging(["none": nil]) { $1 },
+                    origin: rng.chance(50) ? "o/\"\(index)" : nil)
+                let stored = try record.encodedDocument()
+                #expect(try DocumentCoding.decode(OperationRecord.self, from: stored) == record, "\(stored)")
+            }
+
             var writer = DocumentWriter()
             try writer.pullResponse(page)
             let decoded = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))

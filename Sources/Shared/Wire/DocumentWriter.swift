@@ -11,7 +11,7 @@ import Foundation
 /// in. A property test decodes its output with `Codable` and compares.
 package struct DocumentWriter {
     /// The document so far.
-    package private(set) var bytes: [UInt8] = []
+    package internal(set) var bytes: [UInt8] = []
 
     package init(capacity: Int = 1024) {
         bytes.reserveCapacity(capacity)

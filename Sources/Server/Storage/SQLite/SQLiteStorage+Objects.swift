@@ -314,7 +314,7 @@ extension SQLiteStorage {
         }
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)"
-        ).execute(arguments: [key, operation.version, try DocumentCoding.encode(logged), sequence])
+        ).execute(arguments: [key, operation.version, try logged.encodedDocument(), sequence])
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
         let previousSize = wasLive ? (existing.map { SizeAccounting.recordSize($0.object.snapshot) } ?? 0) : 0
