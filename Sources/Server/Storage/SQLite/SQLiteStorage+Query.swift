@@ -12,10 +12,18 @@ extension SQLiteStorage {
                 return QueryPage(objects: result.objects, totalCount: result.totalCount)
             }
             let select = Self.compiler.select(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
-            let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
             let rows = try Row.fetchAll(db, sql: select.sql, arguments: Self.arguments(select.arguments))
+            let objects = try rows.map(Self.snapshot(from:))
+            // A page that is not full holds the last matches: the total is known without counting
+            // (in the same read transaction), unless an offset skipped past every match.
+            let offset = max(query.offset, 0)
+            if objects.count < limit, offset == 0 || !objects.isEmpty {
+                let (total, overflow) = offset.addingReportingOverflow(objects.count)
+                if !overflow { return QueryPage(objects: objects, totalCount: total) }
+            }
+            let count = Self.compiler.count(query, datastoreKey: datastoreKey, readers: readers)
             let total = try Int.fetchOne(db, sql: count.sql, arguments: Self.arguments(count.arguments)) ?? 0
-            return QueryPage(objects: try rows.map(Self.snapshot(from:)), totalCount: total)
+            return QueryPage(objects: objects, totalCount: total)
         }
     }
 
