@@ -2,13 +2,17 @@ import Logging
 import RooftopShared
 import ServiceLifecycle
 
-/// Deletes expired sessions at start-up and then every `interval`, until graceful shutdown.
-struct SessionSweeper: Service {
-    let storage: any Storage
-    let interval: Duration
-    let clock: ServerClock
-    let logger: Logger
+/// A service that sweeps at start-up and then every `interval`, until graceful shutdown.
+protocol PeriodicSweeper: Service {
+    /// The time between sweeps.
+    var interval: Duration { get }
+    /// Where the sweeper reads the time and waits.
+    var clock: ServerClock { get }
+    /// One sweep; it logs its own failures (the next sweep tries again).
+    func sweep() async
+}
 
+extension PeriodicSweeper {
     func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
@@ -21,6 +25,14 @@ struct SessionSweeper: Service {
             // Shutting down.
         }
     }
+}
+
+/// Deletes expired sessions at start-up and then every `interval`, until graceful shutdown.
+struct SessionSweeper: PeriodicSweeper {
+    let storage: any Storage
+    let interval: Duration
+    let clock: ServerClock
+    let logger: Logger
 
     func sweep() async {
         do {

@@ -1,29 +1,15 @@
 import Logging
 import RooftopShared
-import ServiceLifecycle
 
 /// Keeps what sync retains bounded: at start-up and then every `interval`, until graceful
 /// shutdown, runs a retention step (``Storage/sweepHistory(cutoff:now:)``) with the cutoff
 /// `retention` before now. See docs/server.md, "Retention".
-struct HistorySweeper: Service {
+struct HistorySweeper: PeriodicSweeper {
     let storage: any Storage
     let retention: Duration
     let interval: Duration
     let clock: ServerClock
     let logger: Logger
-
-    func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    await sweep()
-                    try await clock.sleep(interval)
-                }
-            }
-        } catch is CancellationError {
-            // Shutting down.
-        }
-    }
 
     func sweep() async {
         let now = clock.now()
