@@ -1,3 +1,4 @@
+import GRDB
 import Logging
 @testable import RooftopServer
 import RooftopShared
@@ -115,5 +116,66 @@ struct HistoryRetentionTests {
             let ids = created.results.map(\.mutationId)
             #expect(try await server.storage.mutationResults(scope: ObjectService.idempotencyScope(context), ids: ids).isEmpty)
         }
+    }
+
+    @Test("a sweep goes on batch after batch: thousands of tombstones, operations and results, nothing newer")
+    func manyBatches() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let count = SQLiteStorage.sweepBatch * 2 + 500
+        try await storage.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO datastores (key, id, scope, owner_id, created_at, sequence, record_count, size_bytes)
+                    VALUES (1, 'default', 'u1', 'u1', 0, ?, 0, 1000)
+                    """,
+                arguments: [count * 2])
+            for index in 1...count {
+                // A tombstone at an old sequence, a live object changed at a new one with one old
+                // and one new operation, an old and a new mutation result.
+                let dead = Int64(index)
+                let live = Int64(count + index)
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (key, datastore_key, class_name, object_id, body, version, sequence, deleted, size_bytes)
+                        VALUES (?, 1, 'T', ?, '{"fields":{}}', 2, ?, 1, 0), (?, 1, 'T', ?, '{"fields":{}}', 2, ?, 0, 10)
+                        """,
+                    arguments: [dead, "dead\(index)", dead, live, "live\(index)", live])
+                try db.execute(
+                    sql: """
+                        INSERT INTO object_operations (object_key, version, operation, sequence)
+                        VALUES (?, 1, '{}', ?), (?, 2, '{}', ?), (?, 1, '{}', ?)
+                        """,
+                    arguments: [live, dead, live, live, dead, dead])
+                try db.execute(
+                    sql: """
+                        INSERT INTO mutation_results (scope, mutation_id, version, created_at)
+                        VALUES ('u1', ?, 1, 10), ('u1', ?, 1, 5000)
+                        """,
+                    arguments: ["old\(index)", "new\(index)"])
+            }
+        }
+        // The first sweep takes the mark (at the sequence of the last change: everything so far).
+        _ = try await storage.sweepHistory(cutoff: Timestamp(millisecondsSinceEpoch: 0), now: Timestamp(millisecondsSinceEpoch: 100))
+        let swept = try await storage.sweepHistory(
+            cutoff: Timestamp(millisecondsSinceEpoch: 1000), now: Timestamp(millisecondsSinceEpoch: 2000))
+        #expect(swept.tombstones == count)
+        // Everything at or below the mark: both operations of every live object, and the
+        // tombstones' own with them (not counted as operations).
+        #expect(swept.operations == count * 2)
+        #expect(swept.mutationResults == count)
+        let left = try await storage.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM object_operations") ?? -1,
+                try String.fetchAll(db, sql: "SELECT DISTINCT substr(mutation_id, 1, 3) FROM mutation_results")
+            )
+        }
+        #expect(left.0 == count)
+        #expect(left.1 == 0)
+        #expect(left.2 == ["new"])
+        try await storage.close()
     }
 }

@@ -42,17 +42,50 @@ extension SQLiteStorage {
             sweep.operations += operations
             sweep.readerRows += readers
         }
-        sweep.mutationResults += try await deleteInBatches(
-            sql: """
-                DELETE FROM mutation_results WHERE (scope, mutation_id) IN (
-                    SELECT scope, mutation_id FROM mutation_results WHERE created_at <= ? LIMIT ?)
-                """,
-            arguments: [cutoffMillis])
+        sweep.mutationResults += try await sweepMutationResults(cutoff: cutoffMillis)
         // Results recorded before schema v4.
         sweep.mutationResults += try await deleteInBatches(
             sql: "DELETE FROM mutations WHERE rowid IN (SELECT rowid FROM mutations WHERE created_at <= ? LIMIT ?)",
             arguments: [cutoffMillis])
         return sweep
+    }
+
+    /// Deletes the mutation results recorded at or before `cutoff`, walking the table in key
+    /// order a batch at a time (no index on their age: it would cost every push).
+    private func sweepMutationResults(cutoff: Int64) async throws -> Int {
+        var deleted = 0
+        var after: (scope: String, id: String)? = nil
+        while true {
+            let start = after
+            let (last, removed) = try await pool.write { db -> ((String, String)?, Int) in
+                let rows: [Row]
+                if let start {
+                    rows = try Row.fetchAll(
+                        db.cachedStatement(
+                            sql: """
+                                SELECT scope, mutation_id, created_at FROM mutation_results
+                                WHERE (scope, mutation_id) > (?, ?) ORDER BY scope, mutation_id LIMIT ?
+                                """),
+                        arguments: [start.scope, start.id, Self.sweepBatch])
+                } else {
+                    rows = try Row.fetchAll(
+                        db.cachedStatement(
+                            sql: "SELECT scope, mutation_id, created_at FROM mutation_results ORDER BY scope, mutation_id LIMIT ?"),
+                        arguments: [Self.sweepBatch])
+                }
+                guard let last = rows.last else { return (nil, 0) }
+                var removed = 0
+                for row in rows where (row["created_at"] as Int64) <= cutoff {
+                    try db.cachedStatement(sql: "DELETE FROM mutation_results WHERE scope = ? AND mutation_id = ?")
+                        .execute(arguments: [row["scope"] as String, row["mutation_id"] as String])
+                    removed += db.changesCount
+                }
+                return ((last["scope"], last["mutation_id"]), removed)
+            }
+            deleted += removed
+            guard let last else { return deleted }
+            after = last
+        }
     }
 
     /// Runs a `DELETE` whose last argument is the batch size until a batch deletes fewer rows.
