@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema, as versioned migrations of its own (the SQLite backend has
+/// ``SQLiteMigrations``). It follows the storage design of docs/server.md ("What is stored, and
+/// why", "Retention"): each record stored once, bounded indexes, history swept after the
+/// retention. The storage that reads and writes it is the next step (issue 10); it is to
+/// differ from SQLite's in these ways, which the schema is made for:
+///
+/// - Change sequences are assigned under the datastore's row lock (`UPDATE datastores SET
+///   sequence = sequence + 1 … RETURNING`), held until commit: writers of one datastore commit in
+///   sequence order, so a pull reading the feed after sequence N never misses a change that
+///   commits later with a lower number. Datastores do not wait for each other.
+/// - Keys are `bigint` identities; booleans are `boolean`; stored JSON is `text`, sent as it is
+///   stored (a `jsonb` column would reorder and re-encode it).
+///
+/// `rooftop_migrations` records what was applied. Servers sharing the database migrate one at a
+/// time (a transaction-scoped advisory lock), each migration in its own transaction.
+enum PostgresMigrations {
+    /// The migrations, oldest first. Append only: a migration that has shipped never changes.
+    static let all: [(name: String, sql: String)] = [
+        (
+            "v1: accounts, datastores, objects, change feed, bounded history",
+            """
+            CREATE TABLE settings (
+                name text PRIMARY KEY,
+                value bytea NOT NULL
+            );
+            CREATE TABLE users (
+                id text PRIMARY KEY,
+                username text NOT NULL UNIQUE,
+                email text,
+                password_hash text NOT NULL,
+                created_at bigint NOT NULL
+            );
+            CREATE TABLE sessions (
+                token_hash text PRIMARY KEY,
+                user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                created_at bigint NOT NULL,
+                expires_at bigint NOT NULL
+            );
+            CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+            CREATE TABLE roles (
+                name text PRIMARY KEY,
+                acl text NOT NULL,
+                created_at bigint NOT NULL
+            );
+            CREATE TABLE role_users (
+                role text NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                PRIMARY KEY (role, user_id)
+            );
+            CREATE TABLE role_children (
+                role text NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+                child text NOT NULL,
+                PRIMARY KEY (role, child)
+            );
+            CREATE TABLE datastores (
+                key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id text NOT NULL,
+                scope text NOT NULL,
+                owner_id text,
+                title text,
+                created_at bigint NOT NULL,
+                sequence bigint NOT NULL DEFAULT 0,
+                record_count bigint NOT NULL DEFAULT 0,
+                size_bytes bigint NOT NULL,
+                history_from bigint NOT NULL DEFAULT 0,
+                mark_sequence bigint NOT NULL DEFAULT 0,
+                mark_at bigint,
+                UNIQUE (scope, id)
+            );
+            CREATE TABLE datastore_roles (
+                datastore_key bigint NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                principal text NOT NULL,
+                role text NOT NULL,
+                PRIMARY KEY (datastore_key, principal)
+            );
+            CREATE INDEX datastore_roles_by_principal ON datastore_roles(principal);
+            CREATE TABLE class_settings (
+                class_name text PRIMARY KEY,
+                settings text NOT NULL
+            );
+            CREATE TABLE objects (
+                key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                datastore_key bigint NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                class_name text NOT NULL,
+                object_id text NOT NULL,
+                body text NOT NULL,
+                created_at bigint,
+                updated_at bigint,
+                version bigint NOT NULL,
+                sequence bigint NOT NULL,
+                deleted boolean NOT NULL DEFAULT false,
+                size_bytes bigint NOT NULL,
+                UNIQUE (datastore_key, class_name, object_id)
+            );
+            CREATE INDEX objects_by_sequence ON objects(datastore_key, sequence);
+            CREATE INDEX objects_tombstones ON objects(datastore_key, sequence) WHERE deleted;
+            CREATE TABLE object_fields (
+                object_key bigint NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                field text NOT NULL,
+                kind integer NOT NULL,
+                sort_key bytea,
+                latitude double precision,
+                longitude double precision,
+                PRIMARY KEY (object_key, field)
+            );
+            CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
+            CREATE TABLE object_elements (
+                object_key bigint NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                field text NOT NULL,
+                element_key bytea NOT NULL,
+                PRIMARY KEY (object_key, field, element_key)
+            );
+            CREATE INDEX object_elements_by_value ON object_elements(field, element_key);
+            CREATE TABLE unindexed_fields (
+                datastore_key bigint NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                class_name text NOT NULL,
+                field text NOT NULL,
+                objects bigint NOT NULL,
+                PRIMARY KEY (datastore_key, class_name, field)
+            );
+            CREATE TABLE object_readers (
+                object_key bigint NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                principal text NOT NULL,
+                from_sequence bigint NOT NULL,
+                to_sequence bigint,
+                PRIMARY KEY (object_key, principal, from_sequence)
+            );
+            CREATE INDEX object_readers_by_principal ON object_readers(principal, object_key);
+            CREATE TABLE object_operations (
+                object_key bigint NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                version bigint NOT NULL,
+                operation text NOT NULL,
+                sequence bigint,
+                PRIMARY KEY (object_key, version)
+            );
+            CREATE TABLE mutation_results (
+                scope text NOT NULL,
+                mutation_id text NOT NULL,
+                version bigint,
+                object_key bigint,
+                detail text,
+                created_at bigint NOT NULL,
+                PRIMARY KEY (scope, mutation_id)
+            );
+            """
+        )
+    ]
+
+    /// A migration's statements, one by one (the extended protocol runs one per query). The
+    /// migrations' SQL holds no `;` but between statements.
+    static func statements(of sql: String) -> [String] {
+        sql.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    /// The advisory lock key migrations hold (any constant, the same in every server).
+    static let lockKey: Int64 = 0x526F_6F66_746F_70  // "Rooftop"
+
+    /// Applies the migrations not applied yet, one transaction each; returns the names applied.
+    /// - Throws: What the database answers when a migration fails (that migration is rolled back;
+    ///   the ones before it stay applied).
+    @discardableResult
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
+        // Under the lock too: concurrent `CREATE TABLE IF NOT EXISTS` can collide in PostgreSQL.
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS rooftop_migrations (
+                    name text PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+        }
+        var applied: [String] = []
+        for migration in all {
+            let name = migration.name
+            let ran = try await client.withTransaction(logger: logger) { connection -> Bool in
+                // Another server migrating at the same time waits here, then finds it applied.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT 1 FROM rooftop_migrations WHERE name = \(name)", logger: logger)
+                for try await _ in rows { return false }
+                for statement in statements(of: migration.sql) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO rooftop_migrations (name) VALUES (\(name))", logger: logger)
+                return true
+            }
+            if ran {
+                logger.info("applied a PostgreSQL migration", metadata: ["migration": "\(name)"])
+                applied.append(name)
+            }
+        }
+        return applied
+    }
+}

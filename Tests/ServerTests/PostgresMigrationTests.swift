@@ -1,0 +1,93 @@
+import Logging
+import PostgresNIO
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+
+/// The PostgreSQL schema is migrated the way SQLite's is: versioned, recorded, once per database
+/// even when several servers start together.
+@Suite("PostgreSQL: migrations")
+struct PostgresMigrationTests {
+    private let logger = Logger(label: "postgres-migration-tests")
+
+    /// The tables of the storage design (docs/server.md, "What is stored, and why").
+    private static let tables: Set<String> = [
+        "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
+        "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
+        "object_operations", "mutation_results", "rooftop_migrations",
+    ]
+
+    private func tableNames(in database: PostgresPool) async throws -> Set<String> {
+        var names: Set<String> = []
+        let rows = try await database.client.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+        for try await name in rows.decode(String.self) { names.insert(name) }
+        return names
+    }
+
+    @Test("a new database gets every table, recorded once; migrating again changes nothing",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func freshDatabase() async throws {
+        try await PostgresTestCluster.withDatabase { url in
+            let database = try PostgresPool(url: url, logger: logger)
+            do {
+                let applied = try await PostgresMigrations.migrate(database.client, logger: logger)
+                #expect(applied == PostgresMigrations.all.map(\.name))
+                #expect(try await tableNames(in: database) == Self.tables)
+                #expect(try await PostgresMigrations.migrate(database.client, logger: logger).isEmpty)
+                var recorded: [String] = []
+                for try await name in try await database.client.query("SELECT name FROM rooftop_migrations").decode(
+                    String.self)
+                {
+                    recorded.append(name)
+                }
+                #expect(recorded == PostgresMigrations.all.map(\.name))
+            } catch {
+                await database.close()
+                throw error
+            }
+            await database.close()
+        }
+    }
+
+    @Test("servers starting together on one database apply each migration once",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func concurrentServers() async throws {
+        try await PostgresTestCluster.withDatabase { url in
+            let servers = try (0..<4).map { _ in try PostgresPool(url: url, maximumConnections: 2, logger: logger) }
+            do {
+                let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+                    for server in servers {
+                        group.addTask { try await PostgresMigrations.migrate(server.client, logger: logger) }
+                    }
+                    return try await group.reduce(into: [String]()) { $0 += $1 }
+                }
+                #expect(applied == PostgresMigrations.all.map(\.name))
+                #expect(try await tableNames(in: servers[0]) == Self.tables)
+            } catch {
+                for server in servers { await server.close() }
+                throw error
+            }
+            for server in servers { await server.close() }
+        }
+    }
+
+    @Test("storage URLs: what they name, and clear refusals")
+    func urls() throws {
+        let configuration = try PostgresPool.configuration(
+            url: "postgres://rooftop:s%40cret@db.internal:6543/rooftop?sslmode=disable")
+        #expect(configuration.host == "db.internal")
+        #expect(configuration.port == 6543)
+        #expect(configuration.username == "rooftop")
+        #expect(configuration.password == "s@cret")
+        #expect(configuration.database == "rooftop")
+        #expect(try PostgresPool.configuration(url: "postgresql://u@h/d").port == 5432)
+        for bad in [
+            "sqlite:/tmp/x.sqlite", "postgres://h/d", "postgres://u@/d", "postgres://u@h", "postgres://u@h/d?sslmode=maybe",
+            "postgres://u@h:70000/d",
+        ] {
+            #expect(throws: RooftopError.self, "\(bad)") { try PostgresPool.configuration(url: bad) }
+        }
+    }
+}
