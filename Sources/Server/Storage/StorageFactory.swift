@@ -21,6 +21,11 @@ public enum StorageFactory {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return try SQLiteStorage(path: path)
         }
+        if url.hasPrefix("postgres:") || url.hasPrefix("postgresql:") {
+            throw RooftopError(
+                .illegalArgument,
+                "PostgreSQL storage is not available in this version yet (its schema and connection pool are): use sqlite:<path>")
+        }
         throw RooftopError(.illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path>")
     }
 }
