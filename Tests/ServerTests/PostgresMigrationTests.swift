@@ -73,6 +73,18 @@ struct PostgresMigrationTests {
         }
     }
 
+    @Test("the server refuses a PostgreSQL storage URL clearly until the storage exists")
+    func factoryRefusesPostgresForNow() {
+        for url in ["postgres://u@h/d", "postgresql://u@h/d"] {
+            #expect {
+                _ = try StorageFactory.open(url: url)
+            } throws: { error in
+                (error as? RooftopError)?.code == .illegalArgument
+                    && (error as? RooftopError)?.message.contains("not available in this version") == true
+            }
+        }
+    }
+
     @Test("storage URLs: what they name, and clear refusals")
     func urls() throws {
         let configuration = try PostgresPool.configuration(
