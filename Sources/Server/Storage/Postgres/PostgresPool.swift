@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import RooftopShared
 
@@ -15,6 +16,8 @@ final class PostgresPool: Sendable {
     /// The connection pool.
     let client: PostgresClient
     let logger: Logger
+    /// Threads for synchronous transactions (``blockingTransaction(_:)``), one per connection.
+    let threads: NIOThreadPool
     private let runner: Task<Void, Never>
 
     /// Opens a pool for a `postgres://` (or `postgresql://`) URL; connections are made as they
@@ -26,6 +29,8 @@ final class PostgresPool: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        threads = NIOThreadPool(numberOfThreads: maximumConnections)
+        threads.start()
         runner = Task { await client.run() }
     }
 
@@ -40,6 +45,9 @@ final class PostgresPool: Sendable {
     func close() async {
         runner.cancel()
         await runner.value
+        // Nothing runs on the threads once the client is closed: shutting them down cannot fail
+        // but for a pool already shut down.
+        try? await threads.shutdownGracefully()
     }
 
     /// The client configuration a URL names: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`,

@@ -1,0 +1,89 @@
+import Logging
+import NIOPosix
+import PostgresNIO
+
+/// One PostgreSQL transaction driven by synchronous code.
+///
+/// The storage's write path is synchronous: a push's decisions (``WriteDecider``) run between the
+/// reads and writes of its transaction, as they do inside GRDB's closure on SQLite. On PostgreSQL
+/// that body runs on a thread of the pool's own (never an event loop), and each query waits for
+/// its answer there, while the driver does the I/O on its event loop.
+///
+/// ```swift
+/// let total = try await pool.blockingTransaction { session in
+///     try session.execute("UPDATE counters SET n = n + 1 WHERE id = 1")
+///     return try session.query("SELECT n FROM counters WHERE id = 1").first?.decode(Int64.self) ?? 0
+/// }
+/// ```
+final class PostgresBlockingSession: Sendable {
+    private let connection: PostgresConnection
+    let logger: Logger
+
+    fileprivate init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs a query and returns its rows, waiting for them.
+    /// - Throws: What the database answers.
+    func query(_ query: PostgresQuery) throws -> [PostgresRow] {
+        Array(try connection.query(query, logger: logger).wait().rows)
+    }
+
+    /// Runs a statement, waiting for it; returns the rows it changed (0 when it does not say).
+    /// - Throws: What the database answers.
+    @discardableResult
+    func execute(_ query: PostgresQuery) throws -> Int {
+        try connection.query(query, logger: logger).wait().metadata.rows ?? 0
+    }
+
+    /// Runs `body` in a savepoint: when it throws, what it did is rolled back and the transaction
+    /// goes on (the error is rethrown).
+    /// - Throws: What `body` throws, or what the database answers.
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT write")
+        do {
+            let value = try body()
+            try execute("RELEASE SAVEPOINT write")
+            return value
+        } catch {
+            try execute("ROLLBACK TO SAVEPOINT write")
+            try execute("RELEASE SAVEPOINT write")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction on a leased connection, on one of `threads`; commits when it
+    /// returns, rolls back when it throws.
+    fileprivate static func transaction<T: Sendable>(
+        client: PostgresClient, threads: NIOThreadPool, logger: Logger,
+        _ body: @escaping @Sendable (PostgresBlockingSession) throws -> T
+    ) async throws -> T {
+        try await client.withConnection { connection in
+            let session = PostgresBlockingSession(connection: connection, logger: logger)
+            return try await threads.runIfActive {
+                try session.execute("BEGIN")
+                do {
+                    let value = try body(session)
+                    try session.execute("COMMIT")
+                    return value
+                } catch {
+                    // A connection whose rollback fails is broken: the pool's next use finds out.
+                    _ = try? session.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+extension PostgresPool {
+    /// Runs `body` in one transaction, synchronously on a thread of the pool's own
+    /// (``PostgresBlockingSession``): committed when it returns, rolled back when it throws.
+    /// - Throws: What `body` throws, or what the database answers.
+    func blockingTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
+        async throws -> T
+    {
+        try await PostgresBlockingSession.transaction(client: client, threads: threads, logger: logger, body)
+    }
+}
