@@ -66,7 +66,7 @@ public final class RooftopServer: Sendable {
         let lock = try StorageFactory.sqlitePath(url: configuration.effectiveStorageURL).map { path throws(RooftopError) in
             try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
-        let storage = try StorageFactory.open(url: configuration.effectiveStorageURL)
+        let storage = try StorageFactory.open(url: configuration.effectiveStorageURL, now: configuration.clock.now)
         try await storage.prepare()
         let adminKeyHash = try await AdminKey.resolve(configured: configuration.adminKey, storage: storage, output: output)
         let tlsConfiguration = try TLSSetup.configuration(for: configuration, output: output)

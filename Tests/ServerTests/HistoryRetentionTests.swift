@@ -58,9 +58,7 @@ struct HistoryRetentionTests {
             #expect(swept.datastores == 1)
             #expect(swept.tombstones == 1)
             #expect(swept.operations == 2)  // a's creation and increment (b's went with its tombstone)
-            // Mutation results are dated by the system clock, not the injected one: this sweep,
-            // dated by the injected clock (years ago), removes none of them.
-            #expect(swept.mutationResults == 0)
+            #expect(swept.mutationResults == 4)  // the four pushed mutations, recorded at the start
 
             // A checkpoint from before: pull from scratch, which no longer sends b's tombstone.
             await #expect(throws: RooftopError.self) {
@@ -109,10 +107,12 @@ struct HistoryRetentionTests {
                     now: time.clock.now()
                 ).isEmpty)
 
-            // Results recorded before the cutoff go (all of them, by the system clock); a retry is
-            // then judged afresh: a creation's retry applies over the object, as a blind write.
-            let results = try await server.storage.sweepHistory(cutoff: .now, now: time.clock.now())
-            #expect(results.mutationResults == 8)
+            // The results recorded since go once they are older than the retention too.
+            time.advance(by: retention)
+            let results = try await server.storage.sweepHistory(
+                cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
+                now: time.clock.now())
+            #expect(results.mutationResults == 4)
             let ids = created.results.map(\.mutationId)
             #expect(try await server.storage.mutationResults(scope: ObjectService.idempotencyScope(context), ids: ids).isEmpty)
         }

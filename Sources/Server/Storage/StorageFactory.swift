@@ -14,12 +14,13 @@ public enum StorageFactory {
     }
 
     /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage.
+    /// - Parameter now: The server's clock, which the storage dates what it records by.
     /// - Throws: `illegalArgument` for an unsupported URL.
-    static func open(url: String) throws -> any Storage {
+    static func open(url: String, now: @escaping @Sendable () -> Timestamp = { .now }) throws -> any Storage {
         if let path = try sqlitePath(url: url) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try SQLiteStorage(path: path)
+            return try SQLiteStorage(path: path, now: now)
         }
         if url.hasPrefix("postgres:") || url.hasPrefix("postgresql:") {
             throw RooftopError(

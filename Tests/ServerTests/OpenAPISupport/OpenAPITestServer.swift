@@ -33,7 +33,8 @@ struct OpenAPITestServer {
             // The lowest bcrypt cost keeps sign-ups fast; the cost is not what these tests check.
             configuration.bcryptCost = 4
             configure(&configuration)
-            let storage = try SQLiteStorage(path: directory.appendingPathComponent("rooftop.sqlite").path)
+            let storage = try SQLiteStorage(
+                path: directory.appendingPathComponent("rooftop.sqlite").path, now: configuration.clock.now)
             do {
                 try await storage.prepare()
                 let adminKeyHash = try await AdminKey.resolve(

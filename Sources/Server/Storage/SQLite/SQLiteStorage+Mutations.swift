@@ -36,7 +36,7 @@ extension SQLiteStorage {
     /// See ``Storage/writeObjects(_:)``.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
         let (result, writes) = try await pool.write { db in
-            let writer = SQLiteObjectWriter(db: db)
+            let writer = SQLiteObjectWriter(db: db, now: self.now())
             let result = try body(writer)
             return (result, writer.tally.count)
         }
@@ -68,7 +68,7 @@ extension SQLiteStorage {
         return try DocumentCoding.decode(MutationResult.self, from: text)
     }
 
-    /// A result from its compact row (see ``recordMutation(_:scope:id:result:objectKey:)``). An
+    /// A result from its compact row (see ``recordMutation(_:scope:id:result:objectKey:at:)``). An
     /// applied result that left an object answers with the object's current state when it is
     /// live: the state the mutation produced, or a later one (its `version` stays the mutation's,
     /// so the client rebases what it queued since on the right version). A result that left no
@@ -91,7 +91,7 @@ extension SQLiteStorage {
     /// it left (`objectKey`, `nil` when the result has no object) and its merges or error. Does
     /// nothing when a result is recorded already.
     static func recordMutation(
-        _ db: Database, scope: String, id: MutationID, result: MutationResult, objectKey: Int64?
+        _ db: Database, scope: String, id: MutationID, result: MutationResult, objectKey: Int64?, at time: Timestamp
     ) throws {
         var version: Int64?
         var detail: String?
@@ -109,7 +109,7 @@ extension SQLiteStorage {
                 """
         ).execute(arguments: [
             scope, id.rawValue, version, result.appliedObject == nil ? nil : objectKey, detail,
-            Timestamp.now.millisecondsSinceEpoch,
+            time.millisecondsSinceEpoch,
         ])
     }
 }
@@ -124,6 +124,8 @@ extension MutationResult {
 /// The ``ObjectWriter`` of one SQLite write transaction: each write in a savepoint.
 struct SQLiteObjectWriter: ObjectWriter {
     let db: Database
+    /// The time of the transaction, which its results are recorded at.
+    let now: Timestamp
     /// How many writes were made.
     let tally = Tally()
 
@@ -138,7 +140,7 @@ struct SQLiteObjectWriter: ObjectWriter {
         tally.count += 1
         var outcome: ObjectWriteOutcome?
         try db.inSavepoint {
-            outcome = try SQLiteStorage.writeObject(db, request, decide: decide)
+            outcome = try SQLiteStorage.writeObject(db, request, at: now, decide: decide)
             return .commit
         }
         guard let outcome else { throw RooftopError(.internal, "a write ended without an outcome") }
@@ -148,7 +150,8 @@ struct SQLiteObjectWriter: ObjectWriter {
     func record(_ result: MutationResult, scope: String) throws -> MutationResult {
         // A concurrent push of the same ID may have recorded a result first: that one stands.
         if let recorded = try SQLiteStorage.recordedResult(db, scope: scope, id: result.mutationId) { return recorded }
-        try SQLiteStorage.recordMutation(db, scope: scope, id: result.mutationId, result: result, objectKey: nil)
+        try SQLiteStorage.recordMutation(
+            db, scope: scope, id: result.mutationId, result: result, objectKey: nil, at: now)
         return result
     }
 }

@@ -175,7 +175,7 @@ extension SQLiteStorage {
 
     /// One object write inside the caller's transaction (see ``ObjectWriter/write(_:decide:)``).
     static func writeObject(
-        _ db: Database, _ request: ObjectWriteRequest,
+        _ db: Database, _ request: ObjectWriteRequest, at time: Timestamp,
         decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
         if let mutation = request.mutation,
@@ -220,7 +220,7 @@ extension SQLiteStorage {
             if let mutation = request.mutation {
                 try Self.recordMutation(
                     db, scope: mutation.scope, id: mutation.id, result: .rejected(mutationId: mutation.id, error: error),
-                    objectKey: nil)
+                    objectKey: nil, at: time)
             }
             return .rejected(error)
         case .unchanged(let version, let object, let merges):
@@ -228,7 +228,8 @@ extension SQLiteStorage {
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
                 merges: merges)
             if let mutation = request.mutation {
-                try Self.recordMutation(db, scope: mutation.scope, id: mutation.id, result: result, objectKey: existing?.key)
+                try Self.recordMutation(
+                    db, scope: mutation.scope, id: mutation.id, result: result, objectKey: existing?.key, at: time)
             }
             return .unchanged(result)
         case .write(let snapshot, let deleted, let operation, let merges):
@@ -240,7 +241,8 @@ extension SQLiteStorage {
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
                 object: deleted ? nil : snapshot, merges: merges)
             if let mutation = request.mutation {
-                try Self.recordMutation(db, scope: mutation.scope, id: mutation.id, result: result, objectKey: objectKey)
+                try Self.recordMutation(
+                    db, scope: mutation.scope, id: mutation.id, result: result, objectKey: objectKey, at: time)
             }
             return .written(stored, readersBefore: existing?.object.readers ?? [], result: result)
         }

@@ -19,10 +19,15 @@ public final class SQLiteStorage: Storage {
     let writesSinceAnalysis = Mutex(0)
     /// How many object writes make the statistics stale enough to refresh.
     static let analysisInterval = 10_000
+    /// The time mutation results are recorded at (the server's clock).
+    let now: @Sendable () -> Timestamp
 
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: GRDB errors when the file cannot be opened.
-    public init(path: String) throws {
+    /// - Parameter now: The clock results are dated by (default the system's; the server passes
+    ///   its own, which tests move by hand).
+    public init(path: String, now: @escaping @Sendable () -> Timestamp = { .now }) throws {
+        self.now = now
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // The same distance as the shared evaluator, so `near` agrees to the last bit.
