@@ -52,9 +52,7 @@ struct HistoryRetentionTests {
 
             // Past the retention: the history up to the mark is swept.
             time.advance(by: retention)
-            let swept = try await server.storage.sweepHistory(
-                cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
-                now: time.clock.now())
+            let swept = try await sweeper.sweepOnce()
             #expect(swept.datastores == 1)
             #expect(swept.tombstones == 1)
             #expect(swept.operations == 2)  // a's creation and increment (b's went with its tombstone)
@@ -101,17 +99,11 @@ struct HistoryRetentionTests {
 
             // The next advance needs another retention to pass: the mark just taken.
             time.advance(by: .seconds(3600))
-            #expect(
-                try await server.storage.sweepHistory(
-                    cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
-                    now: time.clock.now()
-                ).isEmpty)
+            #expect(try await sweeper.sweepOnce().isEmpty)
 
             // The results recorded since go once they are older than the retention too.
             time.advance(by: retention)
-            let results = try await server.storage.sweepHistory(
-                cutoff: Timestamp(millisecondsSinceEpoch: time.clock.now().millisecondsSinceEpoch - retention.saturatingMilliseconds),
-                now: time.clock.now())
+            let results = try await sweeper.sweepOnce()
             #expect(results.mutationResults == 4)
             let ids = created.results.map(\.mutationId)
             #expect(try await server.storage.mutationResults(scope: ObjectService.idempotencyScope(context), ids: ids).isEmpty)

@@ -23,94 +23,82 @@ struct PostgresBlockingSessionTests {
     @Test("a transaction commits what it did; a failed savepoint undoes only its own part; a throw undoes all",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func commitAndRollback() async throws {
-        try await PostgresTestCluster.withDatabase { url in
-            let pool = try PostgresPool(url: url, maximumConnections: 2, logger: logger)
-            do {
-                try await pool.client.query("CREATE TABLE t (id integer PRIMARY KEY)")
-                try await pool.blockingTransaction { session in
-                    try session.execute("INSERT INTO t VALUES (1)")
-                    #expect(throws: Refused.self) {
-                        try session.inSavepoint {
-                            try session.execute("INSERT INTO t VALUES (2)")
-                            throw Refused()
-                        }
-                    }
-                    // A statement the database refuses inside a savepoint leaves the transaction usable.
-                    #expect(throws: PSQLError.self) {
-                        try session.inSavepoint { try session.execute("INSERT INTO t VALUES (1)") }
-                    }
-                    try session.execute("INSERT INTO t VALUES (3)")
-                }
-                await #expect(throws: Refused.self) {
-                    try await pool.blockingTransaction { session in
-                        try session.execute("INSERT INTO t VALUES (4)")
+        try await PostgresTestCluster.withPools(connections: 2, logger: logger) { pools in
+            let pool = pools[0]
+            try await pool.client.query("CREATE TABLE t (id integer PRIMARY KEY)")
+            try await pool.blockingTransaction { session in
+                try session.execute("INSERT INTO t VALUES (1)")
+                #expect(throws: Refused.self) {
+                    try session.inSavepoint {
+                        try session.execute("INSERT INTO t VALUES (2)")
                         throw Refused()
                     }
                 }
-                let ids = try await pool.blockingTransaction { session in
-                    try session.query("SELECT id FROM t ORDER BY id").map { try $0.decode(Int.self) }
+                // A statement the database refuses inside a savepoint leaves the transaction usable.
+                #expect(throws: PSQLError.self) {
+                    try session.inSavepoint { try session.execute("INSERT INTO t VALUES (1)") }
                 }
-                #expect(ids == [1, 3])
-            } catch {
-                await pool.close()
-                throw error
+                try session.execute("INSERT INTO t VALUES (3)")
             }
-            await pool.close()
+            await #expect(throws: Refused.self) {
+                try await pool.blockingTransaction { session in
+                    try session.execute("INSERT INTO t VALUES (4)")
+                    throw Refused()
+                }
+            }
+            let ids = try await pool.blockingTransaction { session in
+                try session.query("SELECT id FROM t ORDER BY id").map { try $0.decode(Int.self) }
+            }
+            #expect(ids == [1, 3])
         }
     }
 
     @Test("sequences taken under the row lock commit in order: a reader never sees a gap",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func commitOrderedSequences() async throws {
-        try await PostgresTestCluster.withDatabase { url in
-            let pool = try PostgresPool(url: url, maximumConnections: 8, logger: logger)
-            do {
-                try await pool.client.query("CREATE TABLE datastores (key integer PRIMARY KEY, sequence bigint NOT NULL)")
-                try await pool.client.query("CREATE TABLE feed (sequence bigint PRIMARY KEY)")
-                try await pool.client.query("INSERT INTO datastores VALUES (1, 0)")
-                let writers = 8
-                let perWriter = 25
-                let done = Flag()
-                let observations = try await withThrowingTaskGroup(of: [(count: Int64, last: Int64)].self) { group in
-                    group.addTask {
-                        // The reader: each snapshot must hold every sequence up to its largest.
-                        var seen: [(count: Int64, last: Int64)] = []
-                        for _ in 0..<10_000 {
-                            let finished = done.isSet
-                            let rows = try await pool.client.query("SELECT count(*), coalesce(max(sequence), 0) FROM feed")
-                            for try await (count, last) in rows.decode((Int64, Int64).self) { seen.append((count, last)) }
-                            if finished { break }
-                        }
-                        return seen
+        try await PostgresTestCluster.withPools(connections: 8, logger: logger) { pools in
+            let pool = pools[0]
+            try await pool.client.query("CREATE TABLE datastores (key integer PRIMARY KEY, sequence bigint NOT NULL)")
+            try await pool.client.query("CREATE TABLE feed (sequence bigint PRIMARY KEY)")
+            try await pool.client.query("INSERT INTO datastores VALUES (1, 0)")
+            let writers = 8
+            let perWriter = 25
+            let done = Flag()
+            let observations = try await withThrowingTaskGroup(of: [(count: Int64, last: Int64)].self) { group in
+                group.addTask {
+                    // The reader: each snapshot must hold every sequence up to its largest.
+                    var seen: [(count: Int64, last: Int64)] = []
+                    for _ in 0..<10_000 {
+                        let finished = done.isSet
+                        let rows = try await pool.client.query("SELECT count(*), coalesce(max(sequence), 0) FROM feed")
+                        for try await (count, last) in rows.decode((Int64, Int64).self) { seen.append((count, last)) }
+                        if finished { break }
                     }
-                    try await withThrowingTaskGroup(of: Void.self) { writersGroup in
-                        for _ in 0..<writers {
-                            writersGroup.addTask {
-                                for _ in 0..<perWriter {
-                                    try await pool.blockingTransaction { session in
-                                        let sequence = try session.query(
-                                            "UPDATE datastores SET sequence = sequence + 1 WHERE key = 1 RETURNING sequence"
-                                        ).first?.decode(Int64.self) ?? -1
-                                        // Work between taking the number and committing, as a write does.
-                                        try session.execute("SELECT pg_sleep(0.001)")
-                                        try session.execute("INSERT INTO feed VALUES (\(sequence))")
-                                    }
+                    return seen
+                }
+                try await withThrowingTaskGroup(of: Void.self) { writersGroup in
+                    for _ in 0..<writers {
+                        writersGroup.addTask {
+                            for _ in 0..<perWriter {
+                                try await pool.blockingTransaction { session in
+                                    let sequence = try session.query(
+                                        "UPDATE datastores SET sequence = sequence + 1 WHERE key = 1 RETURNING sequence"
+                                    ).first?.decode(Int64.self) ?? -1
+                                    // Work between taking the number and committing, as a write does.
+                                    try session.execute("SELECT pg_sleep(0.001)")
+                                    try session.execute("INSERT INTO feed VALUES (\(sequence))")
                                 }
                             }
                         }
-                        try await writersGroup.waitForAll()
                     }
-                    done.set()
-                    return try await group.reduce(into: []) { $0 += $1 }
+                    try await writersGroup.waitForAll()
                 }
-                #expect(observations.count > 10, "the reader looked \(observations.count) times")
-                #expect(observations.allSatisfy { $0.count == $0.last }, "a gap: \(observations.filter { $0.count != $0.last }.prefix(3))")
-                #expect(observations.last.map { $0.last == Int64(writers * perWriter) } == true)
-            } catch {
-                await pool.close()
-                throw error
+                done.set()
+                return try await group.reduce(into: []) { $0 += $1 }
             }
-            await pool.close()
+            #expect(observations.count > 10, "the reader looked \(observations.count) times")
+            #expect(observations.allSatisfy { $0.count == $0.last }, "a gap: \(observations.filter { $0.count != $0.last }.prefix(3))")
+            #expect(observations.last.map { $0.last == Int64(writers * perWriter) } == true)
         }
     }
 }

@@ -29,47 +29,36 @@ struct PostgresMigrationTests {
     @Test("a new database gets every table, recorded once; migrating again changes nothing",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func freshDatabase() async throws {
-        try await PostgresTestCluster.withDatabase { url in
-            let database = try PostgresPool(url: url, logger: logger)
-            do {
-                let applied = try await PostgresMigrations.migrate(database.client, logger: logger)
-                #expect(applied == PostgresMigrations.all.map(\.name))
-                #expect(try await tableNames(in: database) == Self.tables)
-                #expect(try await PostgresMigrations.migrate(database.client, logger: logger).isEmpty)
-                var recorded: [String] = []
-                for try await name in try await database.client.query("SELECT name FROM rooftop_migrations").decode(
-                    String.self)
-                {
-                    recorded.append(name)
-                }
-                #expect(recorded == PostgresMigrations.all.map(\.name))
-            } catch {
-                await database.close()
-                throw error
+        let logger = self.logger
+        try await PostgresTestCluster.withPools(connections: 4, logger: logger) { pools in
+            let database = pools[0]
+            let applied = try await PostgresMigrations.migrate(database.client, logger: logger)
+            #expect(applied == PostgresMigrations.all.map(\.name))
+            #expect(try await tableNames(in: database) == Self.tables)
+            #expect(try await PostgresMigrations.migrate(database.client, logger: logger).isEmpty)
+            var recorded: [String] = []
+            for try await name in try await database.client.query("SELECT name FROM rooftop_migrations").decode(
+                String.self)
+            {
+                recorded.append(name)
             }
-            await database.close()
+            #expect(recorded == PostgresMigrations.all.map(\.name))
         }
     }
 
     @Test("servers starting together on one database apply each migration once",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func concurrentServers() async throws {
-        try await PostgresTestCluster.withDatabase { url in
-            let servers = try (0..<4).map { _ in try PostgresPool(url: url, maximumConnections: 2, logger: logger) }
-            do {
-                let applied = try await withThrowingTaskGroup(of: [String].self) { group in
-                    for server in servers {
-                        group.addTask { try await PostgresMigrations.migrate(server.client, logger: logger) }
-                    }
-                    return try await group.reduce(into: [String]()) { $0 += $1 }
+        let logger = self.logger
+        try await PostgresTestCluster.withPools(4, logger: logger) { servers in
+            let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+                for server in servers {
+                    group.addTask { try await PostgresMigrations.migrate(server.client, logger: logger) }
                 }
-                #expect(applied == PostgresMigrations.all.map(\.name))
-                #expect(try await tableNames(in: servers[0]) == Self.tables)
-            } catch {
-                for server in servers { await server.close() }
-                throw error
+                return try await group.reduce(into: [String]()) { $0 += $1 }
             }
-            for server in servers { await server.close() }
+            #expect(applied == PostgresMigrations.all.map(\.name))
+            #expect(try await tableNames(in: servers[0]) == Self.tables)
         }
     }
 

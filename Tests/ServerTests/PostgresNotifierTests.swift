@@ -36,39 +36,31 @@ struct PostgresNotifierTests {
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func deliveredAtCommit() async throws {
         let logger = self.logger
-        try await PostgresTestCluster.withDatabase { url in
-            let writer = try PostgresPool(url: url, maximumConnections: 2, logger: logger)
-            let reader = try PostgresPool(url: url, maximumConnections: 2, logger: logger)
-            let sent: [ClusterMessage] = [
-                .changed(datastoreKey: 7, sequence: 1, className: "Note", readers: ["*", "user:u1"]),
-                .sessionRevoked(tokenHash: "abc"), .rolesChanged, .classChanged(className: "Note"),
-                .datastoreChanged(datastoreKey: 7),
-            ]
-            do {
-                try await withDeadline {
-                    let notifier = PostgresNotifier(pool: writer)
-                    var messages = PostgresNotifier(pool: reader).messages().makeAsyncIterator()
-                    #expect(await messages.next() == .resync, "listening")
-                    await #expect(throws: Refused.self) {
-                        try await writer.blockingTransaction { session in
-                            try notifier.notify(.rolesChanged, in: session)
-                            throw Refused()
-                        }
+        let sent: [ClusterMessage] = [
+            .changed(datastoreKey: 7, sequence: 1, className: "Note", readers: ["*", "user:u1"]),
+            .sessionRevoked(tokenHash: "abc"), .rolesChanged, .classChanged(className: "Note"),
+            .datastoreChanged(datastoreKey: 7),
+        ]
+        try await PostgresTestCluster.withPools(2, connections: 2, logger: logger) { pools in
+            let writer = pools[0]
+            let reader = pools[1]
+            try await withDeadline {
+                let notifier = PostgresNotifier(pool: writer)
+                var messages = PostgresNotifier(pool: reader).messages().makeAsyncIterator()
+                #expect(await messages.next() == .resync, "listening")
+                await #expect(throws: Refused.self) {
+                    try await writer.blockingTransaction { session in
+                        try notifier.notify(.rolesChanged, in: session)
+                        throw Refused()
                     }
-                    for message in sent {
-                        try await writer.blockingTransaction { session in try notifier.notify(message, in: session) }
-                    }
-                    var heard: [ClusterMessage] = []
-                    while heard.count < sent.count, let message = await messages.next() { heard.append(message) }
-                    #expect(heard == sent, "the rolled-back message must not arrive, the others in order")
                 }
-            } catch {
-                await writer.close()
-                await reader.close()
-                throw error
+                for message in sent {
+                    try await writer.blockingTransaction { session in try notifier.notify(message, in: session) }
+                }
+                var heard: [ClusterMessage] = []
+                while heard.count < sent.count, let message = await messages.next() { heard.append(message) }
+                #expect(heard == sent, "the rolled-back message must not arrive, the others in order")
             }
-            await writer.close()
-            await reader.close()
         }
     }
 
@@ -76,29 +68,21 @@ struct PostgresNotifierTests {
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func reconnects() async throws {
         let logger = self.logger
-        try await PostgresTestCluster.withDatabase { url in
-            let writer = try PostgresPool(url: url, maximumConnections: 2, logger: logger)
-            let reader = try PostgresPool(url: url, maximumConnections: 2, logger: logger)
-            do {
-                try await withDeadline {
-                    let notifier = PostgresNotifier(pool: writer)
-                    var messages = PostgresNotifier(pool: reader).messages(retryDelay: .milliseconds(50))
-                        .makeAsyncIterator()
-                    #expect(await messages.next() == .resync)
-                    // The database ends the listening connection, as a failover or restart would.
-                    try await writer.client.query(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")
-                    #expect(await messages.next() == .resync, "listening again")
-                    try await writer.blockingTransaction { session in try notifier.notify(.rolesChanged, in: session) }
-                    #expect(await messages.next() == .rolesChanged)
-                }
-            } catch {
-                await writer.close()
-                await reader.close()
-                throw error
+        try await PostgresTestCluster.withPools(2, connections: 2, logger: logger) { pools in
+            let writer = pools[0]
+            let reader = pools[1]
+            try await withDeadline {
+                let notifier = PostgresNotifier(pool: writer)
+                var messages = PostgresNotifier(pool: reader).messages(retryDelay: .milliseconds(50))
+                    .makeAsyncIterator()
+                #expect(await messages.next() == .resync)
+                // The database ends the listening connection, as a failover or restart would.
+                try await writer.client.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+                #expect(await messages.next() == .resync, "listening again")
+                try await writer.blockingTransaction { session in try notifier.notify(.rolesChanged, in: session) }
+                #expect(await messages.next() == .rolesChanged)
             }
-            await writer.close()
-            await reader.close()
         }
     }
 

@@ -240,12 +240,8 @@ final class ObjectService: Sendable {
         let resolved = try await datastores.resolve(datastore, for: context, create: false)
         let records = try await storage.operations(
             datastoreKey: resolved.record.key, className: className, objectId: objectId, after: version)
-        // Versions count up by one per change: a list that does not start right after `version`
-        // lost its start to the sweep (a newer change committed meanwhile only adds at the end).
-        if let first = records.first, first.version != version &+ 1 {
-            throw Self.historyExpired(className: className, objectId: objectId, version: version)
-        }
-        if records.isEmpty, object.object.version > version {
+        // Read after the object: a change committed in between only adds at the end.
+        guard OperationRecord.complete(records, after: version, through: object.object.version) else {
             throw Self.historyExpired(className: className, objectId: objectId, version: version)
         }
         return records

@@ -12,11 +12,8 @@ struct HistorySweeper: PeriodicSweeper {
     let logger: Logger
 
     func sweep() async {
-        let now = clock.now()
-        let cutoff = Timestamp(
-            millisecondsSinceEpoch: now.millisecondsSinceEpoch.addingSaturating(-retention.saturatingMilliseconds))
         do {
-            let swept = try await storage.sweepHistory(cutoff: cutoff, now: now)
+            let swept = try await sweepOnce()
             guard !swept.isEmpty else { return }
             logger.info(
                 "swept history older than the retention",
@@ -28,5 +25,15 @@ struct HistorySweeper: PeriodicSweeper {
         } catch {
             logger.warning("could not sweep old history", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// One retention step at the clock's time, the cutoff `retention` before it.
+    /// - Returns: What was removed.
+    /// - Throws: Storage errors.
+    func sweepOnce() async throws -> HistorySweep {
+        let now = clock.now()
+        let cutoff = Timestamp(
+            millisecondsSinceEpoch: now.millisecondsSinceEpoch.addingSaturating(-retention.saturatingMilliseconds))
+        return try await storage.sweepHistory(cutoff: cutoff, now: now)
     }
 }

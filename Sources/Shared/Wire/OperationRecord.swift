@@ -67,6 +67,22 @@ public struct OperationRecord: Sendable, Hashable, Codable {
         try container.encodeIfPresent(origin, forKey: .origin)
     }
 
+    /// Whether `records` (oldest first) are every change after version `base` through at least
+    /// `version`. Versions count up by one per change, so they must start right after `base` and
+    /// follow each other; a list that does not lost changes (to the server's retention sweep).
+    ///
+    /// ```swift
+    /// OperationRecord.complete(records, after: 3, through: 5)  // versions 4 and 5: true
+    /// ```
+    public static func complete(_ records: [OperationRecord], after base: Int64, through version: Int64) -> Bool {
+        var expected = base &+ 1
+        for record in records {
+            guard record.version == expected else { return false }
+            expected &+= 1
+        }
+        return expected > version
+    }
+
     /// The fields at the version before the oldest of `records`, given the fields after the
     /// newest: each record's prior values are restored, newest first.
     public static func fields(before records: [OperationRecord], current: [String: Value]) -> [String: Value] {

@@ -60,6 +60,25 @@ enum PostgresTestCluster {
         }
     }
 
+    /// Runs `body` with `count` pools (as many servers) on a new database of its own; closes them
+    /// and drops the database afterwards, whether `body` succeeded or not.
+    static func withPools<T>(
+        _ count: Int = 1, connections: Int = 2, logger: Logger, _ body: ([PostgresPool]) async throws -> T
+    ) async throws -> T {
+        try await withDatabase { url in
+            var pools: [PostgresPool] = []
+            let result: Result<T, any Error>
+            do {
+                for _ in 0..<count { pools.append(try PostgresPool(url: url, maximumConnections: connections, logger: logger)) }
+                result = .success(try await body(pools))
+            } catch {
+                result = .failure(error)
+            }
+            for pool in pools { await pool.close() }
+            return try result.get()
+        }
+    }
+
     /// `url` with its database replaced by `name`.
     static func database(_ name: String, in url: String) throws -> String {
         guard var components = URLComponents(string: url) else { throw ClusterError("not a URL: \(url)") }

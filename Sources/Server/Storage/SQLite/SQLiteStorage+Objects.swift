@@ -197,9 +197,8 @@ extension SQLiteStorage {
                     sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version"),
                 arguments: [existing.key, base]
             ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
-            // Versions count up by one per change: a shorter list lost its start to the sweep.
-            historyExpired = concurrent.first?.version != base + 1
-                || Int64(concurrent.count) != existing.object.snapshot.version - base
+            historyExpired = !OperationRecord.complete(
+                concurrent, after: base, through: existing.object.snapshot.version)
         } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
             concurrent = try Self.deletedIncarnation(db, objectKey: existing.key)
         } else if existing == nil, request.baseVersion != nil, datastore.historyFrom > 0 {

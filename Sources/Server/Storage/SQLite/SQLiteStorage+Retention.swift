@@ -54,25 +54,18 @@ extension SQLiteStorage {
     /// order a batch at a time (no index on their age: it would cost every push).
     private func sweepMutationResults(cutoff: Int64) async throws -> Int {
         var deleted = 0
-        var after: (scope: String, id: String)? = nil
+        // Mutation IDs are never empty: every row sorts after ("", "").
+        var after = (scope: "", id: "")
         while true {
             let start = after
             let (last, removed) = try await pool.write { db -> ((String, String)?, Int) in
-                let rows: [Row]
-                if let start {
-                    rows = try Row.fetchAll(
-                        db.cachedStatement(
-                            sql: """
-                                SELECT scope, mutation_id, created_at FROM mutation_results
-                                WHERE (scope, mutation_id) > (?, ?) ORDER BY scope, mutation_id LIMIT ?
-                                """),
-                        arguments: [start.scope, start.id, Self.sweepBatch])
-                } else {
-                    rows = try Row.fetchAll(
-                        db.cachedStatement(
-                            sql: "SELECT scope, mutation_id, created_at FROM mutation_results ORDER BY scope, mutation_id LIMIT ?"),
-                        arguments: [Self.sweepBatch])
-                }
+                let rows = try Row.fetchAll(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT scope, mutation_id, created_at FROM mutation_results
+                            WHERE (scope, mutation_id) > (?, ?) ORDER BY scope, mutation_id LIMIT ?
+                            """),
+                    arguments: [start.scope, start.id, Self.sweepBatch])
                 guard let last = rows.last else { return (nil, 0) }
                 var removed = 0
                 for row in rows where (row["created_at"] as Int64) <= cutoff {
@@ -84,7 +77,7 @@ extension SQLiteStorage {
             }
             deleted += removed
             guard let last else { return deleted }
-            after = last
+            after = (last.0, last.1)
         }
     }
 
