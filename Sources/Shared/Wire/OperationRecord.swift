@@ -75,7 +75,9 @@ public struct OperationRecord: Sendable, Hashable, Codable {
     /// OperationRecord.complete(records, after: 3, through: 5)  // versions 4 and 5: true
     /// ```
     public static func complete(_ records: [OperationRecord], after base: Int64, through version: Int64) -> Bool {
-        var expected = base &+ 1
+        // Nothing is needed after a base at or past the version (`Int64.max` included).
+        guard version > base else { return true }
+        var expected = base + 1
         for record in records {
             guard record.version == expected else { return false }
             expected &+= 1
