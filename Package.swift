@@ -134,12 +134,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
-        // seeded randomness, property-check error recording, the fault-injecting proxy).
+        // seeded randomness, property-check error recording, the fault-injecting proxy, the PostgreSQL
+        // test cluster).
         .target(
             name: "RooftopTestSupport",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings

@@ -66,13 +66,14 @@ public final class RooftopServer: Sendable {
         let lock = try StorageFactory.sqlitePath(url: configuration.effectiveStorageURL).map { path throws(RooftopError) in
             try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
-        let storage = try StorageFactory.open(url: configuration.effectiveStorageURL, now: configuration.clock.now)
+        let storage = try StorageFactory.open(
+            url: configuration.effectiveStorageURL, now: configuration.clock.now, logger: logger)
         try await storage.prepare()
         let adminKeyHash = try await AdminKey.resolve(configured: configuration.adminKey, storage: storage, output: output)
         let tlsConfiguration = try TLSSetup.configuration(for: configuration, output: output)
         _ = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
         let services = try await ServerServices.make(
-            storage: storage, configuration: configuration, adminKeyHash: adminKeyHash)
+            storage: storage, configuration: configuration, adminKeyHash: adminKeyHash, logger: logger)
         let fileLimit = OpenFileLimit.raise()
         let registry = ConnectionRegistry(
             maxConnections: configuration.connections.effectiveMaxConnections(fileLimit: fileLimit),
@@ -123,16 +124,20 @@ public final class RooftopServer: Sendable {
         ) { request, channel, logger in
             try await live.shouldUpgrade(request, channel: channel, logger: logger)
         }
+        var services: [any Service] = [
+            SessionSweeper(storage: storage, interval: .seconds(3600), clock: configuration.clock, logger: logger),
+            HistorySweeper(
+                storage: storage, retention: configuration.historyRetention,
+                interval: configuration.historySweepInterval, clock: configuration.clock, logger: logger),
+        ]
+        if let notifier = self.services.cluster.notifier {
+            services.append(ClusterListener(notifier: notifier, services: self.services, logger: logger))
+        }
         return Application(
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [
-                SessionSweeper(storage: storage, interval: .seconds(3600), clock: configuration.clock, logger: logger),
-                HistorySweeper(
-                    storage: storage, retention: configuration.historyRetention,
-                    interval: configuration.historySweepInterval, clock: configuration.clock, logger: logger),
-            ],
+            services: services,
             onServerRunning: onServerRunning,
             logger: logger)
     }

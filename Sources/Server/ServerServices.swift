@@ -1,4 +1,5 @@
 import Crypto
+import Logging
 import Metrics
 import Prometheus
 import RooftopShared
@@ -20,12 +21,16 @@ struct ServerServices: Sendable {
     let metrics: PrometheusCollectorRegistry
     /// The API's OpenAPI document, converted to JSON once, here.
     let openAPI: OpenAPIDocument
+    /// The other server processes sharing the database, if any.
+    let cluster: ClusterLink
 
-    static func make(storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String) async throws
-        -> ServerServices
-    {
+    static func make(
+        storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String,
+        logger: Logger = Logger(label: "rooftop-server")
+    ) async throws -> ServerServices {
+        let cluster = ClusterLink(storage: storage, logger: logger)
         let roles = RoleDirectory(storage: storage)
-        let classes = ClassDirectory(storage: storage)
+        let classes = ClassDirectory(storage: storage, cluster: cluster)
         let datastores = DatastoreService(storage: storage)
         let live = LiveHub(clock: configuration.clock)
         let secret = try await storage.secret(named: "checkpoint-hmac-key") {
@@ -39,9 +44,10 @@ struct ServerServices: Sendable {
             storage: storage,
             limits: configuration.limits,
             auth: AuthService(
-                storage: storage, roles: roles, live: live, configuration: configuration, adminKeyHash: adminKeyHash),
+                storage: storage, roles: roles, live: live, configuration: configuration, adminKeyHash: adminKeyHash,
+                cluster: cluster),
             roles: roles,
-            roleService: RoleService(storage: storage, roles: roles, live: live),
+            roleService: RoleService(storage: storage, roles: roles, live: live, cluster: cluster),
             classes: classes,
             datastores: datastores,
             objects: objects,
@@ -53,7 +59,8 @@ struct ServerServices: Sendable {
                 limits: configuration.limits),
             live: live,
             metrics: ServerMetrics.registry,
-            openAPI: try OpenAPIDocument.load())
+            openAPI: try OpenAPIDocument.load(),
+            cluster: cluster)
     }
 }
 

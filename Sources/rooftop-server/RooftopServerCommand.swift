@@ -43,7 +43,10 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Serve plain HTTP instead of HTTPS (development only). [env: ROOFTOP_INSECURE_HTTP=1]")
     var insecureHTTP = false
 
-    @Option(help: "Storage URL, e.g. sqlite:/var/lib/rooftop/rooftop.sqlite. [env: ROOFTOP_STORAGE_URL]")
+    @Option(
+        help:
+            "Storage URL: sqlite:/var/lib/rooftop/rooftop.sqlite (default: in the data directory) or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require] for several server processes. [env: ROOFTOP_STORAGE_URL]"
+    )
     var storage: String?
 
     @Option(help: "Application ID clients must send. [env: ROOFTOP_APP_ID]")

@@ -174,7 +174,7 @@ struct AuthTests {
         }
     }
 
-    @Test("session tokens are stored hashed: no token appears in the database files")
+    @Test("session tokens are stored hashed: no token appears in the database files", TestStorage.sqliteOnly)
     func tokensStoredHashed() async throws {
         let (server, client) = try SharedServer.require()
         var tokens: [String] = []

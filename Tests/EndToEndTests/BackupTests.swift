@@ -4,7 +4,7 @@ import RooftopTestSupport
 import Testing
 
 /// `rooftop-server backup` and `restore`, run as an operator would against the real server.
-@Suite("Operations: online backup and restore")
+@Suite("Operations: online backup and restore", TestStorage.sqliteOnly)
 struct BackupTests {
     /// Runs `rooftop-server` with `arguments` to completion (bounded by `deadline`).
     static func command(_ arguments: [String], deadline: Duration = .seconds(120)) async throws

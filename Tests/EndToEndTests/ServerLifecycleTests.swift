@@ -8,7 +8,7 @@ import Testing
 /// The server process itself: start-up on a fresh data directory, TLS only, health, shutdown.
 @Suite("Server process, TLS and health", .serialized)
 struct ServerLifecycleTests {
-    @Test("a fresh data directory gets a database and a development CA; /health answers over TLS")
+    @Test("a fresh data directory gets a database and a development CA; /health answers over TLS", TestStorage.sqliteOnly)
     func freshStart() async throws {
         try await withServerAndClient { server, client in
             #expect(FileManager.default.fileExists(atPath: server.dataDirectory + "/rooftop.sqlite"))

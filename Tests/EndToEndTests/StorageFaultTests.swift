@@ -49,7 +49,7 @@ struct TmpfsMount {
 /// 500, never an exit), reads go on, nothing acknowledged is lost, the database stays sound, and
 /// everything works again once there is room.
 @Suite(
-    "Operations: full disk and read-only data directory", .serialized,
+    "Operations: full disk and read-only data directory", .serialized, TestStorage.sqliteOnly,
     .enabled(if: TmpfsMount.isAvailable, "needs root to mount a small tmpfs (CI runs as root)"))
 struct StorageFaultTests {
     /// An object of about 60 KB.

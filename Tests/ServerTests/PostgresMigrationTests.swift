@@ -62,14 +62,26 @@ struct PostgresMigrationTests {
         }
     }
 
-    @Test("the server refuses a PostgreSQL storage URL clearly until the storage exists")
-    func factoryRefusesPostgresForNow() {
-        for url in ["postgres://u@h/d", "postgresql://u@h/d"] {
+    @Test("a postgres:// URL opens the PostgreSQL storage; a malformed one or a bad schema is refused clearly")
+    func factoryOpensPostgres() async throws {
+        for url in ["postgres://u@h/d", "postgresql://u@h/d?sslmode=disable&schema=tenant_1"] {
+            // Nothing connects until the storage is used.
+            let storage = try StorageFactory.open(url: url)
+            #expect(storage is PostgresStorage)
+            try await storage.close()
+        }
+        #expect((try PostgresPool.configuration(url: "postgres://u@h/d?schema=Tenant_1")).options
+            .additionalStartupParameters.contains { $0 == ("search_path", "tenant_1") })
+        for (url, message) in [
+            ("postgres://h/d", "no user"), ("postgres://u@/d", "no host"), ("postgres://u@h/", "no database"),
+            ("postgres://u@h/d?schema=a-b", "schema"), ("postgres://u@h/d?schema=1a", "schema"),
+            ("postgres://u@h/d?sslmode=maybe", "sslmode"),
+        ] {
             #expect {
                 _ = try StorageFactory.open(url: url)
             } throws: { error in
                 (error as? RooftopError)?.code == .illegalArgument
-                    && (error as? RooftopError)?.message.contains("not available in this version") == true
+                    && (error as? RooftopError)?.message.contains(message) == true
             }
         }
     }

@@ -90,14 +90,15 @@ struct PostgresNotifierTests {
     func longReaderLists() throws {
         let readers = (0..<1_000).map { "user:some-long-user-identifier-\($0)" }
         let payload = try PostgresNotifier.payload(
-            .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: readers))
+            .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: readers), origin: "a")
         #expect(payload.utf8.count <= PostgresNotifier.maxPayloadBytes)
         #expect(
-            try JSONDecoder().decode(ClusterMessage.self, from: Data(payload.utf8))
+            try JSONDecoder().decode(ClusterEnvelope.self, from: Data(payload.utf8)).message
                 == .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: nil))
-        let short = try PostgresNotifier.payload(.changed(datastoreKey: 1, sequence: 2, className: "Note", readers: ["*"]))
+        let short = try PostgresNotifier.payload(
+            .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: ["*"]), origin: "a")
         #expect(
-            try JSONDecoder().decode(ClusterMessage.self, from: Data(short.utf8))
+            try JSONDecoder().decode(ClusterEnvelope.self, from: Data(short.utf8)).message
                 == .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: ["*"]))
     }
 }

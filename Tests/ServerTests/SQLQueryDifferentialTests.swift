@@ -15,12 +15,12 @@ struct SQLQueryDifferentialTests {
     /// Queries per dataset (one dataset per seed).
     static let queriesPerDataset = 250
 
-    @Test("find and count agree with QueryEvaluator.run on random data and queries")
-    func randomQueries() async throws {
+    @Test("find and count agree with QueryEvaluator.run on random data and queries", arguments: StorageBackend.tested)
+    func randomQueries(backend: StorageBackend) async throws {
         var evaluated = 0
         var total = 0
         for seed in TestSeeds.seeds(fixed: [1, 2, 3, 4]) {
-            let (matching, unindexed) = try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let (matching, unindexed) = try await withStorage(backend.factory) { storage, _ in
                 try await Self.check(seed: seed, storage: storage, queries: Self.queriesPerDataset)
             }
             // The comparison means little if almost every query matches nothing.
@@ -29,8 +29,11 @@ struct SQLQueryDifferentialTests {
             total += Self.queriesPerDataset
         }
         // Both ways of answering are compared: SQL alone, and SQL candidates decided by the
-        // evaluator when a condition or order needs a value too long to index.
-        #expect(evaluated > total / 20 && evaluated < total * 19 / 20, "\(evaluated) of \(total) queries evaluated")
+        // evaluator when a condition or order needs a value too long to index (counted on SQLite,
+        // whose tables the test reads).
+        if backend == .sqlite {
+            #expect(evaluated > total / 20 && evaluated < total * 19 / 20, "\(evaluated) of \(total) queries evaluated")
+        }
     }
 
     /// Writes the seed's dataset and checks `queries` random queries over it; returns how many

@@ -22,10 +22,10 @@ struct SQLQueryDistanceTests {
         }
     }
 
-    @Test("near orders an antipodal point last, and within half the circumference")
-    func antipodeOrdersLast() async throws {
+    @Test("near orders an antipodal point last, and within half the circumference", arguments: StorageBackend.tested)
+    func antipodeOrdersLast(backend: StorageBackend) async throws {
         let (far, anchor) = try #require(DifferentialValues.nanAntipodes.first)
-        try await withStorage(SQLiteFixture.factory) { storage, _ in
+        try await withStorage(backend.factory) { storage, _ in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
             let points = [("far", far), ("near", anchor), ("mid", try GeoPoint(latitude: 0, longitude: 0))]
             var objects: [ObjectSnapshot] = []

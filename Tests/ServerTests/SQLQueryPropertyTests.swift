@@ -22,11 +22,11 @@ struct SQLQueryPropertyTests {
         return String(view)
     }
 
-    @Test("startsWith matches exactly the strings whose UTF-8 starts with the prefix")
-    func startsWith() async throws {
+    @Test("startsWith matches exactly the strings whose UTF-8 starts with the prefix", arguments: StorageBackend.tested)
+    func startsWith(backend: StorageBackend) async throws {
         var rng = SeededGenerator(seed: 11)
         let corpus = (0..<60).map { _ in Self.text((0..<rng.int(0...5)).map { _ in rng.pick(Self.scalars) }) }
-        try await withStorage(SQLiteFixture.factory) { storage, _ in
+        try await withStorage(backend.factory) { storage, _ in
             let (key, objects) = try await Self.store(corpus.map(Value.string), storage: storage)
             // Half the prefixes are cut from stored strings, so that many match.
             let prefixes = zip(
@@ -45,8 +45,8 @@ struct SQLQueryPropertyTests {
         }
     }
 
-    @Test("range comparisons on ints and doubles agree, across the two types")
-    func numberRanges() async throws {
+    @Test("range comparisons on ints and doubles agree, across the two types", arguments: StorageBackend.tested)
+    func numberRanges(backend: StorageBackend) async throws {
         var rng = SeededGenerator(seed: 12)
         let corpus: [Value] = (0..<80).map { _ in
             switch rng.int(0...3) {
@@ -57,7 +57,7 @@ struct SQLQueryPropertyTests {
             default: .double(Double(Int64.random(in: -1000...1000, using: &rng)) / 4)
             }
         }
-        try await withStorage(SQLiteFixture.factory) { storage, _ in
+        try await withStorage(backend.factory) { storage, _ in
             let (key, objects) = try await Self.store(corpus, storage: storage)
             let operand = zip(
                 Gen.int(in: 0...4), Gen.int64(in: .min ... .max), Gen.double(in: -1e20...1e20), Gen.int(in: 0...79)

@@ -5,79 +5,82 @@ import Testing
 
 @testable import RooftopServer
 
-/// The storage conformance suite (``StorageConformance``) on the embedded SQLite storage.
-@Suite("SQLite storage conformance")
+/// The storage conformance suite (``StorageConformance``) on every backend (``StorageBackend``).
+@Suite("Storage conformance")
+struct StorageConformanceTests {
+
+    @Test("users: found by ID and name; a taken name is refused", arguments: StorageBackend.tested) func users(backend: StorageBackend) async throws {
+        try await StorageConformance.users(backend.factory)
+    }
+
+    @Test("sessions: expiry cleanup and log-out", arguments: StorageBackend.tested) func sessions(backend: StorageBackend) async throws {
+        try await StorageConformance.sessions(backend.factory)
+    }
+
+    @Test("roles: membership updates and the role graph", arguments: StorageBackend.tested) func roles(backend: StorageBackend) async throws {
+        try await StorageConformance.roles(backend.factory)
+    }
+
+    @Test("settings and secrets", arguments: StorageBackend.tested) func settings(backend: StorageBackend) async throws {
+        try await StorageConformance.settings(backend.factory)
+    }
+
+    @Test("datastores: private per owner, shareable and :app unique", arguments: StorageBackend.tested) func datastoreScopes(backend: StorageBackend) async throws {
+        try await StorageConformance.datastoreScopes(backend.factory)
+    }
+
+    @Test("datastores: sharing roles set, changed and cleared", arguments: StorageBackend.tested) func datastoreRoles(backend: StorageBackend) async throws {
+        try await StorageConformance.datastoreRoles(backend.factory)
+    }
+
+    @Test("datastores: deletion cascades and keys are not reused", arguments: StorageBackend.tested) func datastoreDeletion(backend: StorageBackend) async throws {
+        try await StorageConformance.datastoreDeletion(backend.factory)
+    }
+
+    @Test("objects: create, update, unchanged, reject, delete, re-create", arguments: StorageBackend.tested) func objectLifecycle(backend: StorageBackend) async throws {
+        try await StorageConformance.objectLifecycle(backend.factory)
+    }
+
+    @Test("objects: mutation IDs are applied once per scope", arguments: StorageBackend.tested) func idempotency(backend: StorageBackend) async throws {
+        try await StorageConformance.idempotency(backend.factory)
+    }
+
+    @Test("objects: a batch of writes in one transaction, each atomic on its own", arguments: StorageBackend.tested) func batches(backend: StorageBackend) async throws {
+        try await StorageConformance.batches(backend.factory)
+    }
+
+    @Test("objects: concurrent changes and the operation log", arguments: StorageBackend.tested) func concurrentChanges(backend: StorageBackend) async throws {
+        try await StorageConformance.concurrentChanges(backend.factory)
+    }
+
+    @Test("datastores: sequence, record count and size counters", arguments: StorageBackend.tested) func datastoreCounters(backend: StorageBackend) async throws {
+        try await StorageConformance.datastoreCounters(backend.factory)
+    }
+
+    @Test("change feed: order, paging, classes, counts, tombstones", arguments: StorageBackend.tested) func changeFeed(backend: StorageBackend) async throws {
+        try await StorageConformance.changeFeed(backend.factory)
+    }
+
+    @Test("change feed: paging under concurrent writers", arguments: StorageBackend.tested) func changeFeedUnderConcurrentWriters(backend: StorageBackend) async throws {
+        try await StorageConformance.changeFeedUnderConcurrentWriters(backend.factory)
+    }
+
+    @Test("lost access after a principal set change", arguments: StorageBackend.tested) func lostAccessAfterPrincipalChange(backend: StorageBackend) async throws {
+        try await StorageConformance.lostAccessAfterPrincipalChange(backend.factory)
+    }
+
+    @Test("lost access after ACL changes", arguments: StorageBackend.tested) func lostAccessAfterACLChange(backend: StorageBackend) async throws {
+        try await StorageConformance.lostAccessAfterACLChange(backend.factory)
+    }
+
+    @Test("durability: close and reopen", arguments: StorageBackend.tested) func durability(backend: StorageBackend) async throws {
+        try await StorageConformance.durability(backend.factory)
+    }
+}
+
+/// What only the embedded SQLite storage does.
+@Suite("SQLite storage")
 struct StorageSQLiteTests {
-    let factory = SQLiteFixture.factory
-
-    @Test("users: found by ID and name; a taken name is refused") func users() async throws {
-        try await StorageConformance.users(factory)
-    }
-
-    @Test("sessions: expiry cleanup and log-out") func sessions() async throws {
-        try await StorageConformance.sessions(factory)
-    }
-
-    @Test("roles: membership updates and the role graph") func roles() async throws {
-        try await StorageConformance.roles(factory)
-    }
-
-    @Test("settings and secrets") func settings() async throws {
-        try await StorageConformance.settings(factory)
-    }
-
-    @Test("datastores: private per owner, shareable and :app unique") func datastoreScopes() async throws {
-        try await StorageConformance.datastoreScopes(factory)
-    }
-
-    @Test("datastores: sharing roles set, changed and cleared") func datastoreRoles() async throws {
-        try await StorageConformance.datastoreRoles(factory)
-    }
-
-    @Test("datastores: deletion cascades and keys are not reused") func datastoreDeletion() async throws {
-        try await StorageConformance.datastoreDeletion(factory)
-    }
-
-    @Test("objects: create, update, unchanged, reject, delete, re-create") func objectLifecycle() async throws {
-        try await StorageConformance.objectLifecycle(factory)
-    }
-
-    @Test("objects: mutation IDs are applied once per scope") func idempotency() async throws {
-        try await StorageConformance.idempotency(factory)
-    }
-
-    @Test("objects: a batch of writes in one transaction, each atomic on its own") func batches() async throws {
-        try await StorageConformance.batches(factory)
-    }
-
-    @Test("objects: concurrent changes and the operation log") func concurrentChanges() async throws {
-        try await StorageConformance.concurrentChanges(factory)
-    }
-
-    @Test("datastores: sequence, record count and size counters") func datastoreCounters() async throws {
-        try await StorageConformance.datastoreCounters(factory)
-    }
-
-    @Test("change feed: order, paging, classes, counts, tombstones") func changeFeed() async throws {
-        try await StorageConformance.changeFeed(factory)
-    }
-
-    @Test("change feed: paging under concurrent writers") func changeFeedUnderConcurrentWriters() async throws {
-        try await StorageConformance.changeFeedUnderConcurrentWriters(factory)
-    }
-
-    @Test("lost access after a principal set change") func lostAccessAfterPrincipalChange() async throws {
-        try await StorageConformance.lostAccessAfterPrincipalChange(factory)
-    }
-
-    @Test("lost access after ACL changes") func lostAccessAfterACLChange() async throws {
-        try await StorageConformance.lostAccessAfterACLChange(factory)
-    }
-
-    @Test("durability: close and reopen") func durability() async throws {
-        try await StorageConformance.durability(factory)
-    }
-
     @Test("every analysisInterval object writes, the planner's statistics are refreshed")
     func statisticsRefresh() async throws {
         let fixture = try SQLiteFixture()

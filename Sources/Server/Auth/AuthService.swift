@@ -23,11 +23,15 @@ final class AuthService: Sendable {
     /// A bcrypt hash of a random password, verified against when the user does not exist, so
     /// that a log-in takes as long whether the account exists or not.
     private let dummyHash: String
+    /// The other server processes, told of log-outs and log-ins so that they revoke and throttle
+    /// alike.
+    private let cluster: ClusterLink
 
     init(
         storage: any Storage, roles: RoleDirectory, live: LiveHub, configuration: ServerConfiguration,
-        adminKeyHash: String
+        adminKeyHash: String, cluster: ClusterLink
     ) {
+        self.cluster = cluster
         self.storage = storage
         self.roles = roles
         self.live = live
@@ -63,9 +67,11 @@ final class AuthService: Sendable {
         let matches = try await verifyPassword(request.password, hash: hash)
         guard let user, matches else {
             await throttle.recordFailure(keys)
+            await cluster.send(.loginFailed(keys: keys))
             throw RooftopError(.auth, "wrong user name or password")
         }
         await throttle.recordSuccess(keys)
+        await cluster.send(.loginSucceeded(keys: keys))
         return try await startSession(for: user)
     }
 
@@ -74,6 +80,12 @@ final class AuthService: Sendable {
         let hash = SessionToken.hash(token)
         try await storage.deleteSession(tokenHash: hash)
         await live.revokeSession(hash: hash)
+        await cluster.send(.sessionRevoked(tokenHash: hash))
+    }
+
+    /// Counts log-ins made through another server process against the throttle.
+    func noteLogIns(failed: Bool, keys: [String]) async {
+        if failed { await throttle.recordFailure(keys) } else { await throttle.recordSuccess(keys) }
     }
 
     /// A caller and the session it used, if any.

@@ -152,10 +152,13 @@ actor LiveHub {
     /// told so with a `notFound` error about it and unsubscribed from it.
     /// - Parameters:
     ///   - datastore: The datastore as of the change (its sharing roles decide who still has a role).
-    ///   - permissions: The permissions of the changed object's class.
-    ///   - readers: Principals that could read the object before or after the change.
+    ///   - permissions: The permissions of the changed object's class; `nil` when unknown (a
+    ///     resync after messages from other server processes may have been missed).
+    ///   - readers: Principals that could read the object before or after the change; `nil` when
+    ///     unknown (too many to send between server processes): every subscriber then hears of it,
+    ///     which tells nothing but "pull again".
     func publish(
-        datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>
+        datastore record: DatastoreRecord, sequence: Int64, permissions: ClassPermissions?, readers: Set<String>?
     ) {
         let now = clock.now()
         for (id, var subscriber) in subscribers {
@@ -177,11 +180,22 @@ actor LiveHub {
                     .error(RooftopError(.notFound, "no datastore \(datastore)"), datastore: datastore))
                 continue
             }
-            guard permissions.allows(.find, for: subscriber.context) else { continue }
-            if subscriber.context.isAdmin || !subscriber.principals.isDisjoint(with: readers) {
+            if let permissions, !permissions.allows(.find, for: subscriber.context) { continue }
+            if subscriber.context.isAdmin || readers.map({ !subscriber.principals.isDisjoint(with: $0) }) ?? true {
                 subscriber.continuation.yield(.changed(datastore: datastore, sequence: sequence))
             }
         }
+    }
+
+    /// Whether a change in the datastore may concern a subscriber: one is subscribed to it, or
+    /// waits for a private datastore to be created.
+    func wants(datastoreKey: Int64) -> Bool {
+        subscribers.values.contains { $0.datastores[datastoreKey] != nil || !$0.pending.isEmpty }
+    }
+
+    /// The datastores some subscriber is subscribed to.
+    func subscribedDatastoreKeys() -> Set<Int64> {
+        Set(subscribers.values.flatMap(\.datastores.keys))
     }
 
     /// How many connections are open (for metrics).

@@ -13,7 +13,10 @@ final class RoleService: Sendable {
     private let roles: RoleDirectory
     private let live: LiveHub
 
-    init(storage: any Storage, roles: RoleDirectory, live: LiveHub) {
+    private let cluster: ClusterLink
+
+    init(storage: any Storage, roles: RoleDirectory, live: LiveHub, cluster: ClusterLink) {
+        self.cluster = cluster
         self.storage = storage
         self.roles = roles
         self.live = live
@@ -55,6 +58,7 @@ final class RoleService: Sendable {
 
     private func rolesChanged() async throws {
         await roles.invalidate()
+        await cluster.send(.rolesChanged)
         await live.refreshRoles(try await roles.graph())
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RooftopShared
 
 /// Opens the storage a URL names.
@@ -13,20 +14,23 @@ public enum StorageFactory {
         return path
     }
 
-    /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage.
+    /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage;
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`, with
+    /// `?sslmode=disable|prefer|require`) the PostgreSQL storage, for several server processes.
     /// - Parameter now: The server's clock, which the storage dates what it records by.
     /// - Throws: `illegalArgument` for an unsupported URL.
-    static func open(url: String, now: @escaping @Sendable () -> Timestamp = { .now }) throws -> any Storage {
+    static func open(
+        url: String, now: @escaping @Sendable () -> Timestamp = { .now }, logger: Logger = Logger(label: "rooftop.storage")
+    ) throws -> any Storage {
         if let path = try sqlitePath(url: url) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return try SQLiteStorage(path: path, now: now)
         }
         if url.hasPrefix("postgres:") || url.hasPrefix("postgresql:") {
-            throw RooftopError(
-                .illegalArgument,
-                "PostgreSQL storage is not available in this version yet (its schema and connection pool are): use sqlite:<path>")
+            return try PostgresStorage(url: url, logger: logger, now: now)
         }
-        throw RooftopError(.illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path>")
+        throw RooftopError(
+            .illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path> or postgres://USER@HOST/DATABASE")
     }
 }

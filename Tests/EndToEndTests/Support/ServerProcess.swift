@@ -1,6 +1,7 @@
 import Foundation
 import RooftopTestSupport
 import Synchronization
+import Testing
 
 /// A real `rooftop-server` process: the built executable, started with `serve --port 0` on a
 /// fresh (or given) data directory, over TLS with the development CA it creates.
@@ -57,7 +58,8 @@ final class ServerProcess: Sendable {
             [
                 "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", directory, "--admin-key", adminKey,
                 "--bcrypt-cost", "4", "--log-level", "warning",
-            ] + extraArguments
+            ] + (extraArguments.contains("--storage") ? [] : try TestStorage.arguments(dataDirectory: directory))
+            + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment = environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
         process.environment = environment
@@ -129,6 +131,36 @@ func withServer<T>(
     } catch {
         await server.stop()
         throw error
+    }
+}
+
+/// The storage the end-to-end servers use: the embedded SQLite file in their data directory, or,
+/// with `ROOFTOP_TEST_STORAGE=postgres`, a schema of their own in the PostgreSQL test cluster
+/// (``TestPostgres``), kept with the data directory so that a restarted server finds its data.
+enum TestStorage {
+    /// Whether the servers run on PostgreSQL.
+    static var isPostgres: Bool { ProcessInfo.processInfo.environment["ROOFTOP_TEST_STORAGE"] == "postgres" }
+
+    /// For tests of the embedded SQLite file itself (its bytes, backups, disk faults): skipped
+    /// when the servers run on PostgreSQL.
+    static var sqliteOnly: ConditionTrait {
+        .enabled(if: !isPostgres, "tests the embedded SQLite storage's files; the servers run on PostgreSQL")
+    }
+
+    /// The `--storage` arguments for a server on `dataDirectory` (none for SQLite).
+    /// - Throws: ``TestPostgres/ClusterError`` when PostgreSQL is asked for without a cluster.
+    static func arguments(dataDirectory: String) throws -> [String] {
+        guard isPostgres else { return [] }
+        guard let cluster = TestPostgres.url else {
+            throw TestPostgres.ClusterError("ROOFTOP_TEST_STORAGE=postgres needs ROOFTOP_TEST_POSTGRES_URL")
+        }
+        let file = URL(fileURLWithPath: dataDirectory).appendingPathComponent("test-storage-url")
+        if let url = try? String(contentsOf: file, encoding: .utf8) { return ["--storage", url] }
+        let schema = "e2e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let url = cluster + (cluster.contains("?") ? "&" : "?") + "schema=" + schema
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try url.write(to: file, atomically: true, encoding: .utf8)
+        return ["--storage", url]
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RooftopShared
 import Testing
 
@@ -6,18 +7,63 @@ import Testing
 
 /// Where one test's storage lives. It can be opened more than once, so durability can be tested
 /// by closing a storage and opening the same place again. The conformance suite only sees this
-/// protocol, so the same test bodies can run against any backend (SQLite now, PostgreSQL later:
-/// a fixture there would own a fresh database or schema).
+/// protocol, so the same test bodies run against every backend (``StorageBackend``): a SQLite
+/// file in a fresh directory, or a fresh PostgreSQL database.
 protocol StorageFixture: Sendable {
     /// Opens the storage, prepared (schema created or migrated); the first open starts empty.
     func open() async throws -> any Storage
 
     /// Removes everything the fixture created. Every storage it opened must be closed first.
-    func destroy() throws
+    func destroy() async throws
 }
 
 /// Makes a fresh fixture for one test body.
-typealias StorageFixtureFactory = @Sendable () throws -> any StorageFixture
+typealias StorageFixtureFactory = @Sendable () async throws -> any StorageFixture
+
+/// The storage backends the suites run on: SQLite always, PostgreSQL when a test cluster is
+/// there (``PostgresTestCluster``; required in CI).
+enum StorageBackend: String, Sendable, CustomStringConvertible {
+    case sqlite
+    case postgres
+
+    /// The backends to test here.
+    static var tested: [StorageBackend] { PostgresTestCluster.enabled ? [.sqlite, .postgres] : [.sqlite] }
+
+    /// Fresh fixtures of this backend.
+    var factory: StorageFixtureFactory {
+        switch self {
+        case .sqlite: SQLiteFixture.factory
+        case .postgres: PostgresFixture.factory
+        }
+    }
+
+    var description: String { rawValue }
+}
+
+/// A new, empty database of its own in the test cluster, dropped by ``destroy()``.
+struct PostgresFixture: StorageFixture {
+    /// The database's URL.
+    let url: String
+
+    func open() async throws -> any Storage {
+        let storage = try PostgresStorage(
+            url: url, maximumConnections: 4, logger: Logger(label: "rooftop.storage-tests"))
+        do {
+            try await storage.prepare()
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        return storage
+    }
+
+    func destroy() async throws {
+        try await PostgresTestCluster.dropDatabase(url: url)
+    }
+
+    /// The factory for conformance tests.
+    static let factory: StorageFixtureFactory = { PostgresFixture(url: try await PostgresTestCluster.createDatabase()) }
+}
 
 /// A SQLite database file in a new temporary directory.
 struct SQLiteFixture: StorageFixture {
@@ -55,22 +101,22 @@ func withStorage<T>(
     _ factory: StorageFixtureFactory,
     _ body: (any Storage, any StorageFixture) async throws -> T
 ) async throws -> T {
-    let fixture = try factory()
+    let fixture = try await factory()
     let storage: any Storage
     do {
         storage = try await fixture.open()
     } catch {
-        try? fixture.destroy()
+        try? await fixture.destroy()
         throw error
     }
     do {
         let result = try await body(storage, fixture)
         try await storage.close()
-        try fixture.destroy()
+        try await fixture.destroy()
         return result
     } catch {
         try? await storage.close()
-        try? fixture.destroy()
+        try? await fixture.destroy()
         throw error
     }
 }

@@ -53,16 +53,18 @@ final class PostgresBlockingSession: Sendable {
         }
     }
 
-    /// Runs `body` in a transaction on a leased connection, on one of `threads`; commits when it
-    /// returns, rolls back when it throws.
-    fileprivate static func transaction<T: Sendable>(
-        client: PostgresClient, threads: NIOThreadPool, logger: Logger,
+    /// Runs `body` on a leased connection, on one of `threads`: in a transaction when `begin` is
+    /// given (committed when `body` returns, rolled back when it throws), otherwise each statement
+    /// on its own.
+    fileprivate static func run<T: Sendable>(
+        client: PostgresClient, threads: NIOThreadPool, logger: Logger, begin: PostgresQuery?,
         _ body: @escaping @Sendable (PostgresBlockingSession) throws -> T
     ) async throws -> T {
         try await client.withConnection { connection in
             let session = PostgresBlockingSession(connection: connection, logger: logger)
             return try await threads.runIfActive {
-                try session.execute("BEGIN")
+                guard let begin else { return try body(session) }
+                try session.execute(begin)
                 do {
                     let value = try body(session)
                     try session.execute("COMMIT")
@@ -80,10 +82,18 @@ final class PostgresBlockingSession: Sendable {
 extension PostgresPool {
     /// Runs `body` in one transaction, synchronously on a thread of the pool's own
     /// (``PostgresBlockingSession``): committed when it returns, rolled back when it throws.
+    /// - Parameter begin: The statement that starts it (default `BEGIN`: read committed).
     /// - Throws: What `body` throws, or what the database answers.
-    func blockingTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
-        async throws -> T
-    {
-        try await PostgresBlockingSession.transaction(client: client, threads: threads, logger: logger, body)
+    func blockingTransaction<T: Sendable>(
+        begin: PostgresQuery = "BEGIN", _ body: @escaping @Sendable (PostgresBlockingSession) throws -> T
+    ) async throws -> T {
+        try await PostgresBlockingSession.run(client: client, threads: threads, logger: logger, begin: begin, body)
+    }
+
+    /// Runs `body`'s statements each on its own (no transaction), synchronously on a thread of the
+    /// pool's own: for reads that one statement answers.
+    /// - Throws: What `body` throws, or what the database answers.
+    func blockingRead<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T) async throws -> T {
+        try await PostgresBlockingSession.run(client: client, threads: threads, logger: logger, begin: nil, body)
     }
 }

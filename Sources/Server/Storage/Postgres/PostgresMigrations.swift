@@ -163,10 +163,14 @@ enum PostgresMigrations {
     /// - Throws: What the database answers when a migration fails (that migration is rolled back;
     ///   the ones before it stay applied).
     @discardableResult
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
+    static func migrate(_ client: PostgresClient, schema: String? = nil, logger: Logger) async throws -> [String] {
         // Under the lock too: concurrent `CREATE TABLE IF NOT EXISTS` can collide in PostgreSQL.
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            if let schema {
+                // Validated by the URL's parser: ASCII letters, digits and `_`.
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"), logger: logger)
+            }
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS rooftop_migrations (

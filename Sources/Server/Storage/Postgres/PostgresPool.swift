@@ -18,6 +18,9 @@ final class PostgresPool: Sendable {
     let logger: Logger
     /// Threads for synchronous transactions (``blockingTransaction(_:)``), one per connection.
     let threads: NIOThreadPool
+    /// The schema the storage's tables are in (`?schema=` in the URL), `nil` for the default
+    /// (`public`).
+    let schema: String?
     private let runner: Task<Void, Never>
 
     /// Opens a pool for a `postgres://` (or `postgresql://`) URL; connections are made as they
@@ -26,6 +29,7 @@ final class PostgresPool: Sendable {
     init(url: String, maximumConnections: Int = 20, logger: Logger) throws(RooftopError) {
         var configuration = try Self.configuration(url: url)
         configuration.options.maximumConnections = maximumConnections
+        schema = configuration.options.additionalStartupParameters.first { $0.0 == "search_path" }?.1
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -38,7 +42,7 @@ final class PostgresPool: Sendable {
     /// - Throws: What the database answers when a migration fails (nothing of that migration
     ///   stays).
     func migrate() async throws {
-        try await PostgresMigrations.migrate(client, logger: logger)
+        try await PostgresMigrations.migrate(client, schema: schema, logger: logger)
     }
 
     /// Closes every connection; the database cannot be used afterwards.
@@ -51,7 +55,9 @@ final class PostgresPool: Sendable {
     }
 
     /// The client configuration a URL names: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`,
-    /// with `?sslmode=disable`, `prefer` (the default: TLS when the server offers it) or `require`.
+    /// with `?sslmode=disable`, `prefer` (the default: TLS when the server offers it) or `require`,
+    /// and `&schema=NAME` to keep the tables in a schema of their own (letters, digits and `_`;
+    /// created when missing), so that several deployments can share one database.
     /// - Throws: `illegalArgument` naming what is wrong.
     static func configuration(url: String) throws(RooftopError) -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), let scheme = components.scheme,
@@ -82,8 +88,17 @@ final class PostgresPool: Sendable {
         case let mode:
             throw RooftopError(.illegalArgument, "unknown sslmode '\(mode)': use disable, prefer or require")
         }
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user.removingPercentEncoding ?? user,
             password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database, tls: tls)
+        if let schema = components.queryItems?.first(where: { $0.name == "schema" })?.value {
+            guard !schema.isEmpty, schema.count <= 63, schema.first?.isNumber == false,
+                schema.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
+            else {
+                throw RooftopError(.illegalArgument, "the schema '\(schema)' must be 1 to 63 ASCII letters, digits or _")
+            }
+            configuration.options.additionalStartupParameters.append(("search_path", schema.lowercased()))
+        }
+        return configuration
     }
 }

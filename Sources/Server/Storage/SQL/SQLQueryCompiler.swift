@@ -27,17 +27,47 @@ struct SQLFragment: Sendable {
 struct SQLDialect: Sendable {
     /// The placeholder for the `index`-th argument (1-based).
     var placeholder: @Sendable (_ index: Int) -> String
-    /// The great-circle distance in meters between two points, as a SQL expression.
-    var distance: @Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String
+    /// The great-circle distance in meters between two points, as a SQL expression that gives
+    /// exactly ``GeoPoint/distanceMeters(to:)``; `nil` when the backend cannot compute it so
+    /// (then the shared evaluator decides distance conditions and orders).
+    var distance: (@Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String)?
     /// Text comparison by bytes (SQLite's default `BINARY`; PostgreSQL needs `COLLATE "C"`).
     var bytewiseText: @Sendable (_ expression: String) -> String
+    /// The condition that an `objects` row (`o`) is not a tombstone.
+    var live: String
+    /// How many `IN (SELECT …)` conditions a query may leave to the planner to turn into joins;
+    /// the others are written so that it keeps them as (hashed) sub-plans. PostgreSQL's planner
+    /// takes time growing steeply with the number of such joins: 4 seconds for 200, minutes for
+    /// the thousand a query may hold; as sub-plans, milliseconds.
+    var plannedJoins: Int
 
-    /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers.
+    /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers (Swift's
+    /// own code, so it agrees with the evaluator to the last bit).
     static let sqlite = SQLDialect(
         placeholder: { _ in "?" },
         distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
-        bytewiseText: { $0 })
+        bytewiseText: { $0 },
+        live: "o.deleted = 0",
+        plannedJoins: .max)
+
+    /// PostgreSQL: `$n` placeholders, byte order for text, boolean tombstones. No distance:
+    /// PostgreSQL's floating-point functions raise an error where IEEE arithmetic underflows
+    /// (two points 1e-300 degrees apart), and a SQL function would not be Swift's, so distance
+    /// conditions and orders go to the shared evaluator.
+    static let postgres = SQLDialect(
+        placeholder: { "$\($0)" },
+        distance: nil,
+        bytewiseText: { "(\($0) COLLATE \"C\")" },
+        live: "NOT o.deleted",
+        plannedJoins: 8)
 }
+
+/// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
+/// in its order.
+let objectRowColumns = """
+    o.key, o.class_name, o.object_id, d.id AS datastore_id, o.body, o.created_at, o.updated_at, o.version, \
+    o.sequence, o.deleted
+    """
 
 /// Compiles the shared query AST into SQL over the storage's index tables, so that the server
 /// answers every query exactly as ``QueryEvaluator`` would.
@@ -48,17 +78,31 @@ struct SQLDialect: Sendable {
 /// text. Only validated queries should be compiled.
 struct SQLQueryCompiler: Sendable {
     let dialect: SQLDialect
+    /// The joins left to the planner in the query being compiled (``SQLDialect/plannedJoins``).
+    private var joins: JoinBudget?
+
+    /// A compiler for `dialect`.
+    init(dialect: SQLDialect) {
+        self.dialect = dialect
+    }
+
+    /// What is left of ``SQLDialect/plannedJoins`` while one query's conditions are compiled.
+    private final class JoinBudget: @unchecked Sendable {
+        // Used by one compilation, on one thread, and dropped with it.
+        var remaining: Int
+        init(_ remaining: Int) { self.remaining = remaining }
+    }
 
     /// The `SELECT` of a page: matching live objects of the query's class in the datastore,
     /// readable by one of `readers` (all when `nil`), in the query's order, with offset and limit.
-    /// Selects `o.*` and the datastore's ID as `datastore_id`.
+    /// Selects ``objectRowColumns``.
     func select(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) -> SQLFragment {
         var joins = SQLFragment()
         var orderBy: [String] = []
-        if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate) {
+        if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate), let distanceSQL = dialect.distance {
             joins = joins + SQLFragment(
                 " LEFT JOIN object_fields a ON a.object_key = o.key AND a.field = ?", [.text(anchor.field)])
-            let distance = dialect.distance("a.latitude", "a.longitude", "?", "?")
+            let distance = distanceSQL("a.latitude", "a.longitude", "?", "?")
             orderBy.append("CASE WHEN a.latitude IS NULL THEN 1 ELSE 0 END")
             orderBy.append(distance)
             joins.arguments += []
@@ -89,7 +133,7 @@ struct SQLQueryCompiler: Sendable {
         let order = (orderBy + [dialect.bytewiseText("o.object_id") + " ASC"]).joined(separator: ", ")
         let statement =
             SQLFragment(
-                "SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key")
+                "SELECT \(objectRowColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key")
             + joins + SQLFragment(" WHERE ") + filter + SQLFragment(" ORDER BY \(order)", orderArguments)
             + SQLFragment(" LIMIT ? OFFSET ?", [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
         return numbered(statement)
@@ -100,7 +144,7 @@ struct SQLQueryCompiler: Sendable {
     /// shared evaluator decides on when SQL cannot (see ``evaluation(of:unindexed:)``).
     func candidates(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
         numbered(
-            SQLFragment("SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key WHERE ")
+            SQLFragment("SELECT \(objectRowColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key WHERE ")
                 + filter(query, datastoreKey: datastoreKey, readers: readers))
     }
 
@@ -113,10 +157,16 @@ struct SQLQueryCompiler: Sendable {
     /// Conditions that compare keys (comparisons, `in`, `startsWith`, list membership) and orders
     /// on such a field need the evaluator; `exists`, geo conditions and `thisIn` never do (every
     /// field has a row with its kind and coordinates, whatever its length).
+    ///
+    /// A dialect without ``SQLDialect/distance`` sends queries with distance conditions or a
+    /// distance order the same way.
     func evaluation(of query: Query, unindexed: Set<String>) -> Query? {
-        guard !unindexed.isEmpty else { return nil }
-        let exactOrder = query.order.allSatisfy { !unindexed.contains($0.field) }
-        guard !exactOrder || !(query.predicate.map { isExact($0, unindexed: unindexed) } ?? true) else { return nil }
+        let distanceOrder = dialect.distance == nil && query.order.isEmpty
+            && QueryEvaluator.distanceAnchor(query.predicate) != nil
+        let exactPredicate = query.predicate.map { isExact($0, unindexed: unindexed) } ?? true
+        guard !unindexed.isEmpty || distanceOrder || !exactPredicate else { return nil }
+        let exactOrder = query.order.allSatisfy { !unindexed.contains($0.field) } && !distanceOrder
+        guard !exactOrder || !exactPredicate else { return nil }
         var reduced = query
         reduced.order = []
         reduced.offset = 0
@@ -137,7 +187,8 @@ struct SQLQueryCompiler: Sendable {
         switch predicate {
         case .and(let operands), .or(let operands): operands.allSatisfy { isExact($0, unindexed: unindexed) }
         case .not(let operand): isExact(operand, unindexed: unindexed)
-        case .exists, .notExists, .near, .withinBox, .thisIn: true
+        case .exists, .notExists, .withinBox, .thisIn: true
+        case .near(_, _, let maximum): maximum == nil || dialect.distance != nil
         case .comparison(let field, _, _), .in(let field, _), .notIn(let field, _), .startsWith(let field, _),
             .listContains(let field, _), .containsAll(let field, _):
             !unindexed.contains(field)
@@ -153,8 +204,14 @@ struct SQLQueryCompiler: Sendable {
 
     /// The conditions every query has: datastore, class, live, readable; then the predicate.
     func filter(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+        var scoped = self
+        scoped.joins = JoinBudget(dialect.plannedJoins)
+        return scoped.budgetedFilter(query, datastoreKey: datastoreKey, readers: readers)
+    }
+
+    private func budgetedFilter(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
         var filter = SQLFragment(
-            "o.datastore_key = ? AND o.class_name = ? AND o.deleted = 0",
+            "o.datastore_key = ? AND o.class_name = ? AND \(dialect.live)",
             [.integer(datastoreKey), .text(query.className)])
         if let readers {
             filter = filter + SQLFragment(" AND ") + readable(by: readers)
@@ -216,9 +273,11 @@ struct SQLQueryCompiler: Sendable {
             return joined([collection] + values.map { elementExists(field, $0) }, with: " AND ")
         case .near(let field, let point, let maximum):
             var test = SQLFragment("f.latitude IS NOT NULL")
-            if let maximum {
+            // Without SQL distance this is only "has a point": ``evaluation(of:unindexed:)`` sends
+            // every query with a maximum distance to the evaluator, which decides it.
+            if let maximum, let distance = dialect.distance {
                 test = test + SQLFragment(
-                    " AND " + dialect.distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
+                    " AND " + distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
                     [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
             return fieldExists(field, test)
@@ -297,14 +356,27 @@ struct SQLQueryCompiler: Sendable {
     private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
         var fragment = SQLFragment("o.key IN (SELECT f.object_key FROM object_fields f WHERE f.field = ?", [.text(field)])
         if let test { fragment = fragment + SQLFragment(" AND ") + test }
-        return fragment + SQLFragment(")")
+        return budgeted(fragment + SQLFragment(")"))
     }
 
     /// Whether the object's list or relation field holds the value (same form as ``fieldExists``).
     private func elementExists(_ field: String, _ value: Value) -> SQLFragment {
-        SQLFragment(
-            "o.key IN (SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?)",
-            [.text(field), .blob(value.sortKey)])
+        budgeted(
+            SQLFragment(
+                "o.key IN (SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?)",
+                [.text(field), .blob(value.sortKey)]))
+    }
+
+    /// `membership` as it is, while the planner may still join it; past the dialect's
+    /// ``SQLDialect/plannedJoins``, as `(…) IS TRUE`, which means the same (the sub-query yields
+    /// no `NULL` keys, so `IN` is never unknown) but which the planner keeps as a sub-plan.
+    private func budgeted(_ membership: SQLFragment) -> SQLFragment {
+        guard let joins else { return membership }
+        guard joins.remaining <= 0 else {
+            joins.remaining -= 1
+            return membership
+        }
+        return SQLFragment("(") + membership + SQLFragment(") IS TRUE")
     }
 
     /// `(a SEP b SEP c …)`, grouped as a balanced tree: SQL parsers nest `a OR b OR c …` as deep

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import RooftopShared
 
@@ -68,61 +69,21 @@ extension SQLiteStorage {
         return try DocumentCoding.decode(MutationResult.self, from: text)
     }
 
-    /// A result from its compact row (see ``recordMutation(_:scope:id:result:objectKey:at:)``). An
-    /// applied result that left an object answers with the object's current state when it is
-    /// live: the state the mutation produced, or a later one (its `version` stays the mutation's,
-    /// so the client rebases what it queued since on the right version). A result that left no
-    /// object, or whose object has been deleted since, answers without one.
+    /// A result from its compact row joined with the object it left (``recordedResultSelect``).
     private static func recordedResult(from row: Row, id: MutationID) throws -> MutationResult {
-        let detail: String? = row["detail"]
-        guard let version: Int64 = row["result_version"] else {
-            guard let detail else { throw RooftopError(.internal, "a refused mutation's record has no error") }
-            return .rejected(mutationId: id, error: try DocumentCoding.decode(RooftopError.self, from: detail))
-        }
-        let merges = try detail.map { try DocumentCoding.decode([MergeDecision].self, from: $0) } ?? []
         var object: ObjectSnapshot?
         if (row["result_object_key"] as Int64?) != nil, (row["key"] as Int64?) != nil, (row["deleted"] as Int64?) == 0 {
             object = try snapshot(from: row)
         }
-        return .applied(mutationId: id, version: version, object: object, merges: merges)
-    }
-
-    /// Records a mutation's first result in its compact form: the version, the key of the object
-    /// it left (`objectKey`, `nil` when the result has no object) and its merges or error. Does
-    /// nothing when a result is recorded already.
-    static func recordMutation(
-        _ db: Database, scope: String, id: MutationID, result: MutationResult, objectKey: Int64?, at time: Timestamp
-    ) throws {
-        var version: Int64?
-        var detail: String?
-        switch result {
-        case .applied(_, let applied, _, let merges):
-            version = applied
-            if !merges.isEmpty { detail = try DocumentCoding.encode(merges) }
-        case .rejected(_, let error):
-            detail = try DocumentCoding.encode(error)
-        }
-        try db.cachedStatement(
-            sql: """
-                INSERT OR IGNORE INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            scope, id.rawValue, version, result.appliedObject == nil ? nil : objectKey, detail,
-            time.millisecondsSinceEpoch,
-        ])
+        return try MutationResultRow.result(
+            id: id, version: row["result_version"], detail: row["detail"], object: object)
     }
 }
 
-extension MutationResult {
-    /// The object of an applied result, if any.
-    fileprivate var appliedObject: ObjectSnapshot? {
-        if case .applied(_, _, let object, _) = self { object } else { nil }
-    }
-}
-
-/// The ``ObjectWriter`` of one SQLite write transaction: each write in a savepoint.
-struct SQLiteObjectWriter: ObjectWriter {
+/// The ``ObjectWriter`` of one SQLite write transaction: each write in a savepoint, through the
+/// shared ``ObjectWriteFlow``. SQLite's single writer serializes transactions, so reading the
+/// datastore needs no lock.
+struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     let db: Database
     /// The time of the transaction, which its results are recorded at.
     let now: Timestamp
@@ -140,7 +101,7 @@ struct SQLiteObjectWriter: ObjectWriter {
         tally.count += 1
         var outcome: ObjectWriteOutcome?
         try db.inSavepoint {
-            outcome = try SQLiteStorage.writeObject(db, request, at: now, decide: decide)
+            outcome = try ObjectWriteFlow.write(self, request, at: now, decide: decide)
             return .commit
         }
         guard let outcome else { throw RooftopError(.internal, "a write ended without an outcome") }
@@ -148,10 +109,132 @@ struct SQLiteObjectWriter: ObjectWriter {
     }
 
     func record(_ result: MutationResult, scope: String) throws -> MutationResult {
-        // A concurrent push of the same ID may have recorded a result first: that one stands.
-        if let recorded = try SQLiteStorage.recordedResult(db, scope: scope, id: result.mutationId) { return recorded }
-        try SQLiteStorage.recordMutation(
-            db, scope: scope, id: result.mutationId, result: result, objectKey: nil, at: now)
-        return result
+        try ObjectWriteFlow.record(self, result, scope: scope, at: now)
+    }
+
+    // MARK: ObjectWriteBackend
+
+    func datastoreForWrite(key: Int64) throws -> DatastoreRecord? {
+        try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+    }
+
+    func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
+        try SQLiteStorage.recordedResult(db, scope: scope, id: id)
+    }
+
+    func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)? {
+        try SQLiteStorage.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)
+    }
+
+    func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
+        try String.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version"),
+            arguments: [objectKey, version]
+        ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
+    }
+
+    func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws {
+        let cursor = try String.fetchCursor(
+            db.cachedStatement(sql: "SELECT operation FROM object_operations WHERE object_key = ? ORDER BY version DESC"),
+            arguments: [objectKey])
+        while let text = try cursor.next() {
+            guard try body(try DocumentCoding.decode(OperationRecord.self, from: text)) else { return }
+        }
+    }
+
+    func insertResult(_ row: MutationResultRow) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [row.scope, row.mutationId, row.version, row.objectKey, row.detail, row.createdAt])
+    }
+
+    func store(_ plan: ObjectStorePlan) throws -> Int64 {
+        let arguments: [DatabaseValue] = [
+            plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
+            plan.version.databaseValue, plan.sequence.databaseValue, (plan.deleted ? 1 : 0).databaseValue,
+            plan.size.databaseValue,
+        ]
+        let key: Int64
+        if let existing = plan.existingKey {
+            key = existing
+            try db.cachedStatement(
+                sql: """
+                    UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
+                    deleted = ?, size_bytes = ? WHERE key = ?
+                    """
+            ).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
+        } else {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+                    datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(
+                arguments: StatementArguments(
+                    arguments + [
+                        plan.datastoreKey.databaseValue, plan.className.databaseValue, plan.objectId.databaseValue,
+                    ]))
+            key = db.lastInsertedRowID
+        }
+        for removed in plan.removedFields {
+            try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?")
+                .execute(arguments: [key, removed.field])
+            if removed.elements {
+                try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?")
+                    .execute(arguments: [key, removed.field])
+            }
+        }
+        for row in plan.addedFields {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [key, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude])
+            for element in row.elements {
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"
+                ).execute(arguments: [key, row.field, Data(element)])
+            }
+        }
+        for (field, delta) in plan.unindexed {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO unindexed_fields (datastore_key, class_name, field, objects) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = objects + excluded.objects
+                    """
+            ).execute(arguments: [plan.datastoreKey, plan.className, field, delta])
+        }
+        for principal in plan.endedReaders {
+            try db.cachedStatement(
+                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
+            ).execute(arguments: [plan.sequence, key, principal])
+        }
+        for principal in plan.startedReaders {
+            try db.cachedStatement(
+                sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)"
+            ).execute(arguments: [key, principal, plan.sequence])
+        }
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [key, plan.operationVersion, plan.operation, plan.sequence])
+        try db.cachedStatement(
+            sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?"
+        ).execute(arguments: [plan.sequence, plan.countDelta, plan.sizeDelta, plan.datastoreKey])
+        return key
+    }
+}
+
+extension ObjectRow {
+    /// The row `SELECT o.*, d.id AS datastore_id …` reads.
+    init(_ row: Row) {
+        self.init(
+            key: row["key"], className: row["class_name"], objectId: row["object_id"], datastoreId: row["datastore_id"],
+            body: row["body"], createdAt: row["created_at"], updatedAt: row["updated_at"], version: row["version"],
+            sequence: row["sequence"], deleted: (row["deleted"] as Int64) != 0)
     }
 }

@@ -1,0 +1,203 @@
+import PostgresNIO
+import RooftopShared
+
+extension PostgresStorage {
+    /// A datastore row with its sharing roles, in one statement (one snapshot).
+    static let datastoreSelect = """
+        SELECT d.key, d.id, d.owner_id, d.title, d.created_at, d.sequence, d.record_count, d.size_bytes, \
+        d.history_from, \
+        ARRAY(SELECT r.principal FROM datastore_roles r WHERE r.datastore_key = d.key ORDER BY r.principal), \
+        ARRAY(SELECT r.role FROM datastore_roles r WHERE r.datastore_key = d.key ORDER BY r.principal) \
+        FROM datastores d
+        """
+
+    static func datastore(_ row: PostgresRow) throws -> DatastoreRecord {
+        let (key, id, owner, title, created, sequence, count, size, historyFrom, principals, roleNames) =
+            try row.decode(
+                (Int64, String, String?, String?, Int64, Int64, Int64, Int64, Int64, [String], [String]).self)
+        var roles: [Principal: SharingRole] = [:]
+        for (principal, name) in zip(principals, roleNames) {
+            if let principal = try? Principal(principal), let role = SharingRole(name: name) { roles[principal] = role }
+        }
+        var record = DatastoreRecord(
+            key: key, id: try DatastoreID(id), ownerId: owner, title: title,
+            createdAt: Timestamp(millisecondsSinceEpoch: created), sequence: sequence, recordCount: Int(count),
+            sizeBytes: Int(size), roles: roles)
+        record.historyFrom = historyFrom
+        return record
+    }
+
+    /// See ``Storage/datastore(id:ownerId:)``.
+    public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
+        let scope = SQLiteStorage.scope(of: id, ownerId: ownerId)
+        return try await read { session in
+            try session.query("\(unescaped: Self.datastoreSelect) WHERE d.scope = \(scope) AND d.id = \(id.rawValue)")
+                .first.map(Self.datastore)
+        }
+    }
+
+    /// See ``Storage/datastore(key:)``.
+    public func datastore(key: Int64) async throws -> DatastoreRecord? {
+        try await read { session in
+            try session.query("\(unescaped: Self.datastoreSelect) WHERE d.key = \(key)").first.map(Self.datastore)
+        }
+    }
+
+    /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
+    public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
+        let scope = SQLiteStorage.scope(of: id, ownerId: ownerId)
+        let owner = id.kind == .app ? nil : ownerId
+        let created = Timestamp.now.millisecondsSinceEpoch
+        return try await read { session in
+            // Two processes creating it at once: one inserts, both read the same row.
+            try session.execute(
+                """
+                INSERT INTO datastores (id, scope, owner_id, title, created_at, size_bytes)
+                VALUES (\(id.rawValue), \(scope), \(owner), \(title), \(created), \(Int64(SizeAccounting.datastoreBaseBytes)))
+                ON CONFLICT (scope, id) DO NOTHING
+                """)
+            guard
+                let row = try session.query(
+                    "\(unescaped: Self.datastoreSelect) WHERE d.scope = \(scope) AND d.id = \(id.rawValue)"
+                ).first
+            else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
+            return try Self.datastore(row)
+        }
+    }
+
+    /// See ``Storage/datastores(ownedBy:sharedWith:)``.
+    public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
+        let principals = principals.sorted()
+        return try await read { session in
+            try session.query(
+                """
+                \(unescaped: Self.datastoreSelect) WHERE d.owner_id = \(ownerId)
+                OR d.key IN (SELECT datastore_key FROM datastore_roles WHERE principal = ANY(\(principals)) AND role != 'none')
+                ORDER BY d.id COLLATE "C", d.key
+                """
+            ).map(Self.datastore)
+        }
+    }
+
+    /// See ``Storage/setRole(_:for:datastoreKey:)``.
+    public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
+        let name = principal.description
+        try await read { session in
+            if role == .none {
+                try session.execute(
+                    "DELETE FROM datastore_roles WHERE datastore_key = \(datastoreKey) AND principal = \(name)")
+            } else {
+                try session.execute(
+                    """
+                    INSERT INTO datastore_roles (datastore_key, principal, role) VALUES (\(datastoreKey), \(name), \(role.name))
+                    ON CONFLICT (datastore_key, principal) DO UPDATE SET role = excluded.role
+                    """)
+            }
+        }
+    }
+
+    /// See ``Storage/deleteDatastore(key:)``.
+    public func deleteDatastore(key: Int64) async throws {
+        try await read { session in
+            try session.execute("DELETE FROM datastores WHERE key = \(key)")
+        }
+    }
+
+    // MARK: Roles
+
+    /// See ``Storage/insertRole(_:)``.
+    public func insertRole(_ role: RoleRecord) async throws {
+        let acl = try DocumentCoding.encode(role.acl)
+        let users = role.users.sorted()
+        let children = role.childRoles.sorted()
+        let created = Timestamp.now.millisecondsSinceEpoch
+        try await transaction { session in
+            let inserted = try session.execute(
+                "INSERT INTO roles (name, acl, created_at) VALUES (\(role.name), \(acl), \(created)) ON CONFLICT DO NOTHING")
+            guard inserted == 1 else { throw RooftopError(.exists, "a role named '\(role.name)' exists") }
+            try session.execute(
+                "INSERT INTO role_users (role, user_id) SELECT \(role.name), unnest(\(users)::text[])")
+            try session.execute(
+                "INSERT INTO role_children (role, child) SELECT \(role.name), unnest(\(children)::text[])")
+        }
+    }
+
+    /// See ``Storage/role(named:)``.
+    public func role(named name: String) async throws -> RoleRecord? {
+        try await read { session in try Self.role(named: name, session) }
+    }
+
+    private static func role(named name: String, _ session: PostgresBlockingSession) throws -> RoleRecord? {
+        guard
+            let row = try session.query(
+                """
+                SELECT acl, ARRAY(SELECT user_id FROM role_users WHERE role = \(name)),
+                ARRAY(SELECT child FROM role_children WHERE role = \(name))
+                FROM roles WHERE name = \(name)
+                """
+            ).first
+        else { return nil }
+        let (acl, users, children) = try row.decode((String, [String], [String]).self)
+        return RoleRecord(
+            name: name, acl: try DocumentCoding.decode(ACL.self, from: acl), users: Set(users),
+            childRoles: Set(children))
+    }
+
+    /// See ``Storage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
+    public func updateRole(
+        named name: String, addUsers: Set<String>, removeUsers: Set<String>, addRoles: Set<String>,
+        removeRoles: Set<String>
+    ) async throws -> RoleRecord {
+        let (addUsers, removeUsers) = (addUsers.sorted(), removeUsers.sorted())
+        let (addRoles, removeRoles) = (addRoles.sorted(), removeRoles.sorted())
+        return try await transaction { session in
+            // The role's row locked: a concurrent delete waits, or has happened.
+            guard try !session.query("SELECT 1 FROM roles WHERE name = \(name) FOR UPDATE").isEmpty else {
+                throw RooftopError(.notFound, "no role named '\(name)'")
+            }
+            try session.execute(
+                """
+                INSERT INTO role_users (role, user_id) SELECT \(name), unnest(\(addUsers)::text[])
+                ON CONFLICT DO NOTHING
+                """)
+            try session.execute("DELETE FROM role_users WHERE role = \(name) AND user_id = ANY(\(removeUsers))")
+            try session.execute(
+                """
+                INSERT INTO role_children (role, child) SELECT \(name), unnest(\(addRoles)::text[])
+                ON CONFLICT DO NOTHING
+                """)
+            try session.execute("DELETE FROM role_children WHERE role = \(name) AND child = ANY(\(removeRoles))")
+            guard let role = try Self.role(named: name, session) else {
+                throw RooftopError(.notFound, "no role named '\(name)'")
+            }
+            return role
+        }
+    }
+
+    /// See ``Storage/deleteRole(named:)``.
+    public func deleteRole(named name: String) async throws {
+        try await transaction { session in
+            try session.execute("DELETE FROM role_children WHERE child = \(name)")
+            try session.execute("DELETE FROM roles WHERE name = \(name)")
+        }
+    }
+
+    /// See ``Storage/roleGraph()``.
+    public func roleGraph() async throws -> RoleGraph {
+        try await read { session in
+            var users: [String: Set<String>] = [:]
+            var children: [String: Set<String>] = [:]
+            let rows = try session.query(
+                """
+                SELECT r.name, ARRAY(SELECT user_id FROM role_users u WHERE u.role = r.name),
+                ARRAY(SELECT child FROM role_children c WHERE c.role = r.name) FROM roles r
+                """)
+            for row in rows {
+                let (name, members, childRoles) = try row.decode((String, [String], [String]).self)
+                users[name] = Set(members)
+                children[name] = Set(childRoles)
+            }
+            return RoleGraph(users: users, childRoles: children)
+        }
+    }
+}

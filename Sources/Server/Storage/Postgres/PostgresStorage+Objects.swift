@@ -1,0 +1,334 @@
+import NIOCore
+import PostgresNIO
+import RooftopShared
+
+extension PostgresStorage {
+    /// An object row with its current and former readers, in one statement (one snapshot).
+    static let storedObjectSelect = """
+        SELECT \(objectRowColumns), \
+        ARRAY(SELECT r.principal FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL), \
+        ARRAY(SELECT DISTINCT r.principal FROM object_readers r WHERE r.object_key = o.key) \
+        FROM objects o JOIN datastores d ON d.key = o.datastore_key
+        """
+
+    /// The ``ObjectRow`` of a row whose first columns are ``objectRowColumns``.
+    static func objectRow(_ row: PostgresRow) throws -> ObjectRow {
+        var columns = row.makeIterator()
+        func next<T: PostgresDecodable>(_ type: T.Type) throws -> T {
+            guard let cell = columns.next() else { throw RooftopError(.internal, "an object row is missing columns") }
+            return try cell.decode(T.self)
+        }
+        return ObjectRow(
+            key: try next(Int64.self), className: try next(String.self), objectId: try next(String.self),
+            datastoreId: try next(String.self), body: try next(String.self), createdAt: try next(Int64?.self),
+            updatedAt: try next(Int64?.self), version: try next(Int64.self), sequence: try next(Int64.self),
+            deleted: try next(Bool.self))
+    }
+
+    /// The object of a ``storedObjectSelect`` row, with its readers.
+    static func storedObject(_ row: PostgresRow) throws -> (key: Int64, object: StoredObject) {
+        let object = try objectRow(row)
+        let cells = Array(row)
+        guard cells.count == 12 else { throw RooftopError(.internal, "an object row has \(cells.count) columns") }
+        let current = try cells[10].decode([String].self)
+        let former = try cells[11].decode([String].self)
+        return (object.key, try object.stored(current: Set(current), former: Set(former)))
+    }
+
+    /// See ``Storage/object(datastoreKey:className:objectId:)``.
+    public func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject? {
+        try await read { session in
+            try PostgresObjectWriter(session: session, now: .now).object(datastoreKey: datastoreKey, className: className, objectId: objectId)?.object
+        }
+    }
+
+    /// See ``Storage/objects(datastoreKey:pointers:)``.
+    public func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject] {
+        guard !pointers.isEmpty else { return [] }
+        let classes = pointers.map(\.className)
+        let ids = pointers.map(\.objectId)
+        return try await read { session in
+            // One statement for all, in the pointers' order.
+            try session.query(
+                """
+                \(unescaped: Self.storedObjectSelect)
+                JOIN unnest(\(classes)::text[], \(ids)::text[]) WITH ORDINALITY AS p(class_name, object_id, position)
+                ON o.class_name = p.class_name AND o.object_id = p.object_id
+                WHERE o.datastore_key = \(datastoreKey) AND NOT o.deleted ORDER BY p.position
+                """
+            ).map { try Self.storedObject($0).object }
+        }
+    }
+
+    /// See ``Storage/operations(datastoreKey:className:objectId:after:)``.
+    public func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
+        -> [OperationRecord]
+    {
+        try await read { session in
+            try session.query(
+                """
+                SELECT p.operation FROM object_operations p JOIN objects o ON o.key = p.object_key
+                WHERE o.datastore_key = \(datastoreKey) AND o.class_name = \(className) AND o.object_id = \(objectId)
+                AND p.version > \(version) ORDER BY p.version
+                """
+            ).map { try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self)) }
+        }
+    }
+
+    /// See ``Storage/mutationResults(scope:ids:)``.
+    public func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult] {
+        guard !ids.isEmpty else { return [:] }
+        let byText = Dictionary(ids.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+        let texts = Array(byText.keys)
+        return try await read { session in
+            var found: [MutationID: MutationResult] = [:]
+            for row in try session.query(
+                "\(unescaped: PostgresObjectWriter.resultSelect) WHERE m.scope = \(scope) AND m.mutation_id = ANY(\(texts))")
+            {
+                let (id, result) = try PostgresObjectWriter.result(row)
+                if let id = byText[id] { found[id] = result }
+            }
+            return found
+        }
+    }
+
+    /// See ``Storage/writeObjects(_:)``.
+    public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
+        let now = self.now()
+        // The transaction ends before this returns, so `body` does not outlive the call; but the
+        // thread pool may release its work item a moment after it resumes this task. The work
+        // item holds a box, which gives `body` up before the escape check.
+        return try await withoutActuallyEscaping(body) { body in
+            let box = BodyBox(body)
+            defer { box.body = nil }
+            return try await transaction { [notifier] session in
+                guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
+                let writer = PostgresObjectWriter(session: session, now: now)
+                let result = try body(writer)
+                // Delivered to the other processes when (and only if) the transaction commits.
+                try notifier.notify(writer.changes.messages, in: session)
+                return result
+            }
+        }
+    }
+
+    /// Holds a transaction body for the thread that runs it (see ``writeObjects(_:)``).
+    private final class BodyBox<T>: @unchecked Sendable {
+        /// Set once, cleared when the call ends; read by the one thread running the transaction
+        /// while the call awaits it.
+        var body: (@Sendable (any ObjectWriter) throws -> T)?
+
+        init(_ body: @escaping @Sendable (any ObjectWriter) throws -> T) { self.body = body }
+    }
+}
+
+/// The ``ObjectWriter`` of one PostgreSQL transaction: each write in a savepoint, through the
+/// shared ``ObjectWriteFlow``; the datastore's row is locked from its first write to commit.
+struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
+    let session: PostgresBlockingSession
+    /// The time of the transaction, which its results are recorded at.
+    let now: Timestamp
+    /// The writes made, as messages to the other server processes.
+    let changes = Changes()
+
+    /// The messages of the writes made, kept across the writer's copies.
+    final class Changes {
+        var messages: [ClusterMessage] = []
+    }
+
+    func write(
+        _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) throws -> ObjectWriteOutcome {
+        let outcome = try session.inSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
+        if case .written(let stored, let readersBefore, _) = outcome {
+            changes.messages.append(
+                .changed(
+                    datastoreKey: request.datastoreKey, sequence: stored.sequence, className: request.className,
+                    readers: readersBefore.union(stored.readers).sorted()))
+        }
+        return outcome
+    }
+
+    func record(_ result: MutationResult, scope: String) throws -> MutationResult {
+        try ObjectWriteFlow.record(self, result, scope: scope, at: now)
+    }
+
+    // MARK: ObjectWriteBackend
+
+    func datastoreForWrite(key: Int64) throws -> DatastoreRecord? {
+        try session.query("\(unescaped: PostgresStorage.datastoreSelect) WHERE d.key = \(key) FOR UPDATE OF d")
+            .first.map(PostgresStorage.datastore)
+    }
+
+    /// A recorded result joined with the object it left.
+    static let resultSelect = """
+        SELECT m.mutation_id, m.version, m.detail, m.object_key, o.body IS NOT NULL AND NOT o.deleted, \
+        \(objectRowColumns) \
+        FROM mutation_results m LEFT JOIN objects o ON o.key = m.object_key \
+        LEFT JOIN datastores d ON d.key = o.datastore_key
+        """
+
+    /// The mutation ID and result of a ``resultSelect`` row.
+    static func result(_ row: PostgresRow) throws -> (String, MutationResult) {
+        let cells = Array(row)
+        let id = try cells[0].decode(String.self)
+        let version = try cells[1].decode(Int64?.self)
+        let detail = try cells[2].decode(String?.self)
+        let objectKey = try cells[3].decode(Int64?.self)
+        let live = try cells[4].decode(Bool?.self) ?? false
+        var object: ObjectSnapshot?
+        if objectKey != nil, live {
+            object = try ObjectRow(
+                key: cells[5].decode(Int64.self), className: cells[6].decode(String.self),
+                objectId: cells[7].decode(String.self), datastoreId: cells[8].decode(String.self),
+                body: cells[9].decode(String.self), createdAt: cells[10].decode(Int64?.self),
+                updatedAt: cells[11].decode(Int64?.self), version: cells[12].decode(Int64.self),
+                sequence: cells[13].decode(Int64.self), deleted: cells[14].decode(Bool.self)
+            ).snapshot()
+        }
+        let mutationId = try MutationID(id)
+        return (id, try MutationResultRow.result(id: mutationId, version: version, detail: detail, object: object))
+    }
+
+    func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
+        try session.query(
+            "\(unescaped: Self.resultSelect) WHERE m.scope = \(scope) AND m.mutation_id = \(id.rawValue)"
+        ).first.map { try Self.result($0).1 }
+    }
+
+    func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)? {
+        try session.query(
+            """
+            \(unescaped: PostgresStorage.storedObjectSelect)
+            WHERE o.datastore_key = \(datastoreKey) AND o.class_name = \(className) AND o.object_id = \(objectId)
+            """
+        ).first.map(PostgresStorage.storedObject)
+    }
+
+    func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
+        try session.query(
+            "SELECT operation FROM object_operations WHERE object_key = \(objectKey) AND version > \(version) ORDER BY version"
+        ).map { try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self)) }
+    }
+
+    func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws {
+        for row in try session.query(
+            "SELECT operation FROM object_operations WHERE object_key = \(objectKey) ORDER BY version DESC")
+        {
+            guard try body(try DocumentCoding.decode(OperationRecord.self, from: try row.decode(String.self))) else {
+                return
+            }
+        }
+    }
+
+    func insertResult(_ row: MutationResultRow) throws {
+        try session.execute(
+            """
+            INSERT INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
+            VALUES (\(row.scope), \(row.mutationId), \(row.version), \(row.objectKey), \(row.detail), \(row.createdAt))
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
+    func store(_ plan: ObjectStorePlan) throws -> Int64 {
+        let key: Int64
+        if let existing = plan.existingKey {
+            key = existing
+            try session.execute(
+                """
+                UPDATE objects SET body = \(plan.body), created_at = \(plan.createdAt), updated_at = \(plan.updatedAt),
+                version = \(plan.version), sequence = \(plan.sequence), deleted = \(plan.deleted),
+                size_bytes = \(plan.size) WHERE key = \(key)
+                """)
+        } else {
+            guard
+                let row = try session.query(
+                    """
+                    INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+                    datastore_key, class_name, object_id) VALUES (\(plan.body), \(plan.createdAt), \(plan.updatedAt),
+                    \(plan.version), \(plan.sequence), \(plan.deleted), \(plan.size), \(plan.datastoreKey),
+                    \(plan.className), \(plan.objectId)) RETURNING key
+                    """
+                ).first
+            else { throw RooftopError(.internal, "an inserted object returned no key") }
+            key = try row.decode(Int64.self)
+        }
+        // The index rows, reader history and operation in as few statements as the plan allows:
+        // each set of rows goes as arrays, unnested by the server.
+        let removed = plan.removedFields.map(\.field)
+        if !removed.isEmpty {
+            try session.execute("DELETE FROM object_fields WHERE object_key = \(key) AND field = ANY(\(removed))")
+            let elements = plan.removedFields.filter(\.elements).map(\.field)
+            if !elements.isEmpty {
+                try session.execute(
+                    "DELETE FROM object_elements WHERE object_key = \(key) AND field = ANY(\(elements))")
+            }
+        }
+        if !plan.addedFields.isEmpty {
+            try insertFields(plan.addedFields, objectKey: key)
+        }
+        for (field, delta) in plan.unindexed {
+            try session.execute(
+                """
+                INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
+                VALUES (\(plan.datastoreKey), \(plan.className), \(field), \(delta))
+                ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects
+                """)
+        }
+        if !plan.endedReaders.isEmpty {
+            try session.execute(
+                """
+                UPDATE object_readers SET to_sequence = \(plan.sequence)
+                WHERE object_key = \(key) AND principal = ANY(\(plan.endedReaders)) AND to_sequence IS NULL
+                """)
+        }
+        if !plan.startedReaders.isEmpty {
+            try session.execute(
+                """
+                INSERT INTO object_readers (object_key, principal, from_sequence)
+                SELECT \(key), unnest(\(plan.startedReaders)::text[]), \(plan.sequence)
+                """)
+        }
+        try session.execute(
+            """
+            INSERT INTO object_operations (object_key, version, operation, sequence)
+            VALUES (\(key), \(plan.operationVersion), \(plan.operation), \(plan.sequence))
+            ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence
+            """)
+        try session.execute(
+            """
+            UPDATE datastores SET sequence = \(plan.sequence), record_count = record_count + \(plan.countDelta),
+            size_bytes = size_bytes + \(plan.sizeDelta) WHERE key = \(plan.datastoreKey)
+            """)
+        return key
+    }
+
+    /// Inserts index rows (and their list elements), one statement each for all of them.
+    private func insertFields(_ rows: [ObjectStorePlan.FieldRow], objectKey: Int64) throws {
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(objectKey)
+        bindings.append(rows.map(\.field))
+        bindings.append(rows.map(\.kind))
+        bindings.append(PostgresByteaArray(rows.map(\.sortKey)))
+        bindings.append(PostgresDoubleArray(rows.map(\.latitude)))
+        bindings.append(PostgresDoubleArray(rows.map(\.longitude)))
+        try session.execute(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+                    SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bytea[], $5::float8[], $6::float8[])
+                    """, binds: bindings))
+        let elements = rows.flatMap { row in row.elements.map { (row.field, $0) } }
+        guard !elements.isEmpty else { return }
+        var elementBindings = PostgresBindings(capacity: 3)
+        elementBindings.append(objectKey)
+        elementBindings.append(elements.map(\.0))
+        elementBindings.append(PostgresByteaArray(elements.map(\.1)))
+        try session.execute(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO object_elements (object_key, field, element_key)
+                    SELECT $1, * FROM unnest($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING
+                    """, binds: elementBindings))
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import RooftopShared
+
+/// The storage for several server processes: one PostgreSQL database (or a compatible one)
+/// shared by all of them.
+///
+/// It keeps the SQLite storage's design (docs/server.md, "What is stored, and why") in
+/// PostgreSQL's types, with its own migrations (``PostgresMigrations``), and makes the same
+/// decisions through the same code (``ObjectWriteFlow``, ``StorageQueryRunner``,
+/// ``SQLQueryCompiler``). What differs is concurrency: writers run at once, so
+///
+/// - an object write reads its datastore `FOR UPDATE`: the datastore's writers take turns until
+///   commit, so sequence numbers commit in order (a pull never skips a change that commits later
+///   with a lower number) and a retried mutation waits for its first attempt, then replays it;
+/// - everything created on first use (datastores, secrets, users, roles) is inserted with
+///   `ON CONFLICT`, so two processes racing to create it agree on one;
+/// - each transaction that writes objects announces them to the other processes
+///   (``PostgresNotifier``), delivered when and only when it commits.
+///
+/// The write path is synchronous, as on SQLite: each transaction runs on a thread of the pool's
+/// own (``PostgresBlockingSession``).
+///
+/// ```swift
+/// let storage = try PostgresStorage(url: "postgres://rooftop@db:5432/rooftop", logger: logger)
+/// try await storage.prepare()
+/// ```
+public final class PostgresStorage: Storage {
+    let pool: PostgresPool
+    /// The time mutation results are recorded at (the server's clock).
+    let now: @Sendable () -> Timestamp
+    /// Messages to the other server processes: each committed object write is announced in its
+    /// own transaction (``ClusterMessage/changed(datastoreKey:sequence:className:readers:)``).
+    let notifier: PostgresNotifier
+
+    /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
+    /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
+    /// - Parameters:
+    ///   - maximumConnections: The pool's size (default 20).
+    ///   - now: The clock results are dated by (default the system's).
+    /// - Throws: `illegalArgument` for a URL that is not a PostgreSQL URL.
+    public init(
+        url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "rooftop.storage"),
+        now: @escaping @Sendable () -> Timestamp = { .now }
+    ) throws {
+        pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
+        self.now = now
+        notifier = PostgresNotifier(pool: pool)
+    }
+
+    /// Applies the migrations not applied yet.
+    public func prepare() async throws {
+        try await pool.migrate()
+    }
+
+    /// Closes every connection.
+    public func close() async throws {
+        await pool.close()
+    }
+
+    /// Runs `body` in one transaction (committed when it returns).
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T) async throws -> T {
+        try await pool.blockingTransaction(body)
+    }
+
+    /// Runs `body`, whose reads are one statement each, outside a transaction.
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T) async throws -> T {
+        try await pool.blockingRead(body)
+    }
+
+    // MARK: Settings
+
+    /// See ``Storage/secret(named:make:)``.
+    public func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+        let query: PostgresQuery = "SELECT value FROM settings WHERE name = \(name)"
+        if let existing = try await read({ session in try session.query(query).first?.decode(ByteBuffer.self) }) {
+            return Array(buffer: existing)
+        }
+        let candidate = ByteBuffer(bytes: make())
+        return try await transaction { session in
+            // The first process to insert wins; every other one reads what it inserted.
+            try session.execute(
+                "INSERT INTO settings (name, value) VALUES (\(name), \(candidate)) ON CONFLICT (name) DO NOTHING")
+            guard let row = try session.query(query).first else {
+                throw RooftopError(.internal, "the secret '\(name)' vanished after it was stored")
+            }
+            return Array(buffer: try row.decode(ByteBuffer.self))
+        }
+    }
+
+    /// See ``Storage/setting(named:)``.
+    public func setting(named name: String) async throws -> String? {
+        try await read { session in
+            try session.query("SELECT value FROM settings WHERE name = \(name)").first
+                .map { String(buffer: try $0.decode(ByteBuffer.self)) }
+        }
+    }
+
+    /// See ``Storage/setSetting(named:to:)``.
+    public func setSetting(named name: String, to value: String) async throws {
+        let bytes = ByteBuffer(string: value)
+        try await read { session in
+            try session.execute(
+                """
+                INSERT INTO settings (name, value) VALUES (\(name), \(bytes))
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                """)
+        }
+    }
+
+    // MARK: Users and sessions
+
+    /// See ``Storage/insertUser(_:)``.
+    public func insertUser(_ user: UserRecord) async throws {
+        let inserted = try await read { session in
+            try session.execute(
+                """
+                INSERT INTO users (id, username, email, password_hash, created_at)
+                VALUES (\(user.id), \(user.username), \(user.email), \(user.passwordHash), \(user.createdAt.millisecondsSinceEpoch))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        guard inserted == 1 else { throw RooftopError(.exists, "the user name '\(user.username)' is taken") }
+    }
+
+    private static let userColumns = "id, username, email, password_hash, created_at"
+
+    /// See ``Storage/user(id:)``.
+    public func user(id: String) async throws -> UserRecord? {
+        try await read { session in
+            try session.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)").first.map(Self.user)
+        }
+    }
+
+    /// See ``Storage/user(username:)``.
+    public func user(username: String) async throws -> UserRecord? {
+        try await read { session in
+            try session.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE username = \(username)").first
+                .map(Self.user)
+        }
+    }
+
+    private static func user(_ row: PostgresRow) throws -> UserRecord {
+        let (id, username, email, hash, created) = try row.decode((String, String, String?, String, Int64).self)
+        return UserRecord(
+            id: id, username: username, email: email, passwordHash: hash,
+            createdAt: Timestamp(millisecondsSinceEpoch: created))
+    }
+
+    /// See ``Storage/insertSession(_:)``.
+    public func insertSession(_ record: SessionRecord) async throws {
+        try await read { session in
+            try session.execute(
+                """
+                INSERT INTO sessions (token_hash, user_id, created_at, expires_at)
+                VALUES (\(record.tokenHash), \(record.userId), \(record.createdAt.millisecondsSinceEpoch),
+                \(record.expiresAt.millisecondsSinceEpoch))
+                """)
+        }
+    }
+
+    /// See ``Storage/session(tokenHash:)``.
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        try await read { session in
+            try session.query(
+                "SELECT token_hash, user_id, created_at, expires_at FROM sessions WHERE token_hash = \(tokenHash)"
+            ).first.map { row in
+                let (hash, user, created, expires) = try row.decode((String, String, Int64, Int64).self)
+                return SessionRecord(
+                    tokenHash: hash, userId: user, createdAt: Timestamp(millisecondsSinceEpoch: created),
+                    expiresAt: Timestamp(millisecondsSinceEpoch: expires))
+            }
+        }
+    }
+
+    /// See ``Storage/deleteSession(tokenHash:)``.
+    public func deleteSession(tokenHash: String) async throws {
+        try await read { session in
+            try session.execute("DELETE FROM sessions WHERE token_hash = \(tokenHash)")
+        }
+    }
+
+    /// See ``Storage/deleteSessions(expiredBefore:)``.
+    public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
+        try await read { session in
+            try session.execute("DELETE FROM sessions WHERE expires_at < \(time.millisecondsSinceEpoch)")
+        }
+    }
+
+    // MARK: Classes
+
+    /// See ``Storage/classSettings(named:)``.
+    public func classSettings(named className: String) async throws -> ClassSettings? {
+        let text = try await read { session in
+            try session.query("SELECT settings FROM class_settings WHERE class_name = \(className)").first
+                .map { try $0.decode(String.self) }
+        }
+        return try text.map { try DocumentCoding.decode(ClassSettings.self, from: $0) }
+    }
+
+    /// See ``Storage/saveClassSettings(_:)``.
+    public func saveClassSettings(_ settings: ClassSettings) async throws {
+        let text = try DocumentCoding.encode(settings)
+        try await read { session in
+            try session.execute(
+                """
+                INSERT INTO class_settings (class_name, settings) VALUES (\(settings.className), \(text))
+                ON CONFLICT (class_name) DO UPDATE SET settings = excluded.settings
+                """)
+        }
+    }
+}
+
+extension PostgresBlockingSession {
+    /// Runs a compiled fragment (``SQLQueryCompiler`` with the PostgreSQL dialect).
+    /// - Throws: What the database answers.
+    func query(_ fragment: SQLFragment) throws -> [PostgresRow] {
+        var bindings = PostgresBindings(capacity: fragment.arguments.count)
+        for argument in fragment.arguments {
+            switch argument {
+            case .integer(let value): bindings.append(value)
+            case .real(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .blob(let value): bindings.append(ByteBuffer(bytes: value))
+            }
+        }
+        return try query(PostgresQuery(unsafeSQL: fragment.sql, binds: bindings))
+    }
+}
+
+extension PSQLError: StorageFaultReporting {
+    /// A fault when the database cannot be reached or used now (connection lost or refused, the
+    /// server shutting down, out of resources, a serialization failure or deadlock): the server
+    /// answers 503 `retryLater`. Other errors (bugs, bad SQL) are not faults.
+    public var storageFault: String? {
+        switch code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return "the PostgreSQL connection failed (\(code))"
+        case .server:
+            guard let state = serverInfo?[.sqlState] else { return nil }
+            // 08: connection exception; 53: insufficient resources; 57P: operator intervention;
+            // 40001/40P01: serialization failure, deadlock (a retry succeeds).
+            if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "40001"
+                || state == "40P01"
+            {
+                return "PostgreSQL cannot serve the request now (SQLSTATE \(state))"
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import RooftopShared
+
+/// The reads and writes one object write makes, each in a backend's own SQL, inside the write
+/// transaction. ``ObjectWriteFlow`` drives them, so both backends make the same decisions in the
+/// same order; only the statements differ.
+protocol ObjectWriteBackend {
+    /// The datastore, read for writing: where writers run concurrently (PostgreSQL), its row is
+    /// locked until the transaction ends, which serializes the datastore's writers to commit
+    /// (sequence numbers then commit in order, and a retry of a mutation waits for the first
+    /// attempt). `nil` when it does not exist.
+    func datastoreForWrite(key: Int64) throws -> DatastoreRecord?
+
+    /// The first result recorded for a mutation ID, or `nil`.
+    func recordedResult(scope: String, id: MutationID) throws -> MutationResult?
+
+    /// The object (or its tombstone) with its row key, or `nil`.
+    func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)?
+
+    /// The object's operations after `version`, oldest first.
+    func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord]
+
+    /// Calls `body` with the object's operations, newest first, until it returns `false`.
+    func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws
+
+    /// Inserts a mutation's result unless one is recorded already for its ID.
+    func insertResult(_ row: MutationResultRow) throws
+
+    /// Writes what `plan` says (object row, index rows, readers, operation, counters); returns
+    /// the object's row key.
+    func store(_ plan: ObjectStorePlan) throws -> Int64
+}
+
+/// One object write, the same on every backend (see ``ObjectWriter/write(_:decide:)``).
+enum ObjectWriteFlow {
+    /// Runs one mutation: replays its recorded result, or reads what `decide` needs, calls it and
+    /// stores (and records) what it decided.
+    /// - Throws: `notFound` when the datastore is gone; what the backend throws.
+    static func write(
+        _ backend: some ObjectWriteBackend, _ request: ObjectWriteRequest, at time: Timestamp,
+        decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
+    ) throws -> ObjectWriteOutcome {
+        // The datastore first: on a backend with concurrent writers its lock makes a concurrent
+        // attempt of the same mutation commit (and record its result) before this one looks.
+        let datastore = try backend.datastoreForWrite(key: request.datastoreKey)
+        if let mutation = request.mutation, let recorded = try backend.recordedResult(scope: mutation.scope, id: mutation.id) {
+            return .replayed(recorded)
+        }
+        guard let datastore else { throw RooftopError(.notFound, "the datastore no longer exists") }
+        let existing = try backend.object(
+            datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
+        var concurrent: [OperationRecord] = []
+        var historyExpired = false
+        if let existing, let base = request.baseVersion, base < existing.object.snapshot.version {
+            concurrent = try backend.operations(objectKey: existing.key, after: base)
+            historyExpired = !OperationRecord.complete(concurrent, after: base, through: existing.object.snapshot.version)
+        } else if let existing, existing.object.isDeleted, request.baseVersion == nil {
+            concurrent = try deletedIncarnation(backend, objectKey: existing.key)
+        } else if existing == nil, request.baseVersion != nil, datastore.historyFrom > 0 {
+            // Based on a version of an object that is not stored: its tombstone may have been swept.
+            historyExpired = true
+        }
+        let context = ObjectWriteContext(
+            datastore: datastore, current: existing?.object, concurrentChanges: concurrent,
+            historyExpired: historyExpired)
+        let decision: ObjectWriteDecision
+        do throws(RooftopError) {
+            decision = try decide(context)
+        } catch {
+            decision = .reject(error)
+        }
+        switch decision {
+        case .reject(let error):
+            if let mutation = request.mutation {
+                try backend.insertResult(
+                    MutationResultRow(
+                        scope: mutation.scope, result: .rejected(mutationId: mutation.id, error: error), objectKey: nil,
+                        at: time))
+            }
+            return .rejected(error)
+        case .unchanged(let version, let object, let merges):
+            let result = MutationResult.applied(
+                mutationId: request.mutation?.id ?? MutationID.generate(), version: version, object: object,
+                merges: merges)
+            if let mutation = request.mutation {
+                try backend.insertResult(
+                    MutationResultRow(scope: mutation.scope, result: result, objectKey: existing?.key, at: time))
+            }
+            return .unchanged(result)
+        case .write(let snapshot, let deleted, let operation, let merges):
+            let plan = try ObjectStorePlan(
+                snapshot: snapshot, deleted: deleted, operation: operation, sequence: datastore.sequence + 1,
+                datastoreKey: datastore.key, existing: existing)
+            let objectKey = try backend.store(plan)
+            let result = MutationResult.applied(
+                mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
+                object: deleted ? nil : snapshot, merges: merges)
+            if let mutation = request.mutation {
+                try backend.insertResult(
+                    MutationResultRow(scope: mutation.scope, result: result, objectKey: objectKey, at: time))
+            }
+            return .written(plan.stored, readersBefore: existing?.object.readers ?? [], result: result)
+        }
+    }
+
+    /// Records a refusal decided before the transaction (see ``ObjectWriter/record(_:scope:)``):
+    /// the result recorded first stands.
+    static func record(
+        _ backend: some ObjectWriteBackend, _ result: MutationResult, scope: String, at time: Timestamp
+    ) throws -> MutationResult {
+        if let recorded = try backend.recordedResult(scope: scope, id: result.mutationId) { return recorded }
+        try backend.insertResult(MutationResultRow(scope: scope, result: result, objectKey: nil, at: time))
+        // A concurrent transaction may have recorded one between the read and the insert.
+        return try backend.recordedResult(scope: scope, id: result.mutationId) ?? result
+    }
+
+    /// The operations of a deleted object's last incarnation, oldest first: from the change that
+    /// created it (the first operation, or the first after an earlier delete) through the delete.
+    /// Empty when that history is not complete.
+    static func deletedIncarnation(_ backend: some ObjectWriteBackend, objectKey: Int64) throws -> [OperationRecord] {
+        var found: [OperationRecord] = []
+        var complete = false
+        var gap = false
+        try backend.forEachOperationNewestFirst(objectKey: objectKey) { record in
+            if let later = found.first, record.version != later.version - 1 {
+                gap = true
+                return false
+            }
+            if !found.isEmpty, case .delete = record.change {
+                complete = true
+                return false
+            }
+            found.insert(record, at: 0)
+            return true
+        }
+        if gap { return [] }
+        return complete || found.first?.version == 1 ? found : []
+    }
+}
+
+/// A mutation's result as stored, in its compact form: the version, the key of the object it
+/// left (`nil` when the result has no object) and its merges or error.
+struct MutationResultRow {
+    var scope: String
+    var mutationId: String
+    var version: Int64?
+    var objectKey: Int64?
+    var detail: String?
+    var createdAt: Int64
+
+    /// The row of `result`.
+    /// - Throws: What encoding the merges or error throws.
+    init(scope: String, result: MutationResult, objectKey: Int64?, at time: Timestamp) throws {
+        self.scope = scope
+        mutationId = result.mutationId.rawValue
+        createdAt = time.millisecondsSinceEpoch
+        switch result {
+        case .applied(_, let applied, let object, let merges):
+            version = applied
+            detail = merges.isEmpty ? nil : try DocumentCoding.encode(merges)
+            self.objectKey = object == nil ? nil : objectKey
+        case .rejected(_, let error):
+            detail = try DocumentCoding.encode(error)
+        }
+    }
+
+    /// The result a stored row (`version`, `detail`) stands for. An applied result that left an
+    /// object answers with the object's current state when it is live (`object`: the state the
+    /// mutation produced, or a later one; its `version` stays the mutation's, so the client
+    /// rebases what it queued since on the right version). A result that left no object, or
+    /// whose object has been deleted since, answers without one.
+    /// - Throws: `internal` for a refusal without its error; what decoding throws.
+    static func result(id: MutationID, version: Int64?, detail: String?, object: ObjectSnapshot?) throws
+        -> MutationResult
+    {
+        guard let version else {
+            guard let detail else { throw RooftopError(.internal, "a refused mutation's record has no error") }
+            return .rejected(mutationId: id, error: try DocumentCoding.decode(RooftopError.self, from: detail))
+        }
+        let merges = try detail.map { try DocumentCoding.decode([MergeDecision].self, from: $0) } ?? []
+        return .applied(mutationId: id, version: version, object: object, merges: merges)
+    }
+}
+
+/// Everything one object write stores, computed once for both backends: the object row, the
+/// index rows that change, the reader history, the operation logged and the datastore's counters.
+struct ObjectStorePlan {
+    /// An index row (`object_fields`) to insert, with the element rows of a list or relation.
+    struct FieldRow {
+        var field: String
+        var kind: Int64
+        var sortKey: [UInt8]?
+        var latitude: Double?
+        var longitude: Double?
+        var elements: [[UInt8]]
+    }
+
+    var datastoreKey: Int64
+    var className: String
+    var objectId: String
+    /// The existing row's key; `nil` inserts a new row.
+    var existingKey: Int64?
+    /// The body (``StoredObjectBody``) as stored.
+    var body: String
+    var createdAt: Int64?
+    var updatedAt: Int64?
+    var version: Int64
+    var sequence: Int64
+    var deleted: Bool
+    var size: Int64
+    /// Index rows to delete (with their element rows when `elements`).
+    var removedFields: [(field: String, elements: Bool)]
+    var addedFields: [FieldRow]
+    /// Changes to the count of objects per field whose values the index does not fully store.
+    var unindexed: [(field: String, delta: Int64)]
+    /// Principals who can no longer read it (their history rows end at `sequence`).
+    var endedReaders: [String]
+    /// Principals who can read it from `sequence` on.
+    var startedReaders: [String]
+    /// The operation's version and its logged form.
+    var operationVersion: Int64
+    var operation: String
+    /// Changes to the datastore's live record count and size.
+    var countDelta: Int64
+    var sizeDelta: Int64
+    /// The object as stored, for the write's outcome.
+    var stored: StoredObject
+
+    /// The plan of writing `snapshot` (a tombstone when `deleted`) over `existing` at `sequence`.
+    /// - Throws: What encoding the body or operation throws.
+    init(
+        snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64, datastoreKey: Int64,
+        existing: (key: Int64, object: StoredObject)?
+    ) throws {
+        let body = StoredObjectBody(
+            fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+        self.datastoreKey = datastoreKey
+        className = snapshot.className
+        objectId = snapshot.objectId
+        existingKey = existing?.key
+        self.body = try body.encodedDocument()
+        createdAt = snapshot.createdAt?.millisecondsSinceEpoch
+        updatedAt = snapshot.updatedAt?.millisecondsSinceEpoch
+        version = snapshot.version
+        self.sequence = sequence
+        self.deleted = deleted
+        let size = deleted ? 0 : Int64(SizeAccounting.recordSize(snapshot))
+        self.size = size
+
+        let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
+        (removedFields, addedFields, unindexed) = Self.indexRows(snapshot: deleted ? nil : snapshot, previous: previous)
+
+        // A tombstone keeps the readers of the last version: they are who is told of the delete.
+        let before = existing?.object.readers ?? []
+        let readers: Set<String> = deleted ? before : StoredObject.readers(of: snapshot.acl)
+        endedReaders = before.subtracting(readers).sorted()
+        startedReaders = readers.subtracting(before).sorted()
+
+        var logged = operation
+        if existing == nil, case .update = operation.change {
+            // The object's first creation: nothing merges over it (no base version precedes it),
+            // and whose incarnation it began is told by its origin; its prior values name the
+            // fields it created. Its updates and ACL, the whole record again, are not kept.
+            logged.change = .update([])
+        }
+        operationVersion = operation.version
+        self.operation = try logged.encodedDocument()
+
+        let wasLive = existing.map { !$0.object.isDeleted } ?? false
+        let previousSize = wasLive ? (existing.map { Int64(SizeAccounting.recordSize($0.object.snapshot)) } ?? 0) : 0
+        countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
+        sizeDelta = size - previousSize
+        stored = StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
+    }
+
+    /// The indexed values of an object: its fields and the built-in ones.
+    private static func indexedValues(_ snapshot: ObjectSnapshot) -> [String: Value] {
+        var indexed = snapshot.fields
+        indexed["objectId"] = .string(snapshot.objectId)
+        if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
+        if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
+        return indexed
+    }
+
+    /// The index rows that bring `previous` (the live version stored, if any) to `snapshot`
+    /// (`nil`: a tombstone, no rows). Only the fields whose value changed are rewritten, so that a
+    /// small change to an object with large lists stays cheap.
+    ///
+    /// A value whose key is longer than ``Value/indexedKeyLimit`` gets a row without a key (its
+    /// kind still answers `exists`), a list element or relation member that long gets no row, and
+    /// either counts the object in `unindexed_fields` for the field, which tells queries on that
+    /// field to let the shared evaluator decide (``SQLQueryCompiler/evaluation(of:unindexed:)``).
+    private static func indexRows(snapshot: ObjectSnapshot?, previous: ObjectSnapshot?) -> (
+        removed: [(field: String, elements: Bool)], added: [FieldRow], unindexed: [(field: String, delta: Int64)]
+    ) {
+        var removedFields: [(field: String, elements: Bool)] = []
+        var addedFields: [FieldRow] = []
+        let new = snapshot.map(indexedValues) ?? [:]
+        let old = previous.map(indexedValues) ?? [:]
+        var unindexed: [String: Int64] = [:]
+        for (field, value) in old where new[field] != value {
+            removedFields.append((field, value.kind == .list || value.kind == .relation))
+            if !IndexedValue(value).isComplete { unindexed[field, default: 0] -= 1 }
+        }
+        for (field, value) in new where old[field] != value {
+            let indexed = IndexedValue(value)
+            let point = value.geoPointValue
+            addedFields.append(
+                FieldRow(
+                    field: field, kind: Int64(value.kind.rawValue), sortKey: indexed.key, latitude: point?.latitude,
+                    longitude: point?.longitude, elements: Array(indexed.elements)))
+            if !indexed.isComplete { unindexed[field, default: 0] += 1 }
+        }
+        return (removedFields, addedFields, unindexed.filter { $0.value != 0 }.map { ($0.key, $0.value) })
+    }
+}
+
+/// An `objects` row (joined with its datastore's ID), as both backends read it.
+struct ObjectRow {
+    var key: Int64
+    var className: String
+    var objectId: String
+    var datastoreId: String
+    var body: String
+    var createdAt: Int64?
+    var updatedAt: Int64?
+    var version: Int64
+    var sequence: Int64
+    var deleted: Bool
+
+    /// The object the row holds, without its readers: what a query answers.
+    /// - Throws: What decoding the body or the datastore ID throws.
+    func snapshot() throws -> ObjectSnapshot {
+        let body = try StoredObjectBody.decodeDocument(self.body)
+        return ObjectSnapshot(
+            className: className, objectId: objectId, datastore: try DatastoreID(datastoreId), fields: body.fields,
+            acl: body.acl, createdAt: createdAt.map(Timestamp.init(millisecondsSinceEpoch:)),
+            updatedAt: updatedAt.map(Timestamp.init(millisecondsSinceEpoch:)), version: version,
+            fieldVersions: body.fieldVersions)
+    }
+
+    /// The object with its readers: `current` can read it now, `former` could read some version.
+    /// - Throws: What ``snapshot()`` throws.
+    func stored(current: Set<String>, former: Set<String>) throws -> StoredObject {
+        StoredObject(snapshot: try snapshot(), isDeleted: deleted, sequence: sequence, readers: current, formerReaders: former)
+    }
+}
