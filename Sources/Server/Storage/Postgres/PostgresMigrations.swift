@@ -5,12 +5,11 @@ import PostgresNIO
 /// The PostgreSQL schema, as versioned migrations of its own (the SQLite backend has
 /// ``SQLiteMigrations``). It follows the storage design of docs/server.md ("What is stored, and
 /// why", "Retention"): each record stored once, bounded indexes, history swept after the
-/// retention. The storage that reads and writes it is the next step (issue 10); it is to
-/// differ from SQLite's in these ways, which the schema is made for:
+/// retention. ``PostgresStorage`` reads and writes it; it differs from SQLite's in these ways,
+/// which the schema is made for:
 ///
-/// - Change sequences are assigned under the datastore's row lock (`UPDATE datastores SET
-///   sequence = sequence + 1 … RETURNING`), held until commit: writers of one datastore commit in
-///   sequence order, so a pull reading the feed after sequence N never misses a change that
+/// - Change sequences are assigned under the datastore's row lock (its row read `FOR UPDATE`
+///   before each write), held until commit: writers of one datastore commit in sequence order, so a pull reading the feed after sequence N never misses a change that
 ///   commits later with a lower number. Datastores do not wait for each other.
 /// - Keys are `bigint` identities; booleans are `boolean`; stored JSON is `text`, sent as it is
 ///   stored (a `jsonb` column would reorder and re-encode it).
