@@ -88,8 +88,9 @@ final class Benchmark {
     }
 
     /// Runs every phase in order, then measures the physical limits (``measureSQLiteLimits(in:)``)
-    /// in `scratchDirectory` while the server is idle.
-    func run(scratchDirectory: String) async throws {
+    /// in `scratchDirectory`, and PostgreSQL's at `postgres` when the servers run on it
+    /// (``measurePostgresLimits(url:)``), while the server is idle.
+    func run(scratchDirectory: String, postgres: String? = nil) async throws {
         try await signUp()
         try await prepareDatastore()
         try await pushCreates()
@@ -105,6 +106,7 @@ final class Benchmark {
         try await singleObjects()
         try await liveSubscribers()
         try await measureSQLiteLimits(in: scratchDirectory)
+        if let postgres { try await measurePostgresLimits(url: postgres) }
     }
 
     /// Phase `signup`: one user per client (bcrypt cost 4), each then on its own connection pool.
@@ -116,7 +118,10 @@ final class Benchmark {
                 let answer = try await anonymous.call(.POST, "/v1/users", body: request, as: Session.self)
                 await samples.add([answer.elapsed])
                 let session = answer.value
-                clients.append(try anonymous.signedIn(as: session.sessionToken))
+                // Spread over the server processes.
+                let endpoints = server.endpoints
+                clients.append(
+                    try BenchmarkHTTPClient(target: endpoints[index % endpoints.count], token: session.sessionToken))
                 userIds.append(session.user.objectId)
                 usernames.append(request.username)
             }

@@ -39,11 +39,6 @@ final class BenchmarkHTTPClient: Sendable {
         self.token = token
     }
 
-    /// A client for another user over a new connection pool.
-    func signedIn(as token: String) throws -> BenchmarkHTTPClient {
-        try BenchmarkHTTPClient(target: target, token: token)
-    }
-
     /// Closes the connection pool.
     func shutdown() async {
         try? await http.shutdown()

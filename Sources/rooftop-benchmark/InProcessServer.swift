@@ -26,9 +26,11 @@ final class InProcessServer: ServerUnderTest {
     /// Starts a server on `dataDirectory` and waits until it listens.
     /// - Throws: Configuration, storage and TLS errors; ``BenchmarkError/server`` when it stops
     ///   before listening.
-    static func start(dataDirectory: String, adminKey: String, limits: BenchmarkLimits) async throws -> InProcessServer
-    {
+    static func start(
+        dataDirectory: String, adminKey: String, limits: BenchmarkLimits, storage: String? = nil
+    ) async throws -> InProcessServer {
         var configuration = ServerConfiguration()
+        configuration.storageURL = storage
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.dataDirectory = dataDirectory

@@ -134,6 +134,9 @@ struct Report: Codable, Sendable {
         let pairs: [(String, String)] = [
             ("push create", "sqlite insert"), ("push update", "sqlite insert"), ("pull full", "sqlite scan"),
             ("pull incremental", "sqlite scan"), ("client pull", "sqlite insert"), ("client queue", "sqlite insert"),
+            // With the servers on PostgreSQL: the same phases against PostgreSQL's own rates.
+            ("push create", "postgres insert"), ("push update", "postgres insert"), ("pull full", "postgres scan"),
+            ("pull incremental", "postgres scan"),
         ]
         var lines: [String] = []
         for (phase, limit) in pairs {
@@ -151,6 +154,9 @@ struct Report: Codable, Sendable {
         }
         if let get = phases.first(where: { $0.name == "sqlite get" }), let p50 = get.p50Milliseconds {
             lines.append("sqlite get: a primary-key lookup takes \(Report.fixed(p50 * 1000, 1)) µs (p50)")
+        }
+        if let get = phases.first(where: { $0.name == "postgres get" }), let p50 = get.p50Milliseconds {
+            lines.append("postgres get: a primary-key lookup, one round trip, takes \(Report.fixed(p50 * 1000, 1)) µs (p50)")
         }
         return lines.isEmpty ? [] : ["physical limits, measured in this run:"] + lines.map { "  " + $0 }
     }

@@ -62,6 +62,15 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Run this rooftop-server executable as its own process instead of in-process.")
     var serverBinary: String?
 
+    @Option(
+        help:
+            "The server's storage URL (default: SQLite in the temporary data directory). A postgres:// URL gets a fresh schema of its own (&schema=bench_…), left in the database after the run."
+    )
+    var storage: String?
+
+    @Option(help: "Server processes sharing the storage (needs --server-binary and a postgres:// --storage); clients are spread over them.")
+    var servers = 1
+
     @Flag(help: "Print the results as JSON instead of a table.")
     var json = false
 
@@ -82,6 +91,17 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
+        guard (1...8).contains(servers) else { throw ValidationError("--servers must be 1-8") }
+        if servers > 1, serverBinary == nil || !(storage?.hasPrefix("postgres") ?? false) {
+            throw ValidationError("--servers above 1 needs --server-binary and a postgres:// --storage")
+        }
+    }
+
+    /// The storage URL the servers get: `--storage`, with a fresh schema for PostgreSQL.
+    func storageURL() -> String? {
+        guard let storage, storage.hasPrefix("postgres") else { return storage }
+        let schema = "bench_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        return storage + (storage.contains("?") ? "&" : "?") + "schema=" + schema
     }
 
     func run() async throws {
@@ -99,26 +119,30 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         var generator = SystemRandomNumberGenerator()
         let adminKey = (0..<4).map { _ in String(generator.next(), radix: 16) }.joined()
         Report.progress("data directory \(directory)")
+        let storageURL = storageURL()
+        if let storageURL { Report.progress("storage \(storageURL)") }
         let server: any ServerUnderTest
         do {
             if let serverBinary {
-                server = try await ServerProcess.start(
-                    binary: serverBinary, dataDirectory: directory, adminKey: adminKey, limits: limits)
+                server = try await ServerGroup.start(
+                    count: servers, binary: serverBinary, dataDirectory: directory, adminKey: adminKey, limits: limits,
+                    storage: storageURL)
             } else {
-                server = try await InProcessServer.start(dataDirectory: directory, adminKey: adminKey, limits: limits)
+                server = try await InProcessServer.start(
+                    dataDirectory: directory, adminKey: adminKey, limits: limits, storage: storageURL)
             }
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
-        Report.progress("server listening at \(server.endpoint.baseURL)")
+        for endpoint in server.endpoints { Report.progress("server listening at \(endpoint.baseURL)") }
 
         var results: [PhaseResult] = []
         var failure: (any Error)?
         do {
             let benchmark = try Benchmark(settings: settings, server: server)
             do {
-                try await benchmark.run(scratchDirectory: directory)
+                try await benchmark.run(scratchDirectory: directory, postgres: storageURL?.hasPrefix("postgres") == true ? storageURL : nil)
             } catch {
                 failure = error
             }
@@ -136,7 +160,8 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         }
 
         let report = Report(
-            mode: serverBinary == nil ? "in-process" : "server-binary", buildConfiguration: Self.buildConfiguration,
+            mode: (serverBinary == nil ? "in-process" : servers > 1 ? "\(servers) server processes" : "server-binary")
+                + (storage?.hasPrefix("postgres") == true ? ", PostgreSQL" : ", SQLite"), buildConfiguration: Self.buildConfiguration,
             memoryScope: server.memoryScope, settings: settings,
             limits: [
                 "maxDatastoreBytes": limits.maxDatastoreBytes, "maxRecordsPerDatastore": limits.maxRecordsPerDatastore,

@@ -18,7 +18,7 @@ final class ServerProcess: ServerUnderTest {
     /// Starts `binary` and waits until it listens.
     /// - Throws: ``BenchmarkError/server`` when it cannot start or exits before listening.
     static func start(
-        binary: String, dataDirectory: String, adminKey: String, limits: BenchmarkLimits
+        binary: String, dataDirectory: String, adminKey: String, limits: BenchmarkLimits, storage: String? = nil
     ) async throws -> ServerProcess {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchmarkError.server("\(binary) is not an executable (build it with `swift build -c release`)")
@@ -32,7 +32,7 @@ final class ServerProcess: ServerUnderTest {
             "--max-records-per-datastore", String(limits.maxRecordsPerDatastore),
             // The live phase opens its many sockets from one address.
             "--max-connections-per-address", "0",
-        ]
+        ] + (storage.map { ["--storage", $0] } ?? [])
         // The server reads ROOFTOP_* variables; the benchmark's flags must be all it sees.
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
         let lines = PrintedLines()
