@@ -13,16 +13,8 @@ struct ClientSyncContinuousTests {
     func changesArriveLive() async throws {
         try await withSyncHarness { harness in
             let server = try await harness.startServer()
-            let api = try harness.api(server)
-            let (owner, guest) = (try await api.newUser("owner"), try await api.newUser("guest"))
-            let datastore = try await api.shareableDatastore(owner: owner, sharedWith: [guest], role: .viewer)
-            let writer = try await harness.client(server, file: harness.cacheFile("writer"))
-            let watcher = try await harness.client(server, file: harness.cacheFile("watcher"))
-            try await writer.logIn(owner)
-            try await watcher.logIn(guest)
-            let watched = try await watcher.datastores.open(datastore)
-            try await watcher.sync.startContinuous(datastores: [datastore])
-            try await TestWait.until("the watcher is connected") { try watched.currentStatus().connected }
+            let live = try await harness.liveWatch(writerServer: server, watcherServer: server)
+            let (datastore, writer, watcher) = (live.datastore, live.writer, live.watcher)
 
             let note = writer.object("Note", in: datastore)
             note["text"] = "first"

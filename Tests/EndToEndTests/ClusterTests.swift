@@ -32,16 +32,8 @@ struct ClusterTests {
     func liveAcrossServers() async throws {
         try await withSyncHarness { harness in
             let (a, b) = try await Self.startPair(harness)
-            let api = try harness.api(a)
-            let (owner, guest) = (try await api.newUser("owner"), try await api.newUser("guest"))
-            let datastore = try await api.shareableDatastore(owner: owner, sharedWith: [guest], role: .viewer)
-            let writer = try await harness.client(a, file: harness.cacheFile("writer"))
-            let watcher = try await harness.client(b, file: harness.cacheFile("watcher"))
-            try await writer.logIn(owner)
-            try await watcher.logIn(guest)
-            let watched = try await watcher.datastores.open(datastore)
-            try await watcher.sync.startContinuous(datastores: [datastore])
-            try await TestWait.until("the watcher is connected") { try watched.currentStatus().connected }
+            let live = try await harness.liveWatch(writerServer: a, watcherServer: b)
+            let (api, owner, datastore, writer, watcher) = (live.api, live.owner, live.datastore, live.writer, live.watcher)
 
             let note = writer.object("Note", in: datastore)
             note["text"] = "through A"

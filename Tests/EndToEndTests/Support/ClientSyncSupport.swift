@@ -46,6 +46,23 @@ final class ClientSyncHarness: Sendable {
         await server.stop()
     }
 
+    /// A shareable datastore owned by a new user whose client (`writer`, on `writerServer`)
+    /// writes, and a viewer whose client (`watcher`, on `watcherServer`) syncs it continuously,
+    /// connected when this returns.
+    func liveWatch(writerServer: ServerProcess, watcherServer: ServerProcess) async throws -> LiveWatch {
+        let api = try api(writerServer)
+        let (owner, guest) = (try await api.newUser("owner"), try await api.newUser("guest"))
+        let datastore = try await api.shareableDatastore(owner: owner, sharedWith: [guest], role: .viewer)
+        let writer = try await client(writerServer, file: cacheFile("writer"))
+        let watcher = try await client(watcherServer, file: cacheFile("watcher"))
+        _ = try await writer.logIn(owner)
+        _ = try await watcher.logIn(guest)
+        let watched = try await watcher.datastores.open(datastore)
+        try await watcher.sync.startContinuous(datastores: [datastore])
+        try await TestWait.until("the watcher is connected") { try watched.currentStatus().connected }
+        return LiveWatch(api: api, owner: owner, guest: guest, datastore: datastore, writer: writer, watcher: watcher)
+    }
+
     /// An admin-side REST client of a server.
     func api(_ server: ServerProcess) throws -> APIClient {
         let api = try APIClient(server: server)
@@ -161,6 +178,16 @@ func withDeadline<T: Sendable>(
         }
         return result
     }
+}
+
+/// What ``ClientSyncHarness/liveWatch(writerServer:watcherServer:)`` sets up.
+struct LiveWatch {
+    let api: APIClient
+    let owner: TestUser
+    let guest: TestUser
+    let datastore: DatastoreID
+    let writer: RooftopClient
+    let watcher: RooftopClient
 }
 
 /// A value shared between a test and callbacks it hands out (a `Mutex` cannot be captured).

@@ -68,15 +68,11 @@ extension PostgresStorage {
         return sweep
     }
 
-    /// Deletes the mutation results recorded at or before `cutoff`, walking the table in key
-    /// order a batch at a time (no index on their age: it would cost every push).
+    /// Deletes the mutation results recorded at or before `cutoff` (``ResultSweep``), each batch
+    /// in one statement.
     private func sweepMutationResults(cutoff: Int64) async throws -> Int {
-        var deleted = 0
-        // Mutation IDs are never empty: every row sorts after ("", "").
-        var after = (scope: "", id: "")
-        while true {
-            let start = after
-            let (last, removed) = try await transaction { session -> ((String, String)?, Int) in
+        try await ResultSweep.run { start in
+            try await transaction { session -> (ResultSweep.Key?, Int) in
                 guard
                     let row = try session.query(
                         """
@@ -94,9 +90,6 @@ extension PostgresStorage {
                 let (scope, id, count) = try row.decode((String, String, Int64).self)
                 return ((scope, id), Int(count))
             }
-            deleted += removed
-            guard let last else { return deleted }
-            after = (last.0, last.1)
         }
     }
 

@@ -50,15 +50,10 @@ extension SQLiteStorage {
         return sweep
     }
 
-    /// Deletes the mutation results recorded at or before `cutoff`, walking the table in key
-    /// order a batch at a time (no index on their age: it would cost every push).
+    /// Deletes the mutation results recorded at or before `cutoff` (``ResultSweep``).
     private func sweepMutationResults(cutoff: Int64) async throws -> Int {
-        var deleted = 0
-        // Mutation IDs are never empty: every row sorts after ("", "").
-        var after = (scope: "", id: "")
-        while true {
-            let start = after
-            let (last, removed) = try await pool.write { db -> ((String, String)?, Int) in
+        try await ResultSweep.run { start in
+            try await pool.write { db -> (ResultSweep.Key?, Int) in
                 let rows = try Row.fetchAll(
                     db.cachedStatement(
                         sql: """
@@ -75,9 +70,6 @@ extension SQLiteStorage {
                 }
                 return ((last["scope"], last["mutation_id"]), removed)
             }
-            deleted += removed
-            guard let last else { return deleted }
-            after = (last.0, last.1)
         }
     }
 
