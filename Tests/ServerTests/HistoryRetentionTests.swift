@@ -15,10 +15,12 @@ struct HistoryRetentionTests {
         Mutation(datastore: .app, className: "Note", objectId: objectId, baseVersion: base, change: change)
     }
 
-    @Test("a sweep past the retention removes tombstones, old operations and results, and expires what built on them")
-    func sweepAndExpire() async throws {
+    @Test(
+        "a sweep past the retention removes tombstones, old operations and results, and expires what built on them",
+        arguments: StorageBackend.tested)
+    func sweepAndExpire(backend: StorageBackend) async throws {
         let time = ServerClockTests.ManualTime(Timestamp(millisecondsSinceEpoch: 1_700_000_000_000))
-        try await OpenAPITestServer.with(configure: {
+        try await OpenAPITestServer.with(backend: backend, configure: {
             $0.clock = time.clock
             $0.historyRetention = retention
         }) { server in

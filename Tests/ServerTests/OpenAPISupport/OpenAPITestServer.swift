@@ -3,8 +3,9 @@ import Hummingbird
 @testable import RooftopServer
 import RooftopShared
 
-/// A server's services over a fresh SQLite file, assembled as ``RooftopServer/start`` does, and
-/// the router they serve. ``with(_:)`` removes everything afterwards.
+/// A server's services over a fresh SQLite file (or PostgreSQL database), assembled as
+/// ``RooftopServer/start`` does, and the router they serve. ``with(_:)`` removes everything
+/// afterwards.
 struct OpenAPITestServer {
     /// The application ID requests must carry.
     static let appId = "openapi-tests"
@@ -12,7 +13,7 @@ struct OpenAPITestServer {
     static let adminKey = "openapi-tests-admin-key"
 
     let configuration: ServerConfiguration
-    let storage: SQLiteStorage
+    let storage: any Storage
     let services: ServerServices
 
     /// The router `RooftopServer` serves.
@@ -22,8 +23,11 @@ struct OpenAPITestServer {
 
     /// Runs `body` with a server over a temporary directory, closed and removed afterwards;
     /// `configure` adjusts the configuration first.
+    /// - Parameter backend: Where the storage is (default SQLite, in the directory; PostgreSQL:
+    ///   a new database of the test cluster, dropped afterwards).
     static func with<T>(
-        configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (OpenAPITestServer) async throws -> T
+        backend: StorageBackend = .sqlite, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (OpenAPITestServer) async throws -> T
     ) async throws -> T {
         try await OpenAPITestSupport.withTemporaryDirectory { directory in
             var configuration = ServerConfiguration()
@@ -33,23 +37,36 @@ struct OpenAPITestServer {
             // The lowest bcrypt cost keeps sign-ups fast; the cost is not what these tests check.
             configuration.bcryptCost = 4
             configure(&configuration)
-            let storage = try SQLiteStorage(
-                path: directory.appendingPathComponent("rooftop.sqlite").path, now: configuration.clock.now)
+            let database = backend == .postgres ? try await PostgresTestCluster.createDatabase() : nil
+            let outcome: Result<T, any Error>
             do {
-                try await storage.prepare()
-                let adminKeyHash = try await AdminKey.resolve(
-                    configured: configuration.adminKey, storage: storage, output: { _ in })
-                _ = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
-                let services = try await ServerServices.make(
-                    storage: storage, configuration: configuration, adminKeyHash: adminKeyHash)
-                let result = try await body(
-                    OpenAPITestServer(configuration: configuration, storage: storage, services: services))
-                try await storage.close()
-                return result
+                let storage: any Storage =
+                    if let database {
+                        try PostgresStorage(url: database, maximumConnections: 4, now: configuration.clock.now)
+                    } else {
+                        try SQLiteStorage(
+                            path: directory.appendingPathComponent("rooftop.sqlite").path, now: configuration.clock.now)
+                    }
+                do {
+                    try await storage.prepare()
+                    let adminKeyHash = try await AdminKey.resolve(
+                        configured: configuration.adminKey, storage: storage, output: { _ in })
+                    _ = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
+                    let services = try await ServerServices.make(
+                        storage: storage, configuration: configuration, adminKeyHash: adminKeyHash)
+                    let result = try await body(
+                        OpenAPITestServer(configuration: configuration, storage: storage, services: services))
+                    try await storage.close()
+                    outcome = .success(result)
+                } catch {
+                    try? await storage.close()
+                    throw error
+                }
             } catch {
-                try? await storage.close()
-                throw error
+                outcome = .failure(error)
             }
+            if let database { try await PostgresTestCluster.dropDatabase(url: database) }
+            return try outcome.get()
         }
     }
 }
