@@ -230,105 +230,120 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
             """)
     }
 
+    /// Writes the plan in two statements at most: the index rows of changed fields are deleted
+    /// first (the new rows of the same fields would collide with them inside one statement), then
+    /// one statement of data-modifying `WITH` clauses writes the object row and, from the key it
+    /// returns, the index rows, elements, readers, operation and the datastore's counters. Each
+    /// statement is a round trip, and round trips are what a write on PostgreSQL costs.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
-        let key: Int64
-        if let existing = plan.existingKey {
-            key = existing
+        if let key = plan.existingKey, !plan.removedFields.isEmpty {
+            let removed = plan.removedFields.map(\.field)
+            let elements = plan.removedFields.filter(\.elements).map(\.field)
             try session.execute(
                 """
-                UPDATE objects SET body = \(plan.body), created_at = \(plan.createdAt), updated_at = \(plan.updatedAt),
-                version = \(plan.version), sequence = \(plan.sequence), deleted = \(plan.deleted),
-                size_bytes = \(plan.size) WHERE key = \(key)
+                WITH e AS (DELETE FROM object_elements WHERE object_key = \(key) AND field = ANY(\(elements)))
+                DELETE FROM object_fields WHERE object_key = \(key) AND field = ANY(\(removed))
+                """)
+        }
+        var statement = StoreStatement()
+        var clauses: [String] = []
+        if let key = plan.existingKey {
+            clauses.append(
+                """
+                o AS (UPDATE objects SET body = \(statement.bind(plan.body)), created_at = \(statement.bind(plan.createdAt)),
+                updated_at = \(statement.bind(plan.updatedAt)), version = \(statement.bind(plan.version)),
+                sequence = \(statement.bind(plan.sequence)), deleted = \(statement.bind(plan.deleted)),
+                size_bytes = \(statement.bind(plan.size)) WHERE key = \(statement.bind(key)) RETURNING key)
                 """)
         } else {
-            guard
-                let row = try session.query(
-                    """
-                    INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
-                    datastore_key, class_name, object_id) VALUES (\(plan.body), \(plan.createdAt), \(plan.updatedAt),
-                    \(plan.version), \(plan.sequence), \(plan.deleted), \(plan.size), \(plan.datastoreKey),
-                    \(plan.className), \(plan.objectId)) RETURNING key
-                    """
-                ).first
-            else { throw RooftopError(.internal, "an inserted object returned no key") }
-            key = try row.decode(Int64.self)
-        }
-        // The index rows, reader history and operation in as few statements as the plan allows:
-        // each set of rows goes as arrays, unnested by the server.
-        let removed = plan.removedFields.map(\.field)
-        if !removed.isEmpty {
-            try session.execute("DELETE FROM object_fields WHERE object_key = \(key) AND field = ANY(\(removed))")
-            let elements = plan.removedFields.filter(\.elements).map(\.field)
-            if !elements.isEmpty {
-                try session.execute(
-                    "DELETE FROM object_elements WHERE object_key = \(key) AND field = ANY(\(elements))")
-            }
-        }
-        if !plan.addedFields.isEmpty {
-            try insertFields(plan.addedFields, objectKey: key)
-        }
-        for (field, delta) in plan.unindexed {
-            try session.execute(
+            clauses.append(
                 """
-                INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
-                VALUES (\(plan.datastoreKey), \(plan.className), \(field), \(delta))
-                ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects
+                o AS (INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+                datastore_key, class_name, object_id) VALUES (\(statement.bind(plan.body)), \(statement.bind(plan.createdAt)),
+                \(statement.bind(plan.updatedAt)), \(statement.bind(plan.version)), \(statement.bind(plan.sequence)),
+                \(statement.bind(plan.deleted)), \(statement.bind(plan.size)), \(statement.bind(plan.datastoreKey)),
+                \(statement.bind(plan.className)), \(statement.bind(plan.objectId))) RETURNING key)
+                """)
+        }
+        let fields = plan.addedFields
+        if !fields.isEmpty {
+            clauses.append(
+                """
+                f AS (INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+                SELECT o.key, u.* FROM o, unnest(\(statement.bind(fields.map(\.field)))::text[],
+                \(statement.bind(fields.map(\.kind)))::bigint[], \(statement.bind(PostgresByteaArray(fields.map(\.sortKey))))::bytea[],
+                \(statement.bind(PostgresDoubleArray(fields.map(\.latitude))))::float8[],
+                \(statement.bind(PostgresDoubleArray(fields.map(\.longitude))))::float8[]) AS u)
+                """)
+        }
+        let elements = fields.flatMap { row in row.elements.map { (row.field, $0) } }
+        if !elements.isEmpty {
+            clauses.append(
+                """
+                e AS (INSERT INTO object_elements (object_key, field, element_key)
+                SELECT o.key, u.* FROM o, unnest(\(statement.bind(elements.map(\.0)))::text[],
+                \(statement.bind(PostgresByteaArray(elements.map(\.1))))::bytea[]) AS u ON CONFLICT DO NOTHING)
+                """)
+        }
+        if !plan.unindexed.isEmpty {
+            clauses.append(
+                """
+                x AS (INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
+                SELECT \(statement.bind(plan.datastoreKey)), \(statement.bind(plan.className)), u.* FROM
+                unnest(\(statement.bind(plan.unindexed.map(\.field)))::text[], \(statement.bind(plan.unindexed.map(\.delta)))::bigint[]) AS u
+                ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects)
                 """)
         }
         if !plan.endedReaders.isEmpty {
-            try session.execute(
+            clauses.append(
                 """
-                UPDATE object_readers SET to_sequence = \(plan.sequence)
-                WHERE object_key = \(key) AND principal = ANY(\(plan.endedReaders)) AND to_sequence IS NULL
+                re AS (UPDATE object_readers r SET to_sequence = \(statement.bind(plan.sequence)) FROM o
+                WHERE r.object_key = o.key AND r.principal = ANY(\(statement.bind(plan.endedReaders))) AND r.to_sequence IS NULL)
                 """)
         }
         if !plan.startedReaders.isEmpty {
-            try session.execute(
+            clauses.append(
                 """
-                INSERT INTO object_readers (object_key, principal, from_sequence)
-                SELECT \(key), unnest(\(plan.startedReaders)::text[]), \(plan.sequence)
+                rs AS (INSERT INTO object_readers (object_key, principal, from_sequence)
+                SELECT o.key, unnest(\(statement.bind(plan.startedReaders))::text[]), \(statement.bind(plan.sequence)) FROM o)
                 """)
         }
-        try session.execute(
+        clauses.append(
             """
-            INSERT INTO object_operations (object_key, version, operation, sequence)
-            VALUES (\(key), \(plan.operationVersion), \(plan.operation), \(plan.sequence))
-            ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence
+            p AS (INSERT INTO object_operations (object_key, version, operation, sequence)
+            SELECT o.key, \(statement.bind(plan.operationVersion)), \(statement.bind(plan.operation)), \(statement.bind(plan.sequence)) FROM o
+            ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence)
             """)
-        try session.execute(
+        clauses.append(
             """
-            UPDATE datastores SET sequence = \(plan.sequence), record_count = record_count + \(plan.countDelta),
-            size_bytes = size_bytes + \(plan.sizeDelta) WHERE key = \(plan.datastoreKey)
+            d AS (UPDATE datastores SET sequence = \(statement.bind(plan.sequence)),
+            record_count = record_count + \(statement.bind(plan.countDelta)),
+            size_bytes = size_bytes + \(statement.bind(plan.sizeDelta)) WHERE key = \(statement.bind(plan.datastoreKey)))
             """)
-        return key
+        guard
+            let row = try session.query(
+                PostgresQuery(
+                    unsafeSQL: "WITH " + clauses.joined(separator: ",\n") + "\nSELECT key FROM o",
+                    binds: statement.bindings)
+            ).first
+        else { throw RooftopError(.internal, "an object write returned no key") }
+        return try row.decode(Int64.self)
+    }
+}
+
+/// The bound arguments of one statement built clause by clause, each placed as `$n`.
+private struct StoreStatement {
+    var bindings = PostgresBindings(capacity: 32)
+
+    /// Binds `value`; returns its placeholder.
+    mutating func bind(_ value: some PostgresNonThrowingEncodable) -> String {
+        bindings.append(value)
+        return "$\(bindings.count)"
     }
 
-    /// Inserts index rows (and their list elements), one statement each for all of them.
-    private func insertFields(_ rows: [ObjectStorePlan.FieldRow], objectKey: Int64) throws {
-        var bindings = PostgresBindings(capacity: 6)
-        bindings.append(objectKey)
-        bindings.append(rows.map(\.field))
-        bindings.append(rows.map(\.kind))
-        bindings.append(PostgresByteaArray(rows.map(\.sortKey)))
-        bindings.append(PostgresDoubleArray(rows.map(\.latitude)))
-        bindings.append(PostgresDoubleArray(rows.map(\.longitude)))
-        try session.execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
-                    SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bytea[], $5::float8[], $6::float8[])
-                    """, binds: bindings))
-        let elements = rows.flatMap { row in row.elements.map { (row.field, $0) } }
-        guard !elements.isEmpty else { return }
-        var elementBindings = PostgresBindings(capacity: 3)
-        elementBindings.append(objectKey)
-        elementBindings.append(elements.map(\.0))
-        elementBindings.append(PostgresByteaArray(elements.map(\.1)))
-        try session.execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO object_elements (object_key, field, element_key)
-                    SELECT $1, * FROM unnest($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING
-                    """, binds: elementBindings))
+    /// Binds `value` or `NULL`; returns its placeholder.
+    mutating func bind(_ value: (some PostgresNonThrowingEncodable)?) -> String {
+        bindings.append(value)
+        return "$\(bindings.count)"
     }
 }
