@@ -31,7 +31,7 @@ struct ServerServices: Sendable {
         let cluster = ClusterLink(storage: storage, logger: logger)
         let roles = RoleDirectory(storage: storage)
         let classes = ClassDirectory(storage: storage, cluster: cluster)
-        let datastores = DatastoreService(storage: storage)
+        let datastores = DatastoreService(storage: storage, limits: configuration.limits)
         let live = LiveHub(clock: configuration.clock)
         let secret = try await storage.secret(named: "checkpoint-hmac-key") {
             var generator = SystemRandomNumberGenerator()

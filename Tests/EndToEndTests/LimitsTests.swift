@@ -25,6 +25,30 @@ struct LimitsTests {
         #expect(info.limits.maxRequestBodyBytes == 16000)
     }
 
+    @Test("a datastore tells its usage against the limits: records and bytes grow with writes and shrink with deletes")
+    func datastoreUsage() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let datastore = try DatastoreID("usage")
+        func usage() async throws -> DatastoreUsage? {
+            try await client.call(.GET, "/v1/datastores/usage", token: user.token, as: DatastoreInfo.self).usage
+        }
+        _ = try await client.push(Mutations.create(datastore, "Rec", "a", fields: ["s": text(200)]), token: user.token)
+        let one = try #require(try await usage())
+        #expect(one.records == 1)
+        #expect(one.maxRecords == 5)
+        #expect(one.maxBytes == 4000)
+        // The datastore's own base plus the record (100 + 100 + 200 bytes).
+        #expect(one.bytes == SizeAccounting.datastoreBaseBytes + 400)
+        _ = try await client.push(Mutations.create(datastore, "Rec", "b", fields: ["s": text(100)]), token: user.token)
+        #expect(try await usage() == DatastoreUsage(records: 2, maxRecords: 5, bytes: one.bytes + 300, maxBytes: 4000))
+        _ = try await client.push(Mutations.delete(datastore, "Rec", "a", base: 1), token: user.token)
+        #expect(try await usage() == DatastoreUsage(records: 1, maxRecords: 5, bytes: one.bytes - 100, maxBytes: 4000))
+        // The list of datastores tells it too.
+        let list = try await client.call(.GET, "/v1/datastores", token: user.token, as: DatastoreList.self)
+        #expect(list.datastores.first { $0.id == datastore }?.usage?.records == 1)
+    }
+
     @Test("a record exactly at the size limit is stored; one byte over is refused, by push and by REST")
     func recordSize() async throws {
         let (_, client) = try SharedServer.require()

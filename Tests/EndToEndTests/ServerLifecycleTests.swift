@@ -20,6 +20,21 @@ struct ServerLifecycleTests {
         }
     }
 
+    @Test("requests are logged one line each at debug, and not at the default level info")
+    func requestLogLevel() async throws {
+        for (level, logged) in [("info", false), ("debug", true)] {
+            let server = try await withServer(extraArguments: ["--log-level", level]) { server in
+                let client = try APIClient(server: server)
+                let reply = try await client.send(.GET, "/health")
+                await client.shutdown()
+                #expect(reply.status == 200)
+                return server
+            }
+            // Stopped: everything it printed has been read.
+            #expect(server.log.contains("hb.request.path=/health") == logged, "at \(level):\n\(server.log)")
+        }
+    }
+
     @Test("plain HTTP on the TLS port is refused")
     func plainHTTPRefused() async throws {
         try await withServer { server in

@@ -13,7 +13,9 @@ struct APIRouter {
     func build() -> Router<RooftopRequestContext> {
         let router = Router(context: RooftopRequestContext.self)
         router.middlewares.add(RequestIDMiddleware())
-        router.middlewares.add(LogRequestsMiddleware(.info))
+        // A line per request at `debug`: at the default `info` a busy server's log would be
+        // nothing but requests (`--log-level debug` shows them).
+        router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(ErrorMiddleware())
 

@@ -4,8 +4,12 @@ import RooftopShared
 final class DatastoreService: Sendable {
     private let storage: any Storage
 
-    init(storage: any Storage) {
+    /// The limits a datastore's usage is told against.
+    private let limits: Limits
+
+    init(storage: any Storage, limits: Limits) {
         self.storage = storage
+        self.limits = limits
     }
 
     /// A datastore resolved for a caller, with the caller's role on it.
@@ -98,6 +102,10 @@ final class DatastoreService: Sendable {
 
     /// The wire description of a datastore for a caller.
     func info(_ record: DatastoreRecord, role: SharingRole) -> DatastoreInfo {
-        DatastoreInfo(id: record.id, title: record.title, owner: record.ownerId, role: role)
+        DatastoreInfo(
+            id: record.id, title: record.title, owner: record.ownerId, role: role,
+            usage: DatastoreUsage(
+                records: record.recordCount, maxRecords: limits.maxRecordsPerDatastore, bytes: record.sizeBytes,
+                maxBytes: limits.maxDatastoreBytes))
     }
 }
