@@ -41,11 +41,13 @@ public struct DatastoreInfo: Hashable, Sendable, Codable {
 
 /// A datastore's size against the server's limits: its live records and their bytes, as the
 /// limits count them (``SizeAccounting``). A write that would pass a limit is refused
-/// (`sizeLimit`), so `records <= maxRecords` and `bytes <= maxBytes` hold.
+/// (`sizeLimit`), so `records <= maxRecords` and `bytes <= maxBytes` hold. The server tells it;
+/// a list read from the local cache offline has none.
 ///
 /// ```swift
-/// let info = try await client.datastores.info(".Xy3")
-/// if let usage = info.usage, usage.bytes * 10 > usage.maxBytes * 9 { print("90% full") }
+/// for info in try await client.datastores.list() {
+///     if let usage = info.usage, usage.bytes * 10 > usage.maxBytes * 9 { print("\(info.id) is 90% full") }
+/// }
 /// ```
 public struct DatastoreUsage: Hashable, Sendable, Codable {
     /// Live (not deleted) records.
