@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RooftopServer
 
 extension Benchmark {
     /// Phases `postgres insert`, `postgres scan` and `postgres get`: what the PostgreSQL server
@@ -10,17 +11,8 @@ extension Benchmark {
     /// are), a scan of them all in key order, and primary-key reads. The ratios in
     /// docs/benchmarks.md are to these.
     func measurePostgresLimits(url: String) async throws {
-        guard let components = URLComponents(string: url), let host = components.host, let user = components.user,
-            components.path.count > 1
-        else { throw BenchmarkError.wrongResult("\(url) is not a postgres:// URL") }
-        var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: user,
-            password: components.password?.removingPercentEncoding, database: String(components.path.dropFirst()),
-            tls: .disable)
+        var configuration = try PostgresStorage.clientConfiguration(url: url)
         configuration.options.maximumConnections = 1
-        if let schema = components.queryItems?.first(where: { $0.name == "schema" })?.value {
-            configuration.options.additionalStartupParameters = [("search_path", schema)]
-        }
         let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "benchmark-postgres"))
         let encoder = JSONEncoder()
         let records = try dataset.objects.map { ($0.objectId, String(decoding: try encoder.encode($0.fields), as: UTF8.self)) }

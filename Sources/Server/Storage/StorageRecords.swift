@@ -153,3 +153,11 @@ public struct StoredObject: Sendable, Hashable {
         return Set(acl.entries.filter { $0.value.read }.keys.map(\.description))
     }
 }
+
+extension DatastoreRecord {
+    /// The storage's `scope` of a datastore ID (both backends key datastores by `(scope, id)`):
+    /// the owner for private datastores, whose IDs repeat across users; empty otherwise.
+    static func scope(of id: DatastoreID, ownerId: String?) -> String {
+        id.kind == .private ? (ownerId ?? "") : ""
+    }
+}

@@ -29,7 +29,7 @@ extension PostgresStorage {
 
     /// See ``Storage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
-        let scope = SQLiteStorage.scope(of: id, ownerId: ownerId)
+        let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
         return try await read { session in
             try session.query("\(unescaped: Self.datastoreSelect) WHERE d.scope = \(scope) AND d.id = \(id.rawValue)")
                 .first.map(Self.datastore)
@@ -45,7 +45,7 @@ extension PostgresStorage {
 
     /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
     public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
-        let scope = SQLiteStorage.scope(of: id, ownerId: ownerId)
+        let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
         let owner = id.kind == .app ? nil : ownerId
         let created = Timestamp.now.millisecondsSinceEpoch
         return try await read { session in

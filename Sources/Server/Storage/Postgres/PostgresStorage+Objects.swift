@@ -11,18 +11,16 @@ extension PostgresStorage {
         FROM objects o JOIN datastores d ON d.key = o.datastore_key
         """
 
-    /// The ``ObjectRow`` of a row whose first columns are ``objectRowColumns``.
-    static func objectRow(_ row: PostgresRow) throws -> ObjectRow {
-        var columns = row.makeIterator()
-        func next<T: PostgresDecodable>(_ type: T.Type) throws -> T {
-            guard let cell = columns.next() else { throw RooftopError(.internal, "an object row is missing columns") }
-            return try cell.decode(T.self)
-        }
+    /// The ``ObjectRow`` of a row whose columns from `first` on are ``objectRowColumns``.
+    static func objectRow(_ row: PostgresRow, from first: Int = 0) throws -> ObjectRow {
+        let cells = Array(row)
+        guard cells.count >= first + 10 else { throw RooftopError(.internal, "an object row is missing columns") }
         return ObjectRow(
-            key: try next(Int64.self), className: try next(String.self), objectId: try next(String.self),
-            datastoreId: try next(String.self), body: try next(String.self), createdAt: try next(Int64?.self),
-            updatedAt: try next(Int64?.self), version: try next(Int64.self), sequence: try next(Int64.self),
-            deleted: try next(Bool.self))
+            key: try cells[first].decode(Int64.self), className: try cells[first + 1].decode(String.self),
+            objectId: try cells[first + 2].decode(String.self), datastoreId: try cells[first + 3].decode(String.self),
+            body: try cells[first + 4].decode(String.self), createdAt: try cells[first + 5].decode(Int64?.self),
+            updatedAt: try cells[first + 6].decode(Int64?.self), version: try cells[first + 7].decode(Int64.self),
+            sequence: try cells[first + 8].decode(Int64.self), deleted: try cells[first + 9].decode(Bool.self))
     }
 
     /// The object of a ``storedObjectSelect`` row, with its readers.
@@ -131,9 +129,38 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// The writes made, as messages to the other server processes.
     let changes = Changes()
 
-    /// The messages of the writes made, kept across the writer's copies.
+    /// The writes made, kept across the writer's copies, as one message per datastore and class:
+    /// a message only says "pull again after this sequence" to the subscribers who may read one
+    /// of the objects, so a push of 500 writes to one class is one message, not 500 (and one
+    /// datastore read in each process that hears it).
     final class Changes {
-        var messages: [ClusterMessage] = []
+        private var written: [Written] = []
+
+        private struct Written {
+            let datastoreKey: Int64
+            let className: String
+            var sequence: Int64
+            var readers: Set<String>
+        }
+
+        /// Counts a write committed (with the transaction) at `sequence`.
+        func add(datastoreKey: Int64, className: String, sequence: Int64, readers: Set<String>) {
+            if let index = written.firstIndex(where: { $0.datastoreKey == datastoreKey && $0.className == className }) {
+                written[index].sequence = max(written[index].sequence, sequence)
+                written[index].readers.formUnion(readers)
+            } else {
+                written.append(Written(datastoreKey: datastoreKey, className: className, sequence: sequence, readers: readers))
+            }
+        }
+
+        /// The messages to send.
+        var messages: [ClusterMessage] {
+            written.map {
+                .changed(
+                    datastoreKey: $0.datastoreKey, sequence: $0.sequence, className: $0.className,
+                    readers: $0.readers.sorted())
+            }
+        }
     }
 
     func write(
@@ -141,10 +168,9 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     ) throws -> ObjectWriteOutcome {
         let outcome = try session.inSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
         if case .written(let stored, let readersBefore, _) = outcome {
-            changes.messages.append(
-                .changed(
-                    datastoreKey: request.datastoreKey, sequence: stored.sequence, className: request.className,
-                    readers: readersBefore.union(stored.readers).sorted()))
+            changes.add(
+                datastoreKey: request.datastoreKey, className: request.className, sequence: stored.sequence,
+                readers: readersBefore.union(stored.readers))
         }
         return outcome
     }
@@ -178,13 +204,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         let live = try cells[4].decode(Bool?.self) ?? false
         var object: ObjectSnapshot?
         if objectKey != nil, live {
-            object = try ObjectRow(
-                key: cells[5].decode(Int64.self), className: cells[6].decode(String.self),
-                objectId: cells[7].decode(String.self), datastoreId: cells[8].decode(String.self),
-                body: cells[9].decode(String.self), createdAt: cells[10].decode(Int64?.self),
-                updatedAt: cells[11].decode(Int64?.self), version: cells[12].decode(Int64.self),
-                sequence: cells[13].decode(Int64.self), deleted: cells[14].decode(Bool.self)
-            ).snapshot()
+            object = try PostgresStorage.objectRow(row, from: 5).snapshot()
         }
         let mutationId = try MutationID(id)
         return (id, try MutationResultRow.result(id: mutationId, version: version, detail: detail, object: object))

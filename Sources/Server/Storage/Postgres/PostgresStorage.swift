@@ -50,6 +50,14 @@ public final class PostgresStorage: Storage {
         notifier = PostgresNotifier(pool: pool)
     }
 
+    /// The postgres-nio client configuration a storage URL names (see ``init(url:maximumConnections:logger:now:)``),
+    /// for tools that talk to the same database directly (the benchmark measures PostgreSQL's own
+    /// rates with it).
+    /// - Throws: `illegalArgument` naming what is wrong with the URL.
+    public static func clientConfiguration(url: String) throws(RooftopError) -> PostgresClient.Configuration {
+        try PostgresPool.configuration(url: url)
+    }
+
     /// Applies the migrations not applied yet.
     public func prepare() async throws {
         try await pool.migrate()

@@ -2,16 +2,11 @@ import GRDB
 import RooftopShared
 
 extension SQLiteStorage {
-    /// The `scope` column: the owner for private datastores, empty otherwise.
-    static func scope(of id: DatastoreID, ownerId: String?) -> String {
-        id.kind == .private ? (ownerId ?? "") : ""
-    }
-
     /// See ``Storage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
         try await pool.read { db in
             try Self.datastore(db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?",
-                               arguments: [Self.scope(of: id, ownerId: ownerId), id.rawValue])
+                               arguments: [DatastoreRecord.scope(of: id, ownerId: ownerId), id.rawValue])
         }
     }
 
@@ -52,7 +47,7 @@ extension SQLiteStorage {
     /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
     public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
         try await pool.write { db in
-            let scope = Self.scope(of: id, ownerId: ownerId)
+            let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
             if let existing = try Self.datastore(
                 db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?", arguments: [scope, id.rawValue])
             {

@@ -1,0 +1,48 @@
+import PostgresNIO
+import RooftopShared
+
+extension PostgresStorage {
+    private static let compiler = SQLQueryCompiler(dialect: .postgres)
+
+    /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
+    public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
+        try await readSnapshot { session in
+            try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
+                .find(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
+        }
+    }
+
+    /// See ``Storage/count(_:datastoreKey:readers:)``.
+    public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
+        try await readSnapshot { session in
+            try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
+                .count(query, datastoreKey: datastoreKey, readers: readers)
+        }
+    }
+
+    /// Runs `body`'s reads in one snapshot (a read-only, repeatable-read transaction).
+    private func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
+        async throws -> T
+    {
+        try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// The shared query runner over one session.
+    private static func runner(_ session: PostgresBlockingSession, datastoreKey: Int64, className: String)
+        -> StorageQueryRunner
+    {
+        StorageQueryRunner(
+            compiler: compiler,
+            unindexedFields: {
+                Set(
+                    try session.query(
+                        """
+                        SELECT field FROM unindexed_fields
+                        WHERE datastore_key = \(datastoreKey) AND class_name = \(className) AND objects > 0
+                        """
+                    ).map { try $0.decode(String.self) })
+            },
+            objects: { select in try session.query(select).map { try objectRow($0).snapshot() } },
+            count: { count in Int(try session.query(count).first?.decode(Int64.self) ?? 0) })
+    }
+}
