@@ -31,7 +31,7 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=500 -c fsync=off" start >/dev/null \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 -c fsync=off" start >/dev/null \
     || { cat "$dir/server.log" >&2; exit 1; }
 echo "with-cluster: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 

@@ -159,14 +159,28 @@ enum PostgresMigrations {
     /// The advisory lock key migrations hold (any constant, the same in every server).
     static let lockKey: Int64 = 0x526F_6F66_746F_70  // "Rooftop"
 
+    /// The advisory lock of one deployment: ``lockKey`` for the default schema, mixed with an
+    /// FNV-1a hash of the schema's name otherwise, so that deployments in different schemas of one
+    /// database migrate without waiting for each other (the same in every server process).
+    static func lockKey(schema: String?) -> Int64 {
+        guard let schema else { return lockKey }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in schema.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return lockKey ^ Int64(bitPattern: hash)
+    }
+
     /// Applies the migrations not applied yet, one transaction each; returns the names applied.
     /// - Throws: What the database answers when a migration fails (that migration is rolled back;
     ///   the ones before it stay applied).
     @discardableResult
     static func migrate(_ client: PostgresClient, schema: String? = nil, logger: Logger) async throws -> [String] {
+        let lock = lockKey(schema: schema)
         // Under the lock too: concurrent `CREATE TABLE IF NOT EXISTS` can collide in PostgreSQL.
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
             if let schema {
                 // Validated by the URL's parser: ASCII letters, digits and `_`.
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"), logger: logger)
@@ -184,7 +198,7 @@ enum PostgresMigrations {
             let name = migration.name
             let ran = try await client.withTransaction(logger: logger) { connection -> Bool in
                 // Another server migrating at the same time waits here, then finds it applied.
-                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
                 let rows = try await connection.query(
                     "SELECT 1 FROM rooftop_migrations WHERE name = \(name)", logger: logger)
                 for try await _ in rows { return false }
