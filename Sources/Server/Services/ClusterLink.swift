@@ -91,3 +91,9 @@ struct ClusterListener: Service {
         }
     }
 }
+
+extension ClusterListener: CustomStringConvertible {
+    /// How service lifecycle logs name it at `debug`: the channel, not the services it holds
+    /// (their reflection ran to megabytes, the OpenAPI document's bytes included).
+    var description: String { "ClusterListener(channel: \(notifier.channel))" }
+}
