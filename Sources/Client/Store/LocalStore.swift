@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import RooftopShared
+import Synchronization
 
 /// The client's local datastore: objects (the server's last state and the local view), pins and
 /// labels, cached query results, the offline queue, set-aside refusals, pull checkpoints, the
@@ -14,6 +15,16 @@ final class LocalStore: Sendable {
     private let database: any DatabaseWriter
     /// Where committed changes are announced.
     let changes = Broadcaster<StoreChange>()
+    /// Whether the store is closed, and how many reads and writes are running. The connection is
+    /// closed by whichever comes last, ``close()`` or the last running access: GRDB frees the
+    /// SQLite connection on close, and an access after that would hand SQLite a null connection
+    /// (a crash, seen when a sync task still ran while its client shut down).
+    private let gate = Mutex(Gate())
+
+    private struct Gate {
+        var closed = false
+        var active = 0
+    }
 
     /// Opens (creating and migrating if needed) the store.
     /// - Throws: `cache` when the database cannot be opened or migrated.
@@ -47,9 +58,38 @@ final class LocalStore: Sendable {
         }
     }
 
-    /// Closes the database and ends the change streams.
+    /// Closes the database and ends the change streams. Reads and writes still running finish
+    /// first (the connection closes after the last); later ones throw `cache`.
     func close() {
         changes.finish()
+        let closeNow = gate.withLock { gate in
+            guard !gate.closed else { return false }
+            gate.closed = true
+            return gate.active == 0
+        }
+        if closeNow { closeDatabase() }
+    }
+
+    /// Lets one read or write in, unless the store is closed.
+    private func enter() throws(RooftopError) {
+        let open = gate.withLock { gate in
+            guard !gate.closed else { return false }
+            gate.active += 1
+            return true
+        }
+        guard open else { throw RooftopError(.cache, "the local datastore is closed: the client was shut down") }
+    }
+
+    /// Ends a read or write; the last one after ``close()`` closes the connection.
+    private func leave() {
+        let closeNow = gate.withLock { gate in
+            gate.active -= 1
+            return gate.closed && gate.active == 0
+        }
+        if closeNow { closeDatabase() }
+    }
+
+    private func closeDatabase() {
         do {
             try database.close()
         } catch {
@@ -61,9 +101,11 @@ final class LocalStore: Sendable {
 
     /// Runs `body` in one write transaction over `scope`, then publishes what it changed.
     /// - Throws: What `body` throws (the transaction is rolled back), or `cache` for a database
-    ///   failure.
+    ///   failure or a closed store.
     @discardableResult
     func write<T>(scope: String, _ body: (StoreTransaction) throws -> T) throws(RooftopError) -> T {
+        try enter()
+        defer { leave() }
         let (result, change): (T, StoreChange)
         do {
             (result, change) = try database.write { db in
@@ -82,6 +124,8 @@ final class LocalStore: Sendable {
 
     /// Runs a read.
     func read<T>(_ body: (Database) throws -> T) throws(RooftopError) -> T {
+        try enter()
+        defer { leave() }
         do {
             return try database.read(body)
         } catch let error as RooftopError {
