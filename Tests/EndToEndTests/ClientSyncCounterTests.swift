@@ -8,8 +8,9 @@ import RooftopTestSupport
 /// on both devices and on the server.
 @Suite("Client sync: a sum counter across two offline devices")
 struct ClientSyncCounterTests {
-    /// `count` changes by increments (which add up whatever the rule) and `total` by plain sets
-    /// of the new value, which only the class's `sum` rule turns into the total.
+    /// `count` changes by increments under `sum`, `plays` by increments under the default rule
+    /// (increments are atomic: they add up too), and `total` by plain sets of the new value,
+    /// which only the class's `sum` rule turns into the total.
     @Test("increments and sets of a sum field made offline on two devices add up everywhere")
     func sumCounterConverges() async throws {
         try await withSyncHarness { harness in
@@ -27,6 +28,7 @@ struct ClientSyncCounterTests {
             let counter = phone.object(className, in: .default)
             counter["count"] = 10
             counter["total"] = 10
+            counter["plays"] = 10
             try await counter.save()
             try await phone.sync.pull(datastore: .default)
             try await tablet.sync.pull(datastore: .default)
@@ -38,11 +40,14 @@ struct ClientSyncCounterTests {
             // Phone: +1 then +2, in two queued changes; tablet: +5.
             try onPhone.increment("count", by: 1)
             onPhone["total"] = 11
+            try onPhone.increment("plays", by: 1)
             try await onPhone.saveEventually()
             try onPhone.increment("count", by: 2)
             onPhone["total"] = 13
+            try onPhone.increment("plays", by: 2)
             try await onPhone.saveEventually()
             try onTablet.increment("count", by: 5)
+            try onTablet.increment("plays", by: 5)
             onTablet["total"] = 15
             try await onTablet.saveEventually()
             #expect(onPhone.int("count") == 13 && onPhone.int("total") == 13)
@@ -62,10 +67,12 @@ struct ClientSyncCounterTests {
 
             #expect(onPhone.int("count") == 18 && onTablet.int("count") == 18)
             #expect(onPhone.int("total") == 18 && onTablet.int("total") == 18)
+            #expect(onPhone.int("plays") == 18 && onTablet.int("plays") == 18, "increments under the default rule")
             let admin = try harness.api(second)
             let stored = try await admin.object(.default, className: className, objectId: counter.objectId, token: user.token)
             #expect(stored?.fields["count"] == 18)
             #expect(stored?.fields["total"] == 18)
+            #expect(stored?.fields["plays"] == 18)
             #expect(onPhone.version == stored?.version && onTablet.version == stored?.version)
 
             // The server merged `total` by the sum rule for the device(s) whose changes came after

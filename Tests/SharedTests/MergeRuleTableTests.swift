@@ -31,19 +31,19 @@ private let tableRows: [MergeTableRow] = {
     }
     let inc5: [FieldOperation] = [.increment(5)]
     // Column "set": remote set 20.
-    row(.remote, 10, [.set(20)], inc5, 20)
+    row(.remote, 10, [.set(20)], inc5, 25)
     row(.local, 10, [.set(20)], inc5, 15)
     row(.max, 10, [.set(20)], inc5, 20)
     row(.min, 10, [.set(20)], inc5, 15)
     row(.sum, 10, [.set(20)], inc5, 25)
     // Column "unset".
-    row(.remote, 10, [.unset], inc5, nil)
+    row(.remote, 10, [.unset], inc5, 5)
     row(.local, 10, [.unset], inc5, 15)
     row(.max, 10, [.unset], inc5, 15)
     row(.min, 10, [.unset], inc5, 15)
     row(.sum, 10, [.unset], inc5, 5)
     // Column "increment": remote increment 3 (R = 13).
-    row(.remote, 10, [.increment(3)], inc5, 13)
+    row(.remote, 10, [.increment(3)], inc5, 18)
     row(.local, 10, [.increment(3)], inc5, 15)
     row(.max, 10, [.increment(3)], inc5, 15)
     row(.min, 10, [.increment(3)], inc5, 13)
@@ -82,6 +82,12 @@ private let tableRows: [MergeTableRow] = {
     row(.sum, 10, [.increment(1)], [.set("x")], 11)
     row(.sum, 1.5, [.increment(1)], [.increment(0.25)], 2.75)
     row(.sum, 0, [.set(.int(.max))], inc5, .int(.max))
+    // Footnote 6: under remote, local increments add to a remote number; other local changes and
+    // remote non-numbers leave R; an overflow leaves R.
+    row(.remote, 10, [.set(20)], [.increment(5), .set(1)], 20)
+    row(.remote, 10, [.set("x")], inc5, "x")
+    row(.remote, 0, [.set(.int(.max))], inc5, .int(.max))
+    row(.remote, 1.5, [.increment(1)], [.increment(0.25), .increment(1)], 3.75)
     // Ties keep the remote value.
     row(.max, 0, [.set(1)], [.set(1.0)], 1)
     row(.min, 0, [.set(1.0)], [.set(1)], 1.0)

@@ -18,7 +18,7 @@
 ///
 /// | rule ↓ · concurrent remote op → | set | unset | increment | list ops | relation ops | delete |
 /// |---|---|---|---|---|---|---|
-/// | `remote` (default) | R | absent | R | R ¹ | R ² | deleted ³ |
+/// | `remote` (default) | R ⁶ | absent ⁶ | R ⁶ | R ¹ | R ² | deleted ³ |
 /// | `local` | L | L | L | L ¹ | L ² | deleted ³ |
 /// | `max` | larger of L, R | L ⁴ | larger of L, R | larger ¹ | larger ² | deleted ³ |
 /// | `min` | smaller of L, R | L ⁴ | smaller of L, R | smaller ¹ | smaller ² | deleted ³ |
@@ -33,6 +33,10 @@
 ///    `remote`. Local increments are re-applied as they are (so concurrent increments all count);
 ///    any other local change is applied as one increment of L − B. When the result would
 ///    overflow an int, R stands.
+/// 6. Increments are atomic: when the local operations are all increments and R is a number or
+///    absent, they are re-applied on R (R + the increments; on an absent field they start from
+///    0), so concurrent increments all count. When R is not a number or the sum would overflow an
+///    int, R stands. `local`, `max` and `min` pick a value instead.
 ///
 /// A tie under `max`/`min` (equivalent values, such as `1` and `1.0`) keeps R. A rule that picks
 /// R drops the local operations; one that picks L sets it (or unsets the field).

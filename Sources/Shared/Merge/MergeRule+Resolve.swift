@@ -10,14 +10,15 @@ extension MergeRule {
     ///   - base: The value both sides started from.
     ///   - local: The value with the local operations applied.
     ///   - remote: The value with the remote operations applied.
-    ///   - localOperations: The local operations themselves; when they are all increments, `sum`
-    ///     re-applies them as they are rather than a computed difference, so doubles add exactly as
-    ///     the client added them.
+    ///   - localOperations: The local operations themselves; when they are all increments,
+    ///     `remote` and `sum` re-apply them as they are (increments are atomic; doubles add exactly
+    ///     as the client added them).
     func operations(base: Value?, local: Value?, remote: Value?, localOperations: [FieldOperation]) -> [FieldOperation]
     {
         switch self {
         case .remote:
-            return []
+            // Increments are atomic: they add to whatever the remote value is.
+            return Self.reappliedIncrements(localOperations, on: remote) ?? []
         case .local:
             guard local != remote else { return [] }
             return [local.map(FieldOperation.set) ?? .unset]
@@ -56,17 +57,24 @@ extension MergeRule {
     ) -> [FieldOperation]? {
         guard let local, local.kind == .number, base?.kind ?? .number == .number, remote?.kind ?? .number == .number
         else { return nil }
-        let operations: [FieldOperation]
-        if !localOperations.isEmpty, localOperations.allSatisfy({ if case .increment = $0 { true } else { false } }) {
-            operations = localOperations
-        } else {
-            guard let delta = difference(local, base ?? .int(0)) else { return nil }
-            // A zero difference adds nothing; skipping it also keeps an int remote an int.
-            if delta.isEquivalent(to: .int(0)) { return [] }
-            operations = [.increment(delta)]
-        }
+        if isIncrements(localOperations) { return reappliedIncrements(localOperations, on: remote) }
+        guard let delta = difference(local, base ?? .int(0)) else { return nil }
+        // A zero difference adds nothing; skipping it also keeps an int remote an int.
+        if delta.isEquivalent(to: .int(0)) { return [] }
+        let operations: [FieldOperation] = [.increment(delta)]
         guard result(of: operations, on: remote) != nil else { return nil }
         return operations
+    }
+
+    /// The local operations, when they are all increments and apply to `remote` (a number or
+    /// absent, without overflow); `nil` otherwise.
+    private static func reappliedIncrements(_ localOperations: [FieldOperation], on remote: Value?) -> [FieldOperation]? {
+        guard isIncrements(localOperations), result(of: localOperations, on: remote) != nil else { return nil }
+        return localOperations
+    }
+
+    private static func isIncrements(_ operations: [FieldOperation]) -> Bool {
+        !operations.isEmpty && operations.allSatisfy { if case .increment = $0 { true } else { false } }
     }
 
     /// `lhs − rhs` for two numbers: an int when both are ints (`nil` on overflow), else a double.

@@ -13,7 +13,9 @@
 /// rules.setRule(.sum, forClass: "Game", field: "score")
 /// ```
 public enum MergeRule: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
-    /// The remote value wins; local changes to the field are dropped. The default.
+    /// The remote value wins; local changes to the field are dropped, except increments: local
+    /// increments are atomic and add to the remote value when it is a number (or absent), so
+    /// concurrent increments all count, as in Parse. The default.
     case remote
     /// The local value wins; it is set over the remote value.
     case local
