@@ -73,7 +73,9 @@ public final class PostgresStorage: Storage {
         try await pool.blockingTransaction(body)
     }
 
-    /// Runs `body`, whose reads are one statement each, outside a transaction.
+    /// Runs `body` outside a transaction: reads, or writes of one statement each (whose changed
+    /// row count may be ignored).
+    @discardableResult
     func read<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T) async throws -> T {
         try await pool.blockingRead(body)
     }
