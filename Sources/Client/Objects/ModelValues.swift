@@ -86,31 +86,18 @@ enum ModelValues {
         }
     }
 
-    /// The JSON form of a value inside a nested struct.
+    /// The JSON form of a value inside a nested struct (``JSONValue/init(embedding:)``).
     /// - Throws: `EncodingError` for a non-finite double (JSON has none).
     static func json(_ value: Value, codingPath: [any CodingKey]) throws -> JSONValue {
-        switch value {
-        case .null: return .null
-        case .bool(let bool): return .bool(bool)
-        case .int(let int): return .int(int)
-        case .double(let double):
-            guard double.isFinite else {
-                throw EncodingError.invalidValue(
-                    double,
-                    .init(
-                        codingPath: codingPath,
-                        debugDescription: "a nested struct cannot hold \(double) (JSON has no such number)"))
-            }
-            return .double(double)
-        case .string(let string): return .string(string)
-        case .date(let timestamp): return .string(timestamp.description)
-        case .bytes(let bytes): return .string(bytes.data.base64EncodedString())
-        case .json(let json): return json
-        case .list(let items): return .array(try items.map { try json($0, codingPath: codingPath) })
-        case .decimal, .geoPoint, .day, .pointer, .relation:
-            // The portable tagged form, which `DecodingNode.fieldValue` reads back.
-            return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        let json = JSONValue(embedding: value)
+        if let double = json.firstNonFiniteNumber {
+            throw EncodingError.invalidValue(
+                double,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "a nested struct cannot hold \(double) (JSON has no such number)"))
         }
+        return json
     }
 }
 

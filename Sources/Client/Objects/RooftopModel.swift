@@ -22,11 +22,25 @@ import RooftopShared
 /// try await client.save(GameScore(score: 1337, playerName: "Sean Plott"), eventually: true)
 /// let best = try await client.query(GameScore.self).order(by: "score", descending: true).find(as: GameScore.self)
 /// ```
-public protocol RooftopModel: Codable, Sendable {
+public protocol RooftopModel: Codable, Sendable, ValueConvertible {
     /// The class the model's objects belong to.
     static var className: String { get }
     /// The object's ID: generate one for a new model (`ObjectID.generate()`).
     var objectId: String { get }
+}
+
+extension RooftopModel {
+    /// A pointer to the model's object: storing a model in a field (or comparing a field with it)
+    /// uses a pointer, as with a ``RooftopObject``.
+    ///
+    /// ```swift
+    /// try comment.set("author", to: user)                     // user: a model
+    /// client.query("Comment").where(Field("author") == user)
+    /// ```
+    public var rooftopValue: Value { .pointer(pointer) }
+
+    /// A pointer to the model's object.
+    public var pointer: Pointer { Pointer(className: Self.className, objectId: objectId) }
 }
 
 extension RooftopObject {

@@ -9,10 +9,12 @@ extension RooftopObject {
     /// changes made meanwhile still unsaved on top), and the local copy, if the object is stored,
     /// is updated. Nothing is lost on failure: the changes stay unsaved.
     /// - Returns: The merge decisions the server took against concurrent changes.
-    /// - Throws: Network errors (`noConnection`, `timeout`, ...), the server's refusal
-    ///   (`disallowed`, `badType`, `sizeLimit`, ...).
+    /// - Throws: `illegalArgument` / `invalidOperation` before anything is sent, for a field name
+    ///   set through the subscript that is invalid or built-in; network errors (`noConnection`,
+    ///   `timeout`, ...), the server's refusal (`disallowed`, `badType`, `sizeLimit`, ...).
     @discardableResult
     public func save() async throws(RooftopError) -> [MergeDecision] {
+        try validateUnsavedFields()
         try await core.flushQueue(for: key)
         guard let pending = pendingChange() else { return [] }
         let mutation = Mutation(
@@ -35,9 +37,12 @@ extension RooftopObject {
     /// object is pinned (label `_pending`) until the server has them. The queue sends them in
     /// order, exactly once, when the server can be reached (seed 000's saveEventually).
     /// - Returns: The queued mutation's ID (its status is observable on the client's outbox).
-    /// - Throws: `cache` when the local database fails; nothing is queued then.
+    /// - Throws: `illegalArgument` / `invalidOperation` for a field name set through the
+    ///   subscript that is invalid or built-in; `cache` when the local database fails. Nothing is
+    ///   queued then.
     @discardableResult
     public func saveEventually() async throws(RooftopError) -> MutationID? {
+        try validateUnsavedFields()
         guard let pending = pendingChange() else { return nil }
         return try core.enqueue(pending.change, for: self, count: pending.count)
     }

@@ -17,7 +17,7 @@ import Synchronization
 /// try score.increment("plays")
 /// try await score.saveEventually()
 /// ```
-public final class RooftopObject: Sendable, Identifiable, CustomStringConvertible {
+public final class RooftopObject: Sendable, Identifiable, CustomStringConvertible, ValueConvertible {
     /// Which object this is.
     public let key: ObjectKey
     let core: ClientCore
@@ -84,9 +84,45 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     /// A field's value (built-in fields `objectId`, `createdAt`, `updatedAt` included); setting
     /// records a `set` (or, with `nil`, an `unset`) to save later.
+    ///
+    /// The setter cannot throw, so it does not check the field name: an invalid or built-in name
+    /// (`"a b"`, `"objectId"`) is refused when the change is saved — ``save()`` and
+    /// ``saveEventually()`` throw `illegalArgument` or `invalidOperation` and queue nothing. Use
+    /// ``set(_:to:)`` to have it checked at once.
     public subscript(field: String) -> Value? {
         get { snapshot[field] }
         set { record(FieldUpdate(field, newValue.map(FieldOperation.set) ?? .unset)) }
+    }
+
+    /// A field's value as a Swift type, `nil` when the field is absent or holds another kind;
+    /// setting records a `set` of the value (or, with `nil`, an `unset`) to save later, unchecked
+    /// as with the ``Value`` subscript.
+    ///
+    /// ```swift
+    /// object["plays"] = plays                 // an Int variable
+    /// object["lastPlayed"] = Date()
+    /// let plays: Int? = object["plays"]
+    /// ```
+    public subscript<T: LosslessValueConvertible>(field: String) -> T? {
+        get { snapshot[field].flatMap(T.init(rooftopValue:)) }
+        set { record(FieldUpdate(field, newValue.map { .set($0.rooftopValue) } ?? .unset)) }
+    }
+
+    /// Sets a field, checking now that the name is valid and writable.
+    ///
+    /// ```swift
+    /// try object.set("score", to: score)
+    /// try object.set("author", to: user)      // a pointer to another object
+    /// ```
+    /// - Throws: `illegalArgument` for an invalid field name, `invalidOperation` for a built-in one.
+    public func set(_ field: String, to value: some ValueConvertible) throws(RooftopError) {
+        try apply(FieldUpdate(field, .set(value.rooftopValue)))
+    }
+
+    /// Removes a field, checking the name now.
+    /// - Throws: `illegalArgument` for an invalid field name, `invalidOperation` for a built-in one.
+    public func unset(_ field: String) throws(RooftopError) {
+        try apply(FieldUpdate(field, .unset))
     }
 
     /// The object's ACL, as it reads now; setting it records the change to save later.
@@ -97,6 +133,9 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             announceEdit()
         }
     }
+
+    /// A pointer to the object: storing an object in a field stores a pointer to it.
+    public var rooftopValue: Value { .pointer(Pointer(className: className, objectId: objectId)) }
 
     /// `ClassName/objectId` and the current fields.
     public var description: String { "\(key): \(snapshot.fields)" }
@@ -112,8 +151,21 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     }
 
     /// Adds `amount` (an int or a double) to a number field; an absent field counts as 0.
+    ///
+    /// Increments are atomic: increments made concurrently elsewhere all count, unless the
+    /// field's merge rule is `local`, `max` or `min` (see ``MergeRule``).
+    /// - Throws: `badType` when the field holds something other than a number, or `amount` is not
+    ///   a number; `illegalArgument` / `invalidOperation` for a bad or built-in field name.
     public func increment(_ field: String, by amount: Value = 1) throws(RooftopError) {
         try apply(FieldUpdate(field, .increment(amount)))
+    }
+
+    /// Adds a Swift number (`Int`, `Double`, …) to a number field, atomically as the `Value`
+    /// overload does.
+    /// - Throws: `badType` when the field holds something other than a number (or the amount is
+    ///   no number: a `Decimal`); `illegalArgument` / `invalidOperation` for a bad or built-in name.
+    public func increment<T: Numeric & ValueConvertible>(_ field: String, by amount: T) throws(RooftopError) {
+        try increment(field, by: amount.rooftopValue)
     }
 
     /// Appends values to a list field.
@@ -121,9 +173,24 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         try apply(FieldUpdate(field, .listAppend(values)))
     }
 
+    /// Appends Swift values (`String`s, `Date`s, …) to a list field.
+    ///
+    /// ```swift
+    /// try object.append(contentsOf: newTags, to: "tags")
+    /// ```
+    public func append<S: Sequence>(contentsOf values: S, to field: String) throws(RooftopError)
+    where S.Element: ValueConvertible {
+        try apply(FieldUpdate(field, .listAppend(values.map(\.rooftopValue))))
+    }
+
     /// Inserts a value into a list field.
     public func insert(_ value: Value, at index: Int, in field: String) throws(RooftopError) {
         try apply(FieldUpdate(field, .listInsert(index: index, value: value)))
+    }
+
+    /// Inserts a Swift value into a list field.
+    public func insert(_ value: some ValueConvertible, at index: Int, in field: String) throws(RooftopError) {
+        try insert(value.rooftopValue, at: index, in: field)
     }
 
     /// Removes the element at an index of a list field.
@@ -139,6 +206,11 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// Replaces the element at an index of a list field.
     public func replace(at index: Int, with value: Value, in field: String) throws(RooftopError) {
         try apply(FieldUpdate(field, .listReplace(index: index, value: value)))
+    }
+
+    /// Replaces the element at an index of a list field with a Swift value.
+    public func replace(at index: Int, with value: some ValueConvertible, in field: String) throws(RooftopError) {
+        try replace(at: index, with: value.rooftopValue, in: field)
     }
 
     /// Adds objects to a relation field.
@@ -193,6 +265,21 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     public func json(_ field: String) -> JSONValue? { self[field]?.jsonValue }
     /// A bytes field.
     public func bytes(_ field: String) -> BinaryValue? { self[field]?.bytesValue }
+    /// A decimal field.
+    public func decimal(_ field: String) -> DecimalNumber? { self[field]?.decimalValue }
+    /// A pointer field, as the pointer itself (``object(_:)`` gives the object it points to).
+    public func pointer(_ field: String) -> Pointer? { self[field]?.pointerValue }
+    /// A relation field.
+    public func relation(_ field: String) -> Relation? { self[field]?.relationValue }
+    /// A field as any Swift type that reads from a value (`Int`, `Decimal`, `URL`, `[String]`, …),
+    /// `nil` when it is absent or holds another kind.
+    ///
+    /// ```swift
+    /// let price = object.value("price", as: Decimal.self)
+    /// ```
+    public func value<T: LosslessValueConvertible>(_ field: String, as type: T.Type = T.self) -> T? {
+        self[field].flatMap(T.init(rooftopValue:))
+    }
     /// The object a pointer field points to (its live instance, loaded from the local store when
     /// there; fetch it to get its fields when it is not).
     public func object(_ field: String) throws(RooftopError) -> RooftopObject? {
@@ -263,6 +350,14 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
             }
             return (.update(ordering: state.unsaved, acl: state.unsavedACL), count, id)
         }
+    }
+
+    /// Checks the names of the unsaved changes' fields (the subscript setter cannot throw).
+    /// - Throws: What ``FieldUpdate/validateField(_:)`` throws for the first bad name.
+    func validateUnsavedFields() throws(RooftopError) {
+        let names = state.withLock { state in state.unsaved.map(\.field) }
+        var checked: Set<String> = []
+        for name in names where checked.insert(name).inserted { try FieldUpdate.validateField(name) }
     }
 
     /// Drops the first `count` unsaved updates (they were saved or queued) and the unsaved ACL.

@@ -116,6 +116,17 @@ public struct RooftopQuery: Sendable {
         }
     }
 
+    /// Adds the clauses of a query in the text form with Swift values for its `?`s (see
+    /// the `Value` overload).
+    ///
+    /// ```swift
+    /// let query = try client.query("GameScore").text("where score > ? and playedAt > ?", [minimum, since])
+    /// ```
+    /// - Throws: `invalidQuery`, as the `Value` overload.
+    public func text(_ text: String, _ parameters: [any ValueConvertible]) throws(RooftopError) -> RooftopQuery {
+        try self.text(text, parameters.map(\.rooftopValue))
+    }
+
     /// Runs the query in another datastore.
     public func `in`(_ datastore: DatastoreID) -> RooftopQuery {
         refined { $0.datastore = datastore }

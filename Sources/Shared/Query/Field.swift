@@ -1,10 +1,12 @@
 /// A field named in a predicate, for building conditions that read like Swift.
 ///
 /// Comparison operators (`==`, `!=`, `<`, `<=`, `>`, `>=`) between a field and a ``Value`` make
-/// a ``QueryPredicate``; `&&`, `||` and `!` combine predicates. Values come from `Value`'s literals.
+/// a ``QueryPredicate``; `&&`, `||` and `!` combine predicates. Values are literals, ``Value``s or
+/// Swift values of any ``ValueConvertible`` type (`Int`, `Date`, `[String]`, …).
 ///
 /// ```swift
 /// let p = Field("score") > 100 && (Field("name") == "Sean" || Field("tag").in(["a", "b"]))
+/// let recent = Field("when") >= Date().addingTimeInterval(-3600) && Field("level") == level
 /// let nearby = Field("location").near(madrid, maxDistanceMeters: 5_000)
 /// ```
 public struct Field: Sendable {
@@ -76,6 +78,53 @@ public struct Field: Sendable {
     /// northeast.longitude` the box crosses the antimeridian.
     public func within(southwest: GeoPoint, northeast: GeoPoint) -> QueryPredicate {
         .withinBox(field: name, southwest: southwest, northeast: northeast)
+    }
+
+    // MARK: Swift values
+
+    /// The field is equivalent to `value` (`=`), for a Swift value (see ``ValueConvertible``).
+    public static func == <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .equal, value: value.rooftopValue)
+    }
+
+    /// The field is not equivalent to `value`, or is missing (`!=`), for a Swift value (see ``ValueConvertible``).
+    public static func != <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .notEqual, value: value.rooftopValue)
+    }
+
+    /// The field sorts before `value` (`<`), for a Swift value (see ``ValueConvertible``).
+    public static func < <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .less, value: value.rooftopValue)
+    }
+
+    /// The field sorts before or is equivalent to `value` (`<=`), for a Swift value (see ``ValueConvertible``).
+    public static func <= <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .lessOrEqual, value: value.rooftopValue)
+    }
+
+    /// The field sorts after `value` (`>`), for a Swift value (see ``ValueConvertible``).
+    public static func > <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .greater, value: value.rooftopValue)
+    }
+
+    /// The field sorts after or is equivalent to `value` (`>=`), for a Swift value (see ``ValueConvertible``).
+    public static func >= <T: ValueConvertible>(field: Field, value: T) -> QueryPredicate {
+        .comparison(field: field.name, op: .greaterOrEqual, value: value.rooftopValue)
+    }
+
+    /// The field is present and equivalent to one of `values`, Swift values.
+    public func `in`<T: ValueConvertible>(_ values: [T]) -> QueryPredicate { self.in(values.map(\.rooftopValue)) }
+
+    /// The field is missing or equivalent to none of `values`, Swift values.
+    public func notIn<T: ValueConvertible>(_ values: [T]) -> QueryPredicate { notIn(values.map(\.rooftopValue)) }
+
+    /// The field is a list holding an element equivalent to `value`, or a relation holding it, for
+    /// a Swift value (a ``Pointer``, a model).
+    public func contains<T: ValueConvertible>(_ value: T) -> QueryPredicate { contains(value.rooftopValue) }
+
+    /// The field is a list or relation holding every one of `values`, Swift values.
+    public func containsAll<T: ValueConvertible>(_ values: [T]) -> QueryPredicate {
+        containsAll(values.map(\.rooftopValue))
     }
 }
 
