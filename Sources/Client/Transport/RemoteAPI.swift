@@ -42,6 +42,24 @@ final class RemoteAPI: Sendable {
         try await call("GET", "/v1/classes/\(RemoteAPI.escape(className))")
     }
 
+    // MARK: Roles
+
+    func createRole(_ request: CreateRoleRequest) async throws(RooftopError) -> RoleInfo {
+        try await call("POST", "/v1/roles", body: request)
+    }
+
+    func role(named name: String) async throws(RooftopError) -> RoleInfo {
+        try await call("GET", "/v1/roles/\(RemoteAPI.escape(name))")
+    }
+
+    func updateRole(named name: String, _ request: UpdateRoleRequest) async throws(RooftopError) -> RoleInfo {
+        try await call("PATCH", "/v1/roles/\(RemoteAPI.escape(name))", body: request)
+    }
+
+    func deleteRole(named name: String) async throws(RooftopError) {
+        try await send("DELETE", "/v1/roles/\(RemoteAPI.escape(name))")
+    }
+
     // MARK: Objects and queries
 
     func object(_ key: ObjectKey, includes: [[String]]) async throws(RooftopError) -> ObjectWithIncludes {

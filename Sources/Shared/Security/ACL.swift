@@ -23,6 +23,11 @@ public struct ACL: Hashable, Sendable {
             self.write = write
         }
 
+        /// May read and write.
+        public static let readWrite = Access(read: true, write: true)
+        /// May read only.
+        public static let readOnly = Access(read: true)
+
         /// Decodes `{"read": true, "write": false}`; missing keys mean `false`.
         public init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "ACL entry")
