@@ -46,7 +46,7 @@ extension RooftopClient {
     ///   `saveEventually()` throws. A model that does not encode changes nothing.
     @discardableResult
     public func save<Model: RooftopModel>(_ model: Model, in datastore: DatastoreID = .app, eventually: Bool = false)
-        async throws(RooftopError) -> RooftopObject
+        async throws -> RooftopObject
     {
         let object = object(Model.className, id: model.objectId, in: datastore)
         try object.assign(model)
@@ -66,7 +66,7 @@ extension RooftopQuery {
     ///   - policy: Where results come from (default ``FetchPolicy/remoteOnly``).
     /// - Throws: What ``find(policy:)`` throws; `badType` for an object that does not decode.
     public func find<Model: RooftopModel>(as type: Model.Type, policy: FetchPolicy = .remoteOnly)
-        async throws(RooftopError) -> [Model]
+        async throws -> [Model]
     {
         try await find(policy: policy).models(as: type)
     }

@@ -34,7 +34,7 @@ public struct RoleManager: Sendable {
     ///   name is taken, `auth` without an account, network errors.
     @discardableResult
     public func create(_ name: String, users: [String] = [], roles: [String] = [], acl: ACL? = nil)
-        async throws(RooftopError) -> RoleInfo
+        async throws -> RoleInfo
     {
         let request = CreateRoleRequest(name: name, users: users, roles: roles, acl: acl)
         try request.validate()
@@ -46,7 +46,7 @@ public struct RoleManager: Sendable {
     /// A role: its direct users and child roles, and its ACL.
     /// - Throws: `notFound` when there is no such role or its ACL does not let the user read it;
     ///   network errors.
-    public func get(_ name: String) async throws(RooftopError) -> RoleInfo {
+    public func get(_ name: String) async throws -> RoleInfo {
         try await core.api.role(named: name)
     }
 
@@ -59,7 +59,7 @@ public struct RoleManager: Sendable {
     /// - Throws: `disallowed` when the role's ACL does not let the user change it, `notFound`,
     ///   network errors.
     @discardableResult
-    public func add(users: [String] = [], roles: [String] = [], to name: String) async throws(RooftopError) -> RoleInfo {
+    public func add(users: [String] = [], roles: [String] = [], to name: String) async throws -> RoleInfo {
         try await update(name, UpdateRoleRequest(addUsers: users, addRoles: roles))
     }
 
@@ -71,7 +71,7 @@ public struct RoleManager: Sendable {
     /// - Returns: The role after the change.
     /// - Throws: As ``add(users:roles:to:)``.
     @discardableResult
-    public func remove(users: [String] = [], roles: [String] = [], from name: String) async throws(RooftopError)
+    public func remove(users: [String] = [], roles: [String] = [], from name: String) async throws
         -> RoleInfo
     {
         try await update(name, UpdateRoleRequest(removeUsers: users, removeRoles: roles))
@@ -79,7 +79,7 @@ public struct RoleManager: Sendable {
 
     /// Deletes a role; the ACLs and sharing that name it no longer grant anything.
     /// - Throws: `disallowed`, `notFound`, network errors.
-    public func delete(_ name: String) async throws(RooftopError) {
+    public func delete(_ name: String) async throws {
         try await core.api.deleteRole(named: name)
         try await reloadCurrentUser()
     }

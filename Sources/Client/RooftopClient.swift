@@ -4,7 +4,9 @@ import RooftopShared
 /// A Rooftop client: the app's connection to a server and its local datastore.
 ///
 /// Several clients live independently in one process (different users, different cache files).
-/// Every method is safe to call from any task.
+/// Every method is safe to call from any task. Every error the client's methods throw is a
+/// ``RooftopError`` (declared untyped, so that `catch let error as RooftopError` works the same in
+/// functions and closures).
 ///
 /// ```swift
 /// var configuration = ClientConfiguration(serverURL: URL(string: "https://127.0.0.1:8443")!)
@@ -23,7 +25,7 @@ public final class RooftopClient: Sendable {
     /// connection to the server. Nothing is sent until something needs the server.
     /// - Throws: `cache` when the local datastore cannot be opened; `illegalArgument` for an
     ///   invalid trusted certificate.
-    public init(configuration: ClientConfiguration) async throws(RooftopError) {
+    public init(configuration: ClientConfiguration) async throws {
         let transport = try AsyncHTTPTransport(
             baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
         let core = try ClientCore(configuration: configuration, transport: transport)
@@ -63,7 +65,7 @@ public final class RooftopClient: Sendable {
     /// Creates an account and signs in. Objects kept locally without an account move to it.
     /// - Throws: `exists` for a taken user name, `illegalArgument` for a weak password, network errors.
     @discardableResult
-    public func signUp(username: String, password: String, email: String? = nil) async throws(RooftopError) -> UserInfo {
+    public func signUp(username: String, password: String, email: String? = nil) async throws -> UserInfo {
         let session = try await core.api.signUp(SignUpRequest(username: username, password: password, email: email))
         try core.begin(session)
         return session.user
@@ -72,7 +74,7 @@ public final class RooftopClient: Sendable {
     /// Signs in. Objects kept locally without an account move to the user.
     /// - Throws: `auth` for wrong credentials, `retryLater` when throttled, network errors.
     @discardableResult
-    public func logIn(username: String, password: String) async throws(RooftopError) -> UserInfo {
+    public func logIn(username: String, password: String) async throws -> UserInfo {
         let session = try await core.api.logIn(LogInRequest(username: username, password: password))
         try core.begin(session)
         return session.user
@@ -80,20 +82,19 @@ public final class RooftopClient: Sendable {
 
     /// Signs out: the session is revoked on the server (when reachable) and forgotten locally.
     /// The user's local data stays, for the next sign-in.
-    public func logOut() async throws(RooftopError) {
+    public func logOut() async throws {
         do {
             try await core.api.logOut()
-        } catch where error.code == .noConnection || error.code == .timeout || error.code == .network
-            || error.code == .auth
-        {
+        } catch {
             // Offline, or already revoked: forgetting the session locally is what matters.
+            guard [.noConnection, .timeout, .network, .auth].contains(error.code) else { throw error }
         }
         try core.end()
     }
 
     /// Reloads the signed-in user from the server (effective roles included, for local ACL checks).
     @discardableResult
-    public func refreshCurrentUser() async throws(RooftopError) -> UserInfo {
+    public func refreshCurrentUser() async throws -> UserInfo {
         let user = try await core.api.currentUser()
         try core.updateUser(user)
         return user
@@ -115,22 +116,22 @@ public final class RooftopClient: Sendable {
     }
 
     /// Pins objects under a label (recursively through their pointers known locally).
-    public func pinAll(_ objects: [RooftopObject], label: String? = nil) async throws(RooftopError) {
+    public func pinAll(_ objects: [RooftopObject], label: String? = nil) async throws {
         try core.pin(objects, label: label ?? LocalStore.defaultLabel)
     }
 
     /// Removes a label from objects.
-    public func unpinAll(_ objects: [RooftopObject], label: String? = nil) async throws(RooftopError) {
+    public func unpinAll(_ objects: [RooftopObject], label: String? = nil) async throws {
         try core.unpin(objects, label: label ?? LocalStore.defaultLabel)
     }
 
     /// Removes a label from every object that has it (seed 000's unpinAllObjectsWithName).
-    public func unpinAll(label: String) async throws(RooftopError) {
+    public func unpinAll(label: String) async throws {
         try core.store.write(scope: core.scope) { transaction in try transaction.unpinAll(label: label) }
     }
 
     /// The server's version and limits.
-    public func serverInfo() async throws(RooftopError) -> ServerInfo {
+    public func serverInfo() async throws -> ServerInfo {
         try await core.api.info()
     }
 }

@@ -35,7 +35,7 @@ public actor ChaosReplica {
 
     /// The datastore, opened now if it was not (a shareable datastore unknown locally is looked
     /// up on the server).
-    private func datastore() async throws(RooftopError) -> Datastore {
+    private func datastore() async throws -> Datastore {
         if let openDatastore { return openDatastore }
         let datastore = try await client.datastores.open(datastoreID)
         openDatastore = datastore
@@ -111,7 +111,7 @@ public actor ChaosReplica {
             let object: RooftopObject
             do {
                 object = try await datastore().object(Self.className, id: id)
-            } catch {
+            } catch let error as RooftopError {
                 reply.skipped = "the datastore cannot be opened: \(error.code)"
                 return reply
             }
@@ -161,7 +161,7 @@ public actor ChaosReplica {
                 _ = try await client.refreshCurrentUser()
                 try await client.sync.pull(datastore: datastoreID)
                 return nil
-            } catch {
+            } catch let error as RooftopError {
                 // A user who lost access to the datastore is told so by the pull (and drops it).
                 if error.code == .notFound || error.code == .disallowed { return error.code.rawValue }
                 let passing: Set<RooftopError.Code> = [.noConnection, .network, .timeout, .tls]

@@ -99,7 +99,7 @@ struct SyncPullTests {
         do {
             try await client.sync.pull(datastore: shared.id)
             Issue.record("the pull must fail")
-        } catch {
+        } catch let error as RooftopError {
             #expect(error.code == .notFound)
         }
         #expect(try client.storedKeys(in: shared.id).isEmpty)

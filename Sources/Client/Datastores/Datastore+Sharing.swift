@@ -11,7 +11,7 @@ extension Datastore {
     /// let sharing = try await album.sharing()      // sharing.roles[.user(bobId)] == .editor
     /// ```
     /// - Throws: `notFound` when the user has no role on it; network errors.
-    public func sharing() async throws(RooftopError) -> DatastoreSharing {
+    public func sharing() async throws -> DatastoreSharing {
         try await core.api.sharing(of: id)
     }
 
@@ -26,7 +26,7 @@ extension Datastore {
     /// - Throws: `disallowed` for a viewer, for an `owner` role or a change of the owner's role;
     ///   `notFound`; network errors.
     @discardableResult
-    public func share(_ role: SharingRole, with principal: Principal) async throws(RooftopError) -> DatastoreInfo {
+    public func share(_ role: SharingRole, with principal: Principal) async throws -> DatastoreInfo {
         let info = try await core.api.setRole(role, for: principal, on: id)
         try core.store.write(scope: core.scope) { transaction in try transaction.saveDatastore(info) }
         return info

@@ -23,7 +23,7 @@ public struct Datastore: Sendable {
 
     /// What is known of the datastore locally (title, owner, role), if anything.
     /// - Throws: `cache`.
-    public func info() throws(RooftopError) -> DatastoreInfo? {
+    public func info() throws -> DatastoreInfo? {
         try core.store.datastores(scope: core.scope).first { $0.id == id }
     }
 
@@ -37,7 +37,7 @@ public struct Datastore: Sendable {
     /// The stored objects of a class (their local views), optionally those matching a predicate
     /// — a thin convenience; queries offer ordering, paging and unsaved changes.
     /// - Throws: `cache`.
-    public func objects(_ className: String, matching predicate: QueryPredicate? = nil) throws(RooftopError)
+    public func objects(_ className: String, matching predicate: QueryPredicate? = nil) throws
         -> [RooftopObject]
     {
         var objects: [RooftopObject] = []
@@ -58,7 +58,7 @@ public struct Datastore: Sendable {
     /// - Throws: Network errors (the changes stay queued), `notFound` when the server no longer
     ///   has the datastore (its local copy is dropped; the status says `needsReset`).
     @discardableResult
-    public func sync(scope: SyncScope? = nil) async throws(RooftopError) -> [String: [RooftopObject]] {
+    public func sync(scope: SyncScope? = nil) async throws -> [String: [RooftopObject]] {
         guard !core.scope.isEmpty else { return [:] }
         let engine = core.syncEngine
         try await engine.push(datastore: id)
@@ -75,7 +75,7 @@ public struct Datastore: Sendable {
 
     /// The status now.
     /// - Throws: `cache`.
-    public func currentStatus() throws(RooftopError) -> DatastoreStatus {
+    public func currentStatus() throws -> DatastoreStatus {
         let owner = core.scope
         let queue = try core.store.queueState(scope: owner, datastore: id)
         let activity = core.services.activity

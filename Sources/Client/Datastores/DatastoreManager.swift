@@ -20,14 +20,17 @@ public struct DatastoreManager: Sendable {
     /// private datastores opened here and not yet on the server; the local list when offline or
     /// without an account.
     /// - Throws: Server errors other than connectivity ones (`auth`...), `cache`.
-    public func list() async throws(RooftopError) -> [DatastoreInfo] {
+    public func list() async throws -> [DatastoreInfo] {
         let owner = core.scope
         let local = try core.store.datastores(scope: owner)
         guard !owner.isEmpty else { return local }
         let remote: [DatastoreInfo]
         do {
             remote = try await core.api.datastores()
-        } catch where error.isConnectivity {
+        } catch {
+            // Exhaustive, not `catch where`: with a guard, a typed error rethrown from an untyped
+            // function crashes Swift 6.3.1's SIL verifier (see docs/client.md, "Errors").
+            guard error.isConnectivity else { throw error }
             return local
         }
         try core.store.write(scope: owner) { transaction in
@@ -40,7 +43,7 @@ public struct DatastoreManager: Sendable {
     /// Creates a shareable datastore (a server-generated ID starting with `.`), owned by the user.
     /// - Parameter title: A title for people (default none).
     /// - Throws: `auth` without an account, network errors.
-    public func create(title: String? = nil) async throws(RooftopError) -> Datastore {
+    public func create(title: String? = nil) async throws -> Datastore {
         let info = try await core.api.createDatastore(title: title)
         try core.store.write(scope: core.scope) { transaction in try transaction.saveDatastore(info) }
         return Datastore(id: info.id, core: core)
@@ -51,7 +54,7 @@ public struct DatastoreManager: Sendable {
     /// datastore not known locally is looked up on the server.
     /// - Throws: For a shareable datastore: `notFound` (no such datastore, or no role on it),
     ///   network errors when it is not known locally.
-    public func open(_ id: DatastoreID) async throws(RooftopError) -> Datastore {
+    public func open(_ id: DatastoreID) async throws -> Datastore {
         let owner = core.scope
         if try core.store.datastores(scope: owner).contains(where: { $0.id == id }) {
             return Datastore(id: id, core: core)
@@ -71,11 +74,12 @@ public struct DatastoreManager: Sendable {
 
     /// Deletes a datastore on the server (its owner only), then its local copy and queued changes.
     /// - Throws: `disallowed` for a non-owner, network errors.
-    public func delete(_ id: DatastoreID) async throws(RooftopError) {
+    public func delete(_ id: DatastoreID) async throws {
         do {
             try await core.api.deleteDatastore(id)
-        } catch where error.code == .notFound {
-            // Never pushed (a private datastore used only here), or already gone.
+        } catch {
+            // Not found: never pushed (a private datastore used only here), or already gone.
+            guard error.code == .notFound else { throw error }
         }
         try uncache(id)
     }
@@ -83,7 +87,7 @@ public struct DatastoreManager: Sendable {
     /// Drops the local copy of a datastore: its objects, pins, checkpoint, scope and queued
     /// changes (not yet uploaded changes are discarded). The next sync downloads it whole again.
     /// - Throws: `cache`.
-    public func uncache(_ id: DatastoreID) throws(RooftopError) {
+    public func uncache(_ id: DatastoreID) throws {
         try core.store.write(scope: core.scope) { transaction in
             try transaction.removeDatastore(id, discardQueued: true)
             try transaction.setSyncFilter(nil, datastore: id)

@@ -50,7 +50,7 @@ extension RooftopObject {
     /// let score = try object.model(as: GameScore.self)
     /// ```
     /// - Throws: `badType` when a field is missing or holds another kind than the property.
-    public func model<Model: RooftopModel>(as type: Model.Type) throws(RooftopError) -> Model {
+    public func model<Model: RooftopModel>(as type: Model.Type) throws -> Model {
         do {
             return try FieldDecoder.decode(type, from: snapshot)
         } catch {
@@ -64,7 +64,7 @@ extension RooftopObject {
     /// becomes a `set`, and each `nil` optional of the model an `unset` (fields the model does
     /// not declare are left alone).
     /// - Throws: `badType` when the model does not encode as fields (see ``RooftopModel``).
-    public func assign<Model: RooftopModel>(_ model: Model) throws(RooftopError) {
+    public func assign<Model: RooftopModel>(_ model: Model) throws {
         let fields: FieldEncoder.Fields
         do {
             fields = try FieldEncoder.encode(model)
@@ -86,7 +86,7 @@ extension RooftopObject {
 extension FetchResult {
     /// The result's objects as models.
     /// - Throws: `badType` for an object that does not decode.
-    public func models<Model: RooftopModel>(as type: Model.Type) throws(RooftopError) -> [Model] {
+    public func models<Model: RooftopModel>(as type: Model.Type) throws -> [Model] {
         var models: [Model] = []
         models.reserveCapacity(objects.count)
         for object in objects { models.append(try object.model(as: type)) }

@@ -13,7 +13,7 @@ extension RooftopObject {
     ///   set through the subscript that is invalid or built-in; network errors (`noConnection`,
     ///   `timeout`, ...), the server's refusal (`disallowed`, `badType`, `sizeLimit`, ...).
     @discardableResult
-    public func save() async throws(RooftopError) -> [MergeDecision] {
+    public func save() async throws -> [MergeDecision] {
         try validateUnsavedFields()
         try await core.flushQueue(for: key)
         guard let pending = pendingChange() else { return [] }
@@ -41,7 +41,7 @@ extension RooftopObject {
     ///   subscript that is invalid or built-in; `cache` when the local database fails. Nothing is
     ///   queued then.
     @discardableResult
-    public func saveEventually() async throws(RooftopError) -> MutationID? {
+    public func saveEventually() async throws -> MutationID? {
         try validateUnsavedFields()
         guard let pending = pendingChange() else { return nil }
         return try core.enqueue(pending.change, for: self, count: pending.count)
@@ -49,7 +49,7 @@ extension RooftopObject {
 
     /// Deletes the object on the server now (and its local copy).
     /// - Throws: Network errors, the server's refusal.
-    public func delete() async throws(RooftopError) {
+    public func delete() async throws {
         try await core.flushQueue(for: key)
         let mutation = Mutation(
             datastore: datastore, className: className, objectId: objectId,
@@ -64,7 +64,7 @@ extension RooftopObject {
     /// Queues the object's deletion durably; it disappears from local queries at once.
     /// - Returns: The queued mutation's ID.
     @discardableResult
-    public func deleteEventually() async throws(RooftopError) -> MutationID {
+    public func deleteEventually() async throws -> MutationID {
         revert()
         guard let id = try core.enqueue(.delete, for: self, count: 0) else {
             throw RooftopError(.internal, "a delete was not queued")
@@ -76,7 +76,7 @@ extension RooftopObject {
     /// Reads the object's current state from the server (unsaved changes stay on top); the local
     /// copy is updated when the object is stored.
     /// - Throws: `notFound` when it does not exist or may not be read; network errors.
-    public func fetch() async throws(RooftopError) {
+    public func fetch() async throws {
         try await refresh(including: [])
     }
 
@@ -84,12 +84,12 @@ extension RooftopObject {
     /// joins): `refresh(including: ["author"], ["author", "company"])`. Included objects are
     /// updated the same way (their live instances and local copies).
     /// - Throws: `notFound`, network errors.
-    public func refresh(including paths: [String]...) async throws(RooftopError) {
+    public func refresh(including paths: [String]...) async throws {
         try await refresh(including: paths)
     }
 
     /// Fetches the object and the objects its pointer paths reach.
-    public func refresh(including paths: [[String]]) async throws(RooftopError) {
+    public func refresh(including paths: [[String]]) async throws {
         let answer = try await core.api.object(key, includes: paths)
         replaceBase(answer.object)
         try core.storeServerState(answer.object)
@@ -106,18 +106,18 @@ extension RooftopObject {
     /// the objects its pointer fields reach that are known locally (pinning is recursive). A stored
     /// object is updated whenever it is fetched or saved, and stays while any label holds it.
     /// - Throws: `cache`.
-    public func pin(label: String? = nil) async throws(RooftopError) {
+    public func pin(label: String? = nil) async throws {
         try core.pin([self], label: label ?? LocalStore.defaultLabel)
     }
 
     /// Removes a label from the object; the object leaves the local datastore when no label (and
     /// no queued change) holds it any more.
-    public func unpin(label: String? = nil) async throws(RooftopError) {
+    public func unpin(label: String? = nil) async throws {
         try core.unpin([self], label: label ?? LocalStore.defaultLabel)
     }
 
     /// The labels the object is stored under.
-    public func pinLabels() throws(RooftopError) -> Set<String> {
+    public func pinLabels() throws -> Set<String> {
         try core.store.labels(of: key, scope: core.scope)
     }
 }

@@ -115,13 +115,13 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// try object.set("author", to: user)      // a pointer to another object
     /// ```
     /// - Throws: `illegalArgument` for an invalid field name, `invalidOperation` for a built-in one.
-    public func set(_ field: String, to value: some ValueConvertible) throws(RooftopError) {
+    public func set(_ field: String, to value: some ValueConvertible) throws {
         try apply(FieldUpdate(field, .set(value.rooftopValue)))
     }
 
     /// Removes a field, checking the name now.
     /// - Throws: `illegalArgument` for an invalid field name, `invalidOperation` for a built-in one.
-    public func unset(_ field: String) throws(RooftopError) {
+    public func unset(_ field: String) throws {
         try apply(FieldUpdate(field, .unset))
     }
 
@@ -145,7 +145,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// Records an operation after checking that it applies to the object as it reads now.
     /// - Throws: What applying it throws: `badType` (e.g. incrementing a string), `badIndex`,
     ///   `illegalArgument` / `invalidOperation` for a bad or built-in field name.
-    public func apply(_ update: FieldUpdate) throws(RooftopError) {
+    public func apply(_ update: FieldUpdate) throws {
         _ = try update.apply(to: snapshot.fields)
         record(update)
     }
@@ -156,7 +156,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// field's merge rule is `local`, `max` or `min` (see ``MergeRule``).
     /// - Throws: `badType` when the field holds something other than a number, or `amount` is not
     ///   a number; `illegalArgument` / `invalidOperation` for a bad or built-in field name.
-    public func increment(_ field: String, by amount: Value = 1) throws(RooftopError) {
+    public func increment(_ field: String, by amount: Value = 1) throws {
         try apply(FieldUpdate(field, .increment(amount)))
     }
 
@@ -164,12 +164,12 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// overload does.
     /// - Throws: `badType` when the field holds something other than a number (or the amount is
     ///   no number: a `Decimal`); `illegalArgument` / `invalidOperation` for a bad or built-in name.
-    public func increment<T: Numeric & ValueConvertible>(_ field: String, by amount: T) throws(RooftopError) {
+    public func increment<T: Numeric & ValueConvertible>(_ field: String, by amount: T) throws {
         try increment(field, by: amount.rooftopValue)
     }
 
     /// Appends values to a list field.
-    public func append(_ values: Value..., to field: String) throws(RooftopError) {
+    public func append(_ values: Value..., to field: String) throws {
         try apply(FieldUpdate(field, .listAppend(values)))
     }
 
@@ -178,49 +178,49 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// ```swift
     /// try object.append(contentsOf: newTags, to: "tags")
     /// ```
-    public func append<S: Sequence>(contentsOf values: S, to field: String) throws(RooftopError)
+    public func append<S: Sequence>(contentsOf values: S, to field: String) throws
     where S.Element: ValueConvertible {
         try apply(FieldUpdate(field, .listAppend(values.map(\.rooftopValue))))
     }
 
     /// Inserts a value into a list field.
-    public func insert(_ value: Value, at index: Int, in field: String) throws(RooftopError) {
+    public func insert(_ value: Value, at index: Int, in field: String) throws {
         try apply(FieldUpdate(field, .listInsert(index: index, value: value)))
     }
 
     /// Inserts a Swift value into a list field.
-    public func insert(_ value: some ValueConvertible, at index: Int, in field: String) throws(RooftopError) {
+    public func insert(_ value: some ValueConvertible, at index: Int, in field: String) throws {
         try insert(value.rooftopValue, at: index, in: field)
     }
 
     /// Removes the element at an index of a list field.
-    public func remove(at index: Int, from field: String) throws(RooftopError) {
+    public func remove(at index: Int, from field: String) throws {
         try apply(FieldUpdate(field, .listRemove(index: index)))
     }
 
     /// Moves an element of a list field.
-    public func move(from source: Int, to destination: Int, in field: String) throws(RooftopError) {
+    public func move(from source: Int, to destination: Int, in field: String) throws {
         try apply(FieldUpdate(field, .listMove(from: source, to: destination)))
     }
 
     /// Replaces the element at an index of a list field.
-    public func replace(at index: Int, with value: Value, in field: String) throws(RooftopError) {
+    public func replace(at index: Int, with value: Value, in field: String) throws {
         try apply(FieldUpdate(field, .listReplace(index: index, value: value)))
     }
 
     /// Replaces the element at an index of a list field with a Swift value.
-    public func replace(at index: Int, with value: some ValueConvertible, in field: String) throws(RooftopError) {
+    public func replace(at index: Int, with value: some ValueConvertible, in field: String) throws {
         try replace(at: index, with: value.rooftopValue, in: field)
     }
 
     /// Adds objects to a relation field.
-    public func addRelation(_ objects: [RooftopObject], to field: String) throws(RooftopError) {
+    public func addRelation(_ objects: [RooftopObject], to field: String) throws {
         guard let className = objects.first?.className else { return }
         try apply(FieldUpdate(field, .relationAdd(className: className, objectIds: objects.map(\.objectId))))
     }
 
     /// Removes objects from a relation field.
-    public func removeRelation(_ objects: [RooftopObject], from field: String) throws(RooftopError) {
+    public func removeRelation(_ objects: [RooftopObject], from field: String) throws {
         guard let className = objects.first?.className else { return }
         try apply(FieldUpdate(field, .relationRemove(className: className, objectIds: objects.map(\.objectId))))
     }
@@ -282,7 +282,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     }
     /// The object a pointer field points to (its live instance, loaded from the local store when
     /// there; fetch it to get its fields when it is not).
-    public func object(_ field: String) throws(RooftopError) -> RooftopObject? {
+    public func object(_ field: String) throws -> RooftopObject? {
         guard let pointer = self[field]?.pointerValue else { return nil }
         let key = ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId)
         let included = state.withLock { $0.included }

@@ -15,7 +15,7 @@ extension RooftopQuery {
     /// - Throws: `notCached` (`.localOnly` with nothing cached); network errors (`noConnection`,
     ///   `timeout`, ...) and the server's refusals (`invalidQuery`, `disallowed`, ...) for
     ///   policies that reach the server; `cache` when the local datastore fails.
-    public func find(policy: FetchPolicy = .remoteOnly) async throws(RooftopError) -> FetchResult {
+    public func find(policy: FetchPolicy = .remoteOnly) async throws -> FetchResult {
         if isLocal { return try runLocally() }
         switch policy {
         case .remoteOnly, .localAndRemote:
@@ -31,9 +31,9 @@ extension RooftopQuery {
         case .remoteElseLocal:
             do {
                 return try await runRemotely(store: false)
-            } catch where error.isConnectivityFailure {
-                if let cached = try cachedResult() { return cached }
-                throw error
+            } catch {
+                guard error.isConnectivityFailure, let cached = try cachedResult() else { throw error }
+                return cached
             }
         }
     }
@@ -55,7 +55,7 @@ extension RooftopQuery {
         let (stream, continuation) = AsyncThrowingStream<FetchResult, any Error>.makeStream()
         let query = self
         let task = Task {
-            do throws(RooftopError) {
+            do {
                 if policy == .localAndRemote, !query.isLocal {
                     if let cached = try query.cachedResult() { continuation.yield(cached) }
                     continuation.yield(try await query.runRemotely(store: false))
@@ -74,7 +74,7 @@ extension RooftopQuery {
     /// The first result, or `nil` when nothing matches (the query with a limit of 1).
     /// - Parameter policy: Where results come from (default ``FetchPolicy/remoteOnly``).
     /// - Throws: What ``find(policy:)`` throws.
-    public func first(policy: FetchPolicy = .remoteOnly) async throws(RooftopError) -> RooftopObject? {
+    public func first(policy: FetchPolicy = .remoteOnly) async throws -> RooftopObject? {
         try await limit(1).find(policy: policy).objects.first
     }
 
@@ -85,7 +85,7 @@ extension RooftopQuery {
     /// `.remoteAndStore` count on the server; nothing is cached by counting).
     /// - Parameter policy: Where the count comes from (default ``FetchPolicy/remoteOnly``).
     /// - Throws: What ``find(policy:)`` throws.
-    public func count(policy: FetchPolicy = .remoteOnly) async throws(RooftopError) -> Int {
+    public func count(policy: FetchPolicy = .remoteOnly) async throws -> Int {
         if isLocal { return try runLocally().totalCount }
         switch policy {
         case .remoteOnly, .localAndRemote, .remoteAndStore:
@@ -99,9 +99,9 @@ extension RooftopQuery {
         case .remoteElseLocal:
             do {
                 return try await countRemotely()
-            } catch where error.isConnectivityFailure {
-                if let cached = try cachedResult() { return cached.totalCount }
-                throw error
+            } catch {
+                guard error.isConnectivityFailure, let cached = try cachedResult() else { throw error }
+                return cached.totalCount
             }
         }
     }
@@ -116,7 +116,7 @@ extension RooftopQuery {
     /// ```
     /// - Throws: `notFound` when there is no such object (or it may not be read, or it is not
     ///   pinned with the query's label); network errors for the server source.
-    public func getObject(_ objectId: String) async throws(RooftopError) -> RooftopObject {
+    public func getObject(_ objectId: String) async throws -> RooftopObject {
         guard isLocal else { return try await remoteObject(objectId) }
         guard let object = try localObject(objectId) else {
             throw RooftopError(.notFound, "\(query.className) \(objectId) is not in the local datastore\(pinSuffix)")

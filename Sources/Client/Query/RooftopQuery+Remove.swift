@@ -14,7 +14,7 @@ extension RooftopQuery {
     /// - Returns: How many objects were deleted.
     /// - Throws: `illegalArgument` for a negative limit; network errors and the server's refusals.
     @discardableResult
-    public func remove(limit: Int) async throws(RooftopError) -> Int {
+    public func remove(limit: Int) async throws -> Int {
         guard limit >= 0 else { throw RooftopError(.illegalArgument, "the limit of a removal must not be negative") }
         return try await remove(upTo: limit)
     }
@@ -28,7 +28,7 @@ extension RooftopQuery {
     /// - Returns: How many objects were deleted.
     /// - Throws: Network errors and the server's refusals.
     @discardableResult
-    public func removeAll() async throws(RooftopError) -> Int {
+    public func removeAll() async throws -> Int {
         try await remove(upTo: nil)
     }
 

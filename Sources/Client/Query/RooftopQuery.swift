@@ -105,7 +105,7 @@ public struct RooftopQuery: Sendable {
     ///   - parameters: One value per `?` (default none).
     /// - Throws: `invalidQuery` with ``RooftopError/position`` at the offending offset, for a
     ///   syntax error or a parameter count that does not match the `?`s.
-    public func text(_ text: String, _ parameters: [Value] = []) throws(RooftopError) -> RooftopQuery {
+    public func text(_ text: String, _ parameters: [Value] = []) throws -> RooftopQuery {
         let parsed = try Query.parse(className: query.className, text: text, parameters: parameters)
         return refined { copy in
             if let predicate = parsed.predicate { copy.query = copy.query.where(predicate) }
@@ -123,7 +123,7 @@ public struct RooftopQuery: Sendable {
     /// let query = try client.query("GameScore").text("where score > ? and playedAt > ?", [minimum, since])
     /// ```
     /// - Throws: `invalidQuery`, as the `Value` overload.
-    public func text(_ text: String, _ parameters: [any ValueConvertible]) throws(RooftopError) -> RooftopQuery {
+    public func text(_ text: String, _ parameters: [any ValueConvertible]) throws -> RooftopQuery {
         try self.text(text, parameters.map(\.rooftopValue))
     }
 

@@ -120,7 +120,7 @@ extension SyncEngine {
     ///   - scope: What to keep of each (default `nil`: each datastore's previous scope, or everything).
     /// - Throws: `closed` after shutdown; `illegalArgument` when the configured trust cannot
     ///   be used for the live connection.
-    public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async throws(RooftopError) {
+    public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async throws {
         let core = try liveCore()
         let channel = try core.services.makeChannel() ?? PollingChannel(interval: SyncEngine.pollingInterval, clock: clock)
         await startContinuous(datastores: datastores, scope: scope, channel: channel)

@@ -24,7 +24,7 @@ public struct Outbox: Sendable {
     /// Where a queued change is: pending, sent, acknowledged (remembered while the client lives),
     /// or rejected; `nil` for an ID the queue does not know (or no longer remembers).
     /// - Throws: `cache` when the local datastore cannot be read.
-    public func status(of id: MutationID) throws(RooftopError) -> OutboxStatus? {
+    public func status(of id: MutationID) throws -> OutboxStatus? {
         let ledger = core.services.ledger
         let scope = core.scope
         let rejected = try core.store.rejected(scope: scope)
@@ -49,7 +49,7 @@ public struct Outbox: Sendable {
     /// Returns once nothing is queued any more (every change acknowledged or refused). Without an
     /// account, queued changes wait for one, and so does this.
     /// - Throws: `cancelled` when the waiting task is cancelled; `closed` when the client shuts down.
-    public func waitUntilIdle() async throws(RooftopError) {
+    public func waitUntilIdle() async throws {
         // Subscribe before looking, so that no change slips between the look and the wait.
         let changes = core.store.changes.stream()
         var iterator = changes.makeAsyncIterator()
@@ -69,13 +69,13 @@ public struct Outbox: Sendable {
     /// The changes the server refused, oldest first, each with the object's local state when it
     /// was refused.
     /// - Throws: `cache`.
-    public func rejected() throws(RooftopError) -> [RejectedChange] {
+    public func rejected() throws -> [RejectedChange] {
         try core.store.rejected(scope: core.scope).map(RejectedChange.init)
     }
 
     /// Forgets a refused change.
     /// - Throws: `cache`.
-    public func discard(_ change: RejectedChange) throws(RooftopError) {
+    public func discard(_ change: RejectedChange) throws {
         try core.store.write(scope: core.scope) { transaction in try transaction.removeRejected(change.mutationId) }
     }
 
@@ -88,7 +88,7 @@ public struct Outbox: Sendable {
     /// - Returns: The new mutation ID.
     /// - Throws: `notFound` when the refusal is no longer set aside; `cache`.
     @discardableResult
-    public func requeue(_ change: RejectedChange, with replacement: ObjectChange? = nil) throws(RooftopError)
+    public func requeue(_ change: RejectedChange, with replacement: ObjectChange? = nil) throws
         -> MutationID
     {
         let key = change.key

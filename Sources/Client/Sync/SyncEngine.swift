@@ -58,7 +58,7 @@ public final class SyncEngine: Sendable {
     @discardableResult
     public func pull(
         datastore: DatastoreID, scope: SyncScope? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
-    ) async throws(RooftopError) -> Int {
+    ) async throws -> Int {
         try await pull(datastore: datastore, scope: scope, maxRetries: 0, progress: progress, onChange: nil)
     }
 
@@ -70,7 +70,7 @@ public final class SyncEngine: Sendable {
     /// - Throws: The failure that stopped sending (`noConnection`...; the changes stay queued);
     ///   `badState` when the changes were made without an account.
     public func push(datastore: DatastoreID? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil)
-        async throws(RooftopError)
+        async throws
     {
         let core = try liveCore()
         let filter: RoundFilter = datastore.map { .datastore($0) } ?? .all
