@@ -259,7 +259,7 @@ struct DocumentReaderTests {
                 try DocumentCoding.encode(JSONDecoder().decode(ObjectWithIncludes.self, from: Data(includesWriter.bytes)))
                     == DocumentCoding.encode(ObjectWithIncludes(object: snapshot, included: [snapshot])))
             for response in [
-                WriteResponse(version: 2, object: snapshot, merges: []), WriteResponse(version: 3, object: nil, merges: []),
+                WriteResponse(objectId: "o1", version: 2, object: snapshot, merges: []), WriteResponse(objectId: "o1", version: 3, object: nil, merges: []),
             ] {
                 var restWriter = DocumentWriter()
                 try restWriter.writeResponse(response)

@@ -22,7 +22,7 @@ struct ObjectRoutes {
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
                 try await services.objects.write(mutation, context: context.access, idempotent: false, createOnly: true),
-                status: .created)
+                objectId: mutation.objectId, status: .created)
         }
         objects.get(":objectId") { request, context in
             let includes = (request.uri.queryParameters.get("include") ?? "")
@@ -49,7 +49,7 @@ struct ObjectRoutes {
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
                 try await services.objects.write(mutation, context: context.access, idempotent: false, mustExist: true),
-                status: .ok)
+                objectId: objectId, status: .ok)
         }
         objects.delete(":objectId") { _, context in
             let mutation = Mutation(
@@ -91,13 +91,13 @@ struct ObjectRoutes {
         }
     }
 
-    static func respond(_ result: MutationResult, status: HTTPResponse.Status) throws -> Response {
+    static func respond(_ result: MutationResult, objectId: String, status: HTTPResponse.Status) throws -> Response {
         switch result {
         case .rejected(_, let error):
             throw error
         case .applied(_, let version, let object, let merges):
             var writer = DocumentWriter()
-            try writer.writeResponse(WriteResponse(version: version, object: object, merges: merges))
+            try writer.writeResponse(WriteResponse(objectId: objectId, version: version, object: object, merges: merges))
             return JSONBody.response(writer, status: status)
         }
     }

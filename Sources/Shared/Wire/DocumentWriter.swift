@@ -215,7 +215,9 @@ package struct DocumentWriter {
 
     /// A REST write's answer in ``WriteResponse``'s `Codable` form.
     package mutating func writeResponse(_ response: WriteResponse) throws {
-        raw("{\"version\":")
+        raw("{\"objectId\":")
+        string(response.objectId)
+        raw(",\"version\":")
         int(response.version)
         if let object = response.object {
             raw(",\"object\":")

@@ -59,9 +59,14 @@ public struct ObjectWriteBody: Codable, Sendable {
     }
 }
 
-/// The answer to a REST write: the new version, the object after the change (absent after a
-/// delete), and the merge decisions taken against concurrent changes.
+/// The answer to a REST write: the object's ID (the new one, for a create without one), the new
+/// version, the object after the change (absent after a delete), and the merge decisions taken
+/// against concurrent changes.
+///
+/// Wire form: `{"objectId": "Xy12…", "version": 1, "object": {...}, "merges": []}`.
 public struct WriteResponse: Codable, Sendable, Hashable {
+    /// The object's ID.
+    public var objectId: String
     /// The object's version after the write.
     public var version: Int64
     /// The object after the write.
@@ -70,7 +75,8 @@ public struct WriteResponse: Codable, Sendable, Hashable {
     public var merges: [MergeDecision]
 
     /// An answer.
-    public init(version: Int64, object: ObjectSnapshot?, merges: [MergeDecision]) {
+    public init(objectId: String, version: Int64, object: ObjectSnapshot?, merges: [MergeDecision]) {
+        self.objectId = objectId
         self.version = version
         self.object = object
         self.merges = merges

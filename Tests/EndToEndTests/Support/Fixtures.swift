@@ -27,6 +27,7 @@ enum Unique {
 
 /// The answer to a REST create or update.
 struct WriteReply: Decodable, Sendable {
+    var objectId: String
     var version: Int64
     var object: ObjectSnapshot?
 }
@@ -100,6 +101,10 @@ extension APIClient {
             .POST, APIClient.objectPath(datastore, className),
             body: ObjectBody(objectId: objectId, fields: fields, acl: acl), token: user?.token, admin: admin)
         guard let object = reply.object else { throw FixtureError("create answered without an object") }
+        // The new ID is at the top of the answer, for a create that named none as for one that did.
+        guard reply.objectId == object.objectId, objectId == nil || objectId == reply.objectId else {
+            throw FixtureError("create answered objectId \(reply.objectId) for object \(object.objectId)")
+        }
         return object
     }
 

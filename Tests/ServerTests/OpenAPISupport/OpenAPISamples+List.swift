@@ -24,8 +24,8 @@ extension OpenAPISamples {
         add("full snapshot", try snapshot, "ObjectSnapshot")
         add("minimal snapshot", minimalSnapshot, "ObjectSnapshot")
         for (index, merge) in merges.enumerated() { add("merge \(index)", merge, "MergeDecision") }
-        add("write response", WriteResponse(version: 4, object: try snapshot, merges: merges), "WriteResponse")
-        add("write response after delete", WriteResponse(version: 5, object: nil, merges: []), "WriteResponse")
+        add("write response", WriteResponse(objectId: "o1", version: 4, object: try snapshot, merges: merges), "WriteResponse")
+        add("write response after delete", WriteResponse(objectId: "o1", version: 5, object: nil, merges: []), "WriteResponse")
         add("object with includes", ObjectWithIncludes(object: try snapshot, included: [minimalSnapshot]), "ObjectWithIncludes")
         let records = [
             OperationRecord(
