@@ -10,7 +10,7 @@ struct RooftopServerCommand: AsyncParsableCommand {
         commandName: "rooftop-server",
         abstract: "The Rooftop reference sync server.",
         version: RooftopServerInfo.version,
-        subcommands: [Serve.self, DevCerts.self, Backup.self, Restore.self],
+        subcommands: [Serve.self, DevCerts.self, Backup.self, Restore.self, Admin.self],
         defaultSubcommand: nil
     )
 }

@@ -1,0 +1,253 @@
+import ArgumentParser
+import Foundation
+import NIOHTTP1
+import RooftopShared
+
+/// The export file's first line: what it holds.
+struct ExportHeader: Codable {
+    /// The format's version.
+    var rooftopExport: Int
+    /// The datastore exported.
+    var datastore: DatastoreID
+    /// When the export began, in milliseconds since the epoch.
+    var exportedAt: Int64
+}
+
+/// `rooftop-server admin export`: a datastore's objects as NDJSON.
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a datastore's objects as NDJSON (one object per line), with a progress bar on a terminal.",
+        discussion: """
+            The first line is a header ({"rooftopExport": 1, "datastore": ..., "exportedAt": ...}); \
+            each other line is an object in the portable JSON form (fields with typed values, \
+            doubles bit-exact, ACL, version, createdAt, updatedAt). The objects come from the \
+            datastore's change feed, read with the admin key: the app datastore :app and shareable \
+            datastores (.ID). An object changed during the export may appear twice; its later line \
+            is the newer state, and import applies lines in order.
+            """)
+
+    @OptionGroup var connection: AdminConnection
+
+    @Option(help: "The datastore to export (:app, or a shareable .ID).")
+    var datastore: String = ":app"
+
+    @Option(help: "The file to write (default standard output).")
+    var out: String?
+
+    func run() async throws {
+        let id = try DatastoreID.parse(datastore)
+        let api = try connection.open()
+        do {
+            let output = try OutputFile(path: out)
+            let progress = ProgressBar(label: "export", enabled: out != nil)
+            try output.writeLine(
+                ExportHeader(rooftopExport: 1, datastore: id, exportedAt: Timestamp.now.millisecondsSinceEpoch))
+            var since: Checkpoint?
+            var written = 0
+            repeat {
+                let page = try await api.pull(PullRequest(datastore: id, since: since))
+                for case .upsert(let object) in page.changes {
+                    try output.writeLine(object)
+                    written += 1
+                }
+                since = page.checkpoint
+                progress.show(done: written, total: page.hasMore ? written + (page.remaining ?? 0) : written)
+                if !page.hasMore { break }
+            } while true
+            try output.close()
+            progress.finish("exported \(written) objects from \(id)")
+            try await api.shutdown()
+        } catch {
+            try await api.shutdown()
+            throw error
+        }
+    }
+}
+
+/// `rooftop-server admin import`: NDJSON objects into a datastore.
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the objects of an NDJSON export into a datastore, with a progress bar on a terminal.",
+        discussion: """
+            Each object is pushed with its ID, fields and ACL (its version and dates are the \
+            server's own); an object that exists already gets the fields set. Objects go in \
+            batches, each pushed once with fresh mutation IDs: running the import again sets the \
+            same values again. A refused object stops the import with its error.
+            """)
+
+    @OptionGroup var connection: AdminConnection
+
+    @Option(help: "The datastore to write to (:app, or a shareable .ID); default the one the file names.")
+    var datastore: String?
+
+    @Option(name: .customLong("in"), help: "The file to read (default standard input).")
+    var input: String?
+
+    @Option(help: "Objects per push.")
+    var batch: Int = 200
+
+    func run() async throws {
+        guard (1...1000).contains(batch) else { throw ValidationError("--batch must be within 1...1000") }
+        let reader = try LineReader(path: input)
+        guard let headerLine = try reader.nextLine() else { throw ValidationError("the file is empty") }
+        let header: ExportHeader
+        do {
+            header = try JSONDecoder().decode(ExportHeader.self, from: Data(headerLine.utf8))
+        } catch {
+            throw ValidationError("the first line is not a Rooftop export header: \(error)")
+        }
+        guard header.rooftopExport == 1 else { throw ValidationError("export format \(header.rooftopExport) is unknown") }
+        let target = try datastore.map(DatastoreID.parse) ?? header.datastore
+        let api = try connection.open()
+        do {
+            let progress = ProgressBar(label: "import", enabled: input != nil)
+            var pending: [Mutation] = []
+            var imported = 0
+            var line = 1
+            func flush() async throws {
+                guard !pending.isEmpty else { return }
+                let response: PushResponse = try await api.call(.POST, "/v1/push", body: PushRequest(mutations: pending, compact: true))
+                for (mutation, result) in zip(pending, response.results) {
+                    if case .rejected(_, let error) = result {
+                        throw RooftopError(
+                            error.code, "\(mutation.className)/\(mutation.objectId) was refused: \(error.message)",
+                            field: error.field)
+                    }
+                }
+                imported += pending.count
+                pending.removeAll(keepingCapacity: true)
+                progress.show(done: reader.bytesRead, total: reader.totalBytes, count: imported)
+            }
+            while let text = try reader.nextLine() {
+                line += 1
+                guard !text.isEmpty else { continue }
+                let object: ObjectSnapshot
+                do {
+                    object = try JSONDecoder().decode(ObjectSnapshot.self, from: Data(text.utf8))
+                } catch {
+                    throw ValidationError("line \(line) is not an object: \(error)")
+                }
+                // Checked here, so that the refusal names its line and object (the server refuses
+                // the whole push for a bad name).
+                for name in object.fields.keys {
+                    do {
+                        try FieldUpdate.validateField(name)
+                    } catch {
+                        throw ValidationError("line \(line): \(object.className)/\(object.objectId) was refused: \(error.message)")
+                    }
+                }
+                let updates = object.fields.sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
+                pending.append(
+                    Mutation(
+                        datastore: target, className: object.className, objectId: object.objectId,
+                        change: .update(updates, acl: object.acl)))
+                if pending.count == batch { try await flush() }
+            }
+            try await flush()
+            progress.finish("imported \(imported) objects into \(target)")
+            try await api.shutdown()
+        } catch {
+            try await api.shutdown()
+            throw error
+        }
+    }
+}
+
+/// `rooftop-server admin tail`: follows a datastore's change feed.
+struct Tail: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a datastore's changes as they commit, one JSON line each.",
+        discussion: """
+            Each line is {"change": "upsert" | "tombstone" | "removal", "className": ..., \
+            "objectId": ..., "version": ..., "object": ...}. Without --from-start only changes after \
+            the command starts are printed. The feed is polled every --interval seconds.
+            """)
+
+    @OptionGroup var connection: AdminConnection
+
+    @Option(help: "The datastore (:app, or a shareable .ID).")
+    var datastore: String = ":app"
+
+    @Flag(help: "Print the datastore's whole feed first.")
+    var fromStart = false
+
+    @Option(help: "Stop after this many changes (default: follow until interrupted).")
+    var count: Int?
+
+    @Option(help: "Seconds between polls.")
+    var interval: Double = 1
+
+    func run() async throws {
+        let id = try DatastoreID.parse(datastore)
+        guard interval >= 0.05, interval <= 3600 else { throw ValidationError("--interval must be within 0.05...3600") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        let api = try connection.open()
+        do {
+            var since: Checkpoint?
+            if !fromStart {
+                // Skip the existing feed: page through it without printing.
+                repeat {
+                    let page = try await api.pull(PullRequest(datastore: id, since: since))
+                    since = page.checkpoint
+                    if !page.hasMore { break }
+                } while true
+            }
+            var printed = 0
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            while count.map({ printed < $0 }) ?? true {
+                let page = try await api.pull(PullRequest(datastore: id, since: since))
+                since = page.checkpoint
+                for change in page.changes where count.map({ printed < $0 }) ?? true {
+                    // Unbuffered: each line reaches a pipe as its change is seen.
+                    FileHandle.standardOutput.write(try encoder.encode(TailLine(change)) + Data("\n".utf8))
+                    printed += 1
+                }
+                if !page.hasMore, count.map({ printed < $0 }) ?? true {
+                    try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                }
+            }
+            try await api.shutdown()
+        } catch {
+            try await api.shutdown()
+            throw error
+        }
+    }
+}
+
+/// One printed change.
+struct TailLine: Encodable {
+    var change: String
+    var className: String
+    var objectId: String
+    var version: Int64?
+    var object: ObjectSnapshot?
+
+    init(_ change: PullChange) {
+        className = change.className
+        objectId = change.objectId
+        switch change {
+        case .upsert(let object):
+            self.change = "upsert"
+            version = object.version
+            self.object = object
+        case .tombstone(_, _, let version):
+            self.change = "tombstone"
+            self.version = version
+        case .removal:
+            self.change = "removal"
+        }
+    }
+}
+
+extension DatastoreID {
+    /// A datastore ID from the command line.
+    /// - Throws: `ValidationError` for an invalid one.
+    static func parse(_ text: String) throws -> DatastoreID {
+        do {
+            return try DatastoreID(text)
+        } catch {
+            throw ValidationError("'\(text)' is not a datastore ID: \(error.message)")
+        }
+    }
+}
