@@ -149,16 +149,37 @@ struct AdminCLITests {
                 let gone = try await Self.admin(server, ["roles", "get", "Staff"])
                 #expect(gone.status != 0 && gone.output.contains("notFound"), "\(gone.output)")
 
-                // As an operator would: read the settings, change them, write them back.
+                // Members left out keep their values, as with the REST call.
                 let settingsFile = TemporaryDirectory.make(prefix: "admin-cli") + "/settings.json"
-                let current = try await Self.admin(server, ["classes", "get", "Game"])
-                var settings = try JSONDecoder().decode(ClassSettings.self, from: Data(current.output.utf8))
-                settings.mergeRules["score"] = .sum
-                try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: settingsFile))
+                try Data(#"{"mergeRules": {"score": "sum"}}"#.utf8).write(to: URL(fileURLWithPath: settingsFile))
                 let set = try await Self.admin(server, ["classes", "set", "Game", "--file", settingsFile])
                 #expect(set.status == 0, "\(set.output)")
                 let read = try await Self.admin(server, ["classes", "get", "Game"])
                 #expect(read.output.contains("\"sum\""), "\(read.output)")
+
+                // Users: created (its sign-up session ended), listed, their sessions listed and
+                // ended, their password set.
+                let made = try await Self.admin(server, ["users", "create", "--username", "carol", "--password", "first password"])
+                #expect(made.status == 0, "\(made.output)")
+                let carol = try JSONDecoder().decode(UserInfo.self, from: Data(made.output.utf8))
+                let listed = try await Self.admin(server, ["users", "list"])
+                let names = try JSONDecoder().decode([UserInfo].self, from: Data(listed.output.utf8)).map(\.username)
+                #expect(names.contains("carol") && names.contains(user.username), "\(listed.output)")
+                #expect(try await Self.admin(server, ["users", "get", carol.objectId]).output.contains("\"carol\""))
+                let none = try await Self.admin(server, ["users", "sessions", carol.objectId])
+                #expect(try JSONDecoder().decode(SessionList.self, from: Data(none.output.utf8)).sessions.isEmpty, "\(none.output)")
+                let carolSession: Session = try await api.call(
+                    .POST, "/v1/login", body: LogInRequest(username: "carol", password: "first password"))
+                let one = try await Self.admin(server, ["users", "sessions", carol.objectId])
+                #expect(try JSONDecoder().decode(SessionList.self, from: Data(one.output.utf8)).sessions.count == 1)
+                let revoked = try await Self.admin(server, ["users", "revoke", carol.objectId])
+                #expect(try JSONDecoder().decode(RevokedSessions.self, from: Data(revoked.output.utf8)).revoked == 1)
+                let refused = try await api.send(.GET, "/v1/users/me", token: carolSession.sessionToken)
+                #expect(refused.status == 401, "the revoked session is refused")
+                let reset = try await Self.admin(server, ["users", "set-password", carol.objectId, "--password", "second password"])
+                #expect(reset.status == 0, "\(reset.output)")
+                let _: Session = try await api.call(
+                    .POST, "/v1/login", body: LogInRequest(username: "carol", password: "second password"))
 
                 let app = try await Self.admin(server, ["datastores", "get", ":app"])
                 #expect(app.status == 0 && app.output.contains("\"usage\""), "\(app.output)")

@@ -130,6 +130,40 @@ struct OpenAPIExchangeTests {
                 .put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin,
                 body: #"{"mergeRule": {"score": "max"}}"#, expect: .badRequest))
         try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: user, body: settings, expect: .forbidden)
+
+        // Users, administered with the admin key (eve's sessions end; ada's token is returned).
+        let users = "/v1/users"
+        let page = try await session.send(UserList.self, .get, users + "?limit=1", template: users, headers: admin, expect: .ok)
+        #expect(page.users.map(\.username) == ["ada"] && page.next == "ada")
+        try await session.send(.get, users + "?after=ada", template: users, headers: admin, expect: .ok)
+        try await session.send(.get, users + "?limit=0", template: users, headers: admin, expect: .badRequest)
+        try await session.send(.get, users, template: users, headers: user, expect: .forbidden)
+        let eveId = login.user.objectId
+        try await session.send(.get, "\(users)/\(eveId)", template: "/v1/users/{userId}", headers: admin, expect: .ok)
+        try await session.send(.get, "\(users)/nobody", template: "/v1/users/{userId}", headers: admin, expect: .notFound)
+        try await session.send(.get, "\(users)/\(eveId)", template: "/v1/users/{userId}", headers: user, expect: .forbidden)
+        let sessions = "/v1/users/{userId}/sessions"
+        let listed = try await session.send(
+            SessionList.self, .get, "\(users)/\(eveId)/sessions", template: sessions, headers: admin, expect: .ok)
+        #expect(listed.sessions.count == 2, "eve signed up and logged in")
+        try await session.send(.get, "\(users)/nobody/sessions", template: sessions, headers: admin, expect: .notFound)
+        let revoked = try await session.send(
+            RevokedSessions.self, .delete, "\(users)/\(eveId)/sessions", template: sessions, headers: admin, expect: .ok)
+        #expect(revoked.revoked == 2)
+        try await session.send(.get, "/v1/users/me", template: "/v1/users/me", headers: eve, expect: .unauthorized)
+        let password = "/v1/users/{userId}/password"
+        try await session.send(
+            .put, "\(users)/\(eveId)/password", template: password, headers: admin,
+            body: SetPasswordRequest(password: "new correct horse"), expect: .noContent)
+        try await session.send(
+            .put, "\(users)/\(eveId)/password", template: password, headers: admin,
+            body: SetPasswordRequest(password: "short"), expect: .badRequest)
+        try await session.send(
+            .put, "\(users)/nobody/password", template: password, headers: admin,
+            body: SetPasswordRequest(password: "new correct horse"), expect: .notFound)
+        try await session.send(
+            .post, "/v1/login", template: "/v1/login", body: LogInRequest(username: "eve", password: "new correct horse"),
+            expect: .ok)
         return created.sessionToken
     }
 

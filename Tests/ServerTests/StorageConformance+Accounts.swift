@@ -67,6 +67,38 @@ extension StorageConformance {
         }
     }
 
+    /// Administration: users listed in byte order of their names, page by page; a user's sessions
+    /// listed newest first and deleted together (others' stay); a password hash replaced.
+    static func userAdministration(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            // Byte order: "B" < "a" < "b" < "é" (an ASCII-insensitive or locale order would differ).
+            for (id, name) in [("u1", "b"), ("u2", "a"), ("u3", "é"), ("u4", "B")] {
+                try await storage.insertUser(user(id, name))
+            }
+            #expect(try await storage.users(after: nil, limit: 10).map(\.username) == ["B", "a", "b", "é"])
+            #expect(try await storage.users(after: nil, limit: 2).map(\.username) == ["B", "a"])
+            #expect(try await storage.users(after: "a", limit: 2).map(\.username) == ["b", "é"])
+            #expect(try await storage.users(after: "é", limit: 2).isEmpty)
+
+            let sessions = [
+                SessionRecord(tokenHash: "h1", userId: "u1", createdAt: time(1_000), expiresAt: time(9_000)),
+                SessionRecord(tokenHash: "h2", userId: "u1", createdAt: time(2_000), expiresAt: time(9_000)),
+                SessionRecord(tokenHash: "h3", userId: "u2", createdAt: time(3_000), expiresAt: time(9_000)),
+            ]
+            for session in sessions { try await storage.insertSession(session) }
+            #expect(try await storage.sessions(userId: "u1") == [sessions[1], sessions[0]])
+            #expect(try await storage.sessions(userId: "nobody").isEmpty)
+            #expect(Set(try await storage.deleteSessions(userId: "u1")) == ["h1", "h2"])
+            #expect(try await storage.sessions(userId: "u1").isEmpty)
+            #expect(try await storage.session(tokenHash: "h3") == sessions[2], "another user's session stays")
+            #expect(try await storage.deleteSessions(userId: "u1").isEmpty)
+
+            #expect(try await storage.setPasswordHash("new-hash", userId: "u2"))
+            #expect(try await storage.user(id: "u2")?.passwordHash == "new-hash")
+            #expect(try await storage.setPasswordHash("x", userId: "nobody") == false)
+        }
+    }
+
     /// Roles: stored with members; a taken name is refused; membership updates add and remove
     /// users and child roles; the role graph gives effective roles through child roles; deleting
     /// a role removes it from its parents too.

@@ -17,6 +17,10 @@ struct StorageConformanceTests {
         try await StorageConformance.sessions(backend.factory)
     }
 
+    @Test("users: listed in byte order, sessions listed and ended per user, passwords replaced", arguments: StorageBackend.tested) func userAdministration(backend: StorageBackend) async throws {
+        try await StorageConformance.userAdministration(backend.factory)
+    }
+
     @Test("roles: membership updates and the role graph", arguments: StorageBackend.tested) func roles(backend: StorageBackend) async throws {
         try await StorageConformance.roles(backend.factory)
     }

@@ -83,6 +83,30 @@ final class AuthService: Sendable {
         await cluster.send(.sessionRevoked(tokenHash: hash))
     }
 
+    /// Sets a user's password (administration) and ends their sessions: whoever held one signs in
+    /// again with the new password.
+    /// - Throws: `illegalArgument` for a password that breaks the rules, `notFound` for an
+    ///   unknown user.
+    func setPassword(_ request: SetPasswordRequest, userId: String) async throws {
+        try request.validate()
+        let hash = try await hashPassword(request.password)
+        guard try await storage.setPasswordHash(hash, userId: userId) else {
+            throw RooftopError(.notFound, "no user \(userId.prefix(80))")
+        }
+        _ = try await revokeSessions(userId: userId)
+    }
+
+    /// Ends every session of a user (administration), here and in the other server processes.
+    /// - Returns: How many were ended.
+    func revokeSessions(userId: String) async throws -> Int {
+        let hashes = try await storage.deleteSessions(userId: userId)
+        for hash in hashes {
+            await live.revokeSession(hash: hash)
+            await cluster.send(.sessionRevoked(tokenHash: hash))
+        }
+        return hashes.count
+    }
+
     /// Counts log-ins made through another server process against the throttle.
     func noteLogIns(failed: Bool, keys: [String]) async {
         if failed { await throttle.recordFailure(keys) } else { await throttle.recordSuccess(keys) }

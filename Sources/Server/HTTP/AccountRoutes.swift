@@ -1,9 +1,23 @@
 import Hummingbird
 import RooftopShared
 
-/// Sign-up, log-in, log-out, the current user, roles, and class permissions.
+/// Sign-up, log-in, log-out, the current user, users (administration), roles, and class
+/// permissions.
 struct AccountRoutes {
     let services: ServerServices
+
+    /// The most users a page lists, and the default.
+    static let maxUserPage = 1000
+
+    /// A `limit` query parameter: 1...1000, default 100.
+    /// - Throws: `illegalArgument` for anything else.
+    static func pageLimit(_ text: String?) throws -> Int {
+        guard let text else { return 100 }
+        guard let limit = Int(text), (1...maxUserPage).contains(limit) else {
+            throw RooftopError(.illegalArgument, "'limit' must be an integer within 1...\(maxUserPage)", field: "limit")
+        }
+        return limit
+    }
 
     func register(on api: RouterGroup<RooftopRequestContext>) {
         let services = self.services
@@ -27,6 +41,50 @@ struct AccountRoutes {
                 throw RooftopError(.auth, "the user no longer exists")
             }
             return try JSONBody.response(try await services.auth.userInfo(user))
+        }
+
+        // Administration of users: the admin key only.
+        api.get("users") { request, context in
+            try context.requireAdmin()
+            let after = request.uri.queryParameters.get("after")
+            let limit = try Self.pageLimit(request.uri.queryParameters.get("limit"))
+            let records = try await services.storage.users(after: after, limit: limit + 1)
+            var users: [UserInfo] = []
+            for record in records.prefix(limit) { users.append(try await services.auth.userInfo(record)) }
+            return try JSONBody.response(UserList(users: users, next: records.count > limit ? users.last?.username : nil))
+        }
+        api.get("users/:userId") { _, context in
+            try context.requireAdmin()
+            let userId = try context.parameter("userId")
+            guard let user = try await services.storage.user(id: userId) else {
+                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
+            }
+            return try JSONBody.response(try await services.auth.userInfo(user))
+        }
+        api.put("users/:userId/password") { request, context in
+            try context.requireAdmin()
+            let body = try await RequestBody.decode(SetPasswordRequest.self, from: request, limits: limits)
+            try await services.auth.setPassword(body, userId: try context.parameter("userId"))
+            return Response(status: .noContent)
+        }
+        api.get("users/:userId/sessions") { _, context in
+            try context.requireAdmin()
+            let userId = try context.parameter("userId")
+            guard try await services.storage.user(id: userId) != nil else {
+                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
+            }
+            let sessions = try await services.storage.sessions(userId: userId).map {
+                SessionInfo(id: $0.tokenHash, createdAt: $0.createdAt, expiresAt: $0.expiresAt)
+            }
+            return try JSONBody.response(SessionList(sessions: sessions))
+        }
+        api.delete("users/:userId/sessions") { _, context in
+            try context.requireAdmin()
+            let userId = try context.parameter("userId")
+            guard try await services.storage.user(id: userId) != nil else {
+                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
+            }
+            return try JSONBody.response(RevokedSessions(revoked: try await services.auth.revokeSessions(userId: userId)))
         }
 
         api.post("roles") { request, context in

@@ -60,6 +60,18 @@ public protocol Storage: Sendable {
     /// Deletes sessions that expired before `time`; returns how many.
     func deleteSessions(expiredBefore time: Timestamp) async throws -> Int
 
+    /// Users in user-name order (by UTF-8 bytes), after `username` when given, at most `limit`.
+    func users(after username: String?, limit: Int) async throws -> [UserRecord]
+
+    /// A user's sessions, expired or not, newest first.
+    func sessions(userId: String) async throws -> [SessionRecord]
+
+    /// Deletes a user's sessions; returns their token hashes.
+    func deleteSessions(userId: String) async throws -> [String]
+
+    /// Replaces a user's password hash; `false` when there is no such user.
+    func setPasswordHash(_ hash: String, userId: String) async throws -> Bool
+
     // MARK: Retention
 
     /// One step of the retention sweep (see docs/server.md, "Retention"). Each datastore whose

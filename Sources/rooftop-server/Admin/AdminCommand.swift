@@ -137,22 +137,24 @@ struct AdminClasses: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replace a class's settings with a JSON document (as `classes get` prints it).")
+            abstract: "Change a class's settings with a JSON document (as `classes get` prints it; members left out keep their values).")
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The class.") var className: String
         @Option(help: "The settings' JSON file (default standard input).") var file: String?
         func run() async throws {
             let data = try file.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
                 ?? FileHandle.standardInput.readToEnd() ?? Data()
-            let settings: ClassSettings
+            // Sent as written: members left out keep their values (the server checks the rest).
+            let document: JSONValue
             do {
-                settings = try JSONDecoder().decode(ClassSettings.self, from: data)
+                document = try JSONDecoder().decode(JSONValue.self, from: data)
             } catch {
-                throw ValidationError("the settings are not valid: \(error)")
+                throw ValidationError("the settings are not JSON: \(error)")
             }
+            guard case .object = document else { throw ValidationError("the settings must be a JSON object") }
             try await withAdminAPI(connection) { api in
                 let saved: ClassSettings = try await api.call(
-                    .PUT, "/v1/classes/" + AdminAPI.escape(className), body: settings)
+                    .PUT, "/v1/classes/" + AdminAPI.escape(className), body: document)
                 return saved
             }
         }
@@ -230,7 +232,80 @@ struct AdminDatastores: AsyncParsableCommand {
 /// `rooftop-server admin users …`.
 struct AdminUsers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Create users.", subcommands: [Create.self])
+        commandName: "users", abstract: "List, create and read users; set passwords; list and end sessions.",
+        subcommands: [List.self, Create.self, Get.self, SetPassword.self, Sessions.self, Revoke.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List users in user-name order, every page.")
+        @OptionGroup var connection: AdminConnection
+        @Option(help: "Start after this user name.") var after: String?
+        func run() async throws {
+            try await withAdminAPI(connection) { api in
+                var users: [UserInfo] = []
+                var next = after
+                repeat {
+                    let query = next.map { "?limit=1000&after=" + AdminAPI.escape($0) } ?? "?limit=1000"
+                    let page: UserList = try await api.call(.GET, "/v1/users" + query)
+                    users += page.users
+                    next = page.next
+                } while next != nil
+                return users
+            }
+        }
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a user with their effective roles.")
+        @OptionGroup var connection: AdminConnection
+        @Argument(help: "The user's ID.") var userId: String
+        func run() async throws {
+            try await withAdminAPI(connection) { api in
+                let user: UserInfo = try await api.call(.GET, "/v1/users/" + AdminAPI.escape(userId))
+                return user
+            }
+        }
+    }
+
+    struct SetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-password", abstract: "Set a user's password; their sessions end.")
+        @OptionGroup var connection: AdminConnection
+        @Argument(help: "The user's ID.") var userId: String
+        @Option(help: "The new password (or ROOFTOP_NEW_PASSWORD).") var password: String?
+        func run() async throws {
+            guard let password = password ?? ProcessInfo.processInfo.environment["ROOFTOP_NEW_PASSWORD"] else {
+                throw ValidationError("a password is needed: --password or ROOFTOP_NEW_PASSWORD")
+            }
+            try await withAdminAPI(connection) { api in
+                try await api.send(.PUT, "/v1/users/\(AdminAPI.escape(userId))/password", body: SetPasswordRequest(password: password))
+                return nil
+            }
+        }
+    }
+
+    struct Sessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a user's sessions, newest first.")
+        @OptionGroup var connection: AdminConnection
+        @Argument(help: "The user's ID.") var userId: String
+        func run() async throws {
+            try await withAdminAPI(connection) { api in
+                let list: SessionList = try await api.call(.GET, "/v1/users/\(AdminAPI.escape(userId))/sessions")
+                return list
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End all of a user's sessions.")
+        @OptionGroup var connection: AdminConnection
+        @Argument(help: "The user's ID.") var userId: String
+        func run() async throws {
+            try await withAdminAPI(connection) { api in
+                let revoked: RevokedSessions = try await api.call(.DELETE, "/v1/users/\(AdminAPI.escape(userId))/sessions")
+                return revoked
+            }
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -147,7 +147,12 @@ enum PostgresMigrations {
                 PRIMARY KEY (scope, mutation_id)
             );
             """
-        )
+        ),
+        (
+            // Administration lists and ends a user's sessions (docs/server.md, "Administer a server").
+            "v2: sessions by user",
+            "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)"
+        ),
     ]
 
     /// A migration's statements, one by one (the extended protocol runs one per query). The

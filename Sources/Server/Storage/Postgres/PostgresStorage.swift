@@ -176,12 +176,7 @@ public final class PostgresStorage: Storage {
         try await read { session in
             try session.query(
                 "SELECT token_hash, user_id, created_at, expires_at FROM sessions WHERE token_hash = \(tokenHash)"
-            ).first.map { row in
-                let (hash, user, created, expires) = try row.decode((String, String, Int64, Int64).self)
-                return SessionRecord(
-                    tokenHash: hash, userId: user, createdAt: Timestamp(millisecondsSinceEpoch: created),
-                    expiresAt: Timestamp(millisecondsSinceEpoch: expires))
-            }
+            ).first.map(Self.session)
         }
     }
 
@@ -197,6 +192,54 @@ public final class PostgresStorage: Storage {
         try await read { session in
             try session.execute("DELETE FROM sessions WHERE expires_at < \(time.millisecondsSinceEpoch)")
         }
+    }
+
+    /// See ``Storage/users(after:limit:)``.
+    public func users(after username: String?, limit: Int) async throws -> [UserRecord] {
+        try await read { session in
+            // COLLATE "C": byte order, as SQLite's.
+            try session.query(
+                """
+                SELECT \(unescaped: Self.userColumns) FROM users WHERE username COLLATE "C" > \(username ?? "")
+                ORDER BY username COLLATE "C" LIMIT \(limit)
+                """
+            ).map(Self.user)
+        }
+    }
+
+    /// See ``Storage/sessions(userId:)``.
+    public func sessions(userId: String) async throws -> [SessionRecord] {
+        try await read { session in
+            try session.query(
+                """
+                SELECT token_hash, user_id, created_at, expires_at FROM sessions WHERE user_id = \(userId)
+                ORDER BY created_at DESC
+                """
+            ).map(Self.session)
+        }
+    }
+
+    /// See ``Storage/deleteSessions(userId:)``.
+    public func deleteSessions(userId: String) async throws -> [String] {
+        try await read { session in
+            try session.query("DELETE FROM sessions WHERE user_id = \(userId) RETURNING token_hash").map {
+                try $0.decode(String.self)
+            }
+        }
+    }
+
+    /// See ``Storage/setPasswordHash(_:userId:)``.
+    public func setPasswordHash(_ hash: String, userId: String) async throws -> Bool {
+        try await read { session in
+            try session.execute("UPDATE users SET password_hash = \(hash) WHERE id = \(userId)") > 0
+        }
+    }
+
+    private static func session(_ row: PostgresRow) throws -> SessionRecord {
+        let (hash, user, created, expires) = try row.decode((String, String, Int64, Int64).self)
+        return SessionRecord(
+            tokenHash: hash, userId: user, createdAt: Timestamp(millisecondsSinceEpoch: created),
+            expiresAt: Timestamp(millisecondsSinceEpoch: expires))
     }
 
     // MARK: Classes

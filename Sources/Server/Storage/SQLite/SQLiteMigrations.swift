@@ -266,6 +266,10 @@ enum SQLiteMigrations {
                 CREATE INDEX objects_tombstones ON objects(datastore_key, sequence) WHERE deleted = 1;
                 """)
         }
+        migrator.registerMigration("v6: sessions by user") { db in
+            // Administration lists and ends a user's sessions (docs/server.md, "Administer a server").
+            try db.execute(sql: "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)")
+        }
         return migrator
     }
 }

@@ -174,12 +174,8 @@ public final class SQLiteStorage: Storage {
     /// See ``Storage/session(tokenHash:)``.
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE token_hash = ?", arguments: [tokenHash]).map { row in
-                SessionRecord(
-                    tokenHash: row["token_hash"], userId: row["user_id"],
-                    createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
-                    expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"]))
-            }
+            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
+                .map(Self.session(from:))
         }
     }
 
@@ -196,6 +192,51 @@ public final class SQLiteStorage: Storage {
             try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ?", arguments: [time.millisecondsSinceEpoch])
             return db.changesCount
         }
+    }
+
+    /// See ``Storage/users(after:limit:)``.
+    public func users(after username: String?, limit: Int) async throws -> [UserRecord] {
+        try await pool.read { db in
+            // SQLite compares text by its bytes (BINARY): UTF-8 order.
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM users WHERE username > ? ORDER BY username LIMIT ?",
+                arguments: [username ?? "", limit]
+            ).map(Self.user(from:))
+        }
+    }
+
+    /// See ``Storage/sessions(userId:)``.
+    public func sessions(userId: String) async throws -> [SessionRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at DESC", arguments: [userId]
+            ).map(Self.session(from:))
+        }
+    }
+
+    /// See ``Storage/deleteSessions(userId:)``.
+    public func deleteSessions(userId: String) async throws -> [String] {
+        try await pool.write { db in
+            let hashes = try String.fetchAll(
+                db, sql: "SELECT token_hash FROM sessions WHERE user_id = ?", arguments: [userId])
+            try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [userId])
+            return hashes
+        }
+    }
+
+    /// See ``Storage/setPasswordHash(_:userId:)``.
+    public func setPasswordHash(_ hash: String, userId: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [hash, userId])
+            return db.changesCount > 0
+        }
+    }
+
+    private static func session(from row: Row) -> SessionRecord {
+        SessionRecord(
+            tokenHash: row["token_hash"], userId: row["user_id"],
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
+            expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"]))
     }
 
     // MARK: Classes
