@@ -20,7 +20,7 @@ extension ClientCore {
     }
 
     /// How an object reads for local queries: its live instance's state (stored state plus
-    /// unsaved changes, seed 000) when there is one, otherwise its stored local view.
+    /// unsaved changes, as in Parse's local datastore) when there is one, otherwise its stored local view.
     func localState(of row: LocalObjectRow) -> ObjectSnapshot? {
         guard let live = registry.existing(row.key) else { return row.local }
         // A safety net for the contract above: a stored view of a newer server version than the

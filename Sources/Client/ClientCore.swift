@@ -121,7 +121,7 @@ final class ClientCore: Sendable {
 
     /// A new live instance for a stored object, reading its stored local view. A view that
     /// differs from the server state while nothing is queued holds changes made before the
-    /// object was pinned and never saved (seed 000: a pinned object keeps its unsaved changes):
+    /// object was pinned and never saved (as in Parse's local datastore: a pinned object keeps its unsaved changes):
     /// they become the instance's unsaved changes again, so that `save()` still sends them.
     /// An existing live instance is returned as it is.
     func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {

@@ -125,7 +125,7 @@ public final class RooftopClient: Sendable {
         try core.unpin(objects, label: label ?? LocalStore.defaultLabel)
     }
 
-    /// Removes a label from every object that has it (seed 000's unpinAllObjectsWithName).
+    /// Removes a label from every object that has it (Parse's unpinAllObjectsWithName).
     public func unpinAll(label: String) async throws {
         try core.store.write(scope: core.scope) { transaction in try transaction.unpinAll(label: label) }
     }

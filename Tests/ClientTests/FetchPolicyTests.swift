@@ -5,7 +5,7 @@ import Testing
 @testable import Rooftop
 import RooftopTestSupport
 
-/// Every fetch policy of seed 004 (and remoteElseLocal) with the server up and down.
+/// Every fetch policy of Backbeam's SDK (and remoteElseLocal) with the server up and down.
 @Suite("Fetch policies", .timeLimit(.minutes(1)))
 struct FetchPolicyTests {
     /// A server with scores 10, 20, ... 100 (`s1` ... `s10`).

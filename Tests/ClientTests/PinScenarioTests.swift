@@ -4,7 +4,7 @@ import Testing
 
 @testable import Rooftop
 
-/// The scenarios of seed 000 (the local datastore guide) not covered by ObjectTests, each named
+/// The scenarios of Parse's local datastore guide not covered by ObjectTests, each named
 /// after its section.
 @Suite("Seed 000: local datastore scenarios", .timeLimit(.minutes(1)))
 struct PinScenarioTests {

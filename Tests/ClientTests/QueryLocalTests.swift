@@ -138,7 +138,7 @@ struct QueryLocalTests {
         server.put("GameScore", "g1", ["score": 1, "playerName": "Sean"])
         let held = client.object("GameScore", id: "g1")
         let remote = try await client.query("GameScore").find(policy: .remoteAndStore)
-        #expect(remote.objects.first === held, "seed 000: the same instance as the one already in memory")
+        #expect(remote.objects.first === held, "the same instance as the one already in memory, as in Parse")
         #expect(held.string("playerName") == "Sean")
         let local = try await client.query("GameScore").fromLocalDatastore().find()
         #expect(local.objects.first === held)

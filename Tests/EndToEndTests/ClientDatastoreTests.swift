@@ -3,7 +3,7 @@ import Rooftop
 import RooftopShared
 import Testing
 
-/// Datastores (seed 003) through the client library against the real server: shareable
+/// Datastores (as in the Dropbox Datastore API) through the client library against the real server: shareable
 /// datastores created, listed, shared and unshared (``Datastore/share(_:with:)``), opened and used
 /// by role, deleted and uncached; and a private datastore used without an account, moved to the
 /// user at sign-in.
@@ -89,7 +89,7 @@ struct ClientDatastoreTests {
                 let gone = await #expect(throws: RooftopError.self) { try await viewer.datastores.open(trip.id) }
                 #expect(gone?.code == .notFound)
             }
-            // Editors may change the sharing too (seed 003: "read-write, includes ACL changes");
+            // Editors may change the sharing too (as in the Dropbox Datastore API: "read-write, includes ACL changes");
             // viewers may not.
             try await ClientQueryFixture.withClient(server, as: bob) { editor async throws in
                 let opened = try await editor.datastores.open(trip.id)

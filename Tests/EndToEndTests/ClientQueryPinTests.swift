@@ -3,7 +3,7 @@ import Rooftop
 import RooftopShared
 import Testing
 
-/// Pins and labels (seed 000) with objects from the real server: pinning query results,
+/// Pins and labels (as in Parse's local datastore) with objects from the real server: pinning query results,
 /// `fromPin` queries (also offline, from the cache file), pinned objects kept up to date by
 /// fetches, finds and saves, labels holding objects independently, recursive pins through
 /// pointers, and the labels of cached query results.
@@ -105,7 +105,7 @@ struct ClientQueryPinTests {
         try await scene.online { client async throws in
             let draft = client.object(scene.className, id: id)
             #expect(draft.int("score") == 7, "loaded from the local datastore")
-            #expect(draft.hasUnsavedChanges, "a pinned draft's changes come back unsaved (seed 000)")
+            #expect(draft.hasUnsavedChanges, "a pinned draft's changes come back unsaved, as in Parse")
             try await draft.save()
         }
         try await scene.offline { client async throws in

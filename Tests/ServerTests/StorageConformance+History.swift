@@ -61,7 +61,7 @@ extension StorageConformance {
     }
 
     /// Datastore counters: the sequence grows by one per committed change; the record count and
-    /// size (seed 003's accounting) follow creates, updates, deletes and re-creates, and nothing
+    /// size (the Dropbox Datastore API's accounting) follow creates, updates, deletes and re-creates, and nothing
     /// else.
     static func datastoreCounters(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in

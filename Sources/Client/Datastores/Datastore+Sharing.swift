@@ -1,7 +1,7 @@
 import RooftopShared
 
 extension Datastore {
-    /// Who may use the datastore (seed 003's sharing roles): its owner and the role of each
+    /// Who may use the datastore (the Dropbox Datastore API's sharing roles): its owner and the role of each
     /// principal it was shared with, as the server has them now.
     ///
     /// ```swift
@@ -16,7 +16,7 @@ extension Datastore {
     }
 
     /// Gives a principal — everyone (`.everyone`), a user, or a role — a role on the datastore;
-    /// `.none` takes it away. The owner and editors may share (seed 003: an editor's read-write
+    /// `.none` takes it away. The owner and editors may share (as in the Dropbox Datastore API: an editor's read-write
     /// includes sharing changes); the owner's role is fixed, and nobody can be made owner. The
     /// datastore's locally known info follows the answer.
     /// - Parameters:

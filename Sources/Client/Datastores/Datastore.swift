@@ -2,7 +2,7 @@ import Logging
 import RooftopShared
 import Synchronization
 
-/// An open datastore (seed 003): the unit of sync and sharing.
+/// An open datastore (as in the Dropbox Datastore API): the unit of sync and sharing.
 ///
 /// Objects of a datastore are ordinary ``RooftopObject``s whose `datastore` is this one; save them
 /// with `saveEventually()`. ``sync()`` sends the datastore's queued changes and pulls the remote

@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// The user's datastores (`client.datastores`, seed 003's datastore manager): list, create,
+/// The user's datastores (`client.datastores`, the Dropbox Datastore API's datastore manager): list, create,
 /// open, delete, uncache.
 ///
 /// Private datastores (IDs like `default`, `settings`) open offline and without an account:

@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// A datastore's sync status (seed 003's `DBDatastoreStatus`), observed with
+/// A datastore's sync status (the Dropbox Datastore API's `DBDatastoreStatus`), observed with
 /// ``Datastore/status``.
 ///
 /// Rooftop queues every saved change durably at once (there is no separate "commit" step), so

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// One live ``RooftopObject`` per object (seed 000: with the local datastore enabled there is only
+/// One live ``RooftopObject`` per object (as in Parse's local datastore: with the local datastore enabled there is only
 /// one instance of any given object). Instances are held weakly: when the app lets go of every
 /// reference, the next lookup makes a new one from the stored state.
 final class ObjectRegistry: Sendable {

@@ -35,7 +35,7 @@ extension RooftopObject {
 
     /// Queues the unsaved changes durably and returns: they are in the local database, and the
     /// object is pinned (label `_pending`) until the server has them. The queue sends them in
-    /// order, exactly once, when the server can be reached (seed 000's saveEventually).
+    /// order, exactly once, when the server can be reached (Parse's saveEventually).
     /// - Returns: The queued mutation's ID (its status is observable on the client's outbox).
     /// - Throws: `illegalArgument` / `invalidOperation` for a field name set through the
     ///   subscript that is invalid or built-in; `cache` when the local database fails. Nothing is
@@ -80,7 +80,7 @@ extension RooftopObject {
         try await refresh(including: [])
     }
 
-    /// Fetches the object and the objects its pointer paths reach (seed 004's refresh with
+    /// Fetches the object and the objects its pointer paths reach (Backbeam's refresh with
     /// joins): `refresh(including: ["author"], ["author", "company"])`. Included objects are
     /// updated the same way (their live instances and local copies).
     /// - Throws: `notFound`, network errors.

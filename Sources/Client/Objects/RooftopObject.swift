@@ -2,7 +2,7 @@ import Foundation
 import RooftopShared
 import Synchronization
 
-/// An object of the app's data: one live instance per object for the whole client (seed 000), with
+/// An object of the app's data: one live instance per object for the whole client (as in Parse's local datastore), with
 /// its unsaved changes tracked as field operations.
 ///
 /// Read fields with the subscript or the typed accessors; change them with the subscript setter or

@@ -1,7 +1,7 @@
 import RooftopShared
 
 /// Where a query's results come from: the server, the query's cached result in the local
-/// datastore, or both (seed 004's fetch policies, plus ``remoteElseLocal``).
+/// datastore, or both (Backbeam's fetch policies, plus ``remoteElseLocal``).
 ///
 /// A query's *cached result* is what its last ``remoteAndStore`` run stored: the objects (pinned
 /// under the label `_query:<hash>`, so they stay stored), their order and the server's total
@@ -26,7 +26,7 @@ public enum FetchPolicy: Sendable, Hashable, CaseIterable {
     /// Fails with the network error when the server cannot be reached.
     case remoteOnly
     /// Results only come from the query's cached result; the server is not contacted. Fails with
-    /// `notCached` when nothing is cached for this query (seed 004: "if no data is available the
+    /// `notCached` when nothing is cached for this query (as in Backbeam's SDK: "if no data is available the
     /// failure block is called").
     case localOnly
     /// The cached result first (when there is one), then the server's:

@@ -1,12 +1,12 @@
 import RooftopShared
 
 /// One answer to a ``RooftopQuery``: a page of live objects, the total count and where it came
-/// from (seed 004's `success(objects, totalCount, fromCache)`).
+/// from (Backbeam's `success(objects, totalCount, fromCache)`).
 ///
 /// (Named apart from the shared `QueryResult` — the evaluator's result over snapshots — so that
 /// an app importing both modules can name either.)
 ///
-/// Objects are the client's live instances (one per object, seed 000): the same object in two
+/// Objects are the client's live instances (one per object, as in Parse's local datastore): the same object in two
 /// results, or already held by the app, is the same instance.
 ///
 /// ```swift

@@ -39,7 +39,7 @@ extension RooftopQuery {
     }
 
     /// Runs the query and yields its results as they arrive: with `.localAndRemote`, the cached
-    /// result (when there is one, `fromCache` true) and then the server's (seed 004: "the
+    /// result (when there is one, `fromCache` true) and then the server's (as in Backbeam's SDK: "the
     /// success block can be called twice"); with any other policy, the one result of
     /// ``find(policy:)``. The stream then ends, or fails with what `find` would throw (after the
     /// cached result, for `.localAndRemote` when the server cannot be reached). Stopping the
@@ -106,7 +106,7 @@ extension RooftopQuery {
         }
     }
 
-    /// The object of the query's class with an ID (seed 000's `getObjectInBackgroundWithId`):
+    /// The object of the query's class with an ID (Parse's `getObjectInBackgroundWithId`):
     /// from the server (with the query's include paths), or — for a `fromLocalDatastore` /
     /// `fromPin` query — from the local datastore, as it reads now and subject to its ACL unless
     /// the query ignores ACLs. The query's condition, order and page do not apply.

@@ -1,7 +1,7 @@
 import RooftopShared
 
 /// Remote runs: the server's answer goes through the identity map, updates the stored copies of
-/// the objects it returns (seed 000: pinned objects are updated when fetched) and, for
+/// the objects it returns (as in Parse's local datastore: pinned objects are updated when fetched) and, for
 /// `remoteAndStore`, replaces the query's cached result.
 extension RooftopQuery {
     /// Runs the query on the server.

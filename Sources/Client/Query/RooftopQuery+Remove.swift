@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// Removing the objects that match a query, on the server (seed 004's `removeObjects:` and
+/// Removing the objects that match a query, on the server (Backbeam's `removeObjects:` and
 /// `removeAllObjects`).
 extension RooftopQuery {
     /// Deletes on the server the first `limit` objects that match (in the query's order, after

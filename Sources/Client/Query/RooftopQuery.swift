@@ -29,7 +29,7 @@ public struct RooftopQuery: Sendable {
     public private(set) var datastore: DatastoreID
     /// Where the query runs.
     public private(set) var source: Source
-    /// Whether local runs skip the ACL check (seed 000's `ignoreACLs`).
+    /// Whether local runs skip the ACL check (Parse's `ignoreACLs`).
     public private(set) var ignoresACLs: Bool
 
     /// Where a query runs.
@@ -37,9 +37,9 @@ public struct RooftopQuery: Sendable {
         /// On the server, the local cache used as the ``FetchPolicy`` says (the default).
         case server
         /// Over every object stored in the local datastore (pinned, cached or with queued
-        /// changes), with unsaved changes (seed 000's `fromLocalDatastore`).
+        /// changes), with unsaved changes (Parse's `fromLocalDatastore`).
         case localDatastore
-        /// Over the objects pinned with a label (seed 000's `fromPinWithName:`).
+        /// Over the objects pinned with a label (Parse's `fromPinWithName:`).
         case pin(String)
     }
 
@@ -93,7 +93,7 @@ public struct RooftopQuery: Sendable {
         refined { $0.query.includes.append([field] + path) }
     }
 
-    /// Adds the clauses of a query in the text form (seed 004's BQL), `?` standing for the
+    /// Adds the clauses of a query in the text form (Backbeam's BQL), `?` standing for the
     /// parameters in order: its condition is combined with `&&`, its sort keys and include paths
     /// are added, and its `limit` / `offset`, when given, replace the query's.
     ///
@@ -133,13 +133,13 @@ public struct RooftopQuery: Sendable {
     }
 
     /// Runs the query over every object stored in the local datastore — pinned, cached or with
-    /// queued changes — seeing unsaved changes, without the network (seed 000).
+    /// queued changes — seeing unsaved changes, without the network (as in Parse's local datastore).
     public func fromLocalDatastore() -> RooftopQuery {
         refined { $0.source = .localDatastore }
     }
 
     /// Runs the query over the objects pinned with a label (default: the unnamed pin of
-    /// ``RooftopObject/pin(label:)``), without the network (seed 000's `fromPinWithName:`).
+    /// ``RooftopObject/pin(label:)``), without the network (Parse's `fromPinWithName:`).
     public func fromPin(_ label: String? = nil) -> RooftopQuery {
         refined { $0.source = .pin(label ?? LocalStore.defaultLabel) }
     }
@@ -150,7 +150,7 @@ public struct RooftopQuery: Sendable {
     }
 
     /// Skips the ACL check of local runs: objects whose ACL does not let the current user read
-    /// them are included too (seed 000's `ignoreACLs`). Role ACLs need not be ignored offline:
+    /// them are included too (Parse's `ignoreACLs`). Role ACLs need not be ignored offline:
     /// the client checks them against the user's cached effective roles. The server always
     /// applies ACLs.
     public func ignoringACLs() -> RooftopQuery {

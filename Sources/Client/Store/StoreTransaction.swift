@@ -340,7 +340,7 @@ extension LocalStore {
     static func queryLabel(_ hash: String) -> String { "_query:" + hash }
     /// The pin label `pin()` uses without a name.
     static let defaultLabel = "_default"
-    /// The label holding objects with queued changes until the server has them (seed 000:
+    /// The label holding objects with queued changes until the server has them (as in Parse's local datastore:
     /// saveEventually pins the object until it is saved).
     static let pendingLabel = "_pending"
 }

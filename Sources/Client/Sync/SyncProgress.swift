@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// How far a push or a pull is (seed 001's progress block: processed, total, end, error).
+/// How far a push or a pull is (Cloudant Sync's progress block: processed, total, end, error).
 ///
 /// A pull's total comes from the server's estimate of what remains (`PullResponse.remaining`),
 /// known from the first page on; it may move while others write, and equals `processed` when the

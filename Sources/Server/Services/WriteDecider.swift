@@ -117,7 +117,7 @@ struct WriteDecider: Sendable {
     }
 
     /// Creating the object, or re-creating it over a tombstone. A change based on a version from
-    /// before a concurrent delete loses to the delete (seed 003: deletes win).
+    /// before a concurrent delete loses to the delete (as in the Dropbox Datastore API: deletes win).
     private func creation(
         over tombstone: StoredObject?, inputs: MergeInputs, concurrent: [OperationRecord], datastore: DatastoreRecord
     ) throws(RooftopError) -> ObjectWriteDecision {

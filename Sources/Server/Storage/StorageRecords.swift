@@ -79,7 +79,7 @@ public struct DatastoreRecord: Sendable, Hashable {
     public var sequence: Int64
     /// Live (not deleted) objects in the datastore.
     public var recordCount: Int
-    /// The datastore's size by seed 003's accounting.
+    /// The datastore's size by the Dropbox Datastore API's accounting.
     public var sizeBytes: Int
     /// Roles for principals (shareable datastores only).
     public var roles: [Principal: SharingRole]

@@ -1,5 +1,5 @@
 extension RooftopError {
-    /// A stable error code, modelled on the Dropbox Datastore API's error list (seed 003).
+    /// A stable error code, modelled on the Dropbox Datastore API's error list.
     ///
     /// Codes are a struct rather than an enum so that new codes can be added, and so that a client
     /// can carry a code it does not know yet (sent by a newer server) without failing to decode.

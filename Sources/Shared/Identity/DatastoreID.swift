@@ -1,4 +1,4 @@
-/// The ID of a datastore, the unit of sync and sharing (seed 003).
+/// The ID of a datastore, the unit of sync and sharing (as in the Dropbox Datastore API).
 ///
 /// - **Private** IDs are chosen by the app (`default`, `settings`) and scoped to one user: 1-64
 ///   characters of lowercase letters, digits, `.`, `-` and `_`, not starting or ending with `.`.

@@ -1,4 +1,4 @@
-/// The rules for table (class), record (object) and field IDs, from seed 003.
+/// The rules for table (class), record (object) and field IDs, from the Dropbox Datastore API.
 ///
 /// An ID is 1-64 characters of `A-Z a-z 0-9 . - _ + / =`, case-sensitive. IDs with a leading `:`
 /// (followed by allowed characters) are valid but reserved for Rooftop's own use, so apps cannot

@@ -4,7 +4,7 @@
 /// Crockford base 32 (lowercase): a 48-bit millisecond timestamp followed by 80 random bits.
 /// IDs made later sort later, which keeps database indexes compact; 80 random bits make a
 /// collision between two IDs of the same millisecond about as likely as guessing a 24-digit
-/// number. Every generated ID is a valid record ID (seed 003).
+/// number. Every generated ID is a valid record ID (as in the Dropbox Datastore API).
 public enum ObjectID {
     private static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 

@@ -1,7 +1,7 @@
 /// The fixed limits a server enforces, served to clients (``ServerInfo/limits``) so that they
 /// can refuse an oversized change before queueing it.
 ///
-/// Defaults follow seed 003 where it has a number (record 100 KiB, 100,000 records and 10 MiB per
+/// Defaults follow the Dropbox Datastore API where it has a number (record 100 KiB, 100,000 records and 10 MiB per
 /// datastore, 2 MiB per sync call); the others are Rooftop's choices, explained on each member.
 /// Sizes are in bytes and counted as ``SizeAccounting`` says, not as JSON text. Breaking a limit
 /// is a ``RooftopError/Code/sizeLimit`` error (see the `check…` methods), never a silent
@@ -17,15 +17,15 @@
 /// try limits.checkRecord(snapshot)   // throws sizeLimit when the record is over 64 KiB
 /// ```
 public struct Limits: Hashable, Sendable {
-    /// The largest record (``SizeAccounting/recordSize(fields:)``). Default 100 KiB (seed 003).
+    /// The largest record (``SizeAccounting/recordSize(fields:)``). Default 100 KiB (as in the Dropbox Datastore API).
     public var maxRecordBytes: Int = 100 * 1024
-    /// The most records one datastore may hold. Default 100,000 (seed 003).
+    /// The most records one datastore may hold. Default 100,000 (as in the Dropbox Datastore API).
     public var maxRecordsPerDatastore: Int = 100_000
     /// The largest datastore (``SizeAccounting/datastoreSize(recordSizes:)``). Default 10 MiB
-    /// (seed 003).
+    /// (as in the Dropbox Datastore API).
     public var maxDatastoreBytes: Int = 10 * 1024 * 1024
     /// The largest push, one sync call's changes (``SizeAccounting/pushSize(_:)``). Default 2 MiB
-    /// (seed 003).
+    /// (as in the Dropbox Datastore API).
     public var maxPushBytes: Int = 2 * 1024 * 1024
     /// The largest HTTP request body, as raw bytes. Default 8 MiB: a full 2 MiB push grows on the
     /// wire (JSON syntax, field names, base64 for bytes, escapes in strings), so the body limit

@@ -1,4 +1,4 @@
-/// How Rooftop counts the size of values, records, datastores and pushes (seed 003's rules), so
+/// How Rooftop counts the size of values, records, datastores and pushes (the Dropbox Datastore API's rules), so
 /// that client and server agree on when a limit (``Limits``) is reached.
 ///
 /// These are accounting sizes, not storage or wire sizes: stable, cheap to compute, and the same
@@ -18,7 +18,7 @@
 /// | push | 100 + Σ changes |
 /// | change | 100 + size of the values it carries |
 ///
-/// Field names, the object ID, the class name and the ACL of a record are not counted (seed 003
+/// Field names, the object ID, the class name and the ACL of a record are not counted (the Dropbox Datastore API
 /// counts values only); the request body limit bounds them. A change carries the value of a
 /// `set`, the values of a `listAppend`, the value of a `listInsert` or `listReplace`, the amount
 /// of an `increment` (a number: 0) and, for `relationAdd` / `relationRemove`, their IDs and

@@ -1,5 +1,5 @@
 /// Operational transformation for lists: rebases local list operations over concurrent remote
-/// ones so that both sides' edits land (seed 003's conflict-free lists).
+/// ones so that both sides' edits land (the Dropbox Datastore API's conflict-free lists).
 ///
 /// Elements are tracked by identity rather than by index. Each base element gets an identity;
 /// the remote operations run first on a copy of the base, then each local operation is replayed

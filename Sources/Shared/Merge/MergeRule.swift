@@ -1,5 +1,5 @@
 /// How a conflict on one field is resolved when local and remote changes touched it concurrently
-/// (seed 003's resolution rules).
+/// (the Dropbox Datastore API's resolution rules).
 ///
 /// Rules act on values: "local value" is the field at the common base with the local operations
 /// applied, "remote value" the same with the remote operations applied. Lists and relations

@@ -1,7 +1,7 @@
 /// One change to one field: what travels in a push and what merge rules act on.
 ///
 /// Changes are operations, not whole values, so that concurrent changes can be merged: two
-/// increments both count, two list inserts both land (seed 003's conflict-free lists).
+/// increments both count, two list inserts both land (the Dropbox Datastore API's conflict-free lists).
 ///
 /// Wire form: `{"op": "set", "value": 3}`, `{"op": "unset"}`, `{"op": "increment", "amount": 1}`,
 /// `{"op": "listAppend", "values": [...]}`, `{"op": "listInsert", "index": 0, "value": ...}`,

@@ -1,5 +1,5 @@
 extension Query {
-    /// Parses the text form of a query (seed 004's BQL), with `?` standing for parameters.
+    /// Parses the text form of a query (Backbeam's BQL), with `?` standing for parameters.
     ///
     /// Grammar (keywords case-insensitive; clauses optional but in this order):
     /// ```text

@@ -76,7 +76,7 @@ public indirect enum QueryPredicate: Hashable, Sendable {
     case near(field: String, point: GeoPoint, maxDistanceMeters: Double?)
     /// The field is a geo point inside the box (which may cross the antimeridian).
     case withinBox(field: String, southwest: GeoPoint, northeast: GeoPoint)
-    /// The object itself is one of these references (seed 004's `this in ?`).
+    /// The object itself is one of these references (Backbeam's `this in ?`).
     case thisIn([ObjectReference])
 
     /// A comparison operator of ``QueryPredicate/comparison(field:op:value:)``; the raw value is the

@@ -1,5 +1,5 @@
 /// An object's access control list: which principals may read it and which may write it
-/// (seed 000, as in Parse).
+/// (as in Parse).
 ///
 /// The wire form is Parse's: `{"*": {"read": true}, "u1": {"read": true, "write": true},
 /// "role:Admins": {"write": true}}`. A principal absent from the list has no access.

@@ -1,4 +1,4 @@
-/// Who may use a datastore, and how (seed 003's sharing).
+/// Who may use a datastore, and how (the Dropbox Datastore API's sharing).
 ///
 /// - A **private** datastore belongs to one user, its ``owner``; nobody else has any role, and it
 ///   cannot be shared.

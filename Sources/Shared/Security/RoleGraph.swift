@@ -1,6 +1,6 @@
 /// The app's roles and their direct memberships, answering "which roles does this user hold?".
 ///
-/// Semantics are Parse's (seed 000): a role has member users and member (child) roles. When role
+/// Semantics are Parse's: a role has member users and member (child) roles. When role
 /// `A` is one of role `B`'s child roles, every member of `A` is also a member of `B`. Membership
 /// is therefore transitive upwards: a user in `A` holds `A`, `B`, and every role that contains
 /// `B`, and so on. Cycles (`A` in `B` and `B` in `A`) are harmless: the walk visits each role

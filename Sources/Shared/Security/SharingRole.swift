@@ -1,4 +1,4 @@
-/// What a principal may do with a whole datastore (seed 003's roles), ordered
+/// What a principal may do with a whole datastore (the Dropbox Datastore API's roles), ordered
 /// `none < viewer < editor < owner`.
 ///
 /// - ``none``: no access.

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Raw bytes with an optional MIME type: the `bytes` value kind (seed 001: binary data carries
+/// Raw bytes with an optional MIME type: the `bytes` value kind (as in Cloudant Sync: binary data carries
 /// its MIME type; without one it is `application/octet-stream`).
 public struct BinaryValue: Hashable, Sendable, CustomStringConvertible {
     /// The bytes.

@@ -1,7 +1,7 @@
 /// An arbitrary-precision decimal number carried as its text: the `decimal` value kind.
 ///
 /// The text is kept exactly as given (`"1.50"` stays `"1.50"`: its digits are preserved), but
-/// decimals are ordered by their numeric value, so `1.50` and `1.5` sort as equals (seed 001
+/// decimals are ordered by their numeric value, so `1.50` and `1.5` sort as equals (Cloudant Sync
 /// carries decimals as strings; Rooftop also orders them properly).
 ///
 /// Accepted syntax: an optional `-` or `+`, digits with an optional `.` and fraction (at least one

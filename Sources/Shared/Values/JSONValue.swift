@@ -1,4 +1,4 @@
-/// Any JSON document: the `json` value kind (seed 004's JSON fields).
+/// Any JSON document: the `json` value kind (Backbeam's JSON fields).
 ///
 /// JSON has one kind of number, so a JSON value compares numbers by value: `.int(2)` equals
 /// `.double(2.0)`. Non-finite doubles are not JSON and are rejected when encoded.

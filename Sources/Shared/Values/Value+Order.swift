@@ -1,7 +1,7 @@
 /// The total order over all values, shared by sorting, range comparisons and the max/min merge
 /// rules, on client and server alike.
 ///
-/// Kinds sort in this order (seed 003's order — bool < numbers < dates < strings < bytes < lists —
+/// Kinds sort in this order (the Dropbox Datastore API's order — bool < numbers < dates < strings < bytes < lists —
 /// with the kinds it does not name placed explicitly):
 ///
 /// 1. `null`

@@ -1,4 +1,4 @@
-/// What a caller learns about a datastore when listing or opening it (seed 003's
+/// What a caller learns about a datastore when listing or opening it (the Dropbox Datastore API's
 /// `DBDatastoreInfo`).
 ///
 /// Wire form: `{"id": ".Xy3", "kind": "shareable", "title": "Trip plan", "owner": "u1",
