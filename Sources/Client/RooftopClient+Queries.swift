@@ -13,7 +13,7 @@ extension RooftopClient {
         RooftopQuery(core: core, query: Query(className), datastore: datastore)
     }
 
-    /// A query from a shared ``Query`` value (built elsewhere, or decoded).
+    /// A query from a shared `Query` value (built elsewhere, or decoded).
     /// - Parameters:
     ///   - query: The query.
     ///   - datastore: The datastore (default: the app datastore `:app`).

@@ -5,7 +5,7 @@ import RooftopShared
 ///
 /// Several clients live independently in one process (different users, different cache files).
 /// Every method is safe to call from any task. Every error the client's methods throw is a
-/// ``RooftopError`` (declared untyped, so that `catch let error as RooftopError` works the same in
+/// `RooftopError` (declared untyped, so that `catch let error as RooftopError` works the same in
 /// functions and closures).
 ///
 /// ```swift

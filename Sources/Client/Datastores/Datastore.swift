@@ -5,7 +5,7 @@ import Synchronization
 /// An open datastore (as in the Dropbox Datastore API): the unit of sync and sharing.
 ///
 /// Objects of a datastore are ordinary ``RooftopObject``s whose `datastore` is this one; save them
-/// with `saveEventually()`. ``sync()`` sends the datastore's queued changes and pulls the remote
+/// with `saveEventually()`. ``sync(scope:)`` sends the datastore's queued changes and pulls the remote
 /// ones.
 ///
 /// ```swift

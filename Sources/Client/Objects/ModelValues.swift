@@ -86,7 +86,7 @@ enum ModelValues {
         }
     }
 
-    /// The JSON form of a value inside a nested struct (``JSONValue/init(embedding:)``).
+    /// The JSON form of a value inside a nested struct (`JSONValue/init(embedding:)`).
     /// - Throws: `EncodingError` for a non-finite double (JSON has none).
     static func json(_ value: Value, codingPath: [any CodingKey]) throws -> JSONValue {
         let json = JSONValue(embedding: value)

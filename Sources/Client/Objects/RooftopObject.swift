@@ -96,7 +96,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     /// A field's value as a Swift type, `nil` when the field is absent or holds another kind;
     /// setting records a `set` of the value (or, with `nil`, an `unset`) to save later, unchecked
-    /// as with the ``Value`` subscript.
+    /// as with the `Value` subscript.
     ///
     /// ```swift
     /// object["plays"] = plays                 // an Int variable
@@ -153,7 +153,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// Adds `amount` (an int or a double) to a number field; an absent field counts as 0.
     ///
     /// Increments are atomic: increments made concurrently elsewhere all count, unless the
-    /// field's merge rule is `local`, `max` or `min` (see ``MergeRule``).
+    /// field's merge rule is `local`, `max` or `min` (see `MergeRule`).
     /// - Throws: `badType` when the field holds something other than a number, or `amount` is not
     ///   a number; `illegalArgument` / `invalidOperation` for a bad or built-in field name.
     public func increment(_ field: String, by amount: Value = 1) throws {
@@ -353,7 +353,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     }
 
     /// Checks the names of the unsaved changes' fields (the subscript setter cannot throw).
-    /// - Throws: What ``FieldUpdate/validateField(_:)`` throws for the first bad name.
+    /// - Throws: What `FieldUpdate/validateField(_:)` throws for the first bad name.
     func validateUnsavedFields() throws(RooftopError) {
         let names = state.withLock { state in state.unsaved.map(\.field) }
         var checked: Set<String> = []

@@ -4,7 +4,7 @@ import RooftopShared
 
 /// The conditions of a local query that the local field index answers: the top-level `and`
 /// operands (or the whole predicate) that compare a stored field with `=`, `<`, `<=`, `>`, `>=`
-/// or `in`. By ``QueryPredicate``'s semantics such a condition holds exactly when the field is
+/// or `in`. By `QueryPredicate`'s semantics such a condition holds exactly when the field is
 /// present and its value's order-preserving key compares accordingly, so the index finds every
 /// object that can match; the shared evaluator still decides on what it finds. Other conditions
 /// (`!=`, `not`, `or`, strings' prefixes, lists, geo, built-in fields) are left to the evaluator.

@@ -3,7 +3,7 @@ import RooftopShared
 /// A query over one class of a datastore, built step by step, run on the server or in the local
 /// datastore.
 ///
-/// `RooftopQuery` wraps the shared ``Query`` (the model the server and the local evaluator
+/// `RooftopQuery` wraps the shared `Query` (the model the server and the local evaluator
 /// share) with where it runs: the datastore, the source (the server — with a ``FetchPolicy`` —,
 /// every object stored locally, or one pin label) and whether local runs apply ACLs. Each builder
 /// method returns a refined copy; a query is a value and can be kept, shared and run again.
@@ -101,9 +101,9 @@ public struct RooftopQuery: Sendable {
     /// let query = try client.query("GameScore").text("where score > ? and playerName = ? limit 10", [100, "Sean"])
     /// ```
     /// - Parameters:
-    ///   - text: The query text (see ``Query/parse(className:text:parameters:)`` for the grammar).
+    ///   - text: The query text (see `Query/parse(className:text:parameters:)` for the grammar).
     ///   - parameters: One value per `?` (default none).
-    /// - Throws: `invalidQuery` with ``RooftopError/position`` at the offending offset, for a
+    /// - Throws: `invalidQuery` with `RooftopError/position` at the offending offset, for a
     ///   syntax error or a parameter count that does not match the `?`s.
     public func text(_ text: String, _ parameters: [Value] = []) throws -> RooftopQuery {
         let parsed = try Query.parse(className: query.className, text: text, parameters: parameters)

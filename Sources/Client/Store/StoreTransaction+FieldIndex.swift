@@ -3,11 +3,11 @@ import GRDB
 import RooftopShared
 
 /// The local field index: for every stored object that is not deleted, one row per field of its
-/// local view with the value's order-preserving key (``Value/sortKey``, the key the server indexes
+/// local view with the value's order-preserving key (`Value/sortKey`, the key the server indexes
 /// too). Local queries use it to read only the objects that can match their conditions
 /// (``FieldIndexPlan``); the shared evaluator still decides.
 ///
-/// A key longer than ``Value/indexedKeyLimit`` (the server's limit too) is stored as `NULL`, which every indexed condition
+/// A key longer than `Value/indexedKeyLimit` (the server's limit too) is stored as `NULL`, which every indexed condition
 /// accepts: such objects are always read and evaluated, so no match is lost.
 extension StoreTransaction {
     /// Replaces an object's index rows with those of its local view (none when `nil`).

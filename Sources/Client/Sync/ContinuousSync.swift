@@ -113,7 +113,7 @@ extension SyncEngine {
     /// back. Starting again replaces the previous set.
     ///
     /// The server's live WebSocket announces changes; a client without one (over a custom
-    /// transport) polls every ``pollingInterval`` on the configured clock instead. While the
+    /// transport) polls every 30 seconds on the configured clock instead. While the
     /// connection is down it reconnects with backoff, and pulls everything when it is back.
     /// - Parameters:
     ///   - datastores: The datastores to keep in sync.

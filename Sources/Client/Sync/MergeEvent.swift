@@ -2,7 +2,7 @@ import RooftopShared
 
 /// A merge decision the client observed, with the object it is about (``SyncEngine/mergeDecisions``).
 ///
-/// Decisions come from two places that run the same merge (``ObjectMerge``): the server, when it
+/// Decisions come from two places that run the same merge (`ObjectMerge`): the server, when it
 /// merged a queued change with concurrent ones (`push`), and the client, when a pull brought
 /// remote changes and the object's unsent changes were rebased over them (`rebase`).
 ///

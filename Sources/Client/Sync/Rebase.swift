@@ -1,7 +1,7 @@
 import RooftopShared
 
 /// The rebase of an object's queued changes over changes a pull brought (the same
-/// ``ObjectMerge`` the server runs on a push).
+/// `ObjectMerge` the server runs on a push).
 ///
 /// Only rows that never reached the network are rebased (``OutboxRow/mayHaveReachedServer``): a
 /// row the server may have applied under its ID must keep its content, and the server merges it

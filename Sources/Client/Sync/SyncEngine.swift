@@ -51,7 +51,7 @@ public final class SyncEngine: Sendable {
     ///   - datastore: The datastore.
     ///   - scope: What to keep in sync (default `nil`: the scope of the previous pull, or
     ///     everything). A different scope than last time fetches or drops the difference (see
-    ///     ``SyncScope``).
+    ///     `SyncScope`).
     ///   - progress: Called with each progress report (also sent on ``progress``).
     /// - Returns: The number of changes applied.
     /// - Throws: Network errors, `notFound` (purged), `auth`, `disallowed`, `cache`.

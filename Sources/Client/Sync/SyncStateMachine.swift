@@ -17,7 +17,7 @@ import RooftopShared
 ///   in hand plus the server's estimate of what remains (`remaining`); when the pull finishes,
 ///   `total == processed`. The first page's report comes before it is applied (the total is
 ///   known before any change lands, as in Cloudant Sync).
-/// - A passing failure of a request (``RooftopError/isTransient``) asks to retry later, up to
+/// - A passing failure of a request (`RooftopError/isTransient`) asks to retry later, up to
 ///   `maxRetries` times in a row; `notFound` (the datastore is gone or access to it was lost)
 ///   asks to purge the local copy, then fails. A checkpoint the server no longer accepts
 ///   (`illegalArgument`: "pull again without one", or `historyExpired`: older than the history

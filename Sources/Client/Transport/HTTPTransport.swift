@@ -24,7 +24,7 @@ struct TransportResponse: Sendable {
 /// Sends requests to the server. The client talks to the network only through this, so the
 /// offline queue and the sync state machine are tested with a fake transport.
 ///
-/// Failures are ``RooftopError``s: `noConnection` (the server could not be reached), `timeout`,
+/// Failures are `RooftopError`s: `noConnection` (the server could not be reached), `timeout`,
 /// `tls` (certificate or handshake), `network` (anything else on the way); HTTP error answers are
 /// not failures here — ``RemoteAPI`` turns them into the server's error codes.
 protocol HTTPTransport: Sendable {

@@ -4,7 +4,7 @@ import RooftopShared
 
 /// The server's REST API as typed calls: every request carries the application ID and, when
 /// signed in, the session token; every answer is decoded into the shared wire types, and every
-/// error answer into the server's ``RooftopError``.
+/// error answer into the server's `RooftopError`.
 final class RemoteAPI: Sendable {
     private let transport: any HTTPTransport
     private let appId: String

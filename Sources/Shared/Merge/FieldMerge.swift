@@ -8,7 +8,7 @@
 /// under `max` and `min`, and counts as 0 under `sum`.
 ///
 /// - No remote operation on the field: the local operations apply unchanged.
-/// - List operations on both sides: merged by ``ListTransform`` whatever the rule (lists are
+/// - List operations on both sides: merged by `ListTransform` whatever the rule (lists are
 ///   conflict-free): inserts at the same index keep the remote element first, an element removed
 ///   on both sides is removed once, a replace or move of an element removed remotely is dropped,
 ///   appends stay appends.

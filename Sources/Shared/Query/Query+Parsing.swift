@@ -22,7 +22,7 @@ extension Query {
     /// - Integers (`42`, `-7`) are `int`s; numbers with a `.` or an exponent (`1.5`, `2e3`) are
     ///   `double`s. Strings are single-quoted; `''` inside is one quote.
     /// - Field names that are not bare words, or that spell a keyword in any case, go in
-    ///   backticks: `` `order` ``, `` `first-name` ``, `` `a.b` ``. Include paths separate fields
+    ///   backticks: \`order\`, \`first-name\`, \`a.b\`. Include paths separate fields
     ///   with `.`.
     /// - `and` binds tighter than `or`; parentheses group without changing the tree otherwise
     ///   (`a and (b and c)` is an `and` inside an `and`).

@@ -6,7 +6,7 @@
 ///   (`*`), a user, or a role (`role:Name`; a team is a role). A caller's role is the highest
 ///   role among the principals it holds (``owner`` for the owner). Editors and the owner may
 ///   change roles; the owner's role can neither be assigned nor removed.
-/// - The **app** datastore (`:app`) has no owner: everyone, signed in or not, is an ``editor``,
+/// - The **app** datastore (`:app`) has no owner: everyone, signed in or not, is an ``SharingRole/editor``,
 ///   and object ACLs and class permissions decide what each caller may do.
 ///
 /// An admin caller has the ``SharingRole/owner`` role everywhere.

@@ -5,7 +5,7 @@
 ///
 /// **Anonymous creators.** The creator's entries need a user ID. When the creator is anonymous
 /// they are left out, so ``publicReadCreatorWrite`` gives a public-read, admin-write object. When
-/// nothing would be left (``creatorOnly``, or an ``explicit`` empty ACL), nobody but an admin
+/// nothing would be left (``creatorOnly``, or an ``explicit(_:)`` empty ACL), nobody but an admin
 /// could ever read or write the object again, so ``acl(forCreator:className:)`` refuses with
 /// ``RooftopError/Code/disallowed``: the caller must sign in or supply an ACL. An admin without a
 /// user is allowed to create such admin-only objects.

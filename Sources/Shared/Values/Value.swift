@@ -54,7 +54,7 @@ extension Value {
         case number
         /// ``Value/decimal(_:)``.
         case decimal
-        /// ``Value/date(_:)``.
+        /// ``Value/date(_:)-enum.case``.
         case date
         /// ``Value/day(_:)``.
         case day

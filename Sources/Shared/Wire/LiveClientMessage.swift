@@ -2,7 +2,7 @@
 ///
 /// Wire form (`type` says which):
 /// - `{"type": "subscribe", "datastores": [":app", ".Xy3"], "sessionToken": "r:..."}`: start
-///   receiving ``LiveServerMessage/changed(datastore:checkpoint:)`` for these datastores, as the
+///   receiving ``LiveServerMessage/changed(datastore:sequence:)`` for these datastores, as the
 ///   session's user (`sessionToken` absent for an anonymous caller). The server checks the
 ///   caller's read access to each datastore and answers ``LiveServerMessage/subscribed(datastores:)``
 ///   or an error.
