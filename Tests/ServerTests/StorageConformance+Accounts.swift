@@ -99,6 +99,29 @@ extension StorageConformance {
         }
     }
 
+    /// Administration: every datastore listed in key order, page by page; a datastore's classes;
+    /// the counts of users, datastores and objects.
+    static func datastoreAdministration(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            #expect(try await storage.statistics() == StorageStatistics(users: 0, datastores: 0, objects: 0))
+            try await storage.insertUser(user("u1", "alice"))
+            let app = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
+            let mine = try await storage.openOrCreateDatastore(id: try DatastoreID("default"), ownerId: "u1", title: "Mine")
+            let all = try await storage.allDatastores(afterKey: 0, limit: 10)
+            #expect(all.map(\.key) == [app.key, mine.key].sorted())
+            #expect(try await storage.allDatastores(afterKey: 0, limit: 1).map(\.key) == [min(app.key, mine.key)])
+            #expect(try await storage.allDatastores(afterKey: max(app.key, mine.key), limit: 10).isEmpty)
+            for (className, objectId) in [("Zebra", "z1"), ("Apple", "a1"), ("Apple", "a2")] {
+                _ = try await write(storage, datastoreKey: app.key, objectId: objectId, className: className, base: nil) { _ in
+                    StorageWrites.decision(object(objectId, in: .app, className: className), deleted: false)
+                }
+            }
+            #expect(try await storage.classNames(datastoreKey: app.key) == ["Apple", "Zebra"])
+            #expect(try await storage.classNames(datastoreKey: mine.key).isEmpty)
+            #expect(try await storage.statistics() == StorageStatistics(users: 1, datastores: 2, objects: 3))
+        }
+    }
+
     /// Roles: stored with members; a taken name is refused; membership updates add and remove
     /// users and child roles; the role graph gives effective roles through child roles; deleting
     /// a role removes it from its parents too.

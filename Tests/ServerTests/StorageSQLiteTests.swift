@@ -21,6 +21,10 @@ struct StorageConformanceTests {
         try await StorageConformance.userAdministration(backend.factory)
     }
 
+    @Test("datastores: listed for administration, with their classes and the counts", arguments: StorageBackend.tested) func datastoreAdministration(backend: StorageBackend) async throws {
+        try await StorageConformance.datastoreAdministration(backend.factory)
+    }
+
     @Test("roles: membership updates and the role graph", arguments: StorageBackend.tested) func roles(backend: StorageBackend) async throws {
         try await StorageConformance.roles(backend.factory)
     }

@@ -72,6 +72,15 @@ public protocol Storage: Sendable {
     /// Replaces a user's password hash; `false` when there is no such user.
     func setPasswordHash(_ hash: String, userId: String) async throws -> Bool
 
+    /// Every datastore in key order, after `key`, at most `limit` (administration).
+    func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord]
+
+    /// The classes with objects (not deleted) in a datastore, in byte order (administration).
+    func classNames(datastoreKey: Int64) async throws -> [String]
+
+    /// How many users, datastores and objects (from the datastores' counters) are stored.
+    func statistics() async throws -> StorageStatistics
+
     // MARK: Retention
 
     /// One step of the retention sweep (see docs/server.md, "Retention"). Each datastore whose

@@ -161,3 +161,20 @@ extension DatastoreRecord {
         id.kind == .private ? (ownerId ?? "") : ""
     }
 }
+
+/// What is stored, counted for administration.
+public struct StorageStatistics: Sendable, Hashable {
+    /// User accounts.
+    public var users: Int
+    /// Datastores of every kind.
+    public var datastores: Int
+    /// Objects not deleted, over every datastore.
+    public var objects: Int
+
+    /// Creates statistics.
+    public init(users: Int, datastores: Int, objects: Int) {
+        self.users = users
+        self.datastores = datastores
+        self.objects = objects
+    }
+}

@@ -79,6 +79,41 @@ extension PostgresStorage {
         }
     }
 
+    /// See ``Storage/allDatastores(afterKey:limit:)``.
+    public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
+        try await read { session in
+            try session.query("\(unescaped: Self.datastoreSelect) WHERE d.key > \(key) ORDER BY d.key LIMIT \(limit)")
+                .map(Self.datastore)
+        }
+    }
+
+    /// See ``Storage/classNames(datastoreKey:)``.
+    public func classNames(datastoreKey: Int64) async throws -> [String] {
+        try await read { session in
+            try session.query(
+                """
+                SELECT DISTINCT class_name COLLATE "C" FROM objects WHERE datastore_key = \(datastoreKey) AND NOT deleted
+                ORDER BY 1
+                """
+            ).map { try $0.decode(String.self) }
+        }
+    }
+
+    /// See ``Storage/statistics()``.
+    public func statistics() async throws -> StorageStatistics {
+        try await read { session in
+            let row = try session.query(
+                """
+                SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM datastores),
+                (SELECT coalesce(sum(record_count), 0)::bigint FROM datastores)
+                """
+            ).first
+            guard let row else { return StorageStatistics(users: 0, datastores: 0, objects: 0) }
+            let (users, datastores, objects) = try row.decode((Int64, Int64, Int64).self)
+            return StorageStatistics(users: Int(users), datastores: Int(datastores), objects: Int(objects))
+        }
+    }
+
     /// See ``Storage/setRole(_:for:datastoreKey:)``.
     public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
         let name = principal.description

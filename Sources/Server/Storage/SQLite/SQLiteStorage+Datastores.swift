@@ -88,6 +88,33 @@ extension SQLiteStorage {
         }
     }
 
+    /// See ``Storage/allDatastores(afterKey:limit:)``.
+    public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM datastores WHERE key > ? ORDER BY key LIMIT ?", arguments: [key, limit])
+                .map { try Self.datastore(from: $0, db) }
+        }
+    }
+
+    /// See ``Storage/classNames(datastoreKey:)``.
+    public func classNames(datastoreKey: Int64) async throws -> [String] {
+        try await pool.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT DISTINCT class_name FROM objects WHERE datastore_key = ? AND deleted = 0 ORDER BY class_name",
+                arguments: [datastoreKey])
+        }
+    }
+
+    /// See ``Storage/statistics()``.
+    public func statistics() async throws -> StorageStatistics {
+        try await pool.read { db in
+            StorageStatistics(
+                users: try Int.fetchOne(db, sql: "SELECT count(*) FROM users") ?? 0,
+                datastores: try Int.fetchOne(db, sql: "SELECT count(*) FROM datastores") ?? 0,
+                objects: try Int.fetchOne(db, sql: "SELECT coalesce(sum(record_count), 0) FROM datastores") ?? 0)
+        }
+    }
+
     /// See ``Storage/setRole(_:for:datastoreKey:)``.
     public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
         try await pool.write { db in
