@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // `swift package generate-documentation`: the DocC catalogs of Rooftop and RooftopShared.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The admin dashboard's server-rendered pages.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // The shared model: values, objects, rules, queries, errors, wire protocol. No I/O.
@@ -95,6 +97,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             path: "Sources/Server",
             // The OpenAPI document is compiled into the binary (no resource bundle to ship or find

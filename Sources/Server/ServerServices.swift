@@ -23,6 +23,10 @@ struct ServerServices: Sendable {
     let openAPI: OpenAPIDocument
     /// The other server processes sharing the database, if any.
     let cluster: ClusterLink
+    /// Pushes and pulls per minute, for the dashboard.
+    let activity: ActivityMeter
+    /// Signs the dashboard's sessions (a key all server processes share).
+    let dashboardKey: [UInt8]
 
     static func make(
         storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String,
@@ -34,6 +38,10 @@ struct ServerServices: Sendable {
         let datastores = DatastoreService(storage: storage, limits: configuration.limits)
         let live = LiveHub(clock: configuration.clock)
         let secret = try await storage.secret(named: "checkpoint-hmac-key") {
+            var generator = SystemRandomNumberGenerator()
+            return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        let dashboardKey = try await storage.secret(named: "dashboard-hmac-key") {
             var generator = SystemRandomNumberGenerator()
             return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
@@ -60,7 +68,9 @@ struct ServerServices: Sendable {
             live: live,
             metrics: ServerMetrics.registry,
             openAPI: try OpenAPIDocument.load(),
-            cluster: cluster)
+            cluster: cluster,
+            activity: ActivityMeter(clock: configuration.clock.now),
+            dashboardKey: dashboardKey)
     }
 }
 

@@ -107,6 +107,21 @@ final class AuthService: Sendable {
         return hashes.count
     }
 
+    /// Checks an admin key given to sign in to the dashboard, throttled like log-ins (per client
+    /// address, in every server process).
+    /// - Throws: `auth` for a wrong key, `retryLater` when throttled.
+    func checkAdminKey(_ key: String, clientAddress: String?) async throws {
+        let keys = ["dashboard:" + (clientAddress ?? "unknown")]
+        try await throttle.check(keys)
+        guard SessionToken.hash(key) == adminKeyHash else {
+            await throttle.recordFailure(keys)
+            await cluster.send(.loginFailed(keys: keys))
+            throw RooftopError(.auth, "the admin key is wrong")
+        }
+        await throttle.recordSuccess(keys)
+        await cluster.send(.loginSucceeded(keys: keys))
+    }
+
     /// Counts log-ins made through another server process against the throttle.
     func noteLogIns(failed: Bool, keys: [String]) async {
         if failed { await throttle.recordFailure(keys) } else { await throttle.recordSuccess(keys) }

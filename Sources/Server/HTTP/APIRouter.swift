@@ -40,6 +40,13 @@ struct APIRouter {
                 body: .init(byteBuffer: .init(bytes: registry.emitToBuffer())))
         }
 
+        // The admin dashboard: HTML pages with their own sign-in (the admin key, for a session
+        // cookie), outside the JSON API's authentication.
+        DashboardRoutes(
+            services: services,
+            sessions: DashboardSessions(key: services.dashboardKey, clock: configuration.clock.now),
+            secureCookie: !configuration.insecureHTTP
+        ).register(on: router)
         let api = router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))
         let limits = services.limits
         api.get("info") { _, _ in

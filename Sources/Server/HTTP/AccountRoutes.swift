@@ -114,18 +114,8 @@ struct AccountRoutes {
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className)
             let body = try await RequestBody.decode(ClassSettingsBody.self, from: request, limits: limits)
-            if let named = body.className, named != className {
-                throw RooftopError(
-                    .illegalArgument, "the body names class '\(named)' but the path '\(className)'", field: "className")
-            }
             // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
-            var settings = try await services.classes.settings(of: className)
-            if let permissions = body.permissions { settings.permissions = permissions }
-            if let mergeRules = body.mergeRules {
-                for field in mergeRules.keys { try Identifier.validate(field, as: .field) }
-                settings.mergeRules = mergeRules
-            }
-            try await services.classes.save(settings)
+            let settings = try await services.classes.change(className, with: body)
             return try JSONBody.response(settings)
         }
     }

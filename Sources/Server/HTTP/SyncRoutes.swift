@@ -9,6 +9,7 @@ struct SyncRoutes {
         let services = self.services
         let limits = services.limits
         api.post("push") { request, context in
+            services.activity.record(.push)
             // Pushes are the bulk of what the server reads: their common shapes are read directly.
             let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits) {
                 try $0.readPushRequest()
@@ -18,6 +19,7 @@ struct SyncRoutes {
             return JSONBody.response(writer)
         }
         api.post("pull") { request, context in
+            services.activity.record(.pull)
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
             // Pages are the bulk of what the server sends: written directly, not through Codable.
             var writer = DocumentWriter(capacity: 64 << 10)

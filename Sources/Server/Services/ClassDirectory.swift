@@ -32,6 +32,27 @@ actor ClassDirectory {
         await cluster.send(.classChanged(className: settings.className))
     }
 
+    /// Changes a class's settings with the members a body gives (the others keep their values),
+    /// as `PUT /v1/classes/{className}` and the dashboard do.
+    /// - Returns: The settings as saved.
+    /// - Throws: `illegalArgument` for a body naming another class or a merge rule for an invalid
+    ///   field name; storage errors.
+    @discardableResult
+    func change(_ className: String, with body: ClassSettingsBody) async throws -> ClassSettings {
+        if let named = body.className, named != className {
+            throw RooftopError(
+                .illegalArgument, "the body names class '\(named)' but the path '\(className)'", field: "className")
+        }
+        var settings = try await settings(of: className)
+        if let permissions = body.permissions { settings.permissions = permissions }
+        if let mergeRules = body.mergeRules {
+            for field in mergeRules.keys { try Identifier.validate(field, as: .field) }
+            settings.mergeRules = mergeRules
+        }
+        try await save(settings)
+        return settings
+    }
+
     /// Drops a class's cached settings (changed by another server process).
     func forget(_ className: String) {
         cache[className] = nil
