@@ -15,9 +15,11 @@ struct OpenAPIRouteTests {
         }
     }
 
-    @Test("every route the router registers is documented, and nothing else")
+    @Test("every route the router registers is documented, and nothing else (the dashboard's HTML pages aside)")
     func routesMatch() async throws {
-        let registered = try await routerOperations()
+        // The dashboard's pages are HTML for people, not the API (docs/server.md, "The dashboard");
+        // DashboardTests covers them.
+        let registered = try await routerOperations().filter { !$0.contains(" /dashboard") }
         let documented = try OpenAPITestSupport.documentedOperations().routes
         #expect(registered.count >= 30, "the router listed only \(registered.sorted())")
         let undocumented = registered.subtracting(documented).sorted()

@@ -34,6 +34,16 @@ func withAdminAPI(_ connection: AdminConnection, _ body: (AdminAPI) async throws
     }
 }
 
+/// Sends one request with the admin key and prints its answer, decoded as `T`, as JSON.
+func printCall<T: Codable & Sendable>(
+    _ connection: AdminConnection, _ type: T.Type, _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil
+) async throws {
+    try await withAdminAPI(connection) { api in
+        let answer: T = try await api.call(method, path, body: body)
+        return answer
+    }
+}
+
 /// `rooftop-server admin roles …`.
 struct AdminRoles: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,10 +77,7 @@ struct AdminRoles: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The role's name.") var name: String
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let role: RoleInfo = try await api.call(.GET, "/v1/roles/" + AdminAPI.escape(name))
-                return role
-            }
+            try await printCall(connection, RoleInfo.self, .GET, "/v1/roles/" + AdminAPI.escape(name))
         }
     }
 
@@ -80,12 +87,8 @@ struct AdminRoles: AsyncParsableCommand {
         @Argument(help: "The role's name.") var name: String
         @OptionGroup var members: Members
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let role: RoleInfo = try await api.call(
-                    .PATCH, "/v1/roles/" + AdminAPI.escape(name),
-                    body: UpdateRoleRequest(addUsers: members.users, addRoles: members.roles))
-                return role
-            }
+            try await printCall(connection, RoleInfo.self, .PATCH, "/v1/roles/" + AdminAPI.escape(name),
+                body: UpdateRoleRequest(addUsers: members.users, addRoles: members.roles))
         }
     }
 
@@ -95,12 +98,8 @@ struct AdminRoles: AsyncParsableCommand {
         @Argument(help: "The role's name.") var name: String
         @OptionGroup var members: Members
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let role: RoleInfo = try await api.call(
-                    .PATCH, "/v1/roles/" + AdminAPI.escape(name),
-                    body: UpdateRoleRequest(removeUsers: members.users, removeRoles: members.roles))
-                return role
-            }
+            try await printCall(connection, RoleInfo.self, .PATCH, "/v1/roles/" + AdminAPI.escape(name),
+                body: UpdateRoleRequest(removeUsers: members.users, removeRoles: members.roles))
         }
     }
 
@@ -128,10 +127,7 @@ struct AdminClasses: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The class.") var className: String
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let settings: ClassSettings = try await api.call(.GET, "/v1/classes/" + AdminAPI.escape(className))
-                return settings
-            }
+            try await printCall(connection, ClassSettings.self, .GET, "/v1/classes/" + AdminAPI.escape(className))
         }
     }
 
@@ -152,11 +148,8 @@ struct AdminClasses: AsyncParsableCommand {
                 throw ValidationError("the settings are not JSON: \(error)")
             }
             guard case .object = document else { throw ValidationError("the settings must be a JSON object") }
-            try await withAdminAPI(connection) { api in
-                let saved: ClassSettings = try await api.call(
-                    .PUT, "/v1/classes/" + AdminAPI.escape(className), body: document)
-                return saved
-            }
+            try await printCall(connection, ClassSettings.self, .PUT, "/v1/classes/" + AdminAPI.escape(className),
+                body: document)
         }
     }
 }
@@ -173,10 +166,7 @@ struct AdminDatastores: AsyncParsableCommand {
         @Argument(help: "The datastore (:app or .ID).") var datastore: String
         func run() async throws {
             let id = try DatastoreID.parse(datastore)
-            try await withAdminAPI(connection) { api in
-                let info: DatastoreInfo = try await api.call(.GET, AdminAPI.datastorePath(id))
-                return info
-            }
+            try await printCall(connection, DatastoreInfo.self, .GET, AdminAPI.datastorePath(id))
         }
     }
 
@@ -186,10 +176,7 @@ struct AdminDatastores: AsyncParsableCommand {
         @Argument(help: "The datastore (.ID).") var datastore: String
         func run() async throws {
             let id = try DatastoreID.parse(datastore)
-            try await withAdminAPI(connection) { api in
-                let sharing: DatastoreSharing = try await api.call(.GET, AdminAPI.datastorePath(id, "/roles"))
-                return sharing
-            }
+            try await printCall(connection, DatastoreSharing.self, .GET, AdminAPI.datastorePath(id, "/roles"))
         }
     }
 
@@ -207,11 +194,8 @@ struct AdminDatastores: AsyncParsableCommand {
             guard let sharingRole = SharingRole.allCases.first(where: { $0.name == role }), sharingRole != .owner else {
                 throw ValidationError("'\(role)' is not a sharing role (editor, viewer, none)")
             }
-            try await withAdminAPI(connection) { api in
-                let info: DatastoreInfo = try await api.call(
-                    .PUT, AdminAPI.datastorePath(id, "/roles"), body: SetRoleRequest(principal: who, role: sharingRole))
-                return info
-            }
+            try await printCall(connection, DatastoreInfo.self, .PUT, AdminAPI.datastorePath(id, "/roles"),
+                body: SetRoleRequest(principal: who, role: sharingRole))
         }
     }
 
@@ -259,10 +243,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let user: UserInfo = try await api.call(.GET, "/v1/users/" + AdminAPI.escape(userId))
-                return user
-            }
+            try await printCall(connection, UserInfo.self, .GET, "/v1/users/" + AdminAPI.escape(userId))
         }
     }
 
@@ -288,10 +269,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let list: SessionList = try await api.call(.GET, "/v1/users/\(AdminAPI.escape(userId))/sessions")
-                return list
-            }
+            try await printCall(connection, SessionList.self, .GET, "/v1/users/\(AdminAPI.escape(userId))/sessions")
         }
     }
 
@@ -300,10 +278,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await withAdminAPI(connection) { api in
-                let revoked: RevokedSessions = try await api.call(.DELETE, "/v1/users/\(AdminAPI.escape(userId))/sessions")
-                return revoked
-            }
+            try await printCall(connection, RevokedSessions.self, .DELETE, "/v1/users/\(AdminAPI.escape(userId))/sessions")
         }
     }
 
