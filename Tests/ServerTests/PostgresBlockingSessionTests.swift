@@ -53,6 +53,41 @@ struct PostgresBlockingSessionTests {
         }
     }
 
+    /// A statement prepared by ``PostgresBlockingSession/run(_:)``.
+    struct AddOne: PostgresRowStatement {
+        static let sql = "SELECT $1::bigint + 1"
+        var value: Int64
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(value)
+            return bindings
+        }
+    }
+
+    @Test("a prepared statement is prepared once per connection, then only executed",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func preparedStatements() async throws {
+        try await PostgresTestCluster.withPools(connections: 1, logger: logger) { pools in
+            let pool = pools[0]
+            let (sums, prepared) = try await pool.blockingTransaction { session in
+                let sums = try (1...3).map { value in try session.run(AddOne(value: value)).first?.decode(Int64.self) }
+                let names = try session.query("SELECT name FROM pg_prepared_statements").map { try $0.decode(String.self) }
+                return (sums, names)
+            }
+            #expect(sums == [2, 3, 4])
+            #expect(prepared == [String(reflecting: AddOne.self)], "one preparation for three runs: \(prepared)")
+            // The next transaction on the same connection finds it prepared already.
+            let again = try await pool.blockingTransaction { session in
+                (
+                    try session.run(AddOne(value: 41)).first?.decode(Int64.self),
+                    try session.query("SELECT count(*) FROM pg_prepared_statements").first?.decode(Int64.self)
+                )
+            }
+            #expect(again.0 == 42 && again.1 == 1)
+        }
+    }
+
     @Test("sequences taken under the row lock commit in order: a reader never sees a gap",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func commitOrderedSequences() async throws {

@@ -37,6 +37,20 @@ final class PostgresBlockingSession: Sendable {
         try connection.query(query, logger: logger).wait().metadata.rows ?? 0
     }
 
+    /// Runs a prepared statement, preparing it on this connection the first time, and returns
+    /// its rows, waiting for them.
+    /// - Throws: What the database answers.
+    func run<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        let connection = self.connection
+        let logger = self.logger
+        return try connection.eventLoop.makeFutureWithTask {
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }.wait()
+    }
+
     /// Runs `body` in a savepoint: when it throws, what it did is rolled back and the transaction
     /// goes on (the error is rethrown).
     /// - Throws: What `body` throws, or what the database answers.

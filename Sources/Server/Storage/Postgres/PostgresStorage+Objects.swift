@@ -182,8 +182,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     // MARK: ObjectWriteBackend
 
     func datastoreForWrite(key: Int64) throws -> DatastoreRecord? {
-        try session.query("\(unescaped: PostgresStorage.datastoreSelect) WHERE d.key = \(key) FOR UPDATE OF d")
-            .first.map(PostgresStorage.datastore)
+        try session.run(PostgresStatements.DatastoreForUpdate(key: key)).first.map(PostgresStorage.datastore)
     }
 
     /// A recorded result joined with the object it left.
@@ -211,24 +210,20 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
-        try session.query(
-            "\(unescaped: Self.resultSelect) WHERE m.scope = \(scope) AND m.mutation_id = \(id.rawValue)"
-        ).first.map { try Self.result($0).1 }
+        try session.run(PostgresStatements.RecordedResult(scope: scope, mutationId: id.rawValue)).first
+            .map { try Self.result($0).1 }
     }
 
     func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)? {
-        try session.query(
-            """
-            \(unescaped: PostgresStorage.storedObjectSelect)
-            WHERE o.datastore_key = \(datastoreKey) AND o.class_name = \(className) AND o.object_id = \(objectId)
-            """
+        try session.run(
+            PostgresStatements.ObjectByName(datastoreKey: datastoreKey, className: className, objectId: objectId)
         ).first.map(PostgresStorage.storedObject)
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
-        try session.query(
-            "SELECT operation FROM object_operations WHERE object_key = \(objectKey) AND version > \(version) ORDER BY version"
-        ).map { try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self)) }
+        try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
+            try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self))
+        }
     }
 
     func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws {
@@ -242,128 +237,29 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func insertResult(_ row: MutationResultRow) throws {
-        try session.execute(
-            """
-            INSERT INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
-            VALUES (\(row.scope), \(row.mutationId), \(row.version), \(row.objectKey), \(row.detail), \(row.createdAt))
-            ON CONFLICT DO NOTHING
-            """)
+        _ = try session.run(PostgresStatements.InsertResult(row: row))
     }
 
-    /// Writes the plan in two statements at most: the index rows of changed fields are deleted
-    /// first (the new rows of the same fields would collide with them inside one statement), then
-    /// one statement of data-modifying `WITH` clauses writes the object row and, from the key it
-    /// returns, the index rows, elements, readers, operation and the datastore's counters. Each
+    /// Writes the plan in two prepared statements at most: the index rows of changed fields are
+    /// deleted first (the new rows of the same fields would collide with them inside one
+    /// statement), then one statement of data-modifying `WITH` clauses writes the object row and,
+    /// from the key it returns, the index rows, elements, readers, operation and the datastore's
+    /// counters (``PostgresStatements/StoreNew``, ``PostgresStatements/StoreExisting``). Each
     /// statement is a round trip, and round trips are what a write on PostgreSQL costs.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
-        if let key = plan.existingKey, !plan.removedFields.isEmpty {
-            let removed = plan.removedFields.map(\.field)
-            let elements = plan.removedFields.filter(\.elements).map(\.field)
-            try session.execute(
-                """
-                WITH e AS (DELETE FROM object_elements WHERE object_key = \(key) AND field = ANY(\(elements)))
-                DELETE FROM object_fields WHERE object_key = \(key) AND field = ANY(\(removed))
-                """)
-        }
-        var statement = StoreStatement()
-        var clauses: [String] = []
+        let rows: [PostgresRow]
         if let key = plan.existingKey {
-            clauses.append(
-                """
-                o AS (UPDATE objects SET body = \(statement.bind(plan.body)), created_at = \(statement.bind(plan.createdAt)),
-                updated_at = \(statement.bind(plan.updatedAt)), version = \(statement.bind(plan.version)),
-                sequence = \(statement.bind(plan.sequence)), deleted = \(statement.bind(plan.deleted)),
-                size_bytes = \(statement.bind(plan.size)) WHERE key = \(statement.bind(key)) RETURNING key)
-                """)
+            if !plan.removedFields.isEmpty {
+                _ = try session.run(
+                    PostgresStatements.RemoveFields(
+                        objectKey: key, elements: plan.removedFields.filter(\.elements).map(\.field),
+                        fields: plan.removedFields.map(\.field)))
+            }
+            rows = try session.run(PostgresStatements.StoreExisting(plan: plan))
         } else {
-            clauses.append(
-                """
-                o AS (INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
-                datastore_key, class_name, object_id) VALUES (\(statement.bind(plan.body)), \(statement.bind(plan.createdAt)),
-                \(statement.bind(plan.updatedAt)), \(statement.bind(plan.version)), \(statement.bind(plan.sequence)),
-                \(statement.bind(plan.deleted)), \(statement.bind(plan.size)), \(statement.bind(plan.datastoreKey)),
-                \(statement.bind(plan.className)), \(statement.bind(plan.objectId))) RETURNING key)
-                """)
+            rows = try session.run(PostgresStatements.StoreNew(plan: plan))
         }
-        let fields = plan.addedFields
-        if !fields.isEmpty {
-            clauses.append(
-                """
-                f AS (INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
-                SELECT o.key, u.* FROM o, unnest(\(statement.bind(fields.map(\.field)))::text[],
-                \(statement.bind(fields.map(\.kind)))::bigint[], \(statement.bind(PostgresByteaArray(fields.map(\.sortKey))))::bytea[],
-                \(statement.bind(PostgresDoubleArray(fields.map(\.latitude))))::float8[],
-                \(statement.bind(PostgresDoubleArray(fields.map(\.longitude))))::float8[]) AS u)
-                """)
-        }
-        let elements = fields.flatMap { row in row.elements.map { (row.field, $0) } }
-        if !elements.isEmpty {
-            clauses.append(
-                """
-                e AS (INSERT INTO object_elements (object_key, field, element_key)
-                SELECT o.key, u.* FROM o, unnest(\(statement.bind(elements.map(\.0)))::text[],
-                \(statement.bind(PostgresByteaArray(elements.map(\.1))))::bytea[]) AS u ON CONFLICT DO NOTHING)
-                """)
-        }
-        if !plan.unindexed.isEmpty {
-            clauses.append(
-                """
-                x AS (INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
-                SELECT \(statement.bind(plan.datastoreKey)), \(statement.bind(plan.className)), u.* FROM
-                unnest(\(statement.bind(plan.unindexed.map(\.field)))::text[], \(statement.bind(plan.unindexed.map(\.delta)))::bigint[]) AS u
-                ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects)
-                """)
-        }
-        if !plan.endedReaders.isEmpty {
-            clauses.append(
-                """
-                re AS (UPDATE object_readers r SET to_sequence = \(statement.bind(plan.sequence)) FROM o
-                WHERE r.object_key = o.key AND r.principal = ANY(\(statement.bind(plan.endedReaders))) AND r.to_sequence IS NULL)
-                """)
-        }
-        if !plan.startedReaders.isEmpty {
-            clauses.append(
-                """
-                rs AS (INSERT INTO object_readers (object_key, principal, from_sequence)
-                SELECT o.key, unnest(\(statement.bind(plan.startedReaders))::text[]), \(statement.bind(plan.sequence)) FROM o)
-                """)
-        }
-        clauses.append(
-            """
-            p AS (INSERT INTO object_operations (object_key, version, operation, sequence)
-            SELECT o.key, \(statement.bind(plan.operationVersion)), \(statement.bind(plan.operation)), \(statement.bind(plan.sequence)) FROM o
-            ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence)
-            """)
-        clauses.append(
-            """
-            d AS (UPDATE datastores SET sequence = \(statement.bind(plan.sequence)),
-            record_count = record_count + \(statement.bind(plan.countDelta)),
-            size_bytes = size_bytes + \(statement.bind(plan.sizeDelta)) WHERE key = \(statement.bind(plan.datastoreKey)))
-            """)
-        guard
-            let row = try session.query(
-                PostgresQuery(
-                    unsafeSQL: "WITH " + clauses.joined(separator: ",\n") + "\nSELECT key FROM o",
-                    binds: statement.bindings)
-            ).first
-        else { throw RooftopError(.internal, "an object write returned no key") }
+        guard let row = rows.first else { throw RooftopError(.internal, "an object write returned no key") }
         return try row.decode(Int64.self)
-    }
-}
-
-/// The bound arguments of one statement built clause by clause, each placed as `$n`.
-private struct StoreStatement {
-    var bindings = PostgresBindings(capacity: 32)
-
-    /// Binds `value`; returns its placeholder.
-    mutating func bind(_ value: some PostgresNonThrowingEncodable) -> String {
-        bindings.append(value)
-        return "$\(bindings.count)"
-    }
-
-    /// Binds `value` or `NULL`; returns its placeholder.
-    mutating func bind(_ value: (some PostgresNonThrowingEncodable)?) -> String {
-        bindings.append(value)
-        return "$\(bindings.count)"
     }
 }
