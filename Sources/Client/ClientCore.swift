@@ -84,6 +84,13 @@ final class ClientCore: Sendable {
         session.withLock { $0 = stored }
     }
 
+    /// Reloads the signed-in user from the server and caches it (effective roles included).
+    func refreshUser() async throws(RooftopError) -> UserInfo {
+        let user = try await api.currentUser()
+        try updateUser(user)
+        return user
+    }
+
     /// The live object for a stored or fetched state, its base replaced by `snapshot`.
     func materialize(_ snapshot: ObjectSnapshot) -> RooftopObject {
         let key = ObjectKey(snapshot)

@@ -95,7 +95,7 @@ public struct RoleManager: Sendable {
     private func reloadCurrentUser() async throws(RooftopError) {
         guard core.currentSession != nil else { return }
         do {
-            try core.updateUser(try await core.api.currentUser())
+            _ = try await core.refreshUser()
         } catch where error.isConnectivity {
             // The role change is done; the cached roles catch up at the next refresh.
         }

@@ -95,9 +95,7 @@ public final class RooftopClient: Sendable {
     /// Reloads the signed-in user from the server (effective roles included, for local ACL checks).
     @discardableResult
     public func refreshCurrentUser() async throws -> UserInfo {
-        let user = try await core.api.currentUser()
-        try core.updateUser(user)
-        return user
+        try await core.refreshUser()
     }
 
     // MARK: Objects

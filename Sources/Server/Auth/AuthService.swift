@@ -96,9 +96,39 @@ final class AuthService: Sendable {
         _ = try await revokeSessions(userId: userId)
     }
 
+    // MARK: Administration (REST with the admin key, and the dashboard)
+
+    /// A page of users in user-name order, after `username`, with their effective roles.
+    func users(after username: String?, limit: Int) async throws -> UserList {
+        let records = try await storage.users(after: username, limit: limit + 1)
+        var users: [UserInfo] = []
+        for record in records.prefix(limit) { users.append(try await userInfo(record)) }
+        return UserList(users: users, next: records.count > limit ? users.last?.username : nil)
+    }
+
+    /// A user's record.
+    /// - Throws: `notFound` for an unknown user.
+    func existingUser(id userId: String) async throws -> UserRecord {
+        guard let record = try await storage.user(id: userId) else {
+            throw RooftopError(.notFound, "no user \(userId.prefix(80))")
+        }
+        return record
+    }
+
+    /// A user's sessions, newest first (never their tokens).
+    /// - Throws: `notFound` for an unknown user.
+    func sessions(ofUser userId: String) async throws -> [SessionInfo] {
+        _ = try await existingUser(id: userId)
+        return try await storage.sessions(userId: userId).map {
+            SessionInfo(id: $0.tokenHash, createdAt: $0.createdAt, expiresAt: $0.expiresAt)
+        }
+    }
+
     /// Ends every session of a user (administration), here and in the other server processes.
     /// - Returns: How many were ended.
+    /// - Throws: `notFound` for an unknown user.
     func revokeSessions(userId: String) async throws -> Int {
+        _ = try await existingUser(id: userId)
         let hashes = try await storage.deleteSessions(userId: userId)
         for hash in hashes {
             await live.revokeSession(hash: hash)

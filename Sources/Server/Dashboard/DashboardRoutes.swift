@@ -243,21 +243,17 @@ struct DashboardRoutes {
     private func registerAccounts(_ dashboard: RouterGroup<Context>) {
         dashboard.get("users") { request, _ in
             await page(request, "Users", "users") { _ in
-                let after = DashboardForm.query(request)["after"]
-                let records = try await services.storage.users(after: after, limit: Self.pageSize + 1)
-                var users: [[String: Any]] = []
-                for record in records.prefix(Self.pageSize) {
-                    let info = try await services.auth.userInfo(record)
-                    users.append([
-                        "link": DashboardPath.user(record.id), "username": record.username, "id": record.id,
-                        "email": record.email ?? "", "roles": info.roles.joined(separator: ", "),
-                        "createdAt": record.createdAt.description,
-                    ])
-                }
-                var model: [String: Any] = ["users": users]
-                if records.count > Self.pageSize, let last = records.prefix(Self.pageSize).last {
-                    model["next"] = "/dashboard/users?after=" + DashboardPath.segment(last.username)
-                }
+                let page = try await services.auth.users(after: DashboardForm.query(request)["after"], limit: Self.pageSize)
+                var model: [String: Any] = [
+                    "users": page.users.map { user -> [String: Any] in
+                        [
+                            "link": DashboardPath.user(user.objectId), "username": user.username, "id": user.objectId,
+                            "email": user.email ?? "", "roles": user.roles.joined(separator: ", "),
+                            "createdAt": user.createdAt?.description ?? "",
+                        ]
+                    }
+                ]
+                if let next = page.next { model["next"] = "/dashboard/users?after=" + DashboardPath.segment(next) }
                 return model
             }
         }
@@ -275,16 +271,14 @@ struct DashboardRoutes {
         dashboard.get("users/:userId") { request, context in
             await page(request, "User", "user") { _ in
                 let userId = try context.parameters.require("userId")
-                guard let record = try await services.storage.user(id: userId) else {
-                    throw RooftopError(.notFound, "no user \(userId.prefix(80))")
-                }
+                let record = try await services.auth.existingUser(id: userId)
                 let info = try await services.auth.userInfo(record)
-                let sessions = try await services.storage.sessions(userId: userId)
+                let sessions = try await services.auth.sessions(ofUser: userId)
                 return [
                     "title": "User \(record.username)", "id": record.id, "email": record.email ?? "",
                     "roles": info.roles.joined(separator: ", "), "createdAt": record.createdAt.description,
                     "sessions": sessions.map {
-                        ["id": String($0.tokenHash.prefix(16)) + "…", "createdAt": $0.createdAt.description, "expiresAt": $0.expiresAt.description]
+                        ["id": String($0.id.prefix(16)) + "…", "createdAt": $0.createdAt.description, "expiresAt": $0.expiresAt.description]
                     },
                     "revokeAction": DashboardPath.user(userId) + "/revoke",
                     "passwordAction": DashboardPath.user(userId) + "/password",
@@ -294,9 +288,6 @@ struct DashboardRoutes {
         dashboard.post("users/:userId/revoke") { request, context in
             await action(request) { _, _ in
                 let userId = try context.parameters.require("userId")
-                guard try await services.storage.user(id: userId) != nil else {
-                    throw RooftopError(.notFound, "no user \(userId.prefix(80))")
-                }
                 _ = try await services.auth.revokeSessions(userId: userId)
                 return DashboardPath.user(userId) + "?done=revoked"
             }
@@ -425,11 +416,7 @@ struct DashboardRoutes {
             if let pageTitle = model["title"] as? String { layout["title"] = pageTitle }
             return Self.html(DashboardTemplates.render(template, model, layout: layout))
         } catch {
-            let failure = RooftopError.translating(error)
-            layout["error"] = "\(failure.code): \(failure.message)"
-            return Self.html(
-                DashboardTemplates.render("message", ["back": "/dashboard/overview"], layout: layout),
-                status: failure.httpStatus)
+            return Self.failure(error, layout: layout, back: "/dashboard/overview")
         }
     }
 
@@ -437,18 +424,23 @@ struct DashboardRoutes {
     /// go next (303). A refusal is shown with its status.
     private func action(_ request: Request, _ body: (Session, DashboardForm) async throws -> String) async -> Response {
         guard let session = session(request) else { return Self.redirect("/dashboard/login") }
-        var layout: [String: Any] = ["title": "Not done", "signedIn": true, "csrf": sessions.csrfToken(for: session)]
+        let layout: [String: Any] = ["title": "Not done", "signedIn": true, "csrf": sessions.csrfToken(for: session)]
         do {
             let form = try await DashboardForm.read(request)
             guard sessions.checkCSRF(form["csrf"], for: session) else { return Self.forbidden() }
             return Self.redirect(try await body(session, form))
         } catch {
-            let failure = RooftopError.translating(error)
-            layout["error"] = "\(failure.code): \(failure.message)"
             let back = request.uri.path.hasSuffix("/delete") ? String(request.uri.path.dropLast(7)) : request.uri.path
-            return Self.html(
-                DashboardTemplates.render("message", ["back": back], layout: layout), status: failure.httpStatus)
+            return Self.failure(error, layout: layout, back: back)
         }
+    }
+
+    /// A page showing why a page or form failed, with its status.
+    private static func failure(_ error: any Error, layout: [String: Any], back: String) -> Response {
+        let failure = RooftopError.translating(error)
+        var layout = layout
+        layout["error"] = "\(failure.code): \(failure.message)"
+        return html(DashboardTemplates.render("message", ["back": back], layout: layout), status: failure.httpStatus)
     }
 
     private func signIn(_ request: Request, _ context: Context) async -> Response {

@@ -8,6 +8,7 @@ import Synchronization
 /// the browser nor put in a URL.
 ///
 /// A token is `v1.EXPIRY.NONCE.MAC`: its expiry (milliseconds), a random nonce, and an HMAC of both
+/// (base64url, like session tokens and checkpoints)
 /// with a key every server process shares (``ServerServices/dashboardKey``), so any process behind
 /// a load balancer accepts it. Signing out revokes the nonce in this process and clears the
 /// cookie; elsewhere the token stays valid until it expires (``lifetime``).
@@ -37,7 +38,7 @@ final class DashboardSessions: Sendable {
     /// A new session's token.
     func start() -> (token: String, session: Session) {
         var generator = SystemRandomNumberGenerator()
-        let nonce = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        let nonce = SessionToken.base64URL((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let expiresAt = clock().millisecondsSinceEpoch.addingSaturating(Self.lifetime)
         let body = "v1.\(expiresAt).\(nonce)"
         return (body + "." + mac(body), Session(nonce: nonce, expiresAt: expiresAt))
@@ -48,9 +49,8 @@ final class DashboardSessions: Sendable {
     func session(token: String?) -> Session? {
         guard let token else { return nil }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "v1", let expiresAt = Int64(parts[1]), parts[2].count == 32 else { return nil }
-        let body = "v1.\(parts[1]).\(parts[2])"
-        guard Self.constantTimeEqual(mac(body), String(parts[3])) else { return nil }
+        guard parts.count == 4, parts[0] == "v1", let expiresAt = Int64(parts[1]) else { return nil }
+        guard authentic(String(parts[3]), of: "v1.\(parts[1]).\(parts[2])") else { return nil }
         let now = clock().millisecondsSinceEpoch
         guard expiresAt > now else { return nil }
         let nonce = String(parts[2])
@@ -69,25 +69,22 @@ final class DashboardSessions: Sendable {
 
     /// The CSRF token of a session's forms.
     func csrfToken(for session: Session) -> String {
-        String(mac("csrf." + session.nonce).prefix(32))
+        mac("csrf." + session.nonce)
     }
 
     /// Whether a form's CSRF token is its session's.
     func checkCSRF(_ token: String?, for session: Session) -> Bool {
         guard let token else { return false }
-        return Self.constantTimeEqual(token, csrfToken(for: session))
+        return authentic(token, of: "csrf." + session.nonce)
     }
 
     private func mac(_ text: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).map { String(format: "%02x", $0) }.joined()
+        SessionToken.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
     }
 
-    /// Compares without stopping at the first difference.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
+    /// Whether `code` is the MAC of `text` (compared in constant time, by CryptoKit).
+    private func authentic(_ code: String, of text: String) -> Bool {
+        guard let bytes = CheckpointCodec.base64URLDecode(code) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(text.utf8), using: key)
     }
 }

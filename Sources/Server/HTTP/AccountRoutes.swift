@@ -46,19 +46,13 @@ struct AccountRoutes {
         // Administration of users: the admin key only.
         api.get("users") { request, context in
             try context.requireAdmin()
-            let after = request.uri.queryParameters.get("after")
             let limit = try Self.pageLimit(request.uri.queryParameters.get("limit"))
-            let records = try await services.storage.users(after: after, limit: limit + 1)
-            var users: [UserInfo] = []
-            for record in records.prefix(limit) { users.append(try await services.auth.userInfo(record)) }
-            return try JSONBody.response(UserList(users: users, next: records.count > limit ? users.last?.username : nil))
+            return try JSONBody.response(
+                try await services.auth.users(after: request.uri.queryParameters.get("after"), limit: limit))
         }
         api.get("users/:userId") { _, context in
             try context.requireAdmin()
-            let userId = try context.parameter("userId")
-            guard let user = try await services.storage.user(id: userId) else {
-                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
-            }
+            let user = try await services.auth.existingUser(id: try context.parameter("userId"))
             return try JSONBody.response(try await services.auth.userInfo(user))
         }
         api.put("users/:userId/password") { request, context in
@@ -69,22 +63,13 @@ struct AccountRoutes {
         }
         api.get("users/:userId/sessions") { _, context in
             try context.requireAdmin()
-            let userId = try context.parameter("userId")
-            guard try await services.storage.user(id: userId) != nil else {
-                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
-            }
-            let sessions = try await services.storage.sessions(userId: userId).map {
-                SessionInfo(id: $0.tokenHash, createdAt: $0.createdAt, expiresAt: $0.expiresAt)
-            }
+            let sessions = try await services.auth.sessions(ofUser: try context.parameter("userId"))
             return try JSONBody.response(SessionList(sessions: sessions))
         }
         api.delete("users/:userId/sessions") { _, context in
             try context.requireAdmin()
-            let userId = try context.parameter("userId")
-            guard try await services.storage.user(id: userId) != nil else {
-                throw RooftopError(.notFound, "no user \(userId.prefix(80))")
-            }
-            return try JSONBody.response(RevokedSessions(revoked: try await services.auth.revokeSessions(userId: userId)))
+            let revoked = try await services.auth.revokeSessions(userId: try context.parameter("userId"))
+            return try JSONBody.response(RevokedSessions(revoked: revoked))
         }
 
         api.post("roles") { request, context in
