@@ -1,18 +1,20 @@
 import Mustache
 
 /// The dashboard's pages: Mustache templates compiled into the binary (no files to ship or
-/// find). `{{ }}` escapes what it inserts (`<`, `>`, `&`, `"`, `'`), and every attribute is quoted,
-/// so field names and values — user data — never become markup. The only unescaped insertion,
-/// `{{{body}}}`, is a page already rendered by these templates. A section's name is looked up in
+/// find). Every template starts with ``DashboardHTML``'s pragma, so `{{ }}` escapes what it
+/// inserts by Unicode scalar (`<`, `>`, `&`, `"`, `'`, and visible bidirectional controls), and
+/// every attribute is quoted, so field names and values — user data — never become markup. The
+/// only unescaped insertion, `{{{body}}}`, is a page already rendered by these templates. A section's name is looked up in
 /// the enclosing contexts when the current one lacks it, so views set every name their partial
 /// tests (`hasLink` false rather than absent).
 enum DashboardTemplates {
     /// Every template, by name.
     static let library: MustacheLibrary = {
+        _ = DashboardHTML.registered
         var library = MustacheLibrary()
         for (name, text) in templates {
             do {
-                try library.register(text, named: name)
+                try library.register(DashboardHTML.pragma + text, named: name)
             } catch {
                 // The templates are constants of this file: a parse error is a bug caught by the
                 // dashboard's tests, which render every page.
@@ -159,6 +161,7 @@ enum DashboardTemplates {
               {{#fields}}
               <div class="field">
                 <input type="hidden" name="field" value="{{name}}">
+                <input type="hidden" name="original" value="{{json}}">
                 <label>{{name}} <textarea name="value" rows="1" data-field="{{name}}">{{json}}</textarea></label>
               </div>
               {{/fields}}
