@@ -25,8 +25,6 @@ struct ServerServices: Sendable {
     let cluster: ClusterLink
     /// Pushes and pulls per minute, for the dashboard.
     let activity: ActivityMeter
-    /// Signs the dashboard's sessions (a key all server processes share).
-    let dashboardKey: [UInt8]
 
     static func make(
         storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String,
@@ -35,13 +33,10 @@ struct ServerServices: Sendable {
         let cluster = ClusterLink(storage: storage, logger: logger)
         let roles = RoleDirectory(storage: storage)
         let classes = ClassDirectory(storage: storage, cluster: cluster)
-        let datastores = DatastoreService(storage: storage, limits: configuration.limits)
+        let datastores = DatastoreService(
+            storage: storage, limits: configuration.limits, maxPerUser: configuration.maxDatastoresPerUser)
         let live = LiveHub(clock: configuration.clock)
         let secret = try await storage.secret(named: "checkpoint-hmac-key") {
-            var generator = SystemRandomNumberGenerator()
-            return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        }
-        let dashboardKey = try await storage.secret(named: "dashboard-hmac-key") {
             var generator = SystemRandomNumberGenerator()
             return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
@@ -69,8 +64,7 @@ struct ServerServices: Sendable {
             metrics: ServerMetrics.registry,
             openAPI: try OpenAPIDocument.load(),
             cluster: cluster,
-            activity: ActivityMeter(clock: configuration.clock.now),
-            dashboardKey: dashboardKey)
+            activity: ActivityMeter(clock: configuration.clock.now))
     }
 }
 

@@ -201,4 +201,28 @@ struct ClusterTests {
             }
         }
     }
+
+    @Test("a dashboard session signed in through A opens pages on B, and signing out through A ends it on B")
+    func dashboardSessionsAcrossServers() async throws {
+        try await withSyncHarness { harness in
+            let (a, b) = try await Self.startPair(harness)
+            let (pagesA, pagesB) = (try DashboardTests.Pages(a), try DashboardTests.Pages(b))
+            do {
+                let cookie = try await DashboardTests.signIn(pagesA)
+                let onB = try await DashboardTests.request(pagesB, .GET, "/dashboard/overview", cookie: cookie)
+                #expect(onB.status == 200)
+                let token = try DashboardTests.csrf(in: onB.body)
+                let out = try await DashboardTests.request(pagesA, .POST, "/dashboard/logout", form: "csrf=" + token, cookie: cookie)
+                #expect(out.status == 303)
+                let after = try await DashboardTests.request(pagesB, .GET, "/dashboard/overview", cookie: cookie)
+                #expect(after.status == 303 && after.headers["Location"].first == "/dashboard/login", "ended on B too")
+                try await pagesA.http.shutdown()
+                try await pagesB.http.shutdown()
+            } catch {
+                try? await pagesA.http.shutdown()
+                try? await pagesB.http.shutdown()
+                throw error
+            }
+        }
+    }
 }

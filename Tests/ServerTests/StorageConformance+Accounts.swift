@@ -67,6 +67,24 @@ extension StorageConformance {
         }
     }
 
+    /// Dashboard sessions: found by hash until ended one by one or all together; inserting one
+    /// removes those expired.
+    static func dashboardSessions(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            try await storage.insertDashboardSession(tokenHash: "d1", expiresAt: time(1_000), now: time(0))
+            try await storage.insertDashboardSession(tokenHash: "d2", expiresAt: time(9_000), now: time(0))
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "d1") == time(1_000))
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "nope") == nil)
+            try await storage.insertDashboardSession(tokenHash: "d3", expiresAt: time(9_000), now: time(2_000))
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "d1") == nil, "expired, removed")
+            try await storage.deleteDashboardSession(tokenHash: "d2")
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "d2") == nil)
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "d3") == time(9_000))
+            #expect(try await storage.deleteDashboardSessions() == 1)
+            #expect(try await storage.dashboardSessionExpiry(tokenHash: "d3") == nil)
+        }
+    }
+
     /// Administration: users listed in byte order of their names, page by page; a user's sessions
     /// listed newest first and deleted together (others' stay); a password hash replaced.
     static func userAdministration(_ factory: StorageFixtureFactory) async throws {

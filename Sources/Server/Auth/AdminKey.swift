@@ -1,7 +1,9 @@
 import RooftopShared
 
 /// The admin (master) key: configured, or generated on the first start and printed once. Only
-/// its SHA-256 is stored.
+/// its SHA-256 is stored. Starting a server with another key than the stored one (rotating it)
+/// ends every dashboard session; restart every server process with the new key, as each keeps
+/// the key it started with.
 enum AdminKey {
     static let settingName = "admin-key-sha256"
 
@@ -14,7 +16,12 @@ enum AdminKey {
                 throw RooftopError(.illegalArgument, "the admin key must be at least 16 characters")
             }
             let hash = SessionToken.hash(configured)
-            try await storage.setSetting(named: settingName, to: hash)
+            if try await storage.setting(named: settingName) != hash {
+                try await storage.setSetting(named: settingName, to: hash)
+                // A new key: the dashboard sessions signed in with the old one end, in every
+                // server process (they read them from the storage on every page).
+                _ = try await storage.deleteDashboardSessions()
+            }
             return hash
         }
         if let stored = try await storage.setting(named: settingName) { return stored }

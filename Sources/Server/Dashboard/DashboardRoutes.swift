@@ -26,8 +26,7 @@ struct DashboardRoutes {
     func register(on router: Router<Context>) {
         let dashboard = router.group("dashboard")
         dashboard.get { request, _ in
-            sessions.session(token: request.cookies[DashboardSessions.cookieName]?.value) == nil
-                ? Self.redirect("/dashboard/login") : Self.redirect("/dashboard/overview")
+            try await session(request) == nil ? Self.redirect("/dashboard/login") : Self.redirect("/dashboard/overview")
         }
         dashboard.get("style.css") { _, _ in
             var headers = HTTPFields()
@@ -40,10 +39,10 @@ struct DashboardRoutes {
         }
         dashboard.post("login") { request, context in await signIn(request, context) }
         dashboard.post("logout") { request, _ in
-            guard let session = session(request) else { return Self.redirect("/dashboard/login") }
+            guard let session = try await session(request) else { return Self.redirect("/dashboard/login") }
             let form = try await DashboardForm.read(request)
             guard sessions.checkCSRF(form["csrf"], for: session) else { return Self.forbidden() }
-            sessions.revoke(session)
+            try await sessions.revoke(session)
             var response = Self.redirect("/dashboard/login")
             response.setCookie(cookie(value: "", maxAge: 0))
             return response
@@ -113,7 +112,7 @@ struct DashboardRoutes {
             }
         }
         dashboard.get("datastores/:key/browse") { request, context in
-            guard session(request) != nil else { return Self.redirect("/dashboard/login") }
+            guard try await session(request) != nil else { return Self.redirect("/dashboard/login") }
             let key = try context.parameters.require("key", as: Int64.self)
             let className = DashboardForm.query(request)["class"] ?? ""
             return Self.redirect(DashboardPath.classPage(key, className))
@@ -157,7 +156,7 @@ struct DashboardRoutes {
         dashboard.get("datastores/:key/classes/:className") { request, context in
             await page(request, "Objects", "browse") { _ in
                 let record = try await datastore(context)
-                let className = try context.parameters.require("className")
+                let className = try context.parameter("className")
                 try Identifier.validate(className, as: .className)
                 let text = DashboardForm.query(request)["q"] ?? ""
                 let effective = text.trimmingCharacters(in: .whitespaces).isEmpty ? "limit \(Self.pageSize)" : text
@@ -185,7 +184,7 @@ struct DashboardRoutes {
         dashboard.get(RouterPath(objectPath)) { request, context in
             await page(request, "Object", "object") { _ in
                 let record = try await datastore(context)
-                let (className, objectId) = (try context.parameters.require("className"), try context.parameters.require("objectId"))
+                let (className, objectId) = (try context.parameter("className"), try context.parameter("objectId"))
                 let object = try await services.objects.get(
                     datastore: record.id, className: className, objectId: objectId, includes: [],
                     context: Self.admin(for: record)
@@ -211,7 +210,7 @@ struct DashboardRoutes {
         dashboard.post(RouterPath(objectPath)) { request, context in
             await action(request) { _, form in
                 let record = try await datastore(context)
-                let (className, objectId) = (try context.parameters.require("className"), try context.parameters.require("objectId"))
+                let (className, objectId) = (try context.parameter("className"), try context.parameter("objectId"))
                 let updates = try Self.updates(from: form)
                 let path = DashboardPath.object(record.key, className, objectId)
                 guard !updates.isEmpty else { return path + "?done=unchanged" }
@@ -228,9 +227,9 @@ struct DashboardRoutes {
             await action(request) { _, form in
                 guard form["confirm"] == "yes" else { throw RooftopError(.illegalArgument, "confirm the deletion") }
                 let record = try await datastore(context)
-                let className = try context.parameters.require("className")
+                let className = try context.parameter("className")
                 let mutation = Mutation(
-                    datastore: record.id, className: className, objectId: try context.parameters.require("objectId"),
+                    datastore: record.id, className: className, objectId: try context.parameter("objectId"),
                     change: .delete)
                 let result = try await services.objects.write(
                     mutation, context: Self.admin(for: record), idempotent: false, mustExist: true)
@@ -270,7 +269,7 @@ struct DashboardRoutes {
         }
         dashboard.get("users/:userId") { request, context in
             await page(request, "User", "user") { _ in
-                let userId = try context.parameters.require("userId")
+                let userId = try context.parameter("userId")
                 let record = try await services.auth.existingUser(id: userId)
                 let info = try await services.auth.userInfo(record)
                 let sessions = try await services.auth.sessions(ofUser: userId)
@@ -287,14 +286,14 @@ struct DashboardRoutes {
         }
         dashboard.post("users/:userId/revoke") { request, context in
             await action(request) { _, _ in
-                let userId = try context.parameters.require("userId")
+                let userId = try context.parameter("userId")
                 _ = try await services.auth.revokeSessions(userId: userId)
                 return DashboardPath.user(userId) + "?done=revoked"
             }
         }
         dashboard.post("users/:userId/password") { request, context in
             await action(request) { _, form in
-                let userId = try context.parameters.require("userId")
+                let userId = try context.parameter("userId")
                 try await services.auth.setPassword(SetPasswordRequest(password: form["password"] ?? ""), userId: userId)
                 return DashboardPath.user(userId) + "?done=password"
             }
@@ -314,7 +313,7 @@ struct DashboardRoutes {
         }
         dashboard.get("roles/:name") { request, context in
             await page(request, "Role", "role") { _ in
-                let name = try context.parameters.require("name")
+                let name = try context.parameter("name")
                 let role = try await services.roleService.get(name, by: .admin)
                 return [
                     "title": "Role \(role.name)", "users": role.users,
@@ -326,7 +325,7 @@ struct DashboardRoutes {
         }
         dashboard.post("roles/:name") { request, context in
             await action(request) { _, form in
-                let name = try context.parameters.require("name")
+                let name = try context.parameter("name")
                 let users = (form["user"] ?? "").isEmpty ? [] : [form["user"] ?? ""]
                 let children = (form["child"] ?? "").isEmpty ? [] : [form["child"] ?? ""]
                 let request = form["change"] == "remove"
@@ -339,20 +338,20 @@ struct DashboardRoutes {
         dashboard.post("roles/:name/delete") { request, context in
             await action(request) { _, form in
                 guard form["confirm"] == "yes" else { throw RooftopError(.illegalArgument, "confirm the deletion") }
-                try await services.roleService.delete(try context.parameters.require("name"), by: .admin)
+                try await services.roleService.delete(try context.parameter("name"), by: .admin)
                 return "/dashboard/roles?done=deleted"
             }
         }
         dashboard.get("classes") { request, _ in
             if let name = DashboardForm.query(request)["name"], !name.isEmpty {
-                guard session(request) != nil else { return Self.redirect("/dashboard/login") }
+                guard try await session(request) != nil else { return Self.redirect("/dashboard/login") }
                 return Self.redirect(DashboardPath.classSettings(String(name)))
             }
             return await page(request, "Classes", "classes") { _ in [:] }
         }
         dashboard.get("classes/:className") { request, context in
             await page(request, "Class settings", "class") { _ in
-                let className = try context.parameters.require("className")
+                let className = try context.parameter("className")
                 try Identifier.validate(className, as: .className)
                 let settings = try await services.classes.settings(of: className)
                 let encoder = JSONEncoder()
@@ -365,7 +364,7 @@ struct DashboardRoutes {
         }
         dashboard.post("classes/:className") { request, context in
             await action(request) { _, form in
-                let className = try context.parameters.require("className")
+                let className = try context.parameter("className")
                 try Identifier.validate(className, as: .className)
                 let body: ClassSettingsBody
                 do {
@@ -382,14 +381,32 @@ struct DashboardRoutes {
     // MARK: Plumbing
 
     /// The signed-in session of a request, if any.
-    private func session(_ request: Request) -> Session? {
-        sessions.session(token: request.cookies[DashboardSessions.cookieName]?.value)
+    /// - Throws: Storage errors.
+    private func session(_ request: Request) async throws -> Session? {
+        try await sessions.session(token: request.cookies[DashboardSessions.cookieName]?.value)
+    }
+
+    /// The signed-in session of a request, or the response to send instead: to the sign-in page
+    /// without one, a failure page when it cannot be read.
+    private func signedIn(_ request: Request, title: String) async -> SignedIn {
+        do {
+            guard let session = try await session(request) else { return .no(Self.redirect("/dashboard/login")) }
+            return .yes(session)
+        } catch {
+            return .no(Self.failure(error, layout: ["title": title], back: "/dashboard/login"))
+        }
+    }
+
+    /// A request's session, or what to answer without one.
+    private enum SignedIn {
+        case yes(Session)
+        case no(Response)
     }
 
     /// The datastore a page names by key.
     /// - Throws: `notFound`.
     private func datastore(_ context: Context) async throws -> DatastoreRecord {
-        let text = try context.parameters.require("key")
+        let text = try context.parameter("key")
         guard let key = Int64(text), let record = try await services.storage.datastore(key: key) else {
             throw RooftopError(.notFound, "no datastore \(text.prefix(40))")
         }
@@ -405,7 +422,11 @@ struct DashboardRoutes {
     private func page(
         _ request: Request, _ title: String, _ template: String, _ build: (Session) async throws -> [String: Any]
     ) async -> Response {
-        guard let session = session(request) else { return Self.redirect("/dashboard/login") }
+        let session: Session
+        switch await signedIn(request, title: title) {
+        case .yes(let found): session = found
+        case .no(let response): return response
+        }
         var layout: [String: Any] = ["title": title, "signedIn": true, "csrf": sessions.csrfToken(for: session)]
         if let done = DashboardForm.query(request)["done"], let notice = Self.notices[String(done)] {
             layout["notice"] = notice
@@ -423,7 +444,11 @@ struct DashboardRoutes {
     /// A POST form for a signed-in admin with the session's CSRF token; `body` returns where to
     /// go next (303). A refusal is shown with its status.
     private func action(_ request: Request, _ body: (Session, DashboardForm) async throws -> String) async -> Response {
-        guard let session = session(request) else { return Self.redirect("/dashboard/login") }
+        let session: Session
+        switch await signedIn(request, title: "Not done") {
+        case .yes(let found): session = found
+        case .no(let response): return response
+        }
         let layout: [String: Any] = ["title": "Not done", "signedIn": true, "csrf": sessions.csrfToken(for: session)]
         do {
             let form = try await DashboardForm.read(request)
@@ -447,7 +472,7 @@ struct DashboardRoutes {
         do {
             let form = try await DashboardForm.read(request)
             try await services.auth.checkAdminKey(form["key"] ?? "", clientAddress: context.clientAddress)
-            let (token, _) = sessions.start()
+            let (token, _) = try await sessions.start()
             var response = Self.redirect("/dashboard/overview")
             response.setCookie(cookie(value: token, maxAge: Int(DashboardSessions.lifetime / 1000)))
             return response
@@ -470,21 +495,30 @@ struct DashboardRoutes {
             httpOnly: true, sameSite: .strict)
     }
 
-    /// The field updates an object's edit form asks for: each shown field's value (empty: unset)
-    /// when it changed — the form says nothing of fields it did not show — and a new field.
+    /// The field updates an object's edit form asks for: each shown field whose value (empty:
+    /// unset) differs from the value the page showed (its `original`), and a new field. A field
+    /// left as shown is not sent, so that it does not overwrite a concurrent client's change under
+    /// the `local` rule; a form without originals (not sent by the page) sets every field it names.
     /// - Throws: `illegalArgument` for a value that is not in the portable JSON form or a bad name.
     static func updates(from form: DashboardForm) throws -> [FieldUpdate] {
         let names = form.all("field")
         let values = form.all("value")
-        guard names.count == values.count else { throw RooftopError(.illegalArgument, "the form's fields and values do not pair") }
+        let originals = form.all("original")
+        guard names.count == values.count, originals.isEmpty || originals.count == names.count else {
+            throw RooftopError(.illegalArgument, "the form's fields and values do not pair")
+        }
         var updates: [FieldUpdate] = []
-        for (name, text) in zip(names, values) {
+        for (index, (name, text)) in zip(names, values).enumerated() {
             try FieldUpdate.validateField(name)
+            let operation: FieldOperation
             if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                updates.append(FieldUpdate(name, .unset))
+                operation = .unset
             } else {
-                updates.append(FieldUpdate(name, .set(try DashboardValues.parse(text, field: name))))
+                let value = try DashboardValues.parse(text, field: name)
+                if !originals.isEmpty, try DashboardValues.parse(originals[index], field: name) == value { continue }
+                operation = .set(value)
             }
+            updates.append(FieldUpdate(name, operation))
         }
         if let name = form["newField"]?.trimmingCharacters(in: .whitespaces), !name.isEmpty {
             try FieldUpdate.validateField(name)

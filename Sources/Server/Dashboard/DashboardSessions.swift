@@ -1,90 +1,77 @@
-import Crypto
 import Foundation
 import RooftopShared
-import Synchronization
 
-/// The dashboard's sign-in sessions: the admin key, checked once, is exchanged for a short-lived
+/// The dashboard's sign-in sessions: the admin key, checked once, is exchanged for a random
 /// token in a cookie (`Secure`, `HttpOnly`, `SameSite=Strict`); the key itself is never stored in
 /// the browser nor put in a URL.
 ///
-/// A token is `v1.EXPIRY.NONCE.MAC`: its expiry (milliseconds), a random nonce, and an HMAC of both
-/// (base64url, like session tokens and checkpoints)
-/// with a key every server process shares (``ServerServices/dashboardKey``), so any process behind
-/// a load balancer accepts it. Signing out revokes the nonce in this process and clears the
-/// cookie; elsewhere the token stays valid until it expires (``lifetime``).
+/// The server keeps only the token's SHA-256, in the storage every server process shares (as it
+/// keeps users' sessions): a copy of the database cannot be turned into a session, and signing
+/// out — or starting a server with another admin key (``AdminKey``) — ends the session in every
+/// process at once. Each page reads it back, one indexed lookup.
 ///
-/// Forms carry a CSRF token: an HMAC of the session's nonce, checked on every POST.
+/// Forms carry a CSRF token: the SHA-256 of `csrf.` and the session's token. Only a page the
+/// session's cookie loaded can know it (the cookie is `HttpOnly`, and another site's page can
+/// neither read it nor the dashboard's pages), and it does not reveal the session's token.
 final class DashboardSessions: Sendable {
     /// How long a session lasts.
     static let lifetime: Int64 = 30 * 60 * 1000
     /// The cookie's name.
     static let cookieName = "rooftop_dashboard"
+    /// The longest token looked up; longer cookies are no session.
+    static let maxTokenBytes = 128
 
-    private let key: SymmetricKey
+    private let storage: any Storage
     private let clock: @Sendable () -> Timestamp
-    private let revoked = Mutex<[String: Int64]>([:])
 
-    init(key: [UInt8], clock: @escaping @Sendable () -> Timestamp) {
-        self.key = SymmetricKey(data: key)
+    init(storage: any Storage, clock: @escaping @Sendable () -> Timestamp) {
+        self.storage = storage
         self.clock = clock
     }
 
     /// A signed-in session.
     struct Session: Sendable {
-        var nonce: String
+        var token: String
         var expiresAt: Int64
     }
 
-    /// A new session's token.
-    func start() -> (token: String, session: Session) {
-        var generator = SystemRandomNumberGenerator()
-        let nonce = SessionToken.base64URL((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        let expiresAt = clock().millisecondsSinceEpoch.addingSaturating(Self.lifetime)
-        let body = "v1.\(expiresAt).\(nonce)"
-        return (body + "." + mac(body), Session(nonce: nonce, expiresAt: expiresAt))
+    /// Starts a session; returns the cookie's token.
+    /// - Throws: Storage errors.
+    func start() async throws -> (token: String, session: Session) {
+        let token = SessionToken.generate()
+        let now = clock()
+        let expiresAt = now.millisecondsSinceEpoch.addingSaturating(Self.lifetime)
+        try await storage.insertDashboardSession(
+            tokenHash: SessionToken.hash(token), expiresAt: Timestamp(millisecondsSinceEpoch: expiresAt), now: now)
+        return (token, Session(token: token, expiresAt: expiresAt))
     }
 
-    /// The session a token stands for; `nil` for a token that is malformed, forged, expired or
-    /// revoked here.
-    func session(token: String?) -> Session? {
-        guard let token else { return nil }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "v1", let expiresAt = Int64(parts[1]) else { return nil }
-        guard authentic(String(parts[3]), of: "v1.\(parts[1]).\(parts[2])") else { return nil }
-        let now = clock().millisecondsSinceEpoch
-        guard expiresAt > now else { return nil }
-        let nonce = String(parts[2])
-        guard revoked.withLock({ $0[nonce] == nil }) else { return nil }
-        return Session(nonce: nonce, expiresAt: expiresAt)
+    /// The session a cookie's token stands for; `nil` for a token that is missing, unknown,
+    /// expired or ended.
+    /// - Throws: Storage errors.
+    func session(token: String?) async throws -> Session? {
+        guard let token, !token.isEmpty, token.utf8.count <= Self.maxTokenBytes else { return nil }
+        guard let expiry = try await storage.dashboardSessionExpiry(tokenHash: SessionToken.hash(token)),
+            expiry.millisecondsSinceEpoch > clock().millisecondsSinceEpoch
+        else { return nil }
+        return Session(token: token, expiresAt: expiry.millisecondsSinceEpoch)
     }
 
-    /// Revokes a session in this process.
-    func revoke(_ session: Session) {
-        let now = clock().millisecondsSinceEpoch
-        revoked.withLock { revoked in
-            revoked = revoked.filter { $0.value > now }
-            revoked[session.nonce] = session.expiresAt
-        }
+    /// Ends a session, in every server process.
+    /// - Throws: Storage errors.
+    func revoke(_ session: Session) async throws {
+        try await storage.deleteDashboardSession(tokenHash: SessionToken.hash(session.token))
     }
 
     /// The CSRF token of a session's forms.
     func csrfToken(for session: Session) -> String {
-        mac("csrf." + session.nonce)
+        SessionToken.hash("csrf." + session.token)
     }
 
-    /// Whether a form's CSRF token is its session's.
+    /// Whether a form's CSRF token is its session's. Both sides are hashed before they are
+    /// compared, so the time taken says nothing of how much of the token matched.
     func checkCSRF(_ token: String?, for session: Session) -> Bool {
-        guard let token else { return false }
-        return authentic(token, of: "csrf." + session.nonce)
-    }
-
-    private func mac(_ text: String) -> String {
-        SessionToken.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
-    }
-
-    /// Whether `code` is the MAC of `text` (compared in constant time, by CryptoKit).
-    private func authentic(_ code: String, of text: String) -> Bool {
-        guard let bytes = CheckpointCodec.base64URLDecode(code) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(text.utf8), using: key)
+        guard let token, token.utf8.count <= 2 * Self.maxTokenBytes else { return false }
+        return SessionToken.hash(token) == SessionToken.hash(csrfToken(for: session))
     }
 }

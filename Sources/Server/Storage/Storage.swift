@@ -63,6 +63,20 @@ public protocol Storage: Sendable {
     /// Users in user-name order (by UTF-8 bytes), after `username` when given, at most `limit`.
     func users(after username: String?, limit: Int) async throws -> [UserRecord]
 
+    /// Stores a dashboard session: the SHA-256 of its token (``SessionToken/hash(_:)``) and when
+    /// it expires; sessions expired before `now` are removed at the same time.
+    func insertDashboardSession(tokenHash: String, expiresAt: Timestamp, now: Timestamp) async throws
+
+    /// When the dashboard session whose token hashes to `tokenHash` expires; `nil` when there is
+    /// none (signed out, or ended when the admin key changed).
+    func dashboardSessionExpiry(tokenHash: String) async throws -> Timestamp?
+
+    /// Ends one dashboard session (signing out), in every server process.
+    func deleteDashboardSession(tokenHash: String) async throws
+
+    /// Ends every dashboard session (the admin key changed); returns how many there were.
+    func deleteDashboardSessions() async throws -> Int
+
     /// A user's sessions, expired or not, newest first.
     func sessions(userId: String) async throws -> [SessionRecord]
 

@@ -153,6 +153,15 @@ enum PostgresMigrations {
             "v2: sessions by user",
             "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)"
         ),
+        (
+            // The dashboard's sessions, by the SHA-256 of their tokens (as users' sessions): the
+            // HMAC key that signed them before is no longer kept.
+            "v3: dashboard sessions stored as hashes",
+            """
+            CREATE TABLE dashboard_sessions (token_hash text PRIMARY KEY, expires_at bigint NOT NULL);
+            DELETE FROM settings WHERE name = 'dashboard-hmac-key'
+            """
+        ),
     ]
 
     /// A migration's statements, one by one (the extended protocol runs one per query). The

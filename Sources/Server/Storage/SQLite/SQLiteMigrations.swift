@@ -270,6 +270,14 @@ enum SQLiteMigrations {
             // Administration lists and ends a user's sessions (docs/server.md, "Administer a server").
             try db.execute(sql: "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)")
         }
+        migrator.registerMigration("v7: dashboard sessions stored as hashes") { db in
+            // The dashboard's sessions, by the SHA-256 of their tokens (as users' sessions): the
+            // HMAC key that signed them before is no longer kept.
+            try db.execute(sql: """
+                CREATE TABLE dashboard_sessions (token_hash TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+                DELETE FROM settings WHERE name = 'dashboard-hmac-key';
+                """)
+        }
         return migrator
     }
 }
