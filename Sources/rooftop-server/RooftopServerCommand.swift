@@ -82,6 +82,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest pause in seconds while a request body arrives (default 30). [env: ROOFTOP_BODY_READ_TIMEOUT]")
     var bodyReadTimeout: Double?
 
+    @Option(help: "Most datastores one user may own, private and shareable together (default 1000). [env: ROOFTOP_MAX_DATASTORES_PER_USER]")
+    var maxDatastoresPerUser: Int?
+
+    @Option(help: "A bearer token GET /metrics requires (at least 16 characters; default: metrics open to all). [env: ROOFTOP_METRICS_TOKEN]")
+    var metricsToken: String?
+
+    @Option(help: "Seconds one request may run before it is stopped and answered 503 timeout (default 30). [env: ROOFTOP_REQUEST_TIMEOUT]")
+    var requestTimeout: Double?
+
     @Option(help: "Largest request head (line and headers), in bytes; larger ones get 431 (default 16384). [env: ROOFTOP_MAX_HEADER_BYTES]")
     var maxHeaderBytes: Int?
 
@@ -174,6 +183,11 @@ struct Serve: AsyncParsableCommand {
         if let value = try seconds(idleTimeout, "ROOFTOP_IDLE_TIMEOUT") { configuration.connections.idleTimeout = value }
         if let value = try seconds(bodyReadTimeout, "ROOFTOP_BODY_READ_TIMEOUT") {
             configuration.connections.bodyReadTimeout = value
+        }
+        if let value = try seconds(requestTimeout, "ROOFTOP_REQUEST_TIMEOUT") { configuration.requestTimeout = value }
+        if let token = setting(metricsToken, "ROOFTOP_METRICS_TOKEN") { configuration.metricsToken = token }
+        if let value = try number(maxDatastoresPerUser, "ROOFTOP_MAX_DATASTORES_PER_USER") {
+            configuration.maxDatastoresPerUser = value
         }
         if let text = setting(historyRetention, "ROOFTOP_HISTORY_RETENTION") {
             configuration.historyRetention = try Self.retention(text)

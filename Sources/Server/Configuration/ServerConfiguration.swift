@@ -48,6 +48,18 @@ public struct ServerConfiguration: Sendable {
     public var historyRetention: Duration = .seconds(30 * 86_400)
     /// How often the retention sweep runs (default 1 hour; also once at start-up).
     public var historySweepInterval: Duration = .seconds(3600)
+    /// How long one HTTP request may run before it is stopped and answered `503` with code
+    /// `timeout` (default 30 seconds; between 0.1 second and 1 hour). See
+    /// `RequestDeadlineMiddleware`: work committed before the deadline stays, and a retry
+    /// finishes the rest. WebSocket connections are not bound by it.
+    public var requestTimeout: Duration = .seconds(30)
+    /// The most datastores one user may own, private (made on first use) and shareable together;
+    /// one more is refused with `quota` (default 1,000).
+    public var maxDatastoresPerUser: Int = 1000
+    /// A bearer token that `GET /metrics` requires (`Authorization: Bearer TOKEN`), at least 16
+    /// characters. `nil` (the default) leaves the metrics open to anyone who reaches the port:
+    /// set it, or keep the port from the internet, when they should stay private.
+    public var metricsToken: String?
     /// The bcrypt cost for passwords (default 10; tests may lower it to 4).
     public var bcryptCost: UInt8 = 10
     /// The log level (default `info`).
@@ -93,6 +105,15 @@ public struct ServerConfiguration: Sendable {
         }
         guard historySweepInterval >= .milliseconds(100), historySweepInterval <= .seconds(86_400) else {
             throw RooftopError(.illegalArgument, "historySweepInterval must be between 0.1 second and 1 day")
+        }
+        guard requestTimeout >= .milliseconds(100), requestTimeout <= .seconds(3600) else {
+            throw RooftopError(.illegalArgument, "requestTimeout must be between 0.1 second and 1 hour")
+        }
+        guard maxDatastoresPerUser >= 1 else {
+            throw RooftopError(.illegalArgument, "maxDatastoresPerUser must be at least 1")
+        }
+        if let metricsToken, metricsToken.utf8.count < 16 {
+            throw RooftopError(.illegalArgument, "metricsToken must be at least 16 characters")
         }
         guard loginThrottleAttempts >= 1 else {
             throw RooftopError(.illegalArgument, "loginThrottleAttempts must be at least 1")

@@ -21,6 +21,7 @@ extension RooftopError {
         case .sizeLimit: .contentTooLarge
         case .retryLater: .tooManyRequests
         case .historyExpired: .gone
+        case .timeout: .serviceUnavailable
         default: .internalServerError
         }
     }

@@ -18,6 +18,8 @@ struct APIRouter {
         router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(ErrorMiddleware())
+        // Inside the error middleware, which answers its `timeout` as 503.
+        router.middlewares.add(RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
 
         router.get("health") { _, _ in
             try JSONBody.response(HealthStatus(status: "ok", version: RooftopServerInfo.version))
@@ -34,8 +36,16 @@ struct APIRouter {
                 body: .init(byteBuffer: .init(bytes: document.json)))
         }
         let registry = services.metrics
-        router.get("metrics") { _, _ in
-            Response(
+        let metricsToken = configuration.metricsToken.map { SessionToken.hash($0) }
+        router.get("metrics") { request, _ in
+            if let metricsToken {
+                // Compared as hashes: the time taken says nothing of how much of the token matched.
+                let given = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
+                guard let given, SessionToken.hash(given) == metricsToken else {
+                    throw RooftopError(.auth, "/metrics needs its bearer token (Authorization: Bearer TOKEN)")
+                }
+            }
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: .init(bytes: registry.emitToBuffer())))
         }
@@ -44,7 +54,7 @@ struct APIRouter {
         // cookie), outside the JSON API's authentication.
         DashboardRoutes(
             services: services,
-            sessions: DashboardSessions(key: services.dashboardKey, clock: configuration.clock.now),
+            sessions: DashboardSessions(storage: services.storage, clock: configuration.clock.now),
             secureCookie: !configuration.insecureHTTP
         ).register(on: router)
         let api = router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))

@@ -26,7 +26,8 @@ struct ObjectRoutes {
         }
         objects.get(":objectId") { request, context in
             let includes = (request.uri.queryParameters.get("include") ?? "")
-                .split(separator: ",").map { $0.split(separator: ".").map(String.init) }
+                .split(separator: ",").map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+            try Query.validateIncludes(includes, maxDepth: limits.maxNestingDepth)
             let found = try await services.objects.get(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: try context.parameter("objectId"), includes: includes, context: context.access)

@@ -6,10 +6,24 @@ final class DatastoreService: Sendable {
 
     /// The limits a datastore's usage is told against.
     private let limits: Limits
+    /// The most datastores one user may own, private and shareable together.
+    private let maxPerUser: Int
 
-    init(storage: any Storage, limits: Limits) {
+    init(storage: any Storage, limits: Limits, maxPerUser: Int = ServerConfiguration().maxDatastoresPerUser) {
         self.storage = storage
         self.limits = limits
+        self.maxPerUser = maxPerUser
+    }
+
+    /// Throws `quota` when `userId` owns ``maxPerUser`` datastores already, before one more is
+    /// created for them. (Concurrent creations may pass together: the bound holds to within the
+    /// user's concurrent requests.)
+    private func requireRoom(for userId: String) async throws {
+        let owned = try await storage.datastores(ownedBy: userId, sharedWith: []).count
+        guard owned < maxPerUser else {
+            throw RooftopError(
+                .quota, "you own \(owned) datastores, the most one user may have (\(maxPerUser)); delete one to make another")
+        }
     }
 
     /// A datastore resolved for a caller, with the caller's role on it.
@@ -23,7 +37,8 @@ final class DatastoreService: Sendable {
     ///   - create: Create a private datastore (or `:app`) that does not exist yet, as
     ///     "open or create" does; shareable datastores are never created here.
     /// - Throws: `auth` for a private datastore without a signed-in user; `notFound` when it does
-    ///   not exist, or exists but the caller has no role on it (existence is not revealed).
+    ///   not exist, or exists but the caller has no role on it (existence is not revealed);
+    ///   `quota` when creating it would take its owner past their datastores.
     func resolve(_ id: DatastoreID, for context: AccessContext, create: Bool) async throws -> Resolved {
         guard create && id.kind != .shareable else {
             guard let existing = try await resolveExisting(id, for: context) else {
@@ -32,6 +47,10 @@ final class DatastoreService: Sendable {
             return existing
         }
         try requireOwner(for: id, context)
+        // Private datastores are made on first use: each counts against its owner's datastores.
+        if id.kind == .private, let userId = context.userId, try await storage.datastore(id: id, ownerId: userId) == nil {
+            try await requireRoom(for: userId)
+        }
         return try resolved(
             try await storage.openOrCreateDatastore(id: id, ownerId: context.userId, title: nil), for: context)
     }
@@ -72,6 +91,7 @@ final class DatastoreService: Sendable {
         guard let userId = context.userId else {
             throw RooftopError(.auth, "creating a shareable datastore needs a signed-in user")
         }
+        try await requireRoom(for: userId)
         let record = try await storage.openOrCreateDatastore(id: .generateShareable(), ownerId: userId, title: title)
         return info(record, role: .owner)
     }

@@ -204,30 +204,54 @@ final class ObjectService: Sendable {
         return (stored.snapshot, included)
     }
 
+    /// The most objects the includes of one request may read (each at most once).
+    static let maxIncludedReads = 10_000
+
     /// The readable objects reachable from `objects` along pointer `paths`.
+    ///
+    /// Shared prefixes are followed once (`a.b` and `a.c` read `a` once) and every object is read
+    /// at most once per request, so the work is bounded by the objects reached, not by the
+    /// number of paths; past ``maxIncludedReads`` objects the request is refused. The loop stops
+    /// when the request's deadline cancels it.
+    /// - Throws: `sizeLimit` when the includes would read more than ``maxIncludedReads``
+    ///   objects; `CancellationError` past the request's deadline.
     func included(
         from objects: [ObjectSnapshot], paths: [[String]], datastore: DatastoreService.Resolved, context: AccessContext
     ) async throws -> [ObjectSnapshot] {
-        var result: [Pointer: ObjectSnapshot] = [:]
-        for path in paths where !path.isEmpty {
-            var frontier = objects
-            for field in path {
-                let pointers = Set(frontier.compactMap { $0.fields[field]?.pointerValue })
-                let found = try await storage.objects(datastoreKey: datastore.record.key, pointers: Array(pointers))
-                var readable: [ObjectSnapshot] = []
+        // Every prefix of every path, parents before children.
+        var prefixes: Set<[String]> = []
+        for path in paths {
+            for length in path.indices { prefixes.insert(Array(path[...length])) }
+        }
+        var frontiers: [[String]: [ObjectSnapshot]] = [[]: objects]
+        var looked: Set<Pointer> = []
+        var readable: [Pointer: ObjectSnapshot] = [:]
+        for prefix in prefixes.sorted(by: { $0.count < $1.count }) {
+            try Task.checkCancellation()
+            guard let field = prefix.last, let parent = frontiers[Array(prefix.dropLast())] else { continue }
+            let pointers = Set(parent.compactMap { $0.fields[field]?.pointerValue })
+            let unread = pointers.subtracting(looked)
+            if !unread.isEmpty {
+                guard looked.count + unread.count <= Self.maxIncludedReads else {
+                    throw RooftopError(
+                        .sizeLimit,
+                        "the includes reach more than \(Self.maxIncludedReads) objects: include fewer paths or ask for fewer objects"
+                    )
+                }
+                looked.formUnion(unread)
+                let found = try await storage.objects(datastoreKey: datastore.record.key, pointers: Array(unread))
                 for object in found {
                     let permissions = try await classes.permissions(of: object.snapshot.className)
                     if AccessPolicy.canRead(
                         object.snapshot, context: context, classPermissions: permissions, datastoreRole: datastore.role)
                     {
-                        readable.append(object.snapshot)
-                        result[object.snapshot.pointer] = object.snapshot
+                        readable[object.snapshot.pointer] = object.snapshot
                     }
                 }
-                frontier = readable
             }
+            frontiers[prefix] = pointers.compactMap { readable[$0] }
         }
-        return result.values.sorted { ($0.className, $0.objectId) < ($1.className, $1.objectId) }
+        return readable.values.sorted { ($0.className, $0.objectId) < ($1.className, $1.objectId) }
     }
 
     /// Changes committed to an object after a version, for clients rebasing pending changes.

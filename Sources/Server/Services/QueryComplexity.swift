@@ -9,7 +9,8 @@ import RooftopShared
 /// try QueryComplexity.check(query)   // invalidQuery naming the bound that is broken
 /// ```
 enum QueryComplexity {
-    /// The most conditions (comparisons, `in`, `exists`, …; not `and`/`or`/`not`) in a predicate.
+    /// The most conditions (comparisons, `in`, `exists`, …; not `and`/`or`/`not`) in a predicate,
+    /// with each step of each include path counted as one.
     static let maxConditions = 1000
     /// The most values in the `in`, `not in`, `contains all` and `this in` lists of a predicate,
     /// all together.
@@ -24,13 +25,15 @@ enum QueryComplexity {
             throw RooftopError(
                 .invalidQuery, "the query orders by \(query.order.count) keys; at most \(maxOrderKeys) are allowed")
         }
-        guard let predicate = query.predicate else { return }
-        var conditions = 0
+        // Each step of an include path costs a lookup, as a condition costs a comparison.
+        var conditions = query.includes.reduce(0) { $0 + $1.count }
         var values = 0
-        count(predicate, conditions: &conditions, values: &values)
+        if let predicate = query.predicate { count(predicate, conditions: &conditions, values: &values) }
         if conditions > maxConditions {
             throw RooftopError(
-                .invalidQuery, "the predicate has \(conditions) conditions; at most \(maxConditions) are allowed")
+                .invalidQuery,
+                "the predicate's conditions and the include paths' steps number \(conditions); at most \(maxConditions) are allowed"
+            )
         }
         if values > maxListValues {
             throw RooftopError(

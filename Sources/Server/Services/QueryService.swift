@@ -62,6 +62,8 @@ final class QueryService: Sendable {
                 pageQuery, datastoreKey: resolved.record.key, readers: readers(context), limit: wanted)
             if page.objects.isEmpty { break }
             for object in page.objects {
+                // Past the request's deadline: what was removed stays removed; a retry removes the rest.
+                try Task.checkCancellation()
                 let mutation = Mutation(
                     datastore: datastore, className: object.className, objectId: object.objectId,
                     baseVersion: object.version, change: .delete)

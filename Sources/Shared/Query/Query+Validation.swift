@@ -7,8 +7,8 @@ extension Query {
     ///   (``Identifier/isValid(_:)``; built-ins `objectId`, `createdAt`, `updatedAt` are valid
     ///   IDs); `ACL` cannot be queried (the ACL is not a field value);
     /// - `limit` (when set) and `offset` are >= 0;
-    /// - the predicate nests at most `maxDepth` levels (see ``QueryPredicate/depth``) and every include
-    ///   path has 1 to `maxDepth` fields;
+    /// - the predicate nests at most `maxDepth` levels (see ``QueryPredicate/depth``), there are at
+    ///   most ``maxIncludePaths`` include paths and every one has 1 to `maxDepth` fields;
     /// - every `and` and `or` has at least two operands;
     /// - operands fit their operator: `near`'s maximum distance is finite and >= 0, and a box's
     ///   southwest latitude is not above its northeast latitude. (The other operand kinds are
@@ -40,6 +40,20 @@ extension Query {
             try QueryValidation.check(predicate)
         }
         for key in order { try QueryValidation.checkField(key.field) }
+        try Self.validateIncludes(includes, maxDepth: maxDepth)
+    }
+
+    /// The most include paths a query (or a get) may name: 32.
+    public static let maxIncludePaths = 32
+
+    /// Checks include paths, of a query or of a single object's get: at most
+    /// ``maxIncludePaths`` of them, each of 1 to `maxDepth` valid field names.
+    /// - Throws: ``RooftopError/Code/invalidQuery`` naming the first problem found.
+    public static func validateIncludes(_ includes: [[String]], maxDepth: Int = defaultMaxDepth) throws(RooftopError) {
+        guard includes.count <= maxIncludePaths else {
+            throw RooftopError(
+                .invalidQuery, "\(includes.count) include paths were given; at most \(maxIncludePaths) are allowed")
+        }
         for path in includes {
             guard !path.isEmpty, path.count <= maxDepth else {
                 throw RooftopError(
