@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import RooftopShared
 import RooftopTestSupport
@@ -15,6 +16,10 @@ struct StorageConformanceTests {
 
     @Test("sessions: expiry cleanup and log-out", arguments: StorageBackend.tested) func sessions(backend: StorageBackend) async throws {
         try await StorageConformance.sessions(backend.factory)
+    }
+
+    @Test("dashboard sessions: found by hash, ended one by one or all, expired ones removed", arguments: StorageBackend.tested) func dashboardSessions(backend: StorageBackend) async throws {
+        try await StorageConformance.dashboardSessions(backend.factory)
     }
 
     @Test("users: listed in byte order, sessions listed and ended per user, passwords replaced", arguments: StorageBackend.tested) func userAdministration(backend: StorageBackend) async throws {
@@ -131,5 +136,30 @@ struct StorageSQLiteTests {
             #expect(applied == SQLiteMigrations.migrator.migrations)
             try await storage.close()
         }
+    }
+
+    @Test("the database, its WAL and shared memory, and backups are private (0600) whatever the umask; an older 0644 file is tightened")
+    func privateFiles() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        func mode(_ path: String) throws -> Int {
+            try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        // As an older server left it: created with the umask's 0644.
+        #expect(FileManager.default.createFile(atPath: fixture.path, contents: nil, attributes: [.posixPermissions: 0o644]))
+        #expect(try mode(fixture.path) == 0o644)
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        _ = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+        for file in [fixture.path, fixture.path + "-wal", fixture.path + "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: file), "\(file)")
+            let bits = try mode(file)
+            #expect(bits == 0o600, "\(file) is \(String(bits, radix: 8))")
+        }
+        let backup = fixture.path + ".backup"
+        defer { try? FileManager.default.removeItem(atPath: backup) }
+        _ = try SQLiteBackup.backup(databaseAt: fixture.path, to: backup)
+        #expect(try mode(backup) == 0o600)
+        try await storage.close()
     }
 }

@@ -143,6 +143,7 @@ public enum SQLiteBackup {
     /// transaction of the source (a consistent snapshot), and closes both.
     private static func copy(_ source: some DatabaseReader, to path: String) throws {
         defer { try? source.close() }
+        try PrivateDatabaseFile.prepare(path)
         let destination = try DatabaseQueue(path: path)
         try source.backup(to: destination)
         try destination.close()

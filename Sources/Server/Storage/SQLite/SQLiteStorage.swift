@@ -22,8 +22,10 @@ public final class SQLiteStorage: Storage {
     /// The time mutation results are recorded at (the server's clock).
     let now: @Sendable () -> Timestamp
 
-    /// Opens (creating if needed) the database at `path`.
-    /// - Throws: GRDB errors when the file cannot be opened.
+    /// Opens (creating if needed) the database at `path`, private to the server's user (mode
+    /// 0600, see ``PrivateDatabaseFile``).
+    /// - Throws: GRDB errors when the file cannot be opened; `illegalArgument` when its mode
+    ///   cannot be set.
     /// - Parameter now: The clock results are dated by (default the system's; the server passes
     ///   its own, which tests move by hand).
     public init(path: String, now: @escaping @Sendable () -> Timestamp = { .now }) throws {
@@ -44,6 +46,7 @@ public final class SQLiteStorage: Storage {
                 })
         }
         configuration.busyMode = .timeout(10)
+        if path != ":memory:" { try PrivateDatabaseFile.prepare(path) }
         self.pool = try DatabasePool(path: path, configuration: configuration)
         // An acknowledged write must survive a power loss, not only the process's crash: every
         // commit (one per push) waits for the disk. GRDB's default in WAL mode is NORMAL, which
