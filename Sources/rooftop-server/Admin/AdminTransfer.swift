@@ -13,6 +13,19 @@ struct ExportHeader: Codable {
     var exportedAt: Int64
 }
 
+/// An export line for an object deleted after an earlier line of the same export wrote it:
+/// `{"tombstone": {"className": ..., "objectId": ...}}`. Import deletes the object, so that an
+/// object deleted during the export does not come back.
+struct ExportTombstone: Codable {
+    /// The deleted object.
+    struct Target: Codable {
+        var className: String
+        var objectId: String
+    }
+
+    var tombstone: Target
+}
+
 /// `rooftop-server admin export`: a datastore's objects as NDJSON.
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +36,9 @@ struct Export: AsyncParsableCommand {
             doubles bit-exact, ACL, version, createdAt, updatedAt). The objects come from the \
             datastore's change feed, read with the admin key: the app datastore :app and shareable \
             datastores (.ID). An object changed during the export may appear twice; its later line \
-            is the newer state, and import applies lines in order.
+            is the newer state, and import applies lines in order. An object deleted during the \
+            export after its line was written is followed by a tombstone line \
+            ({"tombstone": {"className": ..., "objectId": ...}}), which import applies as a delete.
             """)
 
     @OptionGroup var connection: AdminConnection
@@ -44,11 +59,24 @@ struct Export: AsyncParsableCommand {
                 ExportHeader(rooftopExport: 1, datastore: id, exportedAt: Timestamp.now.millisecondsSinceEpoch))
             var since: Checkpoint?
             var written = 0
+            // The objects this export has written: a later tombstone of one of them is written
+            // too (the others were deleted before the export saw them).
+            var exported: Set<Pointer> = []
             repeat {
                 let page = try await api.pull(PullRequest(datastore: id, since: since))
-                for case .upsert(let object) in page.changes {
-                    try output.writeLine(object)
-                    written += 1
+                for change in page.changes {
+                    switch change {
+                    case .upsert(let object):
+                        try output.writeLine(object)
+                        exported.insert(object.pointer)
+                        written += 1
+                    case .tombstone(let className, let objectId, _), .removal(let className, let objectId):
+                        let pointer = Pointer(className: className, objectId: objectId)
+                        if exported.remove(pointer) != nil {
+                            try output.writeLine(
+                                ExportTombstone(tombstone: .init(className: className, objectId: objectId)))
+                        }
+                    }
                 }
                 since = page.checkpoint
                 progress.show(done: written, total: page.hasMore ? written + (page.remaining ?? 0) : written)
@@ -72,7 +100,9 @@ struct Import: AsyncParsableCommand {
             Each object is pushed with its ID, fields and ACL (its version and dates are the \
             server's own); an object that exists already gets the fields set. Objects go in \
             batches, each pushed once with fresh mutation IDs: running the import again sets the \
-            same values again. A refused object stops the import with its error.
+            same values again. A tombstone line deletes its object (one that is missing already \
+            is fine). A refused object stops the import with its error. --batch may not exceed \
+            the server's maxMutationsPerPush (500 by default; GET /v1/info).
             """)
 
     @OptionGroup var connection: AdminConnection
@@ -100,6 +130,11 @@ struct Import: AsyncParsableCommand {
         let target = try datastore.map(DatastoreID.parse) ?? header.datastore
         let api = try connection.open()
         do {
+            let info: ServerInfo = try await api.call(.GET, "/v1/info")
+            guard batch <= info.limits.maxMutationsPerPush else {
+                throw ValidationError(
+                    "--batch \(batch) is more than the server takes in one push (maxMutationsPerPush \(info.limits.maxMutationsPerPush))")
+            }
             let progress = ProgressBar(label: "import", enabled: input != nil)
             var pending: [Mutation] = []
             var imported = 0
@@ -108,7 +143,8 @@ struct Import: AsyncParsableCommand {
                 guard !pending.isEmpty else { return }
                 let response: PushResponse = try await api.call(.POST, "/v1/push", body: PushRequest(mutations: pending, compact: true))
                 for (mutation, result) in zip(pending, response.results) {
-                    if case .rejected(_, let error) = result {
+                    // Deleting what is missing already leaves it missing, as the export meant.
+                    if case .rejected(_, let error) = result, !(mutation.change == .delete && error.code == .notFound) {
                         throw RooftopError(
                             error.code, "\(mutation.className)/\(mutation.objectId) was refused: \(error.message)",
                             field: error.field)
@@ -121,6 +157,14 @@ struct Import: AsyncParsableCommand {
             while let text = try reader.nextLine() {
                 line += 1
                 guard !text.isEmpty else { continue }
+                if let deleted = try? JSONDecoder().decode(ExportTombstone.self, from: Data(text.utf8)) {
+                    pending.append(
+                        Mutation(
+                            datastore: target, className: deleted.tombstone.className,
+                            objectId: deleted.tombstone.objectId, change: .delete))
+                    if pending.count == batch { try await flush() }
+                    continue
+                }
                 let object: ObjectSnapshot
                 do {
                     object = try JSONDecoder().decode(ObjectSnapshot.self, from: Data(text.utf8))
