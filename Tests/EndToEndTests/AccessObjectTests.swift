@@ -269,3 +269,27 @@ struct AccessObjectTests {
         }
     }
 }
+
+extension AccessObjectTests {
+    @Test("an anonymous write may not set an ACL no one may read; a signed-in one may, and readable ACLs stay open to both")
+    func anonymousHiddenObjects() async throws {
+        let (_, client) = try SharedServer.require()
+        let className = Unique.name("Litter")
+        let hidden = ACL()
+        let writeOnly = ACL([.everyone: ACL.Access(write: true)])
+        for acl in [hidden, writeOnly] {
+            let create = try await client.send(
+                .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["n": 1], acl: acl))
+            #expect(create.status == 403 && create.error?.code == .disallowed, "\(create.text.prefix(200))")
+            let pushed = try await client.push(Mutations.create(.app, className, fields: ["n": 1], acl: acl), token: nil)
+            #expect(pushed.error?.code == .disallowed)
+        }
+        #expect(try await client.sendCount(Query(className), admin: true).decode(CountResponse.self).count == 0, "nothing written")
+        let readable = try await client.send(
+            .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["n": 1], acl: .publicReadWrite))
+        #expect(readable.status == 201, "\(readable.text.prefix(200))")
+        let user = try await client.newUser("reporter")
+        let own = try await client.create(className, fields: ["n": 2], acl: hidden, as: user)
+        #expect(own.acl == hidden, "a signed-in user may make an object only the admin reads")
+    }
+}

@@ -96,6 +96,7 @@ final class ObjectService: Sendable {
             }
             do {
                 try WriteValidator(limits: limits).validate(mutation)
+                try Self.checkAnonymousACL(mutation, context: context)
                 let resolved: DatastoreService.Resolved
                 if let known = datastoresByID[mutation.datastore] {
                     resolved = known
@@ -276,6 +277,20 @@ final class ObjectService: Sendable {
         RooftopError(
             .historyExpired,
             "\(className) object \(objectId) changed since version \(version) longer ago than the server keeps history: read the object and make the change again on its current state")
+    }
+
+    /// Refuses an anonymous write that sets an ACL nobody may read (`{}`, or write access only):
+    /// the object could then be read, changed or deleted by no one but the admin, so anonymous
+    /// callers could fill a datastore with objects that no user can see or clean up. Signed-in
+    /// callers may still make such objects (say, a report only the admin reads), under their name.
+    /// - Throws: `disallowed`.
+    static func checkAnonymousACL(_ mutation: Mutation, context: AccessContext) throws(RooftopError) {
+        guard context.userId == nil, !context.isAdmin, case .update(_, let acl?) = mutation.change else { return }
+        guard acl.entries.values.contains(where: \.read) else {
+            throw RooftopError(
+                .disallowed,
+                "an anonymous write may not set an ACL that no one may read: sign in, or let someone read the object")
+        }
     }
 
     /// The scope mutation IDs are unique in: the user, or one shared scope each for anonymous
