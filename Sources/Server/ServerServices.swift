@@ -27,6 +27,8 @@ struct ServerServices: Sendable {
     let activity: ActivityMeter
     /// Signs the dashboard's sessions (a key all server processes share).
     let dashboardKey: [UInt8]
+    /// The proxies whose `X-Forwarded-For` names the client address.
+    let proxies: TrustedProxies
 
     static func make(
         storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String,
@@ -70,7 +72,8 @@ struct ServerServices: Sendable {
             openAPI: try OpenAPIDocument.load(),
             cluster: cluster,
             activity: ActivityMeter(clock: configuration.clock.now),
-            dashboardKey: dashboardKey)
+            dashboardKey: dashboardKey,
+            proxies: try TrustedProxies(configuration.trustedProxies))
     }
 }
 
