@@ -180,14 +180,14 @@ struct ThrottleKey: Hashable, Sendable {
 
 /// The throttle keys of a sign-in.
 enum ThrottleKeys {
-    /// A password log-in: hard per (name, address) and per address, soft per name.
+    /// A password log-in: hard per (name, address) and per address, soft per name. An unknown
+    /// address (no TCP peer, as in in-process tests) counts as one address, `unknown`.
     static func logIn(username: String, address: String?) -> (hard: [String], soft: [String]) {
-        let soft = ["user:" + username]
-        guard let address else { return ([], soft) }
-        return (["user-at:" + address + "|" + username, "address:" + address], soft)
+        let address = address ?? "unknown"
+        return (["user-at:" + address + "|" + username, "address:" + address], ["user:" + username])
     }
 
-    /// An admin key (REST, live upgrade or dashboard): hard per address.
+    /// An admin key (REST, live upgrade or dashboard): hard per address (`unknown` when unknown).
     static func adminKey(address: String?) -> [String] {
         ["admin-key:" + (address ?? "unknown")]
     }
