@@ -146,18 +146,16 @@ final class AuthService: Sendable {
 
     /// Checks an admin key (REST, the live upgrade, the dashboard's sign-in), throttled per client
     /// address in every server process: after the allowed failures, even the right key is refused
-    /// until the window passes.
+    /// until they leave the window (a right key does not clear them).
     /// - Throws: `auth` for a wrong key, `retryLater` when throttled.
     func checkAdminKey(_ key: String, clientAddress: String?) async throws {
         let keys = ThrottleKeys.adminKey(address: clientAddress)
         let matches = SessionToken.hash(key) == adminKeyHash
-        let forgave = try await throttle.check(hard: keys, matches: matches)
+        try await throttle.check(hard: keys, matches: matches)
         guard matches else {
             await cluster.send(.loginFailed(keys: keys))
             throw RooftopError(.auth, "the admin key is wrong")
         }
-        // Only when there was something to forgive: not a message per admin request.
-        if forgave { await cluster.send(.loginSucceeded(keys: keys)) }
     }
 
     /// Counts log-ins made through another server process against the throttle.

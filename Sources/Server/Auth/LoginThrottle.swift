@@ -11,8 +11,9 @@ import RooftopShared
 ///   delay before answering, doubling from `baseDelay` up to `maxDelay`. Someone elsewhere can
 ///   slow a user's log-in down, but cannot lock them out.
 ///
-/// An attempt is counted when it is *reserved*, before the credentials are checked, so that many
-/// guesses made at once cannot all pass in one window; a success forgives it. Memory is bounded by
+/// A password attempt is counted when it is *reserved*, before the password is checked, so that
+/// many guesses made at once cannot all pass in one window; a success forgives its keys. An admin
+/// key is checked and counted in one step (``check(hard:matches:)``). Memory is bounded by
 /// construction: keys are kept as 16-byte digests, each with at most `maxFailures + 6` times, and
 /// at most `capacity` keys (past that, keys whose attempts all left the window go first, then
 /// those least recently used).
@@ -81,16 +82,14 @@ actor LoginThrottle {
     }
 
     /// Checks credentials that need no waiting (the admin key) in one step: refuses when a hard
-    /// key is at its limit, else counts a failure against every key when `matches` is false and
-    /// forgets their attempts when it is true.
-    /// - Returns: Whether a success forgave earlier attempts (for telling the other processes).
+    /// key is at its limit, else counts a failure against every key when `matches` is false. A
+    /// success forgives nothing: failures leave with the window, so that a right key sent meanwhile
+    /// (here or in another process) cannot wipe out an attacker's count from the same address.
     /// - Throws: ``RetryLaterError`` when throttled, whether `matches` or not.
-    func check(hard: [String], matches: Bool) throws(RetryLaterError) -> Bool {
+    func check(hard: [String], matches: Bool) throws(RetryLaterError) {
         let current = now()
         try refuseIfLimited(hard, at: current)
-        if matches { return forget(hard) }
-        record(hard, at: current)
-        return false
+        if !matches { record(hard, at: current) }
     }
 
     /// Throws when a hard key has used up its attempts.
@@ -109,7 +108,7 @@ actor LoginThrottle {
 
     /// Forgets a reservation's keys' attempts after a success.
     func forgive(_ reservation: Reservation) {
-        _ = forget(reservation.keys)
+        forget(reservation.keys)
     }
 
     /// Records failures made through another server process.
@@ -119,7 +118,7 @@ actor LoginThrottle {
 
     /// Forgets the keys' attempts after a success made through another server process.
     func recordSuccess(_ keys: [String]) {
-        _ = forget(keys)
+        forget(keys)
     }
 
     /// The key's attempts within the window, and drops the older ones.
@@ -141,11 +140,8 @@ actor LoginThrottle {
         }
     }
 
-    /// - Returns: Whether any of the keys had attempts.
-    private func forget(_ keys: [String]) -> Bool {
-        var forgave = false
-        for key in keys where entries.removeValue(forKey: ThrottleKey(key)) != nil { forgave = true }
-        return forgave
+    private func forget(_ keys: [String]) {
+        for key in keys { entries[ThrottleKey(key)] = nil }
     }
 
     /// Before a new key at capacity: drops the keys whose attempts all left the window; when that
