@@ -201,6 +201,31 @@ struct ConnectionLimitsTests {
         }
     }
 
+    @Test("connections that were answered and sit idle fill every place: the one idle longest is closed for a new client")
+    func globalCapEvictsIdleKeepAlive() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        let arguments = ["--max-connections", "6", "--idle-timeout", "120", "--request-head-timeout", "120"]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            // Six keep-alive connections, each answered once and then idle: every place taken by
+            // an established connection (the test client's own, if any, among the first evicted).
+            var probes: [TLSProbe] = []
+            defer { for probe in probes { probe.stop() } }
+            for _ in 0..<6 {
+                let probe = try TLSProbe(server)
+                probes.append(probe)
+                try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
+                    probe.received.contains("HTTP/1.1 200")
+                }
+            }
+            // A new client is served: the connection idle the longest made room for it.
+            try await Self.expectHealthy(client)
+            #expect(await probes[0].waitUntilClosed(within: Self.closeDeadline), "the longest idle connection was kept")
+            #expect(probes[5].received.contains("HTTP/1.1 200"))
+            #expect(try await Self.metric("rooftop_connections_evicted_total", client) >= 1)
+        }
+    }
+
     @Test("refusals are logged at most once a minute, with their count")
     func refusalLogRateLimited() async throws {
         let arguments = ["--max-connections-per-address", "2", "--request-head-timeout", "120"]

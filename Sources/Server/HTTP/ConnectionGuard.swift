@@ -48,7 +48,7 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
             try operations.addHandler(
                 HTTPConnectionGuard(
                     limits: limits, maxRequestBodyBytes: maxRequestBodyBytes, logger: logger,
-                    established: { registry.establish(ticket) }),
+                    registry: ConnectionMarks(registry: registry, ticket: ticket)),
                 name: HTTPConnectionGuard.name, position: .after(decoder))
             return Value(base: value, channel: channel)
         }
@@ -111,8 +111,10 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let limits: ConnectionLimits
     private let maxRequestBodyBytes: Int
     private let logger: Logger
-    /// Called once, at the first complete response or when the guard is removed for an upgrade.
-    private var established: (() -> Void)?
+    /// Where the connection's state is told: established once, at the first complete response or
+    /// when the guard is removed for an upgrade; idle and busy between keep-alive requests.
+    private var marks: ConnectionMarks?
+    private var establishedMarked = false
     private var timer: Scheduled<Void>?
     /// Whether the request being read has all arrived, and whether its response has been sent.
     private var requestComplete = true
@@ -121,11 +123,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// When the request body last delivered bytes (one timer watches it, instead of one per chunk).
     private var lastBodyRead = NIODeadline.now()
 
-    init(limits: ConnectionLimits, maxRequestBodyBytes: Int, logger: Logger, established: (() -> Void)? = nil) {
+    init(limits: ConnectionLimits, maxRequestBodyBytes: Int, logger: Logger, registry: ConnectionMarks? = nil) {
         self.limits = limits
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.logger = logger
-        self.established = established
+        self.marks = registry
     }
 
     /// Removes the guard from a connection being upgraded to a WebSocket.
@@ -151,8 +153,15 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func markEstablished() {
-        established?()
-        established = nil
+        guard !establishedMarked else { return }
+        establishedMarked = true
+        marks.map { $0.registry.establish($0.ticket) }
+    }
+
+    /// Arms the idle timeout, and tells the registry the connection is idle.
+    private func armIdle(context: ChannelHandlerContext) {
+        arm(context: context, after: limits.idleTimeout, reason: "idle")
+        marks.map { $0.registry.idle($0.ticket) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -170,6 +179,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             }
             requestComplete = false
             responseComplete = false
+            marks.map { $0.registry.busy($0.ticket) }
             lastBodyRead = .now()
             watchBody(context: context, after: TimeAmount(limits.bodyReadTimeout))
         case .body:
@@ -177,7 +187,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             requestComplete = true
             cancelTimer()
-            if responseComplete { arm(context: context, after: limits.idleTimeout, reason: "idle") }
+            if responseComplete { armIdle(context: context) }
         }
         context.fireChannelRead(data)
     }
@@ -186,7 +196,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .end = unwrapOutboundIn(data) {
             responseComplete = true
             if !refusing { markEstablished() }
-            if requestComplete { arm(context: context, after: limits.idleTimeout, reason: "idle") }
+            if requestComplete { armIdle(context: context) }
         }
         context.write(data, promise: promise)
     }
@@ -261,4 +271,10 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         timer?.cancel()
         timer = nil
     }
+}
+
+/// A connection's ticket in the ``ConnectionRegistry``, for its ``HTTPConnectionGuard``.
+struct ConnectionMarks: Sendable {
+    let registry: ConnectionRegistry
+    let ticket: ConnectionRegistry.Ticket
 }

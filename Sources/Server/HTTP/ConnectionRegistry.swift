@@ -12,7 +12,8 @@ import Synchronization
 /// still arriving), which is what an attacker holding idle sockets has:
 ///
 /// - at ``maxConnections`` in all, the oldest unproven connection is closed to make room for the
-///   new one (refused only when every open connection is established);
+///   new one; when there is none, the connection idle the longest between keep-alive requests
+///   (refused only when every open connection is busy or a live WebSocket);
 /// - an address with ``maxConnectionsPerAddress`` unproven connections has its next one refused;
 ///   established connections (a completed response, a live WebSocket) do not count, so many
 ///   clients behind one NAT or proxy are not refused; trusted proxies are not capped at all.
@@ -20,7 +21,7 @@ import Synchronization
 /// A refused or evicted connection is closed before its TLS handshake or request; refusals are
 /// logged at most once a minute, with their count.
 final class ConnectionRegistry: Sendable {
-    /// An admitted connection, to ``establish(_:)`` and ``release(_:)``.
+    /// An admitted connection, to ``establish(_:)``, ``idle(_:)``, ``busy(_:)`` and ``release(_:)``.
     struct Ticket: Sendable {
         fileprivate let id: UInt64
     }
@@ -29,25 +30,50 @@ final class ConnectionRegistry: Sendable {
         var address: String
         var channel: any Channel
         var established: Bool
+        /// Set while the connection waits for its next keep-alive request: the mark of its place
+        /// in `State.idle`.
+        var idleMark: UInt64?
+    }
+
+    /// A first-in, first-out queue whose entries may go stale: stale ones are skipped at the front,
+    /// and the passed part of the array is dropped once it is most of it.
+    private struct Queue<Element> {
+        private var items: [Element] = []
+        private var head = 0
+
+        mutating func append(_ item: Element) { items.append(item) }
+
+        /// The first entry that is not stale, after dropping those before it.
+        mutating func first(isStale: (Element) -> Bool) -> Element? {
+            while head < items.count, isStale(items[head]) { head += 1 }
+            if head >= 1024, head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return head < items.count ? items[head] : nil
+        }
     }
 
     private struct State {
         var nextID: UInt64 = 0
         var connections: [UInt64: Entry] = [:]
         var unprovenPerAddress: [String: Int] = [:]
-        /// Connection IDs in admission order from `head` on; IDs no longer unproven are skipped.
-        var order: [UInt64] = []
-        var head = 0
+        /// Unproven connections in admission order (and stale IDs of those no longer unproven).
+        var unproven = Queue<UInt64>()
+        /// Idle keep-alive connections in the order they became idle, with their marks (an entry
+        /// whose connection's mark differs is stale).
+        var idle = Queue<(id: UInt64, mark: UInt64)>()
+        var nextMark: UInt64 = 0
 
-        /// Moves `head` past connections that are no longer unproven, and drops the passed IDs
-        /// once they are most of the array.
-        mutating func advance() {
-            while head < order.count, connections[order[head]]?.established ?? true { head += 1 }
-            if head >= 1024, head * 2 >= order.count {
-                order.removeFirst(head)
-                head = 0
-            }
+        /// The connection to close to make room: the oldest unproven, else the one idle longest.
+        mutating func victim() -> UInt64? {
+            let connections = self.connections
+            if let id = unproven.first(isStale: { connections[$0]?.established ?? true }) { return id }
+            return idle.first { connections[$0.id]?.idleMark != $0.mark }?.id
         }
+
+        /// Drops stale entries at the queues' fronts (so that they do not grow while nothing is evicted).
+        mutating func tidy() { _ = victim() }
 
         mutating func unprove(_ address: String) {
             let remaining = unprovenPerAddress[address, default: 1] - 1
@@ -94,19 +120,18 @@ final class ConnectionRegistry: Sendable {
             }
             var victim: (any Channel)?
             if state.connections.count >= maxConnections {
-                state.advance()
-                guard state.head < state.order.count,
-                    let oldest = state.connections.removeValue(forKey: state.order[state.head])
-                else { return (nil, nil, refusalLog.note()) }
-                state.unprove(oldest.address)
-                state.advance()
+                guard let id = state.victim(), let oldest = state.connections.removeValue(forKey: id) else {
+                    return (nil, nil, refusalLog.note())
+                }
+                if !oldest.established { state.unprove(oldest.address) }
+                state.tidy()
                 victim = oldest.channel
             }
             let id = state.nextID
             state.nextID += 1
             state.connections[id] = Entry(address: address, channel: channel, established: false)
             state.unprovenPerAddress[address, default: 0] += 1
-            state.order.append(id)
+            state.unproven.append(id)
             return (Ticket(id: id), victim, nil)
         }
         if let victim {
@@ -130,8 +155,26 @@ final class ConnectionRegistry: Sendable {
             guard let entry = state.connections[ticket.id], !entry.established else { return }
             state.connections[ticket.id]?.established = true
             state.unprove(entry.address)
-            state.advance()
+            state.tidy()
         }
+    }
+
+    /// Marks a connection idle, waiting for its next keep-alive request: at the global cap, the
+    /// one idle longest is closed when no unproven connection is left to close.
+    func idle(_ ticket: Ticket) {
+        state.withLock { state in
+            guard state.connections[ticket.id] != nil else { return }
+            let mark = state.nextMark
+            state.nextMark += 1
+            state.connections[ticket.id]?.idleMark = mark
+            state.idle.append((ticket.id, mark))
+            state.tidy()
+        }
+    }
+
+    /// Marks a connection busy again (a request is arriving): it is no longer closed to make room.
+    func busy(_ ticket: Ticket) {
+        state.withLock { state in state.connections[ticket.id]?.idleMark = nil }
     }
 
     /// Releases an admitted connection (once it closed; a second call does nothing).
@@ -139,7 +182,7 @@ final class ConnectionRegistry: Sendable {
         state.withLock { state in
             guard let entry = state.connections.removeValue(forKey: ticket.id) else { return }
             if !entry.established { state.unprove(entry.address) }
-            state.advance()
+            state.tidy()
         }
         open.record(openConnections)
     }
