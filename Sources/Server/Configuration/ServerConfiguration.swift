@@ -116,8 +116,8 @@ public struct ServerConfiguration: Sendable {
 /// How long a connection may take at each step, how large request headers may be, and how many
 /// connections the server holds at once. A connection that exceeds a timeout is closed. The caps
 /// aim at connections that have not yet completed a request (bare TCP, TLS handshakes, requests
-/// still arriving): at ``maxConnections`` the oldest of those is closed to make room for a new
-/// one, and an address with ``maxConnectionsPerAddress`` of them has its next one closed as soon
+/// still arriving): at ``maxConnections`` the oldest of those (else the connection idle longest
+/// between keep-alive requests) is closed to make room for a new one, and an address with ``maxConnectionsPerAddress`` of them has its next one closed as soon
 /// as it is accepted, before its TLS handshake. Established connections (a completed response,
 /// a live WebSocket) never count against the per-address cap.
 ///
