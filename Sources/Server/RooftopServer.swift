@@ -77,7 +77,8 @@ public final class RooftopServer: Sendable {
         let fileLimit = OpenFileLimit.raise()
         let registry = ConnectionRegistry(
             maxConnections: configuration.connections.effectiveMaxConnections(fileLimit: fileLimit),
-            maxConnectionsPerAddress: configuration.connections.maxConnectionsPerAddress)
+            maxConnectionsPerAddress: configuration.connections.maxConnectionsPerAddress,
+            exempt: services.proxies, logger: logger)
         logger.info(
             "connection caps",
             metadata: [

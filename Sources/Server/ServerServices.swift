@@ -25,6 +25,8 @@ struct ServerServices: Sendable {
     let cluster: ClusterLink
     /// Pushes and pulls per minute, for the dashboard.
     let activity: ActivityMeter
+    /// The proxies whose `X-Forwarded-For` names the client address.
+    let proxies: TrustedProxies
 
     static func make(
         storage: any Storage, configuration: ServerConfiguration, adminKeyHash: String,
@@ -64,7 +66,8 @@ struct ServerServices: Sendable {
             metrics: ServerMetrics.registry,
             openAPI: try OpenAPIDocument.load(),
             cluster: cluster,
-            activity: ActivityMeter(clock: configuration.clock.now))
+            activity: ActivityMeter(clock: configuration.clock.now),
+            proxies: try TrustedProxies(configuration.trustedProxies))
     }
 }
 

@@ -100,6 +100,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most open connections from one address; 0 for none, e.g. behind a load balancer (default 256). [env: ROOFTOP_MAX_CONNECTIONS_PER_ADDRESS]")
     var maxConnectionsPerAddress: Int?
 
+    @Option(help: "Proxies or load balancers whose X-Forwarded-For names the client, comma-separated addresses or ranges, e.g. 10.0.0.0/8,::1 (default none: the TCP peer is the client). [env: ROOFTOP_TRUSTED_PROXIES]")
+    var trustedProxies: String?
+
     @Option(help: "How long sync history is kept: tombstones, merge operations, mutation results; e.g. 30d, 12h, 90s (default 30d). [env: ROOFTOP_HISTORY_RETENTION]")
     var historyRetention: String?
 
@@ -199,6 +202,10 @@ struct Serve: AsyncParsableCommand {
         if let value = try number(maxConnections, "ROOFTOP_MAX_CONNECTIONS") { configuration.connections.maxConnections = value }
         if let value = try number(maxConnectionsPerAddress, "ROOFTOP_MAX_CONNECTIONS_PER_ADDRESS") {
             configuration.connections.maxConnectionsPerAddress = value
+        }
+        if let text = setting(trustedProxies, "ROOFTOP_TRUSTED_PROXIES") {
+            configuration.trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
         }
         if let level = setting(logLevel, "ROOFTOP_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level \(level)") }

@@ -164,12 +164,15 @@ struct AuthTests {
     func wrongAdminKey() async throws {
         let (server, client) = try SharedServer.require()
         let user = try await client.newUser("wrongkey")
-        for key in ["wrong-admin-key-0123456789", server.adminKey + "x", ""] {
+        // Each key from an address of its own: wrong keys are throttled per address (AuthThrottleTests).
+        for (index, key) in ["wrong-admin-key-0123456789", server.adminKey + "x", ""].enumerated() {
+            let address = "127.0.7.\(index + 1)"
             let me = try await client.send(
-                .GET, "/v1/users/me", headers: ["X-Rooftop-Admin-Key": key, "X-Rooftop-Session-Token": user.token])
+                .GET, "/v1/users/me", headers: ["X-Rooftop-Admin-Key": key, "X-Rooftop-Session-Token": user.token],
+                from: address)
             #expect(me.status == 401, "key \(key): \(me.text)")
             #expect(me.error?.code == .auth)
-            let info = try await client.send(.GET, "/v1/info", headers: ["X-Rooftop-Admin-Key": key])
+            let info = try await client.send(.GET, "/v1/info", headers: ["X-Rooftop-Admin-Key": key], from: address)
             #expect(info.status == 401, "key \(key): \(info.text)")
         }
     }

@@ -225,4 +225,26 @@ struct ClusterTests {
             }
         }
     }
+
+    @Test("wrong admin keys sent through one server count on the other")
+    func adminKeyThrottleAcrossServers() async throws {
+        try await withSyncHarness { harness in
+            let (a, b) = try await Self.startPair(harness)
+            let (apiA, apiB) = (try harness.api(a), try harness.api(b))
+            // Five wrong keys (the default limit) through A, from this test's address.
+            for _ in 0..<5 {
+                let reply = try await apiA.send(
+                    .GET, "/v1/users", headers: ["X-Rooftop-Admin-Key": "wrong-admin-key-0123456789"], from: "127.0.6.1")
+                #expect(reply.status == 401)
+            }
+            try await TestWait.until("B throttles the address's admin keys") {
+                let reply = try await apiB.send(
+                    .GET, "/v1/users", headers: ["X-Rooftop-Admin-Key": b.adminKey], from: "127.0.6.1")
+                return reply.status == 429
+            }
+            // Another address still gets in with the right key.
+            let other = try await apiB.send(.GET, "/v1/users", headers: ["X-Rooftop-Admin-Key": b.adminKey], from: "127.0.6.2")
+            #expect(other.status == 200)
+        }
+    }
 }

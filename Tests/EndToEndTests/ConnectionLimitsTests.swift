@@ -118,43 +118,161 @@ struct ConnectionLimitsTests {
         }
     }
 
-    @Test("one address cannot take every connection: over its cap it is closed at once, others still served")
+    /// A counter or gauge of the server's `/metrics` (0 when absent).
+    static func metric(_ name: String, _ client: APIClient) async throws -> Int {
+        let text = try await client.send(.GET, "/metrics", appId: .some(nil)).text
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+    }
+
+    @Test("one address cannot hold many connections that sent no request: over its cap it is closed at once, others still served")
     func perAddressCap() async throws {
-        let arguments = ["--max-connections-per-address", "8", "--max-connections", "12", "--request-head-timeout", "120"]
+        let arguments = ["--max-connections-per-address", "8", "--request-head-timeout", "120"]
         try await withServerAndClient(extraArguments: arguments) { server, client in
-            func metric(_ name: String) async throws -> Int {
-                let text = try await client.send(.GET, "/metrics", appId: .some(nil)).text
-                let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-                return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
-            }
-            let refusedBefore = try await metric("rooftop_connections_refused_total")
-            let openBefore = try await metric("rooftop_connections_open")
+            let refusedBefore = try await Self.metric("rooftop_connections_refused_total", client)
+            let openBefore = try await Self.metric("rooftop_connections_open", client)
             // An attacker at 127.0.0.2 holds its eight idle connections (all admitted before the
             // next one is made: accepted connections are admitted on several threads); the ninth is refused.
-            var held = try (0..<8).map { _ in try RawConnection(port: server.port, from: "127.0.0.2") }
-            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") >= openBefore + 8 }
+            let held = try (0..<8).map { _ in try RawConnection(port: server.port, from: "127.0.0.2") }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") {
+                try await Self.metric("rooftop_connections_open", client) >= openBefore + 8
+            }
             let ninth = try RawConnection(port: server.port, from: "127.0.0.2")
             // Closed long before the 120 s head timeout: refused at accept.
             #expect(ninth.waitUntilClosed(within: Self.closeDeadline), "the ninth connection from one address was kept")
-            #expect(try await metric("rooftop_connections_refused_total") == refusedBefore + 1)
+            #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 1)
             // Another client is still served.
             try await Self.expectHealthy(client)
-            // A second address fills what is left of the global cap (12, less the client's own).
-            let open = try await metric("rooftop_connections_open")
-            let room = 12 - open
-            held += try (0..<room).map { _ in try RawConnection(port: server.port, from: "127.0.0.3") }
-            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") >= 12 }
-            let overGlobal = try RawConnection(port: server.port, from: "127.0.0.4")
-            #expect(overGlobal.waitUntilClosed(within: Self.closeDeadline), "a connection over the global cap was kept")
             // Closed connections free their places: a new one from the first address is admitted.
             for connection in held { connection.close() }
-            let baseline = open - 8
-            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") <= baseline }
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") {
+                try await Self.metric("rooftop_connections_open", client) <= openBefore
+            }
             let again = try RawConnection(port: server.port, from: "127.0.0.2")
-            try await TestWait.until(within: Self.closeDeadline, "the connection count") { try await metric("rooftop_connections_open") == baseline + 1 }
-            #expect(try await metric("rooftop_connections_refused_total") == refusedBefore + 2)
+            try await TestWait.until(within: Self.closeDeadline, "the connection count") {
+                try await Self.metric("rooftop_connections_open", client) == openBefore + 1
+            }
+            #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 1)
             again.close()
+        }
+    }
+
+    @Test("idle connections from several addresses fill every place: the oldest is closed for a new client, not the client refused")
+    func globalCapEvictsOldestIdle() async throws {
+        let arguments = [
+            "--max-connections-per-address", "4", "--max-connections", "12", "--request-head-timeout", "120",
+        ]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            let openBefore = try await Self.metric("rooftop_connections_open", client)
+            let refusedBefore = try await Self.metric("rooftop_connections_refused_total", client)
+            // The oldest, admitted alone, then four addresses with four idle connections each:
+            // more than the twelve places, each address under its own cap.
+            let oldest = try RawConnection(port: server.port, from: "127.0.0.2")
+            try await TestWait.until(within: Self.closeDeadline, "the first connection counted") {
+                try await Self.metric("rooftop_connections_open", client) >= openBefore + 1
+            }
+            var held: [RawConnection] = []
+            for address in 3...6 {
+                held += try (0..<4).map { _ in try RawConnection(port: server.port, from: "127.0.0.\(address)") }
+            }
+            // Closed long before the 120 s head timeout: evicted to make room.
+            #expect(oldest.waitUntilClosed(within: Self.closeDeadline), "the oldest idle connection was kept")
+            try await TestWait.until(within: Self.closeDeadline, "evictions") {
+                try await Self.metric("rooftop_connections_evicted_total", client) >= 1
+            }
+            // A seventh address is served: the oldest idle connection made room for it.
+            let other = try APIClient(server: server)
+            do {
+                let reply = try await other.send(.GET, "/health", appId: .some(nil))
+                #expect(reply.status == 200)
+                await other.shutdown()
+            } catch {
+                await other.shutdown()
+                throw error
+            }
             try await Self.expectHealthy(client)
+            #expect(try await Self.metric("rooftop_connections_open", client) <= 12)
+            #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore)
+            // No error line per connection closed: one warning a minute at most, with the count.
+            let lines = server.log.split(separator: "\n")
+            #expect(!lines.contains { $0.contains(" error ") }, "\(server.log.suffix(2000))")
+            #expect(lines.filter { $0.contains("closed before their first request") }.count <= 1, "\(server.log.suffix(2000))")
+            for connection in held { connection.close() }
+        }
+    }
+
+    @Test("connections that were answered and sit idle fill every place: the one idle longest is closed for a new client")
+    func globalCapEvictsIdleKeepAlive() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        let arguments = ["--max-connections", "6", "--idle-timeout", "120", "--request-head-timeout", "120"]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            // Six keep-alive connections, each answered once and then idle: every place taken by
+            // an established connection (the test client's own, if any, among the first evicted).
+            var probes: [TLSProbe] = []
+            defer { for probe in probes { probe.stop() } }
+            for _ in 0..<6 {
+                let probe = try TLSProbe(server)
+                probes.append(probe)
+                try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
+                    probe.received.contains("HTTP/1.1 200")
+                }
+            }
+            // A new client is served: the connection idle the longest made room for it.
+            try await Self.expectHealthy(client)
+            #expect(await probes[0].waitUntilClosed(within: Self.closeDeadline), "the longest idle connection was kept")
+            #expect(probes[5].received.contains("HTTP/1.1 200"))
+            #expect(try await Self.metric("rooftop_connections_evicted_total", client) >= 1)
+        }
+    }
+
+    @Test("refusals are logged at most once a minute, with their count")
+    func refusalLogRateLimited() async throws {
+        let arguments = ["--max-connections-per-address", "2", "--request-head-timeout", "120"]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            let refusedBefore = try await Self.metric("rooftop_connections_refused_total", client)
+            let held = try (0..<2).map { _ in try RawConnection(port: server.port, from: "127.0.0.7") }
+            try await TestWait.until(within: Self.closeDeadline, "the held connections counted") {
+                try await Self.metric("rooftop_connections_open", client) >= 2
+            }
+            for _ in 0..<40 {
+                let refused = try RawConnection(port: server.port, from: "127.0.0.7")
+                #expect(refused.waitUntilClosed(within: Self.closeDeadline))
+            }
+            #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 40)
+            let lines = server.log.split(separator: "\n")
+            #expect(lines.filter { $0.contains("connections refused") }.count == 1, "\(lines)")
+            // Not a line per refusal (HummingbirdWebSocket's error for a connection closed before
+            // its request was one): the start-up lines and a few more.
+            #expect(!lines.contains { $0.contains(" error ") }, "\(server.log.suffix(2000))")
+            #expect(lines.count < 10, "\(server.log.suffix(2000))")
+            for connection in held { connection.close() }
+        }
+    }
+
+    @Test("many live subscribers from one address (a NAT) are not refused: the cap counts connections that sent no request")
+    func liveSubscribersFromOneAddress() async throws {
+        try await withServerAndClient(extraArguments: ["--max-connections-per-address", "3"]) { server, client in
+            let user = try await client.newUser("phones")
+            var subscribers: [LiveClient] = []
+            do {
+                for _ in 0..<10 {
+                    let live = try await LiveClient.connect(to: server)
+                    subscribers.append(live)
+                    try await live.subscribe(to: [.default], as: user)
+                }
+                _ = try await client.create("Note", in: .default, fields: ["n": 1], as: user)
+                for live in subscribers {
+                    guard case .changed = try await live.next() else {
+                        Issue.record("expected a changed message on every live connection")
+                        break
+                    }
+                }
+            } catch {
+                for live in subscribers { await live.close() }
+                throw error
+            }
+            for live in subscribers { await live.close() }
         }
     }
 }

@@ -26,7 +26,7 @@ struct HistoryRetentionTests {
         }) { server in
             let session = try await server.services.auth.signUp(SignUpRequest(username: "keeper", password: "password-1"))
             let context = try await server.services.auth.authenticate(
-                sessionToken: session.sessionToken, adminKey: nil
+                sessionToken: session.sessionToken, adminKey: nil, clientAddress: nil
             ).context
             let push = server.services.push
             let pull = server.services.pull

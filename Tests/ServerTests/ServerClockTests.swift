@@ -30,7 +30,7 @@ struct ServerClockTests {
             let auth = server.services.auth
             let session = try await auth.signUp(SignUpRequest(username: "clocked", password: "password-1"))
             #expect(session.expiresAt.millisecondsSinceEpoch == 1_700_000_060_000)
-            let signedIn = try await auth.authenticate(sessionToken: session.sessionToken, adminKey: nil)
+            let signedIn = try await auth.authenticate(sessionToken: session.sessionToken, adminKey: nil, clientAddress: nil)
             #expect(signedIn.context.userId == session.user.objectId)
 
             let sweeper = SessionSweeper(
@@ -41,7 +41,7 @@ struct ServerClockTests {
 
             time.advance(by: .seconds(61))
             await #expect(throws: RooftopError.self) {
-                _ = try await auth.authenticate(sessionToken: session.sessionToken, adminKey: nil)
+                _ = try await auth.authenticate(sessionToken: session.sessionToken, adminKey: nil, clientAddress: nil)
             }
             await sweeper.sweep()
             #expect(try await server.storage.session(tokenHash: hash) == nil, "an expired session was kept")

@@ -10,7 +10,8 @@ import RooftopShared
 /// Passwords are hashed with bcrypt off the async executors (on NIO's thread pool), after a
 /// SHA-256 pre-hash so that bcrypt's 72-byte input limit never truncates a long password. Session
 /// tokens carry 256 random bits and are stored hashed, with an expiry. Failed log-ins are
-/// throttled per user name and per client address.
+/// throttled (see ``LoginThrottle``): refused per user name from one client address and per
+/// address, slowed down per user name alone; wrong admin keys are refused per address.
 final class AuthService: Sendable {
     private let storage: any Storage
     private let roles: RoleDirectory
@@ -36,7 +37,7 @@ final class AuthService: Sendable {
         self.roles = roles
         self.live = live
         self.throttle = LoginThrottle(
-            maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow)
+            policy: .init(maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow))
         self.sessionLifetime = configuration.sessionLifetime
         self.clock = configuration.clock
         self.bcryptCost = configuration.bcryptCost
@@ -56,22 +57,28 @@ final class AuthService: Sendable {
     }
 
     /// Checks a user name and password and starts a session.
-    /// - Throws: `auth` for wrong credentials (the same message whether the user exists or not),
-    ///   `retryLater` when throttled.
+    ///
+    /// The attempt is counted against the throttle before the password is checked (and forgiven
+    /// when it is right), so that guesses sent at once on many connections cannot all pass.
+    /// - Throws: `illegalArgument` for a user name that sign-up would refuse, `auth` for wrong
+    ///   credentials (the same message whether the user exists or not), `retryLater` when
+    ///   throttled.
     func logIn(_ request: LogInRequest, clientAddress: String?) async throws -> Session {
-        let keys = ["user:" + request.username] + (clientAddress.map { ["address:" + $0] } ?? [])
-        try await throttle.check(keys)
+        try SignUpRequest.validateUsername(request.username)
+        let keys = ThrottleKeys.logIn(username: request.username, address: clientAddress)
+        let reservation = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
+        // A name guessed at from elsewhere is slowed down, never locked.
+        if reservation.delay > .zero { try await Task.sleep(for: reservation.delay) }
         let user = try await storage.user(username: request.username)
         // Verify against a dummy hash for unknown users too, so timing does not reveal accounts.
         let hash = user?.passwordHash ?? dummyHash
         let matches = try await verifyPassword(request.password, hash: hash)
         guard let user, matches else {
-            await throttle.recordFailure(keys)
-            await cluster.send(.loginFailed(keys: keys))
+            await cluster.send(.loginFailed(keys: reservation.keys))
             throw RooftopError(.auth, "wrong user name or password")
         }
-        await throttle.recordSuccess(keys)
-        await cluster.send(.loginSucceeded(keys: keys))
+        await throttle.forgive(reservation)
+        await cluster.send(.loginSucceeded(keys: reservation.keys))
         return try await startSession(for: user)
     }
 
@@ -137,19 +144,18 @@ final class AuthService: Sendable {
         return hashes.count
     }
 
-    /// Checks an admin key given to sign in to the dashboard, throttled like log-ins (per client
-    /// address, in every server process).
+    /// Checks an admin key (REST, the live upgrade, the dashboard's sign-in), throttled per client
+    /// address in every server process: after the allowed failures, even the right key is refused
+    /// until they leave the window (a right key does not clear them).
     /// - Throws: `auth` for a wrong key, `retryLater` when throttled.
     func checkAdminKey(_ key: String, clientAddress: String?) async throws {
-        let keys = ["dashboard:" + (clientAddress ?? "unknown")]
-        try await throttle.check(keys)
-        guard SessionToken.hash(key) == adminKeyHash else {
-            await throttle.recordFailure(keys)
+        let keys = ThrottleKeys.adminKey(address: clientAddress)
+        let matches = SessionToken.hash(key) == adminKeyHash
+        try await throttle.check(hard: keys, matches: matches)
+        guard matches else {
             await cluster.send(.loginFailed(keys: keys))
             throw RooftopError(.auth, "the admin key is wrong")
         }
-        await throttle.recordSuccess(keys)
-        await cluster.send(.loginSucceeded(keys: keys))
     }
 
     /// Counts log-ins made through another server process against the throttle.
@@ -164,18 +170,19 @@ final class AuthService: Sendable {
     }
 
     /// The caller described by a session token and/or admin key.
-    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key.
-    func context(sessionToken: String?, adminKey: String?) async throws -> AccessContext {
-        try await authenticate(sessionToken: sessionToken, adminKey: adminKey).context
+    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key,
+    ///   `retryLater` when the admin key is throttled for `clientAddress`.
+    func context(sessionToken: String?, adminKey: String?, clientAddress: String?) async throws -> AccessContext {
+        try await authenticate(sessionToken: sessionToken, adminKey: adminKey, clientAddress: clientAddress).context
     }
 
-    /// The caller described by a session token and/or admin key, with its session.
-    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key.
-    func authenticate(sessionToken: String?, adminKey: String?) async throws -> Authenticated {
+    /// The caller described by a session token and/or admin key, with its session. An admin key
+    /// is checked through ``checkAdminKey(_:clientAddress:)``, throttled per client address.
+    /// - Throws: `auth` for an unknown, revoked or expired session or a wrong admin key,
+    ///   `retryLater` when the admin key is throttled for `clientAddress`.
+    func authenticate(sessionToken: String?, adminKey: String?, clientAddress: String?) async throws -> Authenticated {
         if let adminKey {
-            guard SessionToken.hash(adminKey) == adminKeyHash else {
-                throw RooftopError(.auth, "the admin key is wrong")
-            }
+            try await checkAdminKey(adminKey, clientAddress: clientAddress)
             return Authenticated(context: .admin, session: nil)
         }
         guard let sessionToken else { return Authenticated(context: .anonymous, session: nil) }

@@ -1,48 +1,191 @@
+import Crypto
+import Foundation
 import RooftopShared
 
-/// Limits failed log-ins per user name and per client address: after `maxFailures` failures
-/// within `window`, further attempts are refused until the oldest failure leaves the window.
+/// Limits failed sign-ins (passwords and the admin key) per key: a user name from an address, an
+/// address, a user name alone.
 ///
-/// Time comes from an injected clock so that tests need no sleeps. State is per server process.
+/// - A *hard* key (a name from an address, an address) that has `maxFailures` attempts within
+///   `window` refuses further ones with `retryLater` until the oldest leaves the window.
+/// - A *soft* key (a name alone, from anywhere) never refuses: past `maxFailures` it asks for a
+///   delay before answering, doubling from `baseDelay` up to `maxDelay`. Someone elsewhere can
+///   slow a user's log-in down, but cannot lock them out.
+///
+/// A password attempt is counted when it is *reserved*, before the password is checked, so that
+/// many guesses made at once cannot all pass in one window; a success forgives its keys. An admin
+/// key is checked and counted in one step (``check(hard:matches:)``). Memory is bounded by
+/// construction: keys are kept as 16-byte digests, each with at most `maxFailures + 6` times, and
+/// at most `capacity` keys (past that, keys whose attempts all left the window go first, then
+/// those least recently used).
+///
+/// Time comes from an injected clock so that tests need no sleeps. State is per server process;
+/// other processes' attempts arrive through ``recordFailure(_:)`` and ``recordSuccess(_:)``.
 actor LoginThrottle {
-    private let maxFailures: Int
-    private let window: Duration
-    private let now: @Sendable () -> ContinuousClock.Instant
-    private var failures: [String: [ContinuousClock.Instant]] = [:]
+    /// The limits of a throttle.
+    struct Policy: Sendable {
+        /// Attempts a hard key may make within ``window``; past it, a soft key's delay starts.
+        var maxFailures: Int
+        /// The window attempts are counted in.
+        var window: Duration
+        /// The most keys kept (default 20,000: a few megabytes).
+        var capacity: Int = 20_000
+        /// A soft key's first delay (default 250 ms), doubled at each further attempt.
+        var baseDelay: Duration = .milliseconds(250)
+        /// The longest delay (default 4 s).
+        var maxDelay: Duration = .seconds(4)
+    }
 
-    init(maxFailures: Int, window: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
-        self.maxFailures = maxFailures
-        self.window = window
+    /// The attempts reserved by ``reserve(hard:soft:)``: the keys they count against, and how
+    /// long to wait before checking the credentials.
+    struct Reservation: Sendable {
+        /// Every key the attempt counts against, hard and soft (as sent to other processes).
+        var keys: [String]
+        /// The delay the soft keys ask for; zero under their limit.
+        var delay: Duration
+    }
+
+    private struct Entry {
+        /// The attempts within the window (or just past it), oldest first.
+        var attempts: [ContinuousClock.Instant]
+    }
+
+    private let policy: Policy
+    private let now: @Sendable () -> ContinuousClock.Instant
+    private var entries: [ThrottleKey: Entry] = [:]
+
+    init(policy: Policy, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+        self.policy = policy
         self.now = now
     }
 
-    /// Throws ``RetryLaterError`` (`retryLater`, with the seconds to wait) when any of the keys
-    /// has used up its failures.
-    func check(_ keys: [String]) throws(RetryLaterError) {
+    /// How many keys are kept now.
+    var keyCount: Int { entries.count }
+
+    /// The most times a key keeps: enough for a soft key's delay to reach its maximum.
+    private var attemptsKept: Int { policy.maxFailures + 6 }
+
+    /// Counts an attempt against every key, unless a hard key has used up its attempts.
+    /// - Returns: The reservation, with the delay the soft keys ask for.
+    /// - Throws: ``RetryLaterError`` (`retryLater`, with the seconds to wait) when a hard key is
+    ///   at its limit; nothing is counted then.
+    func reserve(hard: [String], soft: [String] = []) throws(RetryLaterError) -> Reservation {
         let current = now()
-        for key in keys {
-            let recent = (failures[key] ?? []).filter { current - $0 < window }
-            failures[key] = recent.isEmpty ? nil : recent
-            if recent.count >= maxFailures, let oldest = recent.first {
-                let wait = window - (current - oldest)
-                let seconds = max(1, Int(wait.components.seconds) + 1)
-                throw RetryLaterError(
-                    error: RooftopError(.retryLater, "too many failed log-ins; try again in \(seconds) s"),
-                    retryAfterSeconds: seconds)
-            }
+        try refuseIfLimited(hard, at: current)
+        var delay = Duration.zero
+        for key in soft {
+            let excess = attempts(of: ThrottleKey(key), at: current).count + 1 - policy.maxFailures
+            guard excess > 0 else { continue }
+            delay = max(delay, min(policy.maxDelay, policy.baseDelay * (1 << min(excess - 1, 20))))
+        }
+        record(hard + soft, at: current)
+        return Reservation(keys: hard + soft, delay: delay)
+    }
+
+    /// Checks credentials that need no waiting (the admin key) in one step: refuses when a hard
+    /// key is at its limit, else counts a failure against every key when `matches` is false. A
+    /// success forgives nothing: failures leave with the window, so that a right key sent meanwhile
+    /// (here or in another process) cannot wipe out an attacker's count from the same address.
+    /// - Throws: ``RetryLaterError`` when throttled, whether `matches` or not.
+    func check(hard: [String], matches: Bool) throws(RetryLaterError) {
+        let current = now()
+        try refuseIfLimited(hard, at: current)
+        if !matches { record(hard, at: current) }
+    }
+
+    /// Throws when a hard key has used up its attempts.
+    private func refuseIfLimited(_ hard: [String], at current: ContinuousClock.Instant) throws(RetryLaterError) {
+        for key in hard {
+            let recent = attempts(of: ThrottleKey(key), at: current)
+            guard recent.count >= policy.maxFailures else { continue }
+            // Waiting until enough attempts leave the window for one more.
+            let wait = policy.window - (current - recent[recent.count - policy.maxFailures])
+            let seconds = max(1, Int(wait.components.seconds) + 1)
+            throw RetryLaterError(
+                error: RooftopError(.retryLater, "too many failed sign-ins; try again in \(seconds) s"),
+                retryAfterSeconds: seconds)
         }
     }
 
-    /// Records a failure against each key.
-    func recordFailure(_ keys: [String]) {
-        let current = now()
-        for key in keys { failures[key, default: []].append(current) }
-        if failures.count > 100_000 { failures = failures.filter { current - ($0.value.last ?? current) < window } }
+    /// Forgets a reservation's keys' attempts after a success.
+    func forgive(_ reservation: Reservation) {
+        forget(reservation.keys)
     }
 
-    /// Forgets the failures of the keys after a success.
+    /// Records failures made through another server process.
+    func recordFailure(_ keys: [String]) {
+        record(keys, at: now())
+    }
+
+    /// Forgets the keys' attempts after a success made through another server process.
     func recordSuccess(_ keys: [String]) {
-        for key in keys { failures[key] = nil }
+        forget(keys)
+    }
+
+    /// The key's attempts within the window, and drops the older ones.
+    private func attempts(of key: ThrottleKey, at current: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
+        guard var entry = entries[key] else { return [] }
+        entry.attempts.removeAll { current - $0 >= policy.window }
+        entries[key] = entry.attempts.isEmpty ? nil : entry
+        return entry.attempts
+    }
+
+    private func record(_ keys: [String], at current: ContinuousClock.Instant) {
+        for text in keys {
+            let key = ThrottleKey(text)
+            if entries[key] == nil { makeRoom(at: current) }
+            var attempts = entries[key]?.attempts ?? []
+            attempts.append(current)
+            if attempts.count > attemptsKept { attempts.removeFirst(attempts.count - attemptsKept) }
+            entries[key] = Entry(attempts: attempts)
+        }
+    }
+
+    private func forget(_ keys: [String]) {
+        for key in keys { entries[ThrottleKey(key)] = nil }
+    }
+
+    /// Before a new key at capacity: drops the keys whose attempts all left the window; when that
+    /// frees less than a tenth, the least recently used down to nine tenths (so that this
+    /// O(n log n) pass runs at most once per tenth of the capacity added).
+    private func makeRoom(at current: ContinuousClock.Instant) {
+        guard entries.count >= policy.capacity else { return }
+        entries = entries.filter { current - ($0.value.attempts.last ?? current) < policy.window }
+        let target = policy.capacity - max(1, policy.capacity / 10)
+        guard entries.count > target else { return }
+        let byLastUse = entries.sorted { ($0.value.attempts.last ?? current) < ($1.value.attempts.last ?? current) }
+        for (key, _) in byLastUse.prefix(entries.count - target) { entries[key] = nil }
+    }
+}
+
+/// A throttle key as kept: the first 16 bytes of the SHA-256 of its text, so that every key takes
+/// the same small room whatever its length.
+struct ThrottleKey: Hashable, Sendable {
+    private let high: UInt64
+    private let low: UInt64
+
+    init(_ text: String) {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in SHA256.hash(data: Data(text.utf8)).prefix(16).enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.high = high
+        self.low = low
+    }
+}
+
+/// The throttle keys of a sign-in.
+enum ThrottleKeys {
+    /// A password log-in: hard per (name, address) and per address, soft per name. An unknown
+    /// address (no TCP peer, as in in-process tests) counts as one address, `unknown`.
+    static func logIn(username: String, address: String?) -> (hard: [String], soft: [String]) {
+        let address = address ?? "unknown"
+        return (["user-at:" + address + "|" + username, "address:" + address], ["user:" + username])
+    }
+
+    /// An admin key (REST, live upgrade or dashboard): hard per address (`unknown` when unknown).
+    static func adminKey(address: String?) -> [String] {
+        ["admin-key:" + (address ?? "unknown")]
     }
 }
 

@@ -40,6 +40,13 @@ public struct ServerConfiguration: Sendable {
     public var loginThrottleAttempts: Int = 5
     /// The window of ``loginThrottleAttempts`` (default 60 seconds).
     public var loginThrottleWindow: Duration = .seconds(60)
+    /// The proxies and load balancers in front of the server, as addresses or ranges
+    /// (`10.0.0.0/8`, `192.168.1.10`, `fd00::/8`; default none). For a request whose TCP peer is
+    /// one of them, the client address (for throttling) is the right-most address in
+    /// `X-Forwarded-For` that is not itself a trusted proxy; from any other peer the header is
+    /// ignored. Their connections are also exempt from
+    /// ``ConnectionLimits/maxConnectionsPerAddress``.
+    public var trustedProxies: [String] = []
     /// How long the history that sync builds on is kept (default 30 days): deleted objects'
     /// tombstones, the operations that merges of older base versions read, reader history, and
     /// mutation results (retries answered with the first result). A client that has not pulled
@@ -115,9 +122,10 @@ public struct ServerConfiguration: Sendable {
         if let metricsToken, metricsToken.utf8.count < 16 {
             throw RooftopError(.illegalArgument, "metricsToken must be at least 16 characters")
         }
-        guard loginThrottleAttempts >= 1 else {
-            throw RooftopError(.illegalArgument, "loginThrottleAttempts must be at least 1")
+        guard loginThrottleAttempts >= 1, loginThrottleAttempts <= 1000 else {
+            throw RooftopError(.illegalArgument, "loginThrottleAttempts must be between 1 and 1000")
         }
+        _ = try TrustedProxies(trustedProxies)
     }
 
     /// The storage URL in effect (the configured one, or SQLite in the data directory).
@@ -127,13 +135,17 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// How long a connection may take at each step, how large request headers may be, and how many
-/// connections the server holds at once. A connection that exceeds a timeout is closed; one over
-/// a cap is closed as soon as it is accepted, before its TLS handshake.
+/// connections the server holds at once. A connection that exceeds a timeout is closed. The caps
+/// aim at connections that have not yet completed a request (bare TCP, TLS handshakes, requests
+/// still arriving): at ``maxConnections`` the oldest of those (else the connection idle longest
+/// between keep-alive requests) is closed to make room for a new one, and an address with ``maxConnectionsPerAddress`` of them has its next one closed as soon
+/// as it is accepted, before its TLS handshake. Established connections (a completed response,
+/// a live WebSocket) never count against the per-address cap.
 ///
 /// ```swift
 /// var configuration = ServerConfiguration()
 /// configuration.connections.requestHeadTimeout = .seconds(5)
-/// configuration.connections.maxConnectionsPerAddress = 0    // behind a load balancer: no cap
+/// configuration.trustedProxies = ["10.0.0.0/8"]    // behind a load balancer: its connections are not capped
 /// ```
 public struct ConnectionLimits: Sendable, Equatable {
     /// From accepting a connection until its first request's headers have arrived, TLS handshake
@@ -150,8 +162,9 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// The most connections open at once; `nil` (the default) derives it from the process's
     /// open-file limit, keeping ``reservedFileDescriptors`` for the database, logs and files.
     public var maxConnections: Int?
-    /// The most connections open at once from one client address; 0 means no per-address cap
-    /// (for a server behind a proxy or load balancer). Default 256.
+    /// The most connections from one client address that have not yet completed a request;
+    /// 0 means no per-address cap. Established connections do not count, and trusted proxies
+    /// (``ServerConfiguration/trustedProxies``) are never capped. Default 256.
     public var maxConnectionsPerAddress: Int = 256
     /// File descriptors kept free of connections (default 128).
     public var reservedFileDescriptors: Int = 128

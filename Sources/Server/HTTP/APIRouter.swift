@@ -13,6 +13,8 @@ struct APIRouter {
     func build() -> Router<RooftopRequestContext> {
         let router = Router(context: RooftopRequestContext.self)
         router.middlewares.add(RequestIDMiddleware())
+        // First: every later step (throttles, logs) sees the client behind a trusted proxy.
+        router.middlewares.add(ClientAddressMiddleware(proxies: services.proxies))
         // A line per request at `debug`: at the default `info` a busy server's log would be
         // nothing but requests (`--log-level debug` shows them).
         router.middlewares.add(LogRequestsMiddleware(.debug))

@@ -35,7 +35,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
             token = String(authorization.dropFirst("Bearer ".count))
         }
         context.sessionToken = token
-        context.access = try await auth.context(sessionToken: token, adminKey: request.headers[RooftopHeader.adminKey])
+        context.access = try await auth.context(
+            sessionToken: token, adminKey: request.headers[RooftopHeader.adminKey], clientAddress: context.clientAddress)
         return try await next(request, context)
     }
 }

@@ -14,64 +14,16 @@ import NIOSSL
 import RooftopShared
 import Synchronization
 
-/// Counts open connections, in all and per client address, and admits a new one only under both
-/// caps. A refused connection is closed at once, before its TLS handshake, so an address holding
-/// its share of idle sockets cannot take the file descriptors other clients need.
-final class ConnectionRegistry: Sendable {
-    private struct State {
-        var total = 0
-        var perAddress: [String: Int] = [:]
-    }
-
-    let maxConnections: Int
-    let maxConnectionsPerAddress: Int
-    private let state = Mutex(State())
-    private let open = Gauge(label: "rooftop_connections_open")
-    private let refused = Counter(label: "rooftop_connections_refused_total")
-
-    /// - Parameters:
-    ///   - maxConnections: The most connections at once (at least 1).
-    ///   - maxConnectionsPerAddress: The most from one address; 0 for no cap.
-    init(maxConnections: Int, maxConnectionsPerAddress: Int) {
-        self.maxConnections = maxConnections
-        self.maxConnectionsPerAddress = maxConnectionsPerAddress
-    }
-
-    /// Admits a connection from `address` when both caps allow; an admitted one must be
-    /// ``release(_:)``d exactly once.
-    func admit(_ address: String) -> Bool {
-        let admitted = state.withLock { state in
-            let fromAddress = state.perAddress[address, default: 0]
-            guard state.total < maxConnections,
-                maxConnectionsPerAddress == 0 || fromAddress < maxConnectionsPerAddress
-            else { return false }
-            state.total += 1
-            state.perAddress[address] = fromAddress + 1
-            return true
-        }
-        if admitted { open.record(openConnections) } else { refused.increment() }
-        return admitted
-    }
-
-    /// Releases an admitted connection.
-    func release(_ address: String) {
-        state.withLock { state in
-            state.total -= 1
-            let remaining = state.perAddress[address, default: 1] - 1
-            state.perAddress[address] = remaining > 0 ? remaining : nil
-        }
-        open.record(openConnections)
-    }
-
-    /// The connections open now.
-    var openConnections: Int { state.withLock { $0.total } }
-}
-
 /// Wraps the server's child channel (TLS, HTTP/1 and the WebSocket upgrade): admits each
 /// accepted connection through the ``ConnectionRegistry``, and puts an ``HTTPConnectionGuard``
 /// right after the HTTP decoder to enforce the timeouts and limits of ``ConnectionLimits``.
 struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Base.Value
+    /// An admitted connection's value, or `nil` for a refused one (closed at once, set up no further).
+    struct Value: ServerChildChannelValue {
+        var base: Base.Value?
+        /// The connection.
+        var channel: any Channel
+    }
 
     let base: Base
     let registry: ConnectionRegistry
@@ -80,32 +32,33 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let address = channel.remoteAddress?.ipAddress ?? "unknown"
-        let admitted = registry.admit(address)
-        if admitted {
-            let registry = self.registry
-            channel.closeFuture.whenComplete { _ in registry.release(address) }
+        let registry = self.registry
+        guard let ticket = registry.admit(address, channel: channel) else {
+            // Closed rather than failed: a failed child channel setup would reach the server's
+            // accept loop as an error. The registry logs refusals, a line a minute.
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(Value(base: nil, channel: channel))
         }
+        channel.closeFuture.whenComplete { _ in registry.release(ticket) }
         let limits = self.limits
         let maxRequestBodyBytes = self.maxRequestBodyBytes
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            guard admitted else {
-                // Closed rather than failed: a failed child channel setup would reach the
-                // server's accept loop as an error.
-                logger.debug("connection refused: too many open", metadata: ["address": "\(address)"])
-                channel.close(promise: nil)
-                return value
-            }
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(
-                HTTPConnectionGuard(limits: limits, maxRequestBodyBytes: maxRequestBodyBytes, logger: logger),
+                HTTPConnectionGuard(
+                    limits: limits, maxRequestBodyBytes: maxRequestBodyBytes, logger: logger,
+                    registry: ConnectionMarks(registry: registry, ticket: ticket)),
                 name: HTTPConnectionGuard.name, position: .after(decoder))
-            return value
+            return Value(base: value, channel: channel)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        guard let admitted = value.base else { return }
+        var logger = logger
+        logger.handler = ConnectionLogHandler(base: logger.handler, limiter: registry.closedLog)
+        await base.handle(value: admitted, logger: logger)
     }
 }
 
@@ -144,7 +97,8 @@ extension HTTPServerBuilder {
 /// - a head over the header limit is answered 431, a malformed one 400.
 ///
 /// A WebSocket upgrade removes the guard (see ``remove(from:)``); the WebSocket's own pings then
-/// keep watch.
+/// keep watch. The first complete response, or the upgrade, marks the connection established
+/// in the ``ConnectionRegistry``.
 final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -157,6 +111,10 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let limits: ConnectionLimits
     private let maxRequestBodyBytes: Int
     private let logger: Logger
+    /// Where the connection's state is told: established once, at the first complete response or
+    /// when the guard is removed for an upgrade; idle and busy between keep-alive requests.
+    private var marks: ConnectionMarks?
+    private var establishedMarked = false
     private var timer: Scheduled<Void>?
     /// Whether the request being read has all arrived, and whether its response has been sent.
     private var requestComplete = true
@@ -165,10 +123,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// When the request body last delivered bytes (one timer watches it, instead of one per chunk).
     private var lastBodyRead = NIODeadline.now()
 
-    init(limits: ConnectionLimits, maxRequestBodyBytes: Int, logger: Logger) {
+    init(limits: ConnectionLimits, maxRequestBodyBytes: Int, logger: Logger, registry: ConnectionMarks? = nil) {
         self.limits = limits
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.logger = logger
+        self.marks = registry
     }
 
     /// Removes the guard from a connection being upgraded to a WebSocket.
@@ -189,6 +148,20 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        // Removed for a WebSocket upgrade (or as the connection closes, when it no longer matters).
+        markEstablished()
+    }
+
+    private func markEstablished() {
+        guard !establishedMarked else { return }
+        establishedMarked = true
+        marks.map { $0.registry.establish($0.ticket) }
+    }
+
+    /// Arms the idle timeout, and tells the registry the connection is idle.
+    private func armIdle(context: ChannelHandlerContext) {
+        arm(context: context, after: limits.idleTimeout, reason: "idle")
+        marks.map { $0.registry.idle($0.ticket) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -206,6 +179,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             }
             requestComplete = false
             responseComplete = false
+            marks.map { $0.registry.busy($0.ticket) }
             lastBodyRead = .now()
             watchBody(context: context, after: TimeAmount(limits.bodyReadTimeout))
         case .body:
@@ -213,7 +187,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             requestComplete = true
             cancelTimer()
-            if responseComplete { arm(context: context, after: limits.idleTimeout, reason: "idle") }
+            if responseComplete { armIdle(context: context) }
         }
         context.fireChannelRead(data)
     }
@@ -221,7 +195,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             responseComplete = true
-            if requestComplete { arm(context: context, after: limits.idleTimeout, reason: "idle") }
+            if !refusing { markEstablished() }
+            if requestComplete { armIdle(context: context) }
         }
         context.write(data, promise: promise)
     }
@@ -298,25 +273,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// The process's limit on open files, which bounds how many connections it can hold.
-enum OpenFileLimit {
-    /// Raises the soft open-file limit to the hard one (as far as the system allows) and returns
-    /// the limit in effect afterwards; 1,024 when it cannot be read.
-    static func raise() -> Int {
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(resource, &raised) == 0 { limit = raised }
-        }
-        // RLIM_INFINITY and other huge values: more than any connection cap needs.
-        return Int(exactly: limit.rlim_cur).map { min($0, 1 << 20) } ?? (1 << 20)
-    }
-
-    #if canImport(Glibc)
-    private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    #else
-    private static let resource = RLIMIT_NOFILE
-    #endif
+/// A connection's ticket in the ``ConnectionRegistry``, for its ``HTTPConnectionGuard``.
+struct ConnectionMarks: Sendable {
+    let registry: ConnectionRegistry
+    let ticket: ConnectionRegistry.Ticket
 }

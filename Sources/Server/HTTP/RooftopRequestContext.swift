@@ -10,7 +10,8 @@ public struct RooftopRequestContext: RequestContext {
     public var access: AccessContext = .anonymous
     /// The session token the caller sent, if any.
     public var sessionToken: String?
-    /// The client's IP address, for throttling.
+    /// The client's IP address, for throttling: the TCP peer's, or behind a trusted proxy the one
+    /// server reads from `X-Forwarded-For` (see `ServerConfiguration.trustedProxies`).
     public var clientAddress: String?
 
     /// Creates the context for a request arriving on a channel.

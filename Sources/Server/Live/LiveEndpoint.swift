@@ -37,11 +37,13 @@ struct LiveEndpoint: Sendable {
             token = String(authorization.dropFirst("Bearer ".count))
         }
         // A bad token or admin key is refused (the request then reaches the HTTP route, which
-        // answers 401), never taken as anonymous.
+        // answers 401, or 429 once wrong admin keys are throttled), never taken as anonymous.
+        let clientAddress = services.proxies.clientAddress(
+            peer: channel.remoteAddress?.ipAddress, forwardedFor: request.headerFields[values: .xForwardedFor])
         let initial: AuthService.Authenticated
         do {
             initial = try await services.auth.authenticate(
-                sessionToken: token, adminKey: request.headerFields[RooftopHeader.adminKey])
+                sessionToken: token, adminKey: request.headerFields[RooftopHeader.adminKey], clientAddress: clientAddress)
         } catch {
             if RooftopError.translating(error).httpStatus == .internalServerError {
                 logger.error("live upgrade: authentication failed", metadata: ["error": "\(error)"])
@@ -114,7 +116,7 @@ struct LiveEndpoint: Sendable {
             var context = context
             if let token {
                 do {
-                    let authenticated = try await services.auth.authenticate(sessionToken: token, adminKey: nil)
+                    let authenticated = try await services.auth.authenticate(sessionToken: token, adminKey: nil, clientAddress: nil)
                     context = authenticated.context
                     await hub.updateContext(id: id, context: context, session: .some(authenticated.session))
                 } catch {

@@ -260,13 +260,32 @@ extension APIClient {
         return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
     }
 
+    /// Sends a body-less request with these extra headers (besides the application ID) from a
+    /// given loopback source address.
+    func send(
+        _ method: HTTPMethod, _ path: String, headers: [String: String], from localAddress: String
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: server.baseURL + path)
+        request.method = method
+        request.localAddress = localAddress
+        request.headers.add(name: "X-Rooftop-Application-Id", value: server.appId)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 1024 * 1024)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+
     /// Logs in from a given loopback source address (the server throttles per client address,
     /// so tests that exercise throttling each use their own: the whole 127/8 reaches the server).
-    func logIn(_ username: String, password: String, from localAddress: String) async throws -> Reply {
+    /// - Parameter headers: Extra headers (e.g. `X-Forwarded-For`).
+    func logIn(
+        _ username: String, password: String, from localAddress: String, headers: [String: String] = [:]
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: server.baseURL + "/v1/login")
         request.method = .POST
         request.localAddress = localAddress
         request.headers.add(name: "X-Rooftop-Application-Id", value: server.appId)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Content-Type", value: "application/json")
         let body = try JSONEncoder().encode(LogInRequest(username: username, password: password))
         request.body = .bytes(ByteBuffer(bytes: body))

@@ -32,8 +32,10 @@ final class LiveClient: Sendable {
     /// - Parameters:
     ///   - appId: The application ID header to send (default the server's).
     ///   - sessionToken: A session token header to send on the upgrade request.
+    ///   - adminKey: An admin key header to send on the upgrade request.
     static func connect(
-        to server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, deadline: Duration = .seconds(20)
+        to server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, adminKey: String? = nil,
+        deadline: Duration = .seconds(20)
     ) async throws -> LiveClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.caCertificatePath))
@@ -44,6 +46,7 @@ final class LiveClient: Sendable {
         var headers = HTTPFields()
         if let name = HTTPField.Name("X-Rooftop-Application-Id") { headers[name] = appId ?? server.appId }
         if let sessionToken, let name = HTTPField.Name("X-Rooftop-Session-Token") { headers[name] = sessionToken }
+        if let adminKey, let name = HTTPField.Name("X-Rooftop-Admin-Key") { headers[name] = adminKey }
         // The server listens on 127.0.0.1; its certificate also names localhost, which SNI needs
         // (an IP address cannot be sent as an SNI host name).
         let configuration = WebSocketClientConfiguration(
