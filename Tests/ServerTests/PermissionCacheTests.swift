@@ -148,9 +148,10 @@ struct PermissionCacheTests {
             }
         }
         #expect(await directory.cachedCount == capacity)
+        #expect(try await directory.settings(of: RoleService.permissionClass).permissions.create == .nobody)
         // Hits stay hits: the class just asked about is answered from the cache.
         let before = loads.value
-        _ = try await directory.settings(of: "Invented\(capacity * 10 - 1)")
+        _ = try await directory.settings(of: RoleService.permissionClass)
         #expect(loads.value == before)
     }
 }

@@ -29,6 +29,10 @@ struct StorageConformanceTests {
         try await StorageConformance.roles(backend.factory)
     }
 
+    @Test("roles: a deleted role's name stays reserved", arguments: StorageBackend.tested) func retiredRoleNames(backend: StorageBackend) async throws {
+        try await StorageConformance.retiredRoleNames(backend.factory)
+    }
+
     @Test("settings and secrets", arguments: StorageBackend.tested) func settings(backend: StorageBackend) async throws {
         try await StorageConformance.settings(backend.factory)
     }

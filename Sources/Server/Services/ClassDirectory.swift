@@ -57,9 +57,13 @@ actor ClassDirectory {
         return settings
     }
 
-    /// The settings of a class none were saved for: ``ClassSettings/init(className:)``.
+    /// The settings of a class none were saved for: ``ClassSettings/init(className:)``, except that
+    /// the `create` permission of ``RoleService/permissionClass`` (who may create roles) allows
+    /// nobody but the admin key.
     static func defaults(of className: String) -> ClassSettings {
-        ClassSettings(className: className)
+        var settings = ClassSettings(className: className)
+        if className == RoleService.permissionClass { settings.permissions.create = .nobody }
+        return settings
     }
 
     /// A class's permissions.

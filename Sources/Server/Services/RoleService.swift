@@ -6,26 +6,49 @@ import RooftopShared
 /// the admin key created it). The admin key may do anything. A role the caller may not read is
 /// answered as missing.
 ///
+/// Who may create roles is the `create` permission of the reserved class ``permissionClass``
+/// (`:Role`), set with `PUT /v1/classes/:Role` (admin key): nobody but the admin key by default,
+/// since a role name grants whatever ACLs, class permissions and sharing name it. A signed-in user
+/// is needed besides (or the admin key).
+///
+/// A deleted role's name stays reserved (the storage keeps it): grants naming `role:Name` are
+/// left where they are, and no later role can take the name and inherit them.
+///
 /// After every change the role cache is dropped and live subscribers get their effective roles
 /// recomputed, so that notifications follow membership at once.
 final class RoleService: Sendable {
+    /// The reserved class whose `create` permission says who may create roles (only `create` is
+    /// consulted; it holds no objects).
+    static let permissionClass = ":Role"
+
     private let storage: any Storage
     private let roles: RoleDirectory
+    private let classes: ClassDirectory
     private let live: LiveHub
 
     private let cluster: ClusterLink
 
-    init(storage: any Storage, roles: RoleDirectory, live: LiveHub, cluster: ClusterLink) {
+    init(storage: any Storage, roles: RoleDirectory, classes: ClassDirectory, live: LiveHub, cluster: ClusterLink) {
         self.cluster = cluster
         self.storage = storage
         self.roles = roles
+        self.classes = classes
         self.live = live
     }
 
+    /// Creates a role.
+    /// - Throws: `auth` for an anonymous caller; `disallowed` when the `create` permission of
+    ///   ``permissionClass`` does not allow the caller; `illegalArgument` for invalid names;
+    ///   `exists` when the name is taken or was a deleted role's; storage errors.
     func create(_ request: CreateRoleRequest, by context: AccessContext) async throws -> RoleInfo {
         try request.validate()
         guard context.isAdmin || context.isAuthenticated else {
             throw RooftopError(.auth, "creating a role needs a signed-in user or the admin key")
+        }
+        guard try await classes.permissions(of: Self.permissionClass).allows(.create, for: context) else {
+            throw RooftopError(
+                .disallowed,
+                "creating roles is not allowed for this caller: the create permission of class \(Self.permissionClass) decides who may")
         }
         let acl = request.acl ?? context.userId.map(ACL.only) ?? ACL()
         let record = RoleRecord(

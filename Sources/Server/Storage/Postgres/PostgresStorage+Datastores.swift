@@ -147,6 +147,9 @@ extension PostgresStorage {
         let children = role.childRoles.sorted()
         let created = Timestamp.now.millisecondsSinceEpoch
         try await transaction { session in
+            guard try session.query("SELECT 1 FROM retired_roles WHERE name = \(role.name)").isEmpty else {
+                throw RooftopError(.exists, RoleRecord.retiredMessage(role.name))
+            }
             let inserted = try session.execute(
                 "INSERT INTO roles (name, acl, created_at) VALUES (\(role.name), \(acl), \(created)) ON CONFLICT DO NOTHING")
             guard inserted == 1 else { throw RooftopError(.exists, "a role named '\(role.name)' exists") }
@@ -211,9 +214,12 @@ extension PostgresStorage {
 
     /// See ``Storage/deleteRole(named:)``.
     public func deleteRole(named name: String) async throws {
+        let retired = Timestamp.now.millisecondsSinceEpoch
         try await transaction { session in
             try session.execute("DELETE FROM role_children WHERE child = \(name)")
-            try session.execute("DELETE FROM roles WHERE name = \(name)")
+            guard try session.execute("DELETE FROM roles WHERE name = \(name)") > 0 else { return }
+            try session.execute(
+                "INSERT INTO retired_roles (name, retired_at) VALUES (\(name), \(retired)) ON CONFLICT DO NOTHING")
         }
     }
 
