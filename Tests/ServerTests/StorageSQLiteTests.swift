@@ -33,6 +33,10 @@ struct StorageConformanceTests {
         try await StorageConformance.retiredRoleNames(backend.factory)
     }
 
+    @Test("principals: a caller with 40,000 roles gets exact answers from every filtered read", arguments: StorageBackend.tested) func manyPrincipals(backend: StorageBackend) async throws {
+        try await StorageConformance.manyPrincipals(backend.factory)
+    }
+
     @Test("settings and secrets", arguments: StorageBackend.tested) func settings(backend: StorageBackend) async throws {
         try await StorageConformance.settings(backend.factory)
     }

@@ -50,6 +50,7 @@ final class RoleService: Sendable {
                 .disallowed,
                 "creating roles is not allowed for this caller: the create permission of class \(Self.permissionClass) decides who may")
         }
+        try await checkRolesPerUser(request.name, addUsers: Set(request.users), addRoles: Set(request.roles))
         let acl = request.acl ?? context.userId.map(ACL.only) ?? ACL()
         let record = RoleRecord(
             name: request.name, acl: acl, users: Set(request.users), childRoles: Set(request.roles))
@@ -62,10 +63,16 @@ final class RoleService: Sendable {
         info(try await readable(name, context))
     }
 
+    /// Changes a role's members.
+    /// - Throws: `illegalArgument` for invalid names; `sizeLimit` for a list of more than
+    ///   ``RoleInfo/maxNamesPerWrite`` names or a user who would hold more than
+    ///   ``RoleInfo/maxRolesPerUser`` roles; `notFound`/`disallowed` by the role's ACL.
     func update(_ name: String, _ request: UpdateRoleRequest, by context: AccessContext) async throws -> RoleInfo {
+        try request.validateCounts()
         for id in request.addUsers + request.removeUsers { try Identifier.validate(id, as: .objectId) }
         for role in request.addRoles + request.removeRoles { try Identifier.validate(role, as: .className) }
         try await authorize(name, context)
+        try await checkRolesPerUser(name, addUsers: Set(request.addUsers), addRoles: Set(request.addRoles))
         let record = try await storage.updateRole(
             named: name, addUsers: Set(request.addUsers), removeUsers: Set(request.removeUsers),
             addRoles: Set(request.addRoles), removeRoles: Set(request.removeRoles))
@@ -77,6 +84,29 @@ final class RoleService: Sendable {
         try await authorize(name, context)
         try await storage.deleteRole(named: name)
         try await rolesChanged()
+    }
+
+    /// Refuses a role write after which a user would hold more than ``RoleInfo/maxRolesPerUser``
+    /// roles: each of the users it adds to `name`, and each member of the child roles it adds, then
+    /// holds `name` and every role above it. Judged on the cached graph, before the write: writes
+    /// made at the same time may overshoot a little, which queries bear (they do not bind one
+    /// variable per principal, ``SQLTextSet``).
+    /// - Throws: `sizeLimit` without naming the user (who may be a member the caller cannot see).
+    private func checkRolesPerUser(_ name: String, addUsers: Set<String>, addRoles: Set<String>) async throws {
+        guard !addUsers.isEmpty || !addRoles.isEmpty else { return }
+        let graph = try await roles.graph()
+        var users = graph.users
+        var children = graph.childRoles
+        users[name, default: []].formUnion(addUsers)
+        children[name, default: []].formUnion(addRoles)
+        let changed = RoleGraph(users: users, childRoles: children)
+        var affected = addUsers
+        for child in addRoles { affected.formUnion(changed.members(of: child)) }
+        for user in affected where changed.effectiveRoles(ofUser: user).count > RoleInfo.maxRolesPerUser {
+            throw RooftopError(
+                .sizeLimit,
+                "a user this change adds to role '\(name)' would hold more than \(RoleInfo.maxRolesPerUser) roles")
+        }
     }
 
     private func rolesChanged() async throws {
