@@ -80,3 +80,25 @@ struct RoleLimitTests {
         }
     }
 }
+
+/// However many principals a caller holds, the readers filter binds a bounded number of
+/// arguments (``SQLTextSet``): SQLite builds with the default limit allow 32,766 (Debian's allows
+/// 250,000, so the storage tests alone would not notice), PostgreSQL 65,535.
+@Suite("SQL: large principal sets bound as one argument")
+struct PrincipalBindingTests {
+    @Test("a query's readers filter binds at most 64 principals one by one, and 40,000 as one JSON array")
+    func boundedArguments() throws {
+        let many = Set((0..<40_000).map { "role:R\($0)" })
+        for dialect in [SQLDialect.sqlite, .postgres] {
+            let compiler = SQLQueryCompiler(dialect: dialect)
+            let select = compiler.select(Query("T"), datastoreKey: 1, readers: many, limit: 10)
+            #expect(select.arguments.count < 10, "\(select.arguments.count) arguments")
+            let count = compiler.count(Query("T"), datastoreKey: 1, readers: many)
+            #expect(count.arguments.count < 10)
+            let few = compiler.count(Query("T"), datastoreKey: 1, readers: ["*", "u1"])
+            #expect(few.arguments.contains(.text("u1")), "small sets are bound one by one, as before")
+        }
+        #expect(SQLiteStorage.principalList(many).arguments.count == 1)
+        #expect(SQLTextSet.jsonArray(["a\"b", "c\\d", "\u{1}"]) == #"["a\"b","c\\d","\u0001"]"#)
+    }
+}

@@ -33,7 +33,7 @@ struct StorageConformanceTests {
         try await StorageConformance.retiredRoleNames(backend.factory)
     }
 
-    @Test("principals: a caller with 40,000 roles gets exact answers from every filtered read", arguments: StorageBackend.tested) func manyPrincipals(backend: StorageBackend) async throws {
+    @Test("principals: a caller with 70,000 roles gets exact answers from every filtered read", arguments: StorageBackend.tested) func manyPrincipals(backend: StorageBackend) async throws {
         try await StorageConformance.manyPrincipals(backend.factory)
     }
 
