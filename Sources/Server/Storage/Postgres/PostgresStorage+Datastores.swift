@@ -147,12 +147,14 @@ extension PostgresStorage {
         let children = role.childRoles.sorted()
         let created = Timestamp.now.millisecondsSinceEpoch
         try await transaction { session in
-            guard try session.query("SELECT 1 FROM retired_roles WHERE name = \(role.name)").isEmpty else {
-                throw RooftopError(.exists, RoleRecord.retiredMessage(role.name))
-            }
             let inserted = try session.execute(
                 "INSERT INTO roles (name, acl, created_at) VALUES (\(role.name), \(acl), \(created)) ON CONFLICT DO NOTHING")
             guard inserted == 1 else { throw RooftopError(.exists, "a role named '\(role.name)' exists") }
+            // Checked after the insert: a delete of a role of this name that committed while the
+            // insert waited on its row is seen here (and no later one can delete the new row).
+            guard try session.query("SELECT 1 FROM retired_roles WHERE name = \(role.name)").isEmpty else {
+                throw RooftopError(.exists, RoleRecord.retiredMessage(role.name))
+            }
             try session.execute(
                 "INSERT INTO role_users (role, user_id) SELECT \(role.name), unnest(\(users)::text[])")
             try session.execute(
