@@ -63,6 +63,18 @@ struct AccessRoleNameTests {
         let allowed = try await client.send(
             .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Team")), token: maker.token)
         #expect(allowed.status == 201, "\(allowed.text)")
+        // Role writes are bounded: more than 1,000 names in a list is a clear 413, changing nothing.
+        let tooMany = (0...1_000).map { "u\($0)" }
+        let flood = try await client.send(
+            .PATCH, "/v1/roles/\(makers)", body: UpdateRoleRequest(addUsers: tooMany), admin: true)
+        #expect(flood.status == 413, "\(flood.text)")
+        #expect(flood.error?.code == .sizeLimit)
+        let bigRole = try await client.send(
+            .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Big"), roles: tooMany.map { "R" + $0 }),
+            admin: true)
+        #expect(bigRole.status == 413)
+        let unchanged: RoleInfo = try await client.call(.GET, "/v1/roles/\(makers)", admin: true)
+        #expect(unchanged.users == [maker.id])
         // The class `:Role` is only a permission: it holds no objects.
         let object = try await client.send(
             .POST, APIClient.objectPath(.app, ":Role"), body: ObjectBody(fields: ["x": 1]), token: maker.token)
