@@ -31,7 +31,10 @@ public struct RoleManager: Sendable {
     ///   - acl: Who may read and change the role (default: only the signed-in user).
     /// - Returns: The role as stored.
     /// - Throws: `illegalArgument` for an invalid name (checked before sending), `exists` when the
-    ///   name is taken, `auth` without an account, network errors.
+    ///   name is taken or was a deleted role's (those stay reserved), `disallowed` when the server
+    ///   does not let this user create roles (the admin decides who may: the `create` permission
+    ///   of the reserved class `:Role`, nobody by default), `sizeLimit` for more than 1,000 users
+    ///   or roles, `auth` without an account, network errors.
     @discardableResult
     public func create(_ name: String, users: [String] = [], roles: [String] = [], acl: ACL? = nil)
         async throws -> RoleInfo

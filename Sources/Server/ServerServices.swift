@@ -52,7 +52,7 @@ struct ServerServices: Sendable {
                 storage: storage, roles: roles, live: live, configuration: configuration, adminKeyHash: adminKeyHash,
                 cluster: cluster),
             roles: roles,
-            roleService: RoleService(storage: storage, roles: roles, live: live, cluster: cluster),
+            roleService: RoleService(storage: storage, roles: roles, classes: classes, live: live, cluster: cluster),
             classes: classes,
             datastores: datastores,
             objects: objects,

@@ -32,6 +32,8 @@ struct ClientGuideTests {
             do {
                 bobId = try await api.newUser("bob").id
                 try await api.createRole("Admins", users: [try await api.newUser("admin")])
+                // The guide's user creates a role: the admin lets signed-in users do that.
+                try await api.setPermissions(ClassPermissions(create: .authenticated), of: ":Role")
                 await api.shutdown()
             } catch {
                 await api.shutdown()

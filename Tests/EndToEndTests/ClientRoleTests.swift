@@ -15,6 +15,8 @@ struct ClientRoleTests {
         let moderators = Unique.name("Moderators")
         let admins = Unique.name("Admins")
         let className = Unique.name("Post")
+        // Signed-in users may create roles on this server (the admin opens it; closed by default).
+        try await api.setPermissions(ClassPermissions(create: .authenticated), of: ":Role")
         try await ClientQueryFixture.withClient(server, as: alice) { owner async throws in
             #expect(throws: RooftopError.self) { try RoleInfo.validateName(":reserved") }
             let refused = await #expect(throws: RooftopError.self) { try await owner.roles.create(":reserved") }

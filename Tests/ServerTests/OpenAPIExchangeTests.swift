@@ -97,6 +97,12 @@ struct OpenAPIExchangeTests {
             .user(login.user.objectId): ACL.Access(read: true),
         ])
         let role = CreateRoleRequest(name: "Team", users: [created.user.objectId, login.user.objectId], acl: roleACL)
+        // Only the admin key creates roles until it opens the create permission of class `:Role`.
+        try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .forbidden)
+        try await session.send(.get, "/v1/classes/:Role", template: "/v1/classes/{className}", expect: .ok)
+        let roleMakers = ClassPermissionsRequest(className: ":Role", permissions: ClassPermissions(create: .authenticated))
+        try await session.send(
+            .put, "/v1/classes/:Role", template: "/v1/classes/{className}", headers: admin, body: roleMakers, expect: .ok)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .created)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", headers: user, body: role, expect: .conflict)
         try await session.send(.post, "/v1/roles", template: "/v1/roles", body: CreateRoleRequest(name: "X"), expect: .unauthorized)

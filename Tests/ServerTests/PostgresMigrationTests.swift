@@ -15,7 +15,7 @@ struct PostgresMigrationTests {
     private static let tables: Set<String> = [
         "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
         "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
-        "object_operations", "mutation_results", "rooftop_migrations",
+        "object_operations", "mutation_results", "retired_roles", "rooftop_migrations",
     ]
 
     private func tableNames(in database: PostgresPool) async throws -> Set<String> {
@@ -59,6 +59,47 @@ struct PostgresMigrationTests {
             }
             #expect(applied == PostgresMigrations.all.map(\.name))
             #expect(try await tableNames(in: servers[0]) == Self.tables)
+        }
+    }
+
+    @Test("a v2 database migrates to reserved role names: roles deleted before, still named by sharing or readers, stay taken",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV2() async throws {
+        let logger = self.logger
+        try await PostgresTestCluster.withPools(connections: 2, logger: logger) { pools in
+            let client = pools[0].client
+            // What a v2 server left: role Kept exists; Shared and Readers were deleted, but a
+            // datastore's sharing and an object's readers still name them.
+            try await PostgresMigrations.migrate(client, logger: logger)  // creates rooftop_migrations
+            let v3 = "v3: deleted role names stay reserved"
+            try await client.query("DROP TABLE retired_roles", logger: logger)
+            try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v3)", logger: logger)
+            for statement in [
+                "INSERT INTO roles (name, acl, created_at) VALUES ('Kept', '{}', 0)",
+                "INSERT INTO datastores (id, scope, owner_id, created_at, size_bytes) VALUES ('.team', '', 'u1', 0, 0)",
+                """
+                INSERT INTO datastore_roles (datastore_key, principal, role) SELECT key, p, 'viewer'
+                FROM datastores, unnest(ARRAY['role:Shared', 'role:Kept', 'u2']) AS p
+                """,
+                """
+                INSERT INTO objects (datastore_key, class_name, object_id, body, version, sequence, size_bytes)
+                SELECT key, 'T', 'a', '{}', 1, 1, 100 FROM datastores
+                """,
+                """
+                INSERT INTO object_readers (object_key, principal, from_sequence)
+                SELECT key, p, 1 FROM objects, unnest(ARRAY['role:Readers', 'role:Kept', '*']) AS p
+                """,
+            ] {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v3])
+            var retired: [String] = []
+            for try await name in try await client.query("SELECT name FROM retired_roles ORDER BY name", logger: logger)
+                .decode(String.self)
+            {
+                retired.append(name)
+            }
+            #expect(retired == ["Readers", "Shared"])
         }
     }
 

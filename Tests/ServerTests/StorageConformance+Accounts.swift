@@ -189,6 +189,32 @@ extension StorageConformance {
         }
     }
 
+    /// A deleted role's name stays reserved: a new role of that name (which would inherit every
+    /// grant naming `role:<name>`) is refused with `exists`; deleting a role that does not exist
+    /// reserves nothing.
+    static func retiredRoleNames(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            try await storage.insertRole(RoleRecord(name: "Editors", acl: .only("u1"), users: ["u1"]))
+            try await storage.deleteRole(named: "Editors")
+            #expect(try await storage.role(named: "Editors") == nil)
+            let reserved = await throwsCode(.exists) {
+                try await storage.insertRole(RoleRecord(name: "Editors", acl: .only("u9"), users: ["u9"]))
+            }
+            #expect(reserved, "a deleted role's name is not free again")
+            #expect(try await storage.role(named: "Editors") == nil)
+            #expect(try await storage.roleGraph().effectiveRoles(ofUser: "u9").isEmpty)
+            // Deleting an unknown role reserves nothing; names stay case-sensitive.
+            try await storage.deleteRole(named: "Ghosts")
+            try await storage.insertRole(RoleRecord(name: "Ghosts", acl: ACL()))
+            try await storage.insertRole(RoleRecord(name: "editors", acl: ACL()))
+            // Deleted twice (two servers at once): still one reservation, no error.
+            try await storage.deleteRole(named: "Ghosts")
+            try await storage.deleteRole(named: "Ghosts")
+            let again = await throwsCode(.exists) { try await storage.insertRole(RoleRecord(name: "Ghosts", acl: ACL())) }
+            #expect(again)
+        }
+    }
+
     /// Settings and secrets: a secret is made once and then always the same; settings are
     /// stored and replaced.
     static func settings(_ factory: StorageFixtureFactory) async throws {

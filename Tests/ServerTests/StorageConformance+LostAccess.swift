@@ -108,3 +108,39 @@ extension StorageConformance {
         }
     }
 }
+
+extension StorageConformance {
+    /// A caller holding 70,000 roles (beyond SQLite's default 32,766 bound variables and PostgreSQL's 65,535) gets exact
+    /// answers from every read filtered by principals: queries, counts, the change count, lost
+    /// and gained access and the datastores shared with it. A small set gives the same answers.
+    static func manyPrincipals(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            try await StorageWrites.put(object("mine", acl: readable(by: .role("R39999"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(object("plus", acl: readable(by: .user("u+q/="))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(object("other", acl: readable(by: .user("u2"))), datastoreKey: key, into: storage)
+            let shared = try await storage.openOrCreateDatastore(id: try DatastoreID(".team"), ownerId: "u9", title: nil)
+            try await storage.setRole(.viewer, for: .role("R123"), datastoreKey: shared.key)
+            let checkpoint = try #require(try await storage.datastore(key: key)).sequence
+
+            let many = Set((0..<70_000).map { "role:R\($0)" }).union(["*", "u1", "u+q/="])
+            let few: Set<String> = ["*", "u1", "u+q/=", "role:R39999", "role:R123"]
+            for principals in [many, few] {
+                let page = try await storage.find(Query("T").order(by: "objectId"), datastoreKey: key, readers: principals, limit: 10)
+                #expect(page.objects.map(\.objectId) == ["mine", "plus"], "\(principals.count) principals")
+                #expect(page.totalCount == 2)
+                #expect(try await storage.count(Query("T"), datastoreKey: key, readers: principals) == 2)
+                #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: principals) == 2)
+                let lost = try await storage.lostAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: principals, currentPrincipals: ["u2"])
+                #expect(Set(lost.map(\.objectId)) == ["mine", "plus"])
+                let gained = try await storage.gainedAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: ["u2"], currentPrincipals: principals,
+                    limit: 10)
+                #expect(Set(gained.map(\.snapshot.objectId)) == ["mine", "plus"])
+                let datastores = try await storage.datastores(ownedBy: "u1", sharedWith: principals)
+                #expect(datastores.map(\.key) == [shared.key])
+            }
+        }
+    }
+}

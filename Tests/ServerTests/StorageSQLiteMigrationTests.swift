@@ -126,4 +126,52 @@ struct StorageSQLiteMigrationTests {
         #expect(try await storage.object(datastoreKey: 1, className: "T", objectId: "a")?.snapshot == shortened)
         try await storage.close()
     }
+
+    @Test("a v6 database migrates to reserved role names: roles deleted before, still named by sharing or readers, stay taken")
+    func fromV6() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try SQLiteMigrations.migrator.migrate(storage.pool, upTo: "v6: sessions by user")
+        try await storage.pool.write { db in
+            // What a v6 server left: role Kept exists; Shared and Readers were deleted, but a
+            // datastore's sharing and an object's readers still name them.
+            try db.execute(sql: "INSERT INTO roles (name, acl, created_at) VALUES ('Kept', '{}', 0)")
+            try db.execute(
+                sql: """
+                    INSERT INTO datastores (key, id, scope, owner_id, created_at, sequence, record_count, size_bytes)
+                    VALUES (1, '.team', '', 'u1', 0, 1, 1, 100)
+                    """)
+            try db.execute(
+                sql: """
+                    INSERT INTO datastore_roles (datastore_key, principal, role) VALUES
+                    (1, 'role:Shared', 'editor'), (1, 'role:Kept', 'viewer'), (1, 'u2', 'viewer')
+                    """)
+            try db.execute(
+                sql: """
+                    INSERT INTO objects (key, datastore_key, class_name, object_id, body, created_at, updated_at, version,
+                    sequence, deleted, size_bytes) VALUES (7, 1, 'T', 'a', '{}', 0, 0, 1, 1, 0, 100)
+                    """)
+            try db.execute(
+                sql: """
+                    INSERT INTO object_readers (object_key, principal, from_sequence) VALUES
+                    (7, 'role:Readers', 1), (7, 'role:Kept', 1), (7, '*', 1)
+                    """)
+        }
+        try await storage.prepare()
+        for name in ["Shared", "Readers", "Kept"] {
+            let taken = await StorageConformance.throwsCode(.exists) {
+                try await storage.insertRole(RoleRecord(name: name, acl: ACL()))
+            }
+            #expect(taken, "\(name) is taken")
+        }
+        #expect(try await storage.role(named: "Kept") != nil)
+        try await storage.insertRole(RoleRecord(name: "Fresh", acl: ACL()))
+        try await storage.deleteRole(named: "Kept")
+        let retired = await StorageConformance.throwsCode(.exists) {
+            try await storage.insertRole(RoleRecord(name: "Kept", acl: ACL()))
+        }
+        #expect(retired)
+        try await storage.close()
+    }
 }

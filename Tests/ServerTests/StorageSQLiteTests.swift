@@ -34,6 +34,14 @@ struct StorageConformanceTests {
         try await StorageConformance.roles(backend.factory)
     }
 
+    @Test("roles: a deleted role's name stays reserved", arguments: StorageBackend.tested) func retiredRoleNames(backend: StorageBackend) async throws {
+        try await StorageConformance.retiredRoleNames(backend.factory)
+    }
+
+    @Test("principals: a caller with 70,000 roles gets exact answers from every filtered read", arguments: StorageBackend.tested) func manyPrincipals(backend: StorageBackend) async throws {
+        try await StorageConformance.manyPrincipals(backend.factory)
+    }
+
     @Test("settings and secrets", arguments: StorageBackend.tested) func settings(backend: StorageBackend) async throws {
         try await StorageConformance.settings(backend.factory)
     }

@@ -91,13 +91,13 @@ struct AccountRoutes {
 
         api.get("classes/:className") { _, context in
             let className = try context.parameter("className")
-            try Identifier.validate(className, as: .className)
+            try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
             return try JSONBody.response(try await services.classes.settings(of: className))
         }
         api.put("classes/:className") { request, context in
             try context.requireAdmin()
             let className = try context.parameter("className")
-            try Identifier.validate(className, as: .className)
+            try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
             let body = try await RequestBody.decode(ClassSettingsBody.self, from: request, limits: limits)
             // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
             let settings = try await services.classes.change(className, with: body)

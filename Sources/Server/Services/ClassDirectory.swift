@@ -2,21 +2,67 @@ import RooftopShared
 
 /// Class settings (permissions, default ACL, merge rules), cached in memory and refreshed when
 /// changed (through this process, or another one sharing the database: ``ClusterLink``).
+///
+/// The cache is bounded by construction: at most ``capacity`` classes, saved or not (anyone may
+/// ask about any class name, anonymously); when it is full, an entry is evicted to make room, and
+/// is read again when next asked for. It is also versioned: every change or forgetting bumps a
+/// generation, and settings whose load began under an older generation are returned but not
+/// stored (they may predate the change, e.g. a revoked permission, and would put it back).
 actor ClassDirectory {
-    private let storage: any Storage
-    private let cluster: ClusterLink
-    private var cache: [String: ClassSettings] = [:]
+    /// The default ``capacity``: far more classes than an app has, a few hundred kilobytes at most.
+    static let defaultCapacity = 1_024
 
-    init(storage: any Storage, cluster: ClusterLink) {
-        self.storage = storage
-        self.cluster = cluster
+    private let load: @Sendable (String) async throws -> ClassSettings?
+    private let persist: @Sendable (ClassSettings) async throws -> Void
+    private let cluster: ClusterLink?
+    private var cache: [String: ClassSettings] = [:]
+    /// Bumped by every change and forgetting.
+    private var generation: UInt64 = 0
+    /// The most classes cached at once.
+    let capacity: Int
+
+    init(storage: any Storage, cluster: ClusterLink, capacity: Int = ClassDirectory.defaultCapacity) {
+        self.init(
+            capacity: capacity, cluster: cluster, load: { try await storage.classSettings(named: $0) },
+            save: { try await storage.saveClassSettings($0) })
     }
 
-    /// A class's settings (the defaults when none were saved).
+    /// A directory reading and saving settings with `load` and `save` (tests hold a load back
+    /// with them), telling `cluster` of changes when given.
+    init(
+        capacity: Int, cluster: ClusterLink? = nil, load: @escaping @Sendable (String) async throws -> ClassSettings?,
+        save: @escaping @Sendable (ClassSettings) async throws -> Void
+    ) {
+        self.capacity = max(1, capacity)
+        self.cluster = cluster
+        self.load = load
+        self.persist = save
+    }
+
+    /// How many classes are cached now (at most ``capacity``).
+    var cachedCount: Int { cache.count }
+
+    /// A class's settings (the defaults when none were saved, ``defaults(of:)``).
     func settings(of className: String) async throws -> ClassSettings {
         if let cached = cache[className] { return cached }
-        let settings = try await storage.classSettings(named: className) ?? ClassSettings(className: className)
-        cache[className] = settings
+        let started = generation
+        let settings = try await load(className) ?? Self.defaults(of: className)
+        // A load that a change overtook may hold what the change replaced: not kept.
+        if generation == started {
+            if cache.count >= capacity, cache[className] == nil, let victim = cache.keys.first {
+                cache[victim] = nil
+            }
+            cache[className] = settings
+        }
+        return settings
+    }
+
+    /// The settings of a class none were saved for: ``ClassSettings/init(className:)``, except that
+    /// the `create` permission of ``RoleService/permissionClass`` (who may create roles) allows
+    /// nobody but the admin key.
+    static func defaults(of className: String) -> ClassSettings {
+        var settings = ClassSettings(className: className)
+        if className == RoleService.permissionClass { settings.permissions.create = .nobody }
         return settings
     }
 
@@ -27,9 +73,11 @@ actor ClassDirectory {
 
     /// Saves new settings.
     func save(_ settings: ClassSettings) async throws {
-        try await storage.saveClassSettings(settings)
-        cache[settings.className] = settings
-        await cluster.send(.classChanged(className: settings.className))
+        try await persist(settings)
+        // Not cached from here: a concurrent save may have reached the storage after this one.
+        // The next read loads what the storage holds.
+        forget(settings.className)
+        await cluster?.send(.classChanged(className: settings.className))
     }
 
     /// Changes a class's settings with the members a body gives (the others keep their values),
@@ -55,11 +103,13 @@ actor ClassDirectory {
 
     /// Drops a class's cached settings (changed by another server process).
     func forget(_ className: String) {
+        generation &+= 1
         cache[className] = nil
     }
 
     /// Drops every cached class.
     func forgetAll() {
+        generation &+= 1
         cache.removeAll()
     }
 }

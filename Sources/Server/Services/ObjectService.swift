@@ -255,21 +255,35 @@ final class ObjectService: Sendable {
         return readable.values.sorted { ($0.className, $0.objectId) < ($1.className, $1.objectId) }
     }
 
-    /// Changes committed to an object after a version, for clients rebasing pending changes.
-    /// - Throws: `historyExpired` when some of them were removed by the retention sweep.
+    /// Changes committed to an object after a version, for clients rebasing pending changes: those
+    /// of the object's current incarnation (since it was last created) through the version read,
+    /// when the caller may read all of them (``AccessPolicy/mayReadHistory(_:currentACL:context:)``).
+    /// - Throws: `notFound` as a get answers it; `historyExpired` when some of them were removed by
+    ///   the retention sweep, when `version` is from before the ID was last re-created (an earlier
+    ///   incarnation, possibly someone else's object), or when the ACL changed after `version` (the
+    ///   caller may not have been able to read what was written before): the client reads the
+    ///   object again instead of rebasing.
     func operations(
         datastore: DatastoreID, className: String, objectId: String, after version: Int64, context: AccessContext
     ) async throws -> [OperationRecord] {
         let object = try await get(
             datastore: datastore, className: className, objectId: objectId, includes: [], context: context)
         let resolved = try await datastores.resolve(datastore, for: context, create: false)
+        // From the change that made `version` too: when it was a delete, the history starts with a
+        // creation, whose ACL is the object's first rather than a change.
         let records = try await storage.operations(
-            datastoreKey: resolved.record.key, className: className, objectId: objectId, after: version)
-        // Read after the object: a change committed in between only adds at the end.
-        guard OperationRecord.complete(records, after: version, through: object.object.version) else {
-            throw Self.historyExpired(className: className, objectId: objectId, version: version)
-        }
-        return records
+            datastoreKey: resolved.record.key, className: className, objectId: objectId, after: max(version, 1) - 1)
+        // Read after the object: a change committed in between only adds at the end, and is left
+        // out (it may be a delete and a re-creation by someone else).
+        let current = object.object
+        let history = records.filter { $0.version > version && $0.version <= current.version }
+        let fromCreation = version == 0 || records.first.map { $0.version == version && $0.change == .delete } == true
+        guard OperationRecord.complete(history, after: version, through: current.version),
+            // A delete before the live version read: `version` is of an earlier incarnation.
+            !history.contains(where: { $0.change == .delete }),
+            AccessPolicy.mayReadHistory(history, currentACL: current.acl, context: context, fromCreation: fromCreation)
+        else { throw Self.historyExpired(className: className, objectId: objectId, version: version) }
+        return history
     }
 
     /// The refusal of a change (or a rebase) based on a version older than the history kept.

@@ -38,6 +38,12 @@ struct WriteDecider: Sendable {
         }
         let inputs = mergeInputs(write)
         recorder?.record(inputs)
+        return visible(try decision(write, inputs: inputs), merged: inputs.remote, current: current)
+    }
+
+    /// The decision, its merge decisions as computed.
+    private func decision(_ write: ObjectWriteContext, inputs: MergeInputs) throws(RooftopError) -> ObjectWriteDecision {
+        let current = write.current
         switch mutation.change {
         case .delete:
             guard let current, !current.isDeleted else {
@@ -59,6 +65,30 @@ struct WriteDecider: Sendable {
             try checkHistory(write)
             return try update(
                 current.snapshot, inputs: inputs, concurrent: write.concurrentChanges, datastore: write.datastore)
+        }
+    }
+
+    /// `decision` without its merge decisions when they could show the caller values it could not
+    /// read: the field values at its base version and those of the changes it was merged with
+    /// (`merged`), when the caller could not read every version they span
+    /// (``AccessPolicy/mayReadHistory(_:currentACL:context:)``: the history holds an ACL change or
+    /// an earlier incarnation, or the caller cannot read the object as stored, e.g. a change based
+    /// on a version of someone else's deleted object). The outcome itself is unchanged.
+    private func visible(_ decision: ObjectWriteDecision, merged: [OperationRecord], current: StoredObject?)
+        -> ObjectWriteDecision
+    {
+        guard !merged.isEmpty,
+            // With no base, the changes merged with are a deleted incarnation's, from its creation.
+            !AccessPolicy.mayReadHistory(
+                merged, currentACL: current?.snapshot.acl, context: context, fromCreation: mutation.baseVersion == nil)
+        else { return decision }
+        switch decision {
+        case .write(let snapshot, let deleted, let operation, let merges) where !merges.isEmpty:
+            return .write(snapshot: snapshot, deleted: deleted, operation: operation, merges: [])
+        case .unchanged(let version, let object, let merges) where !merges.isEmpty:
+            return .unchanged(version: version, object: object, merges: [])
+        default:
+            return decision
         }
     }
 

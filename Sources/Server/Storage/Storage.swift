@@ -108,7 +108,8 @@ public protocol Storage: Sendable {
     // MARK: Roles
 
     /// Stores a new role.
-    /// - Throws: ``RooftopError/Code/exists`` when the name is taken.
+    /// - Throws: ``RooftopError/Code/exists`` when the name is taken, or was a deleted role's
+    ///   (those names stay reserved, see ``deleteRole(named:)``).
     func insertRole(_ role: RoleRecord) async throws
 
     /// The role with this name.
@@ -121,7 +122,9 @@ public protocol Storage: Sendable {
         removeRoles: Set<String>
     ) async throws -> RoleRecord
 
-    /// Deletes a role and its memberships.
+    /// Deletes a role and its memberships, and keeps its name reserved for good: grants naming
+    /// `role:<name>` (object ACLs, class permissions, datastore sharing) stay where they are, and
+    /// no later role may take the name and inherit them.
     func deleteRole(named name: String) async throws
 
     /// Every role's direct members, for computing effective roles.

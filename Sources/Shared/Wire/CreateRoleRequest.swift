@@ -30,10 +30,13 @@ public struct CreateRoleRequest: Hashable, Sendable, Codable {
         self.acl = try container.decodeIfPresent(ACL.self, forKey: .acl)
     }
 
-    /// Checks the role name and the names of the child roles.
-    /// - Throws: ``RooftopError/Code/illegalArgument`` for an invalid or reserved name.
+    /// Checks the role name, the names of the child roles and the users, and how many are listed.
+    /// - Throws: ``RooftopError/Code/illegalArgument`` for an invalid or reserved name;
+    ///   ``RooftopError/Code/sizeLimit`` for more than ``RoleInfo/maxNamesPerWrite`` users or roles.
     public func validate() throws(RooftopError) {
         try RoleInfo.validateName(name)
+        try RoleInfo.validateCount(users, field: "users")
+        try RoleInfo.validateCount(roles, field: "roles")
         for role in roles { try RoleInfo.validateName(role) }
         for user in users where !Identifier.isValid(user) || Identifier.isReserved(user) {
             throw RooftopError(.illegalArgument, "invalid user ID '\(user.prefix(80))'", field: "users")

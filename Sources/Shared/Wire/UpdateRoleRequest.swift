@@ -35,6 +35,15 @@ public struct UpdateRoleRequest: Hashable, Sendable, Codable {
         self.removeRoles = try container.decodeIfPresent([String].self, forKey: .removeRoles) ?? []
     }
 
+    /// Checks how many names each list holds (the names themselves are checked by the server).
+    /// - Throws: ``RooftopError/Code/sizeLimit`` for a list of more than ``RoleInfo/maxNamesPerWrite``.
+    public func validateCounts() throws(RooftopError) {
+        try RoleInfo.validateCount(addUsers, field: "addUsers")
+        try RoleInfo.validateCount(removeUsers, field: "removeUsers")
+        try RoleInfo.validateCount(addRoles, field: "addRoles")
+        try RoleInfo.validateCount(removeRoles, field: "removeRoles")
+    }
+
     /// The role after the change: additions first, then removals.
     public func applied(to role: RoleInfo) -> RoleInfo {
         let users = Set(role.users).union(addUsers).subtracting(removeUsers)

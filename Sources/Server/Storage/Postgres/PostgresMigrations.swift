@@ -154,9 +154,25 @@ enum PostgresMigrations {
             "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)"
         ),
         (
+            // A deleted role's name is kept, so that no later role of that name inherits the grants
+            // naming it (docs/server.md, "Roles"). Names deleted before this migration are not
+            // known; those still named by datastore sharing or object readers are reserved now.
+            "v3: deleted role names stay reserved",
+            """
+            CREATE TABLE retired_roles (
+                name text PRIMARY KEY,
+                retired_at bigint NOT NULL
+            );
+            INSERT INTO retired_roles (name, retired_at)
+                SELECT DISTINCT substr(principal, 6), (extract(epoch FROM now()) * 1000)::bigint
+                FROM (SELECT principal FROM datastore_roles UNION SELECT principal FROM object_readers) AS granted
+                WHERE substr(principal, 1, 5) = 'role:' AND substr(principal, 6) NOT IN (SELECT name FROM roles)
+            """
+        ),
+        (
             // The dashboard's sessions, by the SHA-256 of their tokens (as users' sessions): the
             // HMAC key that signed them before is no longer kept.
-            "v3: dashboard sessions stored as hashes",
+            "v4: dashboard sessions stored as hashes",
             """
             CREATE TABLE dashboard_sessions (token_hash text PRIMARY KEY, expires_at bigint NOT NULL);
             DELETE FROM settings WHERE name = 'dashboard-hmac-key'

@@ -150,6 +150,11 @@ extension PostgresStorage {
             let inserted = try session.execute(
                 "INSERT INTO roles (name, acl, created_at) VALUES (\(role.name), \(acl), \(created)) ON CONFLICT DO NOTHING")
             guard inserted == 1 else { throw RooftopError(.exists, "a role named '\(role.name)' exists") }
+            // Checked after the insert: a delete of a role of this name that committed while the
+            // insert waited on its row is seen here (and no later one can delete the new row).
+            guard try session.query("SELECT 1 FROM retired_roles WHERE name = \(role.name)").isEmpty else {
+                throw RooftopError(.exists, RoleRecord.retiredMessage(role.name))
+            }
             try session.execute(
                 "INSERT INTO role_users (role, user_id) SELECT \(role.name), unnest(\(users)::text[])")
             try session.execute(
@@ -211,9 +216,12 @@ extension PostgresStorage {
 
     /// See ``Storage/deleteRole(named:)``.
     public func deleteRole(named name: String) async throws {
+        let retired = Timestamp.now.millisecondsSinceEpoch
         try await transaction { session in
             try session.execute("DELETE FROM role_children WHERE child = \(name)")
-            try session.execute("DELETE FROM roles WHERE name = \(name)")
+            guard try session.execute("DELETE FROM roles WHERE name = \(name)") > 0 else { return }
+            try session.execute(
+                "INSERT INTO retired_roles (name, retired_at) VALUES (\(name), \(retired)) ON CONFLICT DO NOTHING")
         }
     }
 

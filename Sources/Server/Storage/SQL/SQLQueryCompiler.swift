@@ -40,6 +40,9 @@ struct SQLDialect: Sendable {
     /// takes time growing steeply with the number of such joins: 4 seconds for 200, minutes for
     /// the thousand a query may hold; as sub-plans, milliseconds.
     var plannedJoins: Int
+    /// The rows of the texts in a JSON array bound at `placeholder`, for `IN (…)` over sets too
+    /// large to bind one by one (``SQLTextSet``).
+    var textsOfJSONArray: @Sendable (_ placeholder: String) -> String
 
     /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers (Swift's
     /// own code, so it agrees with the evaluator to the last bit).
@@ -48,7 +51,8 @@ struct SQLDialect: Sendable {
         distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
         bytewiseText: { $0 },
         live: "o.deleted = 0",
-        plannedJoins: .max)
+        plannedJoins: .max,
+        textsOfJSONArray: { "SELECT value FROM json_each(\($0))" })
 
     /// PostgreSQL: `$n` placeholders, byte order for text, boolean tombstones. No distance:
     /// PostgreSQL's floating-point functions raise an error where IEEE arithmetic underflows
@@ -59,7 +63,8 @@ struct SQLDialect: Sendable {
         distance: nil,
         bytewiseText: { "(\($0) COLLATE \"C\")" },
         live: "NOT o.deleted",
-        plannedJoins: 8)
+        plannedJoins: 8,
+        textsOfJSONArray: { "SELECT json_array_elements_text(CAST(\($0) AS json))" })
 }
 
 /// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
@@ -224,10 +229,11 @@ struct SQLQueryCompiler: Sendable {
 
     private func readable(by readers: Set<String>) -> SQLFragment {
         guard !readers.isEmpty else { return SQLFragment("0 = 1") }
+        let set = SQLTextSet.list(readers, dialect: dialect)
         return SQLFragment(
             "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL"
-                + " AND r.principal IN (\(placeholderList(readers.count))))",
-            readers.sorted().map { .text($0) })
+                + " AND r.principal IN (\(set.sql)))",
+            set.arguments.map { .text($0) })
     }
 
     /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.

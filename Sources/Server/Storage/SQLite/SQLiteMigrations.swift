@@ -270,7 +270,22 @@ enum SQLiteMigrations {
             // Administration lists and ends a user's sessions (docs/server.md, "Administer a server").
             try db.execute(sql: "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)")
         }
-        migrator.registerMigration("v7: dashboard sessions stored as hashes") { db in
+        migrator.registerMigration("v7: deleted role names stay reserved") { db in
+            // A deleted role's name is kept, so that no later role of that name inherits the grants
+            // naming it (docs/server.md, "Roles"). Names deleted before this migration are not
+            // known; those still named by datastore sharing or object readers are reserved now.
+            try db.execute(sql: """
+                CREATE TABLE retired_roles (
+                    name TEXT PRIMARY KEY,
+                    retired_at INTEGER NOT NULL
+                );
+                INSERT OR IGNORE INTO retired_roles (name, retired_at)
+                    SELECT DISTINCT substr(principal, 6), CAST(strftime('%s', 'now') AS INTEGER) * 1000
+                    FROM (SELECT principal FROM datastore_roles UNION SELECT principal FROM object_readers)
+                    WHERE substr(principal, 1, 5) = 'role:' AND substr(principal, 6) NOT IN (SELECT name FROM roles);
+                """)
+        }
+        migrator.registerMigration("v8: dashboard sessions stored as hashes") { db in
             // The dashboard's sessions, by the SHA-256 of their tokens (as users' sessions): the
             // HMAC key that signed them before is no longer kept.
             try db.execute(sql: """

@@ -104,10 +104,13 @@ extension SQLiteStorage {
         return (" AND o.class_name IN (\(placeholders))", classes.sorted())
     }
 
-    /// `?` placeholders and arguments for `IN (...)` over principals. No principal is the empty
-    /// string, so an empty set becomes `IN (?)` with `""`, which matches nothing.
+    /// The SQL and arguments for `IN (...)` over principals (``SQLTextSet``: one `?` each, or one
+    /// JSON array for many). No principal is the empty string, so an empty set becomes `IN (?)`
+    /// with `""`, which matches nothing.
     static func principalList(_ principals: Set<String>) -> (placeholders: String, arguments: [String]) {
-        principals.isEmpty ? ("?", [""]) : (placeholderList(principals.count), principals.sorted())
+        guard !principals.isEmpty else { return ("?", [""]) }
+        let set = SQLTextSet.list(principals, dialect: .sqlite)
+        return (set.sql, set.arguments)
     }
 }
 

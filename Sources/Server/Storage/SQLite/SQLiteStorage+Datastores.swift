@@ -75,12 +75,12 @@ extension SQLiteStorage {
     /// See ``Storage/datastores(ownedBy:sharedWith:)``.
     public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
         try await pool.read { db in
-            let placeholders = placeholderList(principals.count)
+            let (placeholders, principalArguments) = Self.principalList(principals)
             let shared = principals.isEmpty
                 ? ""
                 : " OR key IN (SELECT datastore_key FROM datastore_roles WHERE principal IN (\(placeholders)) AND role != 'none')"
             var arguments: [any DatabaseValueConvertible] = [ownerId]
-            arguments.append(contentsOf: principals.sorted())
+            if !principals.isEmpty { arguments.append(contentsOf: principalArguments) }
             let rows = try Row.fetchAll(
                 db, sql: "SELECT * FROM datastores WHERE owner_id = ?\(shared) ORDER BY id, key",
                 arguments: StatementArguments(arguments))

@@ -8,6 +8,9 @@ extension SQLiteStorage {
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM roles WHERE name = ?", arguments: [role.name]) == true {
                 throw RooftopError(.exists, "a role named '\(role.name)' exists")
             }
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM retired_roles WHERE name = ?", arguments: [role.name]) == true {
+                throw RooftopError(.exists, RoleRecord.retiredMessage(role.name))
+            }
             try db.execute(
                 sql: "INSERT INTO roles (name, acl, created_at) VALUES (?, ?, ?)",
                 arguments: [role.name, try DocumentCoding.encode(role.acl), Timestamp.now.millisecondsSinceEpoch])
@@ -70,6 +73,10 @@ extension SQLiteStorage {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM role_children WHERE child = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM roles WHERE name = ?", arguments: [name])
+            guard db.changesCount > 0 else { return }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO retired_roles (name, retired_at) VALUES (?, ?)",
+                arguments: [name, Timestamp.now.millisecondsSinceEpoch])
         }
     }
 
