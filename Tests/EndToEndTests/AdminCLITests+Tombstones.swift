@@ -36,13 +36,13 @@ extension AdminCLITests {
                 var exported = Data()
                 let deadline = ContinuousClock.now + .seconds(60)
                 while !String(decoding: exported, as: UTF8.self).contains(#""objectId":"o0""#), ContinuousClock.now < deadline {
-                    let chunk = await Task.detached { reader.availableData }.value
+                    let chunk = await BlockingRead.available(reader)
                     if chunk.isEmpty { break }
                     exported.append(chunk)
                 }
                 #expect(process.isRunning, "the export still waits on its output")
                 #expect(try await api.send(.DELETE, APIClient.objectPath(.app, "Doc", "o0"), admin: true).status == 204)
-                exported.append(await Task.detached { reader.readDataToEndOfFile() }.value)
+                exported.append(await BlockingRead.toEnd(reader))
                 try await TestWait.until(within: .seconds(60), "the export to finish") { !process.isRunning }
                 #expect(process.terminationStatus == 0)
                 try exported.write(to: URL(fileURLWithPath: file))

@@ -269,7 +269,8 @@ struct DashboardTests {
         process.standardOutput = .pipe(output)
         process.standardError = .pipe(output)
         try process.run()
-        let collected = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
+        let reader = output.fileHandleForReading
+        let collected = Task { await BlockingRead.toEnd(reader) }
         try? await TestWait.until(within: .seconds(180), "the browser script to finish") { !process.isRunning }
         if process.isRunning {
             process.terminate()

@@ -9,13 +9,13 @@ import Testing
 @Suite("OpenAPI document")
 struct OpenAPIDocumentTests {
     @Test("passes openapi-spec-validator, as YAML and as JSON")
-    func validates() throws {
+    func validates() async throws {
         let served = try OpenAPITestSupport.served()
         for (name, bytes) in [("openapi.yaml", served.yaml), ("openapi.json", served.json)] {
-            let result = try OpenAPITestSupport.withTemporaryDirectorySync { directory in
+            let result = try await OpenAPITestSupport.withTemporaryDirectory { directory in
                 let file = directory.appendingPathComponent(name)
                 try Data(bytes).write(to: file)
-                return try OpenAPITestSupport.python(["-m", "openapi_spec_validator", file.path])
+                return try await OpenAPITestSupport.python(["-m", "openapi_spec_validator", file.path])
             }
             #expect(result.status == 0, "openapi-spec-validator rejected \(name):\n\(result.output)")
             #expect(result.output.contains("OK"), "unexpected validator output for \(name):\n\(result.output)")
@@ -23,9 +23,9 @@ struct OpenAPIDocumentTests {
     }
 
     @Test("the JSON form is the YAML file, converted exactly (checked against Python's YAML reader)")
-    func jsonIsTheYAML() throws {
+    func jsonIsTheYAML() async throws {
         let served = try OpenAPITestSupport.served()
-        let result = try OpenAPITestSupport.withTemporaryDirectorySync { directory in
+        let result = try await OpenAPITestSupport.withTemporaryDirectory { directory in
             let yaml = directory.appendingPathComponent("openapi.yaml")
             let json = directory.appendingPathComponent("openapi.json")
             try Data(served.yaml).write(to: yaml)
@@ -50,7 +50,7 @@ struct OpenAPIDocumentTests {
                 print("\\n".join(differences[:20]) or "same")
                 sys.exit(1 if differences else 0)
                 """
-            return try OpenAPITestSupport.python(["-c", script, yaml.path, json.path])
+            return try await OpenAPITestSupport.python(["-c", script, yaml.path, json.path])
         }
         #expect(result.status == 0, "the JSON differs from the YAML:\n\(result.output)")
         let document = try OpenAPITestSupport.document()

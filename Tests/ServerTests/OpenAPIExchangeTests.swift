@@ -44,7 +44,7 @@ struct OpenAPIExchangeTests {
         #expect(covered == documented.routes.union(documented.webSockets).subtracting(["GET /metrics"]))
         var checker = OpenAPISchemaChecker()
         for record in records { checker.add(record.label, record.check) }
-        let failures = try checker.failures()
+        let failures = try await checker.failures()
         #expect(failures.isEmpty, "\(failures.count) answers differ from the document:\n\(failures.joined(separator: "\n"))")
     }
 

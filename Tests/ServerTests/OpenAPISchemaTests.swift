@@ -10,17 +10,17 @@ import RooftopTestSupport
 @Suite("OpenAPI schemas")
 struct OpenAPISchemaTests {
     @Test("JSON encoded by the wire types validates against their schemas")
-    func samplesValidate() throws {
+    func samplesValidate() async throws {
         var checker = OpenAPISchemaChecker()
         let samples = try OpenAPISamples.all
         for sample in samples { try checker.add(sample.label, sample.value, schema: sample.schema) }
         #expect(samples.count > 80)
-        let failures = try checker.failures()
+        let failures = try await checker.failures()
         #expect(failures.isEmpty, "\(failures.count) samples fail:\n\(failures.joined(separator: "\n"))")
     }
 
     @Test("the schemas refuse malformed wire JSON")
-    func malformedIsRefused() throws {
+    func malformedIsRefused() async throws {
         var checker = OpenAPISchemaChecker()
         let invalid: [(String, String, String)] = [
             ("Value", #"{"$double": "1.5", "extra": 1}"#, "a tag with an extra member"),
@@ -56,12 +56,12 @@ struct OpenAPISchemaTests {
         for (schema, json, label) in invalid {
             checker.add(label, .schema(schema, json: Data(json.utf8), valid: false))
         }
-        let failures = try checker.failures()
+        let failures = try await checker.failures()
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
     @Test("every example in the document validates, decodes with its Swift type, and re-encodes validly")
-    func examplesDecode() throws {
+    func examplesDecode() async throws {
         let document = try OpenAPITestSupport.document()
         guard case .object(let schemas)? = OpenAPITestSupport.member(document, "components", "schemas") else {
             Issue.record("no component schemas")
@@ -88,14 +88,14 @@ struct OpenAPISchemaTests {
             }
         }
         #expect(count > 30)
-        let failures = try checker.failures()
+        let failures = try await checker.failures()
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
     @Test("random values and mutations validate against Value and Mutation")
     func randomWireValuesValidate() async throws {
         await propertyCheck(count: 4, input: OpenAPIRandomValues.batch(of: 150)) { batch in
-            OpenAPITestSupport.recordingErrors {
+            await OpenAPITestSupport.recordingErrors {
                 var checker = OpenAPISchemaChecker()
                 for (index, value) in batch.values.enumerated() {
                     try checker.add("value \(index): \(value)", value, schema: "Value")
@@ -103,7 +103,7 @@ struct OpenAPISchemaTests {
                 for (index, mutation) in batch.mutations.enumerated() {
                     try checker.add("mutation \(index)", mutation, schema: "Mutation")
                 }
-                let failures = try checker.failures()
+                let failures = try await checker.failures()
                 #expect(failures.isEmpty, "\(failures.prefix(20).joined(separator: "\n"))")
             }
         }

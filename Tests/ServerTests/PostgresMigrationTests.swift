@@ -15,7 +15,7 @@ struct PostgresMigrationTests {
     private static let tables: Set<String> = [
         "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
         "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
-        "object_operations", "mutation_results", "retired_roles", "rooftop_migrations",
+        "object_operations", "mutation_results", "retired_roles", "dashboard_sessions", "rooftop_migrations",
     ]
 
     private func tableNames(in database: PostgresPool) async throws -> Set<String> {

@@ -32,15 +32,15 @@ struct OpenAPISchemaChecker {
     /// Runs every check.
     /// - Returns: One line per failed check (empty when all pass).
     /// - Throws: When Python cannot be run or its answer cannot be read.
-    func failures() throws -> [String] {
-        try OpenAPITestSupport.withTemporaryDirectorySync { directory in
+    func failures() async throws -> [String] {
+        try await OpenAPITestSupport.withTemporaryDirectory { directory in
             let document = directory.appendingPathComponent("openapi.json")
             let casesFile = directory.appendingPathComponent("cases.json")
             let script = directory.appendingPathComponent("check.py")
             try Data(try OpenAPITestSupport.served().json).write(to: document)
             try casesJSON().write(to: casesFile)
             try Data(OpenAPISchemaChecker.script.utf8).write(to: script)
-            let result = try OpenAPITestSupport.python([script.path, document.path, casesFile.path])
+            let result = try await OpenAPITestSupport.python([script.path, document.path, casesFile.path])
             guard result.status == 0 || result.status == 1,
                 let last = result.output.split(separator: "\n").last,
                 let failures = try? JSONDecoder().decode([String].self, from: Data(last.utf8))

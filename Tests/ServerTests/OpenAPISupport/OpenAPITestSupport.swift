@@ -7,6 +7,14 @@ import RooftopTestSupport
 enum OpenAPITestSupport {
     /// Runs a property body, recording a thrown error as an issue: PropertyBased 2.0.1 discards
     /// errors thrown by the body, which would let a failure pass.
+    static func recordingErrors(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+        do {
+            try await body()
+        } catch {
+            Issue.record("unexpected error: \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
     static func recordingErrors(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             try body()
@@ -29,21 +37,15 @@ enum OpenAPITestSupport {
         return try await body(directory)
     }
 
-    /// Runs `body` with a fresh temporary directory, removed afterwards whatever happens.
-    static func withTemporaryDirectorySync<T>(_ body: (URL) throws -> T) throws -> T {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        return try body(directory)
-    }
-
     /// The outcome of a process: its exit status and its standard output and error, merged.
     struct ProcessResult: Sendable {
         var status: Int32
         var output: String
     }
 
-    /// Runs `python3` (found on `PATH`) with `arguments` and waits for it.
-    static func python(_ arguments: [String]) throws -> ProcessResult {
+    /// Runs `python3` (found on `PATH`) with `arguments` and waits for it, reading its output on
+    /// a thread of its own (``BlockingRead``), not on one of the cooperative pool's.
+    static func python(_ arguments: [String]) async throws -> ProcessResult {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
@@ -52,7 +54,7 @@ enum OpenAPITestSupport {
         process.standardError = .pipe(pipe)
         try process.run()
         // Read before waiting: a child blocked on a full pipe would never exit.
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = await BlockingRead.toEnd(pipe.fileHandleForReading)
         process.waitUntilExit()
         return ProcessResult(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }

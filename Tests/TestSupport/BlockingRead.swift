@@ -1,0 +1,25 @@
+import Dispatch
+import Foundation
+
+/// Blocking reads of a pipe or file, run on a thread of their own instead of Swift
+/// concurrency's cooperative pool. That pool has one thread per core — two here — so a test
+/// that blocked one of them reading a child process's output for seconds stalled every other
+/// test's tasks meanwhile, and tests waiting on them (the live connection's backoff on its test
+/// clock, among others) timed out in a full run.
+public enum BlockingRead {
+    /// Everything until end of file.
+    public static func toEnd(_ handle: FileHandle) async -> Data {
+        await run { handle.readDataToEndOfFile() }
+    }
+
+    /// What is available now, waiting for at least one byte; empty at end of file.
+    public static func available(_ handle: FileHandle) async -> Data {
+        await run { handle.availableData }
+    }
+
+    private static func run(_ read: @escaping @Sendable () -> Data) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: read()) }
+        }
+    }
+}
