@@ -41,7 +41,7 @@ struct ConnectionLimitsTests {
             let handshakeOnly = try TLSProbe(server)
             let partial = try TLSProbe(server)
             try partial.send("GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
-            #expect(bare.waitUntilClosed(within: Self.closeDeadline), "a bare TCP connection stayed open")
+            #expect(await bare.waitUntilClosed(within: Self.closeDeadline), "a bare TCP connection stayed open")
             #expect(await handshakeOnly.waitUntilClosed(within: Self.closeDeadline), "a TLS connection without a request stayed open")
             #expect(await partial.waitUntilClosed(within: Self.closeDeadline), "a partial header stayed open")
             #expect(!partial.received.contains("200"), "the partial request was answered: \(partial.received)")
@@ -107,7 +107,7 @@ struct ConnectionLimitsTests {
                 // A connection opened after the subscription is closed by the head timeout: by
                 // then the WebSocket has been quiet for longer than every HTTP timeout.
                 let probe = try RawConnection(port: server.port)
-                #expect(probe.waitUntilClosed(within: Self.closeDeadline))
+                #expect(await probe.waitUntilClosed(within: Self.closeDeadline))
                 _ = try await client.create("Note", in: .default, fields: ["n": 1], as: user)
                 guard case .changed(let datastore, _) = try await live.next() else {
                     Issue.record("expected a changed message on the live connection")
@@ -139,7 +139,7 @@ struct ConnectionLimitsTests {
             }
             let ninth = try RawConnection(port: server.port, from: "127.0.0.2")
             // Closed long before the 120 s head timeout: refused at accept.
-            #expect(ninth.waitUntilClosed(within: Self.closeDeadline), "the ninth connection from one address was kept")
+            #expect(await ninth.waitUntilClosed(within: Self.closeDeadline), "the ninth connection from one address was kept")
             #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 1)
             // Another client is still served.
             try await Self.expectHealthy(client)
@@ -176,7 +176,7 @@ struct ConnectionLimitsTests {
                 held += try (0..<4).map { _ in try RawConnection(port: server.port, from: "127.0.0.\(address)") }
             }
             // Closed long before the 120 s head timeout: evicted to make room.
-            #expect(oldest.waitUntilClosed(within: Self.closeDeadline), "the oldest idle connection was kept")
+            #expect(await oldest.waitUntilClosed(within: Self.closeDeadline), "the oldest idle connection was kept")
             try await TestWait.until(within: Self.closeDeadline, "evictions") {
                 try await Self.metric("rooftop_connections_evicted_total", client) >= 1
             }
@@ -237,7 +237,7 @@ struct ConnectionLimitsTests {
             }
             for _ in 0..<40 {
                 let refused = try RawConnection(port: server.port, from: "127.0.0.7")
-                #expect(refused.waitUntilClosed(within: Self.closeDeadline))
+                #expect(await refused.waitUntilClosed(within: Self.closeDeadline))
             }
             #expect(try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 40)
             let lines = server.log.split(separator: "\n")

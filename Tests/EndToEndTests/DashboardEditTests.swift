@@ -9,9 +9,7 @@ struct DashboardEditTests {
     @Test("a field left as the page showed it does not overwrite a client's concurrent change, even under the local rule")
     func onlyChangedFields() async throws {
         try await withServer { server in
-            let api = try APIClient(server: server)
-            let pages = try DashboardTests.Pages(server)
-            do {
+            try await DashboardTests.withClients(server) { api, pages in
                 try await api.setClass("Memo", rules: ["a": .local, "b": .local])
                 let object = try await api.create(
                     "Memo", fields: ["a": 1, "b": 1, "c": "same"], acl: .publicReadWrite, objectId: "m1", admin: true)
@@ -43,12 +41,6 @@ struct DashboardEditTests {
                 let none = try await DashboardTests.request(pages, .POST, path, form: unchanged, cookie: cookie)
                 #expect(none.headers["Location"].first == path + "?done=unchanged")
                 #expect(try await api.object(.app, className: "Memo", objectId: "m1", token: nil)?.version == version)
-                await api.shutdown()
-                try await pages.http.shutdown()
-            } catch {
-                await api.shutdown()
-                try? await pages.http.shutdown()
-                throw error
             }
         }
     }

@@ -25,18 +25,6 @@ struct DashboardHostileTests {
         "&amp; &lt;b&gt; &#60; \u{05D0}\"<",
     ]
 
-    /// Whether Python has html5lib.
-    static func parserAvailable() -> String? {
-        let probe = ChildProcess()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import html5lib"]
-        probe.standardOutput = .handle(FileHandle.nullDevice)
-        probe.standardError = .handle(FileHandle.nullDevice)
-        do { try probe.run() } catch { return "python3 cannot be started: \(error)" }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0 ? nil : "python3 has no html5lib (pip install -r Tests/dashboard/requirements.txt)"
-    }
-
     /// The key of a datastore in the dashboard's listing, found by its ID's link text.
     static func datastoreKey(_ listing: String, id: String) throws -> Int {
         let marker = "\">\(id)</a>"
@@ -47,19 +35,11 @@ struct DashboardHostileTests {
 
     @Test("every page shows hostile strings as text, by html5lib; IDs with / + = open")
     func hostileStrings() async throws {
-        if let missing = Self.parserAvailable() {
-            if ProcessInfo.processInfo.environment["ROOFTOP_REQUIRE_BROWSER"] == "1" {
-                Issue.record("the HTML parser check must run here, but \(missing)")
-            } else {
-                print("⚠️  DASHBOARD HTML PARSER CHECK SKIPPED: \(missing)")
-            }
-            return
-        }
+        guard DashboardTests.mayRun("the dashboard's HTML parser check", missing: DashboardTests.pythonLacks("html5lib"))
+        else { return }
         let directory = TemporaryDirectory.make(prefix: "dashboard-hostile")
         try await withServer { server in
-            let api = try APIClient(server: server)
-            let pages = try DashboardTests.Pages(server)
-            do {
+            try await DashboardTests.withClients(server) { api, pages in
                 var expectations: [String: [String]] = [:]
                 var saved: [String] = []
                 let cookie = try await DashboardTests.signIn(pages)
@@ -128,12 +108,6 @@ struct DashboardHostileTests {
                 let script = ReadmeExample.repositoryRoot.appending(path: "Tests/dashboard/html_check.py").path
                 let run = try await DashboardTests.python([script, directory])
                 #expect(run.status == 0 && run.output.contains("ok: \(saved.count + 1) pages"), "pages in \(directory):\n\(run.output)")
-                await api.shutdown()
-                try await pages.http.shutdown()
-            } catch {
-                await api.shutdown()
-                try? await pages.http.shutdown()
-                throw error
             }
         }
     }

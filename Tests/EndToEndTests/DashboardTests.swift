@@ -179,26 +179,59 @@ struct DashboardTests {
         for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: path) {
             return "\(path) is missing (apt install chromium chromium-driver)"
         }
+        return pythonLacks("selenium")
+    }
+
+    /// Why `python3` cannot import `module`, or `nil` when it can.
+    static func pythonLacks(_ module: String) -> String? {
         let probe = ChildProcess()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import selenium"]
+        probe.arguments = ["python3", "-c", "import " + module]
         probe.standardOutput = .handle(FileHandle.nullDevice)
         probe.standardError = .handle(FileHandle.nullDevice)
         do { try probe.run() } catch { return "python3 cannot be started: \(error)" }
         probe.waitUntilExit()
-        return probe.terminationStatus == 0 ? nil : "python3 has no selenium (pip install selenium)"
+        return probe.terminationStatus == 0 ? nil : "python3 has no \(module) (pip install -r Tests/dashboard/requirements.txt)"
+    }
+
+    /// Whether a test that needs `missing` must fail (CI sets `ROOFTOP_REQUIRE_BROWSER`) or may
+    /// be skipped, loudly; `true` when it runs.
+    static func mayRun(_ what: String, missing: String?) -> Bool {
+        guard let missing else { return true }
+        if ProcessInfo.processInfo.environment["ROOFTOP_REQUIRE_BROWSER"] == "1" {
+            Issue.record("\(what) must run here, but \(missing)")
+        } else {
+            print("⚠️  \(what.uppercased()) SKIPPED: \(missing)")
+        }
+        return false
+    }
+
+    /// Runs `body` with an API client and a dashboard client of `server`, both shut down
+    /// whatever happens.
+    static func withClients<T>(_ server: ServerProcess, _ body: (APIClient, Pages) async throws -> T) async throws -> T {
+        let api = try APIClient(server: server)
+        let pages: Pages
+        do {
+            pages = try Pages(server)
+        } catch {
+            await api.shutdown()
+            throw error
+        }
+        do {
+            let result = try await body(api, pages)
+            await api.shutdown()
+            try await pages.http.shutdown()
+            return result
+        } catch {
+            await api.shutdown()
+            try? await pages.http.shutdown()
+            throw error
+        }
     }
 
     @Test("in headless Chromium: sign in, browse, query, edit; the edit reaches a client; screenshots saved")
     func browser() async throws {
-        if let missing = Self.browserAvailable() {
-            if ProcessInfo.processInfo.environment["ROOFTOP_REQUIRE_BROWSER"] == "1" {
-                Issue.record("the browser test must run here, but \(missing)")
-            } else {
-                print("⚠️  DASHBOARD BROWSER TEST SKIPPED: \(missing)")
-            }
-            return
-        }
+        guard Self.mayRun("the dashboard browser test", missing: Self.browserAvailable()) else { return }
         let screenshots = ProcessInfo.processInfo.environment["ROOFTOP_SCREENSHOTS_DIR"]
             ?? TemporaryDirectory.make(prefix: "dashboard-screenshots")
         try await withServer { server in

@@ -80,14 +80,7 @@ struct PermissionCacheTests {
         }()
         let stored = Shared<[String: ClassSettings]>(["Doc": open])
         let gate = LoadGate()
-        let directory = ClassDirectory(
-            capacity: 16,
-            load: { name in
-                let settings = stored.value[name]
-                await gate.pass()
-                return settings
-            },
-            save: { settings in stored.update { $0[settings.className] = settings } })
+        let directory = Self.gatedDirectory(stored, gate)
         let early = Task { try await directory.settings(of: "Doc") }
         await gate.waitForArrival()
         // Another server process closes `get` and tells this one (ClusterLink): forget.
@@ -98,13 +91,9 @@ struct PermissionCacheTests {
         #expect(try await directory.permissions(of: "Doc").get == .nobody, "the revoked permission stays revoked")
     }
 
-    @Test("classes: a save is not undone by a load that began before it")
-    func classSaveDuringLoad() async throws {
-        var closed = ClassSettings(className: "Doc")
-        closed.permissions.create = .nobody
-        let stored = Shared<[String: ClassSettings]>([:])
-        let gate = LoadGate()
-        let directory = ClassDirectory(
+    /// A class directory over `stored` whose loads wait at `gate` after reading.
+    static func gatedDirectory(_ stored: Shared<[String: ClassSettings]>, _ gate: LoadGate) -> ClassDirectory {
+        ClassDirectory(
             capacity: 16,
             load: { name in
                 let settings = stored.value[name]
@@ -112,6 +101,15 @@ struct PermissionCacheTests {
                 return settings
             },
             save: { settings in stored.update { $0[settings.className] = settings } })
+    }
+
+    @Test("classes: a save is not undone by a load that began before it")
+    func classSaveDuringLoad() async throws {
+        var closed = ClassSettings(className: "Doc")
+        closed.permissions.create = .nobody
+        let stored = Shared<[String: ClassSettings]>([:])
+        let gate = LoadGate()
+        let directory = Self.gatedDirectory(stored, gate)
         let early = Task { try await directory.settings(of: "Doc") }
         await gate.waitForArrival()
         try await directory.save(closed)

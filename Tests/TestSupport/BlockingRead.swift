@@ -17,9 +17,10 @@ public enum BlockingRead {
         await run { handle.availableData }
     }
 
-    private static func run(_ read: @escaping @Sendable () -> Data) async -> Data {
+    /// Runs blocking work (a read, a poll loop) on a thread of its own and waits for its result.
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: read()) }
+            Thread.detachNewThread { continuation.resume(returning: work()) }
         }
     }
 }

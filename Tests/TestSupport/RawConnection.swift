@@ -72,14 +72,16 @@ public final class RawConnection: @unchecked Sendable {
     /// Reads until the peer closes (or resets) the connection or `deadline` passes, keeping
     /// what arrives in ``received``.
     /// - Returns: Whether the peer closed the connection in time.
-    public func waitUntilClosed(within deadline: Duration) -> Bool {
-        read(until: deadline) { _ in false }
+    /// The reads block on a thread of their own (``BlockingRead/run(_:)``), never on one of the
+    /// cooperative pool's.
+    public func waitUntilClosed(within deadline: Duration) async -> Bool {
+        await BlockingRead.run { self.read(until: deadline) { _ in false } }
     }
 
     /// Reads until ``received`` holds `text`, the peer closes, or `deadline` passes.
     /// - Returns: Whether `text` arrived.
-    public func waitForText(_ text: String, within deadline: Duration) -> Bool {
-        _ = read(until: deadline) { String(decoding: $0, as: UTF8.self).contains(text) }
+    public func waitForText(_ text: String, within deadline: Duration) async -> Bool {
+        _ = await BlockingRead.run { self.read(until: deadline) { String(decoding: $0, as: UTF8.self).contains(text) } }
         return receivedText.contains(text)
     }
 

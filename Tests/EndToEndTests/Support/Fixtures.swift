@@ -249,25 +249,15 @@ extension APIClient {
 }
 
 extension APIClient {
-    /// Sends a body-less request with exactly these extra headers (besides the application ID).
-    func send(_ method: HTTPMethod, _ path: String, headers: [String: String]) async throws -> Reply {
-        var request = HTTPClientRequest(url: server.baseURL + path)
-        request.method = method
-        request.headers.add(name: "X-Rooftop-Application-Id", value: server.appId)
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let response = try await http.execute(request, timeout: .seconds(60))
-        let bytes = try await response.body.collect(upTo: 1024 * 1024)
-        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
-    }
-
-    /// Sends a body-less request with these extra headers (besides the application ID) from a
-    /// given loopback source address.
+    /// Sends a body-less request with exactly these extra headers (besides the application ID),
+    /// from a given loopback source address when one is named (the server throttles per client
+    /// address: the whole 127/8 reaches it).
     func send(
-        _ method: HTTPMethod, _ path: String, headers: [String: String], from localAddress: String
+        _ method: HTTPMethod, _ path: String, headers: [String: String], from localAddress: String? = nil
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: server.baseURL + path)
         request.method = method
-        request.localAddress = localAddress
+        if let localAddress { request.localAddress = localAddress }
         request.headers.add(name: "X-Rooftop-Application-Id", value: server.appId)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await http.execute(request, timeout: .seconds(60))
