@@ -271,13 +271,14 @@ struct AccessObjectTests {
 }
 
 extension AccessObjectTests {
-    @Test("an anonymous write may not set an ACL no one may read; a signed-in one may, and readable ACLs stay open to both")
+    @Test("an anonymous write may only set an ACL the public may read; a signed-in one may set any")
     func anonymousHiddenObjects() async throws {
         let (_, client) = try SharedServer.require()
         let className = Unique.name("Litter")
         let hidden = ACL()
         let writeOnly = ACL([.everyone: ACL.Access(write: true)])
-        for acl in [hidden, writeOnly] {
+        let nobodysName = ACL([.user("zz-nobody"): ACL.Access(read: true, write: true)])
+        for acl in [hidden, writeOnly, nobodysName] {
             let create = try await client.send(
                 .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["n": 1], acl: acl))
             #expect(create.status == 403 && create.error?.code == .disallowed, "\(create.text.prefix(200))")

@@ -72,19 +72,31 @@ struct AuthThrottleTests {
         #expect(elsewhere.status == 200, "\(elsewhere.text)")
     }
 
-    @Test("a successful log-in before the limit clears the failures")
+    @Test("a successful log-in forgives the name's failures, not the address's: one's own account cannot wipe guesses at others")
     func successResets() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser("forgetful")
         let address = "127.0.3.1"
-        for round in 0..<3 {
-            for attempt in 0..<(Self.maxFailures - 1) {
-                let reply = try await client.logIn(user.username, password: "typo-\(round)-\(attempt)", from: address)
-                #expect(reply.status == 401)
-            }
+        // A typo or two before the right password: the name is forgiven.
+        for round in 0..<2 {
+            let typo = try await client.logIn(user.username, password: "typo-\(round)", from: address)
+            #expect(typo.status == 401)
             let success = try await client.logIn(user.username, password: user.password, from: address)
             #expect(success.status == 200, "round \(round): \(success.text)")
         }
+        // Guesses at other names from another address, each name once, with a log-in to one's
+        // own account in between: the address still counts every failure.
+        let spraying = "127.0.3.2"
+        var victims: [TestUser] = []
+        for _ in 0...Self.maxFailures { victims.append(try await client.newUser("sprayed")) }
+        for victim in victims.prefix(Self.maxFailures - 1) {
+            #expect(try await client.logIn(victim.username, password: "guess", from: spraying).status == 401)
+        }
+        #expect(try await client.logIn(user.username, password: user.password, from: spraying).status == 200)
+        let last = try await client.logIn(victims[Self.maxFailures - 1].username, password: "guess", from: spraying)
+        #expect(last.status == 401, "the address's fifth failure")
+        let refused = try await client.logIn(victims[Self.maxFailures].username, password: "guess", from: spraying)
+        #expect(refused.status == 429, "\(refused.text)")
     }
 
     @Test("log-in checks the user name as sign-up does: a 2 MB or control-character name is a 400")

@@ -226,6 +226,38 @@ struct ConnectionLimitsTests {
         }
     }
 
+    @Test("one address holds at most half of the places, established connections included: others are still served")
+    func shareOfOneAddress() async throws {
+        try #require(TLSProbe.isAvailable, "openssl is needed")
+        let arguments = [
+            "--max-connections", "8", "--max-connections-per-address", "2", "--idle-timeout", "120",
+            "--request-head-timeout", "120",
+        ]
+        try await withServerAndClient(extraArguments: arguments) { server, client in
+            // Four kept-alive connections from 127.0.0.1, each answered: established, so the
+            // per-address cap of unproven connections no longer counts them.
+            var probes: [TLSProbe] = []
+            defer { for probe in probes { probe.stop() } }
+            for _ in 0..<4 {
+                let probe = try TLSProbe(server)
+                probes.append(probe)
+                try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
+                    probe.received.contains("HTTP/1.1 200")
+                }
+            }
+            // The address holds half of the eight places: its next connection is refused at once.
+            let fifth = try RawConnection(port: server.port, from: "127.0.0.1")
+            #expect(await fifth.waitUntilClosed(within: Self.closeDeadline), "a fifth connection from one address was kept")
+            // Another address is served, and nothing was evicted for the refused one.
+            let other = try await client.send(.GET, "/metrics", headers: [:], from: "127.0.0.9")
+            #expect(other.status == 200)
+            let refusals = other.text.split(separator: "\n").first { $0.hasPrefix("rooftop_connections_refused_total ") }
+            #expect(refusals.flatMap { Double($0.split(separator: " ").last ?? "") } == 1, "\(refusals ?? "none")")
+            #expect(probes.allSatisfy { !$0.received.isEmpty })
+        }
+    }
+
     @Test("refusals are logged at most once a minute, with their count")
     func refusalLogRateLimited() async throws {
         let arguments = ["--max-connections-per-address", "2", "--request-head-timeout", "120"]

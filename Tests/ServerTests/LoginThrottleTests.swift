@@ -35,18 +35,20 @@ struct LoginThrottleTests {
         _ = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
     }
 
-    @Test("a refusal says how long to wait; a success forgives its keys")
+    @Test("a refusal says how long to wait; a success forgives the name's attempts, and only its own slot of the address's")
     func retryAfterAndForgiveness() async throws {
         let clock = ManualClock()
         let throttle = Self.throttle(clock)
         let keys = ThrottleKeys.logIn(username: "user", address: "10.0.0.2")
+        let other = ThrottleKeys.logIn(username: "other", address: "10.0.0.2")
         for _ in 0..<4 {
             _ = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
             clock.advance(by: .seconds(10))
         }
         let fifth = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
         await throttle.forgive(fifth)
-        for _ in 0..<5 { _ = try await throttle.reserve(hard: keys.hard, soft: keys.soft) }
+        // The address still holds its four failures: one more attempt, of any name, is allowed.
+        _ = try await throttle.reserve(hard: other.hard, soft: other.soft)
         do {
             _ = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
             Issue.record("the sixth attempt in the window was not refused")

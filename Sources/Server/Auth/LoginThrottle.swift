@@ -106,9 +106,9 @@ actor LoginThrottle {
         }
     }
 
-    /// Forgets a reservation's keys' attempts after a success.
+    /// Forgives a reservation after a success (see ``forget(_:releasingAddressSlot:)``).
     func forgive(_ reservation: Reservation) {
-        forget(reservation.keys)
+        forget(reservation.keys, releasingAddressSlot: true)
     }
 
     /// Records failures made through another server process.
@@ -118,7 +118,8 @@ actor LoginThrottle {
 
     /// Forgets the keys' attempts after a success made through another server process.
     func recordSuccess(_ keys: [String]) {
-        forget(keys)
+        // The success took no slot here: the address keeps every failure it was told of.
+        forget(keys, releasingAddressSlot: false)
     }
 
     /// The key's attempts within the window, and drops the older ones.
@@ -140,8 +141,20 @@ actor LoginThrottle {
         }
     }
 
-    private func forget(_ keys: [String]) {
-        for key in keys { entries[ThrottleKey(key)] = nil }
+    /// After a success: the name's keys lose their attempts, but an address key only this
+    /// attempt's slot — a log-in to one's own account must not wipe the guesses the address made
+    /// at other accounts (that would let one address spray guesses over any number of them).
+    private func forget(_ keys: [String], releasingAddressSlot: Bool) {
+        for text in keys {
+            let key = ThrottleKey(text)
+            if text.hasPrefix(ThrottleKeys.addressPrefix) {
+                guard releasingAddressSlot, var entry = entries[key], !entry.attempts.isEmpty else { continue }
+                entry.attempts.removeLast()
+                entries[key] = entry.attempts.isEmpty ? nil : entry
+            } else {
+                entries[key] = nil
+            }
+        }
     }
 
     /// Before a new key at capacity: drops the keys whose attempts all left the window; when that
@@ -180,8 +193,12 @@ enum ThrottleKeys {
     /// address (no TCP peer, as in in-process tests) counts as one address, `unknown`.
     static func logIn(username: String, address: String?) -> (hard: [String], soft: [String]) {
         let address = address ?? "unknown"
-        return (["user-at:" + address + "|" + username, "address:" + address], ["user:" + username])
+        return (["user-at:" + address + "|" + username, addressPrefix + address], ["user:" + username])
     }
+
+    /// The prefix of a log-in's per-address key, which a success does not clear.
+    static let addressPrefix = "address:"
+
 
     /// An admin key (REST, live upgrade or dashboard): hard per address (`unknown` when unknown).
     static func adminKey(address: String?) -> [String] {

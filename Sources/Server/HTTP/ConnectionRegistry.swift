@@ -16,7 +16,10 @@ import Synchronization
 ///   (refused only when every open connection is busy or a live WebSocket);
 /// - an address with ``maxConnectionsPerAddress`` unproven connections has its next one refused;
 ///   established connections (a completed response, a live WebSocket) do not count, so many
-///   clients behind one NAT or proxy are not refused; trusted proxies are not capped at all.
+///   clients behind one NAT or proxy are not refused; trusted proxies are not capped at all;
+/// - and one address may hold at most ``maxOpenPerAddress`` connections of every kind — half of
+///   ``maxConnections`` — so that one address cannot take every place with established
+///   connections, which are never closed to make room (anonymous live WebSockets, say).
 ///
 /// A refused or evicted connection is closed before its TLS handshake or request; refusals are
 /// logged at most once a minute, with their count.
@@ -58,6 +61,7 @@ final class ConnectionRegistry: Sendable {
         var nextID: UInt64 = 0
         var connections: [UInt64: Entry] = [:]
         var unprovenPerAddress: [String: Int] = [:]
+        var openPerAddress: [String: Int] = [:]
         /// Unproven connections in admission order (and stale IDs of those no longer unproven).
         var unproven = Queue<UInt64>()
         /// Idle keep-alive connections in the order they became idle, with their marks (an entry
@@ -79,10 +83,20 @@ final class ConnectionRegistry: Sendable {
             let remaining = unprovenPerAddress[address, default: 1] - 1
             unprovenPerAddress[address] = remaining > 0 ? remaining : nil
         }
+
+        /// Forgets a closed or evicted connection.
+        mutating func remove(_ entry: Entry) {
+            if !entry.established { unprove(entry.address) }
+            let remaining = openPerAddress[entry.address, default: 1] - 1
+            openPerAddress[entry.address] = remaining > 0 ? remaining : nil
+        }
     }
 
     let maxConnections: Int
     let maxConnectionsPerAddress: Int
+    /// The most connections of every kind from one address: half of ``maxConnections`` (at least
+    /// ``maxConnectionsPerAddress``); trusted proxies are exempt.
+    let maxOpenPerAddress: Int
     private let exempt: TrustedProxies
     private let logger: Logger
     private let state = Mutex(State())
@@ -104,6 +118,7 @@ final class ConnectionRegistry: Sendable {
     ) {
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.maxOpenPerAddress = max(maxConnectionsPerAddress, maxConnections / 2, 1)
         self.exempt = exempt
         self.logger = logger
     }
@@ -113,9 +128,13 @@ final class ConnectionRegistry: Sendable {
     /// closes.
     /// - Returns: Its ticket, or `nil` when refused.
     func admit(_ address: String, channel: any Channel) -> Ticket? {
-        let capped = maxConnectionsPerAddress > 0 && !exempt.contains(address)
+        let exempted = exempt.contains(address)
+        let capped = maxConnectionsPerAddress > 0 && !exempted
         let (ticket, victim, refusals) = state.withLock { state -> (Ticket?, (any Channel)?, Int?) in
             if capped, state.unprovenPerAddress[address, default: 0] >= maxConnectionsPerAddress {
+                return (nil, nil, refusalLog.note())
+            }
+            if !exempted, state.openPerAddress[address, default: 0] >= maxOpenPerAddress {
                 return (nil, nil, refusalLog.note())
             }
             var victim: (any Channel)?
@@ -123,7 +142,7 @@ final class ConnectionRegistry: Sendable {
                 guard let id = state.victim(), let oldest = state.connections.removeValue(forKey: id) else {
                     return (nil, nil, refusalLog.note())
                 }
-                if !oldest.established { state.unprove(oldest.address) }
+                state.remove(oldest)
                 state.tidy()
                 victim = oldest.channel
             }
@@ -131,6 +150,7 @@ final class ConnectionRegistry: Sendable {
             state.nextID += 1
             state.connections[id] = Entry(address: address, channel: channel, established: false)
             state.unprovenPerAddress[address, default: 0] += 1
+            state.openPerAddress[address, default: 0] += 1
             state.unproven.append(id)
             return (Ticket(id: id), victim, nil)
         }
@@ -181,7 +201,7 @@ final class ConnectionRegistry: Sendable {
     func release(_ ticket: Ticket) {
         state.withLock { state in
             guard let entry = state.connections.removeValue(forKey: ticket.id) else { return }
-            if !entry.established { state.unprove(entry.address) }
+            state.remove(entry)
             state.tidy()
         }
         open.record(openConnections)

@@ -22,10 +22,13 @@ struct ClusterLink: Sendable {
 
     /// Tells the other processes, after the change it reports has committed. A failure is logged
     /// and not thrown: the change stands, and the others catch up at their next resync.
+    ///
+    /// The message goes out even when the caller's task was cancelled (a request past its
+    /// deadline): it tells of something already committed, which the other processes must hear.
     func send(_ message: ClusterMessage) async {
         guard let notifier else { return }
         do {
-            try await notifier.send(message)
+            try await Task { try await notifier.send(message) }.value
         } catch {
             logger.warning("could not tell the other server processes", metadata: ["error": "\(error)"])
         }

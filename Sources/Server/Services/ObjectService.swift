@@ -293,17 +293,19 @@ final class ObjectService: Sendable {
             "\(className) object \(objectId) changed since version \(version) longer ago than the server keeps history: read the object and make the change again on its current state")
     }
 
-    /// Refuses an anonymous write that sets an ACL nobody may read (`{}`, or write access only):
-    /// the object could then be read, changed or deleted by no one but the admin, so anonymous
-    /// callers could fill a datastore with objects that no user can see or clean up. Signed-in
-    /// callers may still make such objects (say, a report only the admin reads), under their name.
+    /// Refuses an anonymous write that sets an ACL the public may not read (`{}`, write access
+    /// only, or read access for a user or role alone): an anonymous caller has no identity to
+    /// grant to, so such an object could be found again by no one but the admin — or by a name
+    /// nobody holds — and anonymous callers could fill a datastore with objects that no user can
+    /// see or clean up. Signed-in callers may still make them (say, a report only the admin
+    /// reads), under their name; class permissions can refuse anonymous writes altogether.
     /// - Throws: `disallowed`.
     static func checkAnonymousACL(_ mutation: Mutation, context: AccessContext) throws(RooftopError) {
         guard context.userId == nil, !context.isAdmin, case .update(_, let acl?) = mutation.change else { return }
-        guard acl.entries.values.contains(where: \.read) else {
+        guard acl.readAccess(for: .everyone) else {
             throw RooftopError(
                 .disallowed,
-                "an anonymous write may not set an ACL that no one may read: sign in, or let someone read the object")
+                "an anonymous write may only set an ACL the public may read: sign in, or let everyone (*) read the object")
         }
     }
 

@@ -109,10 +109,16 @@ final class RoleService: Sendable {
         }
     }
 
+    /// Tells this process's caches, the other processes and live subscribers of a committed role
+    /// change — in a task of its own, so that a request cancelled at its deadline after the commit
+    /// does not leave them holding the old roles.
     private func rolesChanged() async throws {
-        await roles.invalidate()
-        await cluster.send(.rolesChanged)
-        await live.refreshRoles(try await roles.graph())
+        let (roles, cluster, live) = (self.roles, self.cluster, self.live)
+        try await Task {
+            await roles.invalidate()
+            await cluster.send(.rolesChanged)
+            await live.refreshRoles(try await roles.graph())
+        }.value
     }
 
     /// The role, when the caller may read it; `notFound` otherwise (existence is not revealed).
