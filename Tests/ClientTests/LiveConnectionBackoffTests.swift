@@ -8,6 +8,12 @@ import RooftopTestSupport
 /// ``LiveConnection`` without a server: attempts against a port that refuses connections, the
 /// backoff between them timed on a test clock, and shutting down.
 @Suite struct LiveConnectionBackoffTests {
+    /// How long a wait may last before it counts as a hang. Nothing here is timed (the backoff
+    /// runs on the test clock), but in a full run other tests' blocking work — the client's local
+    /// store writes synchronously, with a flush each — can hold the cooperative pool's threads
+    /// (two on this machine) for tens of seconds, and a 20-second guard failed there.
+    static let hangGuard: Duration = .seconds(120)
+
     private let retry = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(5), multiplier: 2, jitter: 0)
 
     private func connection(
@@ -37,8 +43,8 @@ import RooftopTestSupport
         await live.start()
         let schedule: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)]
         for (index, delay) in schedule.enumerated() {
-            expectRefused(try await recorder.next())
-            try await clock.waitForSleepers(1)
+            expectRefused(try await recorder.next(within: Self.hangGuard))
+            try await clock.waitForSleepers(1, within: Self.hangGuard)
             #expect(clock.requestedSleeps == Array(schedule.prefix(index + 1)))
             if index == 0 {
                 // The next attempt waits for the clock, however long real time passes.
@@ -47,9 +53,9 @@ import RooftopTestSupport
             }
             clock.advance(by: delay)
         }
-        expectRefused(try await recorder.next())
+        expectRefused(try await recorder.next(within: Self.hangGuard))
         await live.close()
-        try await recorder.waitForEnd()
+        try await recorder.waitForEnd(within: Self.hangGuard)
         #expect(!recorder.elements.contains(.connected))
         #expect(clock.sleeperCount == 0)
     }
@@ -65,19 +71,19 @@ import RooftopTestSupport
         }
         let recorder = StreamRecorder(live.events)
         await live.start()
-        try await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1, within: Self.hangGuard)
         clock.advance(by: .seconds(5))
-        try await TestWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        try await TestWait.until(within: Self.hangGuard, "a second backoff") { clock.requestedSleeps.count == 2 }
         // 10 s spread down by half, then 20 s spread up by (almost) half.
         #expect(clock.requestedSleeps.first == .seconds(5))
         #expect(clock.requestedSleeps.last.map { $0 > .milliseconds(29_990) && $0 <= .seconds(30) } == true)
         await live.close()
-        try await recorder.waitForEnd()
+        try await recorder.waitForEnd(within: Self.hangGuard)
     }
 
     // The test clock never advances here: close() returning at all shows that it does not wait
     // for the backoff sleep (the time limit only turns a hang into a failure).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func closeDuringTheBackoffEndsEverythingAtOnce() async throws {
         let port = try ClosedPort()
         defer { port.close() }
@@ -85,7 +91,7 @@ import RooftopTestSupport
         let live = try connection(to: port, clock: clock)
         let recorder = StreamRecorder(live.events)
         await live.start()
-        try await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1, within: Self.hangGuard)
         await live.close()
         try await recorder.waitForEnd(within: .seconds(10))
         #expect(clock.sleeperCount == 0, "the backoff sleep was cancelled")
@@ -105,7 +111,7 @@ import RooftopTestSupport
         let recorder = StreamRecorder(live.events)
         await live.start()
         try await TestWait.until(
-            "the hanging connection (\(TCPConnections.openConnections(toPort: port.port)) open, events \(recorder.elements))"
+            within: Self.hangGuard, "the hanging connection (\(TCPConnections.openConnections(toPort: port.port)) open, events \(recorder.elements))"
         ) { TCPConnections.openConnections(toPort: port.port) == 1 }
         // close() must return although the handshake never will (it cuts the attempt off); the
         // deadlines below only catch a hang, they do not time anything.
@@ -125,14 +131,14 @@ import RooftopTestSupport
         let live = try connection(to: port, clock: clock)
         let recorder = StreamRecorder(live.events)
         await live.start()
-        try await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1, within: Self.hangGuard)
         await live.retryNow()
-        expectRefused(try await recorder.next())
-        expectRefused(try await recorder.next())
-        try await TestWait.until("a second backoff") { clock.requestedSleeps.count == 2 }
+        expectRefused(try await recorder.next(within: Self.hangGuard))
+        expectRefused(try await recorder.next(within: Self.hangGuard))
+        try await TestWait.until(within: Self.hangGuard, "a second backoff") { clock.requestedSleeps.count == 2 }
         #expect(clock.requestedSleeps == [.seconds(1), .seconds(2)])
         await live.close()
-        try await recorder.waitForEnd()
+        try await recorder.waitForEnd(within: Self.hangGuard)
     }
 
     @Test func closeBeforeStartFinishesTheStream() async throws {
@@ -142,7 +148,7 @@ import RooftopTestSupport
         let live = try connection(to: port, clock: clock)
         let recorder = StreamRecorder(live.events)
         await live.close()
-        try await recorder.waitForEnd()
+        try await recorder.waitForEnd(within: Self.hangGuard)
         await live.start()
         #expect(recorder.elements.isEmpty)
         #expect(clock.requestedSleeps.isEmpty)

@@ -26,6 +26,7 @@ struct DashboardTests {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.caCertificatePath))
             var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
             configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout = .init(connect: .seconds(60), read: .seconds(120))
             http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         }
     }

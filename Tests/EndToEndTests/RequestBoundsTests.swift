@@ -75,7 +75,7 @@ struct RequestBoundsTests {
         try await withServerAndClient(extraArguments: ["--request-timeout", "1"]) { server, client in
             let user = try await client.newUser("deadline")
             let datastore = try DatastoreID("slow")
-            let total = 4000
+            let total = 2000
             var mutations: [Mutation] = []
             for index in 0..<total { mutations.append(Mutations.create(datastore, "Item", "i\(index)", fields: ["n": .int(Int64(index))])) }
             func remaining() async throws -> Int {
@@ -97,7 +97,7 @@ struct RequestBoundsTests {
             }
             #expect(try await remaining() == total, "each object once")
 
-            // Removing 4,000 objects one transaction each takes longer than a second.
+            // Removing 2,000 objects one transaction each takes longer than a second.
             let started = ContinuousClock.now
             let removal = try await client.send(
                 .POST, "/v1/datastores/slow/remove", body: RemoveRequest(query: .query(Query("Item"))), token: user.token)

@@ -39,7 +39,9 @@ final class APIClient: Sendable {
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.caCertificatePath))
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        // Deadlines that catch a hang: every suite starts its servers at once, and on a 2-core
+        // machine a TLS handshake can wait well over ten seconds while they do.
+        configuration.timeout = .init(connect: .seconds(60), read: .seconds(120))
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -71,7 +73,7 @@ final class APIClient: Sendable {
             request.body = .bytes(ByteBuffer(bytes: raw))
             request.headers.add(name: "Content-Type", value: "application/json")
         }
-        let response = try await http.execute(request, timeout: .seconds(60))
+        let response = try await http.execute(request, timeout: .seconds(180))
         let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
     }

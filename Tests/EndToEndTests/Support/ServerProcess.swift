@@ -47,9 +47,31 @@ final class ServerProcess: Sendable {
     var isRunning: Bool { process.isRunning }
 
     /// Starts a server and waits (up to `deadline`) until it prints its listening address.
+    ///
+    /// At most ``startGate``'s width of servers start at once: every suite starts its servers
+    /// together, and on a 2-core machine the start-ups' work (migrations, TLS files) starved the
+    /// servers already serving. The deadline counts from this server's own start.
     static func start(
         dataDirectory: String? = nil, extraArguments: [String] = [], adminKey: String = ServerProcess.testAdminKey,
         deadline: Duration = .seconds(60)
+    ) async throws -> ServerProcess {
+        await startGate.enter()
+        do {
+            let server = try await launch(
+                dataDirectory: dataDirectory, extraArguments: extraArguments, adminKey: adminKey, deadline: deadline)
+            await startGate.leave()
+            return server
+        } catch {
+            await startGate.leave()
+            throw error
+        }
+    }
+
+    /// Server start-ups in flight at once: two, one a core.
+    static let startGate = StartGate(width: 2)
+
+    private static func launch(
+        dataDirectory: String?, extraArguments: [String], adminKey: String, deadline: Duration
     ) async throws -> ServerProcess {
         let directory = dataDirectory ?? TemporaryDirectory.make(prefix: "rooftop-e2e")
         let process = ChildProcess()
@@ -59,6 +81,10 @@ final class ServerProcess: Sendable {
                 "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", directory, "--admin-key", adminKey,
                 "--bcrypt-cost", "4", "--log-level", "warning",
             ] + (extraArguments.contains("--storage") ? [] : try TestStorage.arguments(dataDirectory: directory))
+            // A loaded 2-core machine running every suite's servers at once (on PostgreSQL
+            // above all) can take longer than the default 30 s over a request that is not stuck;
+            // the deadline tests set their own.
+            + (extraArguments.contains("--request-timeout") ? [] : ["--request-timeout", "300"])
             + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment = environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
@@ -256,5 +282,32 @@ enum TemporaryDirectory {
         let path = URL(fileURLWithPath: root).appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+}
+
+/// At most `width` holders at once; the others wait their turn, first come first served.
+actor StartGate {
+    private let width: Int
+    private var holders = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(width: Int) { self.width = width }
+
+    /// Waits for a place.
+    func enter() async {
+        if holders < width {
+            holders += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Gives the place to the next in line, or frees it.
+    func leave() {
+        if waiting.isEmpty {
+            holders -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
