@@ -201,6 +201,19 @@ struct ConnectionLimitsTests {
         }
     }
 
+    /// Opens `count` kept-alive TLS connections to `server` (appended to `probes`, so that the
+    /// caller stops them), each answered one request: established, then idle.
+    static func answeredKeepAlive(_ count: Int, _ server: ServerProcess, into probes: inout [TLSProbe]) async throws {
+        for _ in 0..<count {
+            let probe = try TLSProbe(server)
+            probes.append(probe)
+            try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
+                probe.received.contains("HTTP/1.1 200")
+            }
+        }
+    }
+
     @Test("connections that were answered and sit idle fill every place: the one idle longest is closed for a new client")
     func globalCapEvictsIdleKeepAlive() async throws {
         try #require(TLSProbe.isAvailable, "openssl is needed")
@@ -210,14 +223,7 @@ struct ConnectionLimitsTests {
             // an established connection (the test client's own, if any, among the first evicted).
             var probes: [TLSProbe] = []
             defer { for probe in probes { probe.stop() } }
-            for _ in 0..<6 {
-                let probe = try TLSProbe(server)
-                probes.append(probe)
-                try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
-                    probe.received.contains("HTTP/1.1 200")
-                }
-            }
+            try await Self.answeredKeepAlive(6, server, into: &probes)
             // A new client is served: the connection idle the longest made room for it.
             try await Self.expectHealthy(client)
             #expect(await probes[0].waitUntilClosed(within: Self.closeDeadline), "the longest idle connection was kept")
@@ -238,14 +244,7 @@ struct ConnectionLimitsTests {
             // per-address cap of unproven connections no longer counts them.
             var probes: [TLSProbe] = []
             defer { for probe in probes { probe.stop() } }
-            for _ in 0..<4 {
-                let probe = try TLSProbe(server)
-                probes.append(probe)
-                try probe.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                try await TestWait.until(within: Self.closeDeadline, "the keep-alive request answered") {
-                    probe.received.contains("HTTP/1.1 200")
-                }
-            }
+            try await Self.answeredKeepAlive(4, server, into: &probes)
             // The address holds half of the eight places: its next connection is refused at once.
             let fifth = try RawConnection(port: server.port, from: "127.0.0.1")
             #expect(await fifth.waitUntilClosed(within: Self.closeDeadline), "a fifth connection from one address was kept")
