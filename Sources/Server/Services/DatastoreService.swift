@@ -9,7 +9,7 @@ final class DatastoreService: Sendable {
     /// The most datastores one user may own, private and shareable together.
     private let maxPerUser: Int
 
-    init(storage: any Storage, limits: Limits, maxPerUser: Int = ServerConfiguration().maxDatastoresPerUser) {
+    init(storage: any Storage, limits: Limits, maxPerUser: Int) {
         self.storage = storage
         self.limits = limits
         self.maxPerUser = maxPerUser
