@@ -31,6 +31,9 @@ public struct ChaosCommand: Codable, Sendable, Equatable {
         case share
         /// Wait until the offline queue is empty, then pull the datastore.
         case syncUntilIdle
+        /// Send the offline queue now (`sync.push`), beside continuous sync; a failure is the
+        /// reply's error.
+        case push
         /// The objects of the datastore the user may read, as stored locally.
         case snapshot
         /// The queue status of the mutations `ids`, and every refused change.
@@ -104,12 +107,22 @@ public struct ChaosEvent: Codable, Sendable, Equatable {
     public var acknowledgedVersion: Int64?
     /// The error code of a refusal.
     public var rejectedCode: String?
+    /// The object of a merge decision.
+    public var objectId: String?
+    /// A merge decision the client saw: the server's answering a push (of `mutationId`), or the
+    /// client's own rebasing queued changes (`mutationId` empty).
+    public var merge: MergeDecision?
 
     /// An event.
-    public init(mutationId: String, acknowledgedVersion: Int64? = nil, rejectedCode: String? = nil) {
+    public init(
+        mutationId: String, acknowledgedVersion: Int64? = nil, rejectedCode: String? = nil, objectId: String? = nil,
+        merge: MergeDecision? = nil
+    ) {
         self.mutationId = mutationId
         self.acknowledgedVersion = acknowledgedVersion
         self.rejectedCode = rejectedCode
+        self.objectId = objectId
+        self.merge = merge
     }
 }
 

@@ -60,7 +60,21 @@ public actor ChaosReplica {
         do {
             // Subscribe before anything is sent, so that no answer is missed.
             let stream = client.outbox.events
+            let merges = client.sync.mergeDecisions
             let events = Task {
+                // Every merge decision the client sees (the server's, answering a push, and its
+                // own, rebasing queued changes over pulled ones), for the harness to check.
+                let decisions = Task {
+                    for await merge in merges {
+                        let mutationId: String =
+                            switch merge.source {
+                            case .push(let id): id.rawValue
+                            case .rebase: ""
+                            }
+                        onEvent(ChaosEvent(mutationId: mutationId, objectId: merge.key.objectId, merge: merge.decision))
+                    }
+                }
+                defer { decisions.cancel() }
                 for await event in stream {
                     switch event.kind {
                     case .acknowledged(let version, _):
@@ -129,6 +143,8 @@ public actor ChaosReplica {
             await client.sync.stop()
             try await client.outbox.waitUntilIdle()
             reply.error = try await pullUntilDone()
+        case .push:
+            try await client.sync.push(datastore: datastoreID)
         case .snapshot:
             let objects = try await client.query(Self.className, in: datastoreID).fromLocalDatastore().limit(1000).find()
             reply.objects = Dictionary(

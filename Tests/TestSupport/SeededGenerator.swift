@@ -42,6 +42,11 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public mutating func subset<T>(_ items: [T], percent: Int) -> [T] {
         items.filter { _ in chance(percent) }
     }
+
+    /// `count` distinct elements of `items` (all of them when it has fewer), in a random order.
+    public mutating func subset<T>(_ items: [T], count: Int) -> [T] {
+        Array(items.shuffled(using: &self).prefix(count))
+    }
 }
 
 /// Seeds for randomized tests: the fixed ones always run (so CI is reproducible); the

@@ -17,13 +17,25 @@ import RooftopShared
 /// 4. each counter is the sum of exactly the increments applied, a distinct power of four each:
 ///    every acknowledged one, no refused one, none twice;
 /// 5. no change is still queued, and every refusal is visible in the replica's refused list with
-///    its code (none dropped silently).
+///    its code (none dropped silently);
+/// 6. each merge rule picked the value it should have (``MergeChoiceCheck``), operation by
+///    operation in the server's history of each object.
 struct ConvergenceChecks {
     let replicas: [ConvergenceReplica]
     let users: [TestUser]
     let datastore: DatastoreID
     let api: APIClient
     let ledger: ConvergenceLedger
+    /// The class's merge rules for `a` and `b`.
+    let rules: [String: MergeRule]
+
+    /// What the checks counted.
+    struct Outcome {
+        var acknowledged: Int
+        var rejected: [String: Int]
+        var unknown: Int
+        var mergeChoices: MergeChoiceCheck.Figures
+    }
 
     private enum Fate: Equatable {
         case acknowledged
@@ -33,14 +45,16 @@ struct ConvergenceChecks {
     }
 
     /// Runs every check; throws one ``ConvergenceFailure`` listing every problem found.
-    /// - Returns: How many changes were acknowledged, rejected (by error code), and of unknown fate.
-    func run() async throws -> (acknowledged: Int, rejected: [String: Int], unknown: Int) {
+    /// - Returns: How many changes were acknowledged, rejected (by error code), and of unknown
+    ///   fate, and the merge choices checked.
+    func run() async throws -> Outcome {
         var problems: [String] = ledger.conflictingOutcomes.map { "answered twice differently: \($0)" }
         var codes: [String: Int] = [:]
         let fates = try await settleFates(&problems, codes: &codes)
         try await compareReplicas(&problems)
         let serverObjects = try await objects(token: nil, admin: true)
         checkModel(serverObjects, fates, &problems)
+        let mergeChoices = try await checkMergeChoices(serverObjects, &problems)
         // A counter that lacks an acknowledged increment, an object back after a delete: how each
         // change was answered and what the server committed, so that one failing run tells the
         // explanations apart (a lost application, a later overwrite, a re-creation and by whom).
@@ -51,7 +65,37 @@ struct ConvergenceChecks {
             throw ConvergenceFailure(problems.prefix(40).joined(separator: "\n"))
         }
         let values = Array(fates.values)
-        return (values.filter { $0 == .acknowledged }.count, codes, values.filter { $0 == .unknown }.count)
+        return Outcome(
+            acknowledged: values.filter { $0 == .acknowledged }.count, rejected: codes,
+            unknown: values.filter { $0 == .unknown }.count, mergeChoices: mergeChoices)
+    }
+
+    /// (6) The merge rules' choices, in each object's committed history.
+    private func checkMergeChoices(_ server: [String: ObjectSnapshot], _ problems: inout [String]) async throws
+        -> MergeChoiceCheck.Figures
+    {
+        var made: [String: ChaosCommand] = [:]
+        for change in ledger.issued {
+            guard let user = replicas.first(where: { $0.index == change.replica })?.user else { continue }
+            made[Self.origin(of: change.mutationId, userId: users[user].id)] = change.command
+        }
+        var check = MergeChoiceCheck(rules: rules)
+        problems += check.check(ledger.merges)
+        for id in server.keys.sorted() {
+            let history = try await operations(id)
+            problems += check.check(id, history: history, made: made)
+        }
+        return check.figures
+    }
+
+    /// An object's whole committed history, as the admin reads it.
+    private func operations(_ id: String) async throws -> [OperationRecord] {
+        let reply = try await api.send(
+            .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
+        guard (200..<300).contains(reply.status) else {
+            throw ConvergenceFailure("the history of object \(id) is unavailable: HTTP \(reply.status)")
+        }
+        return try reply.decode(OperationList.self).operations
     }
 
     /// (5) The final status of every queued change, checked against the events heard.
@@ -248,13 +292,14 @@ struct ConvergenceChecks {
                 byOrigin[Self.origin(of: change.mutationId, userId: users[user].id)] = "\(command.kind) \(change.mutationId)"
             }
         }
-        let reply = try await api.send(
-            .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
-        guard (200..<300).contains(reply.status), let list = try? reply.decode(OperationList.self) else {
-            lines.append("  operations unavailable: HTTP \(reply.status)")
+        let history: [OperationRecord]
+        do {
+            history = try await operations(id)
+        } catch {
+            lines.append("  operations unavailable: \(error)")
             return lines.joined(separator: "\n")
         }
-        for record in list.operations {
+        for record in history {
             let change: String
             switch record.change {
             case .delete:

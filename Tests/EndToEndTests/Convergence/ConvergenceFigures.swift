@@ -17,7 +17,13 @@ struct ConvergenceFigures: Sendable {
     /// Changes whose acknowledgement went with a killed process (applied at most once).
     var unknown = 0
     var serverKills = 0
+    /// Server SIGKILLs while a replica's command (a push, a sharing change) or a role change was
+    /// in flight, and how many of those commands failed.
+    var commandKills = 0
+    var killedCommandsFailed = 0
     var processKills = 0
+    /// The merge choices checked in the servers' histories.
+    var mergeChoices = MergeChoiceCheck.Figures()
     var sharingChanges = 0
     var roleChanges = 0
     /// Proxy modes set, by name.
@@ -63,6 +69,9 @@ struct ConvergenceFigures: Sendable {
         rejectionCodes.merge(other.rejectionCodes, uniquingKeysWith: +)
         unknown += other.unknown
         serverKills += other.serverKills
+        commandKills += other.commandKills
+        killedCommandsFailed += other.killedCommandsFailed
+        mergeChoices.add(other.mergeChoices)
         processKills += other.processKills
         sharingChanges += other.sharingChanges
         roleChanges += other.roleChanges
@@ -81,7 +90,8 @@ struct ConvergenceFigures: Sendable {
         return """
             \(iterations) iterations, \(replicas) replicas (\(processReplicas) in their own process); \
             \(changes) changes queued (\(acknowledged) acknowledged, \(rejected) rejected [\(codeText)], \(unknown) unknown after \
-            a crash), \(skipped) skipped; faults: \(serverKills) server SIGKILLs, \(processKills) client process \
+            a crash), \(skipped) skipped; merge choices checked [\(mergeChoices.summary)]; faults: \(serverKills) server \
+            SIGKILLs (\(commandKills) during a command, \(killedCommandsFailed) of those commands failed), \(processKills) client process \
             SIGKILLs, proxy modes set [\(modeText)], connections refused \(refused), reset mid-stream \(resets), \
             cut \(cut), blackholed \(blackholed), half-closed \(halfClosed); \(sharingChanges) sharing changes, \
             \(roleChanges) role changes

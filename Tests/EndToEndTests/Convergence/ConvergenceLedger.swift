@@ -24,8 +24,18 @@ final class ConvergenceLedger: Sendable {
         case rejected(code: String)
     }
 
+    /// A merge decision a replica saw.
+    struct Merge: Sendable {
+        var replica: Int
+        var objectId: String
+        /// The mutation whose push the server answered with it; empty for the client's own.
+        var mutationId: String
+        var decision: MergeDecision
+    }
+
     private struct State {
         var issued: [Issued] = []
+        var merges: [Merge] = []
         var outcomes: [String: Outcome] = [:]
         var conflictingOutcomes: [String] = []
         var events = 0
@@ -40,7 +50,13 @@ final class ConvergenceLedger: Sendable {
 
     /// Records an event of a replica's offline queue. An acknowledgement and a refusal of the
     /// same mutation are a failure, kept for the checks.
-    func record(_ event: ChaosEvent) {
+    func record(_ event: ChaosEvent, replica: Int) {
+        if let decision = event.merge {
+            let merge = Merge(
+                replica: replica, objectId: event.objectId ?? "", mutationId: event.mutationId, decision: decision)
+            state.withLock { $0.merges.append(merge) }
+            return
+        }
         let outcome: Outcome? =
             if let version = event.acknowledgedVersion { .acknowledged(version: version) }
             else if let code = event.rejectedCode { .rejected(code: code) }
@@ -59,6 +75,9 @@ final class ConvergenceLedger: Sendable {
 
     /// Everything queued, in order.
     var issued: [Issued] { state.withLock { $0.issued } }
+
+    /// The merge decisions the replicas saw, in the order heard.
+    var merges: [Merge] { state.withLock { $0.merges } }
 
     /// The outcomes heard, by mutation ID.
     var outcomes: [String: Outcome] { state.withLock { $0.outcomes } }

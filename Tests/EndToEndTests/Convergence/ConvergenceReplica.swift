@@ -43,11 +43,12 @@ final class ConvergenceReplica: Sendable {
     /// Opens the replica (the first time, it signs in: its proxy must let it through).
     func open() async throws {
         let ledger = self.ledger
+        let index = self.index
         if isProcess {
-            let process = try await ChaosProcess.start(settings) { ledger.record($0) }
+            let process = try await ChaosProcess.start(settings) { ledger.record($0, replica: index) }
             handle.withLock { $0 = .process(process) }
         } else {
-            let replica = try await ChaosReplica.open(settings) { ledger.record($0) }
+            let replica = try await ChaosReplica.open(settings) { ledger.record($0, replica: index) }
             handle.withLock { $0 = .local(replica) }
         }
     }

@@ -74,12 +74,13 @@ struct ConvergenceRun {
                 }
             }
             let fates = try await ConvergenceChecks(
-                replicas: replicas, users: users, datastore: datastore, api: api, ledger: ledger
+                replicas: replicas, users: users, datastore: datastore, api: api, ledger: ledger, rules: rules
             ).run()
             figures.acknowledged = fates.acknowledged
             figures.rejected = fates.rejected.values.reduce(0, +)
             figures.rejectionCodes = fates.rejected
             figures.unknown = fates.unknown
+            figures.mergeChoices = fates.mergeChoices
             for replica in replicas { figures.add(replica.proxy.statistics) }
             figures.iterations = 1
         } catch {
@@ -104,6 +105,16 @@ struct ConvergenceRun {
     ) async throws {
         let roll = random.int(0...99)
         switch roll {
+        case 0..<8 where objects.count >= 2:
+            // Concurrent edits: two or three replicas set the same field of one object back to
+            // back, each before it has heard of the others' change, so the field's merge rule
+            // decides (on the server, or on a client rebasing its queued change).
+            let id = random.pick(objects)
+            let kind = random.pick([ChaosCommand.Kind.setA, .setA, .setB, .increment])
+            let count = min(replicas.count, random.int(2...3))
+            for replica in random.subset(replicas, count: count) {
+                try await change(replica, ledger: ledger, on: (id, kind))
+            }
         case 0..<62:
             try await change(random.pick(replicas), ledger: ledger)
         case 62..<72:
@@ -117,22 +128,21 @@ struct ConvergenceRun {
             // The server crashes (SIGKILL) and comes back on its data directory; the proxies
             // keep the replicas' address.
             await server.kill()
-            server = try await harness.startServer(dataDirectory: server.dataDirectory)
-            api = try harness.api(server)
-            for replica in replicas { replica.proxy.retarget(port: server.port) }
-            figures.serverKills += 1
-        case 82..<85:
+            try await restart(&server, api: &api, replicas, harness: harness)
+        case 82..<84:
+            try await killDuringCommand(replicas, users: users, server: &server, api: &api, harness: harness)
+        case 84..<87:
             let processes = replicas.filter(\.isProcess)
             guard !processes.isEmpty else { return }
             try await random.pick(processes).crashAndReopen()
             figures.processKills += 1
-        case 85..<87:
+        case 87..<89:
             // The owner (user 0, replica 0) changes who may do what in the datastore.
             let principal = random.pick([users[1].id, users[2].id, "role:crew"])
             let role = random.pick(["editor", "editor", "viewer", "none"])
             let reply = try await replicas[0].perform(ChaosCommand(.share, text: role, principal: principal))
             if reply.error == nil { figures.sharingChanges += 1 }
-        case 87..<89:
+        case 89..<91:
             let user = random.pick(Array(users.dropFirst()))
             let change =
                 random.chance(50)
@@ -146,21 +156,72 @@ struct ConvergenceRun {
         }
     }
 
-    /// A random change on one replica, recorded in the ledger when it was queued.
-    private mutating func change(_ replica: ConvergenceReplica, ledger: ConvergenceLedger) async throws {
+    /// Starts the server again on its data directory after a SIGKILL; the proxies keep the
+    /// replicas' address.
+    private mutating func restart(
+        _ server: inout ServerProcess, api: inout APIClient, _ replicas: [ConvergenceReplica], harness: ClientSyncHarness
+    ) async throws {
+        server = try await harness.startServer(dataDirectory: server.dataDirectory)
+        api = try harness.api(server)
+        for replica in replicas { replica.proxy.retarget(port: server.port) }
+        figures.serverKills += 1
+    }
+
+    /// Kills the server (SIGKILL) while a command is in flight: a replica sending its queue now
+    /// (a push request, possibly mid-commit), the owner changing a sharing role, or the harness
+    /// changing the role's members. The kill comes 0-40 ms after the command starts (a request
+    /// over loopback TLS takes a few milliseconds to tens of them in a debug build); the server
+    /// restarts before the command's answer is awaited, so a command that retries may still
+    /// succeed. A failed command is fine; what it did or did not do must satisfy the checks.
+    private mutating func killDuringCommand(
+        _ replicas: [ConvergenceReplica], users: [TestUser], server: inout ServerProcess, api: inout APIClient,
+        harness: ClientSyncHarness
+    ) async throws {
+        let delay = Duration.milliseconds(random.int(0...40))
+        let command: Task<Bool, Never>
+        switch random.int(0...5) {
+        case 0..<4:
+            let replica = random.pick(replicas)
+            command = Task { (try? await replica.perform(ChaosCommand(.push)))?.error == nil }
+        case 4:
+            let share = ChaosCommand(
+                .share, text: random.pick(["editor", "viewer", "none"]),
+                principal: random.pick([users[1].id, users[2].id, "role:crew"]))
+            let owner = replicas[0]
+            command = Task { (try? await owner.perform(share))?.error == nil }
+        default:
+            let user = random.pick(Array(users.dropFirst()))
+            let change =
+                random.chance(50) ? UpdateRoleRequest(addUsers: [user.id]) : UpdateRoleRequest(removeUsers: [user.id])
+            let client = api
+            command = Task { (try? await client.updateRole("crew", change)) != nil }
+        }
+        try await Task.sleep(for: delay)
+        await server.kill()
+        try await restart(&server, api: &api, replicas, harness: harness)
+        figures.commandKills += 1
+        if !(await command.value) { figures.killedCommandsFailed += 1 }
+    }
+
+    /// A random change on one replica (or a change of the kind given, to the object given),
+    /// recorded in the ledger when it was queued.
+    private mutating func change(
+        _ replica: ConvergenceReplica, ledger: ConvergenceLedger, on target: (String, ChaosCommand.Kind)? = nil
+    ) async throws {
         counter += 1
         let tag = "r\(replica.index)-\(counter)"
         var command: ChaosCommand
-        if objects.count < 2 || (objects.count < 8 && random.chance(20)) {
+        if target == nil && (objects.count < 2 || (objects.count < 8 && random.chance(20))) {
             let id = ObjectID.generate(at: Timestamp(Date()), using: &random)
             command = ChaosCommand(
                 .create, objectId: id, int: counter, text: tag,
                 acl: random.pick(["public", "public", "public", "readOnly", "crew", "creator"]))
         } else {
-            let id = random.pick(objects)
-            let kind = random.pick(
-                [ChaosCommand.Kind.setA, .setA, .setB, .increment, .increment, .increment, .append, .append, .insert,
-                 .remove, .move, .changeACL, .delete])
+            let (id, kind) =
+                target
+                ?? (random.pick(objects), random.pick(
+                    [ChaosCommand.Kind.setA, .setA, .setB, .increment, .increment, .increment, .append, .append,
+                     .insert, .remove, .move, .changeACL, .delete]))
             command = ChaosCommand(kind, objectId: id, pick: random.next())
             switch kind {
             case .setA: command.int = counter

@@ -1,4 +1,6 @@
 import Foundation
+import RooftopChaos
+import RooftopShared
 import RooftopTestSupport
 import Testing
 
@@ -69,6 +71,82 @@ struct ConvergenceTests {
             """)
         #expect(total.iterations + failures.count >= 1, "at least one iteration ran")
         #expect(total.changes > 0 || !failures.isEmpty, "iterations queued changes")
+    }
+
+    @Test("the merge-choice check refuses each rule applied as another")
+    func mergeChoices() {
+        func problem(_ rule: MergeRule, wrote: Int64, over prior: Int64?, left result: Int64?, earlier: [Int64] = [])
+            -> String?
+        {
+            MergeChoiceCheck.problem(
+                rule: rule, written: .int(wrote), prior: prior.map(Value.int), result: result.map(Value.int),
+                earlier: earlier.map(Value.int), ordered: true)
+        }
+        // What each rule should do, under a larger (concurrent) and a smaller prior value.
+        #expect(problem(.local, wrote: 5, over: 9, left: 5) == nil)
+        #expect(problem(.remote, wrote: 5, over: 9, left: 9) == nil)
+        #expect(problem(.remote, wrote: 5, over: 3, left: 5) == nil)
+        #expect(problem(.remote, wrote: 5, over: 3, left: 3) == nil)
+        #expect(problem(.max, wrote: 5, over: 9, left: 9) == nil)
+        #expect(problem(.max, wrote: 5, over: 3, left: 5) == nil)
+        #expect(problem(.max, wrote: 5, over: nil, left: 5) == nil)
+        #expect(problem(.min, wrote: 5, over: 9, left: 5) == nil)
+        #expect(problem(.min, wrote: 5, over: 3, left: 3) == nil)
+        #expect(problem(.min, wrote: 5, over: 7, left: 2, earlier: [2, 7]) == nil)
+        // Each rule applied as another is seen.
+        #expect(problem(.max, wrote: 5, over: 9, left: 5) != nil, "max applied as local")
+        #expect(problem(.max, wrote: 5, over: 3, left: 3) != nil, "max applied as min")
+        #expect(problem(.min, wrote: 5, over: 9, left: 9) != nil, "min applied as max or remote")
+        #expect(problem(.remote, wrote: 5, over: 9, left: 5) != nil, "remote applied as local")
+        #expect(problem(.local, wrote: 5, over: 3, left: 3) != nil, "local applied as remote")
+        #expect(problem(.local, wrote: 5, over: 9, left: 9) != nil, "local applied as max")
+        #expect(problem(.remote, wrote: 5, over: 3, left: 4) != nil, "a value neither side wrote")
+        #expect(problem(.min, wrote: 5, over: 3, left: 1, earlier: [3]) != nil, "a value the field never held")
+
+        // Decisions the replicas report.
+        func decision(_ rule: MergeRule, base: Int64?, local: Int64?, remote: Int64?, result: Int64?) -> String? {
+            MergeChoiceCheck.decisionProblem(
+                MergeDecision(
+                    field: "a", baseValue: base.map(Value.int), localValue: local.map(Value.int),
+                    remoteValue: remote.map(Value.int), rule: rule, result: result.map(Value.int), resolution: .rule),
+                rule: rule)
+        }
+        #expect(decision(.max, base: 1, local: 5, remote: 9, result: 9) == nil)
+        #expect(decision(.max, base: 1, local: 5, remote: 9, result: 5) != nil)
+        #expect(decision(.min, base: 1, local: 5, remote: 9, result: 5) == nil)
+        #expect(decision(.min, base: 1, local: 5, remote: 9, result: 9) != nil)
+        #expect(decision(.min, base: 1, local: 5, remote: nil, result: 5) == nil)
+        #expect(decision(.local, base: 1, local: 5, remote: 9, result: 5) == nil)
+        #expect(decision(.local, base: 1, local: 5, remote: 9, result: 9) != nil)
+        #expect(decision(.remote, base: 1, local: 5, remote: 9, result: 9) == nil)
+        #expect(decision(.remote, base: 1, local: 5, remote: 9, result: 5) != nil)
+        #expect(decision(.sum, base: 1, local: 5, remote: 9, result: 13) == nil)
+        #expect(decision(.sum, base: 1, local: 5, remote: 9, result: 9) != nil)
+        var rules = MergeChoiceCheck(rules: ["a": .max])
+        let wrongRule = MergeDecision(
+            field: "a", baseValue: .int(1), localValue: .int(5), remoteValue: .int(9), rule: .remote, result: .int(9),
+            resolution: .rule)
+        #expect(rules.check([.init(replica: 0, objectId: "x", mutationId: "", decision: wrongRule)]).count == 1)
+
+        // Through a history: a max applied as local, and an increment that changed `a`.
+        let origin = "o1"
+        let history = [
+            OperationRecord(version: 1, change: .update([FieldUpdate("a", .set(.int(9)))]), priorValues: ["a": nil]),
+            OperationRecord(
+                version: 2, change: .update([FieldUpdate("a", .set(.int(5)))]), priorValues: ["a": .int(9)],
+                origin: origin),
+            OperationRecord(
+                version: 3, change: .update([FieldUpdate("a", .set(.int(1)))]), priorValues: ["a": .int(5)],
+                origin: "o2"),
+        ]
+        var check = MergeChoiceCheck(rules: ["a": .max])
+        let problems = check.check(
+            "x", history: history,
+            made: [origin: ChaosCommand(.setA, objectId: "x", int: 5), "o2": ChaosCommand(.increment, objectId: "x", int: 1)])
+        #expect(problems.count == 2, "\(problems)")
+        #expect(problems.first?.contains("max must keep 9") == true)
+        #expect(problems.last?.contains("changed a, which the change does not write") == true)
+        #expect(check.figures.checked[.max] == 1 && check.figures.contested[.max] == 1)
     }
 
     @Test("a missing increment, a resurrection or a stale copy gets a trace of the object")
