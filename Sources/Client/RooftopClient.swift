@@ -62,8 +62,11 @@ public final class RooftopClient: Sendable {
     /// across restarts; `nil` without an account.
     public var currentUser: UserInfo? { core.currentSession?.user }
 
-    /// Creates an account and signs in. Objects kept locally without an account move to it.
-    /// - Throws: `exists` for a taken user name, `illegalArgument` for a weak password, network errors.
+    /// Creates an account and signs in. Objects kept locally without an account move to it. The
+    /// server stores the name in NFC; `UserInfo.username` is the name as stored.
+    /// - Throws: `exists` for a taken user name, or one that differs from a taken name only in case,
+    ///   Unicode form, width or invisible characters (`SignUpRequest.usernameKey(_:)`);
+    ///   `illegalArgument` for a weak password or an unusable name; network errors.
     @discardableResult
     public func signUp(username: String, password: String, email: String? = nil) async throws -> UserInfo {
         let session = try await core.api.signUp(SignUpRequest(username: username, password: password, email: email))
@@ -71,7 +74,8 @@ public final class RooftopClient: Sendable {
         return session.user
     }
 
-    /// Signs in. Objects kept locally without an account move to the user.
+    /// Signs in. Objects kept locally without an account move to the user. The account is found
+    /// under any name with the same key as its own (`ALICE` signs in to `alice`).
     /// - Throws: `auth` for wrong credentials, `retryLater` when throttled, network errors.
     @discardableResult
     public func logIn(username: String, password: String) async throws -> UserInfo {

@@ -54,6 +54,22 @@ struct AuthThrottleTests {
         #expect(other.status == 200, "\(other.text)")
     }
 
+    @Test("guesses at look-alikes of a user name (ALICE, Alice) count against that name: its owner is slowed down")
+    func lookAlikesShareTheNameThrottle() async throws {
+        let (_, client) = try SharedServer.require()
+        let victim = try await client.newUser("victim")
+        let spellings = [victim.username.uppercased(), victim.username.prefix(1).uppercased() + victim.username.dropFirst()]
+        for attempt in 0..<(Self.maxFailures + 2) {
+            let spelling = spellings[attempt % spellings.count]
+            let reply = try await client.logIn(spelling, password: "guess-\(attempt)", from: "127.0.5.\(attempt + 1)")
+            #expect(reply.status == 401, "attempt \(attempt): \(reply.text)")
+        }
+        let start = ContinuousClock.now
+        let owner = try await client.logIn(victim.username, password: victim.password, from: "127.0.5.100")
+        #expect(owner.status == 200, "\(owner.text)")
+        #expect(ContinuousClock.now - start >= .milliseconds(250), "the guesses at its look-alikes did not count")
+    }
+
     @Test("the per-address limit holds across user names, known or not; other addresses are not affected")
     func perAddress() async throws {
         let (_, client) = try SharedServer.require()

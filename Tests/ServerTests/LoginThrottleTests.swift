@@ -22,7 +22,7 @@ struct LoginThrottleTests {
     func reservedBeforeChecking() async throws {
         let clock = ManualClock()
         let throttle = Self.throttle(clock)
-        let keys = ThrottleKeys.logIn(username: "victim", address: "10.0.0.1")
+        let keys = ThrottleKeys.logIn(usernameKey: "victim", address: "10.0.0.1")
         let passed = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 {
                 group.addTask { (try? await throttle.reserve(hard: keys.hard, soft: keys.soft)) != nil }
@@ -39,8 +39,8 @@ struct LoginThrottleTests {
     func retryAfterAndForgiveness() async throws {
         let clock = ManualClock()
         let throttle = Self.throttle(clock)
-        let keys = ThrottleKeys.logIn(username: "user", address: "10.0.0.2")
-        let other = ThrottleKeys.logIn(username: "other", address: "10.0.0.2")
+        let keys = ThrottleKeys.logIn(usernameKey: "user", address: "10.0.0.2")
+        let other = ThrottleKeys.logIn(usernameKey: "other", address: "10.0.0.2")
         for _ in 0..<4 {
             _ = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
             clock.advance(by: .seconds(10))
@@ -65,7 +65,7 @@ struct LoginThrottleTests {
         let throttle = Self.throttle(clock)
         var delays: [Duration] = []
         for attempt in 0..<40 {
-            let keys = ThrottleKeys.logIn(username: "victim", address: "10.1.0.\(attempt)")
+            let keys = ThrottleKeys.logIn(usernameKey: "victim", address: "10.1.0.\(attempt)")
             delays.append(try await throttle.reserve(hard: keys.hard, soft: keys.soft).delay)
         }
         #expect(delays.prefix(5).allSatisfy { $0 == .zero })
@@ -74,7 +74,7 @@ struct LoginThrottleTests {
         #expect(delays == delays.sorted())
         #expect(delays.last == .seconds(4))
         // The victim, from an address of their own, still gets in (after the bounded delay).
-        let own = ThrottleKeys.logIn(username: "victim", address: "10.2.0.1")
+        let own = ThrottleKeys.logIn(usernameKey: "victim", address: "10.2.0.1")
         let reservation = try await throttle.reserve(hard: own.hard, soft: own.soft)
         #expect(reservation.delay == .seconds(4))
         await throttle.forgive(reservation)

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer
@@ -101,6 +102,43 @@ struct PostgresMigrationTests {
                 retired.append(name)
             }
             #expect(retired == ["Readers", "Shared"])
+        }
+    }
+
+    @Test("a v4 database migrates to user-name keys: look-alike users made before all stay and log in; new look-alikes are refused",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV4() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
+            do {
+                // What a v4 server left: the schema without name keys, and names that differ only
+                // in case or Unicode form.
+                try await storage.prepare()
+                let client = storage.pool.client
+                let v5 = "v5: user names compared by key"
+                try await client.query("ALTER TABLE users DROP COLUMN name_key", logger: logger)
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v5)", logger: logger)
+                for user in LegacyUserNames.users {
+                    try await client.query(
+                        """
+                        INSERT INTO users (id, username, password_hash, created_at)
+                        VALUES (\(user.id), \(user.username), 'unusable', \(user.createdAt))
+                        """, logger: logger)
+                }
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v5])
+                var keys: [String: String] = [:]
+                for try await (id, key) in try await client.query("SELECT id, name_key FROM users", logger: logger)
+                    .decode((String, String).self)
+                {
+                    keys[id] = key
+                }
+                try await LegacyUserNames.check(storage, keys: keys)
+                try await storage.close()
+            } catch {
+                try? await storage.close()
+                throw error
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RooftopShared
 import Testing
 
 @testable import RooftopServer
@@ -100,5 +101,20 @@ struct PostgresNotifierTests {
         #expect(
             try JSONDecoder().decode(ClusterEnvelope.self, from: Data(short.utf8)).message
                 == .changed(datastoreKey: 1, sequence: 2, className: "Note", readers: ["*"]))
+    }
+
+    @Test("a failed log-in under the longest name key, from the longest address, fits in one notification")
+    func longestLogInKeys() throws {
+        // 42 × U+FDFA: 126 bytes as typed, a key of 1,386 bytes; quotes escape to two bytes each.
+        let names = [
+            String(repeating: "\u{FDFA}", count: SignUpRequest.maxUsernameBytes / 3),
+            String(repeating: "\"", count: SignUpRequest.maxUsernameBytes),
+        ]
+        for name in names {
+            let key = SignUpRequest.usernameKey(name)
+            let keys = ThrottleKeys.logIn(usernameKey: key, address: "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255")
+            let payload = try PostgresNotifier.payload(.loginFailed(keys: keys.hard + keys.soft), origin: UUID().uuidString)
+            #expect(payload.utf8.count <= PostgresNotifier.maxPayloadBytes, "\(payload.utf8.count) bytes")
+        }
     }
 }

@@ -4,22 +4,37 @@ import Testing
 @testable import RooftopServer
 
 extension StorageConformance {
-    /// Users: stored and found by ID and user name; a taken user name is refused with `exists`.
+    /// Users: stored and found by ID and user name, a name under any look-alike of it (same key);
+    /// a taken user name, or a look-alike of one, is refused with `exists`.
     static func users(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in
             let alice = user("u1", "alice", email: "alice@example.com")
             try await storage.insertUser(alice)
             try await storage.insertUser(user("u2", "bob"))
             #expect(try await storage.user(id: "u1") == alice)
-            #expect(try await storage.user(username: "alice") == alice)
-            #expect(try await storage.user(username: "bob")?.email == nil)
+            #expect(try await storage.user(logInName: "alice") == alice)
+            #expect(try await storage.user(logInName: "bob")?.email == nil)
             #expect(try await storage.user(id: "nobody") == nil)
-            #expect(try await storage.user(username: "Alice") == nil, "user names are case-sensitive")
+            #expect(try await storage.user(logInName: "nobody") == nil)
+            for lookAlike in ["Alice", "ALICE", "\u{FF41}lice", "al\u{AD}ice"] {
+                #expect(try await storage.user(logInName: lookAlike)?.id == "u1", "log-in as \(lookAlike)")
+            }
 
             let taken = await throwsCode(.exists) { try await storage.insertUser(user("u3", "alice")) }
             #expect(taken, "a second 'alice' must be refused with 'exists'")
+            for (id, lookAlike) in [("u4", "Alice"), ("u5", "\u{FF41}lice"), ("u6", "BOB")] {
+                let refused = await throwsCode(.exists) { try await storage.insertUser(user(id, lookAlike)) }
+                #expect(refused, "\(lookAlike) looks like a taken name: refused with 'exists'")
+                #expect(try await storage.user(id: id) == nil, "the refused \(lookAlike) must not be stored")
+            }
             #expect(try await storage.user(id: "u3") == nil, "the refused user must not be stored")
-            #expect(try await storage.user(username: "alice")?.id == "u1")
+            #expect(try await storage.user(logInName: "alice")?.id == "u1")
+
+            // Canonically equivalent names are one name: é precomposed, or e and U+0301.
+            try await storage.insertUser(user("u7", "ren\u{E9}e"))
+            #expect(await throwsCode(.exists) { try await storage.insertUser(user("u8", "rene\u{301}e")) })
+            #expect(try await storage.user(logInName: "rene\u{301}e")?.id == "u7")
+            #expect(try await storage.user(logInName: "REN\u{C9}E")?.id == "u7")
 
             // Racing sign-ups for one name: exactly one wins, the others get 'exists'.
             let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -36,6 +51,23 @@ extension StorageConformance {
                 return try await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 }.count == 1)
+
+            // Racing sign-ups for look-alikes of one name: exactly one wins.
+            let lookAlikes = ["dave", "Dave", "DAVE", "\u{FF44}ave", "d\u{200B}ave", "dAvE"]
+            let lookAlikeOutcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for (index, name) in lookAlikes.enumerated() {
+                    group.addTask {
+                        do {
+                            try await storage.insertUser(user("dave\(index)", name))
+                            return true
+                        } catch let error as RooftopError where error.code == .exists {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(lookAlikeOutcomes.filter { $0 }.count == 1)
         }
     }
 
@@ -89,13 +121,13 @@ extension StorageConformance {
     /// listed newest first and deleted together (others' stay); a password hash replaced.
     static func userAdministration(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in
-            // Byte order: "B" < "a" < "b" < "é" (an ASCII-insensitive or locale order would differ).
-            for (id, name) in [("u1", "b"), ("u2", "a"), ("u3", "é"), ("u4", "B")] {
+            // Byte order: "B" < "a" < "c" < "é" (a case-insensitive or locale order would differ).
+            for (id, name) in [("u1", "c"), ("u2", "a"), ("u3", "é"), ("u4", "B")] {
                 try await storage.insertUser(user(id, name))
             }
-            #expect(try await storage.users(after: nil, limit: 10).map(\.username) == ["B", "a", "b", "é"])
+            #expect(try await storage.users(after: nil, limit: 10).map(\.username) == ["B", "a", "c", "é"])
             #expect(try await storage.users(after: nil, limit: 2).map(\.username) == ["B", "a"])
-            #expect(try await storage.users(after: "a", limit: 2).map(\.username) == ["b", "é"])
+            #expect(try await storage.users(after: "a", limit: 2).map(\.username) == ["c", "é"])
             #expect(try await storage.users(after: "é", limit: 2).isEmpty)
 
             let sessions = [

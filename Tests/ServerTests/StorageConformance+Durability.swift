@@ -49,7 +49,7 @@ extension StorageConformance {
 
             let reopened = try await fixture.open()
             do {
-                #expect(try await reopened.user(username: "alice") == user("u1", "alice"))
+                #expect(try await reopened.user(logInName: "alice") == user("u1", "alice"))
                 #expect(try await reopened.session(tokenHash: "h1") == session)
                 #expect(try await reopened.role(named: "R") == role)
                 #expect(try await reopened.secret(named: "signing") { [1] } == secret)

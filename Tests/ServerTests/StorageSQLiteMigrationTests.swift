@@ -174,4 +174,28 @@ struct StorageSQLiteMigrationTests {
         #expect(retired)
         try await storage.close()
     }
+
+    @Test("a v8 database migrates to user-name keys: look-alike users made before all stay and log in; new look-alikes are refused")
+    func fromV8() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try SQLiteMigrations.migrator.migrate(storage.pool, upTo: "v8: dashboard sessions stored as hashes")
+        try await storage.pool.write { db in
+            // What a v8 server allowed: names that differ only in case or Unicode form.
+            for user in LegacyUserNames.users {
+                try db.execute(
+                    sql: "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, 'unusable', ?)",
+                    arguments: [user.id, user.username, user.createdAt])
+            }
+        }
+        try await storage.prepare()
+        let keys = try await storage.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name_key FROM users").reduce(into: [String: String]()) {
+                $0[$1["id"]] = $1["name_key"]
+            }
+        }
+        try await LegacyUserNames.check(storage, keys: keys)
+        try await storage.close()
+    }
 }

@@ -10,7 +10,7 @@ import Testing
 @Suite("Storage conformance")
 struct StorageConformanceTests {
 
-    @Test("users: found by ID and name; a taken name is refused", arguments: StorageBackend.tested) func users(backend: StorageBackend) async throws {
+    @Test("users: found by ID and name, also under a look-alike; a taken name or a look-alike of one is refused", arguments: StorageBackend.tested) func users(backend: StorageBackend) async throws {
         try await StorageConformance.users(backend.factory)
     }
 

@@ -45,31 +45,39 @@ final class AuthService: Sendable {
         self.dummyHash = Bcrypt.hash(AuthService.prehash(SessionToken.generate()), cost: configuration.bcryptCost)
     }
 
-    /// Creates an account and logs it in.
+    /// Creates an account, its name stored in NFC, and logs it in.
+    /// - Throws: `illegalArgument` for a request that breaks the rules
+    ///   (``SignUpRequest/validate()``), `exists` when the name, or one that differs from it only
+    ///   in case, Unicode form, width or invisible characters, is taken.
     func signUp(_ request: SignUpRequest) async throws -> Session {
         try request.validate()
         let passwordHash = try await hashPassword(request.password)
         let user = UserRecord(
-            id: ObjectID.generate(), username: request.username, email: request.email, passwordHash: passwordHash,
-            createdAt: clock.now())
+            id: ObjectID.generate(), username: SignUpRequest.normalizedUsername(request.username), email: request.email,
+            passwordHash: passwordHash, createdAt: clock.now())
         try await storage.insertUser(user)
         return try await startSession(for: user)
     }
 
     /// Checks a user name and password and starts a session.
     ///
-    /// The attempt is counted against the throttle before the password is checked (and forgiven
-    /// when it is right), so that guesses sent at once on many connections cannot all pass.
+    /// The name is looked up as people read it: `alice` logs in to `Alice`'s account, as does any
+    /// name with the same key (``SignUpRequest/usernameKey(_:)``; see ``Storage/user(logInName:)``).
+    /// The attempt is counted against the throttle, per name key, before the password is checked
+    /// (and forgiven when it is right), so that guesses sent at once on many connections, or at
+    /// look-alikes of one name, cannot all pass.
     /// - Throws: `illegalArgument` for a user name that sign-up would refuse, `auth` for wrong
     ///   credentials (the same message whether the user exists or not), `retryLater` when
     ///   throttled.
     func logIn(_ request: LogInRequest, clientAddress: String?) async throws -> Session {
+        // Before the key: the length check bounds the work of normalizing.
         try SignUpRequest.validateUsername(request.username)
-        let keys = ThrottleKeys.logIn(username: request.username, address: clientAddress)
+        let keys = ThrottleKeys.logIn(
+            usernameKey: SignUpRequest.usernameKey(request.username), address: clientAddress)
         let reservation = try await throttle.reserve(hard: keys.hard, soft: keys.soft)
         // A name guessed at from elsewhere is slowed down, never locked.
         if reservation.delay > .zero { try await Task.sleep(for: reservation.delay) }
-        let user = try await storage.user(username: request.username)
+        let user = try await storage.user(logInName: request.username)
         // Verify against a dummy hash for unknown users too, so timing does not reveal accounts.
         let hash = user?.passwordHash ?? dummyHash
         let matches = try await verifyPassword(request.password, hash: hash)

@@ -189,11 +189,13 @@ struct ThrottleKey: Hashable, Sendable {
 
 /// The throttle keys of a sign-in.
 enum ThrottleKeys {
-    /// A password log-in: hard per (name, address) and per address, soft per name. An unknown
-    /// address (no TCP peer, as in in-process tests) counts as one address, `unknown`.
-    static func logIn(username: String, address: String?) -> (hard: [String], soft: [String]) {
+    /// A password log-in: hard per (name, address) and per address, soft per name. A name counts
+    /// by its key (``SignUpRequest/usernameKey(_:)``), so that `Alice` and `alice` are one name
+    /// here too. An unknown address (no TCP peer, as in in-process tests) counts as one address,
+    /// `unknown`.
+    static func logIn(usernameKey: String, address: String?) -> (hard: [String], soft: [String]) {
         let address = address ?? "unknown"
-        return (["user-at:" + address + "|" + username, addressPrefix + address], ["user:" + username])
+        return (["user-at:" + address + "|" + usernameKey, addressPrefix + address], ["user:" + usernameKey])
     }
 
     /// The prefix of a log-in's per-address key, which a success does not clear.

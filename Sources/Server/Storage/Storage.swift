@@ -38,15 +38,18 @@ public protocol Storage: Sendable {
 
     // MARK: Users and sessions
 
-    /// Stores a new user.
-    /// - Throws: ``RooftopError/Code/exists`` when the user name is taken.
+    /// Stores a new user, with its name's key (``SignUpRequest/usernameKey(_:)``), which no other
+    /// user may have.
+    /// - Throws: ``RooftopError/Code/exists`` when the user name or its key is taken: a name that
+    ///   differs from another only in case, Unicode form, width or invisible characters.
     func insertUser(_ user: UserRecord) async throws
 
     /// The user with this ID.
     func user(id: String) async throws -> UserRecord?
 
-    /// The user with this user name.
-    func user(username: String) async throws -> UserRecord?
+    /// The user a log-in under `name` is for: the one named exactly `name`, else the one named its
+    /// NFC form, else the one whose name key is its key (``UserNameLookup``).
+    func user(logInName name: String) async throws -> UserRecord?
 
     /// Stores a new session.
     func insertSession(_ session: SessionRecord) async throws

@@ -4,7 +4,9 @@ import RooftopShared
 public struct UserRecord: Sendable, Hashable {
     /// The user's ID (an object ID).
     public var id: String
-    /// The unique user name.
+    /// The unique user name, as signed up, in NFC (``SignUpRequest/normalizedUsername(_:)``;
+    /// a user stored before names had keys keeps its former form if that NFC form is another
+    /// user's name). Storage gives it its key (``SignUpRequest/usernameKey(_:)``), unique too.
     public var username: String
     /// The e-mail address, if given.
     public var email: String?

@@ -16,7 +16,10 @@ public struct SignUpRequest: Hashable, Sendable, Codable {
     /// The longest accepted user name, in UTF-8 bytes: 128.
     public static let maxUsernameBytes = 128
 
-    /// The user name: 1-128 bytes, no control characters, no leading or trailing white space.
+    /// The user name: 1-128 bytes (also in NFC, the form it is stored in), no control characters,
+    /// no leading or trailing white space, some visible character. Names are compared by their
+    /// keys (``usernameKey(_:)``): one that differs from a taken name only in case, Unicode form,
+    /// width or invisible characters is taken.
     public var username: String
     /// The password: at least 8 characters, at most 1024 bytes.
     public var password: String
@@ -47,6 +50,16 @@ public struct SignUpRequest: Hashable, Sendable, Codable {
     ///   `email`) that breaks its rule. The message never contains the password.
     public func validate() throws(RooftopError) {
         try SignUpRequest.validateUsername(username)
+        // Only after the length check: normalizing and folding take time in proportion to it.
+        guard SignUpRequest.normalizedUsername(username).utf8.count <= SignUpRequest.maxUsernameBytes else {
+            throw RooftopError(
+                .illegalArgument,
+                "the user name is longer than \(SignUpRequest.maxUsernameBytes) bytes in Unicode NFC, the form it is stored in",
+                field: "username")
+        }
+        guard !SignUpRequest.usernameKey(username).isEmpty else {
+            throw RooftopError(.illegalArgument, "the user name has no visible character", field: "username")
+        }
         guard password.count >= SignUpRequest.minPasswordLength else {
             throw RooftopError(
                 .illegalArgument, "the password needs at least \(SignUpRequest.minPasswordLength) characters",

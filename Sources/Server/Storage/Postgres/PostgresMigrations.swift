@@ -18,9 +18,33 @@ import PostgresNIO
 /// `rooftop_migrations` records what was applied. Servers sharing the database migrate one at a
 /// time (a transaction-scoped advisory lock), each migration in its own transaction.
 enum PostgresMigrations {
+    /// One schema version: statements, and optionally work in Swift after them (for what SQL
+    /// cannot compute the way the server does, such as user-name keys) and statements after it,
+    /// all in one transaction.
+    struct Migration: Sendable {
+        /// The name recorded in `rooftop_migrations`.
+        var name: String
+        /// The statements, separated by `;`.
+        var sql: String
+        /// Work after ``sql`` on the migration's connection, in its transaction.
+        var then: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
+        /// Statements after ``then``.
+        var finally: String = ""
+
+        init(
+            _ name: String, _ sql: String, then: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil,
+            finally: String = ""
+        ) {
+            self.name = name
+            self.sql = sql
+            self.then = then
+            self.finally = finally
+        }
+    }
+
     /// The migrations, oldest first. Append only: a migration that has shipped never changes.
-    static let all: [(name: String, sql: String)] = [
-        (
+    static let all: [Migration] = [
+        Migration(
             "v1: accounts, datastores, objects, change feed, bounded history",
             """
             CREATE TABLE settings (
@@ -148,12 +172,12 @@ enum PostgresMigrations {
             );
             """
         ),
-        (
+        Migration(
             // Administration lists and ends a user's sessions (docs/server.md, "Administer a server").
             "v2: sessions by user",
             "CREATE INDEX sessions_by_user ON sessions(user_id, created_at)"
         ),
-        (
+        Migration(
             // A deleted role's name is kept, so that no later role of that name inherits the grants
             // naming it (docs/server.md, "Roles"). Names deleted before this migration are not
             // known; those still named by datastore sharing or object readers are reserved now.
@@ -169,7 +193,7 @@ enum PostgresMigrations {
                 WHERE substr(principal, 1, 5) = 'role:' AND substr(principal, 6) NOT IN (SELECT name FROM roles)
             """
         ),
-        (
+        Migration(
             // The dashboard's sessions, by the SHA-256 of their tokens (as users' sessions): the
             // HMAC key that signed them before is no longer kept.
             "v4: dashboard sessions stored as hashes",
@@ -178,7 +202,48 @@ enum PostgresMigrations {
             DELETE FROM settings WHERE name = 'dashboard-hmac-key'
             """
         ),
+        Migration(
+            // User names are compared by a key (SignUpRequest.usernameKey: compatibility-decomposed,
+            // case-folded, invisible characters dropped), unique, so that look-alike accounts
+            // cannot be made. Keys are computed in Swift, as the server computes them
+            // (PostgreSQL's normalize() and lower() differ). Existing users whose keys collide all
+            // stay: the oldest gets the key, the others the key, U+001F and their ID, and log in
+            // by their exact name (UserNameMigration); names are rewritten in NFC where no other
+            // user has that form.
+            "v5: user names compared by key",
+            "ALTER TABLE users ADD COLUMN name_key text",
+            then: { connection, logger in try await fillNameKeys(connection, logger: logger) },
+            finally: """
+                ALTER TABLE users ALTER COLUMN name_key SET NOT NULL;
+                ALTER TABLE users ADD CONSTRAINT users_name_key_key UNIQUE (name_key)
+                """
+        ),
     ]
+
+    /// Gives every user its name key (migration v5), the users read oldest first, written back
+    /// 1,000 at a time.
+    static func fillNameKeys(_ connection: PostgresConnection, logger: Logger) async throws {
+        var users: [UserNameMigration.User] = []
+        let rows = try await connection.query("SELECT id, username FROM users ORDER BY created_at, id", logger: logger)
+        for try await (id, username) in rows.decode((String, String).self) {
+            users.append(UserNameMigration.User(id: id, username: username))
+        }
+        let keyed = UserNameMigration.keys(for: users)
+        var start = 0
+        while start < keyed.count {
+            let batch = keyed[start..<min(start + 1_000, keyed.count)]
+            let ids = batch.map(\.id)
+            let names = batch.map(\.username)
+            let keys = batch.map(\.key)
+            try await connection.query(
+                """
+                UPDATE users SET username = keyed.username, name_key = keyed.key
+                FROM unnest(\(ids)::text[], \(names)::text[], \(keys)::text[]) AS keyed(id, username, key)
+                WHERE users.id = keyed.id
+                """, logger: logger)
+            start += batch.count
+        }
+    }
 
     /// A migration's statements, one by one (the extended protocol runs one per query). The
     /// migrations' SQL holds no `;` but between statements.
@@ -233,6 +298,10 @@ enum PostgresMigrations {
                     "SELECT 1 FROM rooftop_migrations WHERE name = \(name)", logger: logger)
                 for try await _ in rows { return false }
                 for statement in statements(of: migration.sql) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await migration.then?(connection, logger)
+                for statement in statements(of: migration.finally) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 try await connection.query("INSERT INTO rooftop_migrations (name) VALUES (\(name))", logger: logger)

@@ -124,15 +124,18 @@ public final class PostgresStorage: Storage {
 
     /// See ``Storage/insertUser(_:)``.
     public func insertUser(_ user: UserRecord) async throws {
+        let key = SignUpRequest.usernameKey(user.username)
         let inserted = try await read { session in
+            // Any unique column: the ID, the name or its key.
             try session.execute(
                 """
-                INSERT INTO users (id, username, email, password_hash, created_at)
-                VALUES (\(user.id), \(user.username), \(user.email), \(user.passwordHash), \(user.createdAt.millisecondsSinceEpoch))
+                INSERT INTO users (id, username, name_key, email, password_hash, created_at)
+                VALUES (\(user.id), \(user.username), \(key), \(user.email), \(user.passwordHash),
+                \(user.createdAt.millisecondsSinceEpoch))
                 ON CONFLICT DO NOTHING
                 """)
         }
-        guard inserted == 1 else { throw RooftopError(.exists, "the user name '\(user.username)' is taken") }
+        guard inserted == 1 else { throw RooftopError.usernameTaken(user.username) }
     }
 
     private static let userColumns = "id, username, email, password_hash, created_at"
@@ -144,11 +147,17 @@ public final class PostgresStorage: Storage {
         }
     }
 
-    /// See ``Storage/user(username:)``.
-    public func user(username: String) async throws -> UserRecord? {
-        try await read { session in
-            try session.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE username = \(username)").first
-                .map(Self.user)
+    /// See ``Storage/user(logInName:)``.
+    public func user(logInName name: String) async throws -> UserRecord? {
+        let lookup = UserNameLookup(name)
+        return try await read { session in
+            lookup.choose(
+                try session.query(
+                    """
+                    SELECT \(unescaped: Self.userColumns) FROM users
+                    WHERE username IN (\(lookup.name), \(lookup.normalized)) OR name_key = \(lookup.key)
+                    """
+                ).map(Self.user))
         }
     }
 

@@ -293,6 +293,24 @@ enum SQLiteMigrations {
                 DELETE FROM settings WHERE name = 'dashboard-hmac-key';
                 """)
         }
+        migrator.registerMigration("v9: user names compared by key") { db in
+            // User names are compared by a key (SignUpRequest.usernameKey: compatibility-decomposed,
+            // case-folded, invisible characters dropped), unique, so that look-alike accounts
+            // cannot be made. Existing users whose keys collide all stay: the oldest gets the key,
+            // the others the key, U+001F and their ID, and log in by their exact name
+            // (UserNameMigration); names are rewritten in NFC where no other user has that form.
+            // (The default '' only fills the column until the keys are written: every insert
+            // gives a key.)
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN name_key TEXT NOT NULL DEFAULT ''")
+            let users = try Row.fetchAll(db, sql: "SELECT id, username FROM users ORDER BY created_at, rowid").map {
+                UserNameMigration.User(id: $0["id"], username: $0["username"])
+            }
+            let update = try db.makeStatement(sql: "UPDATE users SET username = ?, name_key = ? WHERE id = ?")
+            for user in UserNameMigration.keys(for: users) {
+                try update.execute(arguments: [user.username, user.key, user.id])
+            }
+            try db.execute(sql: "CREATE UNIQUE INDEX users_by_name_key ON users(name_key)")
+        }
         return migrator
     }
 }

@@ -132,13 +132,18 @@ public final class SQLiteStorage: Storage {
 
     /// See ``Storage/insertUser(_:)``.
     public func insertUser(_ user: UserRecord) async throws {
+        let key = SignUpRequest.usernameKey(user.username)
         try await pool.write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE username = ?", arguments: [user.username]) == true {
-                throw RooftopError(.exists, "the user name '\(user.username)' is taken")
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM users WHERE username = ? OR name_key = ?", arguments: [user.username, key]) == true
+            {
+                throw RooftopError.usernameTaken(user.username)
             }
             try db.execute(
-                sql: "INSERT INTO users (id, username, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [user.id, user.username, user.email, user.passwordHash, user.createdAt.millisecondsSinceEpoch])
+                sql: "INSERT INTO users (id, username, name_key, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    user.id, user.username, key, user.email, user.passwordHash, user.createdAt.millisecondsSinceEpoch,
+                ])
         }
     }
 
@@ -149,10 +154,15 @@ public final class SQLiteStorage: Storage {
         }
     }
 
-    /// See ``Storage/user(username:)``.
-    public func user(username: String) async throws -> UserRecord? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE username = ?", arguments: [username]).map(Self.user(from:))
+    /// See ``Storage/user(logInName:)``.
+    public func user(logInName name: String) async throws -> UserRecord? {
+        let lookup = UserNameLookup(name)
+        return try await pool.read { db in
+            lookup.choose(
+                try Row.fetchAll(
+                    db, sql: "SELECT * FROM users WHERE username IN (?, ?) OR name_key = ?",
+                    arguments: [lookup.name, lookup.normalized, lookup.key]
+                ).map(Self.user(from:)))
         }
     }
 
