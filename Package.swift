@@ -53,11 +53,21 @@ let package = Package(
             path: "Sources/Shared",
             swiftSettings: swiftSettings
         ),
+        // The query compiler and index layout the client's local store and the server's storage
+        // share: SQL text and arguments from the shared query model. No I/O; GRDB and
+        // postgres-nio stay with the stores.
+        .target(
+            name: "RooftopSQL",
+            dependencies: ["RooftopShared"],
+            path: "Sources/SQL",
+            swiftSettings: swiftSettings
+        ),
         // The client library apps embed.
         .target(
             name: "Rooftop",
             dependencies: [
                 "RooftopShared",
+                "RooftopSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -76,6 +86,7 @@ let package = Package(
             name: "RooftopServer",
             dependencies: [
                 "RooftopShared",
+                "RooftopSQL",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -235,6 +246,7 @@ let package = Package(
             dependencies: [
                 "RooftopServer",
                 "RooftopShared",
+                "RooftopSQL",
                 "RooftopTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -84,6 +84,17 @@ final class ClientCore: Sendable {
         session.withLock { $0 = stored }
     }
 
+    /// Caches the effective roles a pull told for the user whose rows are `scope` (nothing when
+    /// another user signed in since, or they are unchanged), so that offline ACL checks see
+    /// roles gained or lost without ``refreshUser()``.
+    func updateRoles(_ roles: [String], scope: String) throws(RooftopError) {
+        guard var stored = currentSession, stored.user.objectId == scope, Set(stored.user.roles) != Set(roles) else {
+            return
+        }
+        stored.user.roles = roles
+        try updateUser(stored.user)
+    }
+
     /// Reloads the signed-in user from the server and caches it (effective roles included).
     func refreshUser() async throws(RooftopError) -> UserInfo {
         let user = try await api.currentUser()

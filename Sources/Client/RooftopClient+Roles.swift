@@ -12,7 +12,8 @@ extension RooftopClient {
 ///
 /// The signed-in user's effective roles, which local queries use to apply ACLs offline, are
 /// reloaded after each change (a change the server made is kept even when that reload cannot
-/// reach it; ``RooftopClient/refreshCurrentUser()`` reloads them later).
+/// reach it; ``RooftopClient/refreshCurrentUser()`` reloads them later). Changes others make
+/// arrive with the next pull, which tells the client its effective roles when they changed.
 ///
 /// ```swift
 /// try await client.roles.create("Moderators", users: [alice.id])

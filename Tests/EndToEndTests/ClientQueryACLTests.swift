@@ -142,6 +142,38 @@ struct ClientQueryACLTests {
         }
     }
 
+    @Test("roles gained and lost reach the offline ACL checks through a pull, without refreshing the user")
+    func rolesThroughPulls() async throws {
+        let (server, api) = try SharedServer.require()
+        let scene = try await ClientACLScene.make(api)
+        let file = ClientQueryFixture.cacheFile()
+        let bobs: Set = [scene.publicDoc, scene.bobDoc]
+        try await ClientQueryFixture.withClient(server, as: scene.bob, storage: .file(path: file)) { client async throws in
+            let local = client.query(scene.className).fromLocalDatastore()
+            try await client.sync.pull(datastore: .app)
+            #expect(try await local.find().idSet == bobs)
+            #expect(client.currentUser?.roles == [])
+
+            // Alice's side: bob joins Editors (and so Staff, its parent).
+            try await api.updateRole(scene.editors, UpdateRoleRequest(addUsers: [scene.bob.id]))
+            try await client.sync.pull(datastore: .app)
+            #expect(client.currentUser?.roles == [scene.editors, scene.staff].sorted(), "told by the pull")
+            #expect(
+                try await local.find().idSet == bobs.union([scene.editorsDoc, scene.staffDoc]),
+                "the objects the pull brought are readable locally at once")
+
+            try await api.updateRole(scene.editors, UpdateRoleRequest(removeUsers: [scene.bob.id]))
+            try await client.sync.pull(datastore: .app)
+            #expect(client.currentUser?.roles == [])
+            #expect(try await local.find().idSet == bobs)
+            #expect(try await local.ignoringACLs().find().idSet.isSubset(of: scene.all))
+        }
+        try await ClientQueryFixture.withOfflineClient(server, storage: .file(path: file)) { client async throws in
+            #expect(client.currentUser?.roles == [], "the roles told were stored with the session")
+            #expect(try await client.query(scene.className).fromLocalDatastore().find().idSet == bobs)
+        }
+    }
+
     @Test("another user signed in on the same client file sees none of the first user's cached objects")
     func usersAreSeparated() async throws {
         let (server, api) = try SharedServer.require()

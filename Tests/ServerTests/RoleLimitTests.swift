@@ -1,4 +1,5 @@
 import Logging
+import RooftopSQL
 import RooftopShared
 import Testing
 
@@ -90,12 +91,12 @@ struct PrincipalBindingTests {
     func boundedArguments() throws {
         let many = Set((0..<40_000).map { "role:R\($0)" })
         for dialect in [SQLDialect.sqlite, .postgres] {
-            let compiler = SQLQueryCompiler(dialect: dialect)
-            let select = compiler.select(Query("T"), datastoreKey: 1, readers: many, limit: 10)
+            let compiler = SQLQueryCompiler(dialect: dialect, layout: .server)
+            let select = compiler.select(Query("T"), scope: .datastore(1), readers: many, limit: 10)
             #expect(select.arguments.count < 10, "\(select.arguments.count) arguments")
-            let count = compiler.count(Query("T"), datastoreKey: 1, readers: many)
+            let count = compiler.count(Query("T"), scope: .datastore(1), readers: many)
             #expect(count.arguments.count < 10)
-            let few = compiler.count(Query("T"), datastoreKey: 1, readers: ["*", "u1"])
+            let few = compiler.count(Query("T"), scope: .datastore(1), readers: ["*", "u1"])
             #expect(few.arguments.contains(.text("u1")), "small sets are bound one by one, as before")
         }
         #expect(SQLiteStorage.principalList(many).arguments.count == 1)

@@ -1,4 +1,5 @@
 import GRDB
+import RooftopSQL
 import RooftopShared
 import Testing
 
@@ -48,7 +49,7 @@ struct SQLQueryDifferentialTests {
                 arguments: [dataset.datastoreKey]
             ).reduce(into: [String: Set<String>]()) { $0[$1["class_name"], default: []].insert($1["field"]) }
         }
-        let compiler = SQLQueryCompiler(dialect: .sqlite)
+        let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .server)
         var evaluated = 0
         var mismatches = 0
         var matching = 0

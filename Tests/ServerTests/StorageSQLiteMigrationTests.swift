@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQL
 import RooftopShared
 import Testing
 
@@ -107,7 +108,7 @@ struct StorageSQLiteMigrationTests {
         }
         #expect(counts == [0, 0])
         let query = Query(className: "T", predicate: .comparison(field: "title", op: .equal, value: "short"))
-        #expect(SQLQueryCompiler(dialect: .sqlite).evaluation(of: query, unindexed: []) == nil)
+        #expect(SQLQueryCompiler(dialect: .sqlite, layout: .server).evaluation(of: query, unindexed: []) == nil)
         #expect(try await storage.find(query, datastoreKey: 1, readers: nil, limit: 10).objects == [shortened])
 
         // v5: the operation written before it has no sequence; the first advance of the history

@@ -52,6 +52,12 @@ struct WireStrictDecodingTests {
                 try decode(PullResponse.self, #"{"changes":[],"checkpoint":"x","hasMore":true,"remaining":\#(remaining)}"#)
             }
         }
+        let roles = try decode(PullResponse.self, #"{"changes":[],"checkpoint":"x","hasMore":false,"roles":["a","b"]}"#)
+        #expect(roles.roles == ["a", "b"])
+        let tooMany = (0...RoleInfo.maxRolesPerUser).map { "\"r\($0)\"" }.joined(separator: ",")
+        #expect(throws: DecodingError.self, "more roles than a user may hold") {
+            try decode(PullResponse.self, #"{"changes":[],"checkpoint":"x","hasMore":false,"roles":[\#(tooMany)]}"#)
+        }
         for total in ["-9223372036854775808", "-1", "9223372036854775807"] {
             #expect(throws: DecodingError.self, "totalCount \(total)") {
                 try decode(QueryResponse.self, #"{"objects":[],"totalCount":\#(total)}"#)

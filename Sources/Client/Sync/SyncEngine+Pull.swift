@@ -80,6 +80,8 @@ extension SyncEngine {
     ) async throws(RooftopError) -> Int {
         var machine = SyncStateMachine(maxRetries: maxRetries)
         var actions = machine.handle(.start(checkpoint: since))
+        // Whose pull this is: roles a page tells are that user's.
+        let pullScope = core.scope
         var page: PullResponse?
         let activity = core.services.activity
         let api = core.api
@@ -123,6 +125,8 @@ extension SyncEngine {
                     ahead = (next, Task { await fetch(next) })
                 }
                 do {
+                    // Roles first: the objects the page brings are checked offline with them.
+                    if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
                     try await apply(
                         current, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? checkpoint : nil,
                         core: core, onChange: observer)

@@ -75,7 +75,12 @@ final class PullService: Sendable {
                 datastoreKey: datastoreKey, userId: userId, sequence: page.lastSequence, principals: page.principals.sorted(),
                 remaining: page.hasMore ? remaining : nil, historyFrom: historyFrom > 0 ? historyFrom : nil))
         Counter(label: "rooftop_pulled_changes_total").increment(by: page.changes.count)
-        return PullResponse(changes: page.changes, checkpoint: checkpoint, hasMore: page.hasMore, remaining: remaining)
+        // A client checking ACLs offline holds the roles it was told: tell them again when they
+        // changed since the checkpoint (its principals differ), and on a pull from scratch.
+        let tellRoles = context.userId != nil && !context.isAdmin && (since.map { Set($0.principals) != page.principals } ?? true)
+        return PullResponse(
+            changes: page.changes, checkpoint: checkpoint, hasMore: page.hasMore, remaining: remaining,
+            roles: tellRoles ? context.roles.sorted() : nil)
     }
 
     /// A page being put together.

@@ -1,14 +1,16 @@
 import PostgresNIO
+import RooftopSQL
 import RooftopShared
 
 extension PostgresStorage {
-    private static let compiler = SQLQueryCompiler(dialect: .postgres)
+    private static let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
 
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await readSnapshot { session in
-            try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
-                .find(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
+            let page = try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
+                .find(query, readers: readers, limit: limit)
+            return QueryPage(objects: page.objects, totalCount: page.totalCount)
         }
     }
 
@@ -16,7 +18,7 @@ extension PostgresStorage {
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await readSnapshot { session in
             try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
-                .count(query, datastoreKey: datastoreKey, readers: readers)
+                .count(query, readers: readers)
         }
     }
 
@@ -29,10 +31,10 @@ extension PostgresStorage {
 
     /// The shared query runner over one session.
     private static func runner(_ session: PostgresBlockingSession, datastoreKey: Int64, className: String)
-        -> StorageQueryRunner
+        -> SQLQueryRunner
     {
-        StorageQueryRunner(
-            compiler: compiler,
+        SQLQueryRunner(
+            compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(
                     try session.query(

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import RooftopSQL
 import RooftopShared
 
 /// The storage for several server processes: one PostgreSQL database (or a compatible one)
@@ -9,7 +10,7 @@ import RooftopShared
 ///
 /// It keeps the SQLite storage's design (docs/server.md, "What is stored, and why") in
 /// PostgreSQL's types, with its own migrations (``PostgresMigrations``), and makes the same
-/// decisions through the same code (``ObjectWriteFlow``, ``StorageQueryRunner``,
+/// decisions through the same code (``ObjectWriteFlow``, ``SQLQueryRunner``,
 /// ``SQLQueryCompiler``). What differs is concurrency: writers run at once, so
 ///
 /// - an object write reads its datastore `FOR UPDATE`: the datastore's writers take turns until

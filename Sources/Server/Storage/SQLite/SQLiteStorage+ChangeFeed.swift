@@ -1,4 +1,5 @@
 import GRDB
+import RooftopSQL
 import RooftopShared
 
 extension SQLiteStorage {

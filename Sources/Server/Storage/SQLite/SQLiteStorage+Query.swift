@@ -1,15 +1,17 @@
 import Foundation
 import GRDB
+import RooftopSQL
 import RooftopShared
 
 extension SQLiteStorage {
-    private static let compiler = SQLQueryCompiler(dialect: .sqlite)
+    private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .server)
 
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await pool.read { db in
-            try Self.runner(db, datastoreKey: datastoreKey, className: query.className)
-                .find(query, datastoreKey: datastoreKey, readers: readers, limit: limit)
+            let page = try Self.runner(db, datastoreKey: datastoreKey, className: query.className)
+                .find(query, readers: readers, limit: limit)
+            return QueryPage(objects: page.objects, totalCount: page.totalCount)
         }
     }
 
@@ -17,14 +19,14 @@ extension SQLiteStorage {
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await pool.read { db in
             try Self.runner(db, datastoreKey: datastoreKey, className: query.className)
-                .count(query, datastoreKey: datastoreKey, readers: readers)
+                .count(query, readers: readers)
         }
     }
 
     /// The shared query runner over one read transaction.
-    private static func runner(_ db: Database, datastoreKey: Int64, className: String) -> StorageQueryRunner {
-        StorageQueryRunner(
-            compiler: compiler,
+    private static func runner(_ db: Database, datastoreKey: Int64, className: String) -> SQLQueryRunner {
+        SQLQueryRunner(
+            compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(
                     try String.fetchAll(

@@ -2,12 +2,12 @@
 /// ``inlineLimit``, and beyond it one argument holding them all as a JSON array, so that no set
 /// runs into a backend's limit on bound variables (SQLite's 32,766, PostgreSQL's 65,535) however
 /// many roles a user holds.
-enum SQLTextSet {
+package enum SQLTextSet {
     /// The most texts bound one by one.
-    static let inlineLimit = 64
+    package static let inlineLimit = 64
 
     /// The SQL inside `IN (…)` for `texts` (non-empty) and its arguments, in order.
-    static func list(_ texts: Set<String>, dialect: SQLDialect) -> (sql: String, arguments: [String]) {
+    package static func list(_ texts: Set<String>, dialect: SQLDialect) -> (sql: String, arguments: [String]) {
         let sorted = texts.sorted()
         guard sorted.count > inlineLimit else {
             return (Array(repeating: "?", count: sorted.count).joined(separator: ", "), sorted)
@@ -16,7 +16,7 @@ enum SQLTextSet {
     }
 
     /// `texts` as a JSON array of strings.
-    static func jsonArray(_ texts: [String]) -> String {
+    package static func jsonArray(_ texts: [String]) -> String {
         var json = "["
         for (index, text) in texts.enumerated() {
             if index > 0 { json += "," }

@@ -1,79 +1,5 @@
 import RooftopShared
 
-/// A value bound to a SQL parameter.
-enum SQLArgument: Sendable, Hashable {
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-}
-
-/// A SQL fragment with its bound arguments, in order.
-struct SQLFragment: Sendable {
-    var sql: String
-    var arguments: [SQLArgument]
-
-    init(_ sql: String = "", _ arguments: [SQLArgument] = []) {
-        self.sql = sql
-        self.arguments = arguments
-    }
-
-    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
-    }
-}
-
-/// How a backend spells what differs between SQL dialects.
-struct SQLDialect: Sendable {
-    /// The placeholder for the `index`-th argument (1-based).
-    var placeholder: @Sendable (_ index: Int) -> String
-    /// The great-circle distance in meters between two points, as a SQL expression that gives
-    /// exactly ``GeoPoint/distanceMeters(to:)``; `nil` when the backend cannot compute it so
-    /// (then the shared evaluator decides distance conditions and orders).
-    var distance: (@Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String)?
-    /// Text comparison by bytes (SQLite's default `BINARY`; PostgreSQL needs `COLLATE "C"`).
-    var bytewiseText: @Sendable (_ expression: String) -> String
-    /// The condition that an `objects` row (`o`) is not a tombstone.
-    var live: String
-    /// How many `IN (SELECT …)` conditions a query may leave to the planner to turn into joins;
-    /// the others are written so that it keeps them as (hashed) sub-plans. PostgreSQL's planner
-    /// takes time growing steeply with the number of such joins: 4 seconds for 200, minutes for
-    /// the thousand a query may hold; as sub-plans, milliseconds.
-    var plannedJoins: Int
-    /// The rows of the texts in a JSON array bound at `placeholder`, for `IN (…)` over sets too
-    /// large to bind one by one (``SQLTextSet``).
-    var textsOfJSONArray: @Sendable (_ placeholder: String) -> String
-
-    /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers (Swift's
-    /// own code, so it agrees with the evaluator to the last bit).
-    static let sqlite = SQLDialect(
-        placeholder: { _ in "?" },
-        distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
-        bytewiseText: { $0 },
-        live: "o.deleted = 0",
-        plannedJoins: .max,
-        textsOfJSONArray: { "SELECT value FROM json_each(\($0))" })
-
-    /// PostgreSQL: `$n` placeholders, byte order for text, boolean tombstones. No distance:
-    /// PostgreSQL's floating-point functions raise an error where IEEE arithmetic underflows
-    /// (two points 1e-300 degrees apart), and a SQL function would not be Swift's, so distance
-    /// conditions and orders go to the shared evaluator.
-    static let postgres = SQLDialect(
-        placeholder: { "$\($0)" },
-        distance: nil,
-        bytewiseText: { "(\($0) COLLATE \"C\")" },
-        live: "NOT o.deleted",
-        plannedJoins: 8,
-        textsOfJSONArray: { "SELECT json_array_elements_text(CAST(\($0) AS json))" })
-}
-
-/// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
-/// in its order.
-let objectRowColumns = """
-    o.key, o.class_name, o.object_id, d.id AS datastore_id, o.body, o.created_at, o.updated_at, o.version, \
-    o.sequence, o.deleted
-    """
-
 /// Compiles the shared query AST into SQL over the storage's index tables, so that the server
 /// answers every query exactly as ``QueryEvaluator`` would.
 ///
@@ -81,14 +7,27 @@ let objectRowColumns = """
 /// (``Value/sortKey``), so SQL's bytewise blob order is the shared value order. Field names,
 /// values and IDs are always bound as arguments; nothing from the query is spliced into the SQL
 /// text. Only validated queries should be compiled.
-struct SQLQueryCompiler: Sendable {
-    let dialect: SQLDialect
+///
+/// Every statement is scoped by a condition the store gives (`scope`: the server's
+/// `o.datastore_key = ?`, the client's account and datastore), then the query's class, live
+/// objects and, unless `readers` is `nil`, objects one of the readers may read.
+///
+/// ```swift
+/// let compiler = SQLQueryCompiler(dialect: .sqlite, layout: layout)
+/// let page = compiler.select(query, scope: SQLFragment("o.datastore_key = ?", [.integer(7)]), readers: ["*"], limit: 50)
+/// ```
+package struct SQLQueryCompiler: Sendable {
+    /// How the backend spells what differs.
+    package let dialect: SQLDialect
+    /// The store's tables.
+    package let layout: SQLIndexLayout
     /// The joins left to the planner in the query being compiled (``SQLDialect/plannedJoins``).
     private var joins: JoinBudget?
 
-    /// A compiler for `dialect`.
-    init(dialect: SQLDialect) {
+    /// A compiler for `dialect` over `layout`.
+    package init(dialect: SQLDialect, layout: SQLIndexLayout) {
         self.dialect = dialect
+        self.layout = layout
     }
 
     /// What is left of ``SQLDialect/plannedJoins`` while one query's conditions are compiled.
@@ -100,8 +39,8 @@ struct SQLQueryCompiler: Sendable {
 
     /// The `SELECT` of a page: matching live objects of the query's class in the datastore,
     /// readable by one of `readers` (all when `nil`), in the query's order, with offset and limit.
-    /// Selects ``objectRowColumns``.
-    func select(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) -> SQLFragment {
+    /// Selects the layout's ``SQLIndexLayout/columns``.
+    package func select(_ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int) -> SQLFragment {
         var joins = SQLFragment()
         var orderBy: [String] = []
         if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate), let distanceSQL = dialect.distance {
@@ -112,7 +51,7 @@ struct SQLQueryCompiler: Sendable {
             orderBy.append(distance)
             joins.arguments += []
             return finish(
-                query, datastoreKey: datastoreKey, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
+                query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
                 orderArguments: [.real(anchor.point.latitude), .real(anchor.point.longitude)])
         }
         for (index, key) in query.order.enumerated() {
@@ -126,19 +65,17 @@ struct SQLQueryCompiler: Sendable {
                     : "CASE WHEN s\(index).sort_key IS NULL THEN 0 ELSE 1 END, s\(index).sort_key ASC")
         }
         return finish(
-            query, datastoreKey: datastoreKey, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
-            orderArguments: [])
+            query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy, orderArguments: [])
     }
 
     private func finish(
-        _ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int, joins: SQLFragment,
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, joins: SQLFragment,
         orderBy: [String], orderArguments: [SQLArgument]
     ) -> SQLFragment {
-        let filter = self.filter(query, datastoreKey: datastoreKey, readers: readers)
+        let filter = self.filter(query, scope: scope, readers: readers)
         let order = (orderBy + [dialect.bytewiseText("o.object_id") + " ASC"]).joined(separator: ", ")
         let statement =
-            SQLFragment(
-                "SELECT \(objectRowColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key")
+            SQLFragment("SELECT \(layout.columns) FROM \(layout.source)")
             + joins + SQLFragment(" WHERE ") + filter + SQLFragment(" ORDER BY \(order)", orderArguments)
             + SQLFragment(" LIMIT ? OFFSET ?", [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
         return numbered(statement)
@@ -147,10 +84,10 @@ struct SQLQueryCompiler: Sendable {
     /// The `SELECT` of every live object of the query's class in the datastore, readable by one of
     /// `readers`, that meets the query's predicate, in no particular order: the candidates the
     /// shared evaluator decides on when SQL cannot (see ``evaluation(of:unindexed:)``).
-    func candidates(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+    package func candidates(_ query: Query, scope: SQLFragment, readers: Set<String>?) -> SQLFragment {
         numbered(
-            SQLFragment("SELECT \(objectRowColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key WHERE ")
-                + filter(query, datastoreKey: datastoreKey, readers: readers))
+            SQLFragment("SELECT \(layout.columns) FROM \(layout.source) WHERE ")
+                + filter(query, scope: scope, readers: readers))
     }
 
     /// What SQL can decide of a query when some objects of its class hold values of `unindexed`
@@ -165,7 +102,7 @@ struct SQLQueryCompiler: Sendable {
     ///
     /// A dialect without ``SQLDialect/distance`` sends queries with distance conditions or a
     /// distance order the same way.
-    func evaluation(of query: Query, unindexed: Set<String>) -> Query? {
+    package func evaluation(of query: Query, unindexed: Set<String>) -> Query? {
         let distanceOrder = dialect.distance == nil && query.order.isEmpty
             && QueryEvaluator.distanceAnchor(query.predicate) != nil
         let exactPredicate = query.predicate.map { isExact($0, unindexed: unindexed) } ?? true
@@ -201,23 +138,20 @@ struct SQLQueryCompiler: Sendable {
     }
 
     /// The `SELECT count(*)` of the query's matches.
-    func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
-        numbered(
-            SQLFragment("SELECT count(*) FROM objects o WHERE ")
-                + filter(query, datastoreKey: datastoreKey, readers: readers))
+    package func count(_ query: Query, scope: SQLFragment, readers: Set<String>?) -> SQLFragment {
+        numbered(SQLFragment("SELECT count(*) FROM objects o WHERE ") + filter(query, scope: scope, readers: readers))
     }
 
-    /// The conditions every query has: datastore, class, live, readable; then the predicate.
-    func filter(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
+    /// The conditions every query has: scope, class, live, readable; then the predicate.
+    package func filter(_ query: Query, scope: SQLFragment, readers: Set<String>?) -> SQLFragment {
         var scoped = self
         scoped.joins = JoinBudget(dialect.plannedJoins)
-        return scoped.budgetedFilter(query, datastoreKey: datastoreKey, readers: readers)
+        return scoped.budgetedFilter(query, scope: scope, readers: readers)
     }
 
-    private func budgetedFilter(_ query: Query, datastoreKey: Int64, readers: Set<String>?) -> SQLFragment {
-        var filter = SQLFragment(
-            "o.datastore_key = ? AND o.class_name = ? AND \(dialect.live)",
-            [.integer(datastoreKey), .text(query.className)])
+    private func budgetedFilter(_ query: Query, scope: SQLFragment, readers: Set<String>?) -> SQLFragment {
+        var filter =
+            scope + SQLFragment(" AND o.class_name = ? AND \(dialect.live)", [.text(query.className)])
         if let readers {
             filter = filter + SQLFragment(" AND ") + readable(by: readers)
         }
@@ -230,14 +164,15 @@ struct SQLQueryCompiler: Sendable {
     private func readable(by readers: Set<String>) -> SQLFragment {
         guard !readers.isEmpty else { return SQLFragment("0 = 1") }
         let set = SQLTextSet.list(readers, dialect: dialect)
+        let current = layout.currentReader.map { " AND " + $0 } ?? ""
         return SQLFragment(
-            "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL"
+            "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key\(current)"
                 + " AND r.principal IN (\(set.sql)))",
             set.arguments.map { .text($0) })
     }
 
     /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
-    func condition(_ predicate: QueryPredicate) -> SQLFragment {
+    package func condition(_ predicate: QueryPredicate) -> SQLFragment {
         switch predicate {
         case .and(let operands):
             guard !operands.isEmpty else { return SQLFragment("1 = 1") }
@@ -418,7 +353,7 @@ struct SQLQueryCompiler: Sendable {
 
     /// The smallest byte string greater than every string that starts with `bytes`, or `nil` when
     /// there is none (all bytes are 0xFF).
-    static func successor(of bytes: [UInt8]) -> [UInt8]? {
+    package static func successor(of bytes: [UInt8]) -> [UInt8]? {
         var result = bytes
         while let last = result.last {
             if last < 0xFF {

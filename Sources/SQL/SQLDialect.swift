@@ -1,0 +1,45 @@
+import RooftopShared
+
+/// How a backend spells what differs between SQL dialects.
+package struct SQLDialect: Sendable {
+    /// The placeholder for the `index`-th argument (1-based).
+    package var placeholder: @Sendable (_ index: Int) -> String
+    /// The great-circle distance in meters between two points, as a SQL expression that gives
+    /// exactly ``GeoPoint/distanceMeters(to:)``; `nil` when the backend cannot compute it so
+    /// (then the shared evaluator decides distance conditions and orders).
+    package var distance: (@Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String)?
+    /// Text comparison by bytes (SQLite's default `BINARY`; PostgreSQL needs `COLLATE "C"`).
+    package var bytewiseText: @Sendable (_ expression: String) -> String
+    /// The condition that an `objects` row (`o`) is not a tombstone.
+    package var live: String
+    /// How many `IN (SELECT …)` conditions a query may leave to the planner to turn into joins;
+    /// the others are written so that it keeps them as (hashed) sub-plans. PostgreSQL's planner
+    /// takes time growing steeply with the number of such joins: 4 seconds for 200, minutes for
+    /// the thousand a query may hold; as sub-plans, milliseconds.
+    package var plannedJoins: Int
+    /// The rows of the texts in a JSON array bound at `placeholder`, for `IN (…)` over sets too
+    /// large to bind one by one (``SQLTextSet``).
+    package var textsOfJSONArray: @Sendable (_ placeholder: String) -> String
+
+    /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers (Swift's
+    /// own code, so it agrees with the evaluator to the last bit).
+    package static let sqlite = SQLDialect(
+        placeholder: { _ in "?" },
+        distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
+        bytewiseText: { $0 },
+        live: "o.deleted = 0",
+        plannedJoins: .max,
+        textsOfJSONArray: { "SELECT value FROM json_each(\($0))" })
+
+    /// PostgreSQL: `$n` placeholders, byte order for text, boolean tombstones. No distance:
+    /// PostgreSQL's floating-point functions raise an error where IEEE arithmetic underflows
+    /// (two points 1e-300 degrees apart), and a SQL function would not be Swift's, so distance
+    /// conditions and orders go to the shared evaluator.
+    package static let postgres = SQLDialect(
+        placeholder: { "$\($0)" },
+        distance: nil,
+        bytewiseText: { "(\($0) COLLATE \"C\")" },
+        live: "NOT o.deleted",
+        plannedJoins: 8,
+        textsOfJSONArray: { "SELECT json_array_elements_text(CAST(\($0) AS json))" })
+}

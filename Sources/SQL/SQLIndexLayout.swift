@@ -1,0 +1,36 @@
+/// The tables a store keeps for queries, as ``SQLQueryCompiler`` reads them: one layout for the
+/// client's local store and the server's storage, so that both answer a query with the same SQL.
+///
+/// Every store has:
+/// - `objects o`: one row per object, with an integer `key`, `class_name`, `object_id` and the
+///   tombstone flag that ``SQLDialect/live`` tests;
+/// - `object_fields(object_key, field, kind, sort_key, latitude, longitude)`: one row per field
+///   of a live object, `sort_key` its value's order-preserving key (``Value/sortKey``) or `NULL`
+///   past ``Value/indexedKeyLimit``, the coordinates for points, indexed on `(field, sort_key)`;
+/// - `object_elements(object_key, field, element_key)`: one row per element of a list or relation;
+/// - `object_readers(object_key, principal, …)`: who may read each object (`*`, user IDs,
+///   `role:Name`), from its ACL.
+///
+/// What differs between stores is what a page selects and how it is scoped:
+///
+/// ```swift
+/// let layout = SQLIndexLayout(
+///     source: "objects o", columns: "o.key, o.body", currentReader: nil)
+/// let compiler = SQLQueryCompiler(dialect: .sqlite, layout: layout)
+/// ```
+package struct SQLIndexLayout: Sendable {
+    /// What a page selects from: `objects o`, joined with what ``columns`` needs.
+    package var source: String
+    /// The columns of a page's rows, in the order the store reads them.
+    package var columns: String
+    /// The condition that an `object_readers` row (`r`) is current, for a store that keeps
+    /// readers' history (the server's `r.to_sequence IS NULL`); `nil` when every row is current.
+    package var currentReader: String?
+
+    /// A layout.
+    package init(source: String, columns: String, currentReader: String?) {
+        self.source = source
+        self.columns = columns
+        self.currentReader = currentReader
+    }
+}

@@ -1,0 +1,76 @@
+import RooftopShared
+
+/// How a store answers a query and a count, the same in every store: SQL where it decides the
+/// query exactly, the shared evaluator over SQL's candidates where it cannot (see
+/// ``SQLQueryCompiler/evaluation(of:unindexed:)``). The store gives it three reads, made in one
+/// read transaction, and the scope of the objects queried.
+///
+/// ```swift
+/// let runner = SQLQueryRunner(
+///     compiler: compiler, scope: SQLFragment("o.datastore_key = ?", [.integer(key)]),
+///     unindexedFields: { try unindexed(db) }, objects: { try snapshots(db, $0) }, count: { try count(db, $0) })
+/// let page = try runner.find(query, readers: ["*"], limit: 50)
+/// ```
+package struct SQLQueryRunner {
+    /// The compiler for the store's dialect and layout.
+    package let compiler: SQLQueryCompiler
+    /// The condition on `objects o` that scopes every statement.
+    package let scope: SQLFragment
+    /// Fields of the query's class with values the index does not fully store.
+    package var unindexedFields: () throws -> Set<String>
+    /// The objects a compiled `SELECT` of the layout's ``SQLIndexLayout/columns`` finds.
+    package var objects: (SQLFragment) throws -> [ObjectSnapshot]
+    /// The number a compiled `SELECT count(*)` finds.
+    package var count: (SQLFragment) throws -> Int
+
+    /// A runner.
+    package init(
+        compiler: SQLQueryCompiler, scope: SQLFragment, unindexedFields: @escaping () throws -> Set<String>,
+        objects: @escaping (SQLFragment) throws -> [ObjectSnapshot], count: @escaping (SQLFragment) throws -> Int
+    ) {
+        self.compiler = compiler
+        self.scope = scope
+        self.unindexedFields = unindexedFields
+        self.objects = objects
+        self.count = count
+    }
+
+    /// A page of `query`'s matches (at most `limit`, no includes) readable by one of `readers`
+    /// (all when `nil`), and their total count.
+    /// - Throws: What the reads throw.
+    package func find(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [ObjectSnapshot], totalCount: Int) {
+        if let result = try evaluated(query, limit: limit, readers: readers) {
+            return (result.objects, result.totalCount)
+        }
+        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit))
+        // A page that is not full holds the last matches: the total is known without counting
+        // (in the same read transaction), unless an offset skipped past every match.
+        let offset = max(query.offset, 0)
+        if objects.count < limit, offset == 0 || !objects.isEmpty {
+            let (total, overflow) = offset.addingReportingOverflow(objects.count)
+            if !overflow { return (objects, total) }
+        }
+        let total = try count(compiler.count(query, scope: scope, readers: readers))
+        return (objects, total)
+    }
+
+    /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.
+    /// - Throws: What the reads throw.
+    package func count(_ query: Query, readers: Set<String>?) throws -> Int {
+        if let result = try evaluated(query, limit: 0, readers: readers) {
+            return result.totalCount
+        }
+        return try count(compiler.count(query, scope: scope, readers: readers))
+    }
+
+    /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the
+    /// shared evaluator over the candidates SQL selects; `nil` when SQL alone can answer it.
+    private func evaluated(_ query: Query, limit: Int, readers: Set<String>?) throws -> QueryResult? {
+        guard let candidates = compiler.evaluation(of: query, unindexed: try unindexedFields()) else { return nil }
+        var paged = query
+        paged.limit = limit
+        paged.includes = []
+        let objects = try self.objects(compiler.candidates(candidates, scope: scope, readers: readers))
+        return QueryEvaluator.run(paged, over: objects, lookup: { _ in nil }, canRead: { _ in true })
+    }
+}

@@ -1,0 +1,23 @@
+import RooftopSQL
+
+/// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
+/// in its order.
+let objectRowColumns = """
+    o.key, o.class_name, o.object_id, d.id AS datastore_id, o.body, o.created_at, o.updated_at, o.version, \
+    o.sequence, o.deleted
+    """
+
+extension SQLIndexLayout {
+    /// The server's layout, on both backends: pages select ``objectRowColumns``, and
+    /// `object_readers` keeps each reader's history (a row is current until `to_sequence`).
+    static let server = SQLIndexLayout(
+        source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
+        currentReader: "r.to_sequence IS NULL")
+}
+
+extension SQLFragment {
+    /// The scope of a query on the server: the objects of one datastore.
+    static func datastore(_ key: Int64) -> SQLFragment {
+        SQLFragment("o.datastore_key = ?", [.integer(key)])
+    }
+}
