@@ -24,3 +24,8 @@ package struct SQLFragment: Sendable {
         SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
     }
 }
+
+/// `count` comma-separated `?` placeholders.
+package func placeholderList(_ count: Int) -> String {
+    Array(repeating: "?", count: count).joined(separator: ", ")
+}

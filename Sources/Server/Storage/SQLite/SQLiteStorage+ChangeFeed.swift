@@ -114,8 +114,3 @@ extension SQLiteStorage {
         return (set.sql, set.arguments)
     }
 }
-
-/// `count` comma-separated `?` placeholders.
-func placeholderList(_ count: Int) -> String {
-    Array(repeating: "?", count: count).joined(separator: ", ")
-}
