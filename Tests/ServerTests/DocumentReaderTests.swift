@@ -118,7 +118,13 @@ struct DocumentReaderTests {
             }
             let page = PullResponse(
                 changes: changes, checkpoint: Checkpoint("c\(index)"), hasMore: rng.chance(50),
-                remaining: rng.chance(50) ? rng.int(0...1000) : nil)
+                remaining: rng.chance(50) ? rng.int(0...1000) : nil,
+                roles: rng.chance(30) ? (0..<rng.int(0...3)).map { "R\"\\\($0)" } : nil)
+            var writer = DocumentWriter()
+            try writer.pullResponse(page)
+            #expect(
+                try DocumentCoding.encode(JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes)))
+                    == DocumentCoding.encode(page), "the server's writer")
             var bytes = Array(try JSONEncoder().encode(page))
             if (try? DocumentReader.read(String(decoding: bytes, as: UTF8.self), { try $0.readPullResponse() })) != nil {
                 read += 1

@@ -423,6 +423,7 @@ extension DocumentReader {
         var checkpoint: Checkpoint?
         var hasMore: Bool?
         var remaining: Int?
+        var roles: [String]?
         try readObject { reader, key in
             switch key {
             case "changes":
@@ -436,11 +437,19 @@ extension DocumentReader {
                 let count = try reader.readInt64()
                 guard (0...Int64(WireBounds.maxCount)).contains(count) else { throw Unhandled() }
                 remaining = Int(count)
+            case "roles":
+                guard !(try reader.readNull()) else { return }
+                var names: [String] = []
+                try reader.readArray { reader in
+                    guard names.count < RoleInfo.maxRolesPerUser else { throw Unhandled() }
+                    names.append(try reader.readString())
+                }
+                roles = names
             default: throw Unhandled()
             }
         }
         guard let changes, let checkpoint, let hasMore else { throw Unhandled() }
-        return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining)
+        return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining, roles: roles)
     }
 
     /// One change of a page (``PullChange``'s `Codable` form).

@@ -290,6 +290,14 @@ package struct DocumentWriter {
             raw(",\"remaining\":")
             int(Int64(remaining))
         }
+        if let roles = page.roles {
+            raw(",\"roles\":[")
+            for (index, role) in roles.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                string(role)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
         bytes.append(UInt8(ascii: "}"))
     }
 }
