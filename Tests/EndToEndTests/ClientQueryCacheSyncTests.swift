@@ -90,7 +90,7 @@ struct ClientQueryCacheSyncTests {
         }
     }
 
-    @Test("losing access through a role: the next pull purges the cached copies, before the roles are refreshed")
+    @Test("losing access through a role: the next pull tells the client its roles and purges the cached copies")
     func revocationPurges() async throws {
         let (server, api) = try SharedServer.require()
         let scene = try await ClientACLScene.make(api)
@@ -104,7 +104,7 @@ struct ClientQueryCacheSyncTests {
 
             try await api.updateRole(scene.editors, UpdateRoleRequest(removeUsers: [scene.alice.id]))
             try await client.sync.pull(datastore: .app, scope: scope)
-            #expect(client.currentUser?.roles.isEmpty == false, "the cached roles are not refreshed by a pull")
+            #expect(client.currentUser?.roles.isEmpty == true, "the pull told the client its roles changed")
             let left: Set = [scene.publicDoc, scene.aliceDoc]
             #expect(try await query.fromLocalDatastore().ignoringACLs().find().idSet == left, "purged, not just hidden")
             #expect(try await query.find(policy: .localOnly).idSet == left)
