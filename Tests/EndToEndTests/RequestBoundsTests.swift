@@ -112,14 +112,15 @@ struct RequestBoundsTests {
             #expect(try await remaining() == left, "the removal stopped at its deadline")
             #expect(!server.log.contains("request failed"), "\(server.log.suffix(2000))")
 
-            // Retried in smaller steps, each within the deadline, the removal goes on.
+            // Retried in smaller steps, each within the deadline, the removal goes on. (Steps of 5:
+            // steps of 25 took more than the second on a loaded 2-core machine in a debug build.)
             for _ in 0..<3 {
                 let step = try await client.send(
-                    .POST, "/v1/datastores/slow/remove", body: RemoveRequest(query: .query(Query("Item")), limit: 25),
+                    .POST, "/v1/datastores/slow/remove", body: RemoveRequest(query: .query(Query("Item")), limit: 5),
                     token: user.token)
                 #expect(step.status == 200, "\(step.text.prefix(300))")
             }
-            #expect(try await remaining() == left - 75)
+            #expect(try await remaining() == left - 15)
         }
     }
 
