@@ -260,6 +260,7 @@ struct ConvergenceChecks {
         for problem in problems
         where problem.contains("lacks acknowledged increments") || problem.hasSuffix("exists after an acknowledged delete")
             || problem.hasSuffix("is stored locally but the server does not give it")
+            || problem.contains(" must ") || problem.contains("which the change does not write")
         {
             let words = problem.split(separator: " ")
             guard let index = words.firstIndex(of: "object"), words.indices.contains(index + 1) else { continue }
@@ -313,7 +314,16 @@ struct ConvergenceChecks {
                 }.joined(separator: ", ")
             }
             let maker = record.origin.flatMap { byOrigin[$0] } ?? "origin \(record.origin ?? "none")"
-            lines.append("  v\(record.version) \(change) (\(maker))")
+            let prior = record.priorValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.map { "\($0)" } ?? "absent")" }
+            lines.append("  v\(record.version) \(change) (\(maker)) prior [\(prior.joined(separator: ", "))]")
+        }
+        for merge in ledger.merges where merge.objectId == id {
+            let decision = merge.decision
+            let source = merge.mutationId.isEmpty ? "client rebase" : "server, push of \(merge.mutationId)"
+            lines.append(
+                "  merge on replica \(merge.replica) (\(source)): \(decision.field) by \(decision.rule) base "
+                    + "\(String(describing: decision.baseValue)) local \(String(describing: decision.localValue)) remote "
+                    + "\(String(describing: decision.remoteValue)) → \(String(describing: decision.result)) (\(decision.resolution))")
         }
         return lines.joined(separator: "\n")
     }
