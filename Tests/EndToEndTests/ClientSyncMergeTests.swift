@@ -145,6 +145,59 @@ struct ClientSyncMergeTests {
         }
     }
 
+    @Test(
+        "a change queued while an earlier one was in flight is rebased over what others committed in between",
+        arguments: [false, true])
+    func changeQueuedDuringAPushMergesWithConcurrentOnes(historyFails: Bool) async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Doc")
+        try await api.setClass(className, rules: ["title": .remote, "best": .max])
+        try await withSyncHarness { harness in
+            let (user, _, phone, gate, doc, onPhone) = try await Self.devices(
+                harness, server, api, user: "in-flight", className: className, fields: ["title": "draft", "best": 10])
+
+            // The phone's first edit goes out and waits before it reaches the server.
+            gate.holdPushes()
+            onPhone["pages"] = 2
+            let first = try #require(try await onPhone.saveEventually())
+            try await TestWait.until("the first edit's push in flight") { gate.heldPushes == 1 }
+            // The laptop's edit lands first; the phone, not knowing it, edits the same fields.
+            doc["title"] = "from laptop"
+            doc["best"] = 20
+            try await doc.save()
+            onPhone["title"] = "from phone"
+            onPhone["best"] = 15
+            let second = try #require(try await onPhone.saveEventually())
+            let decisions = StreamRecorder(phone.sync.mergeDecisions)
+            // When the history cannot be read, the answers stay unsettled and both edits go
+            // again together: the server answers the first as before and chains the second to it.
+            if historyFails { gate.failHistoryReads(1) }
+            gate.releasePushes()
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
+            #expect(gate.failedHistoryReads == (historyFails ? 1 : 0))
+
+            // The second edit was made on the phone's first, not on the laptop's: it is concurrent
+            // with the laptop's, and the rules decide (`remote` keeps the laptop's title, `max` 20).
+            let stored = try await api.object(.default, className: className, objectId: doc.objectId, token: user.token)
+            #expect(stored?.fields["title"] == "from laptop", "\(String(describing: stored?.fields))")
+            #expect(stored?.fields["best"] == 20)
+            #expect(stored?.fields["pages"] == 2)
+            for id in [first, second] {
+                let status = try phone.outbox.status(of: id)
+                guard case .acknowledged? = status else {
+                    Issue.record("\(id) should be acknowledged, is \(String(describing: status))")
+                    continue
+                }
+            }
+            let title = try await decisions.first("the title decision") { $0.decision.field == "title" }
+            #expect(title.decision.result == "from laptop" && title.decision.rule == .remote)
+            // Decided by the client's rebase, or by the server when both went again together.
+            #expect(title.source == (historyFails ? .push(second) : .rebase))
+            try await phone.sync.pull(datastore: .default)
+            #expect(onPhone.string("title") == "from laptop" && onPhone.int("best") == 20)
+        }
+    }
+
     /// A new user's laptop and phone (the phone's pushes under the test's control), and a document
     /// the laptop saved with `fields` and the phone pulled: the laptop's instance and the phone's.
     private static func devices(

@@ -144,4 +144,40 @@ extension PushMergeTests {
         #expect(stored?.fields["count"] == 12)
         #expect(stored?.fields["title"] == "local")
     }
+
+    @Test("changes without a base, chained after a creation, merge with what others committed since it")
+    func baselessChainAfterCreation() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainNoBase")
+        try await client.setClass(className, rules: ["a": .remote, "n": .max])
+        // A new object edited offline: its creation reached the server but the answer was lost.
+        let creation = Mutations.create(
+            .app, className, "o", fields: ["a": 1, "n": 1, "l": .list([])],
+            acl: ACL([.everyone: ACL.Access(read: true, write: true)]))
+        #expect(try await client.push(creation, token: users.local.token).appliedVersion == 1)
+        // Meanwhile someone else sets `a` and `n` and inserts into the list.
+        let remote = try await client.push(
+            [
+                Mutations.update(.app, className, "o", base: 1, [FieldUpdate("a", .set(32)), FieldUpdate("n", .set(50))]),
+                Mutations.update(.app, className, "o", base: 1, [FieldUpdate("l", .listInsert(index: 0, value: "r"))]),
+            ], token: users.remote.token)
+        #expect(remote.results.map { $0.appliedVersion } == [2, 3])
+        // The retry carries the changes made on the new object since, all without a base.
+        let retried = try await client.push(
+            [
+                creation,
+                Mutations.update(.app, className, "o", base: nil, [FieldUpdate("l", .listAppend(["mine"]))]),
+                Mutations.update(.app, className, "o", base: nil, [FieldUpdate("a", .set(25)), FieldUpdate("n", .set(7))]),
+            ], token: users.local.token)
+
+        #expect(retried.results.allSatisfy { $0.isApplied }, "\(retried.results)")
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        // The third was made on the creation, not on the second's result: it did not see 32 or 50.
+        #expect(stored?.fields["a"] == 32)
+        #expect(stored?.fields["n"] == 50)
+        #expect(stored?.fields["l"] == ["r", "mine"])
+        let decisions = retried.results.flatMap { $0.merges }
+        #expect(decisions.contains { $0.field == "a" && $0.result == 32 }, "\(decisions)")
+    }
 }

@@ -65,11 +65,18 @@ extension OutboxEngine {
     /// their object its new server state; refused rows are set aside with the object's local
     /// view; every touched object's local view is recomputed from its server state and remaining
     /// queued changes. Then live objects, statuses, events and merge decisions follow.
+    ///
+    /// Changes of an acknowledged object queued while the push was in flight move on to the
+    /// acknowledged version, rebased over the changes others committed in between when
+    /// `histories` has the object (``inFlightHistories(_:rows:scope:core:)``).
     /// - Returns: How many rows were answered.
-    func settle(_ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64)
-        throws(RooftopError) -> Int
-    {
+    func settle(
+        _ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64,
+        histories: [ObjectKey: InFlightHistory] = [:]
+    ) throws(RooftopError) -> Int {
         var answered = 0
+        var rebased: [(ObjectKey, [MergeDecision])] = []
+        var settledByRebase: [(OutboxRow, Int64, [MutationID])] = []
         var acknowledged: [(OutboxRow, Int64, [MergeDecision])] = []
         var refused: [(OutboxRow, RooftopError)] = []
         var views: [(ObjectKey, ObjectSnapshot?)] = []
@@ -103,10 +110,15 @@ extension OutboxEngine {
                 switch result {
                 case .applied(_, let version, let object, let merges):
                     try transaction.removeFromQueue(id)
-                    let base = applied[row.key]?.sentBase ?? row.mutation.baseVersion
+                    let earlier = applied[row.key]
                     var isDelete = false
                     if case .delete = row.mutation.change { isDelete = true }
-                    applied[row.key] = AppliedState(sentBase: base, version: version, object: object, endsInDelete: isDelete)
+                    applied[row.key] = AppliedState(
+                        sentBase: earlier?.sentBase ?? row.mutation.baseVersion, version: version, object: object,
+                        endsInDelete: isDelete, changes: (earlier?.changes ?? []) + [row.mutation.change],
+                        origins: (earlier?.origins ?? []).union([
+                            OperationOrigin.make(mutationId: id, scope: OperationOrigin.scope(userId: scope))
+                        ]))
                     acknowledged.append((row, version, merges))
                 case .rejected(_, let error):
                     try transaction.reject(row.mutation, error: error, localState: try transaction.object(row.key)?.local)
@@ -130,12 +142,33 @@ extension OutboxEngine {
                     // keep their base version and lose to the delete on the server too. Moved to the
                     // tombstone's version they would re-create the object with only their fields.
                     let deletedByOthers = done.object == nil && !done.endsInDelete
-                    for rest in try transaction.queued(for: key)
-                    where !deletedByOthers && !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
+                    let waiting = try transaction.queued(for: key).filter {
+                        !deletedByOthers && !$0.mayHaveReachedServer && $0.mutation.baseVersion == done.sentBase
+                    }
+                    let rebase = histories[key].flatMap { history in
+                        done.object.flatMap { object in
+                            Rebase.afterAcknowledged(
+                                queued: waiting.map(\.mutation.change), acknowledged: done.changes,
+                                ownOrigins: done.origins, records: history.records, sentBase: done.sentBase ?? 0,
+                                object: object, rules: history.rules)
+                        }
+                    }
+                    for (index, rest) in waiting.enumerated() {
                         var mutation = rest.mutation
                         mutation.baseVersion = done.version
+                        if let rebase {
+                            guard let change = rebase.changes[index] else {
+                                // Nothing left of it: done, as the server would have answered.
+                                try transaction.removeFromQueue(mutation.mutationId)
+                                let folded = core.services.ledger.acknowledge(mutation.mutationId, version: done.version)
+                                settledByRebase.append((rest, done.version, folded))
+                                continue
+                            }
+                            mutation.change = change
+                        }
                         try transaction.replaceQueued(mutation.mutationId, with: mutation)
                     }
+                    if let rebase, !rebase.decisions.isEmpty { rebased.append((key, rebase.decisions)) }
                     if server == nil, try transaction.queued(for: key).isEmpty {
                         // Deleted on the server, nothing left to send: the local copy goes.
                         try transaction.remove(key)
@@ -152,6 +185,14 @@ extension OutboxEngine {
         for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
         for key in gone { core.registry.existing(key)?.markDeleted() }
         publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
+        for (key, decisions) in rebased {
+            for decision in decisions { core.services.merges.publish(MergeEvent(key: key, decision: decision, source: .rebase)) }
+        }
+        for (row, version, folded) in settledByRebase {
+            for id in [row.mutation.mutationId] + folded {
+                events.publish(OutboxEvent(mutationId: id, key: row.key, kind: .acknowledged(version: version, merges: [])))
+            }
+        }
         return answered
     }
 
@@ -188,4 +229,8 @@ struct AppliedState {
     var object: ObjectSnapshot?
     /// Whether the last of them was this client's delete.
     var endsInDelete: Bool
+    /// Their changes, as the client made them, in order.
+    var changes: [ObjectChange]
+    /// The origins of the operations they committed (``OperationOrigin``).
+    var origins: Set<String>
 }

@@ -8,7 +8,10 @@ import RooftopShared
 /// chain: they are the same client's successive changes, not concurrent ones, so each is merged
 /// only with the changes others committed since that version (never with the chain's own), and
 /// with the client's earlier changes taken into account (see ``WriteChain``). Mutations with no
-/// base version (creations, blind writes) simply apply on top of the chain's last result.
+/// base version (creations, blind writes) chain the same way after the first of them that left
+/// the object standing: the later ones were made on top of it, so they are based on the version
+/// it made and merged with what others committed since (never simply applied on top of the
+/// chain's last result, which would let them overwrite concurrent changes they never saw).
 final class PushService: Sendable {
     private let objects: ObjectService
     private let limits: Limits
@@ -66,6 +69,9 @@ private struct PushChains {
 
     private struct Chain {
         var sentBase: Int64?
+        /// For mutations sent with no base: the version the first of them made, which the later
+        /// ones are based on (`nil` when it did not leave the object standing).
+        var anchor: Int64?
         var write: WriteChain
     }
 
@@ -77,8 +83,13 @@ private struct PushChains {
         guard let chain = chains[Key(mutation)], chain.sentBase == mutation.baseVersion else { return (mutation, nil) }
         guard mutation.baseVersion == nil else { return (mutation, chain.write) }
         var rebased = mutation
-        rebased.baseVersion = chain.write.lastVersion
-        return (rebased, nil)
+        guard let anchor = chain.anchor else {
+            // The first lost to a delete: the later ones lose to it too.
+            rebased.baseVersion = chain.write.lastVersion
+            return (rebased, nil)
+        }
+        rebased.baseVersion = anchor
+        return (rebased, chain.write)
     }
 
     /// Extends the object's chain with an applied mutation (refusals leave it as it was).
@@ -87,18 +98,26 @@ private struct PushChains {
     ) {
         guard case .applied(_, let version, let object, _) = applied.result else { return }
         let key = Key(mutation)
-        let current = chains[key].flatMap { $0.sentBase == sentBase ? $0.write : nil }
-        var next = current ?? WriteChain(changes: [], origins: [], lastVersion: version)
-        next.changes.append(mutation.change)
+        let current = chains[key].flatMap { $0.sentBase == sentBase ? $0 : nil }
+        var next = current?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
         if let origin = applied.origin { next.origins.insert(origin) }
         next.lastVersion = version
-        if sentBase == nil, object == nil, case .update = mutation.change, version > 0 {
-            // An update that lost to a delete: the mutations chained to it were made on the same
-            // state, from before that delete, and lose to it too instead of re-creating the object.
-            next.lastVersion = version - 1
+        if sentBase == nil, current == nil {
+            // The first mutation with no base: the later ones are based on the version it made
+            // (its own change is in that version, so it is not one of the chain's changes).
+            let standing = object != nil && version > 0
+            if !standing, case .update = mutation.change, version > 0 {
+                // An update that lost to a delete: the mutations chained to it were made on the
+                // same state, from before that delete, and lose to it too instead of re-creating
+                // the object.
+                next.lastVersion = version - 1
+            }
+            chains[key] = Chain(sentBase: nil, anchor: standing ? version : nil, write: next)
+            return
         }
+        next.changes.append(mutation.change)
         // A replayed result decided nothing now: the next write loads everything since the base.
         next.known = recorder.recorded
-        chains[key] = Chain(sentBase: sentBase, write: next)
+        chains[key] = Chain(sentBase: sentBase, anchor: current?.anchor, write: next)
     }
 }
