@@ -148,6 +148,21 @@ struct ConvergenceTests {
         #expect(problems.first?.contains("max must keep 9") == true)
         #expect(problems.last?.contains("changed a, which the change does not write") == true)
         #expect(check.figures.checked[.max] == 1 && check.figures.contested[.max] == 1)
+
+        // A first creation is logged without its updates: its values are the next record's
+        // priors. A set that made the object is not checked (nothing merged over it); one that
+        // overwrote a larger created value under `max` is.
+        let created = [
+            OperationRecord(version: 1, change: .update([]), priorValues: ["a": nil], origin: "c1"),
+            OperationRecord(
+                version: 2, change: .update([FieldUpdate("a", .set(.int(5)))]), priorValues: ["a": .int(90)],
+                origin: "c2"),
+        ]
+        var fresh = MergeChoiceCheck(rules: ["a": .max])
+        let found = fresh.check(
+            "y", history: created,
+            made: ["c1": ChaosCommand(.setA, objectId: "y", int: 57), "c2": ChaosCommand(.setA, objectId: "y", int: 5)])
+        #expect(found.count == 1 && found.first?.contains("v2") == true && found.first?.contains("max must keep 90") == true, "\(found)")
     }
 
     @Test("a missing increment, a resurrection or a stale copy gets a trace of the object")

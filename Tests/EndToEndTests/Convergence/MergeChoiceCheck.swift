@@ -77,6 +77,9 @@ struct MergeChoiceCheck {
         var current: [String: Value] = [:]
         var held: [String: [Value]] = [:]
         for record in history {
+            // The prior values a record keeps are the fields' values just before it: they also
+            // tell the values of an object's first creation, whose updates are not kept.
+            for (field, value) in record.priorValues { current[field] = value }
             let before = current
             for update in record.change.updates {
                 switch update.operation {
@@ -105,7 +108,9 @@ struct MergeChoiceCheck {
             case .setB: (field, written) = ("b", command.text.map(Value.string))
             default: continue
             }
-            guard let written, let rule = rules[field] else { continue }
+            // An object's first creation is logged without its updates (its prior values name the
+            // fields it made): nothing merged over it, and its values are the next record's priors.
+            guard let written, let rule = rules[field], !record.change.updates.isEmpty else { continue }
             let prior = before[field]
             let result = current[field]
             figures.checked[rule, default: 0] += 1
