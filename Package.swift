@@ -50,7 +50,6 @@ let package = Package(
         // The shared model: values, objects, rules, queries, errors, wire protocol. No I/O.
         .target(
             name: "RooftopShared",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Shared",
             swiftSettings: swiftSettings
         ),

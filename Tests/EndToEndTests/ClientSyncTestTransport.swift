@@ -12,8 +12,6 @@ final class SyncTestTransport: HTTPTransport {
         var blockPushes = false
         var holdPushes = false
         var holdPushAnswers = false
-        var failHistoryReads = 0
-        var failedHistoryReads = 0
         var held: [CheckedContinuation<Void, Never>] = []
         var counts: [String: Int] = [:]
     }
@@ -36,13 +34,6 @@ final class SyncTestTransport: HTTPTransport {
 
     /// How many requests were sent (or refused here) to a path such as `/v1/pull`.
     func requests(to path: String) -> Int { state.withLock { $0.counts[path, default: 0] } }
-
-    /// Makes the next `count` reads of an object's history (`…/operations`) fail with
-    /// `noConnection` without reaching the server.
-    func failHistoryReads(_ count: Int) { state.withLock { $0.failHistoryReads = count } }
-
-    /// How many history reads failed by ``failHistoryReads(_:)``.
-    var failedHistoryReads: Int { state.withLock { $0.failedHistoryReads } }
 
     /// From now on pushes wait before they are sent, until ``releasePushes()``.
     func holdPushes() { state.withLock { $0.holdPushes = true } }
@@ -76,18 +67,12 @@ final class SyncTestTransport: HTTPTransport {
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
         let path = String(request.path.prefix { $0 != "?" })
-        let (blocked, hold, holdAnswer, failHistory) = state.withLock { state in
+        let (blocked, hold, holdAnswer) = state.withLock { state in
             state.counts[path, default: 0] += 1
             let isPush = path == "/v1/push"
-            let failHistory = path.hasSuffix("/operations") && state.failHistoryReads > 0
-            if failHistory {
-                state.failHistoryReads -= 1
-                state.failedHistoryReads += 1
-            }
-            return (state.blockPushes && isPush, state.holdPushes && isPush, state.holdPushAnswers && isPush, failHistory)
+            return (state.blockPushes && isPush, state.holdPushes && isPush, state.holdPushAnswers && isPush)
         }
         if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
-        if failHistory { throw RooftopError(.noConnection, "history reads fail by the test") }
         if hold { await wait(while: \.holdPushes) }
         var request = request
         if path == "/v1/pull", let pullPageSize, let body = request.body {

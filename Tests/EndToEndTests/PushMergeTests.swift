@@ -239,14 +239,15 @@ struct PushMergeTests {
         #expect(late.merges.map(\.resolution) == [.objectDeleted])
         #expect(try await client.object(.app, className: className, objectId: "o", token: users.local.token) == nil)
 
-        // Two such updates in one push: the second is chained to the first, and loses too.
+        // Three such updates in one push: the later ones are chained to the first, and lose too.
         let batch = try await client.push(
             [
                 Mutations.update(.app, className, "o", base: nil, [FieldUpdate("b", .set(3))]),
                 Mutations.update(.app, className, "o", base: nil, [FieldUpdate("c", .set(4))]),
+                Mutations.update(.app, className, "o", base: nil, [FieldUpdate("d", .set(5))]),
             ], token: users.local.token)
         #expect(batch.results.allSatisfy { $0.isApplied && $0.appliedObject == nil }, "\(batch.results)")
-        #expect(batch.results.map(\.appliedVersion) == [tombstone, tombstone])
+        #expect(batch.results.map(\.appliedVersion) == [tombstone, tombstone, tombstone])
         #expect(try await client.object(.app, className: className, objectId: "o", token: users.local.token) == nil)
 
         // A deliberate re-creation after the caller's own delete still re-creates.

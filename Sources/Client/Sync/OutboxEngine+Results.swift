@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 
 extension OutboxEngine {
@@ -66,38 +67,49 @@ extension OutboxEngine {
     /// view; every touched object's local view is recomputed from its server state and remaining
     /// queued changes. Then live objects, statuses, events and merge decisions follow.
     ///
-    /// Changes of an acknowledged object queued while the push was in flight move on to the
-    /// acknowledged version, rebased over the changes others committed in between when
-    /// `histories` has the object (``inFlightHistories(_:rows:scope:core:)``).
-    /// - Returns: How many rows were answered.
+    /// Changes of an acknowledged object queued while the push was in flight were made on the
+    /// state the push's changes produced locally. When nobody else wrote the object in between,
+    /// they move on to the acknowledged version. When others did (``concurrentlyWritten(_:rows:)``),
+    /// the queued changes never saw those writes: moved past them, they would overwrite them
+    /// unmerged. So with `mayHold` the object's acknowledged rows are not settled yet: they go
+    /// again, with the same IDs, together with the queued ones, and the server answers them as
+    /// before and merges the queued ones as a chain after them (``OutboxEngine`` sends an
+    /// object's rows in order, all in one push when they fit).
+    /// - Parameter mayHold: Whether acknowledged rows may be held back to go again (not when
+    ///   rows go one by one to find a culprit: they would never travel together).
+    /// - Returns: How many rows were answered (held rows are not).
     func settle(
-        _ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64,
-        histories: [ObjectKey: InFlightHistory] = [:]
+        _ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64, mayHold: Bool = false
     ) throws(RooftopError) -> Int {
         var answered = 0
-        var rebased: [(ObjectKey, [MergeDecision])] = []
-        var settledByRebase: [(OutboxRow, Int64, [MutationID])] = []
         var acknowledged: [(OutboxRow, Int64, [MergeDecision])] = []
         var refused: [(OutboxRow, RooftopError)] = []
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
         let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
-        // The server's word is recorded first, so that a status asked as the rows go reads it.
+        let concurrent = mayHold ? Self.concurrentlyWritten(response, rows: rows) : [:]
         var folded: [MutationID: [MutationID]] = [:]
-        for row in rows {
-            let id = row.mutation.mutationId
-            switch response.result(for: id) {
-            case .applied(_, let version, _, _)?: folded[id] = core.services.ledger.acknowledge(id, version: version)
-            case .rejected?: folded[id] = core.services.ledger.settle(id)
-            case nil: break
-            }
-        }
         try core.store.write(scope: scope) { transaction in
+            let held = try heldBack(concurrent, rows: rows, in: transaction)
+            // The server's word is recorded first, so that a status asked as the rows go reads it.
+            for row in rows where !held.contains(row.key) {
+                let id = row.mutation.mutationId
+                switch response.result(for: id) {
+                case .applied(_, let version, _, _)?: folded[id] = core.services.ledger.acknowledge(id, version: version)
+                case .rejected?: folded[id] = core.services.ledger.settle(id)
+                case nil: break
+                }
+            }
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
             for row in rows {
                 let id = row.mutation.mutationId
                 guard try transaction.outboxRow(id) != nil else { continue }  // discarded meanwhile
+                if held.contains(row.key) {
+                    // Goes again with the changes queued meanwhile (its answer will be the same).
+                    try transaction.markPending(id, error: nil, nextAttemptAt: nil, countAttempt: true)
+                    continue
+                }
                 guard let result = response.result(for: id) else {
                     // Not answered: pending again; the same ID gets its answer next time.
                     try transaction.markPending(
@@ -110,15 +122,10 @@ extension OutboxEngine {
                 switch result {
                 case .applied(_, let version, let object, let merges):
                     try transaction.removeFromQueue(id)
-                    let earlier = applied[row.key]
+                    let base = applied[row.key]?.sentBase ?? row.mutation.baseVersion
                     var isDelete = false
                     if case .delete = row.mutation.change { isDelete = true }
-                    applied[row.key] = AppliedState(
-                        sentBase: earlier?.sentBase ?? row.mutation.baseVersion, version: version, object: object,
-                        endsInDelete: isDelete, changes: (earlier?.changes ?? []) + [row.mutation.change],
-                        origins: (earlier?.origins ?? []).union([
-                            OperationOrigin.make(mutationId: id, scope: OperationOrigin.scope(userId: scope))
-                        ]))
+                    applied[row.key] = AppliedState(sentBase: base, version: version, object: object, endsInDelete: isDelete)
                     acknowledged.append((row, version, merges))
                 case .rejected(_, let error):
                     try transaction.reject(row.mutation, error: error, localState: try transaction.object(row.key)?.local)
@@ -142,33 +149,12 @@ extension OutboxEngine {
                     // keep their base version and lose to the delete on the server too. Moved to the
                     // tombstone's version they would re-create the object with only their fields.
                     let deletedByOthers = done.object == nil && !done.endsInDelete
-                    let waiting = try transaction.queued(for: key).filter {
-                        !deletedByOthers && !$0.mayHaveReachedServer && $0.mutation.baseVersion == done.sentBase
-                    }
-                    let rebase = histories[key].flatMap { history in
-                        done.object.flatMap { object in
-                            Rebase.afterAcknowledged(
-                                queued: waiting.map(\.mutation.change), acknowledged: done.changes,
-                                ownOrigins: done.origins, records: history.records, sentBase: done.sentBase ?? 0,
-                                object: object, rules: history.rules)
-                        }
-                    }
-                    for (index, rest) in waiting.enumerated() {
+                    for rest in try transaction.queued(for: key)
+                    where !deletedByOthers && !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
                         var mutation = rest.mutation
                         mutation.baseVersion = done.version
-                        if let rebase {
-                            guard let change = rebase.changes[index] else {
-                                // Nothing left of it: done, as the server would have answered.
-                                try transaction.removeFromQueue(mutation.mutationId)
-                                let folded = core.services.ledger.acknowledge(mutation.mutationId, version: done.version)
-                                settledByRebase.append((rest, done.version, folded))
-                                continue
-                            }
-                            mutation.change = change
-                        }
                         try transaction.replaceQueued(mutation.mutationId, with: mutation)
                     }
-                    if let rebase, !rebase.decisions.isEmpty { rebased.append((key, rebase.decisions)) }
                     if server == nil, try transaction.queued(for: key).isEmpty {
                         // Deleted on the server, nothing left to send: the local copy goes.
                         try transaction.remove(key)
@@ -185,14 +171,6 @@ extension OutboxEngine {
         for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
         for key in gone { core.registry.existing(key)?.markDeleted() }
         publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
-        for (key, decisions) in rebased {
-            for decision in decisions { core.services.merges.publish(MergeEvent(key: key, decision: decision, source: .rebase)) }
-        }
-        for (row, version, folded) in settledByRebase {
-            for id in [row.mutation.mutationId] + folded {
-                events.publish(OutboxEvent(mutationId: id, key: row.key, kind: .acknowledged(version: version, merges: [])))
-            }
-        }
         return answered
     }
 
@@ -219,6 +197,59 @@ extension OutboxEngine {
     }
 }
 
+extension OutboxEngine {
+    /// The objects whose acknowledged rows show that others wrote them between the version the
+    /// rows were sent on and the version they reached (a row did not make the next version, or a
+    /// merge was reported), with that sent version (0 for none). Objects the push left deleted
+    /// are not included: changes queued behind a delete are handled by its rules.
+    static func concurrentlyWritten(_ response: PushResponse, rows: [OutboxRow]) -> [ObjectKey: Int64?] {
+        var expected: [ObjectKey: Int64] = [:]
+        var sentBase: [ObjectKey: Int64?] = [:]
+        var written: Set<ObjectKey> = []
+        var deleted: Set<ObjectKey> = []
+        for row in rows {
+            guard case .applied(_, let version, let object, let merges)? = response.result(for: row.mutation.mutationId)
+            else { continue }
+            let key = row.key
+            if sentBase[key] == nil { sentBase[key] = .some(row.mutation.baseVersion) }
+            let previous = expected[key] ?? row.mutation.baseVersion ?? 0
+            if version != previous &+ 1 || !merges.isEmpty { written.insert(key) }
+            if object == nil { deleted.insert(key) } else { deleted.remove(key) }
+            expected[key] = version
+        }
+        return sentBase.filter { written.contains($0.key) && !deleted.contains($0.key) }
+    }
+
+    /// Of `concurrent`, the objects whose acknowledged rows are held back to go again: those with
+    /// changes queued on the same base that never went out, when all of the object's queued rows
+    /// fit in one push (else they could never travel together, and the queued changes move on
+    /// unmerged, as a notice says).
+    private func heldBack(_ concurrent: [ObjectKey: Int64?], rows: [OutboxRow], in transaction: StoreTransaction)
+        throws -> Set<ObjectKey>
+    {
+        guard !concurrent.isEmpty else { return [] }
+        let sent = Set(rows.map(\.mutation.mutationId))
+        let limits = Limits()
+        var held: Set<ObjectKey> = []
+        for (key, base) in concurrent {
+            let queued = try transaction.queued(for: key)
+            let waiting = queued.filter {
+                !sent.contains($0.mutation.mutationId) && !$0.mayHaveReachedServer && $0.mutation.baseVersion == base
+            }
+            guard !waiting.isEmpty else { continue }
+            let bytes = queued.reduce(SizeAccounting.pushBaseBytes) { $0 + SizeAccounting.changeSize($1.mutation.change) }
+            guard queued.count <= limits.maxMutationsPerPush, bytes <= limits.maxPushBytes else {
+                SyncEngine.logger.notice(
+                    "changes queued during a push move on unmerged with concurrent changes: the object's queue is too long to go again in one push",
+                    metadata: ["object": "\(key)", "queued": "\(queued.count)"])
+                continue
+            }
+            held.insert(key)
+        }
+        return held
+    }
+}
+
 /// What the acknowledged rows of one object in a push did.
 struct AppliedState {
     /// The base version the rows were sent with.
@@ -229,8 +260,4 @@ struct AppliedState {
     var object: ObjectSnapshot?
     /// Whether the last of them was this client's delete.
     var endsInDelete: Bool
-    /// Their changes, as the client made them, in order.
-    var changes: [ObjectChange]
-    /// The origins of the operations they committed (``OperationOrigin``).
-    var origins: Set<String>
 }

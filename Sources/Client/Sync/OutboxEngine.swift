@@ -234,15 +234,9 @@ actor OutboxEngine {
             return failed(error, batch: batch, scope: scope, core: core, now: now)
         }
         core.services.activity.record(nil, for: datastores)
-        let histories: [ObjectKey: InFlightHistory]
-        do {
-            histories = try await inFlightHistories(response, rows: batch.rows, scope: scope, core: core)
-        } catch {
-            return failed(error, batch: batch, scope: scope, core: core, now: now)
-        }
         do {
             let answered = try settle(
-                response, rows: batch.rows, scope: scope, core: core, now: now, histories: histories)
+                response, rows: batch.rows, scope: scope, core: core, now: now, mayHold: !isolate)
             if answered > 0 { self.isolate = false }
             return .sent(answered: answered)
         } catch {

@@ -19,6 +19,7 @@ public final class SyncEngine: Sendable {
     weak let core: ClientCore?
     /// Where sync notes what it worked around (a rebase left to the server, for one).
     static let logger = Logger(label: "rooftop.sync")
+    let rules = ClassRulesCache()
     let clock: EngineClock
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)

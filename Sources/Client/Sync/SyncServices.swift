@@ -11,8 +11,6 @@ final class SyncServices: Sendable {
     let ledger = OutboxLedger()
     /// Per-datastore activity, for statuses.
     let activity = DatastoreActivity()
-    /// The merge rules of each class, for rebasing queued changes.
-    let rules = ClassRulesCache()
 
     private struct Engines {
         var outbox: OutboxEngine?

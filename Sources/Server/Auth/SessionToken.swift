@@ -1,5 +1,5 @@
+import Crypto
 import Foundation
-import RooftopShared
 
 /// Session tokens: 256 random bits, sent to the client once and stored only as a SHA-256 hash,
 /// so a leaked database does not leak usable sessions.
@@ -13,7 +13,10 @@ enum SessionToken {
 
     /// The stored form of a token: hex SHA-256.
     static func hash(_ token: String) -> String {
-        OperationOrigin.hex(token)
+        SHA256.hash(data: Data(token.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {

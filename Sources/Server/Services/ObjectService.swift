@@ -312,7 +312,8 @@ final class ObjectService: Sendable {
     /// The scope mutation IDs are unique in: the user, or one shared scope each for anonymous
     /// and admin callers.
     static func idempotencyScope(_ context: AccessContext) -> String {
-        OperationOrigin.scope(userId: context.userId, isAdmin: context.isAdmin)
+        if context.isAdmin { return ":admin" }
+        return context.userId.map { "user:" + $0 } ?? ":anonymous"
     }
 
     /// The ``OperationRecord/origin`` of the operation a push mutation commits: opaque, the same
@@ -320,13 +321,15 @@ final class ObjectService: Sendable {
     /// of the scope (``originScope(_:)``), so that the decider can tell the operations of the same
     /// caller from those of others without learning who they are.
     static func origin(of mutationId: MutationID, scope: String) -> String {
-        OperationOrigin.make(mutationId: mutationId, scope: scope)
+        String(SessionToken.hash("scope\u{0}" + scope).prefix(16)) + "."
+            + String(SessionToken.hash(scope + "\u{0}" + mutationId.rawValue).prefix(32))
     }
 
     /// The scope tag an origin made by ``origin(of:scope:)`` starts with; `nil` for origins
     /// without one (operations committed before tags existed, or not through a push).
     static func originScope(_ origin: String?) -> Substring? {
-        OperationOrigin.scopeTag(origin)
+        guard let origin, let dot = origin.firstIndex(of: "."), dot != origin.startIndex else { return nil }
+        return origin[..<dot]
     }
 
     private func withMutationID(_ result: MutationResult, _ id: MutationID) -> MutationResult {

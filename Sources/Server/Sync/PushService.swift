@@ -77,8 +77,9 @@ private struct PushChains {
 
     private var chains: [Key: Chain] = [:]
 
-    /// The mutation as it is applied, and the chain it continues: a mutation with no base version
-    /// applies on top of the chain's last result; one with a base is merged knowing the chain.
+    /// The mutation as it is applied, and the chain it continues: one with a base is merged
+    /// knowing the chain; one with no base is based on the version the first of them made and
+    /// merged knowing the chain too, or, when that first one lost to a delete, loses to it too.
     func next(_ mutation: Mutation) -> (Mutation, WriteChain?) {
         guard let chain = chains[Key(mutation)], chain.sentBase == mutation.baseVersion else { return (mutation, nil) }
         guard mutation.baseVersion == nil else { return (mutation, chain.write) }
@@ -102,22 +103,25 @@ private struct PushChains {
         var next = current?.write ?? WriteChain(changes: [], origins: [], lastVersion: version)
         if let origin = applied.origin { next.origins.insert(origin) }
         next.lastVersion = version
+        var anchor = current?.anchor
+        var lostToDelete = false
+        if sentBase == nil, object == nil, case .update = mutation.change, version > 0 { lostToDelete = true }
+        if anchor == nil, lostToDelete {
+            // An update that lost to a delete: the mutations chained to it were made on the same
+            // state, from before that delete, and lose to it too instead of re-creating the object.
+            next.lastVersion = version - 1
+        }
         if sentBase == nil, current == nil {
-            // The first mutation with no base: the later ones are based on the version it made
-            // (its own change is in that version, so it is not one of the chain's changes).
-            let standing = object != nil && version > 0
-            if !standing, case .update = mutation.change, version > 0 {
-                // An update that lost to a delete: the mutations chained to it were made on the
-                // same state, from before that delete, and lose to it too instead of re-creating
-                // the object.
-                next.lastVersion = version - 1
-            }
-            chains[key] = Chain(sentBase: nil, anchor: standing ? version : nil, write: next)
+            // The first mutation with no base: when it left the object standing, the later ones
+            // are based on the version it made (its own change is in that version, so it is not
+            // one of the chain's changes).
+            if object != nil, version > 0 { anchor = version }
+            chains[key] = Chain(sentBase: nil, anchor: anchor, write: next)
             return
         }
         next.changes.append(mutation.change)
         // A replayed result decided nothing now: the next write loads everything since the base.
         next.known = recorder.recorded
-        chains[key] = Chain(sentBase: sentBase, anchor: current?.anchor, write: next)
+        chains[key] = Chain(sentBase: sentBase, anchor: anchor, write: next)
     }
 }

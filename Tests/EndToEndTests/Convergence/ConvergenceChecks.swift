@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RooftopChaos
 import RooftopShared
@@ -327,9 +328,14 @@ struct ConvergenceChecks {
         return lines.joined(separator: "\n")
     }
 
-    /// The server's operation origin for a user's mutation.
+    /// The server's operation origin for a user's mutation (`ObjectService.origin(of:scope:)`).
     private static func origin(of mutationId: String, userId: String) -> String {
-        OperationOrigin.make(mutationId: mutationId, scope: OperationOrigin.scope(userId: userId))
+        let scope = "user:" + userId
+        return String(hex("scope\u{0}" + scope).prefix(16)) + "." + String(hex(scope + "\u{0}" + mutationId).prefix(32))
+    }
+
+    private static func hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The datastore's objects as a user (or the admin) reads them on the server; none when the

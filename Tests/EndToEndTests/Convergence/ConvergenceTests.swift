@@ -20,8 +20,8 @@ import Testing
 /// runs it again (the same changes and faults in the same order; the timing of the network and
 /// of the processes still varies).
 ///
-/// Any failing iteration fails the run. The bugs the harness found, fixed and open, are in
-/// RELIABILITY.md; the fixed seeds every `swift test` runs pass.
+/// Any failing iteration fails the run. The bugs the harness found, and the tests that now pin
+/// each one down, are in RELIABILITY.md.
 @Suite("Randomized convergence", .serialized)
 struct ConvergenceTests {
     /// The first seed when `ROOFTOP_CONVERGENCE_SEED` is not set, so that CI runs the same
