@@ -62,12 +62,20 @@ let package = Package(
             path: "Sources/SQL",
             swiftSettings: swiftSettings
         ),
+        // What the client's local store and the server's SQLite storage share on top of GRDB.
+        .target(
+            name: "RooftopSQLite",
+            dependencies: ["RooftopShared", "RooftopSQL", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/SQLite",
+            swiftSettings: swiftSettings
+        ),
         // The client library apps embed.
         .target(
             name: "Rooftop",
             dependencies: [
                 "RooftopShared",
                 "RooftopSQL",
+                "RooftopSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -87,6 +95,7 @@ let package = Package(
             dependencies: [
                 "RooftopShared",
                 "RooftopSQL",
+                "RooftopSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -1,3 +1,4 @@
+import RooftopSQL
 import RooftopShared
 
 /// Local runs: the query evaluated by the shared ``QueryEvaluator`` over objects of the local
@@ -9,43 +10,63 @@ extension RooftopQuery {
     }
 
     /// Runs the query over its local source (`fromLocalDatastore` or `fromPin`).
+    ///
+    /// SQLite answers it (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:)``):
+    /// conditions, readers, order, offset, limit and the total count, decoding only the page.
+    /// Live objects with unsaved changes read differently from what is stored: they are left out
+    /// of the SQL, evaluated in Swift as they read now, and merged into the page in order (the SQL
+    /// then reads the first `offset + limit` matches, so that the merged page is exact).
     func runLocally() throws(RooftopError) -> FetchResult {
-        let rows: [LocalObjectRow]
-        switch source {
-        case .server, .localDatastore:
-            rows = try storedCandidates()
-        case .pin(let label):
-            rows = try core.store.objects(scope: core.scope, pinnedWith: label).filter {
-                $0.key.datastore == datastore && $0.key.className == query.className
-            }
+        let label: String? = if case .pin(let label) = source { label } else { nil }
+        let edited = try editedRows(pinnedWith: label)
+        var stored = query
+        stored.includes = []
+        if !edited.isEmpty {
+            let (end, overflow) = max(query.offset, 0).addingReportingOverflow(query.limit ?? Int.max)
+            stored.offset = 0
+            stored.limit = overflow ? nil : end
         }
-        let evaluated = try evaluate(query, over: rows)
+        let readers = ignoresACLs ? nil : SQLIndexRows.readers(for: core.accessContext)
+        let page = try core.store.find(
+            stored, scope: core.scope, datastore: datastore, pinnedWith: label, readers: readers,
+            excluding: edited.map(\.key.objectId))
+        var rows = page.rows
+        var totalCount = page.totalCount
+        var final = query
+        if edited.isEmpty {
+            // The rows are the page: ordered and included again, not skipped a second time.
+            final.offset = 0
+        } else {
+            var unpaged = query
+            unpaged.offset = 0
+            unpaged.limit = nil
+            unpaged.includes = []
+            let core = self.core
+            let ignoresACLs = self.ignoresACLs
+            let matches = QueryEvaluator.run(
+                unpaged, over: edited.compactMap { core.localState(of: $0) }, lookup: { _ in nil },
+                canRead: { ignoresACLs || core.canRead($0) })
+            totalCount += matches.totalCount
+            rows += edited
+        }
+        let evaluated = try evaluate(final, over: rows)
         return FetchResult(
-            objects: evaluated.objects, totalCount: evaluated.totalCount, fromCache: true,
-            included: evaluated.included)
+            objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)
     }
 
-    /// Live objects with unsaved changes beyond this many make a local query read its whole
-    /// class instead of using the field index.
-    static let maxUnsavedForIndex = 500
-
-    /// The stored objects of the query's class that can match it: those the local field index
-    /// finds for its indexed conditions, plus the live objects with unsaved changes (the index
-    /// knows the stored state only); every object of the class when nothing is indexed.
-    private func storedCandidates() throws(RooftopError) -> [LocalObjectRow] {
+    /// The stored rows of the query's class and datastore (pinned with `label` when given) whose
+    /// live instances have unsaved changes.
+    private func editedRows(pinnedWith label: String?) throws(RooftopError) -> [LocalObjectRow] {
         let className = query.className
-        if let plan = FieldIndexPlan(query.predicate) {
-            let datastore = self.datastore
-            let edited = core.registry.all().filter {
-                $0.key.datastore == datastore && $0.key.className == className && $0.hasUnsavedChanges
-            }
-            if edited.count <= RooftopQuery.maxUnsavedForIndex {
-                return try core.store.objects(
-                    scope: core.scope, datastore: datastore, className: className, narrowedBy: plan,
-                    alwaysIncluded: edited.map(\.objectId))
-            }
+        let datastore = self.datastore
+        var rows: [LocalObjectRow] = []
+        for object in core.registry.all()
+        where object.key.datastore == datastore && object.key.className == className && object.hasUnsavedChanges {
+            guard let row = try core.store.object(object.key, scope: core.scope), !row.deleted else { continue }
+            if let label, !(try core.store.labels(of: object.key, scope: core.scope).contains(label)) { continue }
+            rows.append(row)
         }
-        return try core.store.objects(scope: core.scope, datastore: datastore, className: className)
+        return rows
     }
 
     /// The query's cached result (stored by `remoteAndStore`), evaluated again over the cached

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import RooftopSQLite
 import RooftopShared
 import Synchronization
 
@@ -37,6 +38,8 @@ final class LocalStore: Sendable {
                 // log passes 4 MiB) every other page paid a checkpoint that rewrote the same
                 // index pages again. 32 MiB lets many pages share one.
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
+                // The functions compiled local queries call (`near` by SQL).
+                RooftopSQLite.registerFunctions(db)
             }
             switch storage {
             case .inMemory:
@@ -182,20 +185,6 @@ final class LocalStore: Sendable {
                 arguments.append(className)
             }
             return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(StoreTransaction.row)
-        }
-    }
-
-    /// The objects of a class that can meet a plan's conditions, by the local field index, plus
-    /// the objects named in `alwaysIncluded`; deleted ones excluded.
-    func objects(
-        scope: String, datastore: DatastoreID, className: String, narrowedBy plan: FieldIndexPlan,
-        alwaysIncluded: [String]
-    ) throws(RooftopError) -> [LocalObjectRow] {
-        let filter = plan.filter(scope: scope, datastore: datastore, className: className, alwaysIncluded: alwaysIncluded)
-        let sql = "SELECT * FROM objects WHERE scope = ? AND deleted = 0 AND datastore = ? AND class_name = ? AND " + filter.sql
-        let arguments: [any DatabaseValueConvertible] = [scope, datastore.rawValue, className] + filter.arguments
-        return try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(StoreTransaction.row)
         }
     }
 

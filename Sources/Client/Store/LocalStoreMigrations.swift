@@ -107,7 +107,58 @@ enum LocalStoreMigrations {
                 CREATE INDEX local_fields_by_value ON local_fields(scope, datastore, class_name, field, sort_key);
                 CREATE INDEX local_fields_by_object ON local_fields(scope, datastore, class_name, object_id);
                 """)
-            try StoreTransaction.indexAllFields(db)
+            // Filled no more: v5 replaces this index (and builds its own) right after.
+        }
+        migrator.registerMigration("v5: the server's index layout") { db in
+            // Local queries compile to SQL with the server's compiler (SQLQueryCompiler), over the
+            // same tables: objects get an integer key, and the index holds every field's key and
+            // kind, list elements, coordinates and readers. The v4 index is replaced.
+            try db.execute(sql: """
+                CREATE TABLE objects_v5 (
+                    key INTEGER PRIMARY KEY,
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    server TEXT,
+                    local TEXT,
+                    deleted INTEGER NOT NULL DEFAULT 0,
+                    UNIQUE (scope, datastore, class_name, object_id)
+                );
+                INSERT INTO objects_v5 (scope, datastore, class_name, object_id, server, local, deleted)
+                    SELECT scope, datastore, class_name, object_id, server, local, deleted FROM objects;
+                DROP TABLE objects;
+                ALTER TABLE objects_v5 RENAME TO objects;
+                CREATE INDEX objects_by_class ON objects(scope, datastore, class_name, deleted);
+                DROP TABLE local_fields;
+
+                CREATE TABLE object_fields (
+                    object_key INTEGER NOT NULL,
+                    field TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    sort_key BLOB,
+                    latitude REAL,
+                    longitude REAL,
+                    complete INTEGER NOT NULL,
+                    PRIMARY KEY (object_key, field)
+                ) WITHOUT ROWID;
+                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
+                CREATE INDEX object_fields_incomplete ON object_fields(object_key, field) WHERE complete = 0;
+                CREATE TABLE object_elements (
+                    object_key INTEGER NOT NULL,
+                    field TEXT NOT NULL,
+                    element_key BLOB NOT NULL,
+                    PRIMARY KEY (object_key, field, element_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX object_elements_by_value ON object_elements(field, element_key);
+                CREATE TABLE object_readers (
+                    object_key INTEGER NOT NULL,
+                    principal TEXT NOT NULL,
+                    PRIMARY KEY (object_key, principal)
+                ) WITHOUT ROWID;
+                CREATE INDEX object_readers_by_principal ON object_readers(principal, object_key);
+                """)
+            try StoreTransaction.indexAll(db)
         }
         return migrator
     }

@@ -45,13 +45,13 @@ final class StoreTransaction {
     /// queued mutations stay: the server answers them (a refusal is set aside for the app).
     func remove(_ key: ObjectKey) throws {
         let arguments: StatementArguments = [scope, key.datastore.rawValue, key.className, key.objectId]
+        try indexFields(key, local: nil)
         try db.execute(
             sql: "DELETE FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
             arguments: arguments)
         try db.execute(
             sql: "DELETE FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
             arguments: arguments)
-        try indexFields(key, local: nil)
         touch(key)
     }
 
@@ -252,8 +252,8 @@ final class StoreTransaction {
         ).compactMap(StoreTransaction.key)
         for key in keys { touch(key) }
         let arguments: StatementArguments = [scope, datastore.rawValue]
-        try db.execute(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
         try removeFieldIndex(of: datastore)
+        try db.execute(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM pins WHERE scope = ? AND datastore = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM query_cache WHERE scope = ? AND datastore = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: arguments)
@@ -271,6 +271,9 @@ final class StoreTransaction {
         let moved = try Row.fetchAll(
             db, sql: "SELECT datastore, class_name, object_id FROM objects WHERE scope = ?", arguments: [other]
         ).compactMap(StoreTransaction.key)
+        // The index follows the objects that won: dropped for every object of the other scope,
+        // rebuilt below for every moved key.
+        try StoreTransaction.removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other], db)
         for table in ["objects", "pins", "query_cache", "checkpoints", "datastores"] {
             try db.execute(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
             try db.execute(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])
@@ -278,8 +281,6 @@ final class StoreTransaction {
         for table in ["outbox", "rejected"] {
             try db.execute(sql: "UPDATE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
         }
-        // The index follows the objects that won: rebuilt for every moved key.
-        try db.execute(sql: "DELETE FROM local_fields WHERE scope = ?", arguments: [other])
         for key in moved {
             try indexFields(key, local: try object(key).flatMap { $0.deleted ? nil : $0.local })
             touch(key)

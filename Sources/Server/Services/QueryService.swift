@@ -1,4 +1,5 @@
 import RooftopShared
+import RooftopSQL
 
 /// Queries, counts, and removing the objects a query matches.
 ///
@@ -91,6 +92,6 @@ final class QueryService: Sendable {
     }
 
     private func readers(_ context: AccessContext) -> Set<String>? {
-        context.isAdmin ? nil : Set(context.principals.map(\.description))
+        SQLIndexRows.readers(for: context)
     }
 }

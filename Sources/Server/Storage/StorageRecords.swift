@@ -1,4 +1,5 @@
 import RooftopShared
+import RooftopSQL
 
 /// A user account as stored.
 public struct UserRecord: Sendable, Hashable {
@@ -156,8 +157,7 @@ public struct StoredObject: Sendable, Hashable {
     /// The readers an object with this ACL has: its principals with read access, or `*` when
     /// there is no ACL.
     public static func readers(of acl: ACL?) -> Set<String> {
-        guard let acl else { return ["*"] }
-        return Set(acl.entries.filter { $0.value.read }.keys.map(\.description))
+        SQLIndexRows.readers(of: acl)
     }
 }
 

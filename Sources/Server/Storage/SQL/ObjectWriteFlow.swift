@@ -1,4 +1,5 @@
 import RooftopShared
+import RooftopSQL
 
 /// The reads and writes one object write makes, each in a backend's own SQL, inside the write
 /// transaction. ``ObjectWriteFlow`` drives them, so both backends make the same decisions in the
@@ -184,16 +185,6 @@ struct MutationResultRow {
 /// Everything one object write stores, computed once for both backends: the object row, the
 /// index rows that change, the reader history, the operation logged and the datastore's counters.
 struct ObjectStorePlan {
-    /// An index row (`object_fields`) to insert, with the element rows of a list or relation.
-    struct FieldRow {
-        var field: String
-        var kind: Int64
-        var sortKey: [UInt8]?
-        var latitude: Double?
-        var longitude: Double?
-        var elements: [[UInt8]]
-    }
-
     var datastoreKey: Int64
     var className: String
     var objectId: String
@@ -209,7 +200,7 @@ struct ObjectStorePlan {
     var size: Int64
     /// Index rows to delete (with their element rows when `elements`).
     var removedFields: [(field: String, elements: Bool)]
-    var addedFields: [FieldRow]
+    var addedFields: [SQLIndexRows.FieldRow]
     /// Changes to the count of objects per field whose values the index does not fully store.
     var unindexed: [(field: String, delta: Int64)]
     /// Principals who can no longer read it (their history rows end at `sequence`).
@@ -247,7 +238,8 @@ struct ObjectStorePlan {
         self.size = size
 
         let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
-        (removedFields, addedFields, unindexed) = Self.indexRows(snapshot: deleted ? nil : snapshot, previous: previous)
+        let rows = SQLIndexRows.diff(snapshot: deleted ? nil : snapshot, previous: previous)
+        (removedFields, addedFields, unindexed) = (rows.removed, rows.added, rows.unindexed)
 
         // A tombstone keeps the readers of the last version: they are who is told of the delete.
         let before = existing?.object.readers ?? []
@@ -270,47 +262,6 @@ struct ObjectStorePlan {
         countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
         sizeDelta = size - previousSize
         stored = StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
-    }
-
-    /// The indexed values of an object: its fields and the built-in ones.
-    private static func indexedValues(_ snapshot: ObjectSnapshot) -> [String: Value] {
-        var indexed = snapshot.fields
-        indexed["objectId"] = .string(snapshot.objectId)
-        if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
-        if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
-        return indexed
-    }
-
-    /// The index rows that bring `previous` (the live version stored, if any) to `snapshot`
-    /// (`nil`: a tombstone, no rows). Only the fields whose value changed are rewritten, so that a
-    /// small change to an object with large lists stays cheap.
-    ///
-    /// A value whose key is longer than ``Value/indexedKeyLimit`` gets a row without a key (its
-    /// kind still answers `exists`), a list element or relation member that long gets no row, and
-    /// either counts the object in `unindexed_fields` for the field, which tells queries on that
-    /// field to let the shared evaluator decide (``SQLQueryCompiler/evaluation(of:unindexed:)``).
-    private static func indexRows(snapshot: ObjectSnapshot?, previous: ObjectSnapshot?) -> (
-        removed: [(field: String, elements: Bool)], added: [FieldRow], unindexed: [(field: String, delta: Int64)]
-    ) {
-        var removedFields: [(field: String, elements: Bool)] = []
-        var addedFields: [FieldRow] = []
-        let new = snapshot.map(indexedValues) ?? [:]
-        let old = previous.map(indexedValues) ?? [:]
-        var unindexed: [String: Int64] = [:]
-        for (field, value) in old where new[field] != value {
-            removedFields.append((field, value.kind == .list || value.kind == .relation))
-            if !IndexedValue(value).isComplete { unindexed[field, default: 0] -= 1 }
-        }
-        for (field, value) in new where old[field] != value {
-            let indexed = IndexedValue(value)
-            let point = value.geoPointValue
-            addedFields.append(
-                FieldRow(
-                    field: field, kind: Int64(value.kind.rawValue), sortKey: indexed.key, latitude: point?.latitude,
-                    longitude: point?.longitude, elements: Array(indexed.elements)))
-            if !indexed.isComplete { unindexed[field, default: 0] += 1 }
-        }
-        return (removedFields, addedFields, unindexed.filter { $0.value != 0 }.map { ($0.key, $0.value) })
     }
 }
 

@@ -2,31 +2,6 @@ import Foundation
 import GRDB
 import RooftopShared
 
-/// What the index stores of one value: its key and the keys of its list elements or relation
-/// members, each only when no longer than ``Value/indexedKeyLimit``.
-struct IndexedValue {
-    /// The value's key, or `nil` when it is too long to index.
-    var key: [UInt8]?
-    /// The distinct keys of its elements (lists) or members (relations) short enough to index.
-    var elements: Set<[UInt8]> = []
-    /// Whether everything a query could ask of the value is indexed.
-    var isComplete: Bool
-
-    init(_ value: Value) {
-        key = value.indexedSortKey
-        isComplete = key != nil
-        let all: [[UInt8]] =
-            switch value {
-            case .list(let elements): elements.map(\.sortKey)
-            case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
-            default: []
-            }
-        for element in all {
-            if element.count <= Value.indexedKeyLimit { elements.insert(element) } else { isComplete = false }
-        }
-    }
-}
-
 /// The JSON body of a stored object: everything not kept in its own column.
 struct StoredObjectBody: Codable {
     var fields: [String: Value]

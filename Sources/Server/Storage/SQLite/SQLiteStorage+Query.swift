@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RooftopSQL
+import RooftopSQLite
 import RooftopShared
 
 extension SQLiteStorage {
@@ -47,14 +48,6 @@ extension SQLiteStorage {
     }
 
     static func arguments(_ arguments: [SQLArgument]) -> StatementArguments {
-        StatementArguments(
-            arguments.map { argument -> DatabaseValue in
-                switch argument {
-                case .integer(let value): value.databaseValue
-                case .real(let value): value.databaseValue
-                case .text(let value): value.databaseValue
-                case .blob(let value): Data(value).databaseValue
-                }
-            })
+        RooftopSQLite.arguments(arguments)
     }
 }

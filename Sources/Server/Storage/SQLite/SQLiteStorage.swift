@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import RooftopShared
+import RooftopSQLite
 import Synchronization
 
 /// The embedded default storage: one SQLite file in WAL mode, through GRDB.
@@ -33,17 +34,7 @@ public final class SQLiteStorage: Storage {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // The same distance as the shared evaluator, so `near` agrees to the last bit.
-            db.add(
-                function: DatabaseFunction("rooftop_distance", argumentCount: 4, pure: true) { values in
-                    guard let latitude = Double.fromDatabaseValue(values[0]),
-                        let longitude = Double.fromDatabaseValue(values[1]),
-                        let otherLatitude = Double.fromDatabaseValue(values[2]),
-                        let otherLongitude = Double.fromDatabaseValue(values[3]),
-                        let point = try? GeoPoint(latitude: latitude, longitude: longitude),
-                        let other = try? GeoPoint(latitude: otherLatitude, longitude: otherLongitude)
-                    else { return nil }
-                    return point.distanceMeters(to: other)
-                })
+            RooftopSQLite.registerFunctions(db)
         }
         configuration.busyMode = .timeout(10)
         if path != ":memory:" { try PrivateDatabaseFile.prepare(path) }

@@ -1,0 +1,73 @@
+import GRDB
+import RooftopSQL
+import RooftopSQLite
+import RooftopShared
+
+/// Local queries in SQL: the server's compiler (``SQLQueryCompiler``) and query runner over the
+/// same index layout, scoped to the account, the datastore and (for `fromPin`) a pin label.
+/// Conditions, order, offset, limit and counts run in SQLite; only the rows of the page are
+/// decoded. Where the index lacks some values (keys past `Value.indexedKeyLimit`) the shared
+/// evaluator decides over SQL's candidates, as on the server.
+extension LocalStore {
+    /// The layout the local store has: pages select whole `objects` rows.
+    static let queryLayout = SQLIndexLayout(source: "objects o", columns: "o.*", currentReader: nil)
+    /// The compiler for it (SQLite, with the `rooftop_distance` function the store registers).
+    static let queryCompiler = SQLQueryCompiler(dialect: .sqlite, layout: queryLayout)
+
+    /// A page of `query`'s matches (its offset and limit, no includes) among the stored objects
+    /// of `datastore` (pinned with `label` when given), readable by one of `readers` (all when
+    /// `nil`), leaving out the objects named in `excluded`; and the total count of matches.
+    /// - Throws: `cache` when the store cannot be read.
+    func find(
+        _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
+        excluding excluded: [String]
+    ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
+        try read { db in
+            var found: [ObjectKey: LocalObjectRow] = [:]
+            let runner = SQLQueryRunner(
+                compiler: LocalStore.queryCompiler,
+                scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded),
+                unindexedFields: {
+                    Set(
+                        try String.fetchAll(
+                            db.cachedStatement(
+                                sql: """
+                                    SELECT DISTINCT f.field FROM object_fields f JOIN objects o ON o.key = f.object_key
+                                    WHERE f.complete = 0 AND o.scope = ? AND o.datastore = ? AND o.class_name = ?
+                                    """),
+                            arguments: [scope, datastore.rawValue, query.className]))
+                },
+                objects: { fragment in
+                    try Row.fetchAll(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)).compactMap { row in
+                        let object = try StoreTransaction.row(row)
+                        found[object.key] = object
+                        return object.local
+                    }
+                },
+                count: { fragment in
+                    try Int.fetchOne(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
+                })
+            let page = try runner.find(query, readers: readers, limit: query.limit ?? Int.max)
+            return (page.objects.compactMap { found[ObjectKey($0)] }, page.totalCount)
+        }
+    }
+
+    /// The condition on `objects o` of a local query's scope.
+    private static func queryScope(scope: String, datastore: DatastoreID, label: String?, excluded: [String])
+        -> SQLFragment
+    {
+        var fragment = SQLFragment("o.scope = ? AND o.datastore = ?", [.text(scope), .text(datastore.rawValue)])
+        if let label {
+            fragment = fragment + SQLFragment(
+                " AND EXISTS (SELECT 1 FROM pins p WHERE p.scope = o.scope AND p.label = ? AND p.datastore = o.datastore"
+                    + " AND p.class_name = o.class_name AND p.object_id = o.object_id)",
+                [.text(label)])
+        }
+        if !excluded.isEmpty {
+            let set = SQLTextSet.list(Set(excluded), dialect: .sqlite)
+            fragment = fragment + SQLFragment(" AND o.object_id NOT IN (\(set.sql))", set.arguments.map { .text($0) })
+        }
+        return fragment
+    }
+
+}

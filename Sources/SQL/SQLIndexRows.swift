@@ -1,0 +1,112 @@
+import RooftopShared
+
+/// What the index tables (``SQLIndexLayout``) hold for an object, computed the same way for the
+/// client's local store and the server's storage: one `object_fields` row per field (built-in
+/// ones included), `object_elements` rows for the elements of lists and members of relations, the
+/// fields whose values the index does not fully store, and who may read the object.
+///
+/// ```swift
+/// let change = SQLIndexRows.diff(snapshot: new, previous: old)
+/// // delete change.removed, insert change.added, add change.unindexed to the counts
+/// ```
+package enum SQLIndexRows {
+    /// An `object_fields` row to insert, with the `object_elements` rows of a list or relation.
+    package struct FieldRow: Sendable, Equatable {
+        package var field: String
+        package var kind: Int64
+        /// The value's order-preserving key, `nil` past ``Value/indexedKeyLimit``.
+        package var sortKey: [UInt8]?
+        package var latitude: Double?
+        package var longitude: Double?
+        /// The keys of the elements (lists) or members (relations) short enough to index.
+        package var elements: [[UInt8]]
+    }
+
+    /// What rewriting an object's rows changes.
+    package struct Change: Sendable {
+        /// Fields whose rows go (with their element rows when `elements`).
+        package var removed: [(field: String, elements: Bool)]
+        /// Rows to insert.
+        package var added: [FieldRow]
+        /// Changes to the count of objects per field whose values the index does not fully store.
+        package var unindexed: [(field: String, delta: Int64)]
+    }
+
+    /// What the index stores of one value: its key and the keys of its list elements or relation
+    /// members, each only when no longer than ``Value/indexedKeyLimit``.
+    package struct IndexedValue: Sendable {
+        /// The value's key, or `nil` when it is too long to index.
+        package var key: [UInt8]?
+        /// The distinct keys of its elements (lists) or members (relations) short enough to index.
+        package var elements: Set<[UInt8]> = []
+        /// Whether everything a query could ask of the value is indexed.
+        package var isComplete: Bool
+
+        package init(_ value: Value) {
+            key = value.indexedSortKey
+            isComplete = key != nil
+            let all: [[UInt8]] =
+                switch value {
+                case .list(let elements): elements.map(\.sortKey)
+                case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
+                default: []
+                }
+            for element in all {
+                if element.count <= Value.indexedKeyLimit { elements.insert(element) } else { isComplete = false }
+            }
+        }
+    }
+
+    /// The indexed values of an object: its fields and the built-in ones.
+    package static func indexedValues(_ snapshot: ObjectSnapshot) -> [String: Value] {
+        var indexed = snapshot.fields
+        indexed["objectId"] = .string(snapshot.objectId)
+        if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
+        if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
+        return indexed
+    }
+
+    /// The rows that bring `previous` (the live version stored, if any) to `snapshot` (`nil`: a
+    /// tombstone, no rows). Only the fields whose value changed are rewritten, so that a small
+    /// change to an object with large lists stays cheap.
+    ///
+    /// A value whose key is longer than ``Value/indexedKeyLimit`` gets a row without a key (its
+    /// kind still answers `exists`), a list element or relation member that long gets no row, and
+    /// either counts the object in `unindexed_fields` for the field, which tells queries on that
+    /// field to let the shared evaluator decide (``SQLQueryCompiler/evaluation(of:unindexed:)``).
+    package static func diff(snapshot: ObjectSnapshot?, previous: ObjectSnapshot?) -> Change {
+        var removed: [(field: String, elements: Bool)] = []
+        var added: [FieldRow] = []
+        let new = snapshot.map(indexedValues) ?? [:]
+        let old = previous.map(indexedValues) ?? [:]
+        var unindexed: [String: Int64] = [:]
+        for (field, value) in old where new[field] != value {
+            removed.append((field, value.kind == .list || value.kind == .relation))
+            if !IndexedValue(value).isComplete { unindexed[field, default: 0] -= 1 }
+        }
+        for (field, value) in new where old[field] != value {
+            let indexed = IndexedValue(value)
+            let point = value.geoPointValue
+            added.append(
+                FieldRow(
+                    field: field, kind: Int64(value.kind.rawValue), sortKey: indexed.key, latitude: point?.latitude,
+                    longitude: point?.longitude, elements: Array(indexed.elements)))
+            if !indexed.isComplete { unindexed[field, default: 0] += 1 }
+        }
+        return Change(
+            removed: removed, added: added, unindexed: unindexed.filter { $0.value != 0 }.map { ($0.key, $0.value) })
+    }
+
+    /// The principals a caller's queries are limited to (``SQLQueryCompiler``'s `readers`):
+    /// `nil` (no limit) for the admin.
+    package static func readers(for context: AccessContext) -> Set<String>? {
+        context.isAdmin ? nil : Set(context.principals.map(\.description))
+    }
+
+    /// Who may read an object with `acl` (`object_readers.principal`): `*` for everyone (also
+    /// when there is no ACL), user IDs, `role:Name`.
+    package static func readers(of acl: ACL?) -> Set<String> {
+        guard let acl else { return ["*"] }
+        return Set(acl.entries.filter { $0.value.read }.keys.map(\.description))
+    }
+}
