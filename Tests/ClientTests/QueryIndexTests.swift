@@ -50,6 +50,7 @@ struct QueryIndexTests {
                 local.objects.map(\.objectId) == expected.objects.map(\.objectId),
                 "round \(round): \(predicate) order \(query.order) offset \(query.offset) limit \(String(describing: query.limit))")
             #expect(local.totalCount == expected.totalCount)
+            #expect(try await client.query(query).fromLocalDatastore().count() == expected.totalCount)
         }
         await client.shutdown()
     }

@@ -86,7 +86,7 @@ extension RooftopQuery {
     /// - Parameter policy: Where the count comes from (default ``FetchPolicy/remoteOnly``).
     /// - Throws: What ``find(policy:)`` throws.
     public func count(policy: FetchPolicy = .remoteOnly) async throws -> Int {
-        if isLocal { return try runLocally().totalCount }
+        if isLocal { return try countLocally() }
         switch policy {
         case .remoteOnly, .localAndRemote, .remoteAndStore:
             return try await countRemotely()

@@ -54,6 +54,30 @@ extension RooftopQuery {
             objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)
     }
 
+    /// The number of matches in the query's local source, counted by SQLite without reading the
+    /// objects (plus the live objects with unsaved changes that match as they read now).
+    func countLocally() throws(RooftopError) -> Int {
+        let label: String? = if case .pin(let label) = source { label } else { nil }
+        let edited = try editedRows(pinnedWith: label)
+        let readers = ignoresACLs ? nil : SQLIndexRows.readers(for: core.accessContext)
+        var total = try core.store.count(
+            query, scope: core.scope, datastore: datastore, pinnedWith: label, readers: readers,
+            excluding: edited.map(\.key.objectId))
+        if !edited.isEmpty {
+            var unpaged = query
+            unpaged.offset = 0
+            unpaged.limit = nil
+            unpaged.includes = []
+            let core = self.core
+            let ignoresACLs = self.ignoresACLs
+            total += QueryEvaluator.run(
+                unpaged, over: edited.compactMap { core.localState(of: $0) }, lookup: { _ in nil },
+                canRead: { ignoresACLs || core.canRead($0) }
+            ).totalCount
+        }
+        return total
+    }
+
     /// The stored rows of the query's class and datastore (pinned with `label` when given) whose
     /// live instances have unsaved changes.
     private func editedRows(pinnedWith label: String?) throws(RooftopError) -> [LocalObjectRow] {

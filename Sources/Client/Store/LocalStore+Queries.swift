@@ -24,32 +24,55 @@ extension LocalStore {
     ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
         try read { db in
             var found: [ObjectKey: LocalObjectRow] = [:]
-            let runner = SQLQueryRunner(
-                compiler: LocalStore.queryCompiler,
-                scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded),
-                unindexedFields: {
-                    Set(
-                        try String.fetchAll(
-                            db.cachedStatement(
-                                sql: """
-                                    SELECT DISTINCT f.field FROM object_fields f JOIN objects o ON o.key = f.object_key
-                                    WHERE f.complete = 0 AND o.scope = ? AND o.datastore = ? AND o.class_name = ?
-                                    """),
-                            arguments: [scope, datastore.rawValue, query.className]))
-                },
-                objects: { fragment in
-                    try Row.fetchAll(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)).compactMap { row in
-                        let object = try StoreTransaction.row(row)
-                        found[object.key] = object
-                        return object.local
-                    }
-                },
-                count: { fragment in
-                    try Int.fetchOne(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
-                })
+            let runner = LocalStore.runner(
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, db
+            ) { object in found[object.key] = object }
             let page = try runner.find(query, readers: readers, limit: query.limit ?? Int.max)
             return (page.objects.compactMap { found[ObjectKey($0)] }, page.totalCount)
         }
+    }
+
+    /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:)``
+    /// counts them, without reading any (from the index, unless some values are not indexed).
+    /// - Throws: `cache` when the store cannot be read.
+    func count(
+        _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
+        excluding excluded: [String]
+    ) throws(RooftopError) -> Int {
+        try read { db in
+            try LocalStore.runner(query, scope: scope, datastore: datastore, label: label, excluded: excluded, db) { _ in }
+                .count(query, readers: readers)
+        }
+    }
+
+    /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
+    private static func runner(
+        _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String], _ db: Database,
+        decoded: @escaping (LocalObjectRow) -> Void
+    ) -> SQLQueryRunner {
+        SQLQueryRunner(
+            compiler: LocalStore.queryCompiler,
+            scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded),
+            unindexedFields: {
+                Set(
+                    try String.fetchAll(
+                        db.cachedStatement(
+                            sql: """
+                                SELECT DISTINCT f.field FROM object_fields f JOIN objects o ON o.key = f.object_key
+                                WHERE f.complete = 0 AND o.scope = ? AND o.datastore = ? AND o.class_name = ?
+                                """),
+                        arguments: [scope, datastore.rawValue, query.className]))
+            },
+            objects: { fragment in
+                try Row.fetchAll(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)).compactMap { row in
+                    let object = try StoreTransaction.row(row)
+                    decoded(object)
+                    return object.local
+                }
+            },
+            count: { fragment in
+                try Int.fetchOne(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
+            })
     }
 
     /// The condition on `objects o` of a local query's scope.

@@ -1,4 +1,5 @@
 import PostgresNIO
+import RooftopSQL
 
 /// The statements of the write path, prepared once per connection: a push runs them for every
 /// mutation, and a prepared statement skips the parse and plan an unnamed one pays on each run.

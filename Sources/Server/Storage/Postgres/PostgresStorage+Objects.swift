@@ -1,5 +1,6 @@
 import NIOCore
 import PostgresNIO
+import RooftopSQL
 import RooftopShared
 
 extension PostgresStorage {

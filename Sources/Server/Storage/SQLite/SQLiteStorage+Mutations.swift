@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQL
 import RooftopShared
 
 extension SQLiteStorage {
