@@ -37,16 +37,7 @@ extension RooftopQuery {
             // The rows are the page: ordered and included again, not skipped a second time.
             final.offset = 0
         } else {
-            var unpaged = query
-            unpaged.offset = 0
-            unpaged.limit = nil
-            unpaged.includes = []
-            let core = self.core
-            let ignoresACLs = self.ignoresACLs
-            let matches = QueryEvaluator.run(
-                unpaged, over: edited.compactMap { core.localState(of: $0) }, lookup: { _ in nil },
-                canRead: { ignoresACLs || core.canRead($0) })
-            totalCount += matches.totalCount
+            totalCount += matchCount(of: edited)
             rows += edited
         }
         let evaluated = try evaluate(final, over: rows)
@@ -63,19 +54,23 @@ extension RooftopQuery {
         var total = try core.store.count(
             query, scope: core.scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
-        if !edited.isEmpty {
-            var unpaged = query
-            unpaged.offset = 0
-            unpaged.limit = nil
-            unpaged.includes = []
-            let core = self.core
-            let ignoresACLs = self.ignoresACLs
-            total += QueryEvaluator.run(
-                unpaged, over: edited.compactMap { core.localState(of: $0) }, lookup: { _ in nil },
-                canRead: { ignoresACLs || core.canRead($0) }
-            ).totalCount
-        }
+        if !edited.isEmpty { total += matchCount(of: edited) }
         return total
+    }
+
+    /// How many of the edited rows match the query's predicate as they read now (readable ones
+    /// only, unless ACLs are ignored): the shared evaluator, no paging.
+    private func matchCount(of edited: [LocalObjectRow]) -> Int {
+        var unpaged = query
+        unpaged.offset = 0
+        unpaged.limit = nil
+        unpaged.includes = []
+        let core = self.core
+        let ignoresACLs = self.ignoresACLs
+        return QueryEvaluator.run(
+            unpaged, over: edited.compactMap { core.localState(of: $0) }, lookup: { _ in nil },
+            canRead: { ignoresACLs || core.canRead($0) }
+        ).totalCount
     }
 
     /// The stored rows of the query's class and datastore (pinned with `label` when given) whose
