@@ -180,4 +180,32 @@ extension PushMergeTests {
         let decisions = retried.results.flatMap { $0.merges }
         #expect(decisions.contains { $0.field == "a" && $0.result == 32 }, "\(decisions)")
     }
+
+    @Test("a retried chain whose first change others built on appends after their changes, so later list edits still land")
+    func retriedChainAfterOthersBuiltOnIt() async throws {
+        let (_, client) = try SharedServer.require()
+        let users = try await pair(client)
+        let className = uniqueClassName("ChainReplayList")
+        let base = try await seed(client, users.remote, className, "o", fields: ["l": ["s"]])
+        let first = Mutations.update(.app, className, "o", base: base, [FieldUpdate("l", .listAppend(["a"]))])
+        #expect(try await client.push(first, token: users.local.token).appliedVersion == base + 1)
+        // The answer was lost; someone else appended on top of it.
+        #expect(
+            try await client.push(
+                Mutations.update(.app, className, "o", base: base + 1, [FieldUpdate("l", .listAppend(["r"]))]),
+                token: users.remote.token
+            ).appliedVersion == base + 2)
+        // The retry carries the next append, made on the first.
+        let retried = try await client.push(
+            [first, Mutations.update(.app, className, "o", base: base, [FieldUpdate("l", .listAppend(["b"]))])],
+            token: users.local.token)
+        #expect(retried.results.allSatisfy { $0.isApplied }, "\(retried.results)")
+        // A third edit, made long before on the seeded version, still lands.
+        let late = try await client.push(
+            Mutations.update(.app, className, "o", base: base, [FieldUpdate("l", .listAppend(["x"]))]),
+            token: users.remote.token)
+        #expect(late.isApplied)
+        let stored = try await client.object(.app, className: className, objectId: "o", token: users.local.token)
+        #expect(stored?.fields["l"] == ["s", "a", "r", "b", "x"], "\(String(describing: stored?.fields))")
+    }
 }

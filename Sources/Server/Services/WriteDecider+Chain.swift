@@ -67,6 +67,21 @@ extension WriteDecider {
             return try ObjectMerge.rebase(
                 local: [mutation.change], over: remote, base: inputs.base, className: mutation.className, rules: rules)
         }
+        if chain.known == nil, let lastOwn = concurrent.lastIndex(where: isOwn),
+            !concurrent[..<lastOwn].contains(where: { !isOwn($0) })
+        {
+            // The chain was answered again (its own changes were committed by an earlier push),
+            // and every change of others came after them, made on top of them: the mutation
+            // merges with those only, on the state the chain left. (`rebaseStep` assumes the
+            // opposite order, the changes of others first; for a list it would then write the
+            // whole list in that order, a `set` that later concurrent list edits lose to.)
+            let after = Array(concurrent[(lastOwn + 1)...])
+            guard !after.isEmpty else { return ObjectMerge.Result(change: mutation.change, decisions: []) }
+            return try ObjectMerge.rebase(
+                local: [mutation.change], over: after.map(\.change),
+                base: OperationRecord.fields(before: after, current: current.fields), className: mutation.className,
+                rules: rules)
+        }
         do {
             return try ObjectMerge.rebaseStep(
                 local: mutation.change, after: chain.changes, over: remote, base: inputs.base, current: current.fields,

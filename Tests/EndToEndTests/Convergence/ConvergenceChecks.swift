@@ -253,14 +253,15 @@ struct ConvergenceChecks {
     }
 
     /// The objects named in problems that need the object's history to be understood: a missing
-    /// acknowledged increment, an object back after an acknowledged delete, a local copy the
-    /// server no longer gives.
+    /// acknowledged increment or list element, an object back after an acknowledged delete, a
+    /// local copy the server no longer gives, a merge rule's wrong choice.
     static func tracedObjects(_ problems: [String]) -> [String] {
         var ids: [String] = []
         for problem in problems
         where problem.contains("lacks acknowledged increments") || problem.hasSuffix("exists after an acknowledged delete")
             || problem.hasSuffix("is stored locally but the server does not give it")
             || problem.contains(" must ") || problem.contains("which the change does not write")
+            || problem.contains("lost the acknowledged element") || problem.contains("has duplicates")
         {
             let words = problem.split(separator: " ")
             guard let index = words.firstIndex(of: "object"), words.indices.contains(index + 1) else { continue }

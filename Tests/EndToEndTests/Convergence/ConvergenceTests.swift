@@ -178,5 +178,6 @@ struct ConvergenceTests {
         #expect(
             ConvergenceChecks.tracedObjects(["replica 2 (user 1) object o6 is stored locally but the server does not give it"])
                 == ["o6"])
+        #expect(ConvergenceChecks.tracedObjects(["object o7: l lost the acknowledged element r0-34: [\"r1-2\"]"]) == ["o7"])
     }
 }
