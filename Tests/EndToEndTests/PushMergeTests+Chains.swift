@@ -186,15 +186,22 @@ extension PushMergeTests {
         let (_, client) = try SharedServer.require()
         let users = try await pair(client)
         let className = uniqueClassName("ChainReplayList")
-        let base = try await seed(client, users.remote, className, "o", fields: ["l": ["s"]])
+        let seeded = try await seed(client, users.remote, className, "o", fields: ["l": ["s"], "n": 0])
+        // Before the chain, someone else changes another field.
+        let base = seeded
+        #expect(
+            try await client.push(
+                Mutations.update(.app, className, "o", base: seeded, [FieldUpdate("n", .increment(1))]),
+                token: users.remote.token
+            ).appliedVersion == seeded + 1)
         let first = Mutations.update(.app, className, "o", base: base, [FieldUpdate("l", .listAppend(["a"]))])
-        #expect(try await client.push(first, token: users.local.token).appliedVersion == base + 1)
+        #expect(try await client.push(first, token: users.local.token).appliedVersion == base + 2)
         // The answer was lost; someone else appended on top of it.
         #expect(
             try await client.push(
-                Mutations.update(.app, className, "o", base: base + 1, [FieldUpdate("l", .listAppend(["r"]))]),
+                Mutations.update(.app, className, "o", base: base + 2, [FieldUpdate("l", .listAppend(["r"]))]),
                 token: users.remote.token
-            ).appliedVersion == base + 2)
+            ).appliedVersion == base + 3)
         // The retry carries the next append, made on the first.
         let retried = try await client.push(
             [first, Mutations.update(.app, className, "o", base: base, [FieldUpdate("l", .listAppend(["b"]))])],

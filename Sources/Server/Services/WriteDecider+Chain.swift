@@ -58,6 +58,17 @@ extension WriteDecider {
         return concurrent.last.map { isOwn($0) } ?? false
     }
 
+    /// Whether a change of others meets the mutation's: a delete, an ACL set when the mutation
+    /// sets one too, or a field both change.
+    private func meets(_ other: ObjectChange) -> Bool {
+        guard case .update(let updates, let acl) = other, case .update(let mine, let myACL) = mutation.change else {
+            return true
+        }
+        if acl != nil, myACL != nil { return true }
+        let fields = Set(mine.map(\.field))
+        return updates.contains { fields.contains($0.field) }
+    }
+
     /// The mutation's change rebased over the changes of others.
     func rebase(current: ObjectSnapshot, inputs: MergeInputs, concurrent: [OperationRecord]) throws(RooftopError)
         -> ObjectMerge.Result
@@ -68,13 +79,14 @@ extension WriteDecider {
                 local: [mutation.change], over: remote, base: inputs.base, className: mutation.className, rules: rules)
         }
         if chain.known == nil, let lastOwn = concurrent.lastIndex(where: isOwn),
-            !concurrent[..<lastOwn].contains(where: { !isOwn($0) })
+            !concurrent[..<lastOwn].contains(where: { !isOwn($0) && meets($0.change) })
         {
             // The chain was answered again (its own changes were committed by an earlier push),
-            // and every change of others came after them, made on top of them: the mutation
-            // merges with those only, on the state the chain left. (`rebaseStep` assumes the
-            // opposite order, the changes of others first; for a list it would then write the
-            // whole list in that order, a `set` that later concurrent list edits lose to.)
+            // and every change of others to what the mutation changes came after them, made on
+            // top of them: the mutation merges with those only, on the state the chain left.
+            // (`rebaseStep` assumes the opposite order, the changes of others first; for a list
+            // it would then write the whole list in that order, a `set` that later concurrent
+            // list edits lose to.)
             let after = Array(concurrent[(lastOwn + 1)...])
             guard !after.isEmpty else { return ObjectMerge.Result(change: mutation.change, decisions: []) }
             return try ObjectMerge.rebase(
