@@ -1,4 +1,4 @@
-import RooftopShared
+@testable import RooftopShared
 import Testing
 
 @Suite("Merging object changes")
@@ -155,5 +155,37 @@ struct MergeObjectTests {
                 local: .update([]), after: earlier, over: [.delete, .update([])], base: [:], current: [:],
                 className: "Game", rules: rules)
         }
+    }
+
+    @Test func aChainStepOnAListStoredInCommitOrderStaysAListEdit() throws {
+        // A chain answered again: the client's first append (r2) was committed before someone
+        // else's (r3), after another's (r0). The merge puts r3 before r2; the stored list has them
+        // in commit order. The next append must stay an append, not write the list whole.
+        let step = try ObjectMerge.rebaseStep(
+            local: .update([FieldUpdate("l", .listAppend(["r2b"]))]),
+            after: [.update([FieldUpdate("l", .listAppend(["r2"]))])],
+            over: [.update([FieldUpdate("l", .listAppend(["r0"]))]), .update([FieldUpdate("l", .listAppend(["r3"]))])],
+            base: ["l": ["s"]], current: ["l": ["s", "r0", "r2", "r3"]], className: "Game", rules: rules)
+        #expect(step.change == .update([FieldUpdate("l", .listAppend(["r2b"]))]))
+        // An insert lands before the element it preceded locally, wherever that element is stored.
+        let insert = try ObjectMerge.rebaseStep(
+            local: .update([FieldUpdate("l", .listInsert(index: 1, value: "x"))]),
+            after: [.update([FieldUpdate("l", .listAppend(["r2"]))])],
+            over: [.update([FieldUpdate("l", .listAppend(["r3"]))])],
+            base: ["l": ["s"]], current: ["l": ["s", "r2", "r3"]], className: "Game", rules: rules)
+        let applied = try FieldOperation.apply(insert.change?.updates.map(\.operation) ?? [], to: ["s", "r2", "r3"])
+        #expect(insert.change?.updates.allSatisfy { if case .set = $0.operation { false } else { true } } == true)
+        #expect(applied == ["s", "x", "r2", "r3"])
+    }
+
+    @Test func listEditsMoveOntoAReorderedListByElement() {
+        #expect(
+            ListTransform.transplant([.listInsert(index: 1, value: "x")], from: ["a", "b"], to: ["b", "a"])
+                == [.listInsert(index: 0, value: "x")])
+        #expect(ListTransform.transplant([.listRemove(index: 0)], from: ["a", "b", "a"], to: ["b", "a", "a"]) == [.listRemove(index: 1)])
+        #expect(ListTransform.transplant([.listReplace(index: 1, value: "z")], from: ["a", "b"], to: ["b", "a"]) == [.listReplace(index: 0, value: "z")])
+        #expect(ListTransform.transplant([.listAppend(["c"])], from: ["a"], to: ["a"]) == [.listAppend(["c"])])
+        #expect(ListTransform.transplant([.listInsert(index: 0, value: "x")], from: ["a"], to: ["b"]) == nil, "not a reordering")
+        #expect(ListTransform.transplant([.listMove(from: 0, to: 1)], from: ["a", "b"], to: ["b", "a"]) == nil)
     }
 }

@@ -56,6 +56,17 @@ extension ObjectMerge {
                 {
                     return (added, extended.decision)
                 }
+                // A list whose elements are the merge's in another order (a chain answered again,
+                // its own changes committed before some of others): the new edits, moved onto it.
+                if extended.operations.starts(with: merged.operations),
+                    case .list(let mergedList)? = try? FieldOperation.apply(
+                        merged.operations, to: try FieldOperation.apply(theirs, to: base[field])),
+                    case .list(let stored)? = current[field],
+                    let moved = ListTransform.transplant(added, from: mergedList, to: stored),
+                    (try? FieldOperation.apply(moved, to: current[field])) != nil
+                {
+                    return (moved, extended.decision)
+                }
                 return (current[field] == goal ? [] : [goal.map(FieldOperation.set) ?? .unset], extended.decision)
             }
             updates += step.operations.map { FieldUpdate(field, $0) }
