@@ -41,7 +41,19 @@ final class ChaosProcess: Sendable {
         let stdout = Pipe()
         process.standardInput = .pipe(stdin)
         process.standardOutput = .pipe(stdout)
-        process.standardError = .handle(.nullDevice)
+        // What the client writes to stderr before it is ready says why it died, when it does: kept
+        // in an unlinked file, read only then.
+        let errorPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rooftop-chaos-\(UUID().uuidString).stderr").path
+        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let errorOutput = FileHandle(forWritingAtPath: errorPath)
+        let errorInput = FileHandle(forReadingAtPath: errorPath)
+        unlink(errorPath)
+        defer {
+            try? errorOutput?.close()
+            try? errorInput?.close()
+        }
+        process.standardError = .handle(errorOutput ?? .nullDevice)
         let child = ChaosProcess(process: process, input: stdin.fileHandleForWriting, onEvent: onEvent)
         stdout.fileHandleForReading.readabilityHandler = { [weak child] handle in
             let data = handle.availableData
@@ -56,7 +68,13 @@ final class ChaosProcess: Sendable {
             try await TestWait.until(within: limit, "the chaos client to open") {
                 let (ready, fatal) = child.state.withLock { ($0.ready, $0.fatal) }
                 if let fatal { throw ConvergenceFailure("the chaos client failed: \(fatal)") }
-                if !ready && !process.isRunning { throw ConvergenceFailure("the chaos client exited before it was ready") }
+                if !ready && !process.isRunning {
+                    let written = (try? errorInput?.readToEnd()) ?? nil
+                    let tail = String(decoding: (written ?? Data()).suffix(2_000), as: UTF8.self)
+                    throw ConvergenceFailure(
+                        "the chaos client exited before it was ready (status or signal \(process.terminationStatus)); "
+                            + "its last words: \(tail)")
+                }
                 return ready
             }
         } catch {
