@@ -172,13 +172,16 @@ struct OutboxRetryTests {
         let client = try syncClient(server, clock: clock)
         _ = try await client.signUpForTest("ann")
         let events = StreamRecorder(client.outbox.events)
-        server.failNext("/v1/push", with: RooftopError(.auth, "session expired"))
+        // Refused until the test says otherwise: the sign-up's wake may reach the engine after the
+        // change's own, and any wake retries a stalled queue (refused again, it stays stalled).
+        server.failNext("/v1/push", with: RooftopError(.auth, "session expired"), times: 100)
         let note = client.object("Note")
         note["n"] = 1
         let id = try #require(try await note.saveEventually())
         try await events.first("stalled") { $0.kind == .stalled(RooftopError(.auth, "session expired")) }
         #expect(try client.outbox.status(of: id) == .pending)
         #expect(clock.sleeperCount == 0, "no retry timer")
+        server.clearFailures()
         client.outbox.resume()
         try await client.outbox.waitUntilIdle()
         #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))

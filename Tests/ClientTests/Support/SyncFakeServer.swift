@@ -36,6 +36,9 @@ final class SyncFakeServer: HTTPTransport {
         state.withLock { $0.failures += Array(repeating: (prefix, error), count: times) }
     }
 
+    /// Drops the failures `failNext` queued and not yet served.
+    func clearFailures() { state.withLock { $0.failures = [] } }
+
     /// Makes pulls fail with `network` once this many more pages have been served.
     func interruptPulls(afterPages pages: Int) { state.withLock { $0.pagesBeforeInterruption = pages } }
 
