@@ -148,6 +148,7 @@ let package = Package(
                 "Rooftop",
                 "RooftopServer",
                 "RooftopShared",
+                "RooftopSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -11,7 +11,7 @@ extension Benchmark {
         libraryClient = client
         try await clientPull(client)
         try await clientQueue(client)
-        try await clientLocalQuery(client)
+        try await clientLocalQueries(client)
     }
 
     /// A `RooftopClient` trusting the development CA, with a fresh local datastore file, signed
@@ -90,29 +90,6 @@ extension Benchmark {
             try require(refused.isEmpty, "the server refused \(refused.count) queued changes")
             try require(!client.outbox.hasPendingWrites, "changes are still pending after the queue went idle")
             return (count, ["enqueue s (durable, before sending)": enqueued.seconds])
-        }
-    }
-
-    /// Phase `client local query`: `category = ?` ordered by score, 50 at most, answered from
-    /// the local datastore; each answer checked against the data set.
-    private func clientLocalQuery(_ client: RooftopClient) async throws {
-        try await measure("client local query", unit: "query") { samples in
-            let clock = ContinuousClock()
-            for _ in 0..<settings.queryRepeats {
-                let category = Dataset.categories[Int.random(in: 0..<Dataset.categories.count, using: &random)]
-                let start = clock.now
-                let result = try await client.query(Dataset.className, in: datastore)
-                    .text("where category = ? order by score desc limit 50", [.string(category)])
-                    .fromLocalDatastore().find()
-                await samples.add([clock.now - start])
-                let expected = min(50, dataset.categoryCounts[category] ?? 0)
-                try require(
-                    result.objects.count == expected,
-                    "local category = \(category) answered \(result.objects.count) objects, not \(expected)")
-                let scores = result.objects.compactMap { $0.int("score") }
-                try require(scores == scores.sorted(by: >), "local results are not ordered by score")
-            }
-            return (settings.queryRepeats, [:])
         }
     }
 }

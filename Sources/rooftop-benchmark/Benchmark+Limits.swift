@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQLite
 import RooftopShared
 
 extension Benchmark {
@@ -15,7 +16,9 @@ extension Benchmark {
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
-        let pool = try DatabasePool(path: path)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in RooftopSQLite.registerFunctions(db) }
+        let pool = try DatabasePool(path: path, configuration: configuration)
         try await pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "CREATE TABLE records (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
@@ -50,7 +53,7 @@ extension Benchmark {
             try require(count == records.count, "the scan read \(count) of \(records.count) rows")
             return (count, ["MiB read": Double(bytes) / 1_048_576])
         }
-        try await measureSQLiteQuery(pool)
+        try await measureRawQueries(pool)
         let lookups = (0..<min(records.count, 10_000)).map { _ in records[Int(random.next() % UInt64(records.count))].0 }
         try await measure("sqlite get", unit: "row") { samples in
             let durations = try await pool.read { db -> [Duration] in
@@ -68,50 +71,6 @@ extension Benchmark {
             }
             await samples.add(durations)
             return (lookups.count, [:])
-        }
-    }
-
-    /// Phase `sqlite query`: the raw SQLite query that `client local query` becomes, on a table
-    /// of the same records with their category and score in columns and an index on both:
-    /// `category = ?` ordered by score, 50 at most, the bodies read (not decoded).
-    private func measureSQLiteQuery(_ pool: DatabasePool) async throws {
-        let encoder = JSONEncoder()
-        let rows = try dataset.objects.map { object in
-            (object.objectId, object.category, object.score, String(decoding: try encoder.encode(object.fields), as: UTF8.self))
-        }
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE query_records (id TEXT PRIMARY KEY, category TEXT NOT NULL, score INTEGER NOT NULL,
-                    body TEXT NOT NULL);
-                    CREATE INDEX query_records_by_category ON query_records(category, score);
-                    """)
-            let insert = try db.makeStatement(sql: "INSERT INTO query_records (id, category, score, body) VALUES (?, ?, ?, ?)")
-            for (id, category, score, body) in rows { try insert.execute(arguments: [id, category, score, body]) }
-        }
-        let categories = (0..<settings.queryRepeats).map { _ in
-            Dataset.categories[Int(random.next() % UInt64(Dataset.categories.count))]
-        }
-        let clock = ContinuousClock()
-        let counts = dataset.categoryCounts
-        try await measure("sqlite query", unit: "query") { samples in
-            let durations = try await pool.read { db -> [Duration] in
-                let select = try db.makeStatement(
-                    sql: "SELECT body FROM query_records WHERE category = ? ORDER BY score DESC LIMIT 50")
-                var durations: [Duration] = []
-                for category in categories {
-                    let start = clock.now
-                    let bodies = try String.fetchAll(select, arguments: [category])
-                    durations.append(clock.now - start)
-                    let expected = min(50, counts[category] ?? 0)
-                    guard bodies.count == expected else {
-                        throw BenchmarkError.wrongResult("the raw query found \(bodies.count) rows, not \(expected)")
-                    }
-                }
-                return durations
-            }
-            await samples.add(durations)
-            return (categories.count, [:])
         }
     }
 }

@@ -77,7 +77,7 @@ struct Report: Codable, Sendable {
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed)")
         lines.append(memoryScope)
         let header = [
-            pad("phase", 17, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),
+            pad("phase", 25, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),
             pad("p95 ms", 9), pad("p99 ms", 9), "  RSS MiB before→after (peak)",
         ]
         lines.append(header.joined())
@@ -96,7 +96,7 @@ struct Report: Codable, Sendable {
                 rss = "  n/a"
             }
             let row = [
-                pad(phase.name, 17, left: true), pad(String(phase.count), 7),
+                pad(phase.name, 25, left: true), pad(String(phase.count), 7),
                 pad(Report.fixed(phase.totalSeconds, 2), 9),
                 pad(Report.fixed(phase.ratePerSecond, 1) + " \(phase.unit)/s", 19),
                 pad(phase.p50Milliseconds.map { Report.fixed($0, 1) } ?? "-", 9),
@@ -145,11 +145,12 @@ struct Report: Codable, Sendable {
                 "\(phase) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
                     + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
         }
-        if let local = phases.first(where: { $0.name == "client local query" })?.p50Milliseconds,
-            let raw = phases.first(where: { $0.name == "sqlite query" })?.p50Milliseconds, raw > 0
-        {
+        for shape in LocalQueryShape.all {
+            guard let local = phases.first(where: { $0.name == shape.localPhase })?.p50Milliseconds,
+                let raw = phases.first(where: { $0.name == shape.rawPhase })?.p50Milliseconds, raw > 0
+            else { continue }
             lines.append(
-                "client local query p50 \(Report.fixed(local, 2)) ms vs the raw SQLite query \(Report.fixed(raw, 2)) ms"
+                "\(shape.localPhase) p50 \(Report.fixed(local, 2)) ms vs the raw SQLite query \(Report.fixed(raw, 2)) ms"
                     + " (\(Report.fixed(local / raw, 1))×)")
         }
         if let get = phases.first(where: { $0.name == "sqlite get" }), let p50 = get.p50Milliseconds {
