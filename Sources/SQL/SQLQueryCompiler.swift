@@ -124,6 +124,25 @@ package struct SQLQueryCompiler: Sendable {
         return reduced
     }
 
+    /// The fields whose index keys `query` compares or orders by: the only fields whose
+    /// unindexed values make ``evaluation(of:unindexed:)`` hand the query to the evaluator (a
+    /// store may look up just these).
+    package static func keyedFields(of query: Query) -> Set<String> {
+        var fields = Set(query.order.map(\.field))
+        func visit(_ predicate: QueryPredicate) {
+            switch predicate {
+            case .and(let operands), .or(let operands): operands.forEach(visit)
+            case .not(let operand): visit(operand)
+            case .comparison(let field, _, _), .in(let field, _), .notIn(let field, _), .startsWith(let field, _),
+                .listContains(let field, _), .containsAll(let field, _):
+                fields.insert(field)
+            case .exists, .notExists, .withinBox, .thisIn, .near: break
+            }
+        }
+        query.predicate.map(visit)
+        return fields
+    }
+
     /// Whether SQL decides `predicate` exactly on an index that lacks some keys of `unindexed`.
     private func isExact(_ predicate: QueryPredicate, unindexed: Set<String>) -> Bool {
         switch predicate {
@@ -214,6 +233,10 @@ package struct SQLQueryCompiler: Sendable {
             return joined([collection] + values.map { elementExists(field, $0) }, with: " AND ")
         case .near(let field, let point, let maximum):
             var test = SQLFragment("f.latitude IS NOT NULL")
+            if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
+                // Only points in the band can be that close: read that range of the index.
+                test = test + SQLFragment(" AND f.sort_key >= ? AND f.sort_key <= ?", [.blob(band.low), .blob(band.high)])
+            }
             // Without SQL distance this is only "has a point": ``evaluation(of:unindexed:)`` sends
             // every query with a maximum distance to the evaluator, which decides it.
             if let maximum, let distance = dialect.distance {
@@ -349,6 +372,26 @@ package struct SQLQueryCompiler: Sendable {
             }
         }
         return SQLFragment(sql, fragment.arguments)
+    }
+
+    /// The keys (``Value/sortKey``) between which lie the keys of every point within `meters` of
+    /// `point`: a point's key starts with its latitude, and a great-circle distance is at least
+    /// the earth's radius times the difference of latitudes (in radians), so points farther in
+    /// latitude than `meters / radius` (widened by a rounding margin) are farther than `meters`.
+    /// `nil` when the band would span every latitude, or `meters` is not a finite distance.
+    package static func latitudeBand(around point: GeoPoint, within meters: Double) -> (low: [UInt8], high: [UInt8])? {
+        guard meters.isFinite, meters >= 0 else { return nil }
+        let degrees = (meters / GeoPoint.earthRadiusMeters) * (180 / Double.pi) * (1 + 1e-9) + 1e-9
+        let low = point.latitude - degrees
+        let high = point.latitude + degrees
+        guard low > -90 || high < 90 else { return nil }
+        do {
+            let south = try GeoPoint(latitude: max(low, -90), longitude: -180)
+            let north = try GeoPoint(latitude: min(high, 90), longitude: 180)
+            return (Value.geoPoint(south).sortKey, Value.geoPoint(north).sortKey)
+        } catch {
+            return nil
+        }
     }
 
     /// The smallest byte string greater than every string that starts with `bytes`, or `nil` when

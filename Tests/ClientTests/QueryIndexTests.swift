@@ -15,13 +15,21 @@ struct QueryIndexTests {
         var random = SeededGenerator(seed: seed)
         let (client, server) = try queryClient()
         server.isOnline = false
-        _ = client  // objects are stored offline: queued, with their local views indexed
+        // Objects are stored offline: queued, with their local views indexed. Their ACLs vary,
+        // and alice's roles change half-way: readable flags are kept, then computed again.
+        try client.signInLocally("alice", roles: ["Staff"])
+        var staff = ACL()
+        staff.setReadAccess(true, for: .role("Staff"))
+        var everyone = ACL()
+        everyone.setReadAccess(true, for: .everyone)
+        let acls: [ACL?] = [nil, everyone, ACL.only("alice"), ACL.only("bob"), staff]
         var objects: [RooftopObject] = []
         for index in 0..<120 {
             let object = client.object("Thing", id: "t\(index)")
             for field in ["a", "b", "c"] where random.next() % 5 != 0 {
                 object[field] = random.value()
             }
+            if let acl = acls[Int(random.next() % UInt64(acls.count))] { object.acl = acl }
             try await object.saveEventually()
             objects.append(object)
         }
@@ -39,13 +47,23 @@ struct QueryIndexTests {
             [QueryOrder("c"), QueryOrder("a", descending: true)], [],
         ]
         for round in 0..<150 {
+            if round == 40 {
+                // Written while the flags are kept: each write sets its object's flag.
+                for object in objects where !object.isDeleted && random.next() % 3 == 0 {
+                    if let acl = acls[Int(random.next() % UInt64(acls.count))] { object.acl = acl } else { object.acl = nil }
+                    try await object.saveEventually()
+                }
+            }
+            if round == 75 { try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: [])) }
+            let context = client.core.accessContext
             let predicate = random.predicate()
             var query = Query(className: "Thing", predicate: predicate, order: orders[Int(random.next() % 5)])
             query.offset = Int(random.next() % 4)
             query.limit = random.next() % 3 == 0 ? nil : Int(random.next() % 20)
             let local = try await client.query(query).fromLocalDatastore().find()
             let states = objects.filter { !$0.isDeleted }.map(\.snapshot)
-            let expected = QueryEvaluator.run(query, over: states, lookup: { _ in nil }, canRead: { _ in true })
+            let expected = QueryEvaluator.run(
+                query, over: states, lookup: { _ in nil }, canRead: { ACL.allowsRead($0.acl, for: context) })
             #expect(
                 local.objects.map(\.objectId) == expected.objects.map(\.objectId),
                 "round \(round): \(predicate) order \(query.order) offset \(query.offset) limit \(String(describing: query.limit))")

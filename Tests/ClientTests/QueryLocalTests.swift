@@ -71,8 +71,27 @@ struct QueryLocalTests {
         #expect(hidden?.code == .notFound)
         #expect(try await query.ignoringACLs().getObject("bob").objectId == "bob")
 
+        let kept = try client.core.store.read { try LocalStore.flagReaders(scope: "alice", $0) }
+        #expect(kept == ["*", "alice", "role:Staff"], "the readable flags are kept for alice's principals")
+
         try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: []))
         #expect(try await query.find().objectIds == ["alice", "public"], "the role was revoked")
+        #expect(try await query.count() == 2)
+        // Written while the flags are kept for alice without the role, then the role comes back:
+        // every flag is computed again, this one's included.
+        let late = client.object("Note", id: "late")
+        late["text"] = "late"
+        late.acl = staffOnly
+        try await late.saveEventually()
+        #expect(try await query.find().objectIds == ["alice", "public"])
+        try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: ["Staff"]))
+        #expect(try await query.find().objectIds == ["alice", "late", "public", "staff"], "the role was granted again")
+        #expect(try await query.count() == 4)
+        let publicOnly = client.object("Note", id: "later")
+        publicOnly["text"] = "later"
+        publicOnly.acl = publicRead
+        try await publicOnly.saveEventually()
+        #expect(try await query.count() == 5, "a write sets its object's flag for the kept principals")
         try client.core.end()
         #expect(try await query.find().objectIds == [], "signed out: these rows belong to alice's scope")
     }

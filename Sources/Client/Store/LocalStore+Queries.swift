@@ -16,7 +16,9 @@ extension LocalStore {
 
     /// A page of `query`'s matches (its offset and limit, no includes) among the stored objects
     /// of `datastore` (pinned with `label` when given), readable by one of `readers` (all when
-    /// `nil`), leaving out the objects named in `excluded`; and the total count of matches.
+    /// `nil`; by the objects' `readable` flags when they are kept for `readers`, see
+    /// ``keepReadableFlags(scope:for:)``), leaving out the objects named in `excluded`; and the
+    /// total count of matches.
     /// - Throws: `cache` when the store cannot be read.
     func find(
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
@@ -24,10 +26,11 @@ extension LocalStore {
     ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
         try read { db in
             var found: [ObjectKey: LocalObjectRow] = [:]
+            let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             let runner = LocalStore.runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, db
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readable: readable, db
             ) { object in found[object.key] = object }
-            let page = try runner.find(query, readers: readers, limit: query.limit ?? Int.max)
+            let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
             return (page.objects.compactMap { found[ObjectKey($0)] }, page.totalCount)
         }
     }
@@ -40,28 +43,35 @@ extension LocalStore {
         excluding excluded: [String]
     ) throws(RooftopError) -> Int {
         try read { db in
-            try LocalStore.runner(query, scope: scope, datastore: datastore, label: label, excluded: excluded, db) { _ in }
-                .count(query, readers: readers)
+            let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
+            return try LocalStore.runner(
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readable: readable, db
+            ) { _ in }
+            .count(query, readers: readable == nil ? readers : nil)
         }
     }
 
     /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
     private static func runner(
-        _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String], _ db: Database,
-        decoded: @escaping (LocalObjectRow) -> Void
+        _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String],
+        readable: SQLFragment?, _ db: Database, decoded: @escaping (LocalObjectRow) -> Void
     ) -> SQLQueryRunner {
         SQLQueryRunner(
             compiler: LocalStore.queryCompiler,
-            scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded),
+            scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded)
+                + (readable ?? SQLFragment()),
             unindexedFields: {
-                Set(
-                    try String.fetchAll(
-                        db.cachedStatement(
-                            sql: """
-                                SELECT DISTINCT f.field FROM object_fields f JOIN objects o ON o.key = f.object_key
-                                WHERE f.complete = 0 AND o.scope = ? AND o.datastore = ? AND o.class_name = ?
-                                """),
-                        arguments: [scope, datastore.rawValue, query.className]))
+                // Only the fields whose keys the query uses matter; each is looked up in the
+                // partial index of incomplete rows (empty for fields that always fit).
+                let incomplete = try db.cachedStatement(
+                    sql: """
+                        SELECT EXISTS (
+                            SELECT 1 FROM object_fields f JOIN objects o ON o.key = f.object_key
+                            WHERE f.complete = 0 AND f.field = ? AND o.scope = ? AND o.datastore = ? AND o.class_name = ?)
+                        """)
+                return try SQLQueryCompiler.keyedFields(of: query).filter { field in
+                    try Bool.fetchOne(incomplete, arguments: [field, scope, datastore.rawValue, query.className]) ?? false
+                }
             },
             objects: { fragment in
                 try Row.fetchAll(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)).compactMap { row in

@@ -112,7 +112,8 @@ enum LocalStoreMigrations {
         migrator.registerMigration("v5: the server's index layout") { db in
             // Local queries compile to SQL with the server's compiler (SQLQueryCompiler), over the
             // same tables: objects get an integer key, and the index holds every field's key and
-            // kind, list elements, coordinates and readers. The v4 index is replaced.
+            // kind, list elements, coordinates and readers. The v4 index is replaced. Each object's
+            // `readable` flag is computed by the first query (no `readable_for` record yet).
             try db.execute(sql: """
                 CREATE TABLE objects_v5 (
                     key INTEGER PRIMARY KEY,
@@ -123,14 +124,16 @@ enum LocalStoreMigrations {
                     server TEXT,
                     local TEXT,
                     deleted INTEGER NOT NULL DEFAULT 0,
+                    readable INTEGER NOT NULL DEFAULT 0,
                     UNIQUE (scope, datastore, class_name, object_id)
                 );
                 INSERT INTO objects_v5 (scope, datastore, class_name, object_id, server, local, deleted)
                     SELECT scope, datastore, class_name, object_id, server, local, deleted FROM objects;
                 DROP TABLE objects;
                 ALTER TABLE objects_v5 RENAME TO objects;
-                CREATE INDEX objects_by_class ON objects(scope, datastore, class_name, deleted);
+                CREATE INDEX objects_by_class ON objects(scope, datastore, class_name, deleted, readable);
                 DROP TABLE local_fields;
+                CREATE TABLE readable_for (scope TEXT PRIMARY KEY, principals TEXT NOT NULL);
 
                 CREATE TABLE object_fields (
                     object_key INTEGER NOT NULL,
@@ -143,7 +146,7 @@ enum LocalStoreMigrations {
                     PRIMARY KEY (object_key, field)
                 ) WITHOUT ROWID;
                 CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
-                CREATE INDEX object_fields_incomplete ON object_fields(object_key, field) WHERE complete = 0;
+                CREATE INDEX object_fields_incomplete ON object_fields(field, object_key) WHERE complete = 0;
                 CREATE TABLE object_elements (
                     object_key INTEGER NOT NULL,
                     field TEXT NOT NULL,

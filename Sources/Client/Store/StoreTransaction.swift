@@ -8,10 +8,20 @@ final class StoreTransaction {
     let db: Database
     let scope: String
     private(set) var change = StoreChange()
+    /// The scope's kept readers (``LocalStore/flagReaders(scope:_:)``), once read.
+    private var keptReadersRead: Set<String>??
 
     init(db: Database, scope: String) {
         self.db = db
         self.scope = scope
+    }
+
+    /// The readers the scope's `readable` flags are kept for, read once per transaction.
+    func keptReaders() throws -> Set<String>? {
+        if let keptReadersRead { return keptReadersRead }
+        let readers = try LocalStore.flagReaders(scope: scope, db)
+        keptReadersRead = .some(readers)
+        return readers
     }
 
     // MARK: Objects
@@ -29,13 +39,15 @@ final class StoreTransaction {
         let localText = local == server ? serverText : try local.map { try $0.encodedDocument() }
         try db.cachedStatement(
             sql: """
-                INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, readable)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
-                    server = excluded.server, local = excluded.local, deleted = excluded.deleted
+                    server = excluded.server, local = excluded.local, deleted = excluded.deleted,
+                    readable = excluded.readable
                 """
         ).execute(arguments: [
             scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, deleted ? 1 : 0,
+            try local.map { try readableFlag($0.acl) } ?? false,
         ])
         try StoreTransaction.indexFields(key, scope: scope, local: deleted ? nil : local, replacing: !fresh, db)
         touch(key)
@@ -274,6 +286,9 @@ final class StoreTransaction {
         // The index follows the objects that won: dropped for every object of the other scope,
         // rebuilt below for every moved key.
         try StoreTransaction.removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other], db)
+        // The moved objects' readable flags were kept for the other scope's readers.
+        try db.execute(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
+        keptReadersRead = .some(nil)
         for table in ["objects", "pins", "query_cache", "checkpoints", "datastores"] {
             try db.execute(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
             try db.execute(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])
