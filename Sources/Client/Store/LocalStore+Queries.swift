@@ -62,11 +62,13 @@ extension LocalStore {
                 + (readable ?? SQLFragment()),
             unindexedFields: {
                 // Only the fields whose keys the query uses matter; each is looked up in the
-                // partial index of incomplete rows (empty for fields that always fit).
+                // partial index of incomplete rows (empty for fields that always fit). Named: left
+                // to itself, the planner walks every object of the class instead.
                 let incomplete = try db.cachedStatement(
                     sql: """
                         SELECT EXISTS (
-                            SELECT 1 FROM object_fields f JOIN objects o ON o.key = f.object_key
+                            SELECT 1 FROM object_fields f INDEXED BY object_fields_incomplete
+                            JOIN objects o ON o.key = f.object_key
                             WHERE f.complete = 0 AND f.field = ? AND o.scope = ? AND o.datastore = ? AND o.class_name = ?)
                         """)
                 return try SQLQueryCompiler.keyedFields(of: query).filter { field in
