@@ -192,6 +192,7 @@ package struct SQLQueryCompiler: Sendable {
 
     /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
     package func condition(_ predicate: QueryPredicate) -> SQLFragment {
+        if let rows = keys(of: predicate) { return member(rows) }
         switch predicate {
         case .and(let operands):
             guard !operands.isEmpty else { return SQLFragment("1 = 1") }
@@ -201,36 +202,56 @@ package struct SQLQueryCompiler: Sendable {
             return joined(operands.map(condition), with: " OR ")
         case .not(let operand):
             return SQLFragment("NOT ") + parenthesized(condition(operand))
-        case .comparison(let field, let op, let value):
-            if op == .notEqual {
-                return SQLFragment("NOT ") + fieldExists(field, SQLFragment("f.sort_key = ?", [.blob(value.sortKey)]))
-            }
-            return fieldExists(field, SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
-        case .in(let field, let values):
-            return membership(field, values)
+        case .comparison(let field, _, let value):
+            // `!=` (the other comparisons are key sets).
+            return SQLFragment("NOT ") + fieldExists(field, SQLFragment("f.sort_key = ?", [.blob(value.sortKey)]))
         case .notIn(let field, let values):
-            return SQLFragment("NOT ") + membership(field, values)
-        case .exists(let field):
-            return fieldExists(field, nil)
+            return SQLFragment("NOT ") + condition(.in(field: field, values: values))
         case .notExists(let field):
             return SQLFragment("NOT ") + fieldExists(field, nil)
-        case .startsWith(let field, let prefix):
-            // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
-            // exactly when its key starts with the prefix's key without its terminator.
-            var lower = Value.string(prefix).sortKey
-            lower.removeLast(2)
-            guard let upper = SQLQueryCompiler.successor(of: lower) else { return SQLFragment("0 = 1") }
-            return fieldExists(
-                field, SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
-        case .listContains(let field, let value):
-            return elementExists(field, value)
         case .containsAll(let field, let values):
             let collection = fieldExists(
                 field,
                 SQLFragment(
                     "f.kind IN (?, ?)",
                     [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))]))
-            return joined([collection] + values.map { elementExists(field, $0) }, with: " AND ")
+            return joined([collection] + values.map { member(elementRows($0, field)) }, with: " AND ")
+        case .thisIn(let references):
+            return SQLFragment("(") + thisIn(references) + SQLFragment(")")
+        case .in, .exists, .startsWith, .listContains, .near, .withinBox:
+            // Key sets, except those that match nothing (no values; a prefix no key can start).
+            return SQLFragment("0 = 1")
+        }
+    }
+
+    /// The most operands of an `or` read as one union of key sets (SQLite allows 500 terms in a
+    /// compound `SELECT`); a wider `or` is tested operand by operand.
+    static let maxUnionTerms = 64
+
+    /// The `SELECT` of the keys of the objects a predicate holds for, when it is a test of one
+    /// field's index rows (or an `or` of such tests: their union, which lets the index find the
+    /// matches of each instead of testing every object of the class); `nil` for any other
+    /// predicate, and for one that matches nothing.
+    private func keys(of predicate: QueryPredicate) -> SQLFragment? {
+        switch predicate {
+        case .comparison(let field, let op, let value):
+            guard op != .notEqual else { return nil }
+            return fieldRows(field, SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
+        case .in(let field, let values):
+            guard !values.isEmpty else { return nil }
+            let keys = Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
+            return fieldRows(field, SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.map { .blob($0) }))
+        case .exists(let field):
+            return fieldRows(field, nil)
+        case .startsWith(let field, let prefix):
+            // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
+            // exactly when its key starts with the prefix's key without its terminator.
+            var lower = Value.string(prefix).sortKey
+            lower.removeLast(2)
+            guard let upper = SQLQueryCompiler.successor(of: lower) else { return nil }
+            return fieldRows(field, SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
+        case .listContains(let field, let value):
+            return elementRows(value, field)
         case .near(let field, let point, let maximum):
             var test = SQLFragment("f.latitude IS NOT NULL")
             if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
@@ -244,7 +265,7 @@ package struct SQLQueryCompiler: Sendable {
                     " AND " + distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
                     [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
-            return fieldExists(field, test)
+            return fieldRows(field, test)
         case .withinBox(let field, let southwest, let northeast):
             var test = SQLFragment(
                 "f.latitude IS NOT NULL AND f.latitude >= ? AND f.latitude <= ?",
@@ -256,9 +277,19 @@ package struct SQLQueryCompiler: Sendable {
                 test = test + SQLFragment(
                     " AND (f.longitude >= ? OR f.longitude <= ?)", [.real(southwest.longitude), .real(northeast.longitude)])
             }
-            return fieldExists(field, test)
-        case .thisIn(let references):
-            return SQLFragment("(") + thisIn(references) + SQLFragment(")")
+            return fieldRows(field, test)
+        case .or(let operands):
+            guard operands.count >= 2, operands.count <= SQLQueryCompiler.maxUnionTerms else { return nil }
+            var union: [SQLFragment] = []
+            for operand in operands {
+                // A nested `or` would be a union inside the union: left to the general form.
+                if case .or = operand { return nil }
+                guard let rows = keys(of: operand) else { return nil }
+                union.append(rows)
+            }
+            return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
+        case .and, .not, .notIn, .notExists, .containsAll, .thisIn:
+            return nil
         }
     }
 
@@ -307,28 +338,30 @@ package struct SQLQueryCompiler: Sendable {
         return alternatives.isEmpty ? SQLFragment("0 = 1") : joined(alternatives, with: " OR ")
     }
 
-    private func membership(_ field: String, _ values: [Value]) -> SQLFragment {
-        guard !values.isEmpty else { return SQLFragment("0 = 1") }
-        let keys = Set(values.map(\.sortKey))
-        return fieldExists(
-            field, SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .blob($0) }))
-    }
-
     /// Whether the object has the field (meeting `test`). Written as an uncorrelated `IN` rather
     /// than a correlated `EXISTS`, which means the same, so that the index on (field, sort_key)
     /// finds the matching rows once instead of a lookup per object of the class.
     private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
-        var fragment = SQLFragment("o.key IN (SELECT f.object_key FROM object_fields f WHERE f.field = ?", [.text(field)])
-        if let test { fragment = fragment + SQLFragment(" AND ") + test }
-        return budgeted(fragment + SQLFragment(")"))
+        member(fieldRows(field, test))
     }
 
-    /// Whether the object's list or relation field holds the value (same form as ``fieldExists``).
-    private func elementExists(_ field: String, _ value: Value) -> SQLFragment {
-        budgeted(
-            SQLFragment(
-                "o.key IN (SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?)",
-                [.text(field), .blob(value.sortKey)]))
+    /// The keys of the objects that have the field (meeting `test`).
+    private func fieldRows(_ field: String, _ test: SQLFragment?) -> SQLFragment {
+        var fragment = SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?", [.text(field)])
+        if let test { fragment = fragment + SQLFragment(" AND ") + test }
+        return fragment
+    }
+
+    /// The keys of the objects whose list or relation field holds the value.
+    private func elementRows(_ value: Value, _ field: String) -> SQLFragment {
+        SQLFragment(
+            "SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?",
+            [.text(field), .blob(value.sortKey)])
+    }
+
+    /// `o.key IN (keys)`.
+    private func member(_ keys: SQLFragment) -> SQLFragment {
+        budgeted(SQLFragment("o.key IN (") + keys + SQLFragment(")"))
     }
 
     /// `membership` as it is, while the planner may still join it; past the dialect's
