@@ -31,11 +31,15 @@ extension LocalStore {
         return Set(principals)
     }
 
-    /// Makes the `readable` flags of `scope` those of `readers`: nothing when they already are;
-    /// otherwise every object's flag is computed again from `object_readers`, in one write.
+    /// Makes the `readable` flags of `scope` those of `readers`: nothing when they already are.
+    /// When flags are kept for other principals (the user's roles changed), only the objects
+    /// that name a principal gained or lost among their readers can change, and only those are
+    /// read; without a record, every object of the scope is computed again. Either way a row is
+    /// written only when its flag changes.
     /// - Throws: `cache` when the store cannot be read or written.
     func keepReadableFlags(scope: String, for readers: Set<String>) throws(RooftopError) {
-        guard try read({ db in try LocalStore.flagReaders(scope: scope, db) }) != readers else { return }
+        let kept = try read { db in try LocalStore.flagReaders(scope: scope, db) }
+        guard kept != readers else { return }
         let record: String
         do {
             record = String(decoding: try JSONEncoder().encode(readers.sorted()), as: UTF8.self)
@@ -44,14 +48,19 @@ extension LocalStore {
         }
         try write(scope: scope) { transaction in
             let db = transaction.db
-            let set = SQLTextSet.list(readers, dialect: .sqlite)
+            let current = SQLTextSet.list(readers, dialect: .sqlite)
+            let readable = "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = objects.key AND r.principal IN (\(current.sql)))"
+            // The flags are kept for `kept` (or for nobody): the objects that may change.
+            var candidates = ""
+            var candidateArguments: [String] = []
+            if let kept {
+                let changed = SQLTextSet.list(kept.symmetricDifference(readers), dialect: .sqlite)
+                candidates = " AND key IN (SELECT object_key FROM object_readers WHERE principal IN (\(changed.sql)))"
+                candidateArguments = changed.arguments
+            }
             try db.execute(
-                sql: """
-                    UPDATE objects SET readable = EXISTS (
-                        SELECT 1 FROM object_readers r WHERE r.object_key = objects.key AND r.principal IN (\(set.sql)))
-                    WHERE scope = ?
-                    """,
-                arguments: StatementArguments(set.arguments + [scope]))
+                sql: "UPDATE objects SET readable = 1 - readable WHERE scope = ?\(candidates) AND readable <> \(readable)",
+                arguments: StatementArguments([scope] + candidateArguments + current.arguments))
             try db.execute(
                 sql: "INSERT INTO readable_for (scope, principals) VALUES (?, ?) ON CONFLICT(scope) DO UPDATE SET principals = excluded.principals",
                 arguments: [scope, record])
