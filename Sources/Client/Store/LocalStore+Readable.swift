@@ -38,8 +38,7 @@ extension LocalStore {
     /// written only when its flag changes.
     /// - Throws: `cache` when the store cannot be read or written.
     func keepReadableFlags(scope: String, for readers: Set<String>) throws(RooftopError) {
-        let kept = try read { db in try LocalStore.flagReaders(scope: scope, db) }
-        guard kept != readers else { return }
+        guard try read({ db in try LocalStore.flagReaders(scope: scope, db) }) != readers else { return }
         let record: String
         do {
             record = String(decoding: try JSONEncoder().encode(readers.sorted()), as: UTF8.self)
@@ -47,6 +46,9 @@ extension LocalStore {
             throw RooftopError(.cache, "the readers of the local datastore could not be recorded", cause: error)
         }
         try write(scope: scope) { transaction in
+            // Read again in the write: another query may have recorded other readers meanwhile.
+            let kept = try transaction.keptReaders()
+            guard kept != readers else { return }
             let db = transaction.db
             let current = SQLTextSet.list(readers, dialect: .sqlite)
             let readable = "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = objects.key AND r.principal IN (\(current.sql)))"
