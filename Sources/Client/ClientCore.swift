@@ -41,10 +41,14 @@ final class ClientCore: Sendable {
     var scope: String { session.withLock { $0?.user.objectId ?? "" } }
 
     /// The caller as local ACL checks see it: the user and their cached effective roles.
-    var accessContext: AccessContext {
+    var accessContext: AccessContext { identity.access }
+
+    /// The scope of local rows and the caller as ACL checks see it, from one reading of the
+    /// session (a user switching in between cannot pair one user's rows with another's roles).
+    var identity: (scope: String, access: AccessContext) {
         session.withLock { session in
-            guard let user = session?.user else { return .anonymous }
-            return AccessContext(userId: user.objectId, roles: Set(user.roles))
+            guard let user = session?.user else { return ("", .anonymous) }
+            return (user.objectId, AccessContext(userId: user.objectId, roles: Set(user.roles)))
         }
     }
 

@@ -192,18 +192,17 @@ package struct SQLQueryCompiler: Sendable {
 
     /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
     package func condition(_ predicate: QueryPredicate) -> SQLFragment {
-        if let rows = keys(of: predicate) { return member(rows) }
         switch predicate {
         case .and(let operands):
             guard !operands.isEmpty else { return SQLFragment("1 = 1") }
             return joined(conjunction(operands), with: " AND ")
         case .or(let operands):
             guard !operands.isEmpty else { return SQLFragment("0 = 1") }
+            if let union = keys(of: predicate) { return member(union) }
             return joined(operands.map(condition), with: " OR ")
         case .not(let operand):
             return SQLFragment("NOT ") + parenthesized(condition(operand))
-        case .comparison(let field, _, let value):
-            // `!=` (the other comparisons are key sets).
+        case .comparison(let field, .notEqual, let value):
             return SQLFragment("NOT ") + fieldExists(field, SQLFragment("f.sort_key = ?", [.blob(value.sortKey)]))
         case .notIn(let field, let values):
             return SQLFragment("NOT ") + condition(.in(field: field, values: values))
@@ -218,9 +217,11 @@ package struct SQLQueryCompiler: Sendable {
             return joined([collection] + values.map { member(elementRows($0, field)) }, with: " AND ")
         case .thisIn(let references):
             return SQLFragment("(") + thisIn(references) + SQLFragment(")")
-        case .in, .exists, .startsWith, .listContains, .near, .withinBox:
-            // Key sets, except those that match nothing (no values; a prefix no key can start).
-            return SQLFragment("0 = 1")
+        case .comparison, .in, .exists, .startsWith, .listContains, .near, .withinBox:
+            // Tests of one field's index rows: a key set, which `keys(of:)` gives for each of
+            // these except the ones that can match nothing (an `in` without values, a prefix
+            // past every key).
+            return keys(of: predicate).map(member) ?? SQLFragment("0 = 1")
         }
     }
 

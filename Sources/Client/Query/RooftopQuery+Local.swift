@@ -26,9 +26,9 @@ extension RooftopQuery {
             stored.offset = 0
             stored.limit = overflow ? nil : end
         }
-        let readers = try localReaders()
+        let (scope, readers) = try localReaders()
         let page = try core.store.find(
-            stored, scope: core.scope, datastore: datastore, pinnedWith: label, readers: readers,
+            stored, scope: scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
         var rows = page.rows
         var totalCount = page.totalCount
@@ -50,20 +50,22 @@ extension RooftopQuery {
     func countLocally() throws(RooftopError) -> Int {
         let label: String? = if case .pin(let label) = source { label } else { nil }
         let edited = try editedRows(pinnedWith: label)
-        let readers = try localReaders()
+        let (scope, readers) = try localReaders()
         var total = try core.store.count(
-            query, scope: core.scope, datastore: datastore, pinnedWith: label, readers: readers,
+            query, scope: scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
         if !edited.isEmpty { total += matchCount(of: edited) }
         return total
     }
 
-    /// Who the query reads as (`nil` when it ignores ACLs), with the store's readable flags kept
-    /// for them (computed again, once, after the user's principals changed).
-    private func localReaders() throws(RooftopError) -> Set<String>? {
-        guard !ignoresACLs, let readers = SQLIndexRows.readers(for: core.accessContext) else { return nil }
-        try core.store.keepReadableFlags(scope: core.scope, for: readers)
-        return readers
+    /// The scope the query reads and who it reads as (`nil` when it ignores ACLs), with the
+    /// store's readable flags kept for them (computed again, once, after the user's principals
+    /// changed).
+    private func localReaders() throws(RooftopError) -> (scope: String, readers: Set<String>?) {
+        let (scope, access) = core.identity
+        guard !ignoresACLs, let readers = SQLIndexRows.readers(for: access) else { return (scope, nil) }
+        try core.store.keepReadableFlags(scope: scope, for: readers)
+        return (scope, readers)
     }
 
     /// How many of the edited rows match the query's predicate as they read now (readable ones

@@ -47,7 +47,8 @@ final class StoreTransaction {
                 """
         ).execute(arguments: [
             scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, deleted ? 1 : 0,
-            try local.map { try readableFlag($0.acl) } ?? false,
+            // A deleted object has no readers (and is never read through its flag).
+            deleted ? false : try local.map { try readableFlag($0.acl) } ?? false,
         ])
         try StoreTransaction.indexFields(key, scope: scope, local: deleted ? nil : local, replacing: !fresh, db)
         touch(key)
