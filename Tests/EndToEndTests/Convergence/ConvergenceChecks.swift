@@ -117,7 +117,15 @@ struct ConvergenceChecks {
                     problems.append("\(what) is still \(status) after syncing until idle")
                 } else if status.hasPrefix("rejected:") {
                     let code = String(status.dropFirst("rejected:".count))
-                    if refused[id] != code { problems.append("\(what) is rejected (\(code)) but not in the refused list") }
+                    if refused[id] != code {
+                        // What the list holds, to tell a missing refusal from one filed under the
+                        // mutation this change was folded into.
+                        let entry = refused[id].map { "it as \($0)" } ?? "no entry for it"
+                        let sameCode = refused.values.filter { $0 == code }.count
+                        problems.append(
+                            "\(what) is rejected (\(code)) but not in the refused list, which has \(entry)"
+                                + " (\(refused.count) entries, \(sameCode) of them \(code))")
+                    }
                     if case .acknowledged = heard { problems.append("\(what) was acknowledged, then reported rejected") }
                     fates[id] = .rejected
                     codes[code, default: 0] += 1
