@@ -13,8 +13,8 @@ import RooftopShared
 /// - a write of an object sets its flag for the recorded principals (``StoreTransaction/put(_:server:local:deleted:fresh:)``);
 /// - a query whose principals are the recorded ones tests the flag (`o.readable = 1`, in the
 ///   same index as the class); a query with other principals (the user's roles changed) first
-///   computes every flag of the scope again for them (``keepReadableFlags(scope:for:)``), in one
-///   statement, and records them;
+///   computes again the flags of the objects naming a principal gained or lost
+///   (``keepReadableFlags(scope:for:)``), and records the principals;
 /// - a query reads the recorded principals in its own read transaction, so it never tests flags
 ///   computed for others; without a record (a store migrated from an earlier version, or moved
 ///   objects) it tests `object_readers` as before until the flags are computed.
@@ -39,12 +39,6 @@ extension LocalStore {
     /// - Throws: `cache` when the store cannot be read or written.
     func keepReadableFlags(scope: String, for readers: Set<String>) throws(RooftopError) {
         guard try read({ db in try LocalStore.flagReaders(scope: scope, db) }) != readers else { return }
-        let record: String
-        do {
-            record = String(decoding: try JSONEncoder().encode(readers.sorted()), as: UTF8.self)
-        } catch {
-            throw RooftopError(.cache, "the readers of the local datastore could not be recorded", cause: error)
-        }
         try write(scope: scope) { transaction in
             // Read again in the write: another query may have recorded other readers meanwhile.
             let kept = try transaction.keptReaders()
@@ -65,7 +59,7 @@ extension LocalStore {
                 arguments: StatementArguments([scope] + candidateArguments + current.arguments))
             try db.execute(
                 sql: "INSERT INTO readable_for (scope, principals) VALUES (?, ?) ON CONFLICT(scope) DO UPDATE SET principals = excluded.principals",
-                arguments: [scope, record])
+                arguments: [scope, SQLTextSet.jsonArray(readers.sorted())])
         }
     }
 
