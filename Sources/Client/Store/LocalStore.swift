@@ -52,7 +52,13 @@ final class LocalStore: Sendable {
                 // `saveEventually()` returns: every commit waits for the disk. GRDB sets its
                 // writer to NORMAL in WAL mode (after `prepareDatabase`), which may lose the last
                 // commits when the device stops.
-                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+                try pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA synchronous = FULL")
+                    // The writer's page cache holds what one transaction dirties (a batch of pulled
+                    // pages touches many index pages; with SQLite's 2 MiB default they spill to the
+                    // log mid-transaction and are written again). Readers keep the default.
+                    try db.execute(sql: "PRAGMA cache_size = -\(LocalStore.writerCacheKiB)")
+                }
                 database = pool
             }
             try LocalStoreMigrations.migrator.migrate(database)
@@ -60,6 +66,9 @@ final class LocalStore: Sendable {
             throw RooftopError(.cache, "the local datastore could not be opened", cause: error)
         }
     }
+
+    /// The writer connection's page cache, in KiB (32 MiB).
+    static let writerCacheKiB = 32_768
 
     /// Closes the database and ends the change streams. Reads and writes still running finish
     /// first (the connection closes after the last); later ones throw `cache`.

@@ -97,8 +97,28 @@ extension SyncEngine {
         // After `startOver`: the keys the pull from the beginning sent, to find what it did not.
         var seen: Seen?
         var observer = onChange
+        // Pages received but not yet written: consecutive pages share one transaction (see
+        // ``PageBatch``); whatever happens next (a retry, a restart, a failure) writes them first.
+        var batch = PageBatch()
+        func flush() async throws(RooftopError) {
+            guard let merged = batch.take() else { return }
+            try await apply(
+                merged.page, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? merged.checkpoint : nil,
+                core: core, onChange: observer)
+        }
         while !actions.isEmpty {
-            switch actions.removeFirst() {
+            let action = actions.removeFirst()
+            switch action {
+            case .retryLater, .startOver, .fail:
+                // Written before waiting, restarting or failing: nothing received is lost.
+                try await flush()
+            case .purgeDatastore:
+                // The datastore is gone: what was received of it is too.
+                batch = PageBatch()
+            default:
+                break
+            }
+            switch action {
             case .requestPage(let since):
                 let result: Result<PullResponse, RooftopError>
                 if let prefetched = ahead, prefetched.since == since {
@@ -127,9 +147,8 @@ extension SyncEngine {
                 do {
                     // Roles first: the objects the page brings are checked offline with them.
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
-                    try await apply(
-                        current, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? checkpoint : nil,
-                        core: core, onChange: observer)
+                    batch.add(current, checkpoint: checkpoint)
+                    if !current.hasMore || batch.isFull { try await flush() }
                     actions += machine.handle(.applied)
                 } catch {
                     actions += machine.handle(.applyFailed(error))
@@ -161,6 +180,59 @@ extension SyncEngine {
             }
         }
         throw RooftopError(.internal, "the pull ended without finishing")
+    }
+
+    /// Consecutive pull pages written in one transaction. A page of 500 objects dirties a few
+    /// hundred pages of every index keyed by a random value (object IDs, scores, places): written
+    /// page by page, an initial sync of 100,000 objects wrote 2.4 GB of log for a 160 MB file.
+    /// Sharing a transaction between pages writes each index page once per transaction instead.
+    /// The batch is bounded (``maxChanges``), so that a save waits for at most one batch.
+    ///
+    /// The checkpoint stored is the last page's, with every page's changes: a pull interrupted
+    /// before a batch is written resumes from the checkpoint before it. An object sent by two
+    /// pages of a batch is written once, in its later state (commit order: the later page has it
+    /// newer).
+    struct PageBatch {
+        /// Changes one transaction writes at most (past this, the batch is written).
+        static let maxChanges = 2_000
+        private var pages: [PullResponse] = []
+        private var checkpoint: Checkpoint?
+        private var changes = 0
+
+        /// An object of the datastore the pull is of.
+        private struct ChangeKey: Hashable {
+            var className: String
+            var objectId: String
+        }
+
+        /// Whether the batch should be written now.
+        var isFull: Bool { changes >= Self.maxChanges }
+
+        /// Adds a page received, to be stored with `checkpoint`.
+        mutating func add(_ page: PullResponse, checkpoint: Checkpoint) {
+            pages.append(page)
+            self.checkpoint = checkpoint
+            changes += page.changes.count
+        }
+
+        /// Empties the batch: its pages as one page (each object once, in its last state, in
+        /// order), with the last page's checkpoint; `nil` when empty.
+        mutating func take() -> (page: PullResponse, checkpoint: Checkpoint)? {
+            defer { self = PageBatch() }
+            guard let last = pages.last, let checkpoint else { return nil }
+            guard pages.count > 1 else { return (last, checkpoint) }
+            let all = pages.flatMap(\.changes)
+            var later = Set<ChangeKey>()
+            var kept: [PullChange] = []
+            kept.reserveCapacity(all.count)
+            for change in all.reversed()
+            where later.insert(ChangeKey(className: change.className, objectId: change.objectId)).inserted {
+                kept.append(change)
+            }
+            var merged = last
+            merged.changes = kept.reversed()
+            return (merged, checkpoint)
+        }
     }
 
     /// The keys a pull sent, collected as its pages are applied.
