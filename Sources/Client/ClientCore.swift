@@ -181,31 +181,38 @@ final class ClientCore: Sendable {
     }
 
     /// Recomputes an object's local view from its server state and queued mutations, inside a
-    /// store transaction; returns the view.
+    /// store transaction; returns the view. `synced`: pins it with ``LocalStore/syncLabel`` too
+    /// (in the same write, before its pending label may go).
     @discardableResult
-    func recomputeLocalView(_ key: ObjectKey, server: ObjectSnapshot?, in transaction: StoreTransaction) throws
-        -> ObjectSnapshot?
-    {
-        try store(key, server: server, queued: try transaction.queued(for: key).map(\.mutation), fresh: false, in: transaction)
+    func recomputeLocalView(
+        _ key: ObjectKey, server: ObjectSnapshot?, synced: Bool = false, in transaction: StoreTransaction
+    ) throws -> ObjectSnapshot? {
+        try store(
+            key, server: server, queued: try transaction.queued(for: key).map(\.mutation), fresh: false, synced: synced,
+            in: transaction)
     }
 
     /// Stores a pulled server state of an object with nothing queued, which is then also its
     /// local view: what ``recomputeLocalView(_:server:in:)`` does, without looking for queued
     /// changes (the caller knows there are none) and, for an object not stored before
     /// (`fresh`), without replacing index rows or a pending label it cannot have.
-    func storeUnqueued(_ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, in transaction: StoreTransaction) throws
-        -> ObjectSnapshot?
-    {
-        try store(key, server: server, queued: [], fresh: fresh, in: transaction)
+    func storeUnqueued(
+        _ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, synced: Bool, in transaction: StoreTransaction
+    ) throws -> ObjectSnapshot? {
+        try store(key, server: server, queued: [], fresh: fresh, synced: synced, in: transaction)
     }
 
-    /// Stores an object's server state and its local view with `queued` on top; without queued
-    /// changes its pending label goes (a `fresh` object, not stored before, has none).
+    /// Stores an object's server state and its local view with `queued` on top (pinned with the
+    /// sync label too when `synced`); without queued changes its pending label goes (a `fresh`
+    /// object, not stored before, has none).
     private func store(
-        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool, in transaction: StoreTransaction
+        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool, synced: Bool,
+        in transaction: StoreTransaction
     ) throws -> ObjectSnapshot? {
         let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
-        try transaction.put(key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh)
+        try transaction.put(
+            key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
+            synced: synced)
         if queued.isEmpty, !fresh { try transaction.unpin(key, label: LocalStore.pendingLabel) }
         return view
     }

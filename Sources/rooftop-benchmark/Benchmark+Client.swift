@@ -41,10 +41,24 @@ extension Benchmark {
             // The client's memory along the way (the whole benchmark process; with the server
             // in-process, the server's too): it should stay flat, whatever the datastore's size.
             let resident = Mutex<[Int]>(MemoryProbe.current().map { [$0.residentBytes] } ?? [])
-            let applied = try await client.sync.pull(datastore: datastore) { progress in
-                reports.withLock { $0.append(progress) }
-                if let reading = MemoryProbe.current() { resident.withLock { $0.append(reading.residentBytes) } }
+            // The app stays responsive: a screen's local query, run again and again while the
+            // pull writes (answers partial, so only their time is kept).
+            let (dataset, datastore, seed) = (dataset, datastore, settings.seed)
+            let probe = Task {
+                try await Benchmark.localQueriesWhile(client, dataset: dataset, datastore: datastore, seed: seed)
             }
+            let applied: Int
+            do {
+                applied = try await client.sync.pull(datastore: datastore) { progress in
+                    reports.withLock { $0.append(progress) }
+                    if let reading = MemoryProbe.current() { resident.withLock { $0.append(reading.residentBytes) } }
+                }
+            } catch {
+                probe.cancel()
+                throw error
+            }
+            probe.cancel()
+            let during = try await probe.value
             let samples = resident.withLock { $0 }
             let mebibytes = { (bytes: Int) in Double(bytes) / 1_048_576 }
             let seen = reports.withLock { $0 }
@@ -55,6 +69,15 @@ extension Benchmark {
                 "the last progress report \(String(describing: seen.last)) does not end at \(applied)")
             try require(applied == expected, "the client library pulled \(applied) objects, not \(expected)")
             var notes = ["progress reports": Double(seen.count)]
+            let milliseconds = during.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }
+                .sorted()
+            if !milliseconds.isEmpty {
+                let at = { (share: Double) in milliseconds[min(milliseconds.count - 1, Int(Double(milliseconds.count) * share))] }
+                notes["local queries while pulling"] = Double(milliseconds.count)
+                notes["local query p50 ms while pulling"] = at(0.5)
+                notes["local query p99 ms while pulling"] = at(0.99)
+                notes["local query max ms while pulling"] = milliseconds.last ?? 0
+            }
             if let first = samples.first, let last = samples.last, let peak = samples.max() {
                 notes["process RSS MiB at start"] = mebibytes(first)
                 notes["process RSS MiB peak while pulling"] = mebibytes(peak)
@@ -67,6 +90,26 @@ extension Benchmark {
         // Checked outside the measured phase: counting reads every stored object.
         let local = try await client.query(Dataset.className, in: datastore).fromLocalDatastore().count()
         try require(local == expected, "the client library stored \(local) objects, not \(expected)")
+    }
+
+    /// The first local query shape (`category = ?` ordered by score, limit 50) run every 10 ms
+    /// until cancelled; returns each one's time.
+    private static func localQueriesWhile(
+        _ client: RooftopClient, dataset: Dataset, datastore: DatastoreID, seed: UInt64
+    ) async throws -> [Duration] {
+        guard let shape = LocalQueryShape.all.first else { return [] }
+        var random = SeededGenerator(seed: seed).derived(0xD0_1E)
+        let clock = ContinuousClock()
+        var durations: [Duration] = []
+        while !Task.isCancelled {
+            let run = try shape.draw(&random, dataset)
+            let start = clock.now
+            _ = try await client.query(Dataset.className, in: datastore).text(shape.text, run.values).fromLocalDatastore()
+                .find()
+            durations.append(clock.now - start)
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { break }
+        }
+        return durations
     }
 
     /// Phase `client queue`: increments of `sum` queued with `saveEventually()` (each durable in

@@ -62,4 +62,59 @@ struct LocalStoreMigrationTests {
         #expect(try store.outbox(scope: "u1").map(\.mutation) == [queued])
         #expect(try store.labels(of: ObjectKey(datastore: .app, className: "Thing", objectId: "t2"), scope: "u1") == ["Fav"])
     }
+
+    @Test("a v5 store keeps its sync labels and local views through v6, which stores them in the object rows")
+    func fromV5() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v5-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v5: the server's index layout")
+        let synced = ObjectSnapshot(
+            className: "Thing", objectId: "s1", datastore: .app, fields: ["size": 1], acl: nil, version: 3)
+        let edited = ObjectSnapshot(
+            className: "Thing", objectId: "e1", datastore: .app, fields: ["size": 2], acl: nil, version: 1)
+        var view = edited
+        view.fields["size"] = 5
+        try old.write { db in
+            for (id, server, local) in [("s1", synced, synced), ("e1", edited, view)] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted)
+                        VALUES ('u1', ?, 'Thing', ?, ?, ?, 0)
+                        """,
+                    arguments: [DatastoreID.app.rawValue, id, try server.encodedDocument(), try local.encodedDocument()])
+            }
+            for (label, id) in [("_sync", "s1"), ("Fav", "s1"), ("_pending", "e1")] {
+                try db.execute(
+                    sql: "INSERT INTO pins (scope, label, datastore, class_name, object_id) VALUES ('u1', ?, ?, 'Thing', ?)",
+                    arguments: [label, DatastoreID.app.rawValue, id])
+            }
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let s1 = ObjectKey(datastore: .app, className: "Thing", objectId: "s1")
+        let e1 = ObjectKey(datastore: .app, className: "Thing", objectId: "e1")
+        #expect(try store.labels(of: s1, scope: "u1") == [LocalStore.syncLabel, "Fav"])
+        #expect(try store.labels(of: e1, scope: "u1") == [LocalStore.pendingLabel])
+        #expect(try store.objects(scope: "u1", pinnedWith: LocalStore.syncLabel).map(\.key) == [s1])
+        let query = Query(className: "Thing")
+        let pinned = try store.find(query, scope: "u1", datastore: .app, pinnedWith: LocalStore.syncLabel, readers: nil, excluding: [])
+        #expect(pinned.rows.map(\.key) == [s1])
+        let rows = try store.write(scope: "u1") { transaction in [try transaction.object(s1), try transaction.object(e1)] }
+        #expect(rows[0]?.server == synced && rows[0]?.local == synced)
+        #expect(rows[1]?.server == edited && rows[1]?.local == view)
+        let stored = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT object_id, local IS NULL AS shared, local_is_server, synced FROM objects ORDER BY object_id")
+                .map { [$0["object_id"], "\($0["shared"] as Int)\($0["local_is_server"] as Int)\($0["synced"] as Int)"] as [String] }
+        }
+        #expect(stored == [["e1", "000"], ["s1", "111"]], "an unchanged view is stored once; the label is a column")
+        // Losing the sync label (and every other) collects the object, as the pin row did.
+        try store.write(scope: "u1") { transaction in
+            try transaction.unpin(s1, label: "Fav")
+            try transaction.unpin(s1, label: LocalStore.syncLabel)
+        }
+        #expect(try store.write(scope: "u1") { try $0.object(s1) } == nil)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import RooftopShared
 import Testing
 
@@ -70,6 +71,75 @@ struct QueryIndexTests {
             #expect(local.totalCount == expected.totalCount)
             #expect(try await client.query(query).fromLocalDatastore().count() == expected.totalCount)
         }
+        await client.shutdown()
+    }
+
+    @Test("a class's count comes from the counts the store keeps, which follow writes, deletions, roles and uncaching")
+    func classCounts() async throws {
+        var random = SeededGenerator(seed: 7)
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        var objects: [RooftopObject] = []
+        // Before signing in: objects of the local scope, adopted by alice's at sign-in.
+        for index in 0..<5 {
+            let object = client.object("Thing", id: "early\(index)")
+            object["a"] = .int(Int64(index))
+            try await object.saveEventually()
+            objects.append(object)
+        }
+        try client.signInLocally("alice", roles: ["Staff"])
+        var staff = ACL()
+        staff.setReadAccess(true, for: .role("Staff"))
+        let acls: [ACL?] = [nil, ACL.only("alice"), ACL.only("bob"), staff]
+        for index in 0..<60 {
+            let object = client.object(index % 4 == 0 ? "Other" : "Thing", id: "t\(index)")
+            object["a"] = .int(Int64(index))
+            if let acl = acls[Int(random.next() % UInt64(acls.count))] { object.acl = acl }
+            try await object.saveEventually()
+            objects.append(object)
+        }
+        func check(_ moment: String) async throws {
+            let context = client.core.accessContext
+            for className in ["Thing", "Other"] {
+                let states = objects.filter { !$0.isDeleted && $0.className == className }.map(\.snapshot)
+                let expected = QueryEvaluator.run(
+                    Query(className: className), over: states, lookup: { _ in nil },
+                    canRead: { ACL.allowsRead($0.acl, for: context) })
+                #expect(
+                    try await client.query(className).fromLocalDatastore().count() == expected.totalCount,
+                    "\(className) \(moment)")
+            }
+            // The kept counts are what the rows hold, for every scope and class.
+            let (kept, rows) = try client.core.store.read { db in
+                (
+                    try Row.fetchAll(
+                        db,
+                        sql: "SELECT scope, datastore, class_name, live, readable FROM class_counts WHERE live != 0 OR readable != 0 ORDER BY 1, 2, 3"
+                    ).map { "\($0)" },
+                    try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT scope, datastore, class_name, sum(deleted = 0) AS live, sum(deleted = 0 AND readable = 1) AS readable
+                            FROM objects GROUP BY 1, 2, 3 HAVING live != 0 OR readable != 0 ORDER BY 1, 2, 3
+                            """
+                    ).map { "\($0)" }
+                )
+            }
+            #expect(kept == rows, "\(moment)")
+        }
+        try await check("after saves")
+        for object in objects where random.next() % 4 == 0 { try await object.deleteEventually() }
+        try await check("after deletions")
+        for object in objects where !object.isDeleted && random.next() % 3 == 0 {
+            object.acl = acls[Int(random.next() % UInt64(acls.count))]
+            try await object.saveEventually()
+        }
+        try await check("after ACL changes")
+        try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: []))
+        try await check("after a role is lost")
+        try client.datastores.uncache(.app)
+        objects.removeAll()
+        try await check("after uncaching")
         await client.shutdown()
     }
 

@@ -30,6 +30,54 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("pages share write transactions of at most PageBatch.maxChanges changes, written while the next pages come")
+    func batchedWrites() async throws {
+        let server = SyncFakeServer()
+        let pages = 250
+        server.setPageSize(pages)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let count = SyncEngine.PageBatch.maxChanges + 2 * pages + 7
+        let keys = server.seed(count)
+        let reports = ReportBox()
+        #expect(try await client.sync.pull(datastore: .default) { reports.append($0) } == count)
+        #expect(try client.storedKeys() == Set(keys))
+        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:\(count)"))
+        let processed = reports.all.map(\.processed)
+        #expect(processed == processed.sorted() && processed.last == count)
+        #expect(try await client.query("Item", in: .default).fromLocalDatastore().count() == count)
+        await client.shutdown()
+    }
+
+    @Test("a batch of pages is one page: each object once, in its last state, in order, with the last checkpoint")
+    func pageBatch() {
+        func upsert(_ id: String, version: Int64) -> PullChange {
+            .upsert(ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: [:], version: version))
+        }
+        var batch = SyncEngine.PageBatch()
+        #expect(batch.take() == nil)
+        batch.add(
+            PullResponse(changes: [upsert("a", version: 1), upsert("b", version: 1)], checkpoint: Checkpoint("c:2"), hasMore: true),
+            checkpoint: Checkpoint("c:2"))
+        batch.add(
+            PullResponse(
+                changes: [.tombstone(className: "Item", objectId: "b", version: 2), upsert("c", version: 1), upsert("a", version: 3)],
+                checkpoint: Checkpoint("c:5"), hasMore: false, remaining: 0),
+            checkpoint: Checkpoint("c:5"))
+        #expect(!batch.isFull)
+        let merged = batch.take()
+        #expect(merged?.checkpoint == Checkpoint("c:5"))
+        #expect(merged?.page.changes == [.tombstone(className: "Item", objectId: "b", version: 2), upsert("c", version: 1), upsert("a", version: 3)])
+        #expect(merged?.page.hasMore == false)
+        #expect(batch.take() == nil, "taking empties the batch")
+        batch.add(
+            PullResponse(
+                changes: (0..<SyncEngine.PageBatch.maxChanges).map { upsert("o\($0)", version: 1) }, checkpoint: Checkpoint("c:9"),
+                hasMore: true),
+            checkpoint: Checkpoint("c:9"))
+        #expect(batch.isFull)
+    }
+
     @Test("an interrupted pull resumes from the last page applied")
     func resume() async throws {
         let server = SyncFakeServer()

@@ -36,7 +36,8 @@ extension LocalStore {
     }
 
     /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:)``
-    /// counts them, without reading any (from the index, unless some values are not indexed).
+    /// counts them, without reading any (from the index, unless some values are not indexed; a
+    /// whole class from the counts the store keeps, `class_counts`).
     /// - Throws: `cache` when the store cannot be read.
     func count(
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
@@ -44,6 +45,14 @@ extension LocalStore {
     ) throws(RooftopError) -> Int {
         try read { db in
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
+            // The whole class, by everyone or by the readers the flags are kept for: its kept count.
+            if query.predicate == nil, label == nil, excluded.isEmpty, readers == nil || readable != nil {
+                return try Int.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT \(readers == nil ? "live" : "readable") FROM class_counts"
+                            + " WHERE scope = ? AND datastore = ? AND class_name = ?"),
+                    arguments: [scope, datastore.rawValue, query.className]) ?? 0
+            }
             return try LocalStore.runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readable: readable, db
             ) { _ in }
@@ -93,10 +102,8 @@ extension LocalStore {
     {
         var fragment = SQLFragment("o.scope = ? AND o.datastore = ?", [.text(scope), .text(datastore.rawValue)])
         if let label {
-            fragment = fragment + SQLFragment(
-                " AND EXISTS (SELECT 1 FROM pins p WHERE p.scope = o.scope AND p.label = ? AND p.datastore = o.datastore"
-                    + " AND p.class_name = o.class_name AND p.object_id = o.object_id)",
-                [.text(label)])
+            let pinned = StoreTransaction.pinned(with: label)
+            fragment = fragment + SQLFragment(" AND " + pinned.sql, pinned.arguments.map { .text($0) })
         }
         if !excluded.isEmpty {
             let set = SQLTextSet.list(Set(excluded), dialect: .sqlite)

@@ -200,14 +200,17 @@ final class LocalStore: Sendable {
     /// The live objects pinned with a label.
     func objects(scope: String, pinnedWith label: String) throws(RooftopError) -> [LocalObjectRow] {
         try read { db in
+            // The sync label is a column of the objects (``StoreTransaction/pin(_:label:)``).
             try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
-                        AND p.class_name = o.class_name AND p.object_id = o.object_id
-                    WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
-                    """,
-                arguments: [scope, label]
+                sql: label == LocalStore.syncLabel
+                    ? "SELECT o.* FROM objects o WHERE o.scope = ? AND o.synced = 1 AND o.deleted = 0"
+                    : """
+                        SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
+                            AND p.class_name = o.class_name AND p.object_id = o.object_id
+                        WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
+                        """,
+                arguments: label == LocalStore.syncLabel ? [scope] : [scope, label]
             ).map(StoreTransaction.row)
         }
     }

@@ -163,6 +163,68 @@ enum LocalStoreMigrations {
                 """)
             try StoreTransaction.indexAll(db)
         }
+        migrator.registerMigration("v6: the sync label and unchanged local views in the objects row, class counts") { db in
+            // An initial sync wrote three rows per object keyed by its random ID besides the
+            // object's own (the `_sync` pin and its index entry), and the object's JSON twice
+            // (server state and local view, the same text when nothing is queued). The label is
+            // now the `synced` column, and a local view equal to the server state is not stored
+            // again (`local_is_server`).
+            try db.execute(sql: """
+                ALTER TABLE objects ADD COLUMN synced INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE objects ADD COLUMN local_is_server INTEGER NOT NULL DEFAULT 0;
+                UPDATE objects SET synced = 1 WHERE EXISTS (
+                    SELECT 1 FROM pins p WHERE p.scope = objects.scope AND p.label = '\(LocalStore.syncLabel)'
+                        AND p.datastore = objects.datastore AND p.class_name = objects.class_name
+                        AND p.object_id = objects.object_id);
+                DELETE FROM pins WHERE label = '\(LocalStore.syncLabel)';
+                UPDATE objects SET local = NULL, local_is_server = 1 WHERE server IS NOT NULL AND local = server;
+                """)
+            // A class's count without a condition (`count()`, a full page's total) was a walk of
+            // its index entries: 168 ms at a million objects. Triggers keep per-class counts of
+            // the live objects and of those readable by the kept readers (`readable = 1`),
+            // through every write path. (A trigger's row is added with `WHERE NOT EXISTS`: an
+            // `OR IGNORE` inside a trigger takes the conflict policy of the upsert that fired it.)
+            try db.execute(sql: """
+                CREATE TABLE class_counts (
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    live INTEGER NOT NULL,
+                    readable INTEGER NOT NULL,
+                    PRIMARY KEY (scope, datastore, class_name)
+                ) WITHOUT ROWID;
+                INSERT INTO class_counts (scope, datastore, class_name, live, readable)
+                    SELECT scope, datastore, class_name, sum(deleted = 0), sum(deleted = 0 AND readable = 1)
+                    FROM objects GROUP BY scope, datastore, class_name;
+                CREATE TRIGGER class_counts_insert AFTER INSERT ON objects BEGIN
+                    INSERT INTO class_counts SELECT new.scope, new.datastore, new.class_name, 0, 0
+                        WHERE NOT EXISTS (SELECT 1 FROM class_counts
+                            WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name);
+                    UPDATE class_counts SET live = live + (new.deleted = 0),
+                        readable = readable + (new.deleted = 0 AND new.readable = 1)
+                    WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name;
+                END;
+                CREATE TRIGGER class_counts_delete AFTER DELETE ON objects BEGIN
+                    UPDATE class_counts SET live = live - (old.deleted = 0),
+                        readable = readable - (old.deleted = 0 AND old.readable = 1)
+                    WHERE scope = old.scope AND datastore = old.datastore AND class_name = old.class_name;
+                END;
+                CREATE TRIGGER class_counts_update AFTER UPDATE OF scope, datastore, class_name, deleted, readable ON objects
+                WHEN old.scope != new.scope OR old.datastore != new.datastore OR old.class_name != new.class_name
+                    OR old.deleted != new.deleted OR old.readable != new.readable
+                BEGIN
+                    UPDATE class_counts SET live = live - (old.deleted = 0),
+                        readable = readable - (old.deleted = 0 AND old.readable = 1)
+                    WHERE scope = old.scope AND datastore = old.datastore AND class_name = old.class_name;
+                    INSERT INTO class_counts SELECT new.scope, new.datastore, new.class_name, 0, 0
+                        WHERE NOT EXISTS (SELECT 1 FROM class_counts
+                            WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name);
+                    UPDATE class_counts SET live = live + (new.deleted = 0),
+                        readable = readable + (new.deleted = 0 AND new.readable = 1)
+                    WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name;
+                END;
+                """)
+        }
         return migrator
     }
 }

@@ -32,25 +32,39 @@ final class StoreTransaction {
     }
 
     /// Writes an object's server state and local view.
-    /// `fresh`: the object has no row yet (nothing of it to replace in the index).
-    func put(_ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false) throws {
+    /// - Parameters:
+    ///   - fresh: The object has no row yet (nothing of it to replace in the index).
+    ///   - synced: Pins it with ``LocalStore/syncLabel`` too (`false` leaves that label as it is).
+    func put(
+        _ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false,
+        synced: Bool = false
+    ) throws {
         let serverText = try server.map { try $0.encodedDocument() }
-        // Most objects have no queued change: their local view is the server state, encoded once.
-        let localText = local == server ? serverText : try local.map { try $0.encodedDocument() }
-        try db.cachedStatement(
+        // Most objects have no queued change: their local view is the server state, stored once.
+        let localIsServer = server != nil && local == server
+        let localText = localIsServer ? nil : try local.map { try $0.encodedDocument() }
+        let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, readable)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO objects
+                    (scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
-                    server = excluded.server, local = excluded.local, deleted = excluded.deleted,
-                    readable = excluded.readable
-                """
-        ).execute(arguments: [
-            scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, deleted ? 1 : 0,
+                    server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
+                    deleted = excluded.deleted, readable = excluded.readable,
+                    synced = max(objects.synced, excluded.synced)
+                RETURNING key
+                """)
+        let arguments: StatementArguments = [
+            scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, localIsServer,
+            deleted ? 1 : 0,
             // A deleted object has no readers (and is never read through its flag).
             deleted ? false : try local.map { try readableFlag($0.acl) } ?? false,
-        ])
-        try StoreTransaction.indexFields(key, scope: scope, local: deleted ? nil : local, replacing: !fresh, db)
+            synced,
+        ]
+        guard let objectKey = try Int64.fetchOne(statement, arguments: arguments) else {
+            throw RooftopError(.cache, "the local datastore did not return the key of an object it stored")
+        }
+        try StoreTransaction.index(objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, db)
         touch(key)
     }
 
@@ -76,29 +90,47 @@ final class StoreTransaction {
 
     // MARK: Pins
 
-    /// Pins an object with a label (the object must be stored).
+    /// Pins an object with a label (the object must be stored). ``LocalStore/syncLabel`` is the
+    /// object row's `synced` column, not a `pins` row.
     func pin(_ key: ObjectKey, label: String) throws {
-        try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)"
-        ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        if label == LocalStore.syncLabel {
+            try setSynced(key, true)
+        } else {
+            try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)"
+            ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        }
         touch(key)
     }
 
     /// Removes one label from an object, and the object when nothing keeps it any more.
     func unpin(_ key: ObjectKey, label: String) throws {
-        try db.cachedStatement(
-            sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?"
-        ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        if label == LocalStore.syncLabel {
+            try setSynced(key, false)
+        } else {
+            try db.cachedStatement(
+                sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?"
+            ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
+        }
         touch(key)
         try collectGarbage(key)
+    }
+
+    private func setSynced(_ key: ObjectKey, _ synced: Bool) throws {
+        try db.cachedStatement(
+            sql: "UPDATE objects SET synced = ? WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"
+        ).execute(arguments: [synced, scope, key.datastore.rawValue, key.className, key.objectId])
     }
 
     /// Removes a label from every object that has it; returns those objects.
     @discardableResult
     func unpinAll(label: String) throws -> [ObjectKey] {
         let keys = try Row.fetchAll(
-            db, sql: "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?",
-            arguments: [scope, label]
+            db,
+            sql: label == LocalStore.syncLabel
+                ? "SELECT datastore, class_name, object_id FROM objects WHERE scope = ? AND synced = 1"
+                : "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?",
+            arguments: label == LocalStore.syncLabel ? [scope] : [scope, label]
         ).compactMap(StoreTransaction.key)
         for key in keys { try unpin(key, label: label) }
         return keys
@@ -324,8 +356,10 @@ final class StoreTransaction {
         let serverText: String? = row["server"]
         let localText: String? = row["local"]
         let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
-        // Without queued changes the local view is the server state, stored as the same text.
-        let local = localText == serverText ? server : try localText.map(SnapshotDecodeCache.snapshot(from:))
+        // Without queued changes the local view is the server state, stored once (rows from
+        // before v6, read by the migration that indexed them, had the same text twice).
+        let localIsServer = (row["local_is_server"] as Bool?) ?? (localText == serverText && serverText != nil)
+        let local = localIsServer ? server : try localText.map(SnapshotDecodeCache.snapshot(from:))
         return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
     }
 
@@ -337,8 +371,24 @@ final class StoreTransaction {
     static func labels(of key: ObjectKey, scope: String, _ db: Database) throws -> [String] {
         try String.fetchAll(
             db.cachedStatement(
-                sql: "SELECT label FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY label"),
+                sql: """
+                    SELECT label FROM pins WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4
+                    UNION ALL
+                    SELECT '\(LocalStore.syncLabel)' FROM objects
+                    WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4 AND synced = 1
+                    ORDER BY 1
+                    """),
             arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
+    }
+
+    /// The condition on `objects o` that it is pinned with `label`.
+    static func pinned(with label: String) -> (sql: String, arguments: [String]) {
+        if label == LocalStore.syncLabel { return ("o.synced = 1", []) }
+        return (
+            "EXISTS (SELECT 1 FROM pins p WHERE p.scope = o.scope AND p.label = ? AND p.datastore = o.datastore"
+                + " AND p.class_name = o.class_name AND p.object_id = o.object_id)",
+            [label]
+        )
     }
 
     static func outboxRow(_ row: Row) throws -> OutboxRow {

@@ -140,6 +140,7 @@ extension OutboxEngine {
                     continue
                 }
                 var server = stored.server
+                var synced = false
                 if let done = applied[key] {
                     // A pull may already have stored a newer state: never go back.
                     if (server?.version ?? 0) <= done.version { server = done.object }
@@ -161,11 +162,9 @@ extension OutboxEngine {
                         gone.append(key)
                         continue
                     }
-                    if server != nil, try transaction.isSynced(key.datastore) {
-                        try transaction.pin(key, label: LocalStore.syncLabel)
-                    }
+                    synced = try server != nil && transaction.isSynced(key.datastore)
                 }
-                views.append((key, try core.recomputeLocalView(key, server: server, in: transaction)))
+                views.append((key, try core.recomputeLocalView(key, server: server, synced: synced, in: transaction)))
             }
         }
         for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }

@@ -31,11 +31,10 @@ extension SyncEngine {
                     if let current = stored?.server, current.version > object.version { server = current }
                     let keep = scope.keeps(server)
                     if !keep, stored == nil, !queued.contains(key) { continue }
-                    if keep { try transaction.pin(key, label: LocalStore.syncLabel) }
                     let view =
                         queued.contains(key)
-                        ? try core.recomputeLocalView(key, server: server, in: transaction)
-                        : try core.storeUnqueued(key, server: server, fresh: stored == nil, in: transaction)
+                        ? try core.recomputeLocalView(key, server: server, synced: keep, in: transaction)
+                        : try core.storeUnqueued(key, server: server, fresh: stored == nil, synced: keep, in: transaction)
                     if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
                     views.append((key, view))
                 case .tombstone, .removal:

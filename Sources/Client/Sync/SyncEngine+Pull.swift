@@ -98,23 +98,49 @@ extension SyncEngine {
         var seen: Seen?
         var observer = onChange
         // Pages received but not yet written: consecutive pages share one transaction (see
-        // ``PageBatch``); whatever happens next (a retry, a restart, a failure) writes them first.
+        // ``PageBatch``), written while the next pages are fetched (`writing`, one at a time, in
+        // order). Whatever happens next (a retry, a restart, a failure) writes them first; the
+        // last page's write is awaited before the pull finishes.
         var batch = PageBatch()
-        func flush() async throws(RooftopError) {
+        var writing: Task<Result<Void, RooftopError>, Never>?
+        func flush(wait: Bool) async throws(RooftopError) {
+            if let previous = writing {
+                writing = nil
+                if case .failure(let error) = await previous.value {
+                    // Pages after a batch that was not written must not be: their checkpoint would
+                    // skip it. The pull fails and starts again from the last checkpoint written.
+                    batch = PageBatch()
+                    throw error
+                }
+            }
             guard let merged = batch.take() else { return }
-            try await apply(
-                merged.page, datastore: datastore, scope: scope, checkpoint: storeCheckpoint ? merged.checkpoint : nil,
-                core: core, onChange: observer)
+            let stored = storeCheckpoint ? merged.checkpoint : nil
+            let write = Task { [observer] () async -> Result<Void, RooftopError> in
+                do throws(RooftopError) {
+                    try await self.apply(
+                        merged.page, datastore: datastore, scope: scope, checkpoint: stored, core: core, onChange: observer)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if wait { try await write.value.get() } else { writing = write }
         }
         while !actions.isEmpty {
             let action = actions.removeFirst()
             switch action {
             case .retryLater, .startOver, .fail:
                 // Written before waiting, restarting or failing: nothing received is lost.
-                try await flush()
+                try await flush(wait: true)
             case .purgeDatastore:
-                // The datastore is gone: what was received of it is too.
+                // The datastore is gone: what was received of it is too (a write under way ends
+                // first, so that it cannot bring objects back after the purge).
                 batch = PageBatch()
+                if let previous = writing {
+                    writing = nil
+                    // Its outcome no longer matters: everything of the datastore goes.
+                    _ = await previous.value
+                }
             default:
                 break
             }
@@ -148,7 +174,11 @@ extension SyncEngine {
                     // Roles first: the objects the page brings are checked offline with them.
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
                     batch.add(current, checkpoint: checkpoint)
-                    if !current.hasMore || batch.isFull { try await flush() }
+                    if !current.hasMore {
+                        try await flush(wait: true)
+                    } else if batch.isFull {
+                        try await flush(wait: false)
+                    }
                     actions += machine.handle(.applied)
                 } catch {
                     actions += machine.handle(.applyFailed(error))

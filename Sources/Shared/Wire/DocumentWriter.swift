@@ -28,6 +28,12 @@ package struct DocumentWriter {
 
     package mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most texts need no escape: copied whole, not byte by byte.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): raw("\\\"")
