@@ -12,11 +12,40 @@ extension Benchmark {
         try await clientPull(client)
         try await clientQueue(client)
         try await clientLocalQueries(client)
+        try await clientColdStart(client)
     }
 
     /// A `RooftopClient` trusting the development CA, with a fresh local datastore file, signed
     /// in as the pulling user.
     private func openLibraryClient() async throws -> RooftopClient {
+        let client = try await RooftopClient(configuration: try libraryConfiguration())
+        _ = try await client.logIn(username: usernames[pullerIndex], password: Benchmark.password)
+        return client
+    }
+
+    /// Phase `client cold start`: the app starts again on the local datastore the sync filled
+    /// (a new `RooftopClient` on the same file, its session restored) and answers its first
+    /// local query (the first shape); one sample, from opening to the answer.
+    private func clientColdStart(_ previous: RooftopClient) async throws {
+        await previous.shutdown()
+        libraryClient = nil
+        let configuration = try libraryConfiguration()
+        guard let shape = LocalQueryShape.all.first, let run = try runs(of: shape, number: 0).first else { return }
+        try await measure("client cold start", unit: "start") { samples in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let client = try await RooftopClient(configuration: configuration)
+            libraryClient = client
+            let found = try await client.query(Dataset.className, in: datastore).text(shape.text, run.values)
+                .fromLocalDatastore().find()
+            await samples.add([clock.now - start])
+            try require(found.objects.count == run.expected, "the first query after a cold start answered \(found.objects.count), not \(run.expected)")
+            return (1, [:])
+        }
+    }
+
+    /// The library client's configuration: the development CA, a local datastore in a file.
+    private func libraryConfiguration() throws -> ClientConfiguration {
         guard let serverURL = URL(string: server.endpoint.baseURL) else {
             throw BenchmarkError.wrongResult("the server's URL \(server.endpoint.baseURL) is not a URL")
         }
@@ -27,9 +56,7 @@ extension Benchmark {
         configuration.trust = .certificateAuthority(
             pem: try String(contentsOfFile: server.endpoint.caCertificatePath, encoding: .utf8))
         configuration.storage = .file(path: directory + "/local.sqlite")
-        let client = try await RooftopClient(configuration: configuration)
-        _ = try await client.logIn(username: usernames[pullerIndex], password: Benchmark.password)
-        return client
+        return configuration
     }
 
     /// Phase `client pull`: the library pulls the whole datastore into its local store (pages
