@@ -3,12 +3,13 @@ import Rooftop
 import RooftopShared
 import Testing
 
-/// The same queries run on the server (SQL) and in the client's local datastore (the shared
-/// evaluator over the stored copies) give the same objects in the same order and the same total
-/// count, over values of every kind, with mixed numbers, missing fields and ties.
-@Suite("Client queries: remote and local agree", .sharedServer(), .timeLimit(.minutes(5)))
+/// The same queries run on the server (its SQL), in the client's local datastore (the same
+/// compiler over the local index) and in the shared evaluator over the objects give the same
+/// objects in the same order and the same total count, over values of every kind, with mixed
+/// numbers, missing fields and ties: chosen queries, then random ones.
+@Suite("Client queries: remote, local and the evaluator agree", .sharedServer(), .timeLimit(.minutes(5)))
 struct ClientQueryAgreementTests {
-    @Test("conditions, orders and pages agree between the server and the local datastore")
+    @Test("conditions, orders and pages agree between the server, the local datastore and the evaluator")
     func remoteAndLocalAgree() async throws {
         let (server, api) = try SharedServer.require()
         let user = try await api.newUser("agree")
@@ -25,19 +26,30 @@ struct ClientQueryAgreementTests {
         try await ClientQueryFixture.withClient(server, as: user, storage: .file(path: file)) { client async throws in
             let everything = try await client.query(className).limit(1000).find(policy: .remoteAndStore)
             #expect(everything.objects.count == rows.count)
-            let queries = try ClientQueryAgreementTests.queries(className)
+            let states = everything.objects.map(\.snapshot)
+            let chosen = try ClientQueryAgreementTests.queries(className)
+            var random = RandomQueries(seed: 0x3A9)
+            let drawn = (0..<60).map { _ in random.query(className) }
             var selective = 0
-            for (index, query) in queries.enumerated() {
+            var drawnSelective = 0
+            for (index, query) in (chosen + drawn).enumerated() {
                 let remote = try await client.query(query).find()
-                if (1..<rows.count).contains(remote.totalCount) { selective += 1 }
+                if (1..<rows.count).contains(remote.totalCount) {
+                    if index < chosen.count { selective += 1 } else { drawnSelective += 1 }
+                }
                 let local = try await client.query(query).fromLocalDatastore().find()
+                let evaluated = QueryEvaluator.run(query, over: states, lookup: { _ in nil }, canRead: { _ in true })
                 #expect(remote.objectIds == local.objectIds, "query \(index): \(query)")
+                #expect(remote.objectIds == evaluated.objects.map(\.objectId), "query \(index) evaluated: \(query)")
                 #expect(remote.totalCount == local.totalCount, "query \(index) total: \(query)")
+                #expect(remote.totalCount == evaluated.totalCount, "query \(index) evaluated total: \(query)")
                 let remoteCount = try await client.query(query).count()
                 #expect(remoteCount == remote.totalCount, "query \(index) count: \(query)")
+                #expect(try await client.query(query).fromLocalDatastore().count() == remote.totalCount, "query \(index) local count")
             }
             // The conditions pick some objects and leave others (the orders and pages keep all).
-            #expect(selective >= 27, "only \(selective) of \(queries.count) queries select some of the objects")
+            #expect(selective >= 27, "only \(selective) of \(chosen.count) queries select some of the objects")
+            #expect(drawnSelective >= 20, "only \(drawnSelective) of \(drawn.count) random queries select some of the objects")
         }
     }
 
@@ -92,5 +104,64 @@ struct ClientQueryAgreementTests {
             base.where(Field("geo").near(try GeoPoint(latitude: 10, longitude: 20))).limit(6),
         ]
         return queries
+    }
+}
+
+/// Random queries over the agreement rows' fields: conditions of every operator on `n`, `s`,
+/// `tags`, `flag` and `i` (values of several kinds, so that kinds are compared across), nested in
+/// `and`, `or` and `not`, with random orders, offsets and limits.
+struct RandomQueries {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    private mutating func next(_ bound: Int) -> Int {
+        // SplitMix64: the same queries on every run.
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+
+    private mutating func value() -> Value {
+        let values: [Value] = [.int(0), .int(1), .int(3), .double(2.5), .double(-0.0), "a", "ab", "B", "", "10", .bool(true), .null]
+        return values[next(values.count)]
+    }
+
+    private mutating func condition() -> QueryPredicate {
+        let field = ["n", "s", "flag", "i"][next(4)]
+        switch next(8) {
+        case 0: return .in(field: field, values: (0...next(3)).map { _ in value() })
+        case 1: return next(2) == 0 ? Field(field).exists : Field(field).notExists
+        case 2: return Field("tags").contains(["x", "y", "z", "w"][next(4)])
+        case 3: return Field("s").startsWith(["a", "", "B", "é"][next(4)])
+        default:
+            let ops: [QueryPredicate.ComparisonOperator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual]
+            return .comparison(field: field, op: ops[next(ops.count)], value: value())
+        }
+    }
+
+    private mutating func predicate(depth: Int = 0) -> QueryPredicate {
+        guard depth < 2 else { return condition() }
+        switch next(5) {
+        case 0: return .and([predicate(depth: depth + 1), predicate(depth: depth + 1)])
+        case 1: return .or([predicate(depth: depth + 1), predicate(depth: depth + 1)])
+        case 2: return .not(predicate(depth: depth + 1))
+        default: return condition()
+        }
+    }
+
+    /// A random query of `className`.
+    mutating func query(_ className: String) -> Query {
+        var query = Query(className).where(predicate())
+        for _ in 0..<next(3) {
+            query = query.order(by: ["n", "s", "i", "flag", "tags"][next(5)], descending: next(2) == 0)
+        }
+        // A unique last key: ties are broken the same way everywhere only with one.
+        query = query.order(by: "i")
+        if next(3) == 0 { query = query.offset(next(5)) }
+        if next(2) == 0 { query = query.limit(1 + next(8)) }
+        return query
     }
 }
