@@ -96,14 +96,15 @@ extension Benchmark {
                 "the last progress report \(String(describing: seen.last)) does not end at \(applied)")
             try require(applied == expected, "the client library pulled \(applied) objects, not \(expected)")
             var notes = ["progress reports": Double(seen.count)]
-            let milliseconds = during.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }
-                .sorted()
-            if !milliseconds.isEmpty {
+            for (name, durations) in [("local query", during.queries), ("saveEventually", during.saves)] {
+                let milliseconds = durations.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }
+                    .sorted()
+                guard let last = milliseconds.last else { continue }
                 let at = { (share: Double) in milliseconds[min(milliseconds.count - 1, Int(Double(milliseconds.count) * share))] }
-                notes["local queries while pulling"] = Double(milliseconds.count)
-                notes["local query p50 ms while pulling"] = at(0.5)
-                notes["local query p99 ms while pulling"] = at(0.99)
-                notes["local query max ms while pulling"] = milliseconds.last ?? 0
+                notes["\(name) while pulling (count)"] = Double(milliseconds.count)
+                notes["\(name) p50 ms while pulling"] = at(0.5)
+                notes["\(name) p99 ms while pulling"] = at(0.99)
+                notes["\(name) max ms while pulling"] = last
             }
             if let first = samples.first, let last = samples.last, let peak = samples.max() {
                 notes["process RSS MiB at start"] = mebibytes(first)
@@ -119,24 +120,32 @@ extension Benchmark {
         try require(local == expected, "the client library stored \(local) objects, not \(expected)")
     }
 
-    /// The first local query shape (`category = ?` ordered by score, limit 50) run every 100 ms
-    /// (a screen refreshing while the sync runs) until cancelled; returns each one's time.
+    /// What the app does while the sync runs, every 100 ms until cancelled: the first local query
+    /// shape (`category = ?` ordered by score, limit 50; a screen refreshing) and a
+    /// `saveEventually()` of an object of the user's private datastore (not the one pulled, whose
+    /// objects the phases count); returns each one's time.
     private static func localQueriesWhile(
         _ client: RooftopClient, dataset: Dataset, datastore: DatastoreID, seed: UInt64
-    ) async throws -> [Duration] {
-        guard let shape = LocalQueryShape.all.first else { return [] }
+    ) async throws -> (queries: [Duration], saves: [Duration]) {
+        guard let shape = LocalQueryShape.all.first else { return ([], []) }
         var random = SeededGenerator(seed: seed).derived(0xD0_1E)
         let clock = ContinuousClock()
-        var durations: [Duration] = []
+        var queries: [Duration] = []
+        var saves: [Duration] = []
+        let note = client.object("BenchmarkProbe", in: .default)
         while !Task.isCancelled {
             let run = try shape.draw(&random, dataset)
-            let start = clock.now
+            var start = clock.now
             _ = try await client.query(Dataset.className, in: datastore).text(shape.text, run.values).fromLocalDatastore()
                 .find()
-            durations.append(clock.now - start)
+            queries.append(clock.now - start)
+            start = clock.now
+            try note.increment("saves", by: 1)
+            try await note.saveEventually()
+            saves.append(clock.now - start)
             do { try await Task.sleep(for: .milliseconds(100)) } catch { break }
         }
-        return durations
+        return (queries, saves)
     }
 
     /// Phase `client queue`: increments of `sum` queued with `saveEventually()` (each durable in
