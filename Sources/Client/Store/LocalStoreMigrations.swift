@@ -197,34 +197,34 @@ enum LocalStoreMigrations {
                     SELECT scope, datastore, class_name, sum(deleted = 0), sum(deleted = 0 AND readable = 1)
                     FROM objects GROUP BY scope, datastore, class_name;
                 CREATE TRIGGER class_counts_insert AFTER INSERT ON objects BEGIN
-                    INSERT INTO class_counts SELECT new.scope, new.datastore, new.class_name, 0, 0
-                        WHERE NOT EXISTS (SELECT 1 FROM class_counts
-                            WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name);
-                    UPDATE class_counts SET live = live + (new.deleted = 0),
-                        readable = readable + (new.deleted = 0 AND new.readable = 1)
-                    WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name;
+                    \(classCount(of: "new", adding: true))
                 END;
                 CREATE TRIGGER class_counts_delete AFTER DELETE ON objects BEGIN
-                    UPDATE class_counts SET live = live - (old.deleted = 0),
-                        readable = readable - (old.deleted = 0 AND old.readable = 1)
-                    WHERE scope = old.scope AND datastore = old.datastore AND class_name = old.class_name;
+                    \(classCount(of: "old", adding: false))
                 END;
                 CREATE TRIGGER class_counts_update AFTER UPDATE OF scope, datastore, class_name, deleted, readable ON objects
                 WHEN old.scope != new.scope OR old.datastore != new.datastore OR old.class_name != new.class_name
                     OR old.deleted != new.deleted OR old.readable != new.readable
                 BEGIN
-                    UPDATE class_counts SET live = live - (old.deleted = 0),
-                        readable = readable - (old.deleted = 0 AND old.readable = 1)
-                    WHERE scope = old.scope AND datastore = old.datastore AND class_name = old.class_name;
-                    INSERT INTO class_counts SELECT new.scope, new.datastore, new.class_name, 0, 0
-                        WHERE NOT EXISTS (SELECT 1 FROM class_counts
-                            WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name);
-                    UPDATE class_counts SET live = live + (new.deleted = 0),
-                        readable = readable + (new.deleted = 0 AND new.readable = 1)
-                    WHERE scope = new.scope AND datastore = new.datastore AND class_name = new.class_name;
+                    \(classCount(of: "old", adding: false))
+                    \(classCount(of: "new", adding: true))
                 END;
                 """)
         }
         return migrator
+    }
+
+    /// The statements of a `class_counts` trigger that add (`adding`) the row `row` (`new` or
+    /// `old`) to its class's counts, or take it away; a class is given its row when first counted.
+    private static func classCount(of row: String, adding: Bool) -> String {
+        let sign = adding ? "+" : "-"
+        let matches = "scope = \(row).scope AND datastore = \(row).datastore AND class_name = \(row).class_name"
+        let create =
+            adding
+            ? "INSERT INTO class_counts SELECT \(row).scope, \(row).datastore, \(row).class_name, 0, 0"
+                + " WHERE NOT EXISTS (SELECT 1 FROM class_counts WHERE \(matches));"
+            : ""
+        return create + " UPDATE class_counts SET live = live \(sign) (\(row).deleted = 0),"
+            + " readable = readable \(sign) (\(row).deleted = 0 AND \(row).readable = 1) WHERE \(matches);"
     }
 }
