@@ -112,6 +112,9 @@ extension Benchmark {
                 notes["process RSS MiB at the end"] = mebibytes(last)
                 // Half-way through: compared with the end, shows whether memory grows with the data.
                 notes["process RSS MiB half-way"] = mebibytes(samples[samples.count / 2])
+                // The client's own memory, apart from the data set the benchmark holds (in the
+                // process before the pull began): what the pull added at its peak.
+                notes["client RSS MiB added by the pull (peak)"] = mebibytes(peak - first)
             }
             return (applied, notes)
         }
