@@ -155,8 +155,11 @@ public actor ChaosReplica {
                 statuses[text] = try describe(client.outbox.status(of: try MutationID(text)))
             }
             reply.statuses = statuses
+            // Each refusal under its own ID and under those of the changes folded into it.
             reply.rejected = Dictionary(
-                try client.outbox.rejected().map { ($0.mutationId.rawValue, $0.error.code.rawValue) },
+                try client.outbox.rejected().flatMap { change in
+                    ([change.mutationId] + change.foldedMutationIds).map { ($0.rawValue, change.error.code.rawValue) }
+                },
                 uniquingKeysWith: { first, _ in first })
         case .stop:
             break

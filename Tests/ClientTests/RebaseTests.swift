@@ -128,6 +128,29 @@ struct RebaseTests {
         await client.shutdown()
     }
 
+    @Test("a refused change lists the changes folded into it, which read as refused with it")
+    func foldedRefusal() async throws {
+        let server = SyncFakeServer()
+        server.setRules(["count": .sum], for: "Score")
+        let (client, score) = try await setUp(server, base: ["count": 0])
+        try score.increment("count", by: 1)
+        let first = try #require(try await score.saveEventually())
+        try score.increment("count", by: 2)
+        let second = try #require(try await score.saveEventually())
+        server.update(score.key, [FieldUpdate("count", .increment(10))])
+        try await client.sync.pull(datastore: .default)
+        #expect(try client.core.store.queued(for: score.key, scope: "u1").map(\.mutation.mutationId) == [first])
+        server.refuse("Score", with: RooftopError(.disallowed, "no more scores"))
+        server.pushGate.open()
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: second) == client.outbox.status(of: first))
+        let refused = try client.outbox.rejected()
+        #expect(refused.map(\.mutationId) == [first])
+        #expect(refused.first?.foldedMutationIds == [second], "the folded change is found with the refusal it shares")
+        #expect(refused.first?.error.code == .disallowed)
+        await client.shutdown()
+    }
+
     @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
     func remoteDelete() async throws {
         let server = SyncFakeServer()

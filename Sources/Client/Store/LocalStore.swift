@@ -114,8 +114,12 @@ final class LocalStore: Sendable {
     /// Runs `body` in one write transaction over `scope`, then publishes what it changed.
     /// - Throws: What `body` throws (the transaction is rolled back), or `cache` for a database
     ///   failure or a closed store.
+    /// - Parameter committed: Runs after the commit, before the change is published (live
+    ///   objects take what was written, so that whoever waits for the change reads them updated).
     @discardableResult
-    func write<T>(scope: String, _ body: (StoreTransaction) throws -> T) throws(RooftopError) -> T {
+    func write<T>(
+        scope: String, _ body: (StoreTransaction) throws -> T, committed: (() -> Void)? = nil
+    ) throws(RooftopError) -> T {
         try enter()
         defer { leave() }
         let (result, change): (T, StoreChange)
@@ -130,6 +134,7 @@ final class LocalStore: Sendable {
         } catch {
             throw RooftopError(.cache, "the local datastore could not be written", cause: error)
         }
+        committed?()
         if !change.isEmpty { changes.publish(change) }
         return result
     }
@@ -247,7 +252,9 @@ final class LocalStore: Sendable {
                         localState: try (row["local_state"] as String?).map {
                             try DocumentCoding.decode(ObjectSnapshot.self, from: $0)
                         },
-                        rejectedAt: Timestamp(millisecondsSinceEpoch: row["rejected_at"]))
+                        rejectedAt: Timestamp(millisecondsSinceEpoch: row["rejected_at"]),
+                        folded: try (row["folded"] as String?).map { try DocumentCoding.decode([MutationID].self, from: $0) }
+                            ?? [])
                 }
         }
     }

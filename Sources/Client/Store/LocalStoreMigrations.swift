@@ -168,7 +168,8 @@ enum LocalStoreMigrations {
             // object's own (the `_sync` pin and its index entry), and the object's JSON twice
             // (server state and local view, the same text when nothing is queued). The label is
             // now the `synced` column, and a local view equal to the server state is not stored
-            // again (`local_is_server`).
+            // again (`local_is_server`). A refusal records the changes a rebase folded into the
+            // refused one (`rejected.folded`), which share its fate.
             try db.execute(sql: """
                 ALTER TABLE objects ADD COLUMN synced INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE objects ADD COLUMN local_is_server INTEGER NOT NULL DEFAULT 0;
@@ -178,6 +179,7 @@ enum LocalStoreMigrations {
                         AND p.object_id = objects.object_id);
                 DELETE FROM pins WHERE label = '\(LocalStore.syncLabel)';
                 UPDATE objects SET local = NULL, local_is_server = 1 WHERE server IS NOT NULL AND local = server;
+                ALTER TABLE rejected ADD COLUMN folded TEXT;
                 """)
             // A class's count without a condition (`count()`, a full page's total) was a walk of
             // its index entries: 168 ms at a million objects. Triggers keep per-class counts of

@@ -56,6 +56,8 @@ struct RejectedRow: Sendable, Equatable {
     var localState: ObjectSnapshot?
     /// When it was refused.
     var rejectedAt: Timestamp
+    /// The mutations a rebase folded into this one before it was refused (refused with it).
+    var folded: [MutationID] = []
 }
 
 /// The cached result of a query (for fetch policies): the IDs in order and the total count.

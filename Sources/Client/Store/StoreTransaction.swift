@@ -218,17 +218,19 @@ final class StoreTransaction {
         change.outbox = true
     }
 
-    /// Moves a refused mutation out of the queue into the set-aside list.
-    func reject(_ mutation: Mutation, error: RooftopError, localState: ObjectSnapshot?) throws {
+    /// Moves a refused mutation out of the queue into the set-aside list, with the mutations a
+    /// rebase folded into it (`folded`, refused with it).
+    func reject(_ mutation: Mutation, error: RooftopError, localState: ObjectSnapshot?, folded: [MutationID] = []) throws {
         try removeFromQueue(mutation.mutationId)
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO rejected (mutation_id, scope, mutation, error, local_state, rejected_at)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO rejected (mutation_id, scope, mutation, error, local_state, rejected_at, folded)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 mutation.mutationId.rawValue, scope, try DocumentCoding.encode(mutation), try DocumentCoding.encode(error),
                 try localState.map(DocumentCoding.encode), Timestamp.now.millisecondsSinceEpoch,
+                folded.isEmpty ? nil : try DocumentCoding.encode(folded),
             ])
     }
 

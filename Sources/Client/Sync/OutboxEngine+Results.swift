@@ -128,7 +128,9 @@ extension OutboxEngine {
                     applied[row.key] = AppliedState(sentBase: base, version: version, object: object, endsInDelete: isDelete)
                     acknowledged.append((row, version, merges))
                 case .rejected(_, let error):
-                    try transaction.reject(row.mutation, error: error, localState: try transaction.object(row.key)?.local)
+                    try transaction.reject(
+                        row.mutation, error: error, localState: try transaction.object(row.key)?.local,
+                        folded: folded[id] ?? [])
                     refused.append((row, error))
                 }
             }
@@ -166,9 +168,10 @@ extension OutboxEngine {
                 }
                 views.append((key, try core.recomputeLocalView(key, server: server, synced: synced, in: transaction)))
             }
+        } committed: {
+            for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
+            for key in gone { core.registry.existing(key)?.markDeleted() }
         }
-        for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
-        for key in gone { core.registry.existing(key)?.markDeleted() }
         publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
         return answered
     }

@@ -74,6 +74,10 @@ public struct RejectedChange: Sendable, Equatable, Identifiable {
     public var localState: ObjectSnapshot?
     /// When the refusal arrived.
     public var rejectedAt: Timestamp
+    /// Changes queued after this one on the same object that a rebase over pulled changes folded
+    /// into it before it was sent: their IDs (from `saveEventually()`) are refused with it, and
+    /// their status reads as its refusal. Empty when none were.
+    public var foldedMutationIds: [MutationID]
 
     /// The mutation ID.
     public var id: MutationID { mutationId }
@@ -85,5 +89,6 @@ public struct RejectedChange: Sendable, Equatable, Identifiable {
         error = row.error
         localState = row.localState
         rejectedAt = row.rejectedAt
+        foldedMutationIds = row.folded
     }
 }

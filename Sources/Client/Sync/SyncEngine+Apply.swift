@@ -47,9 +47,10 @@ extension SyncEngine {
                 try transaction.setCheckpoint(checkpoint, datastore: datastore)
                 try transaction.setSyncFilter(scope, datastore: datastore)
             }
+        } committed: {
+            for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
+            for key in gone { core.registry.existing(key)?.markDeleted() }
         }
-        for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
-        for key in gone { core.registry.existing(key)?.markDeleted() }
         publish(outcomes, core: core)
     }
 
