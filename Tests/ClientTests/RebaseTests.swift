@@ -108,14 +108,7 @@ struct RebaseTests {
     @Test("an object's queued changes fold into its first; the folded changes share its answer")
     func folding() async throws {
         let server = SyncFakeServer()
-        server.setRules(["count": .sum], for: "Score")
-        let (client, score) = try await setUp(server, base: ["count": 0])
-        try score.increment("count", by: 1)
-        let first = try #require(try await score.saveEventually())
-        try score.increment("count", by: 2)
-        let second = try #require(try await score.saveEventually())
-        server.update(score.key, [FieldUpdate("count", .increment(10))])
-        try await client.sync.pull(datastore: .default)
+        let (client, score, first, second) = try await foldTwoIncrements(server)
         let rows = try client.core.store.queued(for: score.key, scope: "u1")
         #expect(rows.map(\.mutation.mutationId) == [first])
         #expect(rows.first?.mutation.change == .update([FieldUpdate("count", .increment(1)), FieldUpdate("count", .increment(2))]))
@@ -128,9 +121,11 @@ struct RebaseTests {
         await client.shutdown()
     }
 
-    @Test("a refused change lists the changes folded into it, which read as refused with it")
-    func foldedRefusal() async throws {
-        let server = SyncFakeServer()
+    /// Two increments of a score queued (the push held back), then a pull over another device's
+    /// increment: the second folds into the first.
+    private func foldTwoIncrements(_ server: SyncFakeServer) async throws
+        -> (RooftopClient, RooftopObject, MutationID, MutationID)
+    {
         server.setRules(["count": .sum], for: "Score")
         let (client, score) = try await setUp(server, base: ["count": 0])
         try score.increment("count", by: 1)
@@ -139,6 +134,13 @@ struct RebaseTests {
         let second = try #require(try await score.saveEventually())
         server.update(score.key, [FieldUpdate("count", .increment(10))])
         try await client.sync.pull(datastore: .default)
+        return (client, score, first, second)
+    }
+
+    @Test("a refused change lists the changes folded into it, which read as refused with it")
+    func foldedRefusal() async throws {
+        let server = SyncFakeServer()
+        let (client, score, first, second) = try await foldTwoIncrements(server)
         #expect(try client.core.store.queued(for: score.key, scope: "u1").map(\.mutation.mutationId) == [first])
         server.refuse("Score", with: RooftopError(.disallowed, "no more scores"))
         server.pushGate.open()
