@@ -78,6 +78,42 @@ struct SyncPullTests {
         #expect(batch.isFull)
     }
 
+    @Test("pulled pages are not written once another account is signed in")
+    func accountChanged() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
+        let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
+        await #expect(throws: RooftopError.self) {
+            try await client.sync.apply(
+                page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
+                core: client.core, onChange: nil)
+        }
+        #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
+        #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
+        await client.shutdown()
+    }
+
+    @Test("taking over the local scope's objects keeps the sync label of an object both scopes hold")
+    func adoptKeepsSyncLabel() throws {
+        let store = try LocalStore(.inMemory)
+        defer { store.close() }
+        let snapshot = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
+        let key = ObjectKey(snapshot)
+        try store.write(scope: "") { transaction in
+            try transaction.put(key, server: snapshot, local: snapshot, deleted: false, fresh: true, synced: true)
+        }
+        try store.write(scope: "u1") { transaction in
+            try transaction.put(key, server: snapshot, local: snapshot, deleted: false, fresh: true)
+            try transaction.pin(key, label: "Fav")
+        }
+        try store.migrateScope(from: "", to: "u1")
+        #expect(try store.labels(of: key, scope: "u1") == [LocalStore.syncLabel, "Fav"])
+        try store.write(scope: "u1") { try $0.unpin(key, label: "Fav") }
+        #expect(try store.object(key, scope: "u1") != nil, "still kept by the sync label")
+    }
+
     @Test("an interrupted pull resumes from the last page applied")
     func resume() async throws {
         let server = SyncFakeServer()

@@ -324,6 +324,16 @@ final class StoreTransaction {
         // The moved objects' readable flags were kept for the other scope's readers.
         try db.execute(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
         keptReadersRead = .some(nil)
+        // An object both scopes hold keeps the current scope's row, and the sync label the other
+        // scope's had (a `pins` row did, before the label was a column).
+        try db.execute(
+            sql: """
+                UPDATE objects SET synced = 1 WHERE scope = ?1 AND synced = 0 AND EXISTS (
+                    SELECT 1 FROM objects other WHERE other.scope = ?2 AND other.synced = 1
+                        AND other.datastore = objects.datastore AND other.class_name = objects.class_name
+                        AND other.object_id = objects.object_id)
+                """,
+            arguments: [scope, other])
         for table in ["objects", "pins", "query_cache", "checkpoints", "datastores"] {
             try db.execute(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
             try db.execute(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])

@@ -6,16 +6,20 @@ extension SyncEngine {
     /// need the server: operations since the base version, the class's merge rules), then the
     /// whole page and its checkpoint are written in one transaction, then live objects, the queue's
     /// statuses and the merge decisions follow.
+    ///
+    /// `owner` is the account the page was pulled for: when another is signed in by the time it
+    /// is written (a log-out during the pull), nothing is written and the pull is cancelled.
     func apply(
-        _ page: PullResponse, datastore: DatastoreID, scope: SyncScope, checkpoint: Checkpoint?, core: ClientCore,
-        onChange: ChangeObserver?
+        _ page: PullResponse, datastore: DatastoreID, scope: SyncScope, checkpoint: Checkpoint?, owner: String,
+        core: ClientCore, onChange: ChangeObserver?
     ) async throws(RooftopError) {
-        let owner = core.scope
-        let rebases = try await rebases(for: page, datastore: datastore, core: core)
+        guard core.scope == owner else { throw SyncEngine.accountChanged }
+        let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
         var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
         try core.store.write(scope: owner) { transaction in
+            guard core.scope == owner else { throw SyncEngine.accountChanged }
             // Read in this transaction: what is queued cannot change under it.
             let queued = try transaction.queuedKeys(in: datastore)
             for change in page.changes {
@@ -60,10 +64,9 @@ extension SyncEngine {
     /// that cannot tell the operations since a queued change's base only leaves that change
     /// un-rebased for now (logged): the server merges it field by field when it is pushed.
     /// - Throws: `cache` when the queue or a stored object cannot be read.
-    private func rebases(for page: PullResponse, datastore: DatastoreID, core: ClientCore) async throws(RooftopError)
-        -> [ObjectKey: Rebase]
+    private func rebases(for page: PullResponse, datastore: DatastoreID, owner: String, core: ClientCore)
+        async throws(RooftopError) -> [ObjectKey: Rebase]
     {
-        let owner = core.scope
         var rebases: [ObjectKey: Rebase] = [:]
         // One look at the queue per page: most pulled objects have nothing queued.
         let queued = try core.store.queuedKeys(scope: owner, datastore: datastore)
@@ -139,6 +142,13 @@ extension SyncEngine {
                 }
             }
         }
+    }
+}
+
+extension SyncEngine {
+    /// A pull's pages are not written once another account is signed in.
+    static var accountChanged: RooftopError {
+        RooftopError(.cancelled, "the pull was cancelled: another account signed in while it ran")
     }
 }
 

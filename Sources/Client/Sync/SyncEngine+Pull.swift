@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 import RooftopShared
 
@@ -118,7 +119,8 @@ extension SyncEngine {
             let write = Task { [observer] () async -> Result<Void, RooftopError> in
                 do throws(RooftopError) {
                     try await self.apply(
-                        merged.page, datastore: datastore, scope: scope, checkpoint: stored, core: core, onChange: observer)
+                        merged.page, datastore: datastore, scope: scope, checkpoint: stored, owner: pullScope, core: core,
+                        onChange: observer)
                     return .success(())
                 } catch {
                     return .failure(error)
@@ -129,9 +131,18 @@ extension SyncEngine {
         while !actions.isEmpty {
             let action = actions.removeFirst()
             switch action {
-            case .retryLater, .startOver, .fail:
-                // Written before waiting, restarting or failing: nothing received is lost.
+            case .retryLater, .startOver:
+                // Written before waiting or restarting: nothing received is lost.
                 try await flush(wait: true)
+            case .fail(let failure):
+                // Written before failing too; the pull's own failure is what its caller hears.
+                do {
+                    try await flush(wait: true)
+                } catch {
+                    SyncEngine.logger.warning(
+                        "pulled changes could not be written before the pull failed; they are pulled again",
+                        metadata: ["failure": "\(failure)", "error": "\(error)"])
+                }
             case .purgeDatastore:
                 // The datastore is gone: what was received of it is too (a write under way ends
                 // first, so that it cannot bring objects back after the purge).
