@@ -15,22 +15,14 @@ import RooftopShared
 extension StoreTransaction {
     /// Replaces an object's index rows with those of its local view (none when `nil`).
     func indexFields(_ key: ObjectKey, local: ObjectSnapshot?) throws {
-        try StoreTransaction.indexFields(key, scope: scope, local: local, db)
+        guard let objectKey = try StoreTransaction.objectKey(key, scope: scope, db) else { return }
+        try StoreTransaction.index(objectKey: objectKey, local: local, replacing: true, db)
     }
 
     /// Removes the index rows of a datastore's objects (before the objects go).
     func removeFieldIndex(of datastore: DatastoreID) throws {
         try StoreTransaction.removeIndexRows(
             where: "SELECT key FROM objects WHERE scope = ? AND datastore = ?", [scope, datastore.rawValue], db)
-    }
-
-    /// Replaces an object's index rows with those of its local view (none when `nil`);
-    /// `replacing: false` when it has none yet.
-    static func indexFields(
-        _ key: ObjectKey, scope: String, local: ObjectSnapshot?, replacing: Bool = true, _ db: Database
-    ) throws {
-        guard let objectKey = try objectKey(key, scope: scope, db) else { return }
-        try index(objectKey: objectKey, local: local, replacing: replacing, db)
     }
 
     /// The integer key of an object's row.
