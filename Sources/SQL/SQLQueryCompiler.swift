@@ -394,7 +394,7 @@ package struct SQLQueryCompiler: Sendable {
     }
 
     /// Renumbers `?` placeholders in the dialect's spelling (a no-op for SQLite).
-    private func numbered(_ fragment: SQLFragment) -> SQLFragment {
+    func numbered(_ fragment: SQLFragment) -> SQLFragment {
         var index = 0
         var sql = ""
         for character in fragment.sql {

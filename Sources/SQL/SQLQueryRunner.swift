@@ -22,6 +22,11 @@ package struct SQLQueryRunner {
     package var objects: (SQLFragment) throws -> [ObjectSnapshot]
     /// The number a compiled `SELECT count(*)` finds.
     package var count: (SQLFragment) throws -> Int
+    /// The compound indexes of the query's class in the scope (none by default).
+    package var indexes: [SQLCompoundIndex] = []
+    /// When the index entries of ``indexes`` are exactly the scope's live objects that this
+    /// condition on `c` keeps (readers included): counts read the entries alone.
+    package var entries: SQLFragment?
 
     /// A runner.
     package init(
@@ -42,7 +47,7 @@ package struct SQLQueryRunner {
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
-        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit))
+        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes))
         // A page that is not full holds the last matches: the total is known without counting
         // (in the same read transaction), unless an offset skipped past every match.
         let offset = max(query.offset, 0)
@@ -50,7 +55,7 @@ package struct SQLQueryRunner {
             let (total, overflow) = offset.addingReportingOverflow(objects.count)
             if !overflow { return (objects, total) }
         }
-        let total = try count(compiler.count(query, scope: scope, readers: readers))
+        let total = try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
         return (objects, total)
     }
 
@@ -60,7 +65,7 @@ package struct SQLQueryRunner {
         if let result = try evaluated(query, limit: 0, readers: readers) {
             return result.totalCount
         }
-        return try count(compiler.count(query, scope: scope, readers: readers))
+        return try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
     }
 
     /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the

@@ -11,11 +11,17 @@ import RooftopTestSupport
 /// evaluator answers over all objects as they read now, page and total count.
 @Suite("Local queries in SQL", .timeLimit(.minutes(2)))
 struct QueryIndexTests {
-    @Test("random local queries over random objects answer as the evaluator over every object", arguments: [1, 2, 3])
+    /// Seeds 4 to 6 declare compound indexes: some before the objects are stored (kept by each
+    /// write), some after (built from what is stored), one dropped half-way; their entries must
+    /// stay what the field index holds.
+    @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...6)
     func differential(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let (client, server) = try queryClient()
         server.isOnline = false
+        let declares = seed > 3
+        let store = client.core.store
+        if declares { try store.declareIndexes([["a", "b"]], of: "Thing") }
         // Objects are stored offline: queued, with their local views indexed. Their ACLs vary,
         // and alice's roles change half-way: readable flags are kept, then computed again.
         try client.signInLocally("alice", roles: ["Staff"])
@@ -28,7 +34,8 @@ struct QueryIndexTests {
         for index in 0..<120 {
             let object = client.object("Thing", id: "t\(index)")
             for field in ["a", "b", "c"] where random.next() % 5 != 0 {
-                object[field] = random.value()
+                // With declared indexes, keys that all fit: queries run in SQL, by the indexes.
+                object[field] = random.value(indexable: declares)
             }
             if let acl = acls[Int(random.next() % UInt64(acls.count))] { object.acl = acl }
             try await object.saveEventually()
@@ -36,18 +43,31 @@ struct QueryIndexTests {
         }
         // Unsaved changes the index cannot know about: queries see them.
         for object in objects where random.next() % 6 == 0 {
-            object["a"] = random.value()
+            object["a"] = random.value(indexable: declares)
         }
         // Deleted and re-stored objects leave no stale index rows.
         for object in objects.prefix(10) where random.next() % 2 == 0 {
             try await object.deleteEventually()
         }
 
+        if declares {
+            try store.declareIndexes([["a", "b"], ["b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
+            try expectEntriesCurrent(store, "after declaring")
+        }
+
         let orders: [[QueryOrder]] = [
             [QueryOrder("objectId")], [QueryOrder("a")], [QueryOrder("b", descending: true)],
-            [QueryOrder("c"), QueryOrder("a", descending: true)], [],
+            [QueryOrder("c"), QueryOrder("a", descending: true)], [], [QueryOrder("c"), QueryOrder("b")],
         ]
         for round in 0..<150 {
+            if declares, round == 120 {
+                // No unsaved changes left: counts read the index entries alone.
+                for object in objects where !object.isDeleted { try await object.saveEventually() }
+            }
+            if declares, round == 100 {
+                try store.declareIndexes([["a", "b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
+                try expectEntriesCurrent(store, "after dropping an index")
+            }
             if round == 40 {
                 // Written while the flags are kept: each write sets its object's flag.
                 for object in objects where !object.isDeleted && random.next() % 3 == 0 {
@@ -58,7 +78,7 @@ struct QueryIndexTests {
             if round == 75 { try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: [])) }
             let context = client.core.accessContext
             let predicate = random.predicate()
-            var query = Query(className: "Thing", predicate: predicate, order: orders[Int(random.next() % 5)])
+            var query = Query(className: "Thing", predicate: predicate, order: orders[Int(random.next() % 6)])
             query.offset = Int(random.next() % 4)
             query.limit = random.next() % 3 == 0 ? nil : Int(random.next() % 20)
             let local = try await client.query(query).fromLocalDatastore().find()
@@ -71,7 +91,34 @@ struct QueryIndexTests {
             #expect(local.totalCount == expected.totalCount)
             #expect(try await client.query(query).fromLocalDatastore().count() == expected.totalCount)
         }
+        if declares { try expectEntriesCurrent(store, "at the end") }
         await client.shutdown()
+    }
+
+    /// The declared indexes' entries are those computed again from the field index and flags.
+    private func expectEntriesCurrent(_ store: LocalStore, _ moment: String) throws {
+        let (kept, computed) = try store.read { db in
+            let key = { (field: String) in
+                "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
+            }
+            return (
+                try Row.fetchAll(
+                    db, sql: "SELECT partition, hex(k1), hex(k2), hex(k3), hex(k4), object_key, readable FROM index_entries ORDER BY 1, 6"
+                ).map { $0.databaseValues.map(\.description).joined(separator: " ") },
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT p.id, hex(\(key("field1"))), hex(\(key("field2"))), hex(\(key("field3"))), hex(\(key("field4"))),
+                            o.key, o.readable
+                        FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
+                        JOIN index_partitions p ON p.class_index = d.id AND p.scope = o.scope AND p.datastore = o.datastore
+                        WHERE o.deleted = 0 ORDER BY 1, 6
+                        """
+                ).map { $0.databaseValues.map(\.description).joined(separator: " ") }
+            )
+        }
+        #expect(!kept.isEmpty, "\(moment): entries were written")
+        #expect(kept == computed, "\(moment)")
     }
 
     @Test("a class's count comes from the counts the store keeps, which follow writes, deletions, roles and uncaching")
@@ -184,8 +231,9 @@ struct QueryIndexTests {
 extension SeededGenerator {
     /// Values that collide across kinds (1 and 1.0), sort near each other, or are too long to
     /// index.
-    mutating func value() -> Value {
+    mutating func value(indexable: Bool = false) -> Value {
         switch next() % 9 {
+        case 4 where indexable: .string("x")
         case 0: .int(Int64(next() % 5))
         case 1: .double(Double(next() % 5))
         case 2: .double(Double(next() % 50) / 10)

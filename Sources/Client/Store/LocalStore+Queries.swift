@@ -27,8 +27,8 @@ extension LocalStore {
         try read { db in
             var found: [ObjectKey: LocalObjectRow] = [:]
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
-            let runner = LocalStore.runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readable: readable, db
+            let runner = try LocalStore.runner(
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
             ) { object in found[object.key] = object }
             let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
             return (page.objects.compactMap { found[ObjectKey($0)] }, page.totalCount)
@@ -54,7 +54,7 @@ extension LocalStore {
                     arguments: [scope, datastore.rawValue, query.className]) ?? 0
             }
             return try LocalStore.runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readable: readable, db
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
             ) { _ in }
             .count(query, readers: readable == nil ? readers : nil)
         }
@@ -63,9 +63,9 @@ extension LocalStore {
     /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
     private static func runner(
         _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String],
-        readable: SQLFragment?, _ db: Database, decoded: @escaping (LocalObjectRow) -> Void
-    ) -> SQLQueryRunner {
-        SQLQueryRunner(
+        readers: Set<String>?, readable: SQLFragment?, _ db: Database, decoded: @escaping (LocalObjectRow) -> Void
+    ) throws -> SQLQueryRunner {
+        var runner = SQLQueryRunner(
             compiler: LocalStore.queryCompiler,
             scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded)
                 + (readable ?? SQLFragment()),
@@ -94,6 +94,24 @@ extension LocalStore {
             count: { fragment in
                 try Int.fetchOne(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
             })
+        runner.indexes = try LocalStore.compoundIndexes(
+            scope: scope, datastore: datastore, className: query.className, db)
+        // A partition's entries are the datastore's live objects of the class, with their
+        // readable flags: a count needs nothing else unless it is narrowed to a pin's objects or
+        // tests readers without the flags. The objects left out (few: those with unsaved
+        // changes) are looked up once.
+        if !runner.indexes.isEmpty, label == nil, readable != nil || readers == nil {
+            var entries = SQLFragment(readable == nil ? "" : " AND c.readable = 1")
+            if !excluded.isEmpty {
+                let set = SQLTextSet.list(Set(excluded), dialect: .sqlite)
+                entries = entries + SQLFragment(
+                    " AND c.object_key NOT IN (SELECT key FROM objects WHERE scope = ? AND datastore = ?"
+                        + " AND class_name = ? AND object_id IN (\(set.sql)))",
+                    [.text(scope), .text(datastore.rawValue), .text(query.className)] + set.arguments.map { .text($0) })
+            }
+            runner.entries = entries
+        }
+        return runner
     }
 
     /// The condition on `objects o` of a local query's scope.

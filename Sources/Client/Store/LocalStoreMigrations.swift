@@ -213,6 +213,7 @@ enum LocalStoreMigrations {
                 END;
                 """)
         }
+        registerIndexMigrations(&migrator)
         return migrator
     }
 

@@ -35,15 +35,19 @@ extension StoreTransaction {
 
     /// Deletes the index rows of the objects whose keys `select` returns.
     static func removeIndexRows(where select: String, _ arguments: StatementArguments, _ db: Database) throws {
-        for table in ["object_fields", "object_elements", "object_readers"] {
+        for table in StoreTransaction.indexTables {
             try db.execute(sql: "DELETE FROM \(table) WHERE object_key IN (\(select))", arguments: arguments)
         }
     }
 
     /// Writes the index rows of the object with row key `objectKey` for its local view `local`.
-    static func index(objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, _ db: Database) throws {
+    /// - Parameter declared: Writes the entries of declared indexes too (`false` only for
+    ///   migrations older than those indexes).
+    static func index(
+        objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, _ db: Database
+    ) throws {
         if replacing {
-            for table in ["object_fields", "object_elements", "object_readers"] {
+            for table in StoreTransaction.indexTables where declared || table != "index_entries" {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?").execute(arguments: [objectKey])
             }
         }
@@ -68,14 +72,36 @@ extension StoreTransaction {
         for principal in SQLIndexRows.readers(of: local.acl) {
             try reader.execute(arguments: [objectKey, principal])
         }
+        if declared { try indexEntries(where: "o.key = ?", [objectKey], db) }
     }
 
-    /// Builds the index of every stored object (the migration that adds it).
+    /// The tables of an object's index rows, keyed by `object_key`.
+    static let indexTables = ["object_fields", "object_elements", "object_readers", "index_entries"]
+
+    /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
+    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows.
+    static func indexEntries(where condition: String, _ arguments: StatementArguments, _ db: Database) throws {
+        let key = { (field: String) in
+            "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
+                SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
+                FROM objects o
+                JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
+                JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
+                WHERE \(condition) AND o.deleted = 0
+                """
+        ).execute(arguments: arguments)
+    }
+
+    /// Builds the index of every stored object (the migration that adds it, before declared indexes).
     static func indexAll(_ db: Database) throws {
         let rows = try Row.fetchCursor(db, sql: "SELECT * FROM objects WHERE deleted = 0")
         while let row = try rows.next() {
             let object = try StoreTransaction.row(row)
-            try index(objectKey: row["key"], local: object.local, replacing: false, db)
+            try index(objectKey: row["key"], local: object.local, replacing: false, declared: false, db)
         }
     }
 }

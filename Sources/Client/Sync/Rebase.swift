@@ -86,18 +86,3 @@ struct Rebase: Sendable {
         return .queued(survivor: mutation.mutationId, folded: folded)
     }
 }
-
-/// The merge rules of each class, fetched from the server once per class and kept while the
-/// client lives.
-actor ClassRulesCache {
-    private var rules: [String: MergeRules] = [:]
-
-    /// The class's rules, or `nil` when they cannot be fetched now.
-    func rules(for className: String, api: RemoteAPI) async -> MergeRules? {
-        if let cached = rules[className] { return cached }
-        guard let settings = try? await api.classSettings(className) else { return nil }
-        let made = MergeRules(classes: [className: settings.mergeRules])
-        rules[className] = made
-        return made
-    }
-}

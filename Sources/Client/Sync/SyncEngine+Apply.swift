@@ -88,12 +88,12 @@ extension SyncEngine {
                         metadata: ["object": "\(key)", "error": "\(error)"])
                     continue
                 }
-                guard let rules = await rules.rules(for: key.className, api: core.api),
+                guard let rules = await classes.rules(for: key.className, api: core.api),
                     let rebase = Rebase.over(object, records: records, rows: rows, rules: rules)
                 else { continue }
                 rebases[key] = rebase
             case .tombstone(_, _, let version):
-                guard let rules = await rules.rules(for: key.className, api: core.api),
+                guard let rules = await classes.rules(for: key.className, api: core.api),
                     let rebase = Rebase.overDelete(
                         key: key, version: version, server: try core.store.object(key, scope: owner)?.server,
                         rows: rows, rules: rules)

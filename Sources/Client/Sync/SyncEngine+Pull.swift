@@ -184,6 +184,10 @@ extension SyncEngine {
                 do {
                     // Roles first: the objects the page brings are checked offline with them.
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
+                    // The indexes of the page's classes before its objects are written: they are
+                    // built from what is stored, then kept by every write.
+                    try await self.classes.declareIndexes(
+                        of: Set(current.changes.map(\.className)), api: api, store: core.store)
                     batch.add(current, checkpoint: checkpoint)
                     if !current.hasMore {
                         try await flush(wait: true)

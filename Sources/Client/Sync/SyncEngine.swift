@@ -19,7 +19,8 @@ public final class SyncEngine: Sendable {
     weak let core: ClientCore?
     /// Where sync notes what it worked around (a rebase left to the server, for one).
     static let logger = Logger(label: "rooftop.sync")
-    let rules = ClassRulesCache()
+    /// Class settings fetched from the server: merge rules for rebases, declared indexes for the store.
+    let classes = ClassSettingsCache()
     let clock: EngineClock
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)

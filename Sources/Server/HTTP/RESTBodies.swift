@@ -1,12 +1,13 @@
 import RooftopShared
 
-/// The body of `PUT /v1/classes/{className}`: new permissions (with the default ACL policy) and/or
-/// merge rules. A member left out keeps its current value, so the shared
+/// The body of `PUT /v1/classes/{className}`: new permissions (with the default ACL policy),
+/// merge rules and/or declared indexes. A member left out keeps its current value, so the shared
 /// ``ClassPermissionsRequest`` (`{"className": ..., "permissions": {...}}`) changes the
 /// permissions only. `className`, when present, must match the path.
 ///
 /// ```json
-/// {"permissions": {"delete": {}, "defaultACL": {"policy": "publicReadCreatorWrite"}}, "mergeRules": {"score": "max"}}
+/// {"permissions": {"delete": {}, "defaultACL": {"policy": "publicReadCreatorWrite"}}, "mergeRules": {"score": "max"},
+///  "indexes": [["category", "score"]]}
 /// ```
 ///
 /// Unknown keys are refused (`request`): a misspelled `"mergeRule"` must not answer success with
@@ -15,11 +16,16 @@ struct ClassSettingsBody: Codable, Sendable {
     var className: String?
     var permissions: ClassPermissions?
     var mergeRules: [String: MergeRule]?
+    var indexes: [[String]]?
 
-    init(className: String? = nil, permissions: ClassPermissions? = nil, mergeRules: [String: MergeRule]? = nil) {
+    init(
+        className: String? = nil, permissions: ClassPermissions? = nil, mergeRules: [String: MergeRule]? = nil,
+        indexes: [[String]]? = nil
+    ) {
         self.className = className
         self.permissions = permissions
         self.mergeRules = mergeRules
+        self.indexes = indexes
     }
 
     init(from decoder: any Decoder) throws {
@@ -28,7 +34,8 @@ struct ClassSettingsBody: Codable, Sendable {
         className = try container.decodeIfPresent(String.self, forKey: .className)
         permissions = try container.decodeIfPresent(ClassPermissions.self, forKey: .permissions)
         mergeRules = try container.decodeIfPresent([String: MergeRule].self, forKey: .mergeRules)
+        indexes = try container.decodeIfPresent([[String]].self, forKey: .indexes)
     }
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case className, permissions, mergeRules }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case className, permissions, mergeRules, indexes }
 }

@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// Class settings (permissions, default ACL, merge rules), cached in memory and refreshed when
+/// Class settings (permissions, default ACL, merge rules, declared indexes), cached in memory and refreshed when
 /// changed (through this process, or another one sharing the database: ``ClusterLink``).
 ///
 /// The cache is bounded by construction: at most ``capacity`` classes, saved or not (anyone may
@@ -83,8 +83,8 @@ actor ClassDirectory {
     /// Changes a class's settings with the members a body gives (the others keep their values),
     /// as `PUT /v1/classes/{className}` and the dashboard do.
     /// - Returns: The settings as saved.
-    /// - Throws: `illegalArgument` for a body naming another class or a merge rule for an invalid
-    ///   field name; storage errors.
+    /// - Throws: `illegalArgument` for a body naming another class, a merge rule for an invalid
+    ///   field name or indexes that ``ClassSettings/validateIndexes(_:)`` refuses; storage errors.
     @discardableResult
     func change(_ className: String, with body: ClassSettingsBody) async throws -> ClassSettings {
         if let named = body.className, named != className {
@@ -96,6 +96,10 @@ actor ClassDirectory {
         if let mergeRules = body.mergeRules {
             for field in mergeRules.keys { try Identifier.validate(field, as: .field) }
             settings.mergeRules = mergeRules
+        }
+        if let indexes = body.indexes {
+            try ClassSettings.validateIndexes(indexes)
+            settings.indexes = indexes
         }
         try await save(settings)
         return settings

@@ -1,0 +1,77 @@
+import GRDB
+import RooftopSQL
+import RooftopShared
+
+/// The compound indexes classes declare (``ClassSettings/indexes``), kept in the local store for
+/// every scope and datastore holding the class (``SQLCompoundIndex``): learned from the server's
+/// class settings when a pull brings objects of the class, built from the stored objects then,
+/// and kept by every write after.
+extension LocalStore {
+    /// Makes `indexes` the declared indexes of `className`: builds the entries of those not kept
+    /// yet (from every stored object of the class, in one write) and drops those of indexes no
+    /// longer declared. Nothing is written when they are the ones kept. Indexes are validated
+    /// first (``ClassSettings/validateIndexes(_:)``).
+    /// - Returns: Whether anything changed.
+    /// - Throws: `illegalArgument` for invalid indexes; `cache` when the store cannot be written.
+    @discardableResult
+    func declareIndexes(_ indexes: [[String]], of className: String) throws(RooftopError) -> Bool {
+        try ClassSettings.validateIndexes(indexes)
+        let wanted = Set(indexes)
+        guard try read({ db in try Set(LocalStore.declaredIndexes(of: className, db).values) }) != wanted else {
+            return false
+        }
+        return try write(scope: "") { transaction in
+            let db = transaction.db
+            // Read again in the write: another pull may have declared them meanwhile.
+            let kept = try LocalStore.declaredIndexes(of: className, db)
+            guard Set(kept.values) != wanted else { return false }
+            for (id, fields) in kept where !wanted.contains(fields) {
+                try db.execute(
+                    sql: "DELETE FROM index_entries WHERE partition IN (SELECT id FROM index_partitions WHERE class_index = ?)",
+                    arguments: [id])
+                try db.execute(sql: "DELETE FROM index_partitions WHERE class_index = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM class_indexes WHERE id = ?", arguments: [id])
+            }
+            for fields in indexes where !kept.values.contains(fields) {
+                let padded = fields + Array(repeating: "", count: ClassSettings.maxIndexFields - fields.count)
+                // The insert's trigger makes the partitions of the datastores holding the class.
+                try db.execute(
+                    sql: "INSERT INTO class_indexes (class_name, field1, field2, field3, field4) VALUES (?, ?, ?, ?, ?)",
+                    arguments: StatementArguments([className] + padded))
+                try StoreTransaction.indexEntries(where: "d.id = ?", [db.lastInsertedRowID], db)
+            }
+            return true
+        }
+    }
+
+    /// The indexes declared for `className`, by their row ID.
+    static func declaredIndexes(of className: String, _ db: Database) throws -> [Int64: [String]] {
+        var indexes: [Int64: [String]] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT id, field1, field2, field3, field4 FROM class_indexes WHERE class_name = ?"),
+            arguments: [className])
+        while let row = try rows.next() {
+            let fields: [String] = [row["field1"], row["field2"], row["field3"], row["field4"]]
+            indexes[row["id"]] = fields.filter { !$0.isEmpty }
+        }
+        return indexes
+    }
+
+    /// The compound indexes of `className` in a scope's datastore, for the query compiler.
+    static func compoundIndexes(
+        scope: String, datastore: DatastoreID, className: String, _ db: Database
+    ) throws -> [SQLCompoundIndex] {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT p.id, d.field1, d.field2, d.field3, d.field4 FROM class_indexes d
+                    JOIN index_partitions p ON p.class_index = d.id AND p.scope = ? AND p.datastore = ?
+                    WHERE d.class_name = ? ORDER BY d.id
+                    """),
+            arguments: [scope, datastore.rawValue, className])
+        return rows.map { row in
+            let fields: [String] = [row["field1"], row["field2"], row["field3"], row["field4"]]
+            return SQLCompoundIndex(partition: row["id"], fields: fields.filter { !$0.isEmpty })
+        }
+    }
+}

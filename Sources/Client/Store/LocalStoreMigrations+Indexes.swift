@@ -1,0 +1,63 @@
+import GRDB
+
+extension LocalStoreMigrations {
+    /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
+    /// datastore (``SQLCompoundIndex``).
+    static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v7: declared compound indexes") { db in
+            // `class_indexes`: the indexes each class declares (unused fields ''), learned from
+            // the server. `index_partitions`: one per index and scope and datastore holding the
+            // class, made by triggers when either appears (a `class_counts` row is made with a
+            // class's first object in a datastore). `index_entries`: per live object, the keys of
+            // the index's fields (X'' when absent) and its `readable` flag (kept by a trigger),
+            // so that a count by an index reads nothing else.
+            try db.execute(sql: """
+                CREATE TABLE class_indexes (
+                    id INTEGER PRIMARY KEY,
+                    class_name TEXT NOT NULL,
+                    field1 TEXT NOT NULL,
+                    field2 TEXT NOT NULL DEFAULT '',
+                    field3 TEXT NOT NULL DEFAULT '',
+                    field4 TEXT NOT NULL DEFAULT '',
+                    UNIQUE (class_name, field1, field2, field3, field4)
+                );
+                CREATE TABLE index_partitions (
+                    id INTEGER PRIMARY KEY,
+                    class_index INTEGER NOT NULL,
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    UNIQUE (scope, datastore, class_index)
+                );
+                CREATE TABLE index_entries (
+                    partition INTEGER NOT NULL,
+                    k1 BLOB NOT NULL,
+                    k2 BLOB NOT NULL,
+                    k3 BLOB NOT NULL,
+                    k4 BLOB NOT NULL,
+                    object_key INTEGER NOT NULL,
+                    readable INTEGER NOT NULL,
+                    PRIMARY KEY (partition, k1, k2, k3, k4, object_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX index_entries_by_object ON index_entries(object_key);
+                CREATE TRIGGER index_partitions_for_datastore AFTER INSERT ON class_counts BEGIN
+                    INSERT INTO index_partitions (class_index, scope, datastore)
+                        SELECT d.id, new.scope, new.datastore FROM class_indexes d
+                        WHERE d.class_name = new.class_name AND NOT EXISTS (
+                            SELECT 1 FROM index_partitions p
+                            WHERE p.scope = new.scope AND p.datastore = new.datastore AND p.class_index = d.id);
+                END;
+                CREATE TRIGGER index_partitions_for_index AFTER INSERT ON class_indexes BEGIN
+                    INSERT INTO index_partitions (class_index, scope, datastore)
+                        SELECT new.id, c.scope, c.datastore FROM class_counts c
+                        WHERE c.class_name = new.class_name AND NOT EXISTS (
+                            SELECT 1 FROM index_partitions p
+                            WHERE p.scope = c.scope AND p.datastore = c.datastore AND p.class_index = new.id);
+                END;
+                CREATE TRIGGER index_entries_readable AFTER UPDATE OF readable ON objects
+                WHEN old.readable != new.readable BEGIN
+                    UPDATE index_entries SET readable = new.readable WHERE object_key = new.key;
+                END;
+                """)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import RooftopShared
+
+/// A compound index a store keeps for one class's objects in one scope (a class's declared index,
+/// ``ClassSettings/indexes``): the table `index_entries c(partition, k1, k2, k3, k4, object_key)`,
+/// keyed in that order, holds for each live object of the scope one entry whose `k1`…`k4` are the
+/// order-preserving keys (``Value/sortKey``) of the index's fields, an empty key (`X''`, below
+/// every value's key) for a field the object lacks or the index does not have.
+///
+/// A query whose equality conditions (`=`, `in`, or an `or` of `=`) name the index's leading
+/// fields and whose order is by the fields after them reads the entries of each equal key in
+/// order and stops at its page, instead of sorting every match (`category = ? order by score
+/// desc limit 50` with `["category", "score"]`: 50 entries read, not 100,000 sorted). Range
+/// conditions on the first ordered field narrow the range read.
+///
+/// ```swift
+/// let index = SQLCompoundIndex(partition: 3, fields: ["category", "score"])
+/// let page = compiler.select(query, scope: scope, readers: nil, limit: 50, indexes: [index])
+/// ```
+package struct SQLCompoundIndex: Sendable, Hashable {
+    /// The entries' `partition`: this index, for one class in one scope.
+    package var partition: Int64
+    /// The fields, in order (1 to ``ClassSettings/maxIndexFields``).
+    package var fields: [String]
+
+    /// An index.
+    package init(partition: Int64, fields: [String]) {
+        self.partition = partition
+        self.fields = fields
+    }
+}
+
+/// How a query reads a compound index: the equal keys of the leading fields (one arm per
+/// combination), range conditions and the order on the fields after them, and the conditions
+/// left for the objects.
+struct SQLCompoundPlan {
+    var index: SQLCompoundIndex
+    /// Per arm, the keys `k1`… are equal to.
+    var arms: [[[UInt8]]]
+    /// Conditions on the entries of every arm (ranges of the first ordered field).
+    var range: SQLFragment
+    /// The entry columns the page is ordered by, with the direction.
+    var order: [String]
+    /// The query with the conditions the entries decide taken out.
+    var rest: Query
+
+    /// The most arms (combinations of equal keys) a plan reads.
+    static let maxArms = 16
+
+    /// The best plan for `query` over `indexes`: the index whose leading fields the most
+    /// equality conditions name and whose next fields are the query's order; `nil` when none
+    /// fits (no order, an order no index has, too many combinations). A plan for a count
+    /// (`ordered` false) ignores the order and needs an equality or a range.
+    init?(_ query: Query, indexes: [SQLCompoundIndex], ordered: Bool = true) {
+        guard !ordered || !query.order.isEmpty else { return nil }
+        let operands: [QueryPredicate] =
+            switch query.predicate {
+            case .and(let operands)?: operands
+            case let predicate?: [predicate]
+            case nil: []
+            }
+        var best: SQLCompoundPlan?
+        var bestScore = -1
+        for index in indexes {
+            guard let plan = SQLCompoundPlan(query, operands: operands, index: index, ordered: ordered) else { continue }
+            let score = 2 * (plan.arms.first?.count ?? 0) + (plan.range.sql.isEmpty ? 0 : 1)
+            guard ordered || score > 0 else { continue }
+            if score > bestScore {
+                best = plan
+                bestScore = score
+            }
+        }
+        guard let best else { return nil }
+        self = best
+    }
+
+    private init?(_ query: Query, operands: [QueryPredicate], index: SQLCompoundIndex, ordered: Bool) {
+        guard index.fields.count <= ClassSettings.maxIndexFields else { return nil }
+        var consumed = Set<Int>()
+        var arms: [[[UInt8]]] = [[]]
+        var position = 0
+        while position < index.fields.count {
+            let field = index.fields[position]
+            guard
+                let (at, keys) = operands.enumerated().lazy.compactMap({ offset, operand in
+                    SQLCompoundPlan.equalKeys(operand, field: field).map { (offset, $0) }
+                }).first(where: { !consumed.contains($0.0) })
+            else { break }
+            guard arms.count * keys.count <= SQLCompoundPlan.maxArms else { return nil }
+            consumed.insert(at)
+            arms = arms.flatMap { arm in keys.map { arm + [$0] } }
+            position += 1
+        }
+        // The order: the next fields, one direction (an entry range is read one way).
+        let next = Array(index.fields[position...])
+        var order: [String] = []
+        if ordered {
+            guard query.order.count <= next.count else { return nil }
+            let descending = query.order[0].descending
+            for (offset, key) in query.order.enumerated() {
+                guard key.field == next[offset], key.descending == descending else { return nil }
+            }
+            let direction = descending ? "DESC" : "ASC"
+            order = (0..<query.order.count).map { "c.k\(position + $0 + 1) \(direction)" }
+        }
+        // Ranges of the next field (any comparison means the field is there: above the empty
+        // key of an absent one).
+        var range = SQLFragment()
+        if let field = next.first {
+            let column = "c.k\(position + 1)"
+            var bounded = false
+            for (offset, operand) in operands.enumerated() where !consumed.contains(offset) {
+                guard case .comparison(field, let op, let value) = operand,
+                    [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
+                else { continue }
+                consumed.insert(offset)
+                range = range + SQLFragment(" AND \(column) \(op.rawValue) ?", [.blob(value.sortKey)])
+                if op == .greater || op == .greaterOrEqual { bounded = true }
+            }
+            if !range.sql.isEmpty, !bounded { range = range + SQLFragment(" AND \(column) > X''") }
+        }
+        self.index = index
+        self.arms = arms
+        self.range = range
+        self.order = order
+        var rest = query
+        let left = operands.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
+        rest.predicate = left.isEmpty ? nil : (left.count == 1 ? left[0] : .and(left))
+        rest.order = []
+        self.rest = rest
+    }
+
+    /// The keys a field is equal to under `operand`: `field = v`, `field in [...]` (not empty)
+    /// or an `or` of `field = v`; `nil` for any other condition.
+    private static func equalKeys(_ operand: QueryPredicate, field: String) -> [[UInt8]]? {
+        let values: [Value]
+        switch operand {
+        case .comparison(field, .equal, let value):
+            values = [value]
+        case .in(field, let list) where !list.isEmpty:
+            values = list
+        case .or(let operands) where !operands.isEmpty:
+            var list: [Value] = []
+            for operand in operands {
+                guard case .comparison(field, .equal, let value) = operand else { return nil }
+                list.append(value)
+            }
+            values = list
+        default:
+            return nil
+        }
+        return Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The conditions on `c` of one arm: its partition, its equal keys and the range.
+    func entries(_ arm: [[UInt8]]) -> SQLFragment {
+        var fragment = SQLFragment("c.partition = ?", [.integer(index.partition)])
+        for (offset, key) in arm.enumerated() {
+            fragment = fragment + SQLFragment(" AND c.k\(offset + 1) = ?", [.blob(key)])
+        }
+        return fragment + range
+    }
+}
+
+extension SQLQueryCompiler {
+    /// The `SELECT` of a page, as ``select(_:scope:readers:limit:)``, read from one of `indexes`
+    /// (the compound indexes of the query's class in the scope) when one fits the query (see
+    /// ``SQLCompoundIndex``): each arm (combination of equal keys) reads its entries in order up
+    /// to the page's end, and the arms' rows are merged in order.
+    package func select(
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, indexes: [SQLCompoundIndex]
+    ) -> SQLFragment {
+        let (end, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
+        guard !overflow, let plan = SQLCompoundPlan(query, indexes: indexes) else {
+            return select(query, scope: scope, readers: readers, limit: limit)
+        }
+        let filter = self.filter(plan.rest, scope: scope, readers: readers)
+        let columns = plan.order.indices.map { "c.k\($0 + 1 + (plan.arms.first?.count ?? 0)) AS s\($0)" }
+        let arms = plan.arms.map { arm in
+            SQLFragment(
+                "SELECT * FROM (SELECT c.object_key AS entry, \(columns.joined(separator: ", ")), o.object_id AS id"
+                    + " FROM index_entries c CROSS JOIN objects o WHERE ")
+                + plan.entries(arm) + SQLFragment(" AND o.key = c.object_key AND ") + filter
+                + SQLFragment(
+                    " ORDER BY \(plan.order.joined(separator: ", ")), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ?)",
+                    [.integer(Int64(end))])
+        }
+        let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }
+        let order = plan.order.enumerated().map { offset, column in
+            "u.s\(offset) " + (column.hasSuffix("DESC") ? "DESC" : "ASC")
+        }
+        let statement =
+            SQLFragment("SELECT \(layout.columns) FROM (") + union
+            + SQLFragment(
+                ") u CROSS JOIN \(layout.source) WHERE o.key = u.entry ORDER BY \(order.joined(separator: ", ")), "
+                    + "\(dialect.bytewiseText("u.id")) ASC LIMIT ? OFFSET ?",
+                [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
+        return numbered(statement)
+    }
+
+    /// The `SELECT count(*)` of a query's matches, as ``count(_:scope:readers:)``, read from one
+    /// of `indexes` when one fits. When `entries` is given, the partitions' entries are exactly
+    /// the scope's live objects that `entries` (a condition on `c`, possibly empty) keeps, and
+    /// the query's conditions are all decided by the index: the entries alone are counted.
+    package func count(
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, indexes: [SQLCompoundIndex], entries: SQLFragment?
+    ) -> SQLFragment {
+        // A count reads in no order: an index fits by its leading equal fields and the range of
+        // the next.
+        guard let plan = SQLCompoundPlan(query, indexes: indexes, ordered: false) else {
+            return count(query, scope: scope, readers: readers)
+        }
+        let counts: [SQLFragment] = plan.arms.map { arm in
+            if let entries, plan.rest.predicate == nil {
+                return SQLFragment("(SELECT count(*) FROM index_entries c WHERE ") + plan.entries(arm)
+                    + entries + SQLFragment(")")
+            }
+            return SQLFragment("(SELECT count(*) FROM index_entries c CROSS JOIN objects o WHERE ")
+                + plan.entries(arm) + SQLFragment(" AND o.key = c.object_key AND ")
+                + filter(plan.rest, scope: scope, readers: readers) + SQLFragment(")")
+        }
+        return numbered(SQLFragment("SELECT ") + counts.dropFirst().reduce(counts[0]) { $0 + SQLFragment(" + ") + $1 })
+    }
+}
