@@ -1,12 +1,16 @@
 import Foundation
-import Rooftop
+import GRDB
 import RooftopShared
 import Testing
+
+@testable import Rooftop
 
 /// The same queries run on the server (its SQL), in the client's local datastore (the same
 /// compiler over the local index) and in the shared evaluator over the objects give the same
 /// objects in the same order and the same total count, over values of every kind, with mixed
-/// numbers, missing fields and ties: chosen queries, then random ones.
+/// numbers, missing fields and ties: chosen queries, then random ones. The class declares
+/// compound indexes, which the client learns when it pulls: local queries whose order one has
+/// read it.
 @Suite("Client queries: remote, local and the evaluator agree", .sharedServer(), .timeLimit(.minutes(5)))
 struct ClientQueryAgreementTests {
     @Test("conditions, orders and pages agree between the server, the local datastore and the evaluator")
@@ -14,6 +18,8 @@ struct ClientQueryAgreementTests {
         let (server, api) = try SharedServer.require()
         let user = try await api.newUser("agree")
         let className = Unique.name("Mixed")
+        let indexes = [["i"], ["n", "i"], ["s", "i"], ["flag", "i"], ["n"], ["at"]]
+        try await api.setClass(className, indexes: indexes)
         let rows = try ClientQueryAgreementTests.rows()
         try await ClientQueryFixture.withClient(server, as: user) { writer async throws in
             for fields in rows {
@@ -27,6 +33,16 @@ struct ClientQueryAgreementTests {
             let everything = try await client.query(className).limit(1000).find(policy: .remoteAndStore)
             #expect(everything.objects.count == rows.count)
             let states = everything.objects.map(\.snapshot)
+            // The pull learns the class's indexes, and builds their entries.
+            try await client.sync.pull(datastore: everything.objects.first?.datastore ?? .app)
+            let (declared, entries) = try client.core.store.read { db in
+                (
+                    try LocalStore.declaredIndexes(of: className, db).values.sorted { "\($0)" < "\($1)" },
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM index_entries") ?? 0
+                )
+            }
+            #expect(declared == indexes.sorted { "\($0)" < "\($1)" })
+            #expect(entries == indexes.count * rows.count)
             let chosen = try ClientQueryAgreementTests.queries(className)
             var random = RandomQueries(seed: 0x3A9)
             let drawn = (0..<60).map { _ in random.query(className) }

@@ -122,7 +122,7 @@ struct OpenAPIExchangeTests {
 
         let settings = ClassSettings(
             className: "GameScore", permissions: ClassPermissions(delete: PermissionRule(principals: [.role("Team")])),
-            mergeRules: ["score": .sum])
+            mergeRules: ["score": .sum], indexes: [["team", "score"], ["score"]])
         try await session.send(.get, "/v1/classes/GameScore", template: "/v1/classes/{className}", expect: .ok)
         try await session.send(.get, "/v1/classes/:bad", template: "/v1/classes/{className}", expect: .badRequest)
         try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin, body: settings, expect: .ok)
@@ -130,6 +130,14 @@ struct OpenAPIExchangeTests {
             session.send(
                 .put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin,
                 body: #"{"mergeRule": {"score": "max"}}"#, expect: .badRequest))
+        // Indexes of too many fields, a field twice, an invalid field name, one declared twice.
+        for indexes in [#"[["a", "b", "c", "d", "e"]]"#, #"[["a", "a"]]"#, #"[["a b"]]"#, #"[["a"], ["a"]]"#, #"[[]]"#] {
+            let refused = try await session.send(
+                .put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: admin,
+                body: #"{"indexes": \#(indexes)}"#, expect: .badRequest)
+            let error = try JSONDecoder().decode(RooftopError.self, from: refused)
+            #expect(error.code == .illegalArgument && error.field == "indexes" || error.field == "a b", "\(indexes): \(error)")
+        }
         try await session.send(.put, "/v1/classes/GameScore", template: "/v1/classes/{className}", headers: user, body: settings, expect: .forbidden)
 
         // Users, administered with the admin key (eve's sessions end; ada's token is returned).

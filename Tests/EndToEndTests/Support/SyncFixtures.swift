@@ -9,6 +9,7 @@ struct ClassSettingsBody: Codable, Sendable {
     var className: String
     var permissions: ClassPermissions = .default
     var mergeRules: [String: MergeRule] = [:]
+    var indexes: [[String]] = []
 }
 
 /// Builders for mutations and small helpers over the sync endpoints, shared by the push, pull,
@@ -91,15 +92,17 @@ extension APIClient {
         return try reply.decode(ObjectEnvelope.self).object
     }
 
-    /// Sets a class's permissions and merge rules (admin).
+    /// Sets a class's permissions, merge rules and declared indexes (admin).
     func setClass(
-        _ className: String, rules: [String: MergeRule] = [:], permissions: ClassPermissions = .default
+        _ className: String, rules: [String: MergeRule] = [:], permissions: ClassPermissions = .default,
+        indexes: [[String]] = []
     )
         async throws
     {
         let _: ClassSettingsBody = try await call(
             .PUT, "/v1/classes/\(className)",
-            body: ClassSettingsBody(className: className, permissions: permissions, mergeRules: rules), admin: true)
+            body: ClassSettingsBody(className: className, permissions: permissions, mergeRules: rules, indexes: indexes),
+            admin: true)
     }
 
     /// Creates a shareable datastore owned by `owner` and gives `others` a role on it.

@@ -121,7 +121,12 @@ extension OpenAPISamples {
             count: PermissionRule(principals: [.role("Staff"), .user("u1")]), create: .everyone,
             update: .everyone, delete: PermissionRule(), defaultACL: .explicit(acl))
         let rules = Dictionary(uniqueKeysWithValues: MergeRule.allCases.map { ("f\($0.rawValue)", $0) })
-        add("class settings", ClassSettings(className: "GameScore", permissions: permissions, mergeRules: rules), "ClassSettings")
+        add(
+            "class settings",
+            ClassSettings(
+                className: "GameScore", permissions: permissions, mergeRules: rules,
+                indexes: [["team", "score"], ["a", "b", "c", "d"]]),
+            "ClassSettings")
         add("default class settings", ClassSettings(className: "Note"), "ClassSettings")
         add("server info", ServerInfo(version: "0.1.0", limits: Limits()), "ServerInfo")
         add("health", HealthStatus(status: "ok", version: "0.1.0"), "HealthStatus")
