@@ -129,10 +129,13 @@ final class Benchmark {
         }
     }
 
-    /// Not timed: the class's merge rule (`sum` adds concurrent increments) and a shareable
-    /// datastore owned by client 0 where every other client is an editor.
+    /// Not timed: the class's merge rule (`sum` adds concurrent increments), its declared indexes
+    /// (those of the raw SQLite table the local queries are compared with: `(category, score)`
+    /// and `score`), and a shareable datastore owned by client 0 where every other client is an
+    /// editor.
     func prepareDatastore() async throws {
-        let settingsBody = ClassSettings(className: Dataset.className, mergeRules: ["sum": .sum])
+        let settingsBody = ClassSettings(
+            className: Dataset.className, mergeRules: ["sum": .sum], indexes: [["category", "score"], ["score"]])
         _ = try await anonymous.call(
             .PUT, "/v1/classes/\(Dataset.className)", body: settingsBody, admin: true, as: ClassSettings.self)
         datastore = try await clients[0].call(
