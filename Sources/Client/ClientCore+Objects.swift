@@ -19,13 +19,17 @@ extension ClientCore {
     }
 
     /// Queues a change of an object: the mutation, the new local view and the `_pending` pin in
-    /// one transaction; then the object reads its new local view.
-    func enqueue(_ change: ObjectChange, for object: RooftopObject, count: Int) throws(RooftopError) -> MutationID? {
+    /// one transaction, durable before it returns (shared with the changes other callers queue
+    /// at the same time: ``LocalStore/writeGrouped(scope:_:committed:)``); then the object reads
+    /// its new local view.
+    func enqueue(
+        _ change: ObjectChange, for object: RooftopObject, count: Int
+    ) async throws(RooftopError) -> MutationID? {
         let key = object.key
         // The fetched state without the unsaved changes (those are what is being queued).
         let fallbackBase = object.storedBase
         let mutationId = MutationID.generate()
-        let view = try store.write(scope: scope) { transaction -> ObjectSnapshot? in
+        let view = try await store.writeGrouped(scope: scope) { transaction -> ObjectSnapshot? in
             let row = try transaction.object(key)
             // A fetched object that was not stored: its fetched state is the base.
             let server = row?.server ?? (row == nil ? fallbackBase.flatMap { $0.version > 0 ? $0 : nil } : nil)
@@ -44,7 +48,7 @@ extension ClientCore {
                 try transaction.put(key, server: server, local: server, deleted: false)
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try recomputeLocalView(key, server: server, in: transaction)
+            return try self.recomputeLocalView(key, server: server, in: transaction)
         }
         object.clearSaved(count: count, base: view)
         outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))

@@ -44,7 +44,7 @@ extension RooftopObject {
     public func saveEventually() async throws -> MutationID? {
         try validateUnsavedFields()
         guard let pending = pendingChange() else { return nil }
-        return try core.enqueue(pending.change, for: self, count: pending.count)
+        return try await core.enqueue(pending.change, for: self, count: pending.count)
     }
 
     /// Deletes the object on the server now (and its local copy).
@@ -66,7 +66,7 @@ extension RooftopObject {
     @discardableResult
     public func deleteEventually() async throws -> MutationID {
         revert()
-        guard let id = try core.enqueue(.delete, for: self, count: 0) else {
+        guard let id = try await core.enqueue(.delete, for: self, count: 0) else {
             throw RooftopError(.internal, "a delete was not queued")
         }
         markDeleted()

@@ -21,6 +21,8 @@ final class LocalStore: Sendable {
     /// SQLite connection on close, and an access after that would hand SQLite a null connection
     /// (a crash, seen when a sync task still ran while its client shut down).
     private let gate = Mutex(Gate())
+    /// Writes waiting for a shared commit (``writeGrouped(scope:_:committed:)``).
+    let group = Mutex(GroupQueue())
 
     private struct Gate {
         var closed = false

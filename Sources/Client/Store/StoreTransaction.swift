@@ -16,6 +16,14 @@ final class StoreTransaction {
         self.scope = scope
     }
 
+    /// Records what another transaction over the same connection touched (a grouped write's,
+    /// ``LocalStore/writeGrouped(scope:_:committed:)``), published with this one's.
+    func record(_ other: StoreChange) {
+        change.objects.formUnion(other.objects)
+        change.datastores.formUnion(other.datastores)
+        change.outbox = change.outbox || other.outbox
+    }
+
     /// The readers the scope's `readable` flags are kept for, read once per transaction.
     func keptReaders() throws -> Set<String>? {
         if let keptReadersRead { return keptReadersRead }

@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import RooftopShared
+import RooftopTestSupport
+import Synchronization
+import Testing
+
+@testable import Rooftop
+
+/// Group commit (``LocalStore/writeGrouped(scope:_:committed:)``): writes handed over while one
+/// is under way share the next transaction; each is undone alone when it throws.
+@Suite("Local store: group commit", .timeLimit(.minutes(1)))
+struct GroupCommitTests {
+    private static func key(_ index: Int) -> ObjectKey {
+        ObjectKey(datastore: .app, className: "Note", objectId: "n\(index)")
+    }
+
+    private static func snapshot(_ index: Int) -> ObjectSnapshot {
+        ObjectSnapshot(className: "Note", objectId: "n\(index)", datastore: .app, fields: ["i": .int(Int64(index))], version: 1)
+    }
+
+    @Test("writes handed over while one runs share one transaction; one that throws is undone alone")
+    func sharedTransaction() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try LocalStore(.file(path: path))
+        let published = Recorded<StoreChange>()
+        let recorder = Task {
+            for await change in store.changes.stream() { published.append(change) }
+        }
+        defer { recorder.cancel() }
+        let committed = Recorded<Int>()
+        let others = 7
+        // The first write holds its transaction open until the others are all handed over.
+        let first = Task {
+            try await store.writeGrouped(
+                scope: "u1",
+                { transaction in
+                    let clock = ContinuousClock()
+                    let end = clock.now.advanced(by: .seconds(20))
+                    while store.group.withLock({ $0.waiting.count }) < others, clock.now < end {
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
+                    try transaction.put(Self.key(0), server: Self.snapshot(0), local: Self.snapshot(0), deleted: false)
+                    return 0
+                }, committed: { index in committed.append(index) })
+        }
+        try await TestWait.until("the first write leads") { store.group.withLock { $0.leading } }
+        let results = await withTaskGroup(of: (Int, Result<Int, RooftopError>).self) { group in
+            for index in 1...others {
+                group.addTask {
+                    do throws(RooftopError) {
+                        let value = try await store.writeGrouped(
+                            scope: "u1",
+                            { transaction in
+                                try transaction.put(Self.key(index), server: Self.snapshot(index), local: Self.snapshot(index), deleted: false)
+                                if index == 4 { throw RooftopError(.invalidOperation, "write 4 refuses") }
+                                return index
+                            }, committed: { index in committed.append(index) })
+                        return (index, .success(value))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [Int: Result<Int, RooftopError>] = [:]
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+        #expect(try await first.value == 0)
+        for index in 1...others {
+            switch results[index] {
+            case .success(let value)?: #expect(index != 4 && value == index)
+            case .failure(let error)?: #expect(index == 4 && error.code == .invalidOperation, "\(error)")
+            case nil: Issue.record("write \(index) was not answered")
+            }
+            #expect(try store.object(Self.key(index), scope: "u1") != nil || index == 4)
+        }
+        #expect(try store.object(Self.key(4), scope: "u1") == nil, "the refused write is undone")
+        #expect(committed.values.sorted() == [0, 1, 2, 3, 5, 6, 7])
+        // Two commits: the first write alone, then the seven handed over meanwhile together.
+        try await TestWait.until("both commits are published") { published.values.count >= 2 }
+        let changes = published.values
+        #expect(changes.count == 2)
+        #expect(changes.last?.objects == Set([1, 2, 3, 5, 6, 7].map(Self.key)))
+        store.close()
+    }
+
+    @Test("concurrent saveEventually calls are each durable and queued once, in a store reopened after")
+    func concurrentSaves() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (client, server) = try queryClient(storage: .file(path: path))
+        server.isOnline = false
+        let ids = try await withThrowingTaskGroup(of: MutationID?.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let note = client.object("Note", id: "n\(index)")
+                    note["i"] = .int(Int64(index))
+                    return try await note.saveEventually()
+                }
+            }
+            var ids: [MutationID] = []
+            for try await id in group { if let id { ids.append(id) } }
+            return ids
+        }
+        #expect(Set(ids).count == 40)
+        await client.shutdown()
+        let reopened = try LocalStore(.file(path: path))
+        let queued = try reopened.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
+        #expect(queued == 40)
+        for index in 0..<40 {
+            #expect(try reopened.object(Self.key(index), scope: "")?.local?.fields["i"] == .int(Int64(index)))
+        }
+        reopened.close()
+    }
+}
+
+/// Values recorded from several tasks.
+private final class Recorded<Value: Sendable>: Sendable {
+    private let list = Mutex<[Value]>([])
+    var values: [Value] { list.withLock { $0 } }
+    func append(_ value: Value) { list.withLock { $0.append(value) } }
+}
