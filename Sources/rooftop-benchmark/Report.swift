@@ -145,6 +145,15 @@ struct Report: Codable, Sendable {
                 "\(phase) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
                     + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
         }
+        // The queue's durable enqueues (each `saveEventually()` on disk before it returns).
+        for phase in phases where phase.name.hasPrefix("client queue") {
+            guard let rate = phase.notes[Benchmark.durableEnqueues], let bound = rates["sqlite insert"], bound > 0 else {
+                continue
+            }
+            lines.append(
+                "\(phase.name) durable enqueues at \(Report.fixed(100 * rate / bound, 2))% of sqlite insert"
+                    + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
+        }
         for shape in LocalQueryShape.all {
             guard let local = phases.first(where: { $0.name == shape.localPhase })?.p50Milliseconds,
                 let raw = phases.first(where: { $0.name == shape.rawPhase })?.p50Milliseconds, raw > 0
