@@ -1,3 +1,4 @@
+import RooftopShared
 import Synchronization
 
 /// One live ``RooftopObject`` per object (as in Parse's local datastore: with the local datastore enabled there is only
@@ -10,6 +11,9 @@ final class ObjectRegistry: Sendable {
     }
 
     private let objects = Mutex<[ObjectKey: WeakObject]>([:])
+    /// The keys of instances that were edited since they last had no unsaved changes (a superset:
+    /// a save or revert leaves its key here until ``edited(in:className:)`` next looks).
+    private let editedKeys = Mutex<Set<ObjectKey>>([])
 
     /// The live instance for `key`, made by `make` when there is none.
     func instance(for key: ObjectKey, make: () -> RooftopObject) -> RooftopObject {
@@ -35,10 +39,41 @@ final class ObjectRegistry: Sendable {
     /// detached from the identity map.
     func removeAll() {
         objects.withLock { $0.removeAll() }
+        editedKeys.withLock { $0.removeAll() }
     }
 
-    /// Every live instance (to apply their unsaved changes to local queries).
+    /// Every live instance.
     func all() -> [RooftopObject] {
         objects.withLock { $0.values.compactMap(\.object) }
+    }
+
+    /// Notes that the instance for `key` was edited (its unsaved changes are looked at by local
+    /// queries of its class).
+    func noteEdited(_ key: ObjectKey) {
+        _ = editedKeys.withLock { $0.insert(key) }
+    }
+
+    /// The live instances of a class in a datastore that have unsaved changes (to apply them to
+    /// local queries): only the instances edited since they last had none are looked at, and
+    /// those found without unsaved changes are forgotten until edited again.
+    func edited(in datastore: DatastoreID, className: String) -> [RooftopObject] {
+        let keys = editedKeys.withLock { $0.filter { $0.datastore == datastore && $0.className == className } }
+        guard !keys.isEmpty else { return [] }
+        var found: [RooftopObject] = []
+        var clean: [ObjectKey] = []
+        for key in keys {
+            if let object = existing(key), object.hasUnsavedChanges {
+                found.append(object)
+            } else {
+                clean.append(key)
+            }
+        }
+        if !clean.isEmpty {
+            // An edit made since this look keeps its key: it is noted again after the change.
+            editedKeys.withLock { edited in
+                for key in clean where !(self.existing(key)?.hasUnsavedChanges ?? false) { edited.remove(key) }
+            }
+        }
+        return found
     }
 }

@@ -35,6 +35,7 @@ extension RooftopObject {
 
     /// Tells observers that the object's live state changed.
     func announceEdit() {
+        core.registry.noteEdited(key)
         core.edits.publish(StoreChange(objects: [key], datastores: [key.datastore]))
     }
 }

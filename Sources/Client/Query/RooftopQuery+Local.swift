@@ -89,8 +89,7 @@ extension RooftopQuery {
         let className = query.className
         let datastore = self.datastore
         var rows: [LocalObjectRow] = []
-        for object in core.registry.all()
-        where object.key.datastore == datastore && object.key.className == className && object.hasUnsavedChanges {
+        for object in core.registry.edited(in: datastore, className: className) {
             guard let row = try core.store.object(object.key, scope: core.scope), !row.deleted else { continue }
             if let label, !(try core.store.labels(of: object.key, scope: core.scope).contains(label)) { continue }
             rows.append(row)

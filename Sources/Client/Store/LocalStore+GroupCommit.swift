@@ -5,27 +5,43 @@ import Synchronization
 /// Group commit: writes of concurrent callers that each must be durable before they return
 /// (`saveEventually()`) share one transaction, and so one wait for the disk.
 ///
-/// A caller hands its write over and waits. The first caller to find no write under way becomes
-/// the leader: it takes every write handed over so far, runs them in one transaction, each in
+/// A caller hands its write over. The first caller to find no leader leads: it takes the writes
+/// handed over so far (at most ``LocalStore/maxGroup``), runs them in one transaction, each in
 /// its own savepoint (a write that throws is undone alone, and only its caller hears the error),
-/// commits once, answers every caller, and goes on with the writes handed over meanwhile. A
-/// caller alone is its own leader, in one transaction as ``LocalStore/write(scope:_:committed:)``.
+/// commits once and answers every caller; it goes on until its own write is committed, then
+/// hands the lead to the first write still waiting (whose caller leads from then on), so that no
+/// caller leads for others indefinitely. A caller alone is its own leader, in one transaction as
+/// ``LocalStore/write(scope:_:committed:)``.
 extension LocalStore {
-    /// One caller's write, waiting for the leader.
+    /// One caller's write, waiting for a leader.
     struct GroupedWrite: Sendable {
-        /// The write; `committed` is called after the commit when it succeeded.
+        /// The write; what it returns is called after the commit when it succeeded.
         let body: @Sendable (StoreTransaction) throws -> @Sendable () -> Void
         let scope: String
-        let done: @Sendable (Result<Void, RooftopError>) -> Void
+        /// Tells the caller its write is committed or failed, or that it leads now.
+        let turn: @Sendable (GroupTurn) -> Void
+        /// Tells apart writes of one value.
+        let id = GroupedWriteID()
     }
 
-    /// The writes handed over and whether a leader runs them.
+    /// An identity for a grouped write.
+    final class GroupedWriteID: Sendable {}
+
+    /// What a waiting caller is told.
+    enum GroupTurn: Sendable {
+        /// Its write was committed (or failed).
+        case done(Result<Void, RooftopError>)
+        /// It leads: the writes waiting, its own among them, are its to commit.
+        case lead
+    }
+
+    /// The writes handed over and whether a caller leads.
     struct GroupQueue: Sendable {
         var waiting: [GroupedWrite] = []
         var leading = false
     }
 
-    /// The most writes one transaction takes: a caller waits at most for these.
+    /// The most writes one transaction takes.
     static let maxGroup = 64
 
     /// Runs `body` in a write transaction shared with the writes of other callers waiting at the
@@ -37,49 +53,97 @@ extension LocalStore {
         scope: String, _ body: @escaping @Sendable (StoreTransaction) throws -> T,
         committed: (@Sendable (T) -> Void)? = nil
     ) async throws(RooftopError) -> T {
-        let result: Result<T, RooftopError> = await withCheckedContinuation { continuation in
-            let value = Mutex<T?>(nil)
-            let write = GroupedWrite(
-                body: { transaction in
-                    let result = try body(transaction)
-                    value.withLock { $0 = result }
-                    return { committed?(result) }
-                },
-                scope: scope,
-                done: { outcome in
-                    switch outcome {
-                    case .success:
-                        guard let result = value.withLock({ $0 }) else {
-                            continuation.resume(returning: .failure(RooftopError(.internal, "a grouped write lost its result")))
-                            return
-                        }
-                        continuation.resume(returning: .success(result))
-                    case .failure(let error):
-                        continuation.resume(returning: .failure(error))
-                    }
-                })
-            let leads = group.withLock { queue in
-                queue.waiting.append(write)
-                guard !queue.leading else { return false }
-                queue.leading = true
-                return true
+        let value = Mutex<T?>(nil)
+        let turns = TurnBox()
+        let write = GroupedWrite(
+            body: { transaction in
+                let result = try body(transaction)
+                value.withLock { $0 = result }
+                return { committed?(result) }
+            },
+            scope: scope, turn: { turns.send($0) })
+        var leads = handOver(write)
+        while true {
+            if leads { lead(until: write.id) }
+            switch await turns.next() {
+            case .lead:
+                leads = true
+            case .done(.failure(let error)):
+                throw error
+            case .done(.success):
+                guard let result = value.withLock({ $0 }) else {
+                    throw RooftopError(.internal, "a grouped write lost its result")
+                }
+                return result
             }
-            if leads { lead() }
         }
-        return try result.get()
     }
 
-    /// Runs the writes handed over, a group per transaction, until none is left.
-    private func lead() {
+    /// Hands a write over; `true` when no caller leads (the caller leads then).
+    func handOver(_ write: GroupedWrite) -> Bool {
+        group.withLock { queue in
+            queue.waiting.append(write)
+            guard !queue.leading else { return false }
+            queue.leading = true
+            return true
+        }
+    }
+
+    /// Commits the writes waiting, a group per transaction, until the write `own` is; then hands
+    /// the lead to the first write still waiting, if any.
+    func lead(until own: GroupedWriteID) {
         while true {
             let writes: [GroupedWrite] = group.withLock { queue in
                 let taken = Array(queue.waiting.prefix(LocalStore.maxGroup))
                 queue.waiting.removeFirst(taken.count)
-                if taken.isEmpty { queue.leading = false }
                 return taken
             }
-            guard !writes.isEmpty else { return }
-            commit(writes)
+            if !writes.isEmpty { commit(writes) }
+            guard writes.isEmpty || writes.contains(where: { $0.id === own }) else { continue }
+            let next: GroupedWrite? = group.withLock { queue in
+                guard let first = queue.waiting.first else {
+                    queue.leading = false
+                    return nil
+                }
+                return first
+            }
+            next?.turn(.lead)
+            return
+        }
+    }
+
+    /// A caller's turns: sent by the leader, awaited by the caller (a turn sent before the caller
+    /// waits is kept for it).
+    final class TurnBox: Sendable {
+        private struct State {
+            var pending: [GroupTurn] = []
+            var waiter: CheckedContinuation<GroupTurn, Never>?
+        }
+        private let state = Mutex(State())
+
+        func send(_ turn: GroupTurn) {
+            let waiter: CheckedContinuation<GroupTurn, Never>? = state.withLock { state in
+                guard let waiter = state.waiter else {
+                    state.pending.append(turn)
+                    return nil
+                }
+                state.waiter = nil
+                return waiter
+            }
+            waiter?.resume(returning: turn)
+        }
+
+        func next() async -> GroupTurn {
+            await withCheckedContinuation { continuation in
+                let ready: GroupTurn? = state.withLock { state in
+                    guard !state.pending.isEmpty else {
+                        state.waiter = continuation
+                        return nil
+                    }
+                    return state.pending.removeFirst()
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
         }
     }
 
@@ -122,13 +186,13 @@ extension LocalStore {
                     for case .success(let committed) in outcomes.list { committed() }
                 })
         } catch {
-            for write in writes { write.done(.failure(error)) }
+            for write in writes { write.turn(.done(.failure(error))) }
             return
         }
         for (index, write) in writes.enumerated() {
             switch outcomes.list[index] {
-            case .success: write.done(.success(()))
-            case .failure(let error): write.done(.failure(error))
+            case .success: write.turn(.done(.success(())))
+            case .failure(let error): write.turn(.done(.failure(error)))
             }
         }
     }
