@@ -11,9 +11,10 @@ final class ObjectRegistry: Sendable {
     }
 
     private let objects = Mutex<[ObjectKey: WeakObject]>([:])
-    /// The keys of instances that were edited since they last had no unsaved changes (a superset:
-    /// a save or revert leaves its key here until ``edited(in:className:)`` next looks).
-    private let editedKeys = Mutex<Set<ObjectKey>>([])
+    /// The keys of instances edited since they last had no unsaved changes, each with the number
+    /// of its last edit (a superset: a save or revert leaves its key here until
+    /// ``edited(in:className:)`` next looks).
+    private let editedKeys = Mutex<(edits: UInt64, keys: [ObjectKey: UInt64])>((0, [:]))
 
     /// The live instance for `key`, made by `make` when there is none.
     func instance(for key: ObjectKey, make: () -> RooftopObject) -> RooftopObject {
@@ -39,7 +40,7 @@ final class ObjectRegistry: Sendable {
     /// detached from the identity map.
     func removeAll() {
         objects.withLock { $0.removeAll() }
-        editedKeys.withLock { $0.removeAll() }
+        editedKeys.withLock { $0.keys.removeAll() }
     }
 
     /// Every live instance.
@@ -50,28 +51,34 @@ final class ObjectRegistry: Sendable {
     /// Notes that the instance for `key` was edited (its unsaved changes are looked at by local
     /// queries of its class).
     func noteEdited(_ key: ObjectKey) {
-        _ = editedKeys.withLock { $0.insert(key) }
+        editedKeys.withLock { edited in
+            edited.edits &+= 1
+            edited.keys[key] = edited.edits
+        }
     }
 
     /// The live instances of a class in a datastore that have unsaved changes (to apply them to
     /// local queries): only the instances edited since they last had none are looked at, and
-    /// those found without unsaved changes are forgotten until edited again.
+    /// those found without unsaved changes are forgotten until edited again. No lock is held
+    /// while an instance is looked at.
     func edited(in datastore: DatastoreID, className: String) -> [RooftopObject] {
-        let keys = editedKeys.withLock { $0.filter { $0.datastore == datastore && $0.className == className } }
+        let keys = editedKeys.withLock { edited in
+            edited.keys.filter { $0.key.datastore == datastore && $0.key.className == className }
+        }
         guard !keys.isEmpty else { return [] }
         var found: [RooftopObject] = []
-        var clean: [ObjectKey] = []
-        for key in keys {
+        var clean: [ObjectKey: UInt64] = [:]
+        for (key, edit) in keys {
             if let object = existing(key), object.hasUnsavedChanges {
                 found.append(object)
             } else {
-                clean.append(key)
+                clean[key] = edit
             }
         }
         if !clean.isEmpty {
-            // An edit made since this look keeps its key: it is noted again after the change.
+            // A key edited again since it was looked at stays.
             editedKeys.withLock { edited in
-                for key in clean where !(self.existing(key)?.hasUnsavedChanges ?? false) { edited.remove(key) }
+                for (key, edit) in clean where edited.keys[key] == edit { edited.keys[key] = nil }
             }
         }
         return found
