@@ -38,8 +38,10 @@ struct SQLCompoundPlan {
     var arms: [[[UInt8]]]
     /// Conditions on the entries of every arm (ranges of the first ordered field).
     var range: SQLFragment
-    /// The entry columns the page is ordered by, with the direction.
+    /// The entry columns (`c.k1`…) the page is ordered by, in order.
     var order: [String]
+    /// The direction of the order (`ASC` or `DESC`): one for every column.
+    var direction = "ASC"
     /// The query with the conditions the entries decide taken out.
     var rest: Query
 
@@ -93,14 +95,15 @@ struct SQLCompoundPlan {
         // The order: the next fields, one direction (an entry range is read one way).
         let next = Array(index.fields[position...])
         var order: [String] = []
+        var direction = "ASC"
         if ordered {
             guard query.order.count <= next.count else { return nil }
             let descending = query.order[0].descending
             for (offset, key) in query.order.enumerated() {
                 guard key.field == next[offset], key.descending == descending else { return nil }
             }
-            let direction = descending ? "DESC" : "ASC"
-            order = (0..<query.order.count).map { "c.k\(position + $0 + 1) \(direction)" }
+            direction = descending ? "DESC" : "ASC"
+            order = (0..<query.order.count).map { "c.k\(position + $0 + 1)" }
         }
         // Ranges of the next field (any comparison means the field is there: above the empty
         // key of an absent one).
@@ -122,6 +125,7 @@ struct SQLCompoundPlan {
         self.arms = arms
         self.range = range
         self.order = order
+        self.direction = direction
         var rest = query
         let left = operands.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
         rest.predicate = left.isEmpty ? nil : (left.count == 1 ? left[0] : .and(left))
@@ -174,20 +178,19 @@ extension SQLQueryCompiler {
             return select(query, scope: scope, readers: readers, limit: limit)
         }
         let filter = self.filter(plan.rest, scope: scope, readers: readers)
-        let columns = plan.order.indices.map { "c.k\($0 + 1 + (plan.arms.first?.count ?? 0)) AS s\($0)" }
+        let columns = plan.order.enumerated().map { offset, column in "\(column) AS s\(offset)" }
+        let inner = plan.order.map { "\($0) \(plan.direction)" }
         let arms = plan.arms.map { arm in
             SQLFragment(
                 "SELECT * FROM (SELECT c.object_key AS entry, \(columns.joined(separator: ", ")), o.object_id AS id"
                     + " FROM index_entries c CROSS JOIN objects o WHERE ")
                 + plan.entries(arm) + SQLFragment(" AND o.key = c.object_key AND ") + filter
                 + SQLFragment(
-                    " ORDER BY \(plan.order.joined(separator: ", ")), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ?)",
+                    " ORDER BY \(inner.joined(separator: ", ")), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ?)",
                     [.integer(Int64(end))])
         }
         let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }
-        let order = plan.order.enumerated().map { offset, column in
-            "u.s\(offset) " + (column.hasSuffix("DESC") ? "DESC" : "ASC")
-        }
+        let order = plan.order.indices.map { "u.s\($0) \(plan.direction)" }
         let statement =
             SQLFragment("SELECT \(layout.columns) FROM (") + union
             + SQLFragment(
