@@ -39,7 +39,8 @@ extension ClientCore {
             // queued (the object is being created, or a delete by someone else won over changes
             // in flight), the new change joins them on their base: with none it would be a blind
             // write, which re-creates a deleted object.
-            let queuedBase = server == nil ? try transaction.queued(for: key).first?.mutation.baseVersion : nil
+            let queued = try transaction.queued(for: key).map(\.mutation)
+            let queuedBase = server == nil ? queued.first?.baseVersion : nil
             let mutation = Mutation(
                 mutationId: mutationId, datastore: key.datastore, className: key.className, objectId: key.objectId,
                 baseVersion: version > 0 ? version : queuedBase, change: change)
@@ -48,7 +49,7 @@ extension ClientCore {
                 try transaction.put(key, server: server, local: server, deleted: false)
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try self.recomputeLocalView(key, server: server, in: transaction)
+            return try self.storeLocalView(key, server: server, queued: queued + [mutation], in: transaction)
         }
         object.clearSaved(count: count, base: view)
         outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))

@@ -192,6 +192,14 @@ final class ClientCore: Sendable {
             in: transaction)
     }
 
+    /// ``recomputeLocalView(_:server:synced:in:)`` for a caller that has just read (or written)
+    /// the object's queued mutations, `queued`, in order.
+    func storeLocalView(
+        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], in transaction: StoreTransaction
+    ) throws -> ObjectSnapshot? {
+        try store(key, server: server, queued: queued, fresh: false, synced: false, in: transaction)
+    }
+
     /// Stores a pulled server state of an object with nothing queued, which is then also its
     /// local view: what ``recomputeLocalView(_:server:in:)`` does, without looking for queued
     /// changes (the caller knows there are none) and, for an object not stored before

@@ -42,6 +42,23 @@ struct OutboxScheduleTests {
         #expect(OutboxSchedule.plan([big, row(2, "b")], now: 0, force: false, isolate: false, limits: limits).rows.map(\.seq) == [1])
     }
 
+    @Test("a push reads whole only the rows it may take, however long the queue: the heads decide what is due")
+    func readsOnlyWhatItSends() {
+        var limits = Limits()
+        limits.maxMutationsPerPush = 10
+        // 5,000 queued rows, the first 100 waiting for a retry time.
+        let rows = (1...5_000).map { row(Int64($0), "o\($0)", next: $0 <= 100 ? 900 : nil) }
+        var read: [Int64] = []
+        let batch = OutboxSchedule.plan(heads: rows.map(\.head), now: 0, force: false, isolate: false, limits: limits) {
+            read.append(rows[$0].seq)
+            return rows[$0]
+        }
+        #expect(batch.rows.map(\.seq) == Array(101...110))
+        #expect(read == Array(101...110), "only the rows sent are read")
+        #expect(batch.hasMore && batch.nextAttemptAt == 900)
+        #expect(batch == OutboxSchedule.plan(rows, now: 0, force: false, isolate: false, limits: limits))
+    }
+
     @Test("isolation sends one row at a time")
     func isolation() {
         let rows = [row(1, "a"), row(2, "a"), row(3, "b")]

@@ -34,7 +34,13 @@ extension RooftopQuery {
         var totalCount = page.totalCount
         var final = query
         if edited.isEmpty {
-            // The rows are the page: ordered and included again, not skipped a second time.
+            // The rows are the page, ordered and filtered (readers too) by SQL: without includes
+            // to look up, they are the result as they are.
+            if query.includes.isEmpty {
+                return FetchResult(
+                    objects: rows.map(instance(reading:)), totalCount: totalCount, fromCache: true, included: [])
+            }
+            // Included again, not skipped a second time.
             final.offset = 0
         } else {
             totalCount += matchCount(of: edited)
@@ -43,6 +49,13 @@ extension RooftopQuery {
         let evaluated = try evaluate(final, over: rows)
         return FetchResult(
             objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)
+    }
+
+    /// The live instance of a page's row, as ``evaluate(_:over:)`` makes it: an instance already
+    /// live reads as it does now (its base brought up to a newer stored view first).
+    private func instance(reading row: LocalObjectRow) -> RooftopObject {
+        _ = core.localState(of: row)
+        return core.instance(for: row)
     }
 
     /// The number of matches in the query's local source, counted by SQLite without reading the

@@ -237,6 +237,11 @@ final class LocalStore: Sendable {
         }
     }
 
+    /// The offline queue's heads, in order (its rows without their mutations, nothing decoded).
+    func outboxHeads(scope: String) throws(RooftopError) -> [OutboxHead] {
+        try read { db in try StoreTransaction.outboxHeads(scope: scope, db) }
+    }
+
     /// Every queued mutation of every scope, in order (the engine sends a scope's rows only while
     /// that scope is signed in).
     func outboxCount(scope: String) throws(RooftopError) -> Int {

@@ -46,6 +46,19 @@ struct OutboxRow: Sendable, Equatable {
     var nextAttemptAt: Int64?
 }
 
+/// A queued row without its mutation: what the schedule decides from (which objects are due),
+/// so that a round reads whole only the rows it sends, not the whole queue.
+struct OutboxHead: Sendable, Equatable {
+    /// The queue order.
+    var seq: Int64
+    /// The object the row changes.
+    var key: ObjectKey
+    /// Pending or sent.
+    var state: OutboxState
+    /// Not before this time (milliseconds since the epoch), after a failure.
+    var nextAttemptAt: Int64?
+}
+
 /// A mutation the server refused, set aside with the object's local state at that time.
 struct RejectedRow: Sendable, Equatable {
     /// The refused mutation.

@@ -2,10 +2,37 @@ import GRDB
 import RooftopShared
 
 extension StoreTransaction {
-    /// The scope's whole offline queue, in order.
-    func outbox() throws -> [OutboxRow] {
-        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE scope = ? ORDER BY seq", arguments: [scope])
-            .map(StoreTransaction.outboxRow)
+    /// The queue's heads, in order: its rows without their mutations (nothing decoded).
+    func outboxHeads() throws -> [OutboxHead] {
+        try StoreTransaction.outboxHeads(scope: scope, db)
+    }
+
+    /// The heads of `scope`'s queue, in order.
+    /// - Throws: `cache` for a row with an invalid datastore ID; GRDB's errors.
+    static func outboxHeads(scope: String, _ db: Database) throws -> [OutboxHead] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT seq, datastore, class_name, object_id, state, next_attempt_at FROM outbox"
+                    + " WHERE scope = ? ORDER BY seq"),
+            arguments: [scope]
+        ).map { row in
+            guard let datastore = try? DatastoreID(row[1] as String) else {
+                throw RooftopError(.cache, "a queued change has an invalid datastore ID")
+            }
+            return OutboxHead(
+                seq: row[0], key: ObjectKey(datastore: datastore, className: row[2], objectId: row[3]),
+                state: OutboxState(rawValue: row[4]) ?? .pending, nextAttemptAt: row[5])
+        }
+    }
+
+    /// One queued row, by its place in the queue.
+    /// - Throws: `cache` when the row is gone (the caller read its head in the same transaction).
+    func outboxRow(seq: Int64) throws -> OutboxRow {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND seq = ?"), arguments: [scope, seq])
+        else { throw RooftopError(.cache, "a queued change went while it was read") }
+        return try StoreTransaction.outboxRow(row)
     }
 
     /// One queued row, by mutation ID.

@@ -157,7 +157,7 @@ actor OutboxEngine {
     {
         guard let core else { throw RooftopError(.closed, "the client was shut down") }
         let scope = core.scope
-        var left = try core.store.outbox(scope: scope).count(where: filter.matches)
+        var left = try core.store.outboxHeads(scope: scope).count(where: filter.matches)
         guard left > 0 else { return }
         guard !scope.isEmpty else {
             throw RooftopError(.badState, "changes queued without an account are sent once a user signs in")
@@ -181,7 +181,7 @@ actor OutboxEngine {
                 idleRounds += 1
                 if idleRounds > 2 { throw RooftopError(.badState, "the offline queue could not send the changes") }
             }
-            left = try core.store.outbox(scope: scope).count(where: filter.matches)
+            left = try core.store.outboxHeads(scope: scope).count(where: filter.matches)
             // The engine's own loop may answer some of these rows between this flush's rounds:
             // every row gone counts, or the counts would not add up to what was queued.
             let done = max(processed, answeredSoFar, initial - left)
@@ -214,10 +214,14 @@ actor OutboxEngine {
         let picked: (batch: OutboxSchedule.Batch, queued: Bool)
         do {
             picked = try core.store.write(scope: scope) { transaction in
-                let rows = try transaction.outbox().filter(filter.matches)
-                let batch = OutboxSchedule.plan(rows, now: now, force: force, isolate: isolate)
+                // The heads alone decide what is due; only the rows sent are read whole (a round
+                // decoded the whole queue: rounds grew with it).
+                let heads = try transaction.outboxHeads().filter(filter.matches)
+                let batch = try OutboxSchedule.plan(heads: heads, now: now, force: force, isolate: isolate) { index in
+                    try transaction.outboxRow(seq: heads[index].seq)
+                }
                 if !batch.rows.isEmpty { try transaction.markSent(batch.rows.map(\.mutation.mutationId)) }
-                return (batch, !rows.isEmpty)
+                return (batch, !heads.isEmpty)
             }
         } catch {
             return .failed(error, retryAt: nil)
@@ -255,11 +259,13 @@ enum RoundFilter: Sendable, Equatable {
     /// The rows of one object.
     case object(ObjectKey)
 
-    func matches(_ row: OutboxRow) -> Bool {
+    func matches(_ row: OutboxRow) -> Bool { matches(row.head) }
+
+    func matches(_ head: OutboxHead) -> Bool {
         switch self {
         case .all: true
-        case .datastore(let datastore): row.mutation.datastore == datastore
-        case .object(let key): row.key == key
+        case .datastore(let datastore): head.key.datastore == datastore
+        case .object(let key): head.key == key
         }
     }
 }

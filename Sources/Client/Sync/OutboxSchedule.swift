@@ -24,29 +24,39 @@ enum OutboxSchedule {
         var hasMore: Bool
     }
 
+    /// Plans a push from whole rows (in queue order).
     static func plan(_ rows: [OutboxRow], now: Int64, force: Bool, isolate: Bool, limits: Limits = Limits()) -> Batch {
+        plan(heads: rows.map(\.head), now: now, force: force, isolate: isolate, limits: limits) { rows[$0] }
+    }
+
+    /// Plans a push from the queue's heads (in queue order); `row` reads the whole row of the
+    /// head at an index, asked only for the due rows the push may take (their sizes count).
+    /// - Throws: What `row` throws.
+    static func plan(
+        heads: [OutboxHead], now: Int64, force: Bool, isolate: Bool, limits: Limits = Limits(),
+        row: (Int) throws -> OutboxRow
+    ) rethrows -> Batch {
         var dueObjects = Set<ObjectKey>()
         var decided = Set<ObjectKey>()
         var nextAttemptAt: Int64?
-        for row in rows {
-            let key = row.key
-            guard decided.insert(key).inserted else { continue }
-            let due = row.state == .sent || force || (row.nextAttemptAt ?? .min) <= now
+        for head in heads {
+            guard decided.insert(head.key).inserted else { continue }
+            let due = head.state == .sent || force || (head.nextAttemptAt ?? .min) <= now
             if due {
-                dueObjects.insert(key)
-            } else if let time = row.nextAttemptAt {
+                dueObjects.insert(head.key)
+            } else if let time = head.nextAttemptAt {
                 nextAttemptAt = min(nextAttemptAt ?? time, time)
             }
         }
-        let due = rows.filter { dueObjects.contains($0.key) }
+        let due = heads.indices.filter { dueObjects.contains(heads[$0].key) }
         var batch: [OutboxRow] = []
         var size = SizeAccounting.pushBaseBytes
-        for row in due {
-            let rowSize = SizeAccounting.changeSize(row.mutation.change)
-            if !batch.isEmpty {
-                if isolate || batch.count >= limits.maxMutationsPerPush || size + rowSize > limits.maxPushBytes { break }
-            }
-            batch.append(row)
+        for index in due {
+            if !batch.isEmpty, isolate || batch.count >= limits.maxMutationsPerPush { break }
+            let next = try row(index)
+            let rowSize = SizeAccounting.changeSize(next.mutation.change)
+            if !batch.isEmpty, size + rowSize > limits.maxPushBytes { break }
+            batch.append(next)
             size += rowSize
         }
         return Batch(rows: batch, nextAttemptAt: nextAttemptAt, hasMore: batch.count < due.count)
@@ -54,6 +64,9 @@ enum OutboxSchedule {
 }
 
 extension OutboxRow {
+    /// The row without its mutation.
+    var head: OutboxHead { OutboxHead(seq: seq, key: key, state: state, nextAttemptAt: nextAttemptAt) }
+
     /// The object the row changes.
     var key: ObjectKey {
         ObjectKey(datastore: mutation.datastore, className: mutation.className, objectId: mutation.objectId)

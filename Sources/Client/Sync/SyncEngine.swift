@@ -75,7 +75,7 @@ public final class SyncEngine: Sendable {
     {
         let core = try liveCore()
         let filter: RoundFilter = datastore.map { .datastore($0) } ?? .all
-        let initial = try core.store.outbox(scope: core.scope).count(where: filter.matches)
+        let initial = try core.store.outboxHeads(scope: core.scope).count(where: filter.matches)
         let reporter = ProgressReporter(phase: .push, datastore: datastore, callback: progress, broadcaster: progressReports)
         reporter.report(processed: 0, total: initial)
         do {
