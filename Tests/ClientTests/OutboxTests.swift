@@ -34,6 +34,30 @@ struct OutboxTests {
         await client.shutdown()
     }
 
+    @Test("a burst of saves travels together: a save made soon after a push waits for the others, a save after a quiet moment goes at once")
+    func burstsTravelTogether() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        // Long enough that ten saves fit in it on a busy machine.
+        await client.core.outboxEngine.setLinger(.seconds(2))
+        let first = client.object("Note", id: "first")
+        first["n"] = 0
+        try await first.saveEventually()
+        try await TestWait.until("the first save is pushed alone") { server.pushes.count == 1 }
+        var burst: [MutationID] = []
+        for index in 1...10 {
+            let note = client.object("Note", id: "n\(index)")
+            note["n"] = index
+            burst.append(try #require(try await note.saveEventually()))
+        }
+        try await client.outbox.waitUntilIdle()
+        #expect(server.pushes.count == 2, "the ten saves waited for one another: \(server.pushes.map(\.mutations.count))")
+        #expect(server.pushes.last?.mutations.map(\.mutationId) == burst)
+        #expect(server.appliedMutationCount == 11)
+        await client.shutdown()
+    }
+
     @Test("statuses and events follow a change from queued to acknowledged; the object is unpinned")
     func statuses() async throws {
         let server = SyncFakeServer()

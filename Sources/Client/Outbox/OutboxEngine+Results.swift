@@ -36,7 +36,7 @@ extension OutboxEngine {
                 return .failed(error, retryAt: nil)
             }
             isolate = false
-            return .sent(answered: 1)
+            return .sent(answered: 1, more: true)
         }
         do {
             try core.store.write(scope: scope) { transaction in
@@ -59,7 +59,7 @@ extension OutboxEngine {
         }
         // The server refused the push as a whole: find the culprit by sending rows one by one.
         isolate = true
-        return .sent(answered: 0)
+        return .sent(answered: 0, more: true)
     }
 
     /// Applies a push's answers in one transaction: acknowledged rows leave the queue and give

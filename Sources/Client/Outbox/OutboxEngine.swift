@@ -15,6 +15,12 @@ import Synchronization
 /// once), and by its own timer, set to the earliest retry time. Only the signed-in user's rows are
 /// sent: rows kept without an account (scope `""`) wait for one, and move to it at sign-in.
 ///
+/// **Bursts.** Woken within ``linger`` of a push it sent, the engine waits out the rest of that
+/// time before the next, so that the changes queued meanwhile travel together: one push, and its
+/// two synced commits (rows marked sent, answers applied), for a burst of saves rather than for
+/// each save, which the saves themselves then waited behind. A change queued after a quiet
+/// moment goes at once; a backlog is sent push after push without waiting.
+///
 /// **Failures.** A passing failure of the whole push (no connection, timeout, network, a server
 /// error, `retryLater`, a cancelled request, an unreadable answer) puts the rows back to pending
 /// with one more attempt and a retry time from ``RetryPolicy`` (jitter from an injectable random
@@ -38,6 +44,11 @@ actor OutboxEngine {
     private var forceNext = false
     /// Rows go one at a time (after a whole-push refusal).
     var isolate = false
+    /// When the last push was answered (real time: a wait measured in milliseconds, whatever
+    /// clock the retries use).
+    private var lastPush: ContinuousClock.Instant?
+    /// How long after a push a new one waits for more changes to gather (tests lengthen it).
+    private(set) var linger: Duration = .milliseconds(20)
     private var roundRunning = false
     private var roundWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -88,11 +99,21 @@ actor OutboxEngine {
         wake.yield()
     }
 
+    /// Sets ``linger`` (for tests).
+    func setLinger(_ linger: Duration) { self.linger = linger }
+
     /// Wakes the loop (something changed that may make rows sendable).
     nonisolated func poke() { wake.yield() }
 
     private func run() async {
         for await _ in wakeSignals {
+            if let lastPush, ContinuousClock.now < lastPush + linger {
+                do {
+                    try await Task.sleep(until: lastPush + linger, clock: .continuous)
+                } catch {
+                    return
+                }
+            }
             await drain()
         }
     }
@@ -109,8 +130,13 @@ actor OutboxEngine {
             case .waiting(let next):
                 schedule(next)
                 return
-            case .sent:
-                continue
+            case .sent(_, let more):
+                // Due rows left behind (a backlog, rows sent one at a time) go at once; otherwise
+                // the loop looks again when woken, after the linger (changes queued during the
+                // push have woken it; so does this, for the rows that wait for a time).
+                if more { continue }
+                wake.yield()
+                return
             case .failed(_, let next):
                 schedule(next)
                 return
@@ -174,7 +200,7 @@ actor OutboxEngine {
                 // Let the loop set the timer from every waiting row, not only these.
                 wake.yield()
                 throw error
-            case .sent(let answered):
+            case .sent(let answered, _):
                 answeredSoFar += answered
                 sent = true
             case .idle, .waiting:
@@ -199,6 +225,7 @@ actor OutboxEngine {
         }
         roundRunning = true
         let outcome = await round(force: force, filter: filter)
+        if case .sent = outcome { lastPush = .now }
         roundRunning = false
         if !roundWaiters.isEmpty { roundWaiters.removeFirst().resume() }
         return outcome
@@ -242,7 +269,7 @@ actor OutboxEngine {
             let answered = try settle(
                 response, rows: batch.rows, scope: scope, core: core, now: now, mayHold: !isolate)
             if answered > 0 { self.isolate = false }
-            return .sent(answered: answered)
+            return .sent(answered: answered, more: batch.hasMore)
         } catch {
             // The answers could not be stored: the rows stay `sent` and go again, same IDs.
             return .failed(error, retryAt: nil)
@@ -276,8 +303,9 @@ enum RoundOutcome: Sendable {
     case idle
     /// Rows are queued but none is due; look again at this time, if any.
     case waiting(until: Int64?)
-    /// A push was answered (or a culprit set aside); `answered` rows were settled.
-    case sent(answered: Int)
+    /// A push was answered (or a culprit set aside); `answered` rows were settled; `more`: due
+    /// rows were left for the next push (limits, isolation).
+    case sent(answered: Int, more: Bool)
     /// The round failed; the rows are pending again. Look again at this time, if any.
     case failed(RooftopError, retryAt: Int64?)
 }
