@@ -14,7 +14,7 @@ extension ClientCore {
         let key = ObjectKey(snapshot)
         try store.write(scope: scope) { transaction in
             guard try transaction.object(key) != nil else { return }
-            try recomputeLocalView(key, server: snapshot, in: transaction)
+            try transaction.recomputeLocalView(key, server: snapshot)
         }
     }
 
@@ -49,7 +49,7 @@ extension ClientCore {
                 try transaction.put(key, server: server, local: server, deleted: false)
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try self.storeLocalView(key, server: server, queued: queued + [mutation], in: transaction)
+            return try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
         }
         object.clearSaved(count: count, base: view)
         outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))

@@ -48,7 +48,7 @@ extension ClientCore {
             if let label { try transaction.pin(key, label: label) }
             let stored = try label != nil || transaction.object(key) != nil
             if stored {
-                views[key] = .some(try recomputeLocalView(key, server: snapshot, in: transaction))
+                views[key] = .some(try transaction.recomputeLocalView(key, server: snapshot))
             } else {
                 views[key] = .some(snapshot)
             }

@@ -149,79 +149,17 @@ final class ClientCore: Sendable {
     func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {
         if let existing = registry.existing(row.key) { return existing }
         // Worked out before taking the registry's lock: it may read the store.
-        let made = restoredState(row)
-        return registry.instance(for: row.key) {
-            RooftopObject(key: row.key, base: made.base, unsaved: made.unsaved, unsavedACL: made.acl, core: self)
-        }
-    }
-
-    /// The base and unsaved changes of a stored object's new live instance.
-    private func restoredState(_ row: LocalObjectRow) -> (base: ObjectSnapshot?, unsaved: [FieldUpdate], acl: ACL?) {
-        guard !row.deleted, let local = row.local else { return (nil, [], nil) }
-        guard local != row.server else { return (local, [], nil) }
+        let made: RestoredState
         do {
-            // With changes queued, the local view is the server state plus those: nothing unsaved.
-            guard try store.queued(for: row.key, scope: scope).isEmpty else { return (local, [], nil) }
+            made = try store.restoredState(of: row, scope: scope)
         } catch {
             ClientCore.logger.error(
                 "the offline queue could not be read; the object's edits are taken as queued, not unsaved",
                 metadata: ["object": "\(row.key)", "error": "\(error)"])
-            return (local, [], nil)
+            made = RestoredState(base: row.deleted ? nil : row.local, unsaved: [], acl: nil)
         }
-        let server = row.server
-        var updates: [FieldUpdate] = []
-        for (name, value) in local.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
-            updates.append(FieldUpdate(name, .set(value)))
+        return registry.instance(for: row.key) {
+            RooftopObject(key: row.key, base: made.base, unsaved: made.unsaved, unsavedACL: made.acl, core: self)
         }
-        for name in (server?.fields.keys.sorted() ?? []) where local.fields[name] == nil {
-            updates.append(FieldUpdate(name, .unset))
-        }
-        let acl = local.acl != server?.acl ? local.acl : nil
-        return (server, updates, acl)
-    }
-
-    /// Recomputes an object's local view from its server state and queued mutations, inside a
-    /// store transaction; returns the view. `synced`: pins it with ``LocalStore/syncLabel`` too
-    /// (in the same write, before its pending label may go).
-    @discardableResult
-    func recomputeLocalView(
-        _ key: ObjectKey, server: ObjectSnapshot?, synced: Bool = false, in transaction: StoreTransaction
-    ) throws -> ObjectSnapshot? {
-        try store(
-            key, server: server, queued: try transaction.queued(for: key).map(\.mutation), fresh: false, synced: synced,
-            in: transaction)
-    }
-
-    /// ``recomputeLocalView(_:server:synced:in:)`` for a caller that has just read (or written)
-    /// the object's queued mutations, `queued`, in order.
-    func storeLocalView(
-        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], in transaction: StoreTransaction
-    ) throws -> ObjectSnapshot? {
-        try store(key, server: server, queued: queued, fresh: false, synced: false, in: transaction)
-    }
-
-    /// Stores a pulled server state of an object with nothing queued, which is then also its
-    /// local view: what ``recomputeLocalView(_:server:in:)`` does, without looking for queued
-    /// changes (the caller knows there are none) and, for an object not stored before
-    /// (`fresh`), without replacing index rows or a pending label it cannot have.
-    func storeUnqueued(
-        _ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, synced: Bool, in transaction: StoreTransaction
-    ) throws -> ObjectSnapshot? {
-        try store(key, server: server, queued: [], fresh: fresh, synced: synced, in: transaction)
-    }
-
-    /// Stores an object's server state and its local view with `queued` on top (pinned with the
-    /// sync label too when `synced`); without queued changes its pending label goes (a `fresh`
-    /// object, not stored before, has none).
-    private func store(
-        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool, synced: Bool,
-        in transaction: StoreTransaction
-    ) throws -> ObjectSnapshot? {
-        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
-        try transaction.put(
-            key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
-            synced: synced)
-        if queued.isEmpty, !fresh { try transaction.unpin(key, label: LocalStore.pendingLabel) }
-        return view
     }
 }

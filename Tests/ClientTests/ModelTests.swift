@@ -173,3 +173,81 @@ struct ModelTests {
         #expect(error?.code == .badType)
     }
 }
+
+/// Models map Swift values as ``ValueConvertible`` does everywhere else: one mapping.
+@Suite("Codable models: the one mapping of Swift values")
+struct ModelValueMappingTests {
+    struct Box<T: Codable & Sendable>: Codable, Sendable {
+        var v: T
+    }
+
+    /// `value` in a model's property encodes to the field value `rooftopValue` gives, and that
+    /// field value decodes back to `value`.
+    private func expectOneMapping<T: Codable & Sendable & Equatable & LosslessValueConvertible>(
+        _ value: T, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let fields = try FieldEncoder.encode(Box(v: value))
+        #expect(fields.values["v"] == value.rooftopValue, "\(T.self)", sourceLocation: sourceLocation)
+        let snapshot = ObjectSnapshot(className: "C", objectId: "o", fields: ["v": value.rooftopValue])
+        #expect(try FieldDecoder.decode(Box<T>.self, from: snapshot).v == value, "\(T.self)", sourceLocation: sourceLocation)
+        #expect(T(rooftopValue: value.rooftopValue) == value, sourceLocation: sourceLocation)
+    }
+
+    @Test("every scalar and special type encodes to its ValueConvertible value and reads back")
+    func oneMapping() throws {
+        try expectOneMapping(true)
+        try expectOneMapping("text")
+        try expectOneMapping(Int.min)
+        try expectOneMapping(Int8(-8))
+        try expectOneMapping(Int16(16))
+        try expectOneMapping(Int32(-32))
+        try expectOneMapping(Int64.max)
+        try expectOneMapping(UInt8.max)
+        try expectOneMapping(UInt16.max)
+        try expectOneMapping(UInt32.max)
+        try expectOneMapping(2.5)
+        try expectOneMapping(Float(1.25))
+        try expectOneMapping(Date(timeIntervalSince1970: 1_700_000_000.123))
+        try expectOneMapping(Timestamp(millisecondsSinceEpoch: 42))
+        try expectOneMapping(Data([1, 2, 3]))
+        try expectOneMapping(BinaryValue(Data([4])))
+        try expectOneMapping(try #require(URL(string: "https://example.com/a?b=c")))
+        try expectOneMapping(try GeoPoint(latitude: 1, longitude: 2))
+        try expectOneMapping(try Day("2026-11-27"))
+        try expectOneMapping(try DecimalNumber("10.25"))
+        try expectOneMapping(JSONValue.object(["k": .array([.int(1), .null])]))
+        try expectOneMapping(Pointer(className: "C", objectId: "p1"))
+        try expectOneMapping(Relation(className: "C", objectIds: ["b", "a"]))
+        try expectOneMapping(Value.list([.string("a"), .int(1)]))
+    }
+
+    @Test("UInt and UInt64 have no field value, in models as everywhere: refused when encoded and when decoded")
+    func unsignedWordsRefused() throws {
+        #expect {
+            _ = try FieldEncoder.encode(Box(v: UInt64(7)))
+        } throws: { error in
+            "\(error)".contains("UInt64 has no field value")
+        }
+        #expect(throws: EncodingError.self) { _ = try FieldEncoder.encode(Box(v: UInt(7))) }
+        let snapshot = ObjectSnapshot(className: "C", objectId: "o", fields: ["v": .int(7)])
+        #expect {
+            _ = try FieldDecoder.decode(Box<UInt64>.self, from: snapshot)
+        } throws: { error in
+            "\(error)".contains("UInt64 has no field value")
+        }
+    }
+
+    @Test("numbers read back only when exact, as the typed accessors read them")
+    func exactNumbers() throws {
+        func snapshot(_ value: Value) -> ObjectSnapshot {
+            ObjectSnapshot(className: "C", objectId: "o", fields: ["v": value])
+        }
+        #expect(try FieldDecoder.decode(Box<Int>.self, from: snapshot(.double(3))).v == 3)
+        #expect(throws: DecodingError.self) { _ = try FieldDecoder.decode(Box<Int>.self, from: snapshot(.double(3.5))) }
+        #expect(throws: DecodingError.self) { _ = try FieldDecoder.decode(Box<Int8>.self, from: snapshot(.int(300))) }
+        #expect(throws: DecodingError.self) {
+            _ = try FieldDecoder.decode(Box<Double>.self, from: snapshot(.int(Int64(1) << 53 + 1)))
+        }
+        #expect(throws: DecodingError.self) { _ = try FieldDecoder.decode(Box<Float>.self, from: snapshot(.double(1e300))) }
+    }
+}

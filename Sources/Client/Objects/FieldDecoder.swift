@@ -49,33 +49,20 @@ struct NodeDecoder: Decoder {
         case .json(.string(let string)): value = .string(string)
         case .json: value = nil
         }
-        let result: Any?
-        switch type {
-        case is Bool.Type: result = value?.boolValue
-        case is String.Type: result = value?.stringValue
-        case is Double.Type: result = value?.doubleValue
-        case is Float.Type: result = value?.doubleValue.map { Float($0) }
-        case let integer as any FixedWidthInteger.Type:
-            switch value {
-            case .int(let int)?: result = exactly(integer, int)
-            case .double(let double)?: result = exactly(integer, double)
-            default: result = nil
-            }
-        default:
-            return nil
+        guard type == Bool.self || type == String.self || type == Double.self || type == Float.self
+            || type is any FixedWidthInteger.Type
+        else { return nil }
+        // Read back as ``LosslessValueConvertible`` reads them (the one mapping); `UInt` and
+        // `UInt64` have no field value.
+        guard let lossless = type as? any LosslessValueConvertible.Type else {
+            throw DecodingError.typeMismatch(
+                type,
+                .init(codingPath: codingPath, debugDescription: "\(type) has no field value (an int is 64-bit signed): use Int64"))
         }
-        guard let typed = result as? T else { throw mismatch(type, node, codingPath) }
+        guard let typed = value.flatMap({ lossless.init(rooftopValue: $0) }) as? T else {
+            throw mismatch(type, node, codingPath)
+        }
         return typed
-    }
-
-    /// An integer of type `I` equal to `source`, `nil` when there is none.
-    private static func exactly<I: FixedWidthInteger>(_ type: I.Type, _ source: Int64) -> I? {
-        I(exactly: source)
-    }
-
-    /// An integer of type `I` equal to `source` (integral and in range), `nil` when there is none.
-    private static func exactly<I: FixedWidthInteger>(_ type: I.Type, _ source: Double) -> I? {
-        I(exactly: source)
     }
 
     static func mismatch(_ type: Any.Type, _ node: DecodingNode, _ codingPath: [any CodingKey]) -> DecodingError {

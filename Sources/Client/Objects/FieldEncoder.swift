@@ -97,22 +97,18 @@ final class EncodingNode {
         return node
     }
 
-    /// Turns a scalar into its field value.
+    /// Turns a scalar into its field value, as ``ValueConvertible`` maps it (the one mapping of
+    /// Swift values to field values).
+    /// - Throws: `EncodingError` for `UInt` and `UInt64`, which have no field value (an `int` is
+    ///   64-bit signed: their upper half has none).
     static func scalar<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> Value {
-        switch value {
-        case let bool as Bool: return .bool(bool)
-        case let string as String: return .string(string)
-        case let double as Double: return .double(double)
-        case let float as Float: return .double(Double(float))
-        case let integer as any BinaryInteger:
-            guard let int = Int64(exactly: integer) else {
-                throw EncodingError.invalidValue(
-                    value, .init(codingPath: codingPath, debugDescription: "\(integer) does not fit a 64-bit int field")
-                )
-            }
-            return .int(int)
-        default:
-            return .null
+        guard let convertible = value as? any ValueConvertible else {
+            throw EncodingError.invalidValue(
+                value,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "\(T.self) has no field value (an int is 64-bit signed): use Int64"))
         }
+        return convertible.rooftopValue
     }
 }

@@ -1,17 +1,13 @@
 import Foundation
 import RooftopShared
 
-/// How Swift values map to field values for ``RooftopModel``s, in both directions.
+/// How a ``RooftopModel``'s properties map to field values: as ``ValueConvertible`` maps Swift
+/// values everywhere else (the one mapping, the same `Value` for the same Swift value, `UInt` and
+/// `UInt64` refused), plus what only a `Codable` struct has:
 ///
 /// | Swift | field value | inside a nested struct (`json`) |
 /// |---|---|---|
-/// | `String`, `Bool` | `string`, `bool` | JSON string, bool |
-/// | `Int`, `Int64`, ... `UInt64` | `int` | JSON integer |
-/// | `Double`, `Float` | `double` | JSON number |
-/// | `Date`, `Timestamp` | `date` | ISO 8601 string with milliseconds |
-/// | `Data`, `BinaryValue` | `bytes` | base64 string |
-/// | `URL` | `string` | JSON string |
-/// | `GeoPoint`, `Day`, `DecimalNumber`, `Pointer`, `Relation`, `JSONValue`, `Value` | that kind | the portable form (`{"$geoPoint": ...}`) |
+/// | what ``ValueConvertible`` converts | its `rooftopValue` | its JSON: `Date` and `Timestamp` an ISO 8601 string with milliseconds, `Data` and `BinaryValue` base64, the other kinds their portable form (`{"$geoPoint": ...}`) |
 /// | arrays | `list` | JSON array |
 /// | nested structs, dictionaries | `json` | JSON object |
 /// | `nil` | absent field | absent key |
@@ -19,24 +15,13 @@ enum ModelValues {
     /// The field value of a Swift value of one of the special types, or `nil` for any other type
     /// (encoded through its own `Encodable` conformance).
     static func fieldValue(of value: Any) -> Value? {
-        switch value {
-        case let value as Value: value
-        case let date as Date: .date(Timestamp(date))
-        case let data as Data: .bytes(BinaryValue(data))
-        case let url as URL: .string(url.absoluteString)
-        case let timestamp as Timestamp: .date(timestamp)
-        case let bytes as BinaryValue: .bytes(bytes)
-        case let point as GeoPoint: .geoPoint(point)
-        case let day as Day: .day(day)
-        case let decimal as DecimalNumber: .decimal(decimal)
-        case let json as JSONValue: .json(json)
-        case let pointer as Pointer: .pointer(pointer)
-        case let relation as Relation: .relation(relation)
-        default: nil
-        }
+        guard isSpecial(type(of: value)), let convertible = value as? any ValueConvertible else { return nil }
+        return convertible.rooftopValue
     }
 
-    /// Whether `type` is one of the special types.
+    /// Whether `type` is one of the special types: those ``ValueConvertible`` converts that are
+    /// neither scalars (containers encode those directly) nor collections (encoded element by
+    /// element).
     static func isSpecial(_ type: Any.Type) -> Bool {
         type == Value.self || type == Date.self || type == Data.self || type == URL.self || type == Timestamp.self
             || type == BinaryValue.self || type == GeoPoint.self || type == Day.self || type == DecimalNumber.self
@@ -46,24 +31,19 @@ enum ModelValues {
     /// A special type read from a field value (or, inside a nested struct, from JSON); `nil` when
     /// the value does not hold one.
     static func special(_ type: Any.Type, from node: DecodingNode) -> Any? {
-        let value = node.fieldValue
+        // The forms only JSON inside a nested struct has.
         switch type {
-        case is Value.Type: return value
         case is Date.Type: return timestamp(from: node)?.date
         case is Timestamp.Type: return timestamp(from: node)
         case is Data.Type: return bytes(from: node)?.data
         case is BinaryValue.Type: return bytes(from: node)
-        case is URL.Type: return value?.stringValue.flatMap { URL(string: $0) }
-        case is GeoPoint.Type: return value?.geoPointValue
-        case is Day.Type: return value?.dayValue
-        case is DecimalNumber.Type: return value?.decimalValue
         case is JSONValue.Type:
             if case .json(let json) = node { return json }
-            return value?.jsonValue
-        case is Pointer.Type: return value?.pointerValue
-        case is Relation.Type: return value?.relationValue
-        default: return nil
+        default:
+            break
         }
+        guard let lossless = type as? any LosslessValueConvertible.Type, let value = node.fieldValue else { return nil }
+        return lossless.init(rooftopValue: value)
     }
 
     private static func timestamp(from node: DecodingNode) -> Timestamp? {

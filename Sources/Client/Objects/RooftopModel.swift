@@ -2,11 +2,13 @@ import RooftopShared
 
 /// A `Codable` type stored as objects of a class: each stored property is a field.
 ///
-/// Properties map to field values as ``RooftopObject``'s typed accessors read them: `String`,
-/// `Bool`, integers (`int`), `Double` (`double`), `Date` (`date`), `Data` (`bytes`), arrays
-/// (`list`), nested `Codable` structs (`json`), and the field kinds themselves (`GeoPoint`,
-/// `Pointer`, `Day`, `DecimalNumber`, `Value`, ...). A `nil` optional is an absent field: saving
-/// the model unsets it. The built-in fields `objectId`, `createdAt` and `updatedAt` may be
+/// Properties map to field values as ``ValueConvertible`` maps Swift values everywhere else, and
+/// read back as ``RooftopObject``'s typed accessors read them: `String`, `Bool`, integers up to
+/// `Int64` and `UInt32` (`int`; `UInt` and `UInt64` are refused, an `int` being 64-bit signed),
+/// `Double` and `Float` (`double`), `Date` (`date`), `Data` (`bytes`), arrays (`list`), nested
+/// `Codable` structs (`json`), and the field kinds themselves (`GeoPoint`, `Pointer`, `Day`,
+/// `DecimalNumber`, `Value`, ...). A number reads back only when exact (an `int` of 300 is no
+/// `Int8`). A `nil` optional is an absent field: saving the model unsets it. The built-in fields `objectId`, `createdAt` and `updatedAt` may be
 /// declared to read them; they are never written.
 ///
 /// ```swift

@@ -108,7 +108,7 @@ public struct Outbox: Sendable {
                 baseVersion: queuedBase ?? (version > 0 ? version : nil), change: replacement ?? change.change)
             try transaction.enqueue(mutation)
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try core.recomputeLocalView(key, server: server, in: transaction)
+            return try transaction.recomputeLocalView(key, server: server)
         }
         core.registry.existing(key)?.replaceBase(view)
         core.outboxEngine.events.publish(OutboxEvent(mutationId: id, key: key, kind: .queued))

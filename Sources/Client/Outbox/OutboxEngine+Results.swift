@@ -166,7 +166,7 @@ extension OutboxEngine {
                     }
                     synced = try server != nil && transaction.isSynced(key.datastore)
                 }
-                views.append((key, try core.recomputeLocalView(key, server: server, synced: synced, in: transaction)))
+                views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
             }
         } committed: {
             for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }

@@ -37,8 +37,8 @@ extension SyncEngine {
                     if !keep, stored == nil, !queued.contains(key) { continue }
                     let view =
                         queued.contains(key)
-                        ? try core.recomputeLocalView(key, server: server, synced: keep, in: transaction)
-                        : try core.storeUnqueued(key, server: server, fresh: stored == nil, synced: keep, in: transaction)
+                        ? try transaction.recomputeLocalView(key, server: server, synced: keep)
+                        : try transaction.storeUnqueued(key, server: server, fresh: stored == nil, synced: keep)
                     if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
                     views.append((key, view))
                 case .tombstone, .removal:

@@ -18,8 +18,25 @@ enum SnapshotDecodeCache {
     /// The most stored text the cache holds, in bytes (the decoded objects take a few times more).
     static let budget = 16 << 20
 
+    /// A stored text with its hash computed once: a lookup, a move between generations and an
+    /// insert each hashed the whole text again (and every resize of a generation rehashed all
+    /// of its texts), a tenth of a local query's time when its page was not cached.
+    private struct Key: Hashable {
+        let text: String
+        let hash: Int
+
+        init(_ text: String) {
+            self.text = text
+            hash = text.hashValue
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.hash == rhs.hash && lhs.text == rhs.text }
+    }
+
     private struct Generation {
-        var entries: [String: ObjectSnapshot] = [:]
+        var entries: [Key: ObjectSnapshot] = [:]
         var bytes = 0
     }
 
@@ -29,14 +46,14 @@ enum SnapshotDecodeCache {
 
         /// Adds an entry to the young generation, turning generations over first when it would
         /// hold more than half the budget (so both together never hold more than the budget).
-        mutating func insert(_ snapshot: ObjectSnapshot, for text: String) {
-            let size = text.utf8.count
-            guard size <= budget / 2, young.entries[text] == nil else { return }
+        mutating func insert(_ snapshot: ObjectSnapshot, for key: Key) {
+            let size = key.text.utf8.count
+            guard size <= budget / 2, young.entries[key] == nil else { return }
             if young.bytes + size > budget / 2 {
                 old = young
                 young = Generation()
             }
-            young.entries[text] = snapshot
+            young.entries[key] = snapshot
             young.bytes += size
         }
     }
@@ -46,16 +63,17 @@ enum SnapshotDecodeCache {
     /// The object stored as `text`.
     /// - Throws: A decoding error for text that is not a stored object.
     static func snapshot(from text: String) throws -> ObjectSnapshot {
+        let key = Key(text)
         let cached = state.withLock { state -> ObjectSnapshot? in
-            if let young = state.young.entries[text] { return young }
-            guard let old = state.old.entries.removeValue(forKey: text) else { return nil }
+            if let young = state.young.entries[key] { return young }
+            guard let old = state.old.entries.removeValue(forKey: key) else { return nil }
             state.old.bytes -= text.utf8.count
-            state.insert(old, for: text)
+            state.insert(old, for: key)
             return old
         }
         if let cached { return cached }
         let snapshot = try ObjectSnapshot.decodeDocument(text)
-        state.withLock { $0.insert(snapshot, for: text) }
+        state.withLock { $0.insert(snapshot, for: key) }
         return snapshot
     }
 
@@ -64,6 +82,7 @@ enum SnapshotDecodeCache {
 
     /// Whether `text` is cached (for tests).
     static func contains(_ text: String) -> Bool {
-        state.withLock { $0.young.entries[text] != nil || $0.old.entries[text] != nil }
+        let key = Key(text)
+        return state.withLock { $0.young.entries[key] != nil || $0.old.entries[key] != nil }
     }
 }

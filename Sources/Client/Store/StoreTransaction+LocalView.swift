@@ -1,0 +1,74 @@
+import RooftopShared
+
+/// The local view's upkeep: an object's server state and the view the app reads (the server state
+/// with the queued changes on top, ``LocalView``) are written together, in the caller's
+/// transaction.
+extension StoreTransaction {
+    /// Recomputes an object's local view from its server state and queued mutations; returns the
+    /// view. `synced`: pins it with ``LocalStore/syncLabel`` too (in the same write, before its
+    /// pending label may go).
+    /// - Throws: The store's errors.
+    @discardableResult
+    func recomputeLocalView(_ key: ObjectKey, server: ObjectSnapshot?, synced: Bool = false) throws -> ObjectSnapshot? {
+        try storeLocalView(key, server: server, queued: try queued(for: key).map(\.mutation), synced: synced)
+    }
+
+    /// Stores a pulled server state of an object with nothing queued, which is then also its
+    /// local view: what ``recomputeLocalView(_:server:synced:)`` does, without looking for queued
+    /// changes (the caller knows there are none) and, for an object not stored before
+    /// (`fresh`), without replacing index rows or a pending label it cannot have.
+    /// - Throws: The store's errors.
+    func storeUnqueued(_ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, synced: Bool) throws -> ObjectSnapshot? {
+        try storeLocalView(key, server: server, queued: [], fresh: fresh, synced: synced)
+    }
+
+    /// Stores an object's server state and its local view with `queued` (the object's queued
+    /// mutations, in order, as the caller has just read or written them) on top, pinned with the
+    /// sync label too when `synced`; without queued changes its pending label goes (a `fresh`
+    /// object, not stored before, has none). Returns the view.
+    /// - Throws: The store's errors.
+    func storeLocalView(
+        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool = false, synced: Bool = false
+    ) throws -> ObjectSnapshot? {
+        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
+        try put(
+            key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
+            synced: synced)
+        if queued.isEmpty, !fresh { try unpin(key, label: LocalStore.pendingLabel) }
+        return view
+    }
+}
+
+/// What a new live instance of a stored object starts from.
+struct RestoredState {
+    /// Its base: the server state (the local view when it holds no unsaved changes).
+    var base: ObjectSnapshot?
+    /// Changes made before the object was pinned and never saved.
+    var unsaved: [FieldUpdate]
+    /// An ACL set and never saved.
+    var acl: ACL?
+}
+
+extension LocalStore {
+    /// The state of a stored object's new live instance. A local view that differs from the
+    /// server state while nothing is queued holds changes made before the object was pinned and
+    /// never saved (as in Parse's local datastore: a pinned object keeps its unsaved changes):
+    /// they become the instance's unsaved changes again.
+    /// - Throws: `cache` when the offline queue cannot be read.
+    func restoredState(of row: LocalObjectRow, scope: String) throws(RooftopError) -> RestoredState {
+        guard !row.deleted, let local = row.local else { return RestoredState(base: nil, unsaved: [], acl: nil) }
+        // With changes queued, the local view is the server state plus those: nothing unsaved.
+        guard local != row.server, try queued(for: row.key, scope: scope).isEmpty else {
+            return RestoredState(base: local, unsaved: [], acl: nil)
+        }
+        let server = row.server
+        var updates: [FieldUpdate] = []
+        for (name, value) in local.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
+            updates.append(FieldUpdate(name, .set(value)))
+        }
+        for name in (server?.fields.keys.sorted() ?? []) where local.fields[name] == nil {
+            updates.append(FieldUpdate(name, .unset))
+        }
+        return RestoredState(base: server, unsaved: updates, acl: local.acl != server?.acl ? local.acl : nil)
+    }
+}
