@@ -215,6 +215,7 @@ struct ModelValueMappingTests {
         try expectOneMapping(try GeoPoint(latitude: 1, longitude: 2))
         try expectOneMapping(try Day("2026-11-27"))
         try expectOneMapping(try DecimalNumber("10.25"))
+        try expectOneMapping(try #require(Decimal(string: "-12.5", locale: Locale(identifier: "en_US_POSIX"))))
         try expectOneMapping(JSONValue.object(["k": .array([.int(1), .null])]))
         try expectOneMapping(Pointer(className: "C", objectId: "p1"))
         try expectOneMapping(Relation(className: "C", objectIds: ["b", "a"]))
@@ -235,6 +236,17 @@ struct ModelValueMappingTests {
         } throws: { error in
             "\(error)".contains("UInt64 has no field value")
         }
+    }
+
+    @Test("a Decimal saved in Foundation's own form (before models stored it as a decimal) still reads back")
+    func decimalInItsEarlierForm() throws {
+        let value = try #require(Decimal(string: "3.75", locale: Locale(identifier: "en_US_POSIX")))
+        let node = EncodingNode()
+        try value.encode(to: NodeEncoder(node: node, codingPath: []))
+        let earlier = try node.fieldValue(codingPath: [])
+        #expect(earlier != value.rooftopValue, "the earlier form is not a decimal")
+        let snapshot = ObjectSnapshot(className: "C", objectId: "o", fields: ["v": earlier])
+        #expect(try FieldDecoder.decode(Box<Decimal>.self, from: snapshot).v == value)
     }
 
     @Test("numbers read back only when exact, as the typed accessors read them")

@@ -31,6 +31,25 @@ struct QueryLocalTests {
         #expect(server.requestCount == 0)
     }
 
+    @Test("a live instance that reads differently from its stored view (a write it has not caught up with) is judged as it reads")
+    func liveInstanceLaggingBehindTheStore() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let note = client.object("Note", id: "n1")
+        note["text"] = "live"
+        try await note.saveEventually()
+        #expect(!note.hasUnsavedChanges)
+        // The store takes a view the live instance has not been given yet (as between a commit and
+        // its `committed` callback), same version.
+        var stored = try #require(try client.core.store.object(note.key, scope: client.core.scope)?.local)
+        stored.fields["text"] = "stored"
+        try client.core.store.write(scope: client.core.scope) { transaction in
+            try transaction.put(note.key, server: nil, local: stored, deleted: false)
+        }
+        let found = try await client.query("Note").fromLocalDatastore().where(Field("text") == "stored").find()
+        #expect(found.objects.allSatisfy { $0.string("text") == "stored" }, "every object found matches as it reads")
+    }
+
     @Test("objects deleted locally are not found")
     func deletedLocally() async throws {
         let (client, server) = try queryClient()

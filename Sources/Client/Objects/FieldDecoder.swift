@@ -1,3 +1,4 @@
+import Foundation
 import RooftopShared
 
 /// Decodes a `Codable` struct from an object's fields (see ``ModelValues`` for the mapping).
@@ -27,10 +28,11 @@ struct NodeDecoder: Decoder {
     /// anything else by its own `Decodable` conformance.
     static func value<T: Decodable>(_ type: T.Type, from node: DecodingNode, codingPath: [any CodingKey]) throws -> T {
         if ModelValues.isSpecial(type) {
-            guard let value = ModelValues.special(type, from: node) as? T else {
-                throw mismatch(type, node, codingPath)
-            }
-            return value
+            if let value = ModelValues.special(type, from: node) as? T { return value }
+            // A `Decimal` saved before models stored it as a `decimal`: Foundation's own
+            // `Codable` form, read back by it.
+            guard type == Decimal.self else { throw mismatch(type, node, codingPath) }
+            return try T(from: NodeDecoder(node: node, codingPath: codingPath))
         }
         if let scalar = try scalar(type, from: node, codingPath: codingPath) { return scalar }
         return try T(from: NodeDecoder(node: node, codingPath: codingPath))

@@ -24,6 +24,7 @@ enum ModelValues {
     /// element).
     static func isSpecial(_ type: Any.Type) -> Bool {
         type == Value.self || type == Date.self || type == Data.self || type == URL.self || type == Timestamp.self
+            || type == Decimal.self
             || type == BinaryValue.self || type == GeoPoint.self || type == Day.self || type == DecimalNumber.self
             || type == JSONValue.self || type == Pointer.self || type == Relation.self
     }

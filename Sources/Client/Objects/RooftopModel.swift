@@ -6,9 +6,10 @@ import RooftopShared
 /// read back as ``RooftopObject``'s typed accessors read them: `String`, `Bool`, integers up to
 /// `Int64` and `UInt32` (`int`; `UInt` and `UInt64` are refused, an `int` being 64-bit signed),
 /// `Double` and `Float` (`double`), `Date` (`date`), `Data` (`bytes`), arrays (`list`), nested
-/// `Codable` structs (`json`), and the field kinds themselves (`GeoPoint`, `Pointer`, `Day`,
-/// `DecimalNumber`, `Value`, ...). A number reads back only when exact (an `int` of 300 is no
-/// `Int8`). A `nil` optional is an absent field: saving the model unsets it. The built-in fields `objectId`, `createdAt` and `updatedAt` may be
+/// `Codable` structs (`json`), `Decimal` and the field kinds themselves (`GeoPoint`, `Pointer`,
+/// `Day`, `DecimalNumber`, `Value`, ...). An integer reads back only when exact (an `int` of 300
+/// is no `Int8`, a `double` of 2.5 no `Int`); a `Float` is the nearest to its `double`. A `nil`
+/// optional is an absent field: saving the model unsets it. The built-in fields `objectId`, `createdAt` and `updatedAt` may be
 /// declared to read them; they are never written.
 ///
 /// ```swift

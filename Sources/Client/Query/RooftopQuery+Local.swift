@@ -35,10 +35,12 @@ extension RooftopQuery {
         var final = query
         if edited.isEmpty {
             // The rows are the page, ordered and filtered (readers too) by SQL: without includes
-            // to look up, they are the result as they are.
-            if query.includes.isEmpty {
+            // to look up, and with every live instance reading as its stored view (one may lag
+            // behind a write just committed, or be edited since the edited rows were listed),
+            // they are the result as they are.
+            if query.includes.isEmpty, rows.allSatisfy(readsAsStored) {
                 return FetchResult(
-                    objects: rows.map(instance(reading:)), totalCount: totalCount, fromCache: true, included: [])
+                    objects: rows.map(core.instance(for:)), totalCount: totalCount, fromCache: true, included: [])
             }
             // Included again, not skipped a second time.
             final.offset = 0
@@ -51,11 +53,10 @@ extension RooftopQuery {
             objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)
     }
 
-    /// The live instance of a page's row, as ``evaluate(_:over:)`` makes it: an instance already
-    /// live reads as it does now (its base brought up to a newer stored view first).
-    private func instance(reading row: LocalObjectRow) -> RooftopObject {
-        _ = core.localState(of: row)
-        return core.instance(for: row)
+    /// Whether a stored row reads now as it is stored: it has no live instance, or its live
+    /// instance (its base brought up to a newer stored view first) reads as the stored view.
+    private func readsAsStored(_ row: LocalObjectRow) -> Bool {
+        core.registry.existing(row.key) == nil || core.localState(of: row) == row.local
     }
 
     /// The number of matches in the query's local source, counted by SQLite without reading the

@@ -1,3 +1,4 @@
+import GRDB
 import RooftopShared
 
 /// The local view's upkeep: an object's server state and the view the app reads (the server state
@@ -54,21 +55,34 @@ extension LocalStore {
     /// server state while nothing is queued holds changes made before the object was pinned and
     /// never saved (as in Parse's local datastore: a pinned object keeps its unsaved changes):
     /// they become the instance's unsaved changes again.
-    /// - Throws: `cache` when the offline queue cannot be read.
+    /// - Throws: `cache` when the object or the offline queue cannot be read.
     func restoredState(of row: LocalObjectRow, scope: String) throws(RooftopError) -> RestoredState {
         guard !row.deleted, let local = row.local else { return RestoredState(base: nil, unsaved: [], acl: nil) }
-        // With changes queued, the local view is the server state plus those: nothing unsaved.
-        guard local != row.server, try queued(for: row.key, scope: scope).isEmpty else {
-            return RestoredState(base: local, unsaved: [], acl: nil)
+        guard local != row.server else { return RestoredState(base: local, unsaved: [], acl: nil) }
+        // The row and whether changes are queued, read together: a change acknowledged since
+        // `row` was read would otherwise come back as unsaved, on a stale base.
+        let (current, queued) = try read { db in
+            let current = try StoreTransaction.object(row.key, scope: scope, db)
+            let queued = try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE scope = ? AND datastore = ? AND class_name = ?"
+                        + " AND object_id = ?)"),
+                arguments: [scope, row.key.datastore.rawValue, row.key.className, row.key.objectId])
+            return (current, queued ?? false)
         }
-        let server = row.server
+        // Gone meanwhile: the instance starts from what was read.
+        guard let current else { return RestoredState(base: local, unsaved: [], acl: nil) }
+        guard !current.deleted, let view = current.local else { return RestoredState(base: nil, unsaved: [], acl: nil) }
+        // With changes queued, the local view is the server state plus those: nothing unsaved.
+        guard view != current.server, !queued else { return RestoredState(base: view, unsaved: [], acl: nil) }
+        let server = current.server
         var updates: [FieldUpdate] = []
-        for (name, value) in local.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
+        for (name, value) in view.fields.sorted(by: { $0.key < $1.key }) where server?.fields[name] != value {
             updates.append(FieldUpdate(name, .set(value)))
         }
-        for name in (server?.fields.keys.sorted() ?? []) where local.fields[name] == nil {
+        for name in (server?.fields.keys.sorted() ?? []) where view.fields[name] == nil {
             updates.append(FieldUpdate(name, .unset))
         }
-        return RestoredState(base: server, unsaved: updates, acl: local.acl != server?.acl ? local.acl : nil)
+        return RestoredState(base: server, unsaved: updates, acl: view.acl != server?.acl ? view.acl : nil)
     }
 }
