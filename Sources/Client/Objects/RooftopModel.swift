@@ -2,7 +2,7 @@ import RooftopShared
 
 /// A `Codable` type stored as objects of a class: each stored property is a field.
 ///
-/// Properties map to field values as ``ValueConvertible`` maps Swift values everywhere else, and
+/// Properties map to field values as `ValueConvertible` maps Swift values everywhere else, and
 /// read back as ``RooftopObject``'s typed accessors read them: `String`, `Bool`, integers up to
 /// `Int64` and `UInt32` (`int`; `UInt` and `UInt64` are refused, an `int` being 64-bit signed),
 /// `Double` and `Float` (`double`), `Date` (`date`), `Data` (`bytes`), arrays (`list`), nested
