@@ -26,11 +26,17 @@ package struct SQLIndexLayout: Sendable {
     /// The condition that an `object_readers` row (`r`) is current, for a store that keeps
     /// readers' history (the server's `r.to_sequence IS NULL`); `nil` when every row is current.
     package var currentReader: String?
+    /// The column of `object_fields` and `object_elements` that is 1 for the rows in the value
+    /// indexes (partial indexes on `(field, sort_key)` and `(field, element_key)` of the rows where
+    /// it is 1: the fields a class's declared indexes name, or every field of a class that
+    /// declares none); `nil` when the value indexes hold every row.
+    package var valueFlag: String?
 
     /// A layout.
-    package init(source: String, columns: String, currentReader: String?) {
+    package init(source: String, columns: String, currentReader: String?, valueFlag: String? = nil) {
         self.source = source
         self.columns = columns
         self.currentReader = currentReader
+        self.valueFlag = valueFlag
     }
 }

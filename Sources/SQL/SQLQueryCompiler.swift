@@ -23,6 +23,11 @@ package struct SQLQueryCompiler: Sendable {
     package let layout: SQLIndexLayout
     /// The joins left to the planner in the query being compiled (``SQLDialect/plannedJoins``).
     private var joins: JoinBudget?
+    /// The fields of the query's class whose rows the store keeps in its value indexes (the rows
+    /// whose ``SQLIndexLayout/valueFlag`` is 1); `nil` (the default) when it keeps every field's.
+    /// Conditions on another field test each object's own rows. Ignored by a layout without a
+    /// flag, whose value indexes hold every row.
+    package var indexedFields: Set<String>?
 
     /// A compiler for `dialect` over `layout`.
     package init(dialect: SQLDialect, layout: SQLIndexLayout) {
@@ -214,14 +219,13 @@ package struct SQLQueryCompiler: Sendable {
                 SQLFragment(
                     "f.kind IN (?, ?)",
                     [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))]))
-            return joined([collection] + values.map { member(elementRows($0, field)) }, with: " AND ")
+            return joined([collection] + values.map { holds(elementTest($0, field)) }, with: " AND ")
         case .thisIn(let references):
             return SQLFragment("(") + thisIn(references) + SQLFragment(")")
         case .comparison, .in, .exists, .startsWith, .listContains, .near, .withinBox:
-            // Tests of one field's index rows: a key set, which `keys(of:)` gives for each of
-            // these except the ones that can match nothing (an `in` without values, a prefix
-            // past every key).
-            return keys(of: predicate).map(member) ?? SQLFragment("0 = 1")
+            // Tests of one field's rows, which `rowTest(of:)` gives for each of these except the
+            // ones that can match nothing (an `in` without values, a prefix past every key).
+            return rowTest(of: predicate).map(holds) ?? SQLFragment("0 = 1")
         }
     }
 
@@ -230,29 +234,57 @@ package struct SQLQueryCompiler: Sendable {
     static let maxUnionTerms = 64
 
     /// The `SELECT` of the keys of the objects a predicate holds for, when it is a test of one
-    /// field's index rows (or an `or` of such tests: their union, which lets the index find the
-    /// matches of each instead of testing every object of the class); `nil` for any other
+    /// value-indexed field's rows (or an `or` of such tests: their union, which lets the index find
+    /// the matches of each instead of testing every object of the class); `nil` for any other
     /// predicate, and for one that matches nothing.
     private func keys(of predicate: QueryPredicate) -> SQLFragment? {
+        if case .or(let operands) = predicate {
+            guard operands.count >= 2, operands.count <= SQLQueryCompiler.maxUnionTerms else { return nil }
+            var union: [SQLFragment] = []
+            for operand in operands {
+                // A nested `or` would be a union inside the union: left to the general form.
+                if case .or = operand { return nil }
+                guard let rows = keys(of: operand) else { return nil }
+                union.append(rows)
+            }
+            return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
+        }
+        guard let test = rowTest(of: predicate), isValueIndexed(test.field) else { return nil }
+        return keySet(test)
+    }
+
+    /// A test of one field's rows: which rows (the field's own, or its elements') and the
+    /// condition on them.
+    private struct RowTest {
+        /// `object_fields f` or `object_elements e`.
+        var elements = false
+        var field: String
+        var test: SQLFragment?
+    }
+
+    /// The test of one field's rows that `predicate` is; `nil` for any other predicate, and for
+    /// one that matches nothing (an `in` without values, a prefix past every key).
+    private func rowTest(of predicate: QueryPredicate) -> RowTest? {
         switch predicate {
         case .comparison(let field, let op, let value):
             guard op != .notEqual else { return nil }
-            return fieldRows(field, SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
+            return RowTest(field: field, test: SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
         case .in(let field, let values):
             guard !values.isEmpty else { return nil }
             let keys = Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
-            return fieldRows(field, SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.map { .blob($0) }))
+            return RowTest(
+                field: field, test: SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.map { .blob($0) }))
         case .exists(let field):
-            return fieldRows(field, nil)
+            return RowTest(field: field, test: nil)
         case .startsWith(let field, let prefix):
             // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
             // exactly when its key starts with the prefix's key without its terminator.
             var lower = Value.string(prefix).sortKey
             lower.removeLast(2)
             guard let upper = SQLQueryCompiler.successor(of: lower) else { return nil }
-            return fieldRows(field, SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
+            return RowTest(field: field, test: SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
         case .listContains(let field, let value):
-            return elementRows(value, field)
+            return elementTest(value, field)
         case .near(let field, let point, let maximum):
             var test = SQLFragment("f.latitude IS NOT NULL")
             if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
@@ -266,7 +298,7 @@ package struct SQLQueryCompiler: Sendable {
                     " AND " + distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
                     [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
-            return fieldRows(field, test)
+            return RowTest(field: field, test: test)
         case .withinBox(let field, let southwest, let northeast):
             var test = SQLFragment(
                 "f.latitude IS NOT NULL AND f.latitude >= ? AND f.latitude <= ?",
@@ -278,18 +310,8 @@ package struct SQLQueryCompiler: Sendable {
                 test = test + SQLFragment(
                     " AND (f.longitude >= ? OR f.longitude <= ?)", [.real(southwest.longitude), .real(northeast.longitude)])
             }
-            return fieldRows(field, test)
-        case .or(let operands):
-            guard operands.count >= 2, operands.count <= SQLQueryCompiler.maxUnionTerms else { return nil }
-            var union: [SQLFragment] = []
-            for operand in operands {
-                // A nested `or` would be a union inside the union: left to the general form.
-                if case .or = operand { return nil }
-                guard let rows = keys(of: operand) else { return nil }
-                union.append(rows)
-            }
-            return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
-        case .and, .not, .notIn, .notExists, .containsAll, .thisIn:
+            return RowTest(field: field, test: test)
+        case .or, .and, .not, .notIn, .notExists, .containsAll, .thisIn:
             return nil
         }
     }
@@ -339,25 +361,45 @@ package struct SQLQueryCompiler: Sendable {
         return alternatives.isEmpty ? SQLFragment("0 = 1") : joined(alternatives, with: " OR ")
     }
 
-    /// Whether the object has the field (meeting `test`). Written as an uncorrelated `IN` rather
-    /// than a correlated `EXISTS`, which means the same, so that the index on (field, sort_key)
-    /// finds the matching rows once instead of a lookup per object of the class.
+    /// Whether the object has the field (meeting `test`).
     private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
-        member(fieldRows(field, test))
+        holds(RowTest(field: field, test: test))
     }
 
-    /// The keys of the objects that have the field (meeting `test`).
-    private func fieldRows(_ field: String, _ test: SQLFragment?) -> SQLFragment {
-        var fragment = SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?", [.text(field)])
-        if let test { fragment = fragment + SQLFragment(" AND ") + test }
+    /// Whether the object has a row meeting `test`. For a value-indexed field, written as an
+    /// uncorrelated `IN` rather than a correlated `EXISTS`, which means the same, so that the
+    /// index on (field, key) finds the matching rows once instead of a lookup per object of the
+    /// class; for another field, as the `EXISTS` that looks up the object's own row.
+    private func holds(_ test: RowTest) -> SQLFragment {
+        guard !isValueIndexed(test.field) else { return member(keySet(test)) }
+        let rows =
+            test.elements
+            ? "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ?"
+            : "EXISTS (SELECT 1 FROM object_fields f WHERE f.object_key = o.key AND f.field = ?"
+        var fragment = SQLFragment(rows, [.text(test.field)])
+        if let condition = test.test { fragment = fragment + SQLFragment(" AND ") + condition }
+        return fragment + SQLFragment(")")
+    }
+
+    /// The `SELECT` of the keys of the objects with a row meeting `test`, by the value index.
+    private func keySet(_ test: RowTest) -> SQLFragment {
+        let flag = layout.valueFlag.map { " AND \(test.elements ? "e" : "f").\($0) = 1" } ?? ""
+        var fragment =
+            test.elements
+            ? SQLFragment("SELECT e.object_key FROM object_elements e WHERE e.field = ?\(flag)", [.text(test.field)])
+            : SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?\(flag)", [.text(test.field)])
+        if let condition = test.test { fragment = fragment + SQLFragment(" AND ") + condition }
         return fragment
     }
 
-    /// The keys of the objects whose list or relation field holds the value.
-    private func elementRows(_ value: Value, _ field: String) -> SQLFragment {
-        SQLFragment(
-            "SELECT e.object_key FROM object_elements e WHERE e.field = ? AND e.element_key = ?",
-            [.text(field), .blob(value.sortKey)])
+    /// The test of a list or relation field holding the value.
+    private func elementTest(_ value: Value, _ field: String) -> RowTest {
+        RowTest(elements: true, field: field, test: SQLFragment("e.element_key = ?", [.blob(value.sortKey)]))
+    }
+
+    /// Whether the store keeps `field`'s rows in its value indexes for the query's class.
+    private func isValueIndexed(_ field: String) -> Bool {
+        layout.valueFlag == nil || indexedFields?.contains(field) ?? true
     }
 
     /// `o.key IN (keys)`.

@@ -12,8 +12,9 @@ import RooftopShared
 /// let page = try runner.find(query, readers: ["*"], limit: 50)
 /// ```
 package struct SQLQueryRunner {
-    /// The compiler for the store's dialect and layout.
-    package let compiler: SQLQueryCompiler
+    /// The compiler for the store's dialect and layout (with the query's class's
+    /// ``SQLQueryCompiler/indexedFields``).
+    package var compiler: SQLQueryCompiler
     /// The condition on `objects o` that scopes every statement.
     package let scope: SQLFragment
     /// Fields of the query's class with values the index does not fully store.

@@ -63,6 +63,73 @@ struct LocalStoreMigrationTests {
         #expect(try store.labels(of: ObjectKey(datastore: .app, className: "Thing", objectId: "t2"), scope: "u1") == ["Fav"])
     }
 
+    @Test("a v7 store keeps its index through v8, whose value indexes hold only the fields a class's indexes name")
+    func fromV7() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v7-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v7: declared compound indexes")
+        let objects = [
+            ObjectSnapshot(
+                className: "Thing", objectId: "t1", datastore: .app, fields: ["size": 1, "name": "ann", "tags": ["x"]],
+                acl: nil, version: 1),
+            ObjectSnapshot(
+                className: "Thing", objectId: "t2", datastore: .app, fields: ["size": 2, "name": "bob", "tags": ["y"]],
+                acl: nil, version: 1),
+            ObjectSnapshot(className: "Other", objectId: "o1", datastore: .app, fields: ["name": "ann"], acl: nil, version: 1),
+        ]
+        try old.write { db in
+            for object in objects {
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, synced, local_is_server)
+                        VALUES ('u1', ?, ?, ?, ?, NULL, 0, 1, 1)
+                        """,
+                    arguments: [DatastoreID.app.rawValue, object.className, object.objectId, try object.encodedDocument()])
+                try StoreTransaction.index(
+                    objectKey: db.lastInsertedRowID, local: object, replacing: false, declared: false, db)
+            }
+            try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'size')")
+            try StoreTransaction.indexEntries(where: "1 = 1", [], db)
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let flags = try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.class_name || '.' || f.field AS field, f.by_value FROM object_fields f
+                    JOIN objects o ON o.key = f.object_key WHERE o.object_id IN ('t1', 'o1')
+                    UNION ALL SELECT 'Thing.tags[]', by_value FROM object_elements ORDER BY 1
+                    """
+            ).map { "\($0["field"] as String)=\($0["by_value"] as Int)" }
+        }
+        #expect(
+            flags == [
+                "Other.name=1", "Other.objectId=1", "Thing.name=0", "Thing.objectId=0", "Thing.size=1", "Thing.tags=0",
+                "Thing.tags[]=0", "Thing.tags[]=0",
+            ])
+        func ids(_ predicate: QueryPredicate, _ className: String = "Thing") throws -> [String] {
+            try store.find(
+                Query(className: className, predicate: predicate), scope: "u1", datastore: .app, pinnedWith: nil,
+                readers: nil, excluding: []
+            ).rows.map(\.key.objectId).sorted()
+        }
+        #expect(try ids(.comparison(field: "size", op: .greaterOrEqual, value: 1)) == ["t1", "t2"])
+        #expect(try ids(.comparison(field: "name", op: .equal, value: "bob")) == ["t2"], "a field not named, object by object")
+        #expect(try ids(.listContains(field: "tags", value: "x")) == ["t1"])
+        #expect(try ids(.startsWith(field: "name", prefix: "a"), "Other") == ["o1"])
+        // Declaring another index puts its field in the value index, for the objects stored.
+        try store.declareIndexes([["size"], ["tags"]], of: "Thing")
+        let tags = try store.read { db in
+            try Int.fetchAll(db, sql: "SELECT by_value FROM object_elements UNION ALL SELECT by_value FROM object_fields WHERE field = 'tags'")
+        }
+        #expect(tags == [1, 1, 1, 1])
+        #expect(try ids(.listContains(field: "tags", value: "y")) == ["t2"])
+    }
+
     @Test("a v5 store keeps its sync labels and local views through v6, which stores them in the object rows")
     func fromV5() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v5-\(UUID().uuidString).sqlite").path

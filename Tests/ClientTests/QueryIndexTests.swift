@@ -13,15 +13,17 @@ import RooftopTestSupport
 /// suites running beside it need the other one (their waits have real deadlines).
 @Suite("Local queries in SQL", .serialized, .timeLimit(.minutes(2)))
 struct QueryIndexTests {
-    /// Seeds 4 and 5 declare compound indexes: some before the objects are stored (kept by each
+    /// Seeds 4 to 6 declare compound indexes: some before the objects are stored (kept by each
     /// write), some after (built from what is stored), one dropped half-way; their entries must
-    /// stay what the field index holds.
-    @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...5)
+    /// stay what the field index holds. Seed 6 names only `a` and `b`, then only `c`: conditions on
+    /// the other fields test each object's rows, not the value index.
+    @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...6)
     func differential(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let (client, server) = try queryClient()
         server.isOnline = false
         let declares = seed > 3
+        let narrow = seed == 6
         let store = client.core.store
         if declares { try store.declareIndexes([["a", "b"]], of: "Thing") }
         // Objects are stored offline: queued, with their local views indexed. Their ACLs vary,
@@ -52,10 +54,11 @@ struct QueryIndexTests {
             try await object.deleteEventually()
         }
 
-        if declares {
+        if declares && !narrow {
             try store.declareIndexes([["a", "b"], ["b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
             try expectEntriesCurrent(store, "after declaring")
         }
+        if declares { try expectValueFlagsCurrent(store, "after declaring") }
 
         let orders: [[QueryOrder]] = [
             [QueryOrder("objectId")], [QueryOrder("a")], [QueryOrder("b", descending: true)],
@@ -67,8 +70,9 @@ struct QueryIndexTests {
                 for object in objects where !object.isDeleted { try await object.saveEventually() }
             }
             if declares, round == 100 {
-                try store.declareIndexes([["a", "b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
+                try store.declareIndexes(narrow ? [["c"]] : [["a", "b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
                 try expectEntriesCurrent(store, "after dropping an index")
+                try expectValueFlagsCurrent(store, "after dropping an index")
             }
             if round == 40 {
                 // Written while the flags are kept: each write sets its object's flag.
@@ -93,8 +97,35 @@ struct QueryIndexTests {
             #expect(local.totalCount == expected.totalCount)
             #expect(try await client.query(query).fromLocalDatastore().count() == expected.totalCount)
         }
-        if declares { try expectEntriesCurrent(store, "at the end") }
+        if declares {
+            try expectEntriesCurrent(store, "at the end")
+            try expectValueFlagsCurrent(store, "at the end")
+        }
         await client.shutdown()
+    }
+
+    /// Every field row and element row is in the value indexes exactly when its class declares
+    /// no index or one that names its field.
+    private func expectValueFlagsCurrent(_ store: LocalStore, _ moment: String) throws {
+        let (wrong, valueIndexed, byObject) = try store.read { db in
+            var wrong = 0
+            for table in ["object_fields", "object_elements"] {
+                wrong += try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM \(table) t JOIN objects o ON o.key = t.object_key
+                        WHERE t.by_value != (NOT EXISTS (SELECT 1 FROM class_indexes d WHERE d.class_name = o.class_name)
+                            OR EXISTS (SELECT 1 FROM class_indexes d WHERE d.class_name = o.class_name
+                                AND t.field IN (d.field1, d.field2, d.field3, d.field4)))
+                        """) ?? -1
+            }
+            return (
+                wrong,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM object_fields WHERE by_value = 1") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM object_fields WHERE by_value = 0") ?? 0)
+        }
+        #expect(wrong == 0, "\(moment): every row's value flag follows its class's declared indexes")
+        #expect(valueIndexed > 0 && byObject > 0, "\(moment): some fields are in the value index, some are not")
     }
 
     /// The declared indexes' entries are those computed again from the field index and flags.
@@ -250,8 +281,12 @@ extension SeededGenerator {
 
     mutating func condition() -> QueryPredicate {
         let field = ["a", "b", "c"][Int(next() % 3)]
-        if next() % 5 == 0 {
-            return .in(field: field, values: (0..<Int(next() % 3 + 1)).map { _ in value() })
+        switch next() % 10 {
+        case 0, 1: return .in(field: field, values: (0..<Int(next() % 3 + 1)).map { _ in value() })
+        case 2: return .exists(field: field)
+        case 3: return .startsWith(field: field, prefix: ["", "a", "x"][Int(next() % 3)])
+        case 4: return .listContains(field: field, value: .int(Int64(next() % 3)))
+        default: break
         }
         let ops: [QueryPredicate.ComparisonOperator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual]
         return .comparison(field: field, op: ops[Int(next() % 6)], value: value())

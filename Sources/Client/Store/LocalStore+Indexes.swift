@@ -5,11 +5,13 @@ import RooftopShared
 /// The compound indexes classes declare (``ClassSettings/indexes``), kept in the local store for
 /// every scope and datastore holding the class (``SQLCompoundIndex``): learned from the server's
 /// class settings when a pull brings objects of the class, built from the stored objects then,
-/// and kept by every write after.
+/// and kept by every write after. The fields they name are the class's only fields in the value
+/// indexes (``StoreTransaction/valueIndexedFields(of:_:)``).
 extension LocalStore {
     /// Makes `indexes` the declared indexes of `className`: builds the entries of those not kept
     /// yet (from every stored object of the class, in one write) and drops those of indexes no
-    /// longer declared. Nothing is written when they are the ones kept. Indexes are validated
+    /// longer declared, and sets which fields' rows the value indexes hold. Nothing is written when
+    /// they are the ones kept. Indexes are validated
     /// first (``ClassSettings/validateIndexes(_:)``).
     /// - Returns: Whether anything changed.
     /// - Throws: `illegalArgument` for invalid indexes; `cache` when the store cannot be written.
@@ -40,6 +42,7 @@ extension LocalStore {
                     arguments: StatementArguments([className] + padded))
                 try StoreTransaction.indexEntries(where: "d.id = ?", [db.lastInsertedRowID], db)
             }
+            try StoreTransaction.flagValueIndexed(of: className, db)
             return true
         }
     }

@@ -14,7 +14,7 @@ extension LocalStore {
     static let queryLayout = SQLIndexLayout(
         source: "objects o",
         columns: "o.datastore, o.class_name, o.object_id, o.server, o.local, o.local_is_server, o.deleted",
-        currentReader: nil)
+        currentReader: nil, valueFlag: "by_value")
     /// The compiler for it (SQLite, with the `rooftop_distance` function the store registers).
     static let queryCompiler = SQLQueryCompiler(dialect: .sqlite, layout: queryLayout)
 
@@ -100,6 +100,7 @@ extension LocalStore {
             })
         runner.indexes = try LocalStore.compoundIndexes(
             scope: scope, datastore: datastore, className: query.className, db)
+        runner.compiler.indexedFields = try StoreTransaction.valueIndexedFields(of: query.className, db)
         // A partition's entries are the datastore's live objects of the class, with their
         // readable flags: a count needs nothing else unless it is narrowed to a pin's objects or
         // tests readers without the flags. The objects left out (few: those with unsaved

@@ -2,7 +2,7 @@ import GRDB
 
 extension LocalStoreMigrations {
     /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
-    /// datastore (``SQLCompoundIndex``).
+    /// datastore (``SQLCompoundIndex``); v8: the value indexes hold only the fields they name.
     static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v7: declared compound indexes") { db in
             // `class_indexes`: the indexes each class declares (unused fields ''), learned from
@@ -57,6 +57,24 @@ extension LocalStoreMigrations {
                 WHEN old.readable != new.readable BEGIN
                     UPDATE index_entries SET readable = new.readable WHERE object_key = new.key;
                 END;
+                """)
+        }
+        migrator.registerMigration("v8: value indexes of the fields declared indexes name") { db in
+            // Every field's rows were in the value indexes on (field, key): at a million objects
+            // each is a write into an index far larger than the cache, for every object stored.
+            // A class that declares indexes now keeps only the fields they name there.
+            try db.execute(sql: """
+                ALTER TABLE object_fields ADD COLUMN by_value INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE object_elements ADD COLUMN by_value INTEGER NOT NULL DEFAULT 1;
+                DROP INDEX object_fields_by_value;
+                DROP INDEX object_elements_by_value;
+                """)
+            for className in try String.fetchAll(db, sql: "SELECT DISTINCT class_name FROM class_indexes") {
+                try StoreTransaction.flagValueIndexed(of: className, db)
+            }
+            try db.execute(sql: """
+                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key) WHERE by_value = 1;
+                CREATE INDEX object_elements_by_value ON object_elements(field, element_key) WHERE by_value = 1;
                 """)
         }
     }

@@ -41,8 +41,8 @@ extension StoreTransaction {
     }
 
     /// Writes the index rows of the object with row key `objectKey` for its local view `local`.
-    /// - Parameter declared: Writes the entries of declared indexes too (`false` only for
-    ///   migrations older than those indexes).
+    /// - Parameter declared: Writes the entries of declared indexes and the rows' value flags too
+    ///   (`false` only for migrations older than those).
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, _ db: Database
     ) throws {
@@ -54,25 +54,101 @@ extension StoreTransaction {
         guard let local else { return }
         let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
+        guard declared else {
+            try insertRows(objectKey: objectKey, rows, incomplete: incomplete, acl: local.acl, db)
+            return
+        }
+        let indexed = try valueIndexedFields(of: local.className, db)
         let field = try db.cachedStatement(
             sql: """
-                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete, by_value)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         let element = try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)")
+            sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key, by_value) VALUES (?, ?, ?, ?)")
         for row in rows.added {
+            let byValue = indexed?.contains(row.field) ?? true
             try field.execute(arguments: [
                 objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
-                incomplete.contains(row.field) ? 0 : 1,
+                incomplete.contains(row.field) ? 0 : 1, byValue,
             ])
-            for key in row.elements { try element.execute(arguments: [objectKey, row.field, Data(key)]) }
+            for key in row.elements { try element.execute(arguments: [objectKey, row.field, Data(key), byValue]) }
         }
+        try insertReaders(objectKey: objectKey, acl: local.acl, db)
+        try indexEntries(where: "o.key = ?", [objectKey], db)
+    }
+
+    /// Writes an object's rows as the schema before value flags had them (the migration that
+    /// builds the first index).
+    private static func insertRows(
+        objectKey: Int64, _ rows: SQLIndexRows.Change, incomplete: Set<String>, acl: ACL?, _ db: Database
+    ) throws {
+        for row in rows.added {
+            try db.execute(
+                sql: """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
+                    incomplete.contains(row.field) ? 0 : 1,
+                ])
+            for key in row.elements {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)",
+                    arguments: [objectKey, row.field, Data(key)])
+            }
+        }
+        try insertReaders(objectKey: objectKey, acl: acl, db)
+    }
+
+    private static func insertReaders(objectKey: Int64, acl: ACL?, _ db: Database) throws {
         let reader = try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)")
-        for principal in SQLIndexRows.readers(of: local.acl) {
+        for principal in SQLIndexRows.readers(of: acl) {
             try reader.execute(arguments: [objectKey, principal])
         }
-        if declared { try indexEntries(where: "o.key = ?", [objectKey], db) }
+    }
+
+    /// The fields of `className` whose rows are in the value indexes: those its declared indexes
+    /// name, or `nil` (every field) when it declares none. A class with a million objects declares
+    /// the indexes its queries need, and each field kept by value is a write into a large index
+    /// for every object stored (three quarters of an initial sync's time when every field was);
+    /// conditions on the other fields look up each object's own row.
+    static func valueIndexedFields(of className: String, _ db: Database) throws -> Set<String>? {
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT field1, field2, field3, field4 FROM class_indexes WHERE class_name = ?"),
+            arguments: [className])
+        var fields: Set<String>?
+        while let row = try rows.next() {
+            for column in 0..<4 {
+                let field: String = row[column]
+                if !field.isEmpty { fields = (fields ?? []).union([field]) }
+            }
+            if fields == nil { fields = [] }
+        }
+        return fields
+    }
+
+    /// Sets the value flags of the rows of `className`'s objects to what its declared indexes
+    /// name now (``valueIndexedFields(of:_:)``), touching only the rows whose flag changes.
+    static func flagValueIndexed(of className: String, _ db: Database) throws {
+        let indexed = try valueIndexedFields(of: className, db)
+        // Every field when the class declares nothing; else the fields named.
+        var flag = "1"
+        var names: [String] = []
+        if let indexed {
+            let list = SQLTextSet.list(indexed, dialect: .sqlite)
+            flag = indexed.isEmpty ? "0" : "(field IN (\(list.sql)))"
+            names = list.arguments
+        }
+        for table in ["object_fields", "object_elements"] {
+            try db.execute(
+                sql: """
+                    UPDATE \(table) SET by_value = \(flag)
+                    WHERE object_key IN (SELECT key FROM objects WHERE class_name = ?) AND by_value != \(flag)
+                    """,
+                arguments: StatementArguments(names + [className] + names))
+        }
     }
 
     /// The tables of an object's index rows, keyed by `object_key`.
