@@ -30,6 +30,8 @@ struct BenchmarkSettings: Sendable, Codable {
     var pageSize: Int
     /// The data set's seed (`--seed`).
     var seed: UInt64
+    /// The class's declared indexes (`--indexes`).
+    var indexes: [[String]]
 }
 
 /// One run: the users, their clients, the shared datastore, the data set, and the figures of
@@ -130,12 +132,12 @@ final class Benchmark {
     }
 
     /// Not timed: the class's merge rule (`sum` adds concurrent increments), its declared indexes
-    /// (those of the raw SQLite table the local queries are compared with: `(category, score)`
-    /// and `score`), and a shareable datastore owned by client 0 where every other client is an
+    /// (`--indexes`; by default `(category, score)` and `score`, as the raw SQLite table the local
+    /// queries are compared with, which also has `latitude` and the tags), and a shareable datastore owned by client 0 where every other client is an
     /// editor.
     func prepareDatastore() async throws {
         let settingsBody = ClassSettings(
-            className: Dataset.className, mergeRules: ["sum": .sum], indexes: [["category", "score"], ["score"]])
+            className: Dataset.className, mergeRules: ["sum": .sum], indexes: settings.indexes)
         _ = try await anonymous.call(
             .PUT, "/v1/classes/\(Dataset.className)", body: settingsBody, admin: true, as: ClassSettings.self)
         datastore = try await clients[0].call(

@@ -74,7 +74,8 @@ struct Report: Codable, Sendable {
             "rooftop-benchmark: \(mode), \(buildConfiguration) build; objects \(s.objects), batch \(s.batch),"
                 + " clients \(s.clients), fields/object \(s.fieldsPerObject), list size \(s.listSize),"
                 + " text \(s.textLength) letters,"
-                + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed)")
+                + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed),"
+                + " indexes \(s.indexes.map { $0.joined(separator: ",") }.joined(separator: ";"))")
         lines.append(memoryScope)
         let header = [
             pad("phase", 25, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RooftopShared
 
 /// `rooftop-benchmark`: starts the reference server, drives it over HTTPS with several signed-up
 /// clients, and prints figures: push and pull throughput, query and count latencies, memory and
@@ -37,6 +38,12 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
 
     @Option(help: "Elements of each object's list field.")
     var listSize = 8
+
+    @Option(
+        help:
+            "The class's declared indexes, `;` between indexes and `,` between fields (their fields are the only ones in the value indexes)."
+    )
+    var indexes = "category,score;score"
 
     @Option(help: "Live WebSocket subscribers of the `live notify` phase (0: skip it).")
     var subscribers = 1000
@@ -92,9 +99,19 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
         guard (1...8).contains(servers) else { throw ValidationError("--servers must be 1-8") }
+        do {
+            try ClassSettings.validateIndexes(declaredIndexes)
+        } catch {
+            throw ValidationError("--indexes: \(error.message)")
+        }
         if servers > 1, serverBinary == nil || !(storage?.hasPrefix("postgres") ?? false) {
             throw ValidationError("--servers above 1 needs --server-binary and a postgres:// --storage")
         }
+    }
+
+    /// `--indexes` as lists of fields.
+    var declaredIndexes: [[String]] {
+        indexes.split(separator: ";").map { $0.split(separator: ",").map(String.init) }
     }
 
     /// The storage URL the servers get: `--storage`, with a fresh schema for PostgreSQL.
@@ -113,7 +130,8 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         let settings = BenchmarkSettings(
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
             textLength: textLength, subscribers: subscribers, liveWrites: liveWrites,
-            updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed)
+            updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed,
+            indexes: declaredIndexes)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)
         var generator = SystemRandomNumberGenerator()
