@@ -212,6 +212,8 @@ let package = Package(
                 "Rooftop",
                 "RooftopTestSupport",
                 "RooftopShared",
+                "RooftopSQL",
+                "RooftopSQLite",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import RooftopSQL
+import RooftopSQLite
 import RooftopShared
 import Testing
 
@@ -221,6 +223,48 @@ struct QueryIndexTests {
         objects.removeAll()
         try await check("after uncaching")
         await client.shutdown()
+    }
+
+    @Test("a condition on a field in the value index reads the index; on another field, each object's own row")
+    func valueIndexPlans() throws {
+        let store = try LocalStore(.inMemory)
+        defer { store.close() }
+        try store.declareIndexes([["a"]], of: "Thing")
+        try store.write(scope: "") { transaction in
+            for index in 0..<50 {
+                let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")
+                let object = ObjectSnapshot(
+                    className: "Thing", objectId: key.objectId, datastore: .app,
+                    fields: ["a": .int(Int64(index)), "b": .int(Int64(index)), "c": .list([.int(Int64(index))])],
+                    acl: nil, version: 1)
+                try transaction.put(key, server: object, local: object, deleted: false, fresh: true)
+            }
+        }
+        func plan(_ predicate: QueryPredicate) throws -> String {
+            var compiler = LocalStore.queryCompiler
+            compiler.indexedFields = ["a"]
+            let query = Query(className: "Thing", predicate: predicate)
+            let select = compiler.select(
+                query, scope: SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)]),
+                readers: nil, limit: 10)
+            return try store.read { db in
+                try Row.fetchAll(
+                    db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: RooftopSQLite.arguments(select.arguments)
+                ).map { $0["detail"] as String }.joined(separator: "\n")
+            }
+        }
+        let indexed = try plan(.comparison(field: "a", op: .equal, value: 3))
+        #expect(indexed.contains("USING INDEX object_fields_by_value"), "\(indexed)")
+        for (predicate, readsIndex) in [
+            (QueryPredicate.comparison(field: "b", op: .equal, value: 3), false),
+            (.listContains(field: "c", value: 3), false),
+            (.or([.comparison(field: "a", op: .equal, value: 3), .comparison(field: "b", op: .equal, value: 3)]), true),
+        ] {
+            let other = try plan(predicate)
+            // Never a walk of every field row or element row.
+            #expect(!other.contains("SCAN f") && !other.contains("SCAN e"), "\(predicate): \(other)")
+            #expect(other.contains("_by_value") == readsIndex, "\(predicate): \(other)")
+        }
     }
 
     @Test("index rows follow saves, deletions and uncaching")

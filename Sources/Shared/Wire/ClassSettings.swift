@@ -15,7 +15,9 @@ public struct ClassSettings: Sendable, Hashable, Codable {
     /// they pull objects of the class and keep them in their local datastore: a local query whose
     /// equality conditions name an index's leading fields and whose order is its next field reads
     /// the index in order instead of sorting every match (`category = ? order by score desc`
-    /// with `["category", "score"]`). Default: none.
+    /// with `["category", "score"]`). The fields they name are the only ones the local datastore
+    /// keeps in its value indexes: a condition on another field looks up each object's own value
+    /// (every field is value-indexed in a class that declares none). Default: none.
     public var indexes: [[String]]
 
     /// The most indexes a class may declare.
