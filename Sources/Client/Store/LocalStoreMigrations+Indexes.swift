@@ -72,9 +72,12 @@ extension LocalStoreMigrations {
             for className in try String.fetchAll(db, sql: "SELECT DISTINCT class_name FROM class_indexes") {
                 try StoreTransaction.flagValueIndexed(of: className, db)
             }
+            // The flag is a column of the indexes too: SQLite 3.40 does not see that an index
+            // whose rows all have `by_value = 1` answers that term, and would read each row of the
+            // table to test it (a prefix matching half of 100,000 objects took 2.6 times as long).
             try db.execute(sql: """
-                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key) WHERE by_value = 1;
-                CREATE INDEX object_elements_by_value ON object_elements(field, element_key) WHERE by_value = 1;
+                CREATE INDEX object_fields_by_value ON object_fields(field, sort_key, by_value) WHERE by_value = 1;
+                CREATE INDEX object_elements_by_value ON object_elements(field, element_key, by_value) WHERE by_value = 1;
                 """)
         }
     }
