@@ -54,59 +54,36 @@ extension StoreTransaction {
         guard let local else { return }
         let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
-        guard declared else {
-            try insertRows(objectKey: objectKey, rows, incomplete: incomplete, acl: local.acl, db)
-            return
-        }
-        let indexed = try valueIndexedFields(of: local.className, db)
+        // Before v8 (the migration that builds the first index) rows have no value flag.
+        let indexed = declared ? try valueIndexedFields(of: local.className, db) : nil
+        let flag = declared ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
         let field = try db.cachedStatement(
             sql: """
-                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete, by_value)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete\(flag.column))
+                VALUES (?, ?, ?, ?, ?, ?, ?\(flag.placeholder))
                 """)
         let element = try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key, by_value) VALUES (?, ?, ?, ?)")
+            sql: """
+                INSERT OR IGNORE INTO object_elements (object_key, field, element_key\(flag.column))
+                VALUES (?, ?, ?\(flag.placeholder))
+                """)
         for row in rows.added {
-            let byValue = indexed?.contains(row.field) ?? true
-            try field.execute(arguments: [
-                objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
-                incomplete.contains(row.field) ? 0 : 1, byValue,
-            ])
-            for key in row.elements { try element.execute(arguments: [objectKey, row.field, Data(key), byValue]) }
-        }
-        try insertReaders(objectKey: objectKey, acl: local.acl, db)
-        try indexEntries(where: "o.key = ?", [objectKey], db)
-    }
-
-    /// Writes an object's rows as the schema before value flags had them (the migration that
-    /// builds the first index).
-    private static func insertRows(
-        objectKey: Int64, _ rows: SQLIndexRows.Change, incomplete: Set<String>, acl: ACL?, _ db: Database
-    ) throws {
-        for row in rows.added {
-            try db.execute(
-                sql: """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
-                    incomplete.contains(row.field) ? 0 : 1,
-                ])
+            let byValue: [(any DatabaseValueConvertible)?] = declared ? [indexed?.contains(row.field) ?? true] : []
+            try field.execute(
+                arguments: StatementArguments(
+                    [
+                        objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
+                        incomplete.contains(row.field) ? 0 : 1,
+                    ] + byValue))
             for key in row.elements {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)",
-                    arguments: [objectKey, row.field, Data(key)])
+                try element.execute(arguments: StatementArguments([objectKey, row.field, Data(key)] + byValue))
             }
         }
-        try insertReaders(objectKey: objectKey, acl: acl, db)
-    }
-
-    private static func insertReaders(objectKey: Int64, acl: ACL?, _ db: Database) throws {
         let reader = try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)")
-        for principal in SQLIndexRows.readers(of: acl) {
+        for principal in SQLIndexRows.readers(of: local.acl) {
             try reader.execute(arguments: [objectKey, principal])
         }
+        if declared { try indexEntries(where: "o.key = ?", [objectKey], db) }
     }
 
     /// The fields of `className` whose rows are in the value indexes: those its declared indexes
@@ -120,11 +97,8 @@ extension StoreTransaction {
             arguments: [className])
         var fields: Set<String>?
         while let row = try rows.next() {
-            for column in 0..<4 {
-                let field: String = row[column]
-                if !field.isEmpty { fields = (fields ?? []).union([field]) }
-            }
-            if fields == nil { fields = [] }
+            let named: [String] = (0..<4).map { row[$0] }
+            fields = (fields ?? []).union(named.filter { !$0.isEmpty })
         }
         return fields
     }
