@@ -65,7 +65,11 @@ let package = Package(
         // What the client's local store and the server's SQLite storage share on top of GRDB.
         .target(
             name: "RooftopSQLite",
-            dependencies: ["RooftopShared", "RooftopSQL", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "RooftopShared", "RooftopSQL", .product(name: "GRDB", package: "GRDB.swift"),
+                // The C API, for statements bound without GRDB's boxing (`DirectStatement`).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             path: "Sources/SQLite",
             swiftSettings: swiftSettings
         ),

@@ -43,6 +43,7 @@ extension LocalStore {
                 try StoreTransaction.indexEntries(where: "d.id = ?", [db.lastInsertedRowID], db)
             }
             try StoreTransaction.flagValueIndexed(of: className, db)
+            transaction.forgetValueIndexedFields()
             return true
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RooftopSQL
+import RooftopSQLite
 import RooftopShared
 
 /// The local index, in the layout the server's storage has too (``SQLIndexLayout``): for every
@@ -16,7 +17,24 @@ extension StoreTransaction {
     /// Replaces an object's index rows with those of its local view (none when `nil`).
     func indexFields(_ key: ObjectKey, local: ObjectSnapshot?) throws {
         guard let objectKey = try StoreTransaction.objectKey(key, scope: scope, db) else { return }
-        try StoreTransaction.index(objectKey: objectKey, local: local, replacing: true, db)
+        try StoreTransaction.index(
+            objectKey: objectKey, local: local, replacing: true, indexed: try local.map { try valueIndexedFields(of: $0.className) },
+            db)
+    }
+
+    /// The fields of `className` in the value indexes (``valueIndexedFields(of:_:)``), read once
+    /// per transaction: a pulled page writes hundreds of objects of one class. Declarations change
+    /// in transactions of their own (``LocalStore/declareIndexes(_:of:)``), which forget them.
+    func valueIndexedFields(of className: String) throws -> Set<String>? {
+        if let known = indexedFieldsRead[className] { return known }
+        let fields = try StoreTransaction.valueIndexedFields(of: className, db)
+        indexedFieldsRead[className] = .some(fields)
+        return fields
+    }
+
+    /// Forgets the value-indexed fields read so far (after a declaration changed them).
+    func forgetValueIndexedFields() {
+        indexedFieldsRead = [:]
     }
 
     /// Removes the index rows of a datastore's objects (before the objects go).
@@ -40,50 +58,74 @@ extension StoreTransaction {
         }
     }
 
-    /// Writes the index rows of the object with row key `objectKey` for its local view `local`.
-    /// - Parameter declared: Writes the entries of declared indexes and the rows' value flags too
-    ///   (`false` only for migrations older than those).
+    /// Writes the index rows of the object with row key `objectKey` for its local view `local`,
+    /// through statements bound directly (``DirectStatement``): an initial sync runs them for
+    /// every field of every object.
+    /// - Parameters:
+    ///   - indexed: The fields of the object's class in the value indexes, when the caller has
+    ///     read them (``valueIndexedFields(of:)``); read here otherwise.
+    ///   - declared: Writes the entries of declared indexes and the rows' value flags too
+    ///     (`false` only for migrations older than those).
     static func index(
-        objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, _ db: Database
+        objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
+        _ db: Database
     ) throws {
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
-                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?").execute(arguments: [objectKey])
+                try DirectStatement(db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?"))
+                    .execute { $0.bind(objectKey) }
             }
         }
         guard let local else { return }
         let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
         // Before v8 (the migration that builds the first index) rows have no value flag.
-        let indexed = declared ? try valueIndexedFields(of: local.className, db) : nil
+        let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
         let flag = declared ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
-        let field = try db.cachedStatement(
-            sql: """
-                INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete\(flag.column))
-                VALUES (?, ?, ?, ?, ?, ?, ?\(flag.placeholder))
-                """)
-        let element = try db.cachedStatement(
-            sql: """
-                INSERT OR IGNORE INTO object_elements (object_key, field, element_key\(flag.column))
-                VALUES (?, ?, ?\(flag.placeholder))
-                """)
+        let field = DirectStatement(
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, complete\(flag.column))
+                    VALUES (?, ?, ?, ?, ?, ?, ?\(flag.placeholder))
+                    """))
+        let element = DirectStatement(
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO object_elements (object_key, field, element_key\(flag.column))
+                    VALUES (?, ?, ?\(flag.placeholder))
+                    """))
         for row in rows.added {
-            let byValue: [(any DatabaseValueConvertible)?] = declared ? [indexed?.contains(row.field) ?? true] : []
-            try field.execute(
-                arguments: StatementArguments(
-                    [
-                        objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude,
-                        incomplete.contains(row.field) ? 0 : 1,
-                    ] + byValue))
+            let byValue = valueIndexed?.contains(row.field) ?? true
+            try field.execute { values in
+                values.bind(objectKey)
+                values.bind(row.field)
+                values.bind(row.kind)
+                values.bind(row.sortKey)
+                values.bind(row.latitude)
+                values.bind(row.longitude)
+                values.bind(!incomplete.contains(row.field))
+                if declared { values.bind(byValue) }
+            }
             for key in row.elements {
-                try element.execute(arguments: StatementArguments([objectKey, row.field, Data(key)] + byValue))
+                try element.execute { values in
+                    values.bind(objectKey)
+                    values.bind(row.field)
+                    values.bind(key)
+                    if declared { values.bind(byValue) }
+                }
             }
         }
-        let reader = try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)")
+        let reader = DirectStatement(
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
         for principal in SQLIndexRows.readers(of: local.acl) {
-            try reader.execute(arguments: [objectKey, principal])
+            try reader.execute { values in
+                values.bind(objectKey)
+                values.bind(principal)
+            }
         }
-        if declared { try indexEntries(where: "o.key = ?", [objectKey], db) }
+        if declared {
+            try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
+        }
     }
 
     /// The fields of `className` whose rows are in the value indexes: those its declared indexes
@@ -131,19 +173,22 @@ extension StoreTransaction {
     /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
     /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows.
     static func indexEntries(where condition: String, _ arguments: StatementArguments, _ db: Database) throws {
+        try db.cachedStatement(sql: indexEntriesSQL(where: condition)).execute(arguments: arguments)
+    }
+
+    /// The statement of ``indexEntries(where:_:_:)``.
+    private static func indexEntriesSQL(where condition: String) -> String {
         let key = { (field: String) in
             "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
         }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
-                SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
-                FROM objects o
-                JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
-                JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
-                WHERE \(condition) AND o.deleted = 0
-                """
-        ).execute(arguments: arguments)
+        return """
+            INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
+            SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
+            FROM objects o
+            JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
+            JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
+            WHERE \(condition) AND o.deleted = 0
+            """
     }
 
     /// Builds the index of every stored object (the migration that adds it, before declared indexes).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQLite
 import RooftopShared
 
 /// The operations of one local-store write transaction, over one scope. It records what it
@@ -10,6 +11,8 @@ final class StoreTransaction {
     private(set) var change = StoreChange()
     /// The scope's kept readers (``LocalStore/flagReaders(scope:_:)``), once read.
     private var keptReadersRead: Set<String>??
+    /// The value-indexed fields of the classes written (``valueIndexedFields(of:)``), once read.
+    var indexedFieldsRead: [String: Set<String>?] = [:]
 
     init(db: Database, scope: String) {
         self.db = db
@@ -51,28 +54,39 @@ final class StoreTransaction {
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
         let localText = localIsServer ? nil : try local.map { try $0.encodedDocument() }
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO objects
-                    (scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
-                    server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
-                    deleted = excluded.deleted, readable = excluded.readable,
-                    synced = max(objects.synced, excluded.synced)
-                RETURNING key
-                """)
-        let arguments: StatementArguments = [
-            scope, key.datastore.rawValue, key.className, key.objectId, serverText, localText, localIsServer,
-            deleted ? 1 : 0,
-            // A deleted object has no readers (and is never read through its flag).
-            deleted ? false : try local.map { try readableFlag($0.acl) } ?? false,
-            synced,
-        ]
-        guard let objectKey = try Int64.fetchOne(statement, arguments: arguments) else {
+        // Bound directly (``DirectStatement``): a pull runs it for every object it stores.
+        let statement = DirectStatement(
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO objects
+                        (scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
+                        server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
+                        deleted = excluded.deleted, readable = excluded.readable,
+                        synced = max(objects.synced, excluded.synced)
+                    RETURNING key
+                    """))
+        // A deleted object has no readers (and is never read through its flag).
+        let readable = deleted ? false : try local.map { try readableFlag($0.acl) } ?? false
+        let objectKey = try statement.fetchInteger { values in
+            values.bind(scope)
+            values.bind(key.datastore.rawValue)
+            values.bind(key.className)
+            values.bind(key.objectId)
+            values.bind(serverText)
+            values.bind(localText)
+            values.bind(localIsServer)
+            values.bind(deleted)
+            values.bind(readable)
+            values.bind(synced)
+        }
+        guard let objectKey else {
             throw RooftopError(.cache, "the local datastore did not return the key of an object it stored")
         }
-        try StoreTransaction.index(objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, db)
+        let indexed = try deleted ? nil : local.map { try valueIndexedFields(of: $0.className) }
+        try StoreTransaction.index(
+            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, db)
         touch(key)
     }
 

@@ -1,0 +1,150 @@
+import GRDB
+import GRDBSQLite
+
+/// Runs a prepared statement with its parameters bound straight to SQLite, for the statements a
+/// write path runs thousands of times per transaction (the rows of every object a pull stores).
+///
+/// GRDB's `execute(arguments:)` boxes each value in an existential, validates the arguments
+/// against the statement, clears the bindings twice and records the statement's region for
+/// observation: in an initial sync that was a quarter of the client's time, more than SQLite's
+/// own work on the rows. A direct statement binds typed values in order (strings and blobs are
+/// copied by SQLite), steps, and resets the statement, leaving no binding behind. It skips GRDB's
+/// bookkeeping around a statement, so it is only for `INSERT`, `UPDATE`, `DELETE` and lookups
+/// inside a transaction the caller holds (never `BEGIN`, `COMMIT` or schema changes, which GRDB
+/// must see), on a connection without GRDB transaction observers.
+///
+/// ```swift
+/// let insert = try DirectStatement(db.cachedStatement(sql: "INSERT INTO t (a, b) VALUES (?, ?)"))
+/// try insert.execute { $0.bind(Int64(1)); $0.bind("one") }
+/// ```
+package struct DirectStatement {
+    /// The GRDB statement whose SQLite statement this runs (kept alive by it, and by GRDB's cache).
+    private let statement: Statement
+
+    /// A direct statement over a prepared (usually cached) GRDB statement.
+    package init(_ statement: Statement) {
+        self.statement = statement
+    }
+
+    /// Binds parameters in order, from the first.
+    package struct Binder {
+        fileprivate let handle: SQLiteStatement
+        fileprivate var index: CInt = 0
+        /// The first failed binding's code (a parameter past the statement's count).
+        fileprivate var failure: CInt = SQLITE_OK
+
+        /// Moves to the next parameter.
+        private mutating func advance() -> CInt {
+            index += 1
+            return index
+        }
+
+        /// Keeps the first failed binding's code.
+        private mutating func record(_ code: CInt) {
+            if code != SQLITE_OK, failure == SQLITE_OK { failure = code }
+        }
+
+        /// Binds an integer.
+        package mutating func bind(_ value: Int64) {
+            let code = sqlite3_bind_int64(handle, advance(), value)
+            record(code)
+        }
+
+        /// Binds a Boolean as 0 or 1.
+        package mutating func bind(_ value: Bool) {
+            bind(Int64(value ? 1 : 0))
+        }
+
+        /// Binds text (copied by SQLite), or `NULL`.
+        package mutating func bind(_ value: String?) {
+            let index = advance()
+            let handle = handle
+            guard var value else { return record(sqlite3_bind_null(handle, index)) }
+            let code = value.withUTF8 { text in
+                // SQLite reads a null pointer as `NULL`: empty text points at a static empty string.
+                let start = text.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyText.utf8Start)
+                return sqlite3_bind_text64(
+                    handle, index, start.assumingMemoryBound(to: CChar.self), sqlite3_uint64(text.count),
+                    transientDestructor, UInt8(SQLITE_UTF8))
+            }
+            record(code)
+        }
+
+        /// Binds a blob (copied by SQLite), or `NULL`.
+        package mutating func bind(_ value: [UInt8]?) {
+            let index = advance()
+            let handle = handle
+            guard let value else { return record(sqlite3_bind_null(handle, index)) }
+            let code = value.withUnsafeBytes { bytes in
+                // SQLite reads a null pointer as `NULL`: an empty blob is bound as one.
+                guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                return sqlite3_bind_blob64(handle, index, start, sqlite3_uint64(bytes.count), transientDestructor)
+            }
+            record(code)
+        }
+
+        /// Binds a real, or `NULL`.
+        package mutating func bind(_ value: Double?) {
+            let index = advance()
+            guard let value else { return record(sqlite3_bind_null(handle, index)) }
+            let code = sqlite3_bind_double(handle, index, value)
+            record(code)
+        }
+    }
+
+    /// Runs the statement to its end with the parameters `bind` binds.
+    /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails.
+    package func execute(_ bind: (inout Binder) -> Void) throws {
+        _ = try run(bind, readingInteger: false)
+    }
+
+    /// Runs the statement with the parameters `bind` binds and returns the first column of its
+    /// first row as an integer (`nil` when it returns no row or `NULL`): an `INSERT … RETURNING`,
+    /// a lookup of a key.
+    /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails.
+    package func fetchInteger(_ bind: (inout Binder) -> Void) throws -> Int64? {
+        try run(bind, readingInteger: true)
+    }
+
+    private func run(_ bind: (inout Binder) -> Void, readingInteger: Bool) throws -> Int64? {
+        let handle = statement.sqliteStatement
+        // Whatever happens, the statement is left reset and without bindings for its next use.
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        var binder = Binder(handle: handle)
+        bind(&binder)
+        guard binder.failure == SQLITE_OK, binder.index == sqlite3_bind_parameter_count(handle) else {
+            throw DatabaseError(
+                resultCode: binder.failure == SQLITE_OK ? .SQLITE_RANGE : ResultCode(rawValue: binder.failure),
+                message: "\(binder.index) values bound to \(sqlite3_bind_parameter_count(handle)) parameters",
+                sql: statement.sql)
+        }
+        var first: Int64?
+        var isFirst = true
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_DONE:
+                return first
+            case SQLITE_ROW:
+                // Every row is stepped through: an `INSERT … RETURNING` writes as it steps.
+                if readingInteger, isFirst, sqlite3_column_type(handle, 0) != SQLITE_NULL {
+                    first = sqlite3_column_int64(handle, 0)
+                }
+                isFirst = false
+            case let code:
+                let connection = sqlite3_db_handle(handle)
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: statement.sql)
+            }
+        }
+    }
+}
+
+/// An empty C string, for empty text.
+private let emptyText: StaticString = ""
+
+/// SQLite's `SQLITE_TRANSIENT`: the value bound is copied before the binding call returns.
+private let transientDestructor = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)

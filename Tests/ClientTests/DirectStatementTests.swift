@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import RooftopSQLite
+import Testing
+
+/// Statements bound straight to SQLite (`DirectStatement`), the write path of every pulled
+/// object's rows: each kind of value must land as GRDB would bind it (empty text and blobs are
+/// values, not `NULL`), a wrong number of values or a failing step must throw and leave the
+/// statement usable, and GRDB must still run the same cached statement afterwards.
+@Suite("Directly bound statements")
+struct DirectStatementTests {
+    private func database() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(
+                sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, i INTEGER, b INTEGER, s TEXT, blob BLOB, r REAL, UNIQUE (s))")
+        }
+        return queue
+    }
+
+    private static let insert = "INSERT INTO t (i, b, s, blob, r) VALUES (?, ?, ?, ?, ?) RETURNING id"
+
+    @Test("every kind of value is stored as GRDB binds it, empty text and blobs included")
+    func binds() throws {
+        let queue = try database()
+        try queue.write { db in
+            let insert = DirectStatement(try db.cachedStatement(sql: DirectStatementTests.insert))
+            let cases: [(Int64, Bool, String?, [UInt8]?, Double?)] = [
+                (Int64.min, true, "héllo \u{1F600}", [0, 1, 255], -0.5),
+                (Int64.max, false, "", [], nil),
+                (0, false, nil, nil, Double.greatestFiniteMagnitude),
+            ]
+            var ids: [Int64] = []
+            for (integer, flag, text, blob, real) in cases {
+                let id = try insert.fetchInteger { values in
+                    values.bind(integer)
+                    values.bind(flag)
+                    values.bind(text)
+                    values.bind(blob)
+                    values.bind(real)
+                }
+                ids.append(try #require(id))
+            }
+            #expect(ids == [1, 2, 3])
+            let rows = try Row.fetchAll(db, sql: "SELECT i, b, s, blob, r, typeof(s) AS ts, typeof(blob) AS tb FROM t ORDER BY id")
+            #expect(rows.count == 3)
+            for (row, expected) in zip(rows, cases) {
+                #expect(row["i"] as Int64 == expected.0)
+                #expect(row["b"] as Bool == expected.1)
+                #expect(row["s"] as String? == expected.2)
+                #expect((row["blob"] as Data?).map { [UInt8]($0) } == expected.3)
+                #expect(row["r"] as Double? == expected.4)
+            }
+            // Empty values are values: text and a blob, never NULL.
+            #expect(rows[1]["ts"] as String == "text")
+            #expect(rows[1]["tb"] as String == "blob")
+            #expect(rows[2]["ts"] as String == "null")
+        }
+    }
+
+    @Test("too few values, or a failing step, throw with SQLite's code and leave the statement usable")
+    func failures() throws {
+        let queue = try database()
+        try queue.write { db in
+            let statement = try db.cachedStatement(sql: DirectStatementTests.insert)
+            let insert = DirectStatement(statement)
+            #expect(throws: DatabaseError.self) {
+                try insert.execute { values in
+                    values.bind(Int64(1))
+                    values.bind(true)
+                }
+            }
+            try insert.execute { values in
+                values.bind(Int64(1))
+                values.bind(true)
+                values.bind("taken")
+                values.bind([UInt8]?.none)
+                values.bind(Double?.none)
+            }
+            do {
+                try insert.execute { values in
+                    values.bind(Int64(2))
+                    values.bind(false)
+                    values.bind("taken")
+                    values.bind([UInt8]?.none)
+                    values.bind(Double?.none)
+                }
+                Issue.record("a unique constraint violation did not throw")
+            } catch let error as DatabaseError {
+                #expect(error.resultCode == .SQLITE_CONSTRAINT)
+            }
+            // No binding is left behind, and GRDB runs the same cached statement as before.
+            #expect(try Int64.fetchOne(statement, arguments: [3, false, "other", nil, nil]) == 2)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 2)
+            #expect(
+                try DirectStatement(db.cachedStatement(sql: "SELECT id FROM t WHERE s = ?")).fetchInteger { $0.bind("none") }
+                    == nil)
+        }
+    }
+}
