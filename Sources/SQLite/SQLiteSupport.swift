@@ -41,3 +41,12 @@ package enum RooftopSQLite {
             })
     }
 }
+
+extension Database {
+    /// Runs one statement through the connection's statement cache: `execute(sql:arguments:)`
+    /// compiles its SQL again on every call, which was an eighth of the offline queue's time.
+    /// - Throws: GRDB's `DatabaseError`.
+    package func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import Rooftop
 import RooftopShared
 import Testing
@@ -46,6 +47,51 @@ struct SyncPullTests {
         let processed = reports.all.map(\.processed)
         #expect(processed == processed.sorted() && processed.last == count)
         #expect(try await client.query("Item", in: .default).fromLocalDatastore().count() == count)
+        await client.shutdown()
+    }
+
+    @Test("the rows a pull writes from objects prepared off the writer are those a write without preparation makes")
+    func preparedRows() async throws {
+        let server = SyncFakeServer()
+        server.setPageSize(7)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        var random = SeededGenerator(seed: 31)
+        // Every kind the index tells apart: lists (with duplicates), points, text too long to
+        // index, nulls, nested objects; some objects without fields.
+        let keys = server.seed(40) { index in
+            var fields: [String: Value] = [:]
+            for name in ["a", "b", "c"] where random.next() % 4 != 0 { fields[name] = random.value() }
+            if index % 3 == 0 { fields["tags"] = .list([.string("x"), .int(1), .string("x")]) }
+            if index % 5 == 0, let point = try? GeoPoint(latitude: 1.5, longitude: Double(index)) { fields["at"] = .geoPoint(point) }
+            if index % 7 == 0 { fields["note"] = .string(String(repeating: "n", count: 300)) }
+            return fields
+        }
+        // Learned from the class's settings with the first page: only `a` and `b` in the value indexes.
+        server.setIndexes([["a", "b"]], for: "Item")
+        #expect(try await client.sync.pull(datastore: .default) == keys.count)
+        let store = client.core.store
+        let rows = {
+            try store.read { db in
+                try [
+                    "SELECT object_key, field, kind, hex(sort_key), latitude, longitude, complete, by_value FROM object_fields",
+                    "SELECT object_key, field, hex(element_key), by_value FROM object_elements",
+                    "SELECT object_key, principal, 0 FROM object_readers",
+                    "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries",
+                ].map { sql in try Row.fetchAll(db, sql: sql + " ORDER BY 1, 2, 3").map(\.description) }
+            }
+        }
+        let pulled = try rows()
+        #expect(pulled[0].count > keys.count * 2 && pulled[3].count == keys.count, "\(pulled[0].prefix(3))")
+        #expect(pulled[0].contains { $0.contains("by_value:0") } && pulled[0].contains { $0.contains("by_value:1") })
+        // Rewritten one by one, each from its stored local view, without preparation.
+        try store.write(scope: "u1") { transaction in
+            for key in keys {
+                let local = try #require(try transaction.object(key)?.local)
+                try transaction.indexFields(key, local: local)
+            }
+        }
+        #expect(try rows() == pulled)
         await client.shutdown()
     }
 

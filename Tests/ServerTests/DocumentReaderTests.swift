@@ -194,6 +194,27 @@ struct DocumentReaderTests {
         #expect(read > 100, "the reader read \(read) of 600 pushes itself")
     }
 
+    @Test("queued mutations as the client stores them decode to the same value both ways, damaged or not")
+    func storedMutations() throws {
+        var rng = SeededGenerator(seed: 17)
+        var read = 0
+        let replacements = Array("{}[]\",:0123456789-ntf".utf8)
+        for index in 0..<300 {
+            for mutation in Self.randomPush(index, rng: &rng).mutations {
+                // The offline queue's column: `DocumentCoding`'s sorted keys.
+                let text = try DocumentCoding.encode(mutation)
+                if (try? DocumentReader.read(text, { try $0.readMutation() })) != nil { read += 1 }
+                #expect(try Mutation.decodeDocument(text) == mutation, "#\(index): \(text)")
+                var bytes = Array(text.utf8)
+                bytes[rng.int(0...(bytes.count - 1))] = rng.pick(replacements)
+                let damaged = String(decoding: bytes, as: UTF8.self)
+                let reference = try? DocumentCoding.decode(Mutation.self, from: damaged)
+                #expect((try? Mutation.decodeDocument(damaged)) == reference, "#\(index): \(damaged)")
+            }
+        }
+        #expect(read > 150, "the reader read \(read) stored mutations itself")
+    }
+
     @Test("hand-written pushes the reader must leave to Codable decode as Codable decodes them")
     func pushEdges() throws {
         let mutation = #""mutationId": "m1", "datastore": ":app", "className": "T", "objectId": "o""#

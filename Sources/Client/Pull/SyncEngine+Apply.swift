@@ -9,9 +9,12 @@ extension SyncEngine {
     ///
     /// `owner` is the account the page was pulled for: when another is signed in by the time it
     /// is written (a log-out during the pull), nothing is written and the pull is cancelled.
+    ///
+    /// `prepared` holds the preparations of the page's pulled objects (``prepare(_:)``), by
+    /// position, when the caller has worked them out.
     func apply(
-        _ page: PullResponse, datastore: DatastoreID, scope: SyncScope, checkpoint: Checkpoint?, owner: String,
-        core: ClientCore, onChange: ChangeObserver?
+        _ page: PullResponse, prepared: [PreparedObject?] = [], datastore: DatastoreID, scope: SyncScope,
+        checkpoint: Checkpoint?, owner: String, core: ClientCore, onChange: ChangeObserver?
     ) async throws(RooftopError) {
         guard core.scope == owner else { throw SyncEngine.accountChanged }
         let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
@@ -22,7 +25,7 @@ extension SyncEngine {
             guard core.scope == owner else { throw SyncEngine.accountChanged }
             // Read in this transaction: what is queued cannot change under it.
             let queued = try transaction.queuedKeys(in: datastore)
-            for change in page.changes {
+            for (position, change) in page.changes.enumerated() {
                 let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
                 if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
                     outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
@@ -31,14 +34,19 @@ extension SyncEngine {
                 case .upsert(let object):
                     let stored = try transaction.object(key)
                     var server = object
+                    var preparation = position < prepared.count ? prepared[position] : nil
                     // An acknowledgement may already have stored a newer state: never go back.
-                    if let current = stored?.server, current.version > object.version { server = current }
+                    if let current = stored?.server, current.version > object.version {
+                        server = current
+                        preparation = nil
+                    }
                     let keep = scope.keeps(server)
                     if !keep, stored == nil, !queued.contains(key) { continue }
                     let view =
                         queued.contains(key)
                         ? try transaction.recomputeLocalView(key, server: server, synced: keep)
-                        : try transaction.storeUnqueued(key, server: server, fresh: stored == nil, synced: keep)
+                        : try transaction.storeUnqueued(
+                            key, server: server, fresh: stored == nil, synced: keep, prepared: preparation)
                     if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
                     views.append((key, view))
                 case .tombstone, .removal:
@@ -56,6 +64,17 @@ extension SyncEngine {
             for key in gone { core.registry.existing(key)?.markDeleted() }
         }
         publish(outcomes, core: core)
+    }
+
+    /// The preparations of a page's pulled objects (``PreparedObject``), by position: what
+    /// storing each writes that depends on the object alone, worked out off the writer. `nil`
+    /// for a tombstone or a removal, and for an object that cannot be encoded (the write works it
+    /// out again, and its error fails the page there).
+    static func prepare(_ page: PullResponse) -> [PreparedObject?] {
+        page.changes.map { change in
+            guard case .upsert(let object) = change else { return nil }
+            return try? PreparedObject(object)
+        }
     }
 
     /// Works out the rebases of the page's objects that have unsent queued changes.

@@ -105,22 +105,24 @@ extension SyncEngine {
         var batch = PageBatch()
         var writing: Task<Result<Void, RooftopError>, Never>?
         func flush(wait: Bool) async throws(RooftopError) {
+            // The batch's rows are worked out here, while the batch before is being written.
+            let taken = batch.take()
+            let prepared = taken.map { SyncEngine.prepare($0.page) } ?? []
             if let previous = writing {
                 writing = nil
                 if case .failure(let error) = await previous.value {
                     // Pages after a batch that was not written must not be: their checkpoint would
                     // skip it. The pull fails and starts again from the last checkpoint written.
-                    batch = PageBatch()
                     throw error
                 }
             }
-            guard let merged = batch.take() else { return }
+            guard let merged = taken else { return }
             let stored = storeCheckpoint ? merged.checkpoint : nil
             let write = Task { [observer] () async -> Result<Void, RooftopError> in
                 do throws(RooftopError) {
                     try await self.apply(
-                        merged.page, datastore: datastore, scope: scope, checkpoint: stored, owner: pullScope, core: core,
-                        onChange: observer)
+                        merged.page, prepared: prepared, datastore: datastore, scope: scope, checkpoint: stored,
+                        owner: pullScope, core: core, onChange: observer)
                     return .success(())
                 } catch {
                     return .failure(error)

@@ -254,7 +254,7 @@ final class LocalStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM rejected WHERE scope = ? ORDER BY rejected_at", arguments: [scope])
                 .map { row in
                     RejectedRow(
-                        mutation: try DocumentCoding.decode(Mutation.self, from: row["mutation"]),
+                        mutation: try Mutation.decodeDocument(row["mutation"]),
                         error: try DocumentCoding.decode(RooftopError.self, from: row["error"]),
                         localState: try (row["local_state"] as String?).map {
                             try DocumentCoding.decode(ObjectSnapshot.self, from: $0)

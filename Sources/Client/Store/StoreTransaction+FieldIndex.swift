@@ -66,9 +66,10 @@ extension StoreTransaction {
     ///     read them (``valueIndexedFields(of:)``); read here otherwise.
     ///   - declared: Writes the entries of declared indexes and the rows' value flags too
     ///     (`false` only for migrations older than those).
+    ///   - prepared: `local`'s rows, worked out before the transaction (``PreparedObject``).
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
-        _ db: Database
+        prepared: PreparedObject? = nil, _ db: Database
     ) throws {
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
@@ -77,7 +78,7 @@ extension StoreTransaction {
             }
         }
         guard let local else { return }
-        let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
+        let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
@@ -117,7 +118,7 @@ extension StoreTransaction {
         }
         let reader = DirectStatement(
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
-        for principal in SQLIndexRows.readers(of: local.acl) {
+        for principal in prepared?.readers ?? SQLIndexRows.readers(of: local.acl) {
             try reader.execute { values in
                 values.bind(objectKey)
                 values.bind(principal)
@@ -198,5 +199,28 @@ extension StoreTransaction {
             let object = try StoreTransaction.row(row)
             try index(objectKey: row["key"], local: object.local, replacing: false, declared: false, db)
         }
+    }
+}
+
+/// What storing an object writes that depends on the object alone: its stored text and its index
+/// rows. A pull works these out for a batch of pulled objects while the batch before is being
+/// written (``prepare(_:)``), so that the one writer only binds and steps.
+struct PreparedObject: Sendable {
+    /// The object, as pulled.
+    let snapshot: ObjectSnapshot
+    /// Its stored JSON.
+    let text: String
+    /// Its `object_fields` and `object_elements` rows (none replaced).
+    let rows: SQLIndexRows.Change
+    /// Who may read it (`object_readers`).
+    let readers: Set<String>
+
+    /// The preparation of `snapshot`.
+    /// - Throws: What encoding it throws.
+    init(_ snapshot: ObjectSnapshot) throws {
+        self.snapshot = snapshot
+        text = try snapshot.encodedDocument()
+        rows = SQLIndexRows.diff(snapshot: snapshot, previous: nil)
+        readers = SQLIndexRows.readers(of: snapshot.acl)
     }
 }

@@ -19,8 +19,11 @@ extension StoreTransaction {
     /// changes (the caller knows there are none) and, for an object not stored before
     /// (`fresh`), without replacing index rows or a pending label it cannot have.
     /// - Throws: The store's errors.
-    func storeUnqueued(_ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, synced: Bool) throws -> ObjectSnapshot? {
-        try storeLocalView(key, server: server, queued: [], fresh: fresh, synced: synced)
+    /// `prepared`, when given, is `server`'s preparation (``PreparedObject``).
+    func storeUnqueued(
+        _ key: ObjectKey, server: ObjectSnapshot, fresh: Bool, synced: Bool, prepared: PreparedObject? = nil
+    ) throws -> ObjectSnapshot? {
+        try storeLocalView(key, server: server, queued: [], fresh: fresh, synced: synced, prepared: prepared)
     }
 
     /// Stores an object's server state and its local view with `queued` (the object's queued
@@ -28,13 +31,16 @@ extension StoreTransaction {
     /// sync label too when `synced`; without queued changes its pending label goes (a `fresh`
     /// object, not stored before, has none). Returns the view.
     /// - Throws: The store's errors.
+    /// `prepared`, when given, is `server`'s preparation (``PreparedObject``), used when nothing
+    /// is queued (the view is then the server state).
     func storeLocalView(
-        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool = false, synced: Bool = false
+        _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool = false, synced: Bool = false,
+        prepared: PreparedObject? = nil
     ) throws -> ObjectSnapshot? {
         let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
         try put(
             key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
-            synced: synced)
+            synced: synced, prepared: queued.isEmpty ? prepared : nil)
         if queued.isEmpty, !fresh { try unpin(key, label: LocalStore.pendingLabel) }
         return view
     }

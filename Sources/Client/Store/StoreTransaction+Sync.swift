@@ -1,4 +1,5 @@
 import GRDB
+import RooftopSQLite
 import RooftopShared
 
 extension StoreTransaction {
@@ -38,7 +39,7 @@ extension StoreTransaction {
     /// One queued row, by mutation ID.
     func outboxRow(_ id: MutationID) throws -> OutboxRow? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue]
+            db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?"), arguments: [scope, id.rawValue]
         ).map(StoreTransaction.outboxRow)
     }
 
@@ -65,14 +66,14 @@ extension StoreTransaction {
     /// Records (or, with `nil`, forgets) the sync scope of a datastore's checkpoint.
     func setSyncFilter(_ filter: SyncScope?, datastore: DatastoreID) throws {
         if let filter {
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO sync_filters (scope, datastore, filter) VALUES (?, ?, ?)
                     ON CONFLICT(scope, datastore) DO UPDATE SET filter = excluded.filter
                     """,
                 arguments: [scope, datastore.rawValue, try DocumentCoding.encode(filter)])
         } else {
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM sync_filters WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
         }
     }
@@ -105,7 +106,7 @@ extension LocalStore {
     func outboxRow(_ id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
         try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue]
+                db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?"), arguments: [scope, id.rawValue]
             ).map(StoreTransaction.outboxRow)
         }
     }

@@ -46,11 +46,12 @@ final class StoreTransaction {
     /// - Parameters:
     ///   - fresh: The object has no row yet (nothing of it to replace in the index).
     ///   - synced: Pins it with ``LocalStore/syncLabel`` too (`false` leaves that label as it is).
+    ///   - prepared: The preparation of `server`, which is then also `local` (``PreparedObject``).
     func put(
         _ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false,
-        synced: Bool = false
+        synced: Bool = false, prepared: PreparedObject? = nil
     ) throws {
-        let serverText = try server.map { try $0.encodedDocument() }
+        let serverText = try prepared?.text ?? server.map { try $0.encodedDocument() }
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
         let localText = localIsServer ? nil : try local.map { try $0.encodedDocument() }
@@ -86,7 +87,7 @@ final class StoreTransaction {
         }
         let indexed = try deleted ? nil : local.map { try valueIndexedFields(of: $0.className) }
         try StoreTransaction.index(
-            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, db)
+            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, prepared: prepared, db)
         touch(key)
     }
 
@@ -95,10 +96,10 @@ final class StoreTransaction {
     func remove(_ key: ObjectKey) throws {
         let arguments: StatementArguments = [scope, key.datastore.rawValue, key.className, key.objectId]
         try indexFields(key, local: nil)
-        try db.execute(
+        try db.executeCached(
             sql: "DELETE FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
             arguments: arguments)
-        try db.execute(
+        try db.executeCached(
             sql: "DELETE FROM pins WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?",
             arguments: arguments)
         touch(key)
@@ -168,7 +169,7 @@ final class StoreTransaction {
     /// Appends a mutation to the queue.
     @discardableResult
     func enqueue(_ mutation: Mutation) throws -> Int64 {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO outbox (scope, mutation_id, datastore, class_name, object_id, mutation, state, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -205,7 +206,7 @@ final class StoreTransaction {
     /// Marks mutations as handed to the network (before the request is made).
     func markSent(_ ids: [MutationID]) throws {
         for id in ids {
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE outbox SET state = ? WHERE scope = ? AND mutation_id = ?",
                 arguments: [OutboxState.sent.rawValue, scope, id.rawValue])
         }
@@ -214,7 +215,7 @@ final class StoreTransaction {
 
     /// Puts a mutation back in the queue after a passing failure.
     func markPending(_ id: MutationID, error: RooftopError?, nextAttemptAt: Int64?, countAttempt: Bool) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 UPDATE outbox SET state = ?, attempts = attempts + ?, last_error = ?, next_attempt_at = ?
                 WHERE scope = ? AND mutation_id = ?
@@ -228,13 +229,13 @@ final class StoreTransaction {
 
     /// Removes an acknowledged mutation from the queue.
     func removeFromQueue(_ id: MutationID) throws {
-        try db.execute(sql: "DELETE FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
+        try db.executeCached(sql: "DELETE FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
         change.outbox = true
     }
 
     /// Replaces a queued mutation (after a rebase over pulled changes), keeping its place.
     func replaceQueued(_ id: MutationID, with mutation: Mutation) throws {
-        try db.execute(
+        try db.executeCached(
             sql: "UPDATE outbox SET mutation = ? WHERE scope = ? AND mutation_id = ?",
             arguments: [try DocumentCoding.encode(mutation), scope, id.rawValue])
         change.outbox = true
@@ -244,7 +245,7 @@ final class StoreTransaction {
     /// rebase folded into it (`folded`, refused with it).
     func reject(_ mutation: Mutation, error: RooftopError, localState: ObjectSnapshot?, folded: [MutationID] = []) throws {
         try removeFromQueue(mutation.mutationId)
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT OR REPLACE INTO rejected (mutation_id, scope, mutation, error, local_state, rejected_at, folded)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -258,7 +259,7 @@ final class StoreTransaction {
 
     /// Forgets a set-aside refusal.
     func removeRejected(_ id: MutationID) throws {
-        try db.execute(sql: "DELETE FROM rejected WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
+        try db.executeCached(sql: "DELETE FROM rejected WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
         change.outbox = true
     }
 
@@ -267,14 +268,14 @@ final class StoreTransaction {
     /// Stores (or clears) a datastore's pull checkpoint.
     func setCheckpoint(_ checkpoint: Checkpoint?, datastore: DatastoreID) throws {
         if let checkpoint {
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO checkpoints (scope, datastore, checkpoint) VALUES (?, ?, ?)
                     ON CONFLICT(scope, datastore) DO UPDATE SET checkpoint = excluded.checkpoint
                     """,
                 arguments: [scope, datastore.rawValue, checkpoint.rawValue])
         } else {
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
         }
         change.datastores.insert(datastore)
@@ -292,7 +293,7 @@ final class StoreTransaction {
             arguments: [scope, label]
         ).compactMap(StoreTransaction.key)
         for key in previous where !kept.contains(key) { try unpin(key, label: label) }
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO query_cache (scope, hash, datastore, objects, total_count, fetched_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(scope, hash) DO UPDATE SET datastore = excluded.datastore, objects = excluded.objects,
@@ -306,7 +307,7 @@ final class StoreTransaction {
 
     /// Records what the server said about a datastore.
     func saveDatastore(_ info: DatastoreInfo) throws {
-        try db.execute(
+        try db.executeCached(
             sql: "INSERT INTO datastores (scope, id, info) VALUES (?, ?, ?) ON CONFLICT(scope, id) DO UPDATE SET info = excluded.info",
             arguments: [scope, info.id.rawValue, try DocumentCoding.encode(info)])
         change.datastores.insert(info.id)
@@ -322,13 +323,13 @@ final class StoreTransaction {
         for key in keys { touch(key) }
         let arguments: StatementArguments = [scope, datastore.rawValue]
         try removeFieldIndex(of: datastore)
-        try db.execute(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
-        try db.execute(sql: "DELETE FROM pins WHERE scope = ? AND datastore = ?", arguments: arguments)
-        try db.execute(sql: "DELETE FROM query_cache WHERE scope = ? AND datastore = ?", arguments: arguments)
-        try db.execute(sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: arguments)
-        try db.execute(sql: "DELETE FROM datastores WHERE scope = ? AND id = ?", arguments: arguments)
+        try db.executeCached(sql: "DELETE FROM objects WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.executeCached(sql: "DELETE FROM pins WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.executeCached(sql: "DELETE FROM query_cache WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.executeCached(sql: "DELETE FROM checkpoints WHERE scope = ? AND datastore = ?", arguments: arguments)
+        try db.executeCached(sql: "DELETE FROM datastores WHERE scope = ? AND id = ?", arguments: arguments)
         if discardQueued {
-            try db.execute(sql: "DELETE FROM outbox WHERE scope = ? AND datastore = ?", arguments: arguments)
+            try db.executeCached(sql: "DELETE FROM outbox WHERE scope = ? AND datastore = ?", arguments: arguments)
             change.outbox = true
         }
         change.datastores.insert(datastore)
@@ -344,11 +345,11 @@ final class StoreTransaction {
         // rebuilt below for every moved key.
         try StoreTransaction.removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other], db)
         // The moved objects' readable flags were kept for the other scope's readers.
-        try db.execute(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
+        try db.executeCached(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
         keptReadersRead = .some(nil)
         // An object both scopes hold keeps the current scope's row, and the sync label the other
         // scope's had (a `pins` row did, before the label was a column).
-        try db.execute(
+        try db.executeCached(
             sql: """
                 UPDATE objects SET synced = 1 WHERE scope = ?1 AND synced = 0 AND EXISTS (
                     SELECT 1 FROM objects other WHERE other.scope = ?2 AND other.synced = 1
@@ -357,11 +358,11 @@ final class StoreTransaction {
                 """,
             arguments: [scope, other])
         for table in ["objects", "pins", "query_cache", "checkpoints", "datastores"] {
-            try db.execute(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
-            try db.execute(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])
+            try db.executeCached(sql: "UPDATE OR IGNORE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
+            try db.executeCached(sql: "DELETE FROM \(table) WHERE scope = ?", arguments: [other])
         }
         for table in ["outbox", "rejected"] {
-            try db.execute(sql: "UPDATE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
+            try db.executeCached(sql: "UPDATE \(table) SET scope = ? WHERE scope = ?", arguments: [scope, other])
         }
         for key in moved {
             try indexFields(key, local: try object(key).flatMap { $0.deleted ? nil : $0.local })
@@ -428,7 +429,7 @@ final class StoreTransaction {
     static func outboxRow(_ row: Row) throws -> OutboxRow {
         OutboxRow(
             seq: row["seq"],
-            mutation: try DocumentCoding.decode(Mutation.self, from: row["mutation"]),
+            mutation: try Mutation.decodeDocument(row["mutation"]),
             state: OutboxState(rawValue: row["state"]) ?? .pending,
             attempts: row["attempts"],
             lastError: try (row["last_error"] as String?).map { try DocumentCoding.decode(RooftopError.self, from: $0) },

@@ -32,8 +32,8 @@ extension SyncFakeServer {
             return try SyncFakeServer.ok(me)
         case .init("GET", "v1", "classes", "*"):
             let className = segments[2]
-            let rules = state.withLock { $0.rules[className] ?? [:] }
-            return try SyncFakeServer.ok(ClassSettings(className: className, mergeRules: rules))
+            let (rules, indexes) = state.withLock { ($0.rules[className] ?? [:], $0.indexes[className] ?? []) }
+            return try SyncFakeServer.ok(ClassSettings(className: className, mergeRules: rules, indexes: indexes))
         case .init("POST", "v1", "push"):
             return try push(try decoder.decode(PushRequest.self, from: body), user: user)
         case .init("POST", "v1", "pull"):

@@ -42,6 +42,11 @@ final class SyncFakeServer: HTTPTransport {
     /// Makes pulls fail with `network` once this many more pages have been served.
     func interruptPulls(afterPages pages: Int) { state.withLock { $0.pagesBeforeInterruption = pages } }
 
+    /// Sets the indexes a class declares.
+    func setIndexes(_ indexes: [[String]], for className: String) {
+        state.withLock { $0.indexes[className] = indexes }
+    }
+
     /// Sets a class's merge rules.
     func setRules(_ rules: [String: MergeRule], for className: String) {
         state.withLock { $0.rules[className] = rules }
