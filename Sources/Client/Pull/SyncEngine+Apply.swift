@@ -25,6 +25,10 @@ extension SyncEngine {
             guard core.scope == owner else { throw SyncEngine.accountChanged }
             // Read in this transaction: what is queued cannot change under it.
             let queued = try transaction.queuedKeys(in: datastore)
+            // Which of the page's objects are stored, in one statement: in an initial sync none is,
+            // and each is then written without reading its row first.
+            let stored = try transaction.storedKeys(
+                page.changes.map { ObjectKey(datastore: datastore, className: $0.className, objectId: $0.objectId) })
             for (position, change) in page.changes.enumerated() {
                 let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
                 if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
@@ -32,7 +36,8 @@ extension SyncEngine {
                 }
                 switch change {
                 case .upsert(let object):
-                    let stored = try transaction.object(key)
+                    // Queued objects are always read: a rebase above may just have written them.
+                    let stored = stored.contains(key) || queued.contains(key) ? try transaction.object(key) : nil
                     var server = object
                     var preparation = position < prepared.count ? prepared[position] : nil
                     // An acknowledgement may already have stored a newer state: never go back.

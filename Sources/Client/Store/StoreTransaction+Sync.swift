@@ -86,6 +86,33 @@ extension StoreTransaction {
         ).map { ObjectKey(datastore: datastore, className: $0["class_name"], objectId: $0["object_id"]) }
     }
 
+    /// Which of `keys` are stored (deleted ones included), in one statement per class and datastore.
+    /// - Throws: GRDB's errors.
+    func storedKeys(_ keys: [ObjectKey]) throws -> Set<ObjectKey> {
+        var found = Set<ObjectKey>()
+        let groups = Dictionary(grouping: keys) { ClassInDatastore(datastore: $0.datastore, className: $0.className) }
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT object_id FROM objects WHERE scope = ? AND datastore = ? AND class_name = ?
+                AND object_id IN (SELECT value FROM json_each(?))
+                """)
+        for (group, members) in groups {
+            let ids = try DocumentCoding.encode(members.map(\.objectId))
+            let cursor = try String.fetchCursor(
+                statement, arguments: [scope, group.datastore.rawValue, group.className, ids])
+            while let id = try cursor.next() {
+                found.insert(ObjectKey(datastore: group.datastore, className: group.className, objectId: id))
+            }
+        }
+        return found
+    }
+
+    /// A class in a datastore.
+    private struct ClassInDatastore: Hashable {
+        var datastore: DatastoreID
+        var className: String
+    }
+
     /// The stored objects of a datastore (deleted ones included), as keys with their server state.
     func syncedObjects(in datastore: DatastoreID) throws -> [(key: ObjectKey, server: ObjectSnapshot?)] {
         try Row.fetchAll(
