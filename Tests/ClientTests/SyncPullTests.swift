@@ -141,6 +141,35 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state")
+    func repeatedInPage() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let owner = client.core.scope
+        func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
+            .upsert(ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: ["i": .int(value)], version: version))
+        }
+        let page = PullResponse(
+            changes: [
+                item("x", 1, version: 1), item("y", 5, version: 1), item("x", 2, version: 2),
+                .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
+            ],
+            checkpoint: Checkpoint("c:5"), hasMore: false)
+        // As a pull writes it: prepared off the writer, and without preparation.
+        for prepared in [SyncEngine.prepare(page), []] {
+            try await client.sync.apply(
+                page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
+                owner: owner, core: client.core, onChange: nil)
+            let local = client.query("Item", in: .default).fromLocalDatastore()
+            #expect(try await local.count() == 2)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
+        }
+        await client.shutdown()
+    }
+
     @Test("taking over the local scope's objects keeps the sync label of an object both scopes hold")
     func adoptKeepsSyncLabel() throws {
         let store = try LocalStore(.inMemory)

@@ -26,8 +26,9 @@ extension SyncEngine {
             // Read in this transaction: what is queued cannot change under it.
             let queued = try transaction.queuedKeys(in: datastore)
             // Which of the page's objects are stored, in one statement: in an initial sync none is,
-            // and each is then written without reading its row first.
-            let stored = try transaction.storedKeys(
+            // and each is then written without reading its row first. Kept up to date below, should
+            // a page name an object twice.
+            var stored = try transaction.storedKeys(
                 page.changes.map { ObjectKey(datastore: datastore, className: $0.className, objectId: $0.objectId) })
             for (position, change) in page.changes.enumerated() {
                 let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
@@ -37,25 +38,27 @@ extension SyncEngine {
                 switch change {
                 case .upsert(let object):
                     // Queued objects are always read: a rebase above may just have written them.
-                    let stored = stored.contains(key) || queued.contains(key) ? try transaction.object(key) : nil
+                    let row = stored.contains(key) || queued.contains(key) ? try transaction.object(key) : nil
                     var server = object
                     var preparation = position < prepared.count ? prepared[position] : nil
                     // An acknowledgement may already have stored a newer state: never go back.
-                    if let current = stored?.server, current.version > object.version {
+                    if let current = row?.server, current.version > object.version {
                         server = current
                         preparation = nil
                     }
                     let keep = scope.keeps(server)
-                    if !keep, stored == nil, !queued.contains(key) { continue }
+                    if !keep, row == nil, !queued.contains(key) { continue }
                     let view =
                         queued.contains(key)
                         ? try transaction.recomputeLocalView(key, server: server, synced: keep)
                         : try transaction.storeUnqueued(
-                            key, server: server, fresh: stored == nil, synced: keep, prepared: preparation)
+                            key, server: server, fresh: row == nil, synced: keep, prepared: preparation)
+                    stored.insert(key)
                     if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
                     views.append((key, view))
                 case .tombstone, .removal:
                     try transaction.remove(key)
+                    stored.remove(key)
                     gone.append(key)
                 }
                 onChange?(key, !change.isUpsert)
