@@ -10,8 +10,8 @@ import GRDBSQLite
 /// own work on the rows. A direct statement binds typed values in order (strings and blobs are
 /// copied by SQLite), steps, and resets the statement, leaving no binding behind. It skips GRDB's
 /// bookkeeping around a statement, so it is only for `INSERT`, `UPDATE`, `DELETE` and lookups
-/// inside a transaction the caller holds (never `BEGIN`, `COMMIT` or schema changes, which GRDB
-/// must see), on a connection without GRDB transaction observers.
+/// inside a transaction the caller holds (it throws outside one; never `BEGIN`, `COMMIT` or schema
+/// changes, which GRDB must see), on a connection without GRDB transaction observers.
 ///
 /// ```swift
 /// let insert = try DirectStatement(db.cachedStatement(sql: "INSERT INTO t (a, b) VALUES (?, ?)"))
@@ -63,8 +63,11 @@ package struct DirectStatement {
             let code = value.withUTF8 { text in
                 // SQLite reads a null pointer as `NULL`: empty text points at a static empty string.
                 let start = text.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyText.utf8Start)
+                // As GRDB binds a string (a C string): up to its first NUL, so that a value written
+                // here matches the same value bound by GRDB in a query.
+                let length = text.firstIndex(of: 0) ?? text.count
                 return sqlite3_bind_text64(
-                    handle, index, start.assumingMemoryBound(to: CChar.self), sqlite3_uint64(text.count),
+                    handle, index, start.assumingMemoryBound(to: CChar.self), sqlite3_uint64(length),
                     transientDestructor, UInt8(SQLITE_UTF8))
             }
             record(code)
@@ -113,11 +116,23 @@ package struct DirectStatement {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
+        let connection = sqlite3_db_handle(handle)
+        // Only inside a transaction: after an error that made SQLite roll it back, GRDB refuses to
+        // run statements until the caller ends it, and so does this (they would each commit).
+        guard let connection, sqlite3_get_autocommit(connection) == 0 else {
+            throw DatabaseError(
+                resultCode: .SQLITE_ABORT, message: "a direct statement runs only inside a transaction", sql: statement.sql)
+        }
         var binder = Binder(handle: handle)
         bind(&binder)
-        guard binder.failure == SQLITE_OK, binder.index == sqlite3_bind_parameter_count(handle) else {
+        guard binder.failure == SQLITE_OK else {
             throw DatabaseError(
-                resultCode: binder.failure == SQLITE_OK ? .SQLITE_RANGE : ResultCode(rawValue: binder.failure),
+                resultCode: ResultCode(rawValue: binder.failure), message: String(cString: sqlite3_errmsg(connection)),
+                sql: statement.sql)
+        }
+        guard binder.index == sqlite3_bind_parameter_count(handle) else {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE,
                 message: "\(binder.index) values bound to \(sqlite3_bind_parameter_count(handle)) parameters",
                 sql: statement.sql)
         }
@@ -134,10 +149,9 @@ package struct DirectStatement {
                 }
                 isFirst = false
             case let code:
-                let connection = sqlite3_db_handle(handle)
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code),
-                    message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: statement.sql)
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)),
+                    sql: statement.sql)
             }
         }
     }

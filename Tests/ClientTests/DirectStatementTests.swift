@@ -55,7 +55,58 @@ struct DirectStatementTests {
             #expect(rows[1]["ts"] as String == "text")
             #expect(rows[1]["tb"] as String == "blob")
             #expect(rows[2]["ts"] as String == "null")
+            // The same values bound by GRDB read back identically, text with a NUL included (GRDB
+            // binds a string up to its first NUL, and so does a direct statement).
+            for (integer, flag, text, blob, real) in cases + [(7, true, "a\u{0}b", [0], 0)] {
+                let direct = try insert.fetchInteger { values in
+                    values.bind(integer)
+                    values.bind(flag)
+                    values.bind(text.map { "direct/" + $0 })
+                    values.bind(blob)
+                    values.bind(real)
+                }
+                let viaGRDB = try Int64.fetchOne(
+                    db.cachedStatement(sql: DirectStatementTests.insert),
+                    arguments: [integer, flag, text.map { "grdb/" + $0 }, blob.map { Data($0) }, real])
+                let read = { (id: Int64?) in
+                    try Row.fetchOne(db, sql: "SELECT i, b, s, hex(blob) AS h, typeof(blob) AS tb, r FROM t WHERE id = ?", arguments: [id])
+                }
+                let (one, other) = (try read(direct), try read(viaGRDB))
+                #expect(one?["i"] as Int64? == other?["i"] && one?["b"] as Int64? == other?["b"])
+                #expect(one?["h"] as String? == other?["h"] && one?["tb"] as String? == other?["tb"])
+                #expect(one?["r"] as Double? == other?["r"])
+                #expect(
+                    (one?["s"] as String?).map { $0.dropFirst("direct/".count) }
+                        == (other?["s"] as String?).map { $0.dropFirst("grdb/".count) })
+            }
         }
+    }
+
+    @Test("outside a transaction, or with too many values, a direct statement throws and writes nothing")
+    func refusals() throws {
+        let queue = try database()
+        let statement = try queue.inDatabase { db in try db.makeStatement(sql: DirectStatementTests.insert) }
+        try queue.inDatabase { db in
+            // No transaction: each statement would commit on its own (after SQLite rolled one back, say).
+            #expect(throws: DatabaseError.self) {
+                try DirectStatement(statement).execute { values in
+                    values.bind(Int64(1))
+                    values.bind(true)
+                    values.bind("alone")
+                    values.bind([UInt8]?.none)
+                    values.bind(Double?.none)
+                }
+            }
+        }
+        try queue.write { db in
+            let insert = DirectStatement(try db.cachedStatement(sql: DirectStatementTests.insert))
+            #expect(throws: DatabaseError.self) {
+                try insert.execute { values in
+                    for _ in 0..<6 { values.bind(Int64(1)) }
+                }
+            }
+        }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 0)
     }
 
     @Test("too few values, or a failing step, throw with SQLite's code and leave the statement usable")

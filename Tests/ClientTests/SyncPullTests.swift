@@ -156,6 +156,7 @@ struct SyncPullTests {
                 .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
             ],
             checkpoint: Checkpoint("c:5"), hasMore: false)
+        #expect(SyncEngine.prepare(page).compactMap { $0 }.count == 4, "every upsert is prepared")
         // As a pull writes it: prepared off the writer, and without preparation.
         for prepared in [SyncEngine.prepare(page), []] {
             try await client.sync.apply(
@@ -167,6 +168,32 @@ struct SyncPullTests {
             #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
             #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
         }
+        await client.shutdown()
+    }
+
+    @Test("a prepared object older than the state already stored is not written: the stored state and its rows stay")
+    func preparedOlderThanStored() async throws {
+        let server = SyncFakeServer()
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let owner = client.core.scope
+        func page(_ value: Int64, version: Int64) -> PullResponse {
+            PullResponse(
+                changes: [.upsert(ObjectSnapshot(
+                    className: "Item", objectId: "x", datastore: .default, fields: ["i": .int(value)], version: version))],
+                checkpoint: Checkpoint("c:\(version)"), hasMore: false)
+        }
+        // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
+        for (value, version) in [(2, 2), (1, 1)] as [(Int64, Int64)] {
+            let pulled = page(value, version: version)
+            try await client.sync.apply(
+                pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
+                owner: owner, core: client.core, onChange: nil)
+        }
+        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+        #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)
+        #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+        #expect(try await client.query("Item", in: .default).text("where i = ?", [1]).fromLocalDatastore().count() == 0)
         await client.shutdown()
     }
 

@@ -51,6 +51,7 @@ final class StoreTransaction {
         _ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false,
         synced: Bool = false, prepared: PreparedObject? = nil
     ) throws {
+        assert(prepared.map { $0.snapshot == server && local == server } ?? true, "a preparation of another state")
         let serverText = try prepared?.text ?? server.map { try $0.encodedDocument() }
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
