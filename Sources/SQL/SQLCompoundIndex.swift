@@ -27,6 +27,33 @@ package struct SQLCompoundIndex: Sendable, Hashable {
         self.partition = partition
         self.fields = fields
     }
+
+    /// Whether a store that keeps counts per leading key (``SQLIndexEntries/keyCounts``) keeps
+    /// them for this index: for two fields or more, whose first field is what a query's
+    /// equality names and whose next fields order its page. (The store's triggers say the same:
+    /// `d.field2 != ''`.)
+    package var keepsKeyCounts: Bool { fields.count > 1 }
+}
+
+/// What a store's entries of compound indexes hold, when a count may read them alone: they are
+/// the scope's live objects, flagged readable by the kept readers (see ``SQLQueryRunner/entries``).
+package struct SQLIndexEntries: Sendable {
+    /// Only entries flagged readable (`c.readable = 1`) count.
+    package var readableOnly: Bool
+    /// A `SELECT` of the keys of the objects a count leaves out (few: those with unsaved
+    /// changes), or `nil`.
+    package var excluded: SQLFragment?
+    /// The store keeps, for the indexes that ``SQLCompoundIndex/keepsKeyCounts``, the number of
+    /// entries of each first key and of the readable ones:
+    /// `index_key_counts k(partition, k1, live, readable)`.
+    package var keyCounts: Bool
+
+    /// Entries.
+    package init(readableOnly: Bool, excluded: SQLFragment? = nil, keyCounts: Bool = false) {
+        self.readableOnly = readableOnly
+        self.excluded = excluded
+        self.keyCounts = keyCounts
+    }
 }
 
 /// How a query reads a compound index: the equal keys of the leading fields (one arm per
@@ -202,10 +229,12 @@ extension SQLQueryCompiler {
 
     /// The `SELECT count(*)` of a query's matches, as ``count(_:scope:readers:)``, read from one
     /// of `indexes` when one fits. When `entries` is given, the partitions' entries are exactly
-    /// the scope's live objects that `entries` (a condition on `c`, possibly empty) keeps, and
-    /// the query's conditions are all decided by the index: the entries alone are counted.
+    /// the scope's live objects that `entries` keeps, and when the query's conditions are all
+    /// decided by the index, the entries alone are counted; where the store keeps counts per
+    /// first key and the query names only that key (`category = ?`, or an `or` of them), those
+    /// counts are read instead (less the objects left out that match).
     package func count(
-        _ query: Query, scope: SQLFragment, readers: Set<String>?, indexes: [SQLCompoundIndex], entries: SQLFragment?
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, indexes: [SQLCompoundIndex], entries: SQLIndexEntries?
     ) -> SQLFragment {
         // A count reads in no order: an index fits by its leading equal fields and the range of
         // the next.
@@ -214,8 +243,21 @@ extension SQLQueryCompiler {
         }
         let counts: [SQLFragment] = plan.arms.map { arm in
             if let entries, plan.rest.predicate == nil {
+                let flag = SQLFragment(entries.readableOnly ? " AND c.readable = 1" : "")
+                if entries.keyCounts, plan.index.keepsKeyCounts, arm.count == 1, plan.range.sql.isEmpty {
+                    var kept = SQLFragment(
+                        "(coalesce((SELECT k.\(entries.readableOnly ? "readable" : "live") FROM index_key_counts k"
+                            + " WHERE k.partition = ? AND k.k1 = ?), 0)",
+                        [.integer(plan.index.partition), .blob(arm[0])])
+                    if let excluded = entries.excluded {
+                        kept = kept + SQLFragment(" - (SELECT count(*) FROM index_entries c WHERE ") + plan.entries(arm)
+                            + flag + SQLFragment(" AND c.object_key IN (") + excluded + SQLFragment("))")
+                    }
+                    return kept + SQLFragment(")")
+                }
+                let left = entries.excluded.map { SQLFragment(" AND c.object_key NOT IN (") + $0 + SQLFragment(")") }
                 return SQLFragment("(SELECT count(*) FROM index_entries c WHERE ") + plan.entries(arm)
-                    + entries + SQLFragment(")")
+                    + flag + (left ?? SQLFragment()) + SQLFragment(")")
             }
             return SQLFragment("(SELECT count(*) FROM index_entries c CROSS JOIN objects o WHERE ")
                 + plan.entries(arm) + SQLFragment(" AND o.key = c.object_key AND ")

@@ -25,9 +25,9 @@ package struct SQLQueryRunner {
     package var count: (SQLFragment) throws -> Int
     /// The compound indexes of the query's class in the scope (none by default).
     package var indexes: [SQLCompoundIndex] = []
-    /// When the index entries of ``indexes`` are exactly the scope's live objects that this
-    /// condition on `c` keeps (readers included): counts read the entries alone.
-    package var entries: SQLFragment?
+    /// When the index entries of ``indexes`` are exactly the scope's live objects that these
+    /// keep (readers included): counts read the entries alone, or the counts kept per first key.
+    package var entries: SQLIndexEntries?
 
     /// A runner.
     package init(

@@ -130,6 +130,63 @@ struct LocalStoreMigrationTests {
         #expect(try ids(.listContains(field: "tags", value: "y")) == ["t2"])
     }
 
+    @Test("a v8 store's compound indexes get their counts per first key through v9, which counts follow and read")
+    func fromV8() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v8-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v8: value indexes of the fields declared indexes name")
+        let objects = (0..<9).map { index in
+            ObjectSnapshot(
+                className: "Thing", objectId: "t\(index)", datastore: .app,
+                fields: ["size": .int(Int64(index % 3)), "name": .string("n\(index)")], acl: nil, version: 1)
+        }
+        try old.write { db in
+            try db.execute(sql: "INSERT INTO class_indexes (class_name, field1, field2) VALUES ('Thing', 'size', 'name')")
+            try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'name')")
+            for object in objects {
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, synced, local_is_server)
+                        VALUES ('u1', ?, ?, ?, ?, NULL, 0, 1, 1)
+                        """,
+                    arguments: [DatastoreID.app.rawValue, object.className, object.objectId, try object.encodedDocument()])
+                try StoreTransaction.index(objectKey: db.lastInsertedRowID, local: object, replacing: false, db)
+            }
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        func keyCounts() throws -> [String] {
+            try store.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT d.field1, hex(k.k1) AS k1, k.live FROM index_key_counts k
+                        JOIN index_partitions p ON p.id = k.partition JOIN class_indexes d ON d.id = p.class_index ORDER BY 2
+                        """
+                ).map { "\($0["field1"] as String) \($0["k1"] as String) \($0["live"] as Int)" }
+            }
+        }
+        let keys = (0..<3).map { Value.int(Int64($0)).sortKey.map { String(format: "%02X", $0) }.joined() }
+        #expect(try keyCounts() == keys.map { "size \($0) 3" }, "built from the entries, for (size, name) only")
+        func count(_ size: Int64) throws -> Int {
+            try store.count(
+                Query(className: "Thing", predicate: .comparison(field: "size", op: .equal, value: .int(size))), scope: "u1",
+                datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+        }
+        #expect(try count(1) == 3)
+        #expect(try count(7) == 0, "a key with no entry")
+        // A deletion takes the object's entries away from its key's count; the last one, the row.
+        try store.write(scope: "u1") { transaction in
+            try transaction.db.execute(sql: "DELETE FROM index_entries WHERE object_key IN (SELECT key FROM objects WHERE object_id IN ('t1', 't4', 't7', 't2'))")
+        }
+        #expect(try keyCounts() == ["size \(keys[0]) 3", "size \(keys[2]) 2"])
+        #expect(try count(1) == 0)
+        #expect(try count(2) == 2)
+    }
+
     @Test("a v5 store keeps its sync labels and local views through v6, which stores them in the object rows")
     func fromV5() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v5-\(UUID().uuidString).sqlite").path

@@ -154,6 +154,22 @@ struct QueryIndexTests {
         }
         #expect(!kept.isEmpty, "\(moment): entries were written")
         #expect(kept == computed, "\(moment)")
+        // The counts kept per first key are those of the entries, for indexes of two fields or more.
+        let (keyCounts, entryCounts) = try store.read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT partition, hex(k1), live, readable FROM index_key_counts ORDER BY 1, 2")
+                    .map { $0.databaseValues.map(\.description).joined(separator: " ") },
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT c.partition, hex(c.k1), count(*), sum(c.readable = 1) FROM index_entries c
+                        JOIN index_partitions p ON p.id = c.partition JOIN class_indexes d ON d.id = p.class_index
+                        WHERE d.field2 != '' GROUP BY 1, 2 ORDER BY 1, 2
+                        """
+                ).map { $0.databaseValues.map(\.description).joined(separator: " ") }
+            )
+        }
+        #expect(keyCounts == entryCounts, "\(moment): counts per first key")
     }
 
     @Test("a class's count comes from the counts the store keeps, which follow writes, deletions, roles and uncaching")
@@ -223,6 +239,39 @@ struct QueryIndexTests {
         objects.removeAll()
         try await check("after uncaching")
         await client.shutdown()
+    }
+
+    @Test("a count naming only the first key of a compound index reads the counts kept per key")
+    func keyCountPlans() {
+        let indexes = [SQLCompoundIndex(partition: 1, fields: ["a", "b"]), SQLCompoundIndex(partition: 2, fields: ["c"])]
+        func sql(_ predicate: QueryPredicate, excluding: Bool = false, keyCounts: Bool = true) -> String {
+            LocalStore.queryCompiler.count(
+                Query(className: "Thing", predicate: predicate), scope: SQLFragment("o.scope = ?", [.text("")]),
+                readers: nil, indexes: indexes,
+                entries: SQLIndexEntries(
+                    readableOnly: true, excluded: excluding ? SQLFragment("SELECT 7") : nil, keyCounts: keyCounts)
+            ).sql
+        }
+        func reads(_ text: String, _ table: String) -> Int { text.components(separatedBy: table).count - 1 }
+        let a1 = QueryPredicate.comparison(field: "a", op: .equal, value: 1)
+        let one = sql(a1)
+        #expect(reads(one, "index_key_counts k") == 1 && reads(one, "FROM index_entries") == 0, "\(one)")
+        #expect(one.contains("k.readable"), "the readable count, as the flags are kept")
+        let either = sql(.or([a1, .comparison(field: "a", op: .equal, value: 2)]))
+        #expect(reads(either, "index_key_counts k") == 2, "an `or` of keys adds their counts: \(either)")
+        let left = sql(a1, excluding: true)
+        #expect(
+            reads(left, "index_key_counts k") == 1 && left.contains("c.object_key IN ("),
+            "the objects left out that match are taken away: \(left)")
+        for predicate: QueryPredicate in [
+            .and([a1, .comparison(field: "b", op: .greater, value: 2)]),
+            .and([a1, .comparison(field: "b", op: .equal, value: 2)]),
+            .comparison(field: "c", op: .equal, value: 1),
+        ] {
+            let counted = sql(predicate)
+            #expect(reads(counted, "index_key_counts") == 0 && reads(counted, "FROM index_entries") == 1, "\(counted)")
+        }
+        #expect(reads(sql(a1, keyCounts: false), "index_key_counts") == 0, "a store without them counts entries")
     }
 
     @Test("a condition on a field in the value index reads the index; on another field, each object's own row")

@@ -31,7 +31,7 @@ extension LocalStore {
         try read { db in
             var found: [ObjectKey: LocalObjectRow] = [:]
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
-            let runner = try LocalStore.runner(
+            let runner = try runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
             ) { object in found[object.key] = object }
             let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
@@ -57,7 +57,7 @@ extension LocalStore {
                             + " WHERE scope = ? AND datastore = ? AND class_name = ?"),
                     arguments: [scope, datastore.rawValue, query.className]) ?? 0
             }
-            return try LocalStore.runner(
+            return try runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
             ) { _ in }
             .count(query, readers: readable == nil ? readers : nil)
@@ -65,7 +65,7 @@ extension LocalStore {
     }
 
     /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
-    private static func runner(
+    private func runner(
         _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String],
         readers: Set<String>?, readable: SQLFragment?, _ db: Database, decoded: @escaping (LocalObjectRow) -> Void
     ) throws -> SQLQueryRunner {
@@ -88,15 +88,18 @@ extension LocalStore {
                     try Bool.fetchOne(incomplete, arguments: [field, scope, datastore.rawValue, query.className]) ?? false
                 }
             },
-            objects: { fragment in
-                try Row.fetchAll(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)).compactMap { row in
+            objects: { [queryStatements] fragment in
+                try Row.fetchAll(
+                    queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments)
+                ).compactMap { row in
                     let object = try LocalStore.pageRow(row)
                     decoded(object)
                     return object.local
                 }
             },
-            count: { fragment in
-                try Int.fetchOne(db, sql: fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
+            count: { [queryStatements] fragment in
+                try Int.fetchOne(
+                    queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
             })
         runner.indexes = try LocalStore.compoundIndexes(
             scope: scope, datastore: datastore, className: query.className, db)
@@ -106,12 +109,11 @@ extension LocalStore {
         // tests readers without the flags. The objects left out (few: those with unsaved
         // changes) are looked up once.
         if !runner.indexes.isEmpty, label == nil, readable != nil || readers == nil {
-            var entries = SQLFragment(readable == nil ? "" : " AND c.readable = 1")
+            var entries = SQLIndexEntries(readableOnly: readable != nil, keyCounts: true)
             if !excluded.isEmpty {
                 let set = SQLTextSet.list(Set(excluded), dialect: .sqlite)
-                entries = entries + SQLFragment(
-                    " AND c.object_key NOT IN (SELECT key FROM objects WHERE scope = ? AND datastore = ?"
-                        + " AND class_name = ? AND object_id IN (\(set.sql)))",
+                entries.excluded = SQLFragment(
+                    "SELECT key FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id IN (\(set.sql))",
                     [.text(scope), .text(datastore.rawValue), .text(query.className)] + set.arguments.map { .text($0) })
             }
             runner.entries = entries

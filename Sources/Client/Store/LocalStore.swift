@@ -23,6 +23,8 @@ final class LocalStore: Sendable {
     private let gate = Mutex(Gate())
     /// Writes waiting for a shared commit (``writeGrouped(scope:_:committed:)``).
     let group = Mutex(GroupQueue())
+    /// The compiled statements of local queries, a bounded number per reader connection.
+    let queryStatements = QueryStatements()
 
     private struct Gate {
         var closed = false

@@ -2,7 +2,8 @@ import GRDB
 
 extension LocalStoreMigrations {
     /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
-    /// datastore (``SQLCompoundIndex``); v8: the value indexes hold only the fields they name.
+    /// datastore (``SQLCompoundIndex``); v8: the value indexes hold only the fields they name;
+    /// v9: counts per leading key of the indexes of two fields or more.
     static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v7: declared compound indexes") { db in
             // `class_indexes`: the indexes each class declares (unused fields ''), learned from
@@ -80,5 +81,65 @@ extension LocalStoreMigrations {
                 CREATE INDEX object_elements_by_value ON object_elements(field, element_key, by_value) WHERE by_value = 1;
                 """)
         }
+        migrator.registerMigration("v9: counts per leading key of compound indexes") { db in
+            // A screen's query names the value of a compound index's first field and pages by the
+            // next (`category = ? order by score desc limit 50`): its page reads 50 entries, but
+            // its total count read every entry of the category (7.6 ms of a query's 8.7 at a
+            // million objects). Triggers keep, per partition and first key, the number of entries
+            // and of readable ones, as `class_counts` does per class, for the indexes whose
+            // counts a query can use (``SQLCompoundIndex/keepsKeyCounts``: two fields or more; a
+            // single field's entries of one key are the count's own range). A key's row goes with
+            // its last entry.
+            let counted = "EXISTS (SELECT 1 FROM index_partitions p JOIN class_indexes d ON d.id = p.class_index"
+            try db.execute(sql: """
+                CREATE TABLE index_key_counts (
+                    partition INTEGER NOT NULL,
+                    k1 BLOB NOT NULL,
+                    live INTEGER NOT NULL,
+                    readable INTEGER NOT NULL,
+                    PRIMARY KEY (partition, k1)
+                ) WITHOUT ROWID;
+                INSERT INTO index_key_counts (partition, k1, live, readable)
+                    SELECT c.partition, c.k1, count(*), sum(c.readable = 1) FROM index_entries c
+                    WHERE \(counted) WHERE p.id = c.partition AND d.field2 != '')
+                    GROUP BY c.partition, c.k1;
+                CREATE TRIGGER index_key_counts_insert AFTER INSERT ON index_entries
+                WHEN \(counted) WHERE p.id = new.partition AND d.field2 != '')
+                BEGIN
+                    \(keyCount(of: "new", adding: true))
+                END;
+                CREATE TRIGGER index_key_counts_delete AFTER DELETE ON index_entries
+                WHEN \(counted) WHERE p.id = old.partition AND d.field2 != '')
+                BEGIN
+                    \(keyCount(of: "old", adding: false))
+                END;
+                CREATE TRIGGER index_key_counts_update AFTER UPDATE OF partition, k1, readable ON index_entries
+                WHEN old.partition != new.partition OR old.k1 != new.k1 OR old.readable != new.readable
+                BEGIN
+                    \(keyCount(of: "old", adding: false, when: "\(counted) WHERE p.id = old.partition AND d.field2 != '')"))
+                    \(keyCount(of: "new", adding: true, when: "\(counted) WHERE p.id = new.partition AND d.field2 != '')"))
+                END;
+                """)
+        }
+    }
+
+    /// The statements of an `index_key_counts` trigger that add (`adding`) the entry `row` (`new`
+    /// or `old`) to its key's counts, or take it away (and the key's row with its last entry);
+    /// only `when` the condition holds, when given.
+    private static func keyCount(of row: String, adding: Bool, when condition: String? = nil) -> String {
+        let only = condition.map { " AND " + $0 } ?? ""
+        let matches = "partition = \(row).partition AND k1 = \(row).k1"
+        if adding {
+            return """
+                INSERT INTO index_key_counts (partition, k1, live, readable)
+                    SELECT \(row).partition, \(row).k1, 1, \(row).readable = 1 WHERE 1\(only)
+                    ON CONFLICT (partition, k1) DO UPDATE SET live = live + 1, readable = readable + excluded.readable;
+                """
+        }
+        return """
+            UPDATE index_key_counts SET live = live - 1, readable = readable - (\(row).readable = 1)
+                WHERE \(matches)\(only);
+            DELETE FROM index_key_counts WHERE \(matches) AND live = 0;
+            """
     }
 }
