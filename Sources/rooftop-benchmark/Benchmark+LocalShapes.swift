@@ -131,14 +131,14 @@ extension Benchmark {
     /// else drew from ``random`` in between.
     func runs(of shape: LocalQueryShape, number: Int) throws -> [LocalQueryShape.Run] {
         var random = SeededGenerator(seed: settings.seed).derived(0x51A9E + UInt64(number))
-        return try (0..<settings.queryRepeats).map { _ in try shape.draw(&random, dataset) }
+        return try (0..<settings.localRepeats).map { _ in try shape.draw(&random, dataset) }
     }
 
     /// Phases `client local …`: each shape answered from the library's local datastore, every
     /// answer's size checked against the data set (and its order, where it has one).
     func clientLocalQueries(_ client: RooftopClient) async throws {
         let clock = ContinuousClock()
-        for (number, shape) in LocalQueryShape.all.enumerated() {
+        for (number, shape) in settings.measuredShapes {
             let runs = try runs(of: shape, number: number)
             try await measure(shape.localPhase, unit: "query") { samples in
                 for run in runs {
@@ -199,7 +199,7 @@ extension Benchmark {
             try db.execute(sql: "ANALYZE")
         }
         let clock = ContinuousClock()
-        for (number, shape) in LocalQueryShape.all.enumerated() {
+        for (number, shape) in settings.measuredShapes {
             let runs = try runs(of: shape, number: number)
             try await measure(shape.rawPhase, unit: "query") { samples in
                 let durations = try await pool.read { db -> [Duration] in

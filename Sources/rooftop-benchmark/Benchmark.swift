@@ -32,6 +32,17 @@ struct BenchmarkSettings: Sendable, Codable {
     var seed: UInt64
     /// The class's declared indexes (`--indexes`).
     var indexes: [[String]]
+    /// Repetitions of each local query shape and of its raw SQLite query (`--local-repeats`,
+    /// default `--queries`).
+    var localRepeats: Int
+    /// The local query shapes run, by name (`--local-shapes`; all by default).
+    var localShapes: [String]
+
+    /// The local query shapes this run measures, in their order.
+    var measuredShapes: [(number: Int, shape: LocalQueryShape)] {
+        LocalQueryShape.all.enumerated().filter { localShapes.isEmpty || localShapes.contains($0.element.name) }
+            .map { (number: $0.offset, shape: $0.element) }
+    }
 }
 
 /// One run: the users, their clients, the shared datastore, the data set, and the figures of

@@ -63,6 +63,12 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Changes per pull page (1-1000).")
     var pageSize = 500
 
+    @Option(help: "Repetitions of each local query shape and of its raw SQLite query (default: --queries).")
+    var localRepeats: Int?
+
+    @Option(help: "The local query shapes to run, by name, `,` between them (default: all).")
+    var localShapes: String?
+
     @Option(help: "Seed of the data set and of the query parameters.")
     var seed: UInt64 = 1
 
@@ -97,6 +103,13 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard (1...10_000).contains(liveWrites) else { throw ValidationError("--live-writes must be 1-10000") }
         guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
+        guard (1...100_000).contains(localRepeats ?? 1) else { throw ValidationError("--local-repeats must be 1-100000") }
+        let unknown = shapeNames.filter { name in !LocalQueryShape.all.contains { $0.name == name } }
+        guard unknown.isEmpty else {
+            throw ValidationError(
+                "--local-shapes: no shape \(unknown.joined(separator: ", ")) (shapes: "
+                    + LocalQueryShape.all.map(\.name).joined(separator: ", ") + ")")
+        }
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1-1000") }
         guard (1...8).contains(servers) else { throw ValidationError("--servers must be 1-8") }
         do {
@@ -107,6 +120,11 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         if servers > 1, serverBinary == nil || !(storage?.hasPrefix("postgres") ?? false) {
             throw ValidationError("--servers above 1 needs --server-binary and a postgres:// --storage")
         }
+    }
+
+    /// `--local-shapes` as names.
+    var shapeNames: [String] {
+        (localShapes ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// `--indexes` as lists of fields.
@@ -131,7 +149,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
             textLength: textLength, subscribers: subscribers, liveWrites: liveWrites,
             updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed,
-            indexes: declaredIndexes)
+            indexes: declaredIndexes, localRepeats: localRepeats ?? queries, localShapes: shapeNames)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)
         var generator = SystemRandomNumberGenerator()
