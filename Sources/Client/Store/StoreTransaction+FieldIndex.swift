@@ -71,6 +71,10 @@ extension StoreTransaction {
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
         prepared: PreparedObject? = nil, _ db: Database
     ) throws {
+        if replacing, declared, let local {
+            let valueIndexed = try indexed ?? valueIndexedFields(of: local.className, db)
+            return try update(objectKey: objectKey, local: local, valueIndexed: valueIndexed, prepared: prepared, db)
+        }
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
                 try DirectStatement(db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?"))
@@ -79,9 +83,113 @@ extension StoreTransaction {
         }
         guard let local else { return }
         let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
-        let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
+        try insert(rows.added, objectKey: objectKey, rows: rows, declared: declared, valueIndexed: valueIndexed, db)
+        let reader = DirectStatement(
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
+        for principal in prepared?.readers ?? SQLIndexRows.readers(of: local.acl) {
+            try reader.execute { values in
+                values.bind(objectKey)
+                values.bind(principal)
+            }
+        }
+        if declared {
+            try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
+        }
+    }
+
+    /// Brings the stored index rows of the object with row key `objectKey` to those of its local
+    /// view `local`, writing only what differs: a saved change to one field rewrites that
+    /// field's rows, not the object's two dozen (the offline queue writes each saved object
+    /// twice, queued and then acknowledged). The readers are rewritten when they differ, and the
+    /// declared indexes' entries when a field they name changed or the object had no rows (it
+    /// was deleted, or never indexed).
+    private static func update(
+        objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?, _ db: Database
+    ) throws {
+        let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
+        let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
+        var stored: [String: StoredFieldRow] = [:]
+        let read = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: "SELECT field, kind, sort_key, latitude, longitude, complete, by_value FROM object_fields WHERE object_key = ?"),
+            arguments: [objectKey])
+        while let row = try read.next() {
+            stored[row[0]] = StoredFieldRow(
+                kind: row[1], sortKey: row[2], latitude: row[3], longitude: row[4], complete: row[5], byValue: row[6])
+        }
+        // A row is kept when it is the one the field would get; a value too long to index (no
+        // key) is rewritten, as its key cannot tell whether it changed.
+        var changed = Set(stored.keys).subtracting(rows.added.map(\.field))
+        var added: [SQLIndexRows.FieldRow] = []
+        for row in rows.added {
+            let wanted = StoredFieldRow(
+                kind: row.kind, sortKey: row.sortKey.map { Data($0) }, latitude: row.latitude, longitude: row.longitude,
+                complete: !incomplete.contains(row.field), byValue: valueIndexed?.contains(row.field) ?? true)
+            if let current = stored[row.field], current == wanted, row.sortKey != nil { continue }
+            if stored[row.field] != nil { changed.insert(row.field) }
+            added.append(row)
+        }
+        if !changed.isEmpty {
+            let fields = DirectStatement(
+                try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
+            let elements = DirectStatement(
+                try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?"))
+            for field in changed {
+                for statement in [fields, elements] {
+                    try statement.execute { values in
+                        values.bind(objectKey)
+                        values.bind(field)
+                    }
+                }
+            }
+        }
+        try insert(added, objectKey: objectKey, rows: rows, declared: true, valueIndexed: valueIndexed, db)
+
+        let readers = prepared?.readers ?? SQLIndexRows.readers(of: local.acl)
+        let storedReaders = try Set(
+            String.fetchCursor(
+                db.cachedStatement(sql: "SELECT principal FROM object_readers WHERE object_key = ?"), arguments: [objectKey]))
+        if storedReaders != readers {
+            try DirectStatement(db.cachedStatement(sql: "DELETE FROM object_readers WHERE object_key = ?"))
+                .execute { $0.bind(objectKey) }
+            let reader = DirectStatement(
+                try db.cachedStatement(sql: "INSERT INTO object_readers (object_key, principal) VALUES (?, ?)"))
+            for principal in readers {
+                try reader.execute { values in
+                    values.bind(objectKey)
+                    values.bind(principal)
+                }
+            }
+        }
+
+        // Entries are made from the field rows: again only when a field an index names changed.
+        guard let valueIndexed, stored.isEmpty || !valueIndexed.isDisjoint(with: changed.union(added.map(\.field)))
+        else { return }
+        try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
+            .execute { $0.bind(objectKey) }
+        try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
+    }
+
+    /// An `object_fields` row as stored, to compare with the row a field would get.
+    private struct StoredFieldRow: Equatable {
+        var kind: Int64
+        var sortKey: Data?
+        var latitude: Double?
+        var longitude: Double?
+        var complete: Bool
+        var byValue: Bool
+    }
+
+    /// Inserts the `object_fields` and `object_elements` rows `added` (of `rows`, the object's
+    /// rows) of the object with row key `objectKey`.
+    private static func insert(
+        _ added: [SQLIndexRows.FieldRow], objectKey: Int64, rows: SQLIndexRows.Change, declared: Bool,
+        valueIndexed: Set<String>?, _ db: Database
+    ) throws {
+        guard !added.isEmpty else { return }
+        let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
         let flag = declared ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
         let field = DirectStatement(
             try db.cachedStatement(
@@ -95,7 +203,7 @@ extension StoreTransaction {
                     INSERT OR IGNORE INTO object_elements (object_key, field, element_key\(flag.column))
                     VALUES (?, ?, ?\(flag.placeholder))
                     """))
-        for row in rows.added {
+        for row in added {
             let byValue = valueIndexed?.contains(row.field) ?? true
             try field.execute { values in
                 values.bind(objectKey)
@@ -115,17 +223,6 @@ extension StoreTransaction {
                     if declared { values.bind(byValue) }
                 }
             }
-        }
-        let reader = DirectStatement(
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
-        for principal in prepared?.readers ?? SQLIndexRows.readers(of: local.acl) {
-            try reader.execute { values in
-                values.bind(objectKey)
-                values.bind(principal)
-            }
-        }
-        if declared {
-            try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
         }
     }
 
