@@ -91,8 +91,11 @@ struct SQLCompoundPlan {
         var bestScore = -1
         for index in indexes {
             guard let plan = SQLCompoundPlan(query, operands: operands, index: index, ordered: ordered) else { continue }
-            let score = 2 * (plan.arms.first?.count ?? 0) + (plan.range.sql.isEmpty ? 0 : 1)
-            guard ordered || score > 0 else { continue }
+            // Between plans as good, a count prefers an index whose counts per first key a store
+            // may keep (``SQLCompoundIndex/keepsKeyCounts``).
+            let counted = !ordered && index.keepsKeyCounts ? 1 : 0
+            let score = 4 * (plan.arms.first?.count ?? 0) + (plan.range.sql.isEmpty ? 0 : 2) + counted
+            guard ordered || score > 1 else { continue }
             if score > bestScore {
                 best = plan
                 bestScore = score
@@ -231,8 +234,8 @@ extension SQLQueryCompiler {
     /// of `indexes` when one fits. When `entries` is given, the partitions' entries are exactly
     /// the scope's live objects that `entries` keeps, and when the query's conditions are all
     /// decided by the index, the entries alone are counted; where the store keeps counts per
-    /// first key and the query names only that key (`category = ?`, or an `or` of them), those
-    /// counts are read instead (less the objects left out that match).
+    /// first key and the query names only that key (`category = ?`, `category in [...]` or an
+    /// `or` of `=`), those counts are read instead (less the objects left out that match).
     package func count(
         _ query: Query, scope: SQLFragment, readers: Set<String>?, indexes: [SQLCompoundIndex], entries: SQLIndexEntries?
     ) -> SQLFragment {

@@ -7,7 +7,12 @@ import Synchronization
 /// GRDB's statement cache, which keeps every text it is given for as long as the connection
 /// lives, cannot hold them; compiling each again cost a tenth of a local query. Here each
 /// connection keeps at most ``budget`` texts: a new text past the budget clears that connection's
-/// caches (``Database/releaseMemory()``, on the connection's own thread) and starts counting again.
+/// caches and starts counting again. GRDB clears them only all together
+/// (``Database/releaseMemory()``, run on the connection's own thread): its other cached
+/// statements, its schema cache and SQLite's page cache of that connection go too, once per
+/// ``budget`` new texts, and are filled again as they are used. (A cache of its own statements
+/// could evict one at a time, but a statement must be finalized on its connection's thread, and
+/// the entries of connections GRDB has closed could then never be dropped.)
 ///
 /// ```swift
 /// let statements = QueryStatements()
@@ -17,8 +22,11 @@ package final class QueryStatements: Sendable {
     /// The most query texts one connection keeps compiled.
     package let budget: Int
     /// The texts each connection was given since its caches were last cleared, by connection.
-    /// Keyed by the connection's address, so an entry may outlive its connection: at most
-    /// ``maxConnections`` are tracked, and forgetting them only clears later than it could.
+    /// Keyed by the connection's address, so an entry may outlive its connection (GRDB closes a
+    /// pool's readers under memory pressure), and a new connection at the same address inherits
+    /// it; at most ``maxConnections`` are tracked. Either way a connection holds at most twice
+    /// the budget: texts it was never given but counted, or given but forgotten, only move when
+    /// it is cleared.
     private let texts = Mutex<[UInt: Set<String>]>([:])
     /// The most connections whose texts are tracked.
     static let maxConnections = 32

@@ -75,7 +75,9 @@ struct Report: Codable, Sendable {
                 + " clients \(s.clients), fields/object \(s.fieldsPerObject), list size \(s.listSize),"
                 + " text \(s.textLength) letters,"
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed),"
-                + " indexes \(s.indexes.map { $0.joined(separator: ",") }.joined(separator: ";"))")
+                + " indexes \(s.indexes.map { $0.joined(separator: ",") }.joined(separator: ";")),"
+                + " local repeats \(s.localRepeats), local shapes "
+                + (s.localShapes.isEmpty ? "all" : s.localShapes.joined(separator: ",")))
         lines.append(memoryScope)
         let header = [
             pad("phase", 25, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),

@@ -272,6 +272,12 @@ struct QueryIndexTests {
             #expect(reads(counted, "index_key_counts") == 0 && reads(counted, "FROM index_entries") == 1, "\(counted)")
         }
         #expect(reads(sql(a1, keyCounts: false), "index_key_counts") == 0, "a store without them counts entries")
+        // Between an index of `a` alone and one of `(a, b)`, a count takes the one with counts.
+        let both = LocalStore.queryCompiler.count(
+            Query(className: "Thing", predicate: a1), scope: SQLFragment("o.scope = ?", [.text("")]), readers: nil,
+            indexes: [SQLCompoundIndex(partition: 3, fields: ["a"]), SQLCompoundIndex(partition: 1, fields: ["a", "b"])],
+            entries: SQLIndexEntries(readableOnly: false, keyCounts: true))
+        #expect(reads(both.sql, "index_key_counts k") == 1 && both.sql.contains("k.live"), "\(both.sql)")
     }
 
     @Test("a condition on a field in the value index reads the index; on another field, each object's own row")

@@ -89,7 +89,8 @@ extension LocalStoreMigrations {
             // and of readable ones, as `class_counts` does per class, for the indexes whose
             // counts a query can use (``SQLCompoundIndex/keepsKeyCounts``: two fields or more; a
             // single field's entries of one key are the count's own range). A key's row goes with
-            // its last entry.
+            // its last entry. A role change flips many objects' readable flags: a flip alone moves
+            // one count.
             let counted = "EXISTS (SELECT 1 FROM index_partitions p JOIN class_indexes d ON d.id = p.class_index"
             try db.execute(sql: """
                 CREATE TABLE index_key_counts (
@@ -113,8 +114,14 @@ extension LocalStoreMigrations {
                 BEGIN
                     \(keyCount(of: "old", adding: false))
                 END;
-                CREATE TRIGGER index_key_counts_update AFTER UPDATE OF partition, k1, readable ON index_entries
-                WHEN old.partition != new.partition OR old.k1 != new.k1 OR old.readable != new.readable
+                CREATE TRIGGER index_key_counts_readable AFTER UPDATE OF readable ON index_entries
+                WHEN old.partition = new.partition AND old.k1 = new.k1 AND old.readable != new.readable
+                BEGIN
+                    UPDATE index_key_counts SET readable = readable + (new.readable = 1) - (old.readable = 1)
+                        WHERE partition = new.partition AND k1 = new.k1;
+                END;
+                CREATE TRIGGER index_key_counts_update AFTER UPDATE OF partition, k1 ON index_entries
+                WHEN old.partition != new.partition OR old.k1 != new.k1
                 BEGIN
                     \(keyCount(of: "old", adding: false, when: "\(counted) WHERE p.id = old.partition AND d.field2 != '')"))
                     \(keyCount(of: "new", adding: true, when: "\(counted) WHERE p.id = new.partition AND d.field2 != '')"))
@@ -124,8 +131,8 @@ extension LocalStoreMigrations {
     }
 
     /// The statements of an `index_key_counts` trigger that add (`adding`) the entry `row` (`new`
-    /// or `old`) to its key's counts, or take it away (and the key's row with its last entry);
-    /// only `when` the condition holds, when given.
+    /// or `old`) to its key's counts, or take it away and then drop the key's row if that was its
+    /// last entry; the count changes only `when` the condition holds, when given.
     private static func keyCount(of row: String, adding: Bool, when condition: String? = nil) -> String {
         let only = condition.map { " AND " + $0 } ?? ""
         let matches = "partition = \(row).partition AND k1 = \(row).k1"
