@@ -80,14 +80,8 @@ struct LocalStoreMigrationTests {
         ]
         try old.write { db in
             for object in objects {
-                try db.execute(
-                    sql: """
-                        INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, synced, local_is_server)
-                        VALUES ('u1', ?, ?, ?, ?, NULL, 0, 1, 1)
-                        """,
-                    arguments: [DatastoreID.app.rawValue, object.className, object.objectId, try object.encodedDocument()])
                 try StoreTransaction.index(
-                    objectKey: db.lastInsertedRowID, local: object, replacing: false, declared: false, db)
+                    objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, declared: false, db)
             }
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'size')")
             try StoreTransaction.indexEntries(where: "1 = 1", [], db)
@@ -145,13 +139,7 @@ struct LocalStoreMigrationTests {
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1, field2) VALUES ('Thing', 'size', 'name')")
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'name')")
             for object in objects {
-                try db.execute(
-                    sql: """
-                        INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, synced, local_is_server)
-                        VALUES ('u1', ?, ?, ?, ?, NULL, 0, 1, 1)
-                        """,
-                    arguments: [DatastoreID.app.rawValue, object.className, object.objectId, try object.encodedDocument()])
-                try StoreTransaction.index(objectKey: db.lastInsertedRowID, local: object, replacing: false, db)
+                try StoreTransaction.index(objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, db)
             }
         }
         try old.close()
@@ -240,5 +228,17 @@ struct LocalStoreMigrationTests {
             try transaction.unpin(s1, label: LocalStore.syncLabel)
         }
         #expect(try store.write(scope: "u1") { try $0.object(s1) } == nil)
+    }
+
+    /// Stores `object` as a synced object with nothing queued, in the layout of v6 and later;
+    /// returns its row key.
+    private func insertSynced(_ object: ObjectSnapshot, scope: String, _ db: Database) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO objects (scope, datastore, class_name, object_id, server, local, deleted, synced, local_is_server)
+                VALUES (?, ?, ?, ?, ?, NULL, 0, 1, 1)
+                """,
+            arguments: [scope, object.datastore.rawValue, object.className, object.objectId, try object.encodedDocument()])
+        return db.lastInsertedRowID
     }
 }
