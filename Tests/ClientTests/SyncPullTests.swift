@@ -143,12 +143,9 @@ struct SyncPullTests {
 
     @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state")
     func repeatedInPage() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let owner = client.core.scope
+        let (client, owner) = try await signedUpSyncClient()
         func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
-            .upsert(ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: ["i": .int(value)], version: version))
+            .upsert(pulledItem(id, value, version: version))
         }
         let page = PullResponse(
             changes: [
@@ -173,14 +170,10 @@ struct SyncPullTests {
 
     @Test("a prepared object older than the state already stored is not written: the stored state and its rows stay")
     func preparedOlderThanStored() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let owner = client.core.scope
+        let (client, owner) = try await signedUpSyncClient()
         func page(_ value: Int64, version: Int64) -> PullResponse {
             PullResponse(
-                changes: [.upsert(ObjectSnapshot(
-                    className: "Item", objectId: "x", datastore: .default, fields: ["i": .int(value)], version: version))],
+                changes: [.upsert(pulledItem("x", value, version: version))],
                 checkpoint: Checkpoint("c:\(version)"), hasMore: false)
         }
         // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
@@ -313,4 +306,16 @@ struct SyncPullTests {
         #expect(try mine.pinLabels() == [LocalStore.syncLabel])
         await client.shutdown()
     }
+}
+
+/// An `Item` of the default datastore with `i` set to `value`, as a pull sends it.
+private func pulledItem(_ id: String, _ value: Int64, version: Int64) -> ObjectSnapshot {
+    ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: ["i": .int(value)], version: version)
+}
+
+/// A client of a fake server, signed up as `ann`, and its scope.
+private func signedUpSyncClient() async throws -> (RooftopClient, String) {
+    let client = try syncClient(SyncFakeServer())
+    _ = try await client.signUpForTest("ann")
+    return (client, client.core.scope)
 }

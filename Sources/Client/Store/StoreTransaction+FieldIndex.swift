@@ -85,18 +85,35 @@ extension StoreTransaction {
         let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
-        try insert(rows.added, objectKey: objectKey, rows: rows, declared: declared, valueIndexed: valueIndexed, db)
+        try insert(
+            rows.added, objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
+            valueIndexed: valueIndexed, db)
+        try insertReaders(prepared?.readers ?? SQLIndexRows.readers(of: local.acl), objectKey: objectKey, db)
+        if declared { try insertEntries(objectKey: objectKey, db) }
+    }
+
+    /// The fields whose values the index does not fully store, among an object's rows `rows`
+    /// (computed from no previous state).
+    private static func incompleteFields(_ rows: SQLIndexRows.Change) -> Set<String> {
+        Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
+    }
+
+    /// Inserts the `object_readers` rows of the object with row key `objectKey`.
+    private static func insertReaders(_ readers: Set<String>, objectKey: Int64, _ db: Database) throws {
         let reader = DirectStatement(
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
-        for principal in prepared?.readers ?? SQLIndexRows.readers(of: local.acl) {
+        for principal in readers {
             try reader.execute { values in
                 values.bind(objectKey)
                 values.bind(principal)
             }
         }
-        if declared {
-            try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
-        }
+    }
+
+    /// Inserts the declared indexes' entries of the object with row key `objectKey`, from its
+    /// field rows.
+    private static func insertEntries(objectKey: Int64, _ db: Database) throws {
+        try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
     }
 
     /// Brings the stored index rows of the object with row key `objectKey` to those of its local
@@ -109,7 +126,7 @@ extension StoreTransaction {
         objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?, _ db: Database
     ) throws {
         let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
-        let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
+        let incomplete = incompleteFields(rows)
         var stored: [String: StoredFieldRow] = [:]
         let read = try Row.fetchCursor(
             db.cachedStatement(
@@ -145,7 +162,7 @@ extension StoreTransaction {
                 }
             }
         }
-        try insert(added, objectKey: objectKey, rows: rows, declared: true, valueIndexed: valueIndexed, db)
+        try insert(added, objectKey: objectKey, incomplete: incomplete, declared: true, valueIndexed: valueIndexed, db)
 
         let readers = prepared?.readers ?? SQLIndexRows.readers(of: local.acl)
         let storedReaders = try Set(
@@ -154,14 +171,7 @@ extension StoreTransaction {
         if storedReaders != readers {
             try DirectStatement(db.cachedStatement(sql: "DELETE FROM object_readers WHERE object_key = ?"))
                 .execute { $0.bind(objectKey) }
-            let reader = DirectStatement(
-                try db.cachedStatement(sql: "INSERT INTO object_readers (object_key, principal) VALUES (?, ?)"))
-            for principal in readers {
-                try reader.execute { values in
-                    values.bind(objectKey)
-                    values.bind(principal)
-                }
-            }
+            try insertReaders(readers, objectKey: objectKey, db)
         }
 
         // Entries are made from the field rows: again only when a field an index names changed.
@@ -169,7 +179,7 @@ extension StoreTransaction {
         else { return }
         try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
             .execute { $0.bind(objectKey) }
-        try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
+        try insertEntries(objectKey: objectKey, db)
     }
 
     /// An `object_fields` row as stored, to compare with the row a field would get.
@@ -182,14 +192,13 @@ extension StoreTransaction {
         var byValue: Bool
     }
 
-    /// Inserts the `object_fields` and `object_elements` rows `added` (of `rows`, the object's
-    /// rows) of the object with row key `objectKey`.
+    /// Inserts the `object_fields` and `object_elements` rows `added` of the object with row key
+    /// `objectKey` (`incomplete`: the object's fields the index does not fully store).
     private static func insert(
-        _ added: [SQLIndexRows.FieldRow], objectKey: Int64, rows: SQLIndexRows.Change, declared: Bool,
+        _ added: [SQLIndexRows.FieldRow], objectKey: Int64, incomplete: Set<String>, declared: Bool,
         valueIndexed: Set<String>?, _ db: Database
     ) throws {
         guard !added.isEmpty else { return }
-        let incomplete = Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
         let flag = declared ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
         let field = DirectStatement(
             try db.cachedStatement(
