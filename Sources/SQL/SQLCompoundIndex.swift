@@ -30,8 +30,9 @@ package struct SQLCompoundIndex: Sendable, Hashable {
 
     /// Whether a store that keeps counts per leading key (``SQLIndexEntries/keyCounts``) keeps
     /// them for this index: for two fields or more, whose first field is what a query's
-    /// equality names and whose next fields order its page. (The store's triggers say the same:
-    /// `d.field2 != ''`.)
+    /// equality names and whose next fields order its page. (The client's writer adds entries to
+    /// the counts by this; its SQL that builds entries, and its triggers that take them away,
+    /// say the same: `d.field2 != ''`.)
     package var keepsKeyCounts: Bool { fields.count > 1 }
 }
 

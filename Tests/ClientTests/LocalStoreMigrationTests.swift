@@ -84,7 +84,7 @@ struct LocalStoreMigrationTests {
                     objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, declared: false, db)
             }
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'size')")
-            try StoreTransaction.indexEntries(where: "1 = 1", [], db)
+            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, db)
         }
         try old.close()
 
@@ -139,8 +139,12 @@ struct LocalStoreMigrationTests {
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1, field2) VALUES ('Thing', 'size', 'name')")
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'name')")
             for object in objects {
-                try StoreTransaction.index(objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, db)
+                try StoreTransaction.index(
+                    objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, declared: false, db)
             }
+            // As v8 made them: value flags for the named fields only, entries without counts.
+            try StoreTransaction.flagValueIndexed(of: "Thing", db)
+            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, db)
         }
         try old.close()
 

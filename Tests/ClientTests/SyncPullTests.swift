@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 @testable import Rooftop
 import RooftopShared
 import Testing
@@ -83,6 +84,8 @@ struct SyncPullTests {
         }
         let pulled = try rows()
         #expect(pulled[0].count > keys.count * 2 && pulled[3].count == keys.count, "\(pulled[0].prefix(3))")
+        // Summed per key over each page, as an initial sync writes them.
+        try expectKeyCountsCurrent(store, "pulled", counted: true)
         #expect(pulled[0].contains { $0.contains("by_value:0") } && pulled[0].contains { $0.contains("by_value:1") })
         // Rewritten one by one, each from its stored local view, without preparation.
         try store.write(scope: "u1") { transaction in
@@ -141,9 +144,12 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
-    @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state")
+    @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state, counts included")
     func repeatedInPage() async throws {
         let (client, owner) = try await signedUpSyncClient()
+        // Counted by `i`: a page's counts are summed and written as objects stored before in it
+        // change again or go.
+        try client.core.store.declareIndexes([["i", "objectId"]], of: "Item")
         func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
             .upsert(pulledItem(id, value, version: version))
         }
@@ -164,7 +170,53 @@ struct SyncPullTests {
             #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
             #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
             #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
+            try expectKeyCountsCurrent(client.core.store, prepared.isEmpty ? "written again" : "first written", counted: true)
         }
+        await client.shutdown()
+    }
+
+    @Test("a page's write lets a waiting write in after the slice under way, and stores its checkpoint with its last slice")
+    func waitingWriteGoesBetweenSlices() async throws {
+        let (client, owner) = try await signedUpSyncClient()
+        let store = client.core.store
+        try store.declareIndexes([["i", "objectId"]], of: "Item")
+        let count = SyncEngine.sliceSize * 3 + 10
+        let page = PullResponse(
+            changes: (0..<count).map { .upsert(pulledItem("o\($0)", Int64($0), version: 1)) },
+            checkpoint: Checkpoint("c:\(count)"), hasMore: false)
+        // What a save arriving during the page's write sees when it runs: objects and checkpoint.
+        let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
+        let asked = Mutex(false)
+        let waiting = DispatchSemaphore(value: 0)
+        try await client.sync.apply(
+            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner, core: client.core
+        ) { _, _ in
+            // Inside the page's transaction, at its first change: another write asks for the writer.
+            let first = asked.withLock { done in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
+            Thread.detachNewThread {
+                let found = try? store.write(scope: owner) { transaction in
+                    (
+                        try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
+                        try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
+                    )
+                }
+                seen.withLock { $0 = found }
+                waiting.signal()
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while !store.writesWaiting && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        #expect(waiting.wait(timeout: .now() + 10) == .success, "the waiting write ran")
+        let during = try #require(seen.withLock { $0 })
+        #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
+        #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
+        #expect(try client.storedKeys().count == count)
+        #expect(try store.checkpoint(scope: owner, datastore: .default) == page.checkpoint)
+        try expectKeyCountsCurrent(store, "written in several transactions", counted: true)
         await client.shutdown()
     }
 

@@ -4,11 +4,17 @@ import RooftopShared
 extension SyncEngine {
     /// Applies one pull page: first the rebases of unsent queued changes are worked out (they may
     /// need the server: operations since the base version, the class's merge rules), then the
-    /// whole page and its checkpoint are written in one transaction, then live objects, the queue's
-    /// statuses and the merge decisions follow.
+    /// page and its checkpoint are written, then live objects, the queue's statuses and the merge
+    /// decisions follow.
+    ///
+    /// The page is written in one transaction unless another write waits for the writer (a save
+    /// during an initial sync): then the transaction ends after the slice of ``sliceSize``
+    /// changes under way, the waiting writes go, and the page goes on in another. Only the last
+    /// transaction stores the checkpoint, so that a pull interrupted in between pulls the page
+    /// again (its objects written before are written again, never older: see below).
     ///
     /// `owner` is the account the page was pulled for: when another is signed in by the time it
-    /// is written (a log-out during the pull), nothing is written and the pull is cancelled.
+    /// is written (a log-out during the pull), nothing more is written and the pull is cancelled.
     ///
     /// `prepared` holds the preparations of the page's pulled objects (``prepare(_:)``), by
     /// position, when the caller has worked them out.
@@ -18,60 +24,102 @@ extension SyncEngine {
     ) async throws(RooftopError) {
         guard core.scope == owner else { throw SyncEngine.accountChanged }
         let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
-        var views: [(ObjectKey, ObjectSnapshot?)] = []
-        var gone: [ObjectKey] = []
-        var outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])] = []
-        try core.store.write(scope: owner) { transaction in
-            guard core.scope == owner else { throw SyncEngine.accountChanged }
-            // Read in this transaction: what is queued cannot change under it.
-            let queued = try transaction.queuedKeys(in: datastore)
-            // Which of the page's objects are stored, in one statement: in an initial sync none is,
-            // and each is then written without reading its row first. Kept up to date below, should
-            // a page name an object twice.
-            var stored = try transaction.storedKeys(
-                page.changes.map { ObjectKey(datastore: datastore, className: $0.className, objectId: $0.objectId) })
-            for (position, change) in page.changes.enumerated() {
-                let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
-                if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
-                    outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
+        var outcomes: [RebaseOutcome] = []
+        let changes = page.changes
+        var next = 0
+        repeat {
+            var written = WrittenChanges()
+            try core.store.write(scope: owner) { transaction in
+                guard core.scope == owner else { throw SyncEngine.accountChanged }
+                // Objects new here share a few keys of each index: their counts are summed and
+                // written once, at the end of the transaction (``IndexEntryWriter``).
+                transaction.entries.defersCounts = true
+                // Read in this transaction: what is queued cannot change under it.
+                let queued = try transaction.queuedKeys(in: datastore)
+                repeat {
+                    let slice = next..<min(next + SyncEngine.sliceSize, changes.count)
+                    try write(
+                        changes[slice], from: slice.lowerBound, prepared: prepared, rebases: rebases, queued: queued,
+                        datastore: datastore, scope: scope, core: core, onChange: onChange, into: &written,
+                        transaction)
+                    next = slice.upperBound
+                } while next < changes.count && !core.store.writesWaiting
+                if next == changes.count, let checkpoint {
+                    try transaction.setCheckpoint(checkpoint, datastore: datastore)
+                    try transaction.setSyncFilter(scope, datastore: datastore)
                 }
-                switch change {
-                case .upsert(let object):
-                    // Queued objects are always read: a rebase above may just have written them.
-                    let row = stored.contains(key) || queued.contains(key) ? try transaction.object(key) : nil
-                    var server = object
-                    var preparation = position < prepared.count ? prepared[position] : nil
-                    // An acknowledgement may already have stored a newer state: never go back.
-                    if let current = row?.server, current.version > object.version {
-                        server = current
-                        preparation = nil
-                    }
-                    let keep = scope.keeps(server)
-                    if !keep, row == nil, !queued.contains(key) { continue }
-                    let view =
-                        queued.contains(key)
-                        ? try transaction.recomputeLocalView(key, server: server, synced: keep)
-                        : try transaction.storeUnqueued(
-                            key, server: server, fresh: row == nil, synced: keep, prepared: preparation)
-                    stored.insert(key)
-                    if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
-                    views.append((key, view))
-                case .tombstone, .removal:
-                    try transaction.remove(key)
-                    stored.remove(key)
-                    gone.append(key)
-                }
-                onChange?(key, !change.isUpsert)
+            } committed: {
+                for (key, view) in written.views { core.registry.existing(key)?.replaceBase(view) }
+                for key in written.gone { core.registry.existing(key)?.markDeleted() }
             }
-            if let checkpoint {
-                try transaction.setCheckpoint(checkpoint, datastore: datastore)
-                try transaction.setSyncFilter(scope, datastore: datastore)
-            }
-        } committed: {
-            for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
-            for key in gone { core.registry.existing(key)?.markDeleted() }
-        }
+            outcomes += written.outcomes
+        } while next < changes.count
         publish(outcomes, core: core)
+    }
+
+    /// A rebase applied, what it did, and the mutations folded into each settled one.
+    typealias RebaseOutcome = (Rebase, Rebase.Outcome, [MutationID: [MutationID]])
+
+    /// What one transaction of a page's write did, for after its commit.
+    struct WrittenChanges {
+        /// The objects stored, with their local views.
+        var views: [(ObjectKey, ObjectSnapshot?)] = []
+        /// The objects removed.
+        var gone: [ObjectKey] = []
+        var outcomes: [RebaseOutcome] = []
+    }
+
+    /// The changes a transaction of ``apply(_:prepared:datastore:scope:checkpoint:owner:core:onChange:)``
+    /// writes before it looks whether another write waits (a save during a sync waits for about
+    /// this many; the stored keys are read per slice).
+    static let sliceSize = 100
+
+    /// Writes `changes` (at `start` in their page, whose preparations are `prepared`) in
+    /// `transaction`, recording what it did in `written`; `queued`: the datastore's objects with
+    /// queued changes.
+    private func write(
+        _ changes: ArraySlice<PullChange>, from start: Int, prepared: [PreparedObject?], rebases: [ObjectKey: Rebase],
+        queued: Set<ObjectKey>, datastore: DatastoreID, scope: SyncScope, core: ClientCore, onChange: ChangeObserver?,
+        into written: inout WrittenChanges, _ transaction: StoreTransaction
+    ) throws {
+        // Which of the objects are stored, in one statement: in an initial sync none is, and each
+        // is then written without reading its row first. Kept up to date below, should a page
+        // name an object twice.
+        var stored = try transaction.storedKeys(
+            changes.map { ObjectKey(datastore: datastore, className: $0.className, objectId: $0.objectId) })
+        for (position, change) in zip(start..., changes) {
+            let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
+            if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
+                written.outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
+            }
+            switch change {
+            case .upsert(let object):
+                // Queued objects are always read: a rebase above may just have written them.
+                let row = stored.contains(key) || queued.contains(key) ? try transaction.object(key) : nil
+                var server = object
+                var preparation = position < prepared.count ? prepared[position] : nil
+                // An acknowledgement may already have stored a newer state: never go back.
+                if let current = row?.server, current.version > object.version {
+                    server = current
+                    preparation = nil
+                }
+                let keep = scope.keeps(server)
+                if !keep, row == nil, !queued.contains(key) { continue }
+                let view =
+                    queued.contains(key)
+                    ? try transaction.recomputeLocalView(key, server: server, synced: keep)
+                    : try transaction.storeUnqueued(
+                        key, server: server, fresh: row == nil, synced: keep, prepared: preparation)
+                stored.insert(key)
+                if !keep { try transaction.unpin(key, label: LocalStore.syncLabel) }
+                written.views.append((key, view))
+            case .tombstone, .removal:
+                try transaction.remove(key)
+                stored.remove(key)
+                written.gone.append(key)
+            }
+            onChange?(key, !change.isUpsert)
+        }
     }
 
     /// The preparations of a page's pulled objects (``PreparedObject``), by position: what
@@ -150,7 +198,7 @@ extension SyncEngine {
     }
 
     /// Publishes what the rebases did: merge decisions and local acknowledgements.
-    private func publish(_ outcomes: [(Rebase, Rebase.Outcome, [MutationID: [MutationID]])], core: ClientCore) {
+    private func publish(_ outcomes: [RebaseOutcome], core: ClientCore) {
         for (rebase, outcome, folded) in outcomes {
             for decision in rebase.result.decisions {
                 core.services.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))

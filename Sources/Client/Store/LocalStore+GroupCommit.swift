@@ -167,6 +167,7 @@ extension LocalStore {
                             var committed: (@Sendable () -> Void)?
                             try transaction.db.inSavepoint {
                                 committed = try write.body(own)
+                                try own.finish()
                                 return .commit
                             }
                             if let committed {

@@ -25,6 +25,12 @@ final class LocalStore: Sendable {
     let group = Mutex(GroupQueue())
     /// The compiled statements of local queries, a bounded number per reader connection.
     let queryStatements = QueryStatements()
+    /// Writes asked for and not started yet (waiting for the one writer connection).
+    private let waitingWrites = Atomic<Int>(0)
+
+    /// Whether a write is waiting for the writer: a long write (a pull's batch) ends its
+    /// transaction early then, and goes on in another after the waiting ones.
+    var writesWaiting: Bool { waitingWrites.load(ordering: .relaxed) > 0 }
 
     private struct Gate {
         var closed = false
@@ -127,10 +133,18 @@ final class LocalStore: Sendable {
         try enter()
         defer { leave() }
         let (result, change): (T, StoreChange)
+        waitingWrites.add(1, ordering: .relaxed)
+        var started = false
+        defer { if !started { waitingWrites.subtract(1, ordering: .relaxed) } }
         do {
             (result, change) = try database.write { db in
+                if !started {
+                    started = true
+                    waitingWrites.subtract(1, ordering: .relaxed)
+                }
                 let transaction = StoreTransaction(db: db, scope: scope)
                 let result = try body(transaction)
+                try transaction.finish()
                 return (result, transaction.change)
             }
         } catch let error as RooftopError {

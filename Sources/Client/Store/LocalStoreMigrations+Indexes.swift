@@ -3,7 +3,8 @@ import GRDB
 extension LocalStoreMigrations {
     /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
     /// datastore (``SQLCompoundIndex``); v8: the value indexes hold only the fields they name;
-    /// v9: counts per leading key of the indexes of two fields or more.
+    /// v9: counts per leading key of the indexes of two fields or more; v10: entries' additions
+    /// to those counts made by the writer (``IndexEntryWriter``), not a trigger.
     static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v7: declared compound indexes") { db in
             // `class_indexes`: the indexes each class declares (unused fields ''), learned from
@@ -127,6 +128,15 @@ extension LocalStoreMigrations {
                     \(keyCount(of: "new", adding: true, when: "\(counted) WHERE p.id = new.partition AND d.field2 != '')"))
                 END;
                 """)
+        }
+        migrator.registerMigration("v10: counts per leading key added by the writer") { db in
+            // The insert trigger tested every entry's index (a join) and wrote its key's count,
+            // once per object stored: an initial sync's page of 500 objects in a few categories
+            // wrote the same rows 500 times. The writer now binds entries itself and adds them to
+            // the counts (summed per key over a pulled page, ``IndexEntryWriter``), and the SQL
+            // that makes entries from stored rows adds its own (``StoreTransaction/indexEntries``).
+            // Taking entries away, and a readable flag's flip, stay triggers' work.
+            try db.execute(sql: "DROP TRIGGER index_key_counts_insert")
         }
     }
 

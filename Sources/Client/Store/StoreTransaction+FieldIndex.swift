@@ -16,6 +16,8 @@ import RooftopShared
 extension StoreTransaction {
     /// Replaces an object's index rows with those of its local view (none when `nil`).
     func indexFields(_ key: ObjectKey, local: ObjectSnapshot?) throws {
+        // Its entries may go: the counts summed so far are written first.
+        try entries.flushCounts(db)
         guard let objectKey = try StoreTransaction.objectKey(key, scope: scope, db) else { return }
         try StoreTransaction.index(
             objectKey: objectKey, local: local, replacing: true, indexed: try local.map { try valueIndexedFields(of: $0.className) },
@@ -32,13 +34,16 @@ extension StoreTransaction {
         return fields
     }
 
-    /// Forgets the value-indexed fields read so far (after a declaration changed them).
+    /// Forgets the value-indexed fields and the partitions read so far (after a declaration
+    /// changed them).
     func forgetValueIndexedFields() {
         indexedFieldsRead = [:]
+        entries.forgetPartitions()
     }
 
     /// Removes the index rows of a datastore's objects (before the objects go).
     func removeFieldIndex(of datastore: DatastoreID) throws {
+        try entries.flushCounts(db)
         try StoreTransaction.removeIndexRows(
             where: "SELECT key FROM objects WHERE scope = ? AND datastore = ?", [scope, datastore.rawValue], db)
     }
@@ -67,13 +72,16 @@ extension StoreTransaction {
     ///   - declared: Writes the entries of declared indexes and the rows' value flags too
     ///     (`false` only for migrations older than those).
     ///   - prepared: `local`'s rows, worked out before the transaction (``PreparedObject``).
+    ///   - entries: Writes the declared indexes' entries from the rows (``IndexEntryWriter``);
+    ///     without it they are made from the stored rows by SQL.
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
-        prepared: PreparedObject? = nil, _ db: Database
+        prepared: PreparedObject? = nil, entries: EntryTarget? = nil, _ db: Database
     ) throws {
         if replacing, declared, let local {
             let valueIndexed = try indexed ?? valueIndexedFields(of: local.className, db)
-            return try update(objectKey: objectKey, local: local, valueIndexed: valueIndexed, prepared: prepared, db)
+            return try update(
+                objectKey: objectKey, local: local, valueIndexed: valueIndexed, prepared: prepared, entries: entries, db)
         }
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
@@ -89,7 +97,16 @@ extension StoreTransaction {
             rows.added, objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
             valueIndexed: valueIndexed, db)
         try insertReaders(prepared?.readers ?? SQLIndexRows.readers(of: local.acl), objectKey: objectKey, db)
-        if declared { try insertEntries(objectKey: objectKey, db) }
+        if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db) }
+    }
+
+    /// Where an object's entries go: its key and scope, its `readable` flag, and the
+    /// transaction's writer.
+    struct EntryTarget {
+        var writer: IndexEntryWriter
+        var key: ObjectKey
+        var scope: String
+        var readable: Bool
     }
 
     /// The fields whose values the index does not fully store, among an object's rows `rows`
@@ -110,10 +127,15 @@ extension StoreTransaction {
         }
     }
 
-    /// Inserts the declared indexes' entries of the object with row key `objectKey`, from its
-    /// field rows.
-    private static func insertEntries(objectKey: Int64, _ db: Database) throws {
-        try DirectStatement(db.cachedStatement(sql: indexEntriesSQL(where: "o.key = ?"))).execute { $0.bind(objectKey) }
+    /// Inserts the declared indexes' entries of the object with row key `objectKey`, whose field
+    /// rows are `rows` (all of them): bound by `entries`' writer, or else made by SQL from the
+    /// stored rows.
+    private static func insertEntries(
+        objectKey: Int64, rows: [SQLIndexRows.FieldRow], entries: EntryTarget?, _ db: Database
+    ) throws {
+        guard let entries else { return try indexEntries(where: "o.key = ?", [objectKey], db) }
+        try entries.writer.insert(
+            objectKey: objectKey, key: entries.key, scope: entries.scope, rows: rows, readable: entries.readable, db)
     }
 
     /// Brings the stored index rows of the object with row key `objectKey` to those of its local
@@ -123,7 +145,8 @@ extension StoreTransaction {
     /// declared indexes' entries when a field they name changed or the object had no rows (it
     /// was deleted, or never indexed).
     private static func update(
-        objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?, _ db: Database
+        objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?,
+        entries: EntryTarget?, _ db: Database
     ) throws {
         let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = incompleteFields(rows)
@@ -179,7 +202,7 @@ extension StoreTransaction {
         else { return }
         try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
             .execute { $0.bind(objectKey) }
-        try insertEntries(objectKey: objectKey, db)
+        try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db)
     }
 
     /// An `object_fields` row as stored, to compare with the row a field would get.
@@ -278,24 +301,39 @@ extension StoreTransaction {
     static let indexTables = ["object_fields", "object_elements", "object_readers", "index_entries"]
 
     /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
-    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows.
-    static func indexEntries(where condition: String, _ arguments: StatementArguments, _ db: Database) throws {
-        try db.cachedStatement(sql: indexEntriesSQL(where: condition)).execute(arguments: arguments)
-    }
-
-    /// The statement of ``indexEntries(where:_:_:)``.
-    private static func indexEntriesSQL(where condition: String) -> String {
+    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows, and
+    /// adds them to the counts per first key of the indexes that keep them
+    /// (``SQLCompoundIndex/keepsKeyCounts``: `d.field2 != ''`; `counts`: `false` only for a
+    /// store older than those counts).
+    static func indexEntries(
+        where condition: String, _ arguments: StatementArguments, counts: Bool = true, _ db: Database
+    ) throws {
         let key = { (field: String) in
             "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
         }
-        return """
-            INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
-            SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
+        let selected = """
             FROM objects o
             JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
             JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
             WHERE \(condition) AND o.deleted = 0
             """
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
+                SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
+                \(selected)
+                """
+        ).execute(arguments: arguments)
+        guard counts else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO index_key_counts (partition, k1, live, readable)
+                SELECT p.id, \(key("field1")) AS k, count(*), sum(o.readable = 1)
+                \(selected) AND d.field2 != ''
+                GROUP BY p.id, k
+                ON CONFLICT (partition, k1) DO UPDATE SET live = live + excluded.live, readable = readable + excluded.readable
+                """
+        ).execute(arguments: arguments)
     }
 
     /// Builds the index of every stored object (the migration that adds it, before declared indexes).

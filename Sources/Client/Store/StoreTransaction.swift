@@ -13,10 +13,19 @@ final class StoreTransaction {
     private var keptReadersRead: Set<String>??
     /// The value-indexed fields of the classes written (``valueIndexedFields(of:)``), once read.
     var indexedFieldsRead: [String: Set<String>?] = [:]
+    /// Writes the declared indexes' entries of the objects stored, and their counts.
+    let entries = IndexEntryWriter()
 
     init(db: Database, scope: String) {
         self.db = db
         self.scope = scope
+    }
+
+    /// Ends the transaction's writes: what is summed for later (``IndexEntryWriter``) is written.
+    /// Runs before every commit (``LocalStore/write(scope:_:committed:)``, and each grouped write).
+    /// - Throws: GRDB's errors.
+    func finish() throws {
+        try entries.flushCounts(db)
     }
 
     /// Records what another transaction over the same connection touched (a grouped write's,
@@ -52,6 +61,9 @@ final class StoreTransaction {
         synced: Bool = false, prepared: PreparedObject? = nil
     ) throws {
         assert(prepared.map { $0.snapshot == server && local == server } ?? true, "a preparation of another state")
+        // An object stored before may have entries, which this write moves or takes away (its
+        // readable flag, its keys): the counts summed so far are written first.
+        if !fresh { try entries.flushCounts(db) }
         let serverText = try prepared?.text ?? server.map { try $0.encodedDocument() }
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
@@ -88,7 +100,8 @@ final class StoreTransaction {
         }
         let indexed = try deleted ? nil : local.map { try valueIndexedFields(of: $0.className) }
         try StoreTransaction.index(
-            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, prepared: prepared, db)
+            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, prepared: prepared,
+            entries: EntryTarget(writer: entries, key: key, scope: scope, readable: readable), db)
         touch(key)
     }
 
