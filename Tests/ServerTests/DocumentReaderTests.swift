@@ -99,6 +99,27 @@ struct DocumentReaderTests {
         }
     }
 
+    @Test("a repeated key is refused, among a few keys and past the ones compared in a list")
+    func repeatedKeys() throws {
+        func object(_ keys: [String]) -> String {
+            "{" + keys.enumerated().map { "\"\($1)\": \($0)" }.joined(separator: ", ") + "}"
+        }
+        for count in [1, 2, 15, 16, 17, 18, 40] {
+            let keys = (0..<count).map { "k\($0)" }
+            #expect(try DocumentReader.read(object(keys)) { try $0.readFields() }.count == count, "\(count) distinct keys")
+            for repeated in Set([0, count / 2, count - 1]) {
+                let text = object(keys + [keys[repeated]])
+                #expect(throws: DocumentReader.Unhandled.self, "\(count) keys, then k\(repeated) again") {
+                    try DocumentReader.read(text) { try $0.readFields() }
+                }
+            }
+        }
+        // The same key written with an escape is the same key.
+        #expect(throws: DocumentReader.Unhandled.self) {
+            try DocumentReader.read(#"{"a": 1, "\u0061": 2}"#) { try $0.readFields() }
+        }
+    }
+
     @Test("pull pages decode to the same value both ways, damaged or not")
     func pullPages() throws {
         var rng = SeededGenerator(seed: 11)

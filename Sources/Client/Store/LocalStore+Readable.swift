@@ -27,8 +27,13 @@ extension LocalStore {
                 db.cachedStatement(sql: "SELECT principals FROM readable_for WHERE scope = ?"), arguments: [scope])
         else { return nil }
         // A record that does not read back is no record: the flags are computed again.
-        guard let principals = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return nil }
-        return Set(principals)
+        // Read by every query: with the document reader, not `JSONDecoder`.
+        let principals = try? DocumentReader.read(text) { reader in
+            var principals = Set<String>()
+            try reader.readArray { principals.insert(try $0.readString()) }
+            return principals
+        }
+        return principals
     }
 
     /// Makes the `readable` flags of `scope` those of `readers`: nothing when they already are.

@@ -257,10 +257,10 @@ package struct DocumentReader {
             index += 1
             return
         }
-        var seen: Set<String> = []
+        var seen = SeenKeys()
         while true {
             let key = try readString()
-            guard seen.insert(key).inserted else { throw Unhandled() }
+            guard seen.insert(key) else { throw Unhandled() }
             try consume(UInt8(ascii: ":"))
             try member(&self, key)
             switch try peek() {
@@ -270,6 +270,28 @@ package struct DocumentReader {
                 return
             default: throw Unhandled()
             }
+        }
+    }
+
+    /// The keys of an object read so far, to refuse a repeated one. Most objects have a few keys
+    /// (an ACL's access has two, an object's envelope nine): those are compared in a list, which
+    /// hashes nothing; past ``listed`` keys they go to a set.
+    private struct SeenKeys {
+        /// The most keys compared in a list.
+        static let listed = 16
+        private var list: [String] = []
+        private var set: Set<String> = []
+
+        /// Adds `key`; `false` when it was seen already.
+        mutating func insert(_ key: String) -> Bool {
+            guard set.isEmpty else { return set.insert(key).inserted }
+            guard !list.contains(key) else { return false }
+            list.append(key)
+            if list.count > Self.listed {
+                set = Set(list)
+                list = []
+            }
+            return true
         }
     }
 
