@@ -24,7 +24,6 @@ extension SyncEngine {
     ) async throws(RooftopError) {
         guard core.scope == owner else { throw SyncEngine.accountChanged }
         let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
-        var outcomes: [RebaseOutcome] = []
         let changes = page.changes
         var next = 0
         repeat {
@@ -52,9 +51,10 @@ extension SyncEngine {
                 for (key, view) in written.views { core.registry.existing(key)?.replaceBase(view) }
                 for key in written.gone { core.registry.existing(key)?.markDeleted() }
             }
-            outcomes += written.outcomes
+            // Told per transaction: a later one that fails leaves these committed, and their
+            // queued rows are gone (a pull again would not bring their acknowledgements back).
+            publish(written.outcomes, core: core)
         } while next < changes.count
-        publish(outcomes, core: core)
     }
 
     /// A rebase applied, what it did, and the mutations folded into each settled one.

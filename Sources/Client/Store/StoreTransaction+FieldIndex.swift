@@ -43,9 +43,14 @@ extension StoreTransaction {
 
     /// Removes the index rows of a datastore's objects (before the objects go).
     func removeFieldIndex(of datastore: DatastoreID) throws {
+        try removeIndexRows(where: "SELECT key FROM objects WHERE scope = ? AND datastore = ?", [scope, datastore.rawValue])
+    }
+
+    /// Deletes the index rows of the objects whose keys `select` returns, after writing the counts
+    /// summed so far (their entries may be among those going).
+    func removeIndexRows(where select: String, _ arguments: StatementArguments) throws {
         try entries.flushCounts(db)
-        try StoreTransaction.removeIndexRows(
-            where: "SELECT key FROM objects WHERE scope = ? AND datastore = ?", [scope, datastore.rawValue], db)
+        try StoreTransaction.removeIndexRows(where: select, arguments, db)
     }
 
     /// The integer key of an object's row.

@@ -357,7 +357,7 @@ final class StoreTransaction {
         ).compactMap(StoreTransaction.key)
         // The index follows the objects that won: dropped for every object of the other scope,
         // rebuilt below for every moved key.
-        try StoreTransaction.removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other], db)
+        try removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other])
         // The moved objects' readable flags were kept for the other scope's readers.
         try db.executeCached(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
         keptReadersRead = .some(nil)
