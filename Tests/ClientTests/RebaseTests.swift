@@ -1,5 +1,8 @@
 @testable import Rooftop
+import Foundation
+import GRDB
 import RooftopShared
+import Synchronization
 import Testing
 import RooftopTestSupport
 
@@ -174,6 +177,58 @@ struct RebaseTests {
         try await client.outbox.waitUntilIdle()
         #expect(server.pushes.count == pushed + 1, "only the blocker's push went; nothing of the score was left to send")
         #expect(!server.pushes.flatMap(\.mutations).contains { $0.mutationId == queued })
+        await client.shutdown()
+    }
+
+    @Test("a rebase settled in a page's first transaction is told even when a later transaction of the page fails")
+    func settledBeforeAFailedSlice() async throws {
+        let server = SyncFakeServer()
+        let (client, score) = try await setUp(server, base: ["count": 1])
+        let events = StreamRecorder(client.outbox.events)
+        score["count"] = 2
+        let queued = try #require(try await score.saveEventually())
+        let store = client.core.store
+        // The score's tombstone settles its queued change in the first slice; the page goes on
+        // past it in another transaction (a write waits), which fails: the table of checkpoints
+        // is gone by then.
+        let others = (0..<SyncEngine.sliceSize + 5).map { index in
+            PullChange.upsert(
+                ObjectSnapshot(className: "Item", objectId: "i\(index)", datastore: .default, fields: ["i": .int(Int64(index))], version: 1))
+        }
+        let page = PullResponse(
+            changes: [.tombstone(className: "Score", objectId: score.objectId, version: 2)] + others,
+            checkpoint: Checkpoint("c:late"), hasMore: false)
+        let asked = Mutex(false)
+        let dropped = DispatchSemaphore(value: 0)
+        await #expect(throws: RooftopError.self) {
+            try await client.sync.apply(
+                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: "u1", core: client.core
+            ) { _, _ in
+                let first = asked.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                guard first else { return }
+                Thread.detachNewThread {
+                    _ = try? store.write(scope: "u1") { transaction in
+                        try transaction.db.execute(sql: "DROP TABLE checkpoints")
+                    }
+                    dropped.signal()
+                }
+                let deadline = Date().addingTimeInterval(10)
+                while !store.writesWaiting && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            }
+        }
+        #expect(dropped.wait(timeout: .now() + 10) == .success)
+        #expect(try store.queued(for: score.key, scope: "u1").isEmpty, "the first transaction settled it")
+        let told = try await events.first("its acknowledgement is told") { event in
+            guard event.mutationId == queued, case .acknowledged(version: 2, _) = event.kind else { return false }
+            return true
+        }
+        if case .acknowledged(_, let merges) = told.kind {
+            #expect(merges.map(\.resolution) == [.objectDeleted], "with the delete's decision")
+        }
+        #expect(try client.outbox.status(of: queued) == .acknowledged(version: 2))
         await client.shutdown()
     }
 
