@@ -2,7 +2,6 @@
 import Foundation
 import GRDB
 import RooftopShared
-import Synchronization
 import Testing
 import RooftopTestSupport
 
@@ -198,28 +197,15 @@ struct RebaseTests {
         let page = PullResponse(
             changes: [.tombstone(className: "Score", objectId: score.objectId, version: 2)] + others,
             checkpoint: Checkpoint("c:late"), hasMore: false)
-        let asked = Mutex(false)
-        let dropped = DispatchSemaphore(value: 0)
+        let drop = WaitingWrite(store) {
+            _ = try? store.write(scope: "u1") { transaction in try transaction.db.execute(sql: "DROP TABLE checkpoints") }
+        }
         await #expect(throws: RooftopError.self) {
             try await client.sync.apply(
-                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: "u1", core: client.core
-            ) { _, _ in
-                let first = asked.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                guard first else { return }
-                Thread.detachNewThread {
-                    _ = try? store.write(scope: "u1") { transaction in
-                        try transaction.db.execute(sql: "DROP TABLE checkpoints")
-                    }
-                    dropped.signal()
-                }
-                let deadline = Date().addingTimeInterval(10)
-                while !store.writesWaiting && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
-            }
+                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: "u1", core: client.core,
+                onChange: drop.observer)
         }
-        #expect(dropped.wait(timeout: .now() + 10) == .success)
+        #expect(drop.ran.wait(timeout: .now() + 10) == .success)
         #expect(try store.queued(for: score.key, scope: "u1").isEmpty, "the first transaction settled it")
         let told = try await events.first("its acknowledgement is told") { event in
             guard event.mutationId == queued, case .acknowledged(version: 2, _) = event.kind else { return false }

@@ -186,31 +186,19 @@ struct SyncPullTests {
             checkpoint: Checkpoint("c:\(count)"), hasMore: false)
         // What a save arriving during the page's write sees when it runs: objects and checkpoint.
         let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
-        let asked = Mutex(false)
-        let waiting = DispatchSemaphore(value: 0)
-        try await client.sync.apply(
-            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner, core: client.core
-        ) { _, _ in
-            // Inside the page's transaction, at its first change: another write asks for the writer.
-            let first = asked.withLock { done in
-                defer { done = true }
-                return !done
+        let save = WaitingWrite(store) {
+            let found = try? store.write(scope: owner) { transaction in
+                (
+                    try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
+                    try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
+                )
             }
-            guard first else { return }
-            Thread.detachNewThread {
-                let found = try? store.write(scope: owner) { transaction in
-                    (
-                        try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
-                        try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
-                    )
-                }
-                seen.withLock { $0 = found }
-                waiting.signal()
-            }
-            let deadline = Date().addingTimeInterval(10)
-            while !store.writesWaiting && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            seen.withLock { $0 = found }
         }
-        #expect(waiting.wait(timeout: .now() + 10) == .success, "the waiting write ran")
+        try await client.sync.apply(
+            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner, core: client.core,
+            onChange: save.observer)
+        #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
         let during = try #require(seen.withLock { $0 })
         #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
         #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
