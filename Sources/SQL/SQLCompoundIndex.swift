@@ -200,7 +200,8 @@ extension SQLQueryCompiler {
     /// The `SELECT` of a page, as ``select(_:scope:readers:limit:)``, read from one of `indexes`
     /// (the compound indexes of the query's class in the scope) when one fits the query (see
     /// ``SQLCompoundIndex``): each arm (combination of equal keys) reads its entries in order up
-    /// to the page's end, and the arms' rows are merged in order.
+    /// to the page's end, and the arms' rows are merged in order (a single arm's page is
+    /// selected directly).
     package func select(
         _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, indexes: [SQLCompoundIndex]
     ) -> SQLFragment {
@@ -209,6 +210,18 @@ extension SQLQueryCompiler {
             return select(query, scope: scope, readers: readers, limit: limit)
         }
         let filter = self.filter(plan.rest, scope: scope, readers: readers)
+        let tieBreak = dialect.bytewiseText("o.object_id")
+        if plan.arms.count == 1 {
+            // One arm is read in order already: its page is selected directly, without sorting
+            // the arm's rows again and looking each object up a second time.
+            let order = plan.order.map { "\($0) \(plan.direction)" } + ["\(tieBreak) ASC"]
+            return numbered(
+                SQLFragment("SELECT \(layout.columns) FROM index_entries c CROSS JOIN \(layout.source) WHERE ")
+                    + plan.entries(plan.arms[0]) + SQLFragment(" AND o.key = c.object_key AND ") + filter
+                    + SQLFragment(
+                        " ORDER BY \(order.joined(separator: ", ")) LIMIT ? OFFSET ?",
+                        [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))]))
+        }
         let columns = plan.order.enumerated().map { offset, column in "\(column) AS s\(offset)" }
         let inner = plan.order.map { "\($0) \(plan.direction)" }
         let arms = plan.arms.map { arm in
@@ -217,7 +230,7 @@ extension SQLQueryCompiler {
                     + " FROM index_entries c CROSS JOIN objects o WHERE ")
                 + plan.entries(arm) + SQLFragment(" AND o.key = c.object_key AND ") + filter
                 + SQLFragment(
-                    " ORDER BY \(inner.joined(separator: ", ")), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ?)",
+                    " ORDER BY \(inner.joined(separator: ", ")), \(tieBreak) ASC LIMIT ?)",
                     [.integer(Int64(end))])
         }
         let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }

@@ -26,7 +26,7 @@ extension RooftopQuery {
             stored.offset = 0
             stored.limit = overflow ? nil : end
         }
-        let (scope, readers) = try localReaders()
+        let (scope, readers) = localReaders()
         let page = try core.store.find(
             stored, scope: scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
@@ -64,7 +64,7 @@ extension RooftopQuery {
     func countLocally() throws(RooftopError) -> Int {
         let label: String? = if case .pin(let label) = source { label } else { nil }
         let edited = try editedRows(pinnedWith: label)
-        let (scope, readers) = try localReaders()
+        let (scope, readers) = localReaders()
         var total = try core.store.count(
             query, scope: scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
@@ -72,13 +72,12 @@ extension RooftopQuery {
         return total
     }
 
-    /// The scope the query reads and who it reads as (`nil` when it ignores ACLs), with the
-    /// store's readable flags kept for them (computed again, once, after the user's principals
-    /// changed).
-    private func localReaders() throws(RooftopError) -> (scope: String, readers: Set<String>?) {
+    /// The scope the query reads and who it reads as (`nil` when it ignores ACLs). The store
+    /// keeps its readable flags for them as it reads (computed again, once, after the user's
+    /// principals changed).
+    private func localReaders() -> (scope: String, readers: Set<String>?) {
         let (scope, access) = core.identity
         guard !ignoresACLs, let readers = SQLIndexRows.readers(for: access) else { return (scope, nil) }
-        try core.store.keepReadableFlags(scope: scope, for: readers)
         return (scope, readers)
     }
 

@@ -28,9 +28,8 @@ extension LocalStore {
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String]
     ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
-        try read { db in
+        try readFlagged(scope: scope, readers: readers) { db, readable in
             var found: [ObjectKey: LocalObjectRow] = [:]
-            let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             let runner = try runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
             ) { object in found[object.key] = object }
@@ -47,8 +46,7 @@ extension LocalStore {
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String]
     ) throws(RooftopError) -> Int {
-        try read { db in
-            let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
+        try readFlagged(scope: scope, readers: readers) { db, readable in
             // The whole class, by everyone or by the readers the flags are kept for: its kept count.
             if query.predicate == nil, label == nil, excluded.isEmpty, readers == nil || readable != nil {
                 return try Int.fetchOne(
@@ -62,6 +60,29 @@ extension LocalStore {
             ) { _ in }
             .count(query, readers: readable == nil ? readers : nil)
         }
+    }
+
+    /// Runs `body` in a read with the condition on the `readable` flags when they are kept for
+    /// `readers` (``readableCondition(scope:readers:_:)``). When they are kept for other
+    /// principals (the user's roles changed, or no query ran yet), they are made those of
+    /// `readers` first (``keepReadableFlags(scope:for:)``, a write) and `body` runs in a new
+    /// read; `body` without the condition tests readers object by object, so an answer is right
+    /// either way. Reading the kept principals in the query's own read spares every query a
+    /// read of its own.
+    /// - Throws: `cache` when the store cannot be read or written; what `body` throws.
+    private func readFlagged<T>(
+        scope: String, readers: Set<String>?, _ body: (Database, SQLFragment?) throws -> T
+    ) throws(RooftopError) -> T {
+        var answer: T?
+        try read { db in
+            let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
+            // Flags kept for other principals: made right first, then read again.
+            guard readers == nil || readable != nil else { return }
+            answer = try body(db, readable)
+        }
+        if let answer { return answer }
+        if let readers { try keepReadableFlags(scope: scope, for: readers) }
+        return try read { db in try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db)) }
     }
 
     /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
@@ -89,13 +110,17 @@ extension LocalStore {
                 }
             },
             objects: { [queryStatements] fragment in
-                try Row.fetchAll(
-                    queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments)
-                ).compactMap { row in
+                // Read through a cursor: each row is decoded where it stands (copying every row,
+                // with its column names, first was a tenth of a page's time).
+                let rows = try Row.fetchCursor(
+                    queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments))
+                var objects: [ObjectSnapshot] = []
+                while let row = try rows.next() {
                     let object = try LocalStore.pageRow(row)
                     decoded(object)
-                    return object.local
+                    if let local = object.local { objects.append(local) }
                 }
+                return objects
             },
             count: { [queryStatements] fragment in
                 try Int.fetchOne(
