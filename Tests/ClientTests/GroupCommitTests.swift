@@ -91,6 +91,44 @@ struct GroupCommitTests {
         store.close()
     }
 
+    @Test("a write alone in its transaction (no savepoint) that throws is undone, and its caller hears why")
+    func aloneThrows() async throws {
+        let store = try LocalStore(.inMemory)
+        let published = Recorded<StoreChange>()
+        // Subscribed before any write.
+        let stream = store.changes.stream()
+        let recorder = Task {
+            for await change in stream { published.append(change) }
+        }
+        defer { recorder.cancel() }
+        let committed = Recorded<Int>()
+        do throws(RooftopError) {
+            _ = try await store.writeGrouped(
+                scope: "u1",
+                { transaction -> Int in
+                    try transaction.put(Self.key(1), server: Self.snapshot(1), local: Self.snapshot(1), deleted: false)
+                    throw RooftopError(.invalidOperation, "write 1 refuses")
+                }, committed: { committed.append($0) })
+            Issue.record("the refused write returned")
+        } catch {
+            #expect(error.code == .invalidOperation, "\(error)")
+        }
+        #expect(try store.object(Self.key(1), scope: "u1") == nil, "the refused write is undone")
+        // The next write alone commits, and is the only change published.
+        let value = try await store.writeGrouped(
+            scope: "u1",
+            { transaction in
+                try transaction.put(Self.key(2), server: Self.snapshot(2), local: Self.snapshot(2), deleted: false)
+                return 2
+            }, committed: { committed.append($0) })
+        #expect(value == 2)
+        #expect(try store.object(Self.key(2), scope: "u1") != nil)
+        #expect(committed.values == [2])
+        try await TestWait.until("the commit is published") { !published.values.isEmpty }
+        #expect(published.values.map(\.objects) == [Set([Self.key(2)])])
+        store.close()
+    }
+
     @Test("concurrent saveEventually calls are each durable and queued once, in a store reopened after")
     func concurrentSaves() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path

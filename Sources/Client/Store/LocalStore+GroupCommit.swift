@@ -147,8 +147,19 @@ extension LocalStore {
         }
     }
 
-    /// One transaction for `writes`, each in a savepoint; then every caller is answered.
+    /// One transaction for `writes`, each in a savepoint; then every caller is answered. A write
+    /// alone in its transaction needs no savepoint: if it throws, the transaction undoes only its
+    /// own changes (a caller saving one change at a time is the common case).
     private func commit(_ writes: [GroupedWrite]) {
+        if writes.count == 1, let only = writes.first {
+            do throws(RooftopError) {
+                var committed: (@Sendable () -> Void)?
+                try write(scope: only.scope, { transaction in committed = try only.body(transaction) }) { committed?() }
+            } catch {
+                return only.turn(.done(.failure(error)))
+            }
+            return only.turn(.done(.success(())))
+        }
         // Filled by the transaction, read after it (the same thread).
         final class Outcomes: @unchecked Sendable {
             var list: [Result<@Sendable () -> Void, RooftopError>]
