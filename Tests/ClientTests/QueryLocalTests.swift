@@ -92,6 +92,24 @@ struct QueryLocalTests {
 
         let kept = try client.core.store.read { try LocalStore.flagReaders(scope: "alice", $0) }
         #expect(kept == ["*", "alice", "role:Staff"], "the readable flags are kept for alice's principals")
+        // Other principals while the flags are kept for these: each object's readers are tested
+        // (left as they are), or the flags are made theirs first; the answers agree.
+        let store = client.core.store
+        let stored = Query(className: "Note", order: [QueryOrder("text")])
+        let withoutRole: Set<String> = ["*", "alice"]
+        for keeping in [false, true] {
+            let page = try store.find(
+                stored, scope: "alice", datastore: .app, pinnedWith: nil, readers: withoutRole, excluding: [],
+                keepingFlags: keeping)
+            #expect(page.rows.map(\.key.objectId) == ["alice", "public"], "keeping flags: \(keeping)")
+            #expect(page.totalCount == 2)
+            let counted = try store.count(
+                Query(className: "Note"), scope: "alice", datastore: .app, pinnedWith: nil, readers: withoutRole,
+                excluding: [], keepingFlags: keeping)
+            #expect(counted == 2, "keeping flags: \(keeping)")
+            let now = try store.read { try LocalStore.flagReaders(scope: "alice", $0) }
+            #expect(now == (keeping ? withoutRole : kept), "keeping flags: \(keeping)")
+        }
 
         try client.core.updateUser(UserInfo(objectId: "alice", username: "alice", roles: []))
         #expect(try await query.find().objectIds == ["alice", "public"], "the role was revoked")

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// A caller hands its write over. The first caller to find no leader leads: it takes the writes
 /// handed over so far (at most ``LocalStore/maxGroup``), runs them in one transaction, each in
-/// its own savepoint (a write that throws is undone alone, and only its caller hears the error),
+/// its own savepoint (a write that throws is undone alone, and only its caller hears the error;
+/// a write alone in its transaction needs none),
 /// commits once and answers every caller; it goes on until its own write is committed, then
 /// hands the lead to the first write still waiting (whose caller leads from then on), so that no
 /// caller leads for others indefinitely. A caller alone is its own leader, in one transaction as

@@ -22,13 +22,15 @@ extension LocalStore {
     /// of `datastore` (pinned with `label` when given), readable by one of `readers` (all when
     /// `nil`; by the objects' `readable` flags when they are kept for `readers`, see
     /// ``keepReadableFlags(scope:for:)``), leaving out the objects named in `excluded`; and the
-    /// total count of matches.
+    /// total count of matches. `keepingFlags` (default `true`): makes the flags those of
+    /// `readers` first when they are kept for other principals; `false` leaves them, and the
+    /// readers are then tested object by object (tests compare both ways).
     /// - Throws: `cache` when the store cannot be read.
     func find(
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
-        excluding excluded: [String]
+        excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
-        try readFlagged(scope: scope, readers: readers) { db, readable in
+        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
             var found: [ObjectKey: LocalObjectRow] = [:]
             let runner = try runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
@@ -40,13 +42,14 @@ extension LocalStore {
 
     /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:)``
     /// counts them, without reading any (from the index, unless some values are not indexed; a
-    /// whole class from the counts the store keeps, `class_counts`).
+    /// whole class from the counts the store keeps, `class_counts`). `keepingFlags` as for
+    /// ``find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``.
     /// - Throws: `cache` when the store cannot be read.
     func count(
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
-        excluding excluded: [String]
+        excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> Int {
-        try readFlagged(scope: scope, readers: readers) { db, readable in
+        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
             // The whole class, by everyone or by the readers the flags are kept for: its kept count.
             if query.predicate == nil, label == nil, excluded.isEmpty, readers == nil || readable != nil {
                 return try Int.fetchOne(
@@ -71,16 +74,19 @@ extension LocalStore {
     /// read of its own.
     /// - Throws: `cache` when the store cannot be read or written; what `body` throws.
     private func readFlagged<T>(
-        scope: String, readers: Set<String>?, _ body: (Database, SQLFragment?) throws -> T
+        scope: String, readers: Set<String>?, keeping: Bool, _ body: (Database, SQLFragment?) throws -> T
     ) throws(RooftopError) -> T {
+        // Whether the first read answered (`T` may itself be optional).
+        var answered = false
         var answer: T?
         try read { db in
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             // Flags kept for other principals: made right first, then read again.
-            guard readers == nil || readable != nil else { return }
+            guard readers == nil || readable != nil || !keeping else { return }
             answer = try body(db, readable)
+            answered = true
         }
-        if let answer { return answer }
+        if answered, let answer { return answer }
         if let readers { try keepReadableFlags(scope: scope, for: readers) }
         return try read { db in try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db)) }
     }
