@@ -11,7 +11,7 @@ extension RooftopQuery {
 
     /// Runs the query over its local source (`fromLocalDatastore` or `fromPin`).
     ///
-    /// SQLite answers it (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:)``):
+    /// SQLite answers it (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``):
     /// conditions, readers, order, offset, limit and the total count, decoding only the page.
     /// Live objects with unsaved changes read differently from what is stored: they are left out
     /// of the SQL, evaluated in Swift as they read now, and merged into the page in order (the SQL

@@ -40,7 +40,7 @@ extension LocalStore {
         }
     }
 
-    /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:)``
+    /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``
     /// counts them, without reading any (from the index, unless some values are not indexed; a
     /// whole class from the counts the store keeps, `class_counts`). `keepingFlags` as for
     /// ``find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``.
