@@ -76,17 +76,15 @@ extension LocalStore {
     private func readFlagged<T>(
         scope: String, readers: Set<String>?, keeping: Bool, _ body: (Database, SQLFragment?) throws -> T
     ) throws(RooftopError) -> T {
-        // Whether the first read answered (`T` may itself be optional).
-        var answered = false
+        // `nil` until the first read answers (an optional `T` answers `.some(nil)`).
         var answer: T?
         try read { db in
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             // Flags kept for other principals: made right first, then read again.
             guard readers == nil || readable != nil || !keeping else { return }
             answer = try body(db, readable)
-            answered = true
         }
-        if answered, let answer { return answer }
+        if let answer { return answer }
         if let readers { try keepReadableFlags(scope: scope, for: readers) }
         return try read { db in try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db)) }
     }
