@@ -31,12 +31,21 @@ package struct SQLIndexLayout: Sendable {
     /// it is 1: the fields a class's declared indexes name, or every field of a class that
     /// declares none); `nil` when the value indexes hold every row.
     package var valueFlag: String?
+    /// The SQL of an object's stored JSON document (an ``ObjectSnapshot``), for a store that keeps
+    /// rows only of the fields in its value indexes (the fields a class's declared indexes name,
+    /// or every field of a class that declares none); `nil` when it keeps every field's rows.
+    /// Conditions and orders on a field without rows read its value from the document with the
+    /// functions the SQLite storage registers (`RooftopSQLite.registerFunctions`).
+    package var document: String?
 
     /// A layout.
-    package init(source: String, columns: String, currentReader: String?, valueFlag: String? = nil) {
+    package init(
+        source: String, columns: String, currentReader: String?, valueFlag: String? = nil, document: String? = nil
+    ) {
         self.source = source
         self.columns = columns
         self.currentReader = currentReader
         self.valueFlag = valueFlag
+        self.document = document
     }
 }

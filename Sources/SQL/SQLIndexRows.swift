@@ -42,16 +42,20 @@ package enum SQLIndexRows {
         /// Whether everything a query could ask of the value is indexed.
         package var isComplete: Bool
 
+        /// The keys of the elements of a list, or of the members of a relation (as pointers);
+        /// none for another value.
+        package static func elementKeys(of value: Value) -> [[UInt8]] {
+            switch value {
+            case .list(let elements): elements.map(\.sortKey)
+            case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
+            default: []
+            }
+        }
+
         package init(_ value: Value) {
             key = value.indexedSortKey
             isComplete = key != nil
-            let all: [[UInt8]] =
-                switch value {
-                case .list(let elements): elements.map(\.sortKey)
-                case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
-                default: []
-                }
-            for element in all {
+            for element in Self.elementKeys(of: value) {
                 if element.count <= Value.indexedKeyLimit { elements.insert(element) } else { isComplete = false }
             }
         }

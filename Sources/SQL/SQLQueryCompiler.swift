@@ -25,8 +25,9 @@ package struct SQLQueryCompiler: Sendable {
     private var joins: JoinBudget?
     /// The fields of the query's class whose rows the store keeps in its value indexes (the rows
     /// whose ``SQLIndexLayout/valueFlag`` is 1); `nil` (the default) when it keeps every field's.
-    /// Conditions on another field test each object's own rows. Ignored by a layout without a
-    /// flag, whose value indexes hold every row.
+    /// Conditions on another field test each object's own rows, or its document when the store
+    /// keeps no rows of it (``SQLIndexLayout/document``). Ignored by a layout without a flag,
+    /// whose value indexes hold every row.
     package var indexedFields: Set<String>?
 
     /// A compiler for `dialect` over `layout`.
@@ -47,41 +48,49 @@ package struct SQLQueryCompiler: Sendable {
     /// Selects the layout's ``SQLIndexLayout/columns``.
     package func select(_ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int) -> SQLFragment {
         var joins = SQLFragment()
-        var orderBy: [String] = []
+        var orderBy: [SQLFragment] = []
         if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate), let distanceSQL = dialect.distance {
-            joins = joins + SQLFragment(
-                " LEFT JOIN object_fields a ON a.object_key = o.key AND a.field = ?", [.text(anchor.field)])
-            let distance = distanceSQL("a.latitude", "a.longitude", "?", "?")
-            orderBy.append("CASE WHEN a.latitude IS NULL THEN 1 ELSE 0 END")
-            orderBy.append(distance)
-            joins.arguments += []
-            return finish(
-                query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy,
-                orderArguments: [.real(anchor.point.latitude), .real(anchor.point.longitude)])
+            let point: (latitude: SQLFragment, longitude: SQLFragment)
+            if isRowless(anchor.field) {
+                point = (documentColumn(anchor.field, "latitude"), documentColumn(anchor.field, "longitude"))
+            } else {
+                joins = SQLFragment(" LEFT JOIN object_fields a ON a.object_key = o.key AND a.field = ?", [.text(anchor.field)])
+                point = (SQLFragment("a.latitude"), SQLFragment("a.longitude"))
+            }
+            orderBy.append(SQLFragment("CASE WHEN ") + point.latitude + SQLFragment(" IS NULL THEN 1 ELSE 0 END"))
+            orderBy.append(distance(distanceSQL, point, to: anchor.point))
+            return finish(query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy)
         }
         for (index, key) in query.order.enumerated() {
-            joins = joins + SQLFragment(
-                " LEFT JOIN object_fields s\(index) ON s\(index).object_key = o.key AND s\(index).field = ?",
-                [.text(key.field)])
+            let sortKey: SQLFragment
+            if isRowless(key.field) {
+                sortKey = documentColumn(key.field, "key")
+            } else {
+                joins = joins + SQLFragment(
+                    " LEFT JOIN object_fields s\(index) ON s\(index).object_key = o.key AND s\(index).field = ?",
+                    [.text(key.field)])
+                sortKey = SQLFragment("s\(index).sort_key")
+            }
             // A missing key (NULL) sorts first ascending and last descending, as in the evaluator.
             orderBy.append(
                 key.descending
-                    ? "CASE WHEN s\(index).sort_key IS NULL THEN 1 ELSE 0 END, s\(index).sort_key DESC"
-                    : "CASE WHEN s\(index).sort_key IS NULL THEN 0 ELSE 1 END, s\(index).sort_key ASC")
+                    ? SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 1 ELSE 0 END, ") + sortKey
+                        + SQLFragment(" DESC")
+                    : SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 0 ELSE 1 END, ") + sortKey
+                        + SQLFragment(" ASC"))
         }
-        return finish(
-            query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy, orderArguments: [])
+        return finish(query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy)
     }
 
     private func finish(
-        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, joins: SQLFragment,
-        orderBy: [String], orderArguments: [SQLArgument]
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, joins: SQLFragment, orderBy: [SQLFragment]
     ) -> SQLFragment {
         let filter = self.filter(query, scope: scope, readers: readers)
-        let order = (orderBy + [dialect.bytewiseText("o.object_id") + " ASC"]).joined(separator: ", ")
+        let order = (orderBy + [SQLFragment(dialect.bytewiseText("o.object_id") + " ASC")])
         let statement =
             SQLFragment("SELECT \(layout.columns) FROM \(layout.source)")
-            + joins + SQLFragment(" WHERE ") + filter + SQLFragment(" ORDER BY \(order)", orderArguments)
+            + joins + SQLFragment(" WHERE ") + filter + SQLFragment(" ORDER BY ")
+            + order.dropFirst().reduce(order[0]) { $0 + SQLFragment(", ") + $1 }
             + SQLFragment(" LIMIT ? OFFSET ?", [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
         return numbered(statement)
     }
@@ -195,152 +204,7 @@ package struct SQLQueryCompiler: Sendable {
             set.arguments.map { .text($0) })
     }
 
-    /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
-    package func condition(_ predicate: QueryPredicate) -> SQLFragment {
-        switch predicate {
-        case .and(let operands):
-            guard !operands.isEmpty else { return SQLFragment("1 = 1") }
-            return joined(conjunction(operands), with: " AND ")
-        case .or(let operands):
-            guard !operands.isEmpty else { return SQLFragment("0 = 1") }
-            if let union = keys(of: predicate) { return member(union) }
-            return joined(operands.map(condition), with: " OR ")
-        case .not(let operand):
-            return SQLFragment("NOT ") + parenthesized(condition(operand))
-        case .comparison(let field, .notEqual, let value):
-            return SQLFragment("NOT ") + fieldExists(field, SQLFragment("f.sort_key = ?", [.blob(value.sortKey)]))
-        case .notIn(let field, let values):
-            return SQLFragment("NOT ") + condition(.in(field: field, values: values))
-        case .notExists(let field):
-            return SQLFragment("NOT ") + fieldExists(field, nil)
-        case .containsAll(let field, let values):
-            let collection = fieldExists(
-                field,
-                SQLFragment(
-                    "f.kind IN (?, ?)",
-                    [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))]))
-            return joined([collection] + values.map { holds(elementTest($0, field)) }, with: " AND ")
-        case .thisIn(let references):
-            return SQLFragment("(") + thisIn(references) + SQLFragment(")")
-        case .comparison, .in, .exists, .startsWith, .listContains, .near, .withinBox:
-            // Tests of one field's rows, which `rowTest(of:)` gives for each of these except the
-            // ones that can match nothing (an `in` without values, a prefix past every key).
-            return rowTest(of: predicate).map(holds) ?? SQLFragment("0 = 1")
-        }
-    }
-
-    /// The most operands of an `or` read as one union of key sets (SQLite allows 500 terms in a
-    /// compound `SELECT`); a wider `or` is tested operand by operand.
-    static let maxUnionTerms = 64
-
-    /// The `SELECT` of the keys of the objects a predicate holds for, when it is a test of one
-    /// value-indexed field's rows (or an `or` of such tests: their union, which lets the index find
-    /// the matches of each instead of testing every object of the class); `nil` for any other
-    /// predicate, and for one that matches nothing.
-    private func keys(of predicate: QueryPredicate) -> SQLFragment? {
-        if case .or(let operands) = predicate {
-            guard operands.count >= 2, operands.count <= SQLQueryCompiler.maxUnionTerms else { return nil }
-            var union: [SQLFragment] = []
-            for operand in operands {
-                // A nested `or` would be a union inside the union: left to the general form.
-                if case .or = operand { return nil }
-                guard let rows = keys(of: operand) else { return nil }
-                union.append(rows)
-            }
-            return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
-        }
-        guard let test = rowTest(of: predicate), isValueIndexed(test.field) else { return nil }
-        return keySet(test)
-    }
-
-    /// A test of one field's rows: which rows (the field's own, or its elements') and the
-    /// condition on them.
-    private struct RowTest {
-        /// `object_fields f` or `object_elements e`.
-        var elements = false
-        var field: String
-        var test: SQLFragment?
-    }
-
-    /// The test of one field's rows that `predicate` is; `nil` for any other predicate, and for
-    /// one that matches nothing (an `in` without values, a prefix past every key).
-    private func rowTest(of predicate: QueryPredicate) -> RowTest? {
-        switch predicate {
-        case .comparison(let field, let op, let value):
-            guard op != .notEqual else { return nil }
-            return RowTest(field: field, test: SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
-        case .in(let field, let values):
-            guard !values.isEmpty else { return nil }
-            let keys = Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
-            return RowTest(
-                field: field, test: SQLFragment("f.sort_key IN (\(placeholderList(keys.count)))", keys.map { .blob($0) }))
-        case .exists(let field):
-            return RowTest(field: field, test: nil)
-        case .startsWith(let field, let prefix):
-            // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
-            // exactly when its key starts with the prefix's key without its terminator.
-            var lower = Value.string(prefix).sortKey
-            lower.removeLast(2)
-            guard let upper = SQLQueryCompiler.successor(of: lower) else { return nil }
-            return RowTest(field: field, test: SQLFragment("f.sort_key >= ? AND f.sort_key < ?", [.blob(lower), .blob(upper)]))
-        case .listContains(let field, let value):
-            return elementTest(value, field)
-        case .near(let field, let point, let maximum):
-            var test = SQLFragment("f.latitude IS NOT NULL")
-            if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
-                // Only points in the band can be that close: read that range of the index.
-                test = test + SQLFragment(" AND f.sort_key >= ? AND f.sort_key <= ?", [.blob(band.low), .blob(band.high)])
-            }
-            // Without SQL distance this is only "has a point": ``evaluation(of:unindexed:)`` sends
-            // every query with a maximum distance to the evaluator, which decides it.
-            if let maximum, let distance = dialect.distance {
-                test = test + SQLFragment(
-                    " AND " + distance("f.latitude", "f.longitude", "?", "?") + " <= ?",
-                    [.real(point.latitude), .real(point.longitude), .real(maximum)])
-            }
-            return RowTest(field: field, test: test)
-        case .withinBox(let field, let southwest, let northeast):
-            var test = SQLFragment(
-                "f.latitude IS NOT NULL AND f.latitude >= ? AND f.latitude <= ?",
-                [.real(southwest.latitude), .real(northeast.latitude)])
-            if southwest.longitude <= northeast.longitude {
-                test = test + SQLFragment(
-                    " AND f.longitude >= ? AND f.longitude <= ?", [.real(southwest.longitude), .real(northeast.longitude)])
-            } else {
-                test = test + SQLFragment(
-                    " AND (f.longitude >= ? OR f.longitude <= ?)", [.real(southwest.longitude), .real(northeast.longitude)])
-            }
-            return RowTest(field: field, test: test)
-        case .or, .and, .not, .notIn, .notExists, .containsAll, .thisIn:
-            return nil
-        }
-    }
-
-    /// The conditions of an `and`, with the comparisons of one field merged into one lookup of
-    /// its index row (`score >= 10 and score < 20` reads the rows in the range once, instead of
-    /// intersecting everything above 10 with everything below 20). An object has one row per
-    /// field, so "a row meets each test" and "a row meets all tests" are the same.
-    private func conjunction(_ operands: [QueryPredicate]) -> [SQLFragment] {
-        var fragments: [SQLFragment] = []
-        var tests: [String: [SQLFragment]] = [:]
-        var fields: [String] = []
-        for operand in operands {
-            guard case .comparison(let field, let op, let value) = operand, op != .notEqual else {
-                fragments.append(condition(operand))
-                continue
-            }
-            if tests[field] == nil { fields.append(field) }
-            tests[field, default: []].append(SQLFragment("f.sort_key \(op.rawValue) ?", [.blob(value.sortKey)]))
-        }
-        for field in fields {
-            let fieldTests = tests[field] ?? []
-            let test = fieldTests.dropFirst().reduce(fieldTests[0]) { $0 + SQLFragment(" AND ") + $1 }
-            fragments.append(fieldExists(field, test))
-        }
-        return fragments
-    }
-
-    private func thisIn(_ references: [ObjectReference]) -> SQLFragment {
+    func thisIn(_ references: [ObjectReference]) -> SQLFragment {
         var ids = Set<String>()
         var pointers: [Pointer] = []
         for reference in references {
@@ -361,56 +225,15 @@ package struct SQLQueryCompiler: Sendable {
         return alternatives.isEmpty ? SQLFragment("0 = 1") : joined(alternatives, with: " OR ")
     }
 
-    /// Whether the object has the field (meeting `test`).
-    private func fieldExists(_ field: String, _ test: SQLFragment?) -> SQLFragment {
-        holds(RowTest(field: field, test: test))
-    }
-
-    /// Whether the object has a row meeting `test`. For a value-indexed field, written as an
-    /// uncorrelated `IN` rather than a correlated `EXISTS`, which means the same, so that the
-    /// index on (field, key) finds the matching rows once instead of a lookup per object of the
-    /// class; for another field, as the `EXISTS` that looks up the object's own row.
-    private func holds(_ test: RowTest) -> SQLFragment {
-        guard !isValueIndexed(test.field) else { return member(keySet(test)) }
-        let rows =
-            test.elements
-            ? "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ?"
-            : "EXISTS (SELECT 1 FROM object_fields f WHERE f.object_key = o.key AND f.field = ?"
-        var fragment = SQLFragment(rows, [.text(test.field)])
-        if let condition = test.test { fragment = fragment + SQLFragment(" AND ") + condition }
-        return fragment + SQLFragment(")")
-    }
-
-    /// The `SELECT` of the keys of the objects with a row meeting `test`, by the value index.
-    private func keySet(_ test: RowTest) -> SQLFragment {
-        let flag = layout.valueFlag.map { " AND \(test.elements ? "e" : "f").\($0) = 1" } ?? ""
-        var fragment =
-            test.elements
-            ? SQLFragment("SELECT e.object_key FROM object_elements e WHERE e.field = ?\(flag)", [.text(test.field)])
-            : SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?\(flag)", [.text(test.field)])
-        if let condition = test.test { fragment = fragment + SQLFragment(" AND ") + condition }
-        return fragment
-    }
-
-    /// The test of a list or relation field holding the value.
-    private func elementTest(_ value: Value, _ field: String) -> RowTest {
-        RowTest(elements: true, field: field, test: SQLFragment("e.element_key = ?", [.blob(value.sortKey)]))
-    }
-
-    /// Whether the store keeps `field`'s rows in its value indexes for the query's class.
-    private func isValueIndexed(_ field: String) -> Bool {
-        layout.valueFlag == nil || indexedFields?.contains(field) ?? true
-    }
-
     /// `o.key IN (keys)`.
-    private func member(_ keys: SQLFragment) -> SQLFragment {
+    func member(_ keys: SQLFragment) -> SQLFragment {
         budgeted(SQLFragment("o.key IN (") + keys + SQLFragment(")"))
     }
 
     /// `membership` as it is, while the planner may still join it; past the dialect's
     /// ``SQLDialect/plannedJoins``, as `(…) IS TRUE`, which means the same (the sub-query yields
     /// no `NULL` keys, so `IN` is never unknown) but which the planner keeps as a sub-plan.
-    private func budgeted(_ membership: SQLFragment) -> SQLFragment {
+    func budgeted(_ membership: SQLFragment) -> SQLFragment {
         guard let joins else { return membership }
         guard joins.remaining <= 0 else {
             joins.remaining -= 1
@@ -421,7 +244,7 @@ package struct SQLQueryCompiler: Sendable {
 
     /// `(a SEP b SEP c …)`, grouped as a balanced tree: SQL parsers nest `a OR b OR c …` as deep
     /// as the list is long (SQLite refuses beyond 1000 levels), halves keep it logarithmic.
-    private func joined(_ fragments: [SQLFragment], with separator: String) -> SQLFragment {
+    func joined(_ fragments: [SQLFragment], with separator: String) -> SQLFragment {
         guard fragments.count > 2 else {
             return SQLFragment("(") + (fragments.first ?? SQLFragment())
                 + (fragments.count == 2 ? SQLFragment(separator) + fragments[1] : SQLFragment()) + SQLFragment(")")
@@ -431,7 +254,7 @@ package struct SQLQueryCompiler: Sendable {
             + joined(Array(fragments[middle...]), with: separator) + SQLFragment(")")
     }
 
-    private func parenthesized(_ fragment: SQLFragment) -> SQLFragment {
+    func parenthesized(_ fragment: SQLFragment) -> SQLFragment {
         SQLFragment("(") + fragment + SQLFragment(")")
     }
 

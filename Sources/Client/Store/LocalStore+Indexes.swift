@@ -6,11 +6,11 @@ import RooftopShared
 /// every scope and datastore holding the class (``SQLCompoundIndex``): learned from the server's
 /// class settings when a pull brings objects of the class, built from the stored objects then,
 /// and kept by every write after. The fields they name are the class's only fields in the value
-/// indexes (``StoreTransaction/valueIndexedFields(of:_:)``).
+/// indexes (``StoreTransaction/valueIndexedFields(of:_:)``), and the only ones with rows.
 extension LocalStore {
     /// Makes `indexes` the declared indexes of `className`: builds the entries of those not kept
     /// yet (from every stored object of the class, in one write) and drops those of indexes no
-    /// longer declared, and sets which fields' rows the value indexes hold. Nothing is written when
+    /// longer declared, and makes the rows of the fields they name (dropping the others'). Nothing is written when
     /// they are the ones kept. Indexes are validated
     /// first (``ClassSettings/validateIndexes(_:)``).
     /// - Returns: Whether anything changed.
@@ -27,6 +27,7 @@ extension LocalStore {
             // Read again in the write: another pull may have declared them meanwhile.
             let kept = try LocalStore.declaredIndexes(of: className, db)
             guard Set(kept.values) != wanted else { return false }
+            let previouslyIndexed = try StoreTransaction.valueIndexedFields(of: className, db)
             for (id, fields) in kept where !wanted.contains(fields) {
                 try db.execute(
                     sql: "DELETE FROM index_entries WHERE partition IN (SELECT id FROM index_partitions WHERE class_index = ?)",
@@ -34,15 +35,18 @@ extension LocalStore {
                 try db.execute(sql: "DELETE FROM index_partitions WHERE class_index = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM class_indexes WHERE id = ?", arguments: [id])
             }
+            var added: [Int64] = []
             for fields in indexes where !kept.values.contains(fields) {
                 let padded = fields + Array(repeating: "", count: ClassSettings.maxIndexFields - fields.count)
                 // The insert's trigger makes the partitions of the datastores holding the class.
                 try db.execute(
                     sql: "INSERT INTO class_indexes (class_name, field1, field2, field3, field4) VALUES (?, ?, ?, ?, ?)",
                     arguments: StatementArguments([className] + padded))
-                try StoreTransaction.indexEntries(where: "d.id = ?", [db.lastInsertedRowID], db)
+                added.append(db.lastInsertedRowID)
             }
-            try StoreTransaction.flagValueIndexed(of: className, db)
+            // The new indexes' entries are made from the rows of the fields they name.
+            try StoreTransaction.keepValueRows(of: className, previously: previouslyIndexed, db)
+            for id in added { try StoreTransaction.indexEntries(where: "d.id = ?", [id], db) }
             transaction.forgetValueIndexedFields()
             return true
         }

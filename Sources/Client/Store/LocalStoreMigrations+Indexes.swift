@@ -138,6 +138,17 @@ extension LocalStoreMigrations {
             // Taking entries away, and a readable flag's flip, stay triggers' work.
             try db.execute(sql: "DROP TRIGGER index_key_counts_insert")
         }
+        migrator.registerMigration("v11: rows only of value-indexed fields") { db in
+            // A class that declares indexes kept a row of every field of every object (and of
+            // every list element) outside the value indexes, only for conditions on those fields
+            // to look up each object's own row: most of what an initial sync wrote. Conditions
+            // and orders on those fields now read the object's document (`rooftop_field`), and
+            // only the fields its declared indexes name keep rows.
+            try db.execute(sql: """
+                DELETE FROM object_fields WHERE by_value = 0;
+                DELETE FROM object_elements WHERE by_value = 0;
+                """)
+        }
     }
 
     /// The statements of an `index_key_counts` trigger that add (`adding`) the entry `row` (`new`

@@ -5,11 +5,13 @@ import RooftopSQLite
 import RooftopShared
 
 /// The local index, in the layout the server's storage has too (``SQLIndexLayout``): for every
-/// stored object that is not deleted, one `object_fields` row per field of its local view
-/// (built-in fields included) with the value's order-preserving key, `object_elements` rows for
-/// list elements and relation members, and `object_readers` rows for who may read it. Rows are
-/// computed by ``SQLIndexRows``, the server's code; local queries compile to SQL over them with
-/// the server's ``SQLQueryCompiler``.
+/// stored object that is not deleted, one `object_fields` row per value-indexed field of its
+/// local view (``valueIndexedFields(of:_:)``: the fields its class's declared indexes name, or
+/// every field, built-in ones included, of a class that declares none) with the value's
+/// order-preserving key, `object_elements` rows for their list elements and relation members,
+/// and `object_readers` rows for who may read it. Rows are computed by ``SQLIndexRows``, the
+/// server's code; local queries compile to SQL over them with the server's ``SQLQueryCompiler``,
+/// which reads the other fields from the object's document (``SQLIndexLayout/document``).
 ///
 /// A value the index does not fully store (a key longer than `Value.indexedKeyLimit`) has its
 /// row marked incomplete: queries on that field let the shared evaluator decide.
@@ -99,7 +101,7 @@ extension StoreTransaction {
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
         try insert(
-            rows.added, objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
+            kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
             valueIndexed: valueIndexed, db)
         try insertReaders(prepared?.readers ?? SQLIndexRows.readers(of: local.acl), objectKey: objectKey, db)
         if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db) }
@@ -112,6 +114,12 @@ extension StoreTransaction {
         var key: ObjectKey
         var scope: String
         var readable: Bool
+    }
+
+    /// The rows of `rows` the store keeps: those of the value-indexed fields (all when `nil`).
+    private static func kept(_ rows: [SQLIndexRows.FieldRow], _ valueIndexed: Set<String>?) -> [SQLIndexRows.FieldRow] {
+        guard let valueIndexed else { return rows }
+        return rows.filter { valueIndexed.contains($0.field) }
     }
 
     /// The fields whose values the index does not fully store, among an object's rows `rows`
@@ -166,9 +174,10 @@ extension StoreTransaction {
         }
         // A row is kept when it is the one the field would get; a value too long to index (no
         // key) is rewritten, as its key cannot tell whether it changed.
-        var changed = Set(stored.keys).subtracting(rows.added.map(\.field))
+        let wanted = kept(rows.added, valueIndexed)
+        var changed = Set(stored.keys).subtracting(wanted.map(\.field))
         var added: [SQLIndexRows.FieldRow] = []
-        for row in rows.added {
+        for row in wanted {
             let wanted = StoredFieldRow(
                 kind: row.kind, sortKey: row.sortKey.map { Data($0) }, latitude: row.latitude, longitude: row.longitude,
                 complete: !incomplete.contains(row.field), byValue: valueIndexed?.contains(row.field) ?? true)
@@ -280,8 +289,43 @@ extension StoreTransaction {
         return fields
     }
 
+    /// Brings the rows of `className`'s objects to the fields its declared indexes name now
+    /// (``valueIndexedFields(of:_:)``), after a declaration changed them from `previously` (`nil`:
+    /// every field): the rows of fields no longer value-indexed go, and when fields were added,
+    /// each object's rows of those are made from its local view.
+    static func keepValueRows(of className: String, previously: Set<String>?, _ db: Database) throws {
+        let indexed = try valueIndexedFields(of: className, db)
+        if let indexed {
+            let list = SQLTextSet.list(indexed, dialect: .sqlite)
+            for table in ["object_fields", "object_elements"] {
+                try db.execute(
+                    sql: """
+                        DELETE FROM \(table) WHERE object_key IN (SELECT key FROM objects WHERE class_name = ?)
+                        AND field NOT IN (\(list.sql))
+                        """,
+                    arguments: StatementArguments([className] + list.arguments))
+            }
+        }
+        // Rows of every field were kept before (no declaration), or no field was added.
+        guard let previously else { return }
+        if let indexed, indexed.isSubset(of: previously) { return }
+        let objects = try Row.fetchCursor(
+            db, sql: "SELECT * FROM objects WHERE class_name = ? AND deleted = 0", arguments: [className])
+        let present = try db.cachedStatement(sql: "SELECT field FROM object_fields WHERE object_key = ?")
+        while let row = try objects.next() {
+            guard let local = try StoreTransaction.row(row).local else { continue }
+            let objectKey: Int64 = row["key"]
+            let stored = try Set(String.fetchCursor(present, arguments: [objectKey]))
+            let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
+            try insert(
+                kept(rows.added, indexed).filter { !stored.contains($0.field) }, objectKey: objectKey,
+                incomplete: incompleteFields(rows), declared: true, valueIndexed: indexed, db)
+        }
+    }
+
     /// Sets the value flags of the rows of `className`'s objects to what its declared indexes
-    /// name now (``valueIndexedFields(of:_:)``), touching only the rows whose flag changes.
+    /// name now (``valueIndexedFields(of:_:)``), touching only the rows whose flag changes (the
+    /// migration to v8; since v11 a store keeps no rows of other fields).
     static func flagValueIndexed(of className: String, _ db: Database) throws {
         let indexed = try valueIndexedFields(of: className, db)
         // Every field when the class declares nothing; else the fields named.

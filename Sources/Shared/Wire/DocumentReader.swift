@@ -17,8 +17,8 @@ package struct DocumentReader {
         package init() {}
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
 
     /// Runs `body` over the UTF-8 of `text`; the reader must reach the end of the text.
     /// - Throws: ``Unhandled``, or what `body` throws.
@@ -39,7 +39,7 @@ package struct DocumentReader {
 
     // MARK: Tokens
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -49,18 +49,18 @@ package struct DocumentReader {
     }
 
     /// The next byte after whitespace, not consumed.
-    private mutating func peek() throws -> UInt8 {
+    mutating func peek() throws -> UInt8 {
         skipWhitespace()
         guard index < bytes.count else { throw Unhandled() }
         return bytes[index]
     }
 
-    private mutating func consume(_ byte: UInt8) throws {
+    mutating func consume(_ byte: UInt8) throws {
         guard try peek() == byte else { throw Unhandled() }
         index += 1
     }
 
-    private mutating func consumeLiteral(_ literal: StaticString) throws {
+    mutating func consumeLiteral(_ literal: StaticString) throws {
         let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw Unhandled() }
         let start = literal.utf8Start
@@ -129,7 +129,7 @@ package struct DocumentReader {
         return value
     }
 
-    private static func isNumberByte(_ byte: UInt8) -> Bool {
+    static func isNumberByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
             || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
             || byte == UInt8(ascii: "E")

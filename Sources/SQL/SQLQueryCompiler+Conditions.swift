@@ -1,0 +1,289 @@
+import RooftopShared
+
+/// The conditions of a query, each a test of one field: of its rows in the index tables, or, for
+/// a field the store keeps no rows of (``SQLIndexLayout/document``), of its value read from the
+/// object's stored document by the functions the storage registers (`rooftop_field`,
+/// `rooftop_field_contains`). Both give the same keys (``Value/sortKey``), so a condition means
+/// the same either way.
+extension SQLQueryCompiler {
+    /// The SQL of one predicate, true exactly when ``QueryEvaluator/matches(_:_:)`` is.
+    package func condition(_ predicate: QueryPredicate) -> SQLFragment {
+        switch predicate {
+        case .and(let operands):
+            guard !operands.isEmpty else { return SQLFragment("1 = 1") }
+            return joined(conjunction(operands), with: " AND ")
+        case .or(let operands):
+            guard !operands.isEmpty else { return SQLFragment("0 = 1") }
+            if let union = keys(of: predicate) { return member(union) }
+            return joined(operands.map(condition), with: " OR ")
+        case .not(let operand):
+            return SQLFragment("NOT ") + parenthesized(condition(operand))
+        case .comparison(let field, .notEqual, let value):
+            return SQLFragment("NOT ") + holds(FieldTest(field: field, tests: [.compare(.equal, value.sortKey)]))
+        case .notIn(let field, let values):
+            return SQLFragment("NOT ") + condition(.in(field: field, values: values))
+        case .notExists(let field):
+            return SQLFragment("NOT ") + holds(FieldTest(field: field))
+        case .containsAll(let field, let values):
+            let collection = holds(FieldTest(field: field, tests: [.collection]))
+            return joined([collection] + values.map { holds(elementTest($0, field)) }, with: " AND ")
+        case .thisIn(let references):
+            return SQLFragment("(") + thisIn(references) + SQLFragment(")")
+        case .comparison, .in, .exists, .startsWith, .listContains, .near, .withinBox:
+            // Tests of one field, which `fieldTest(of:)` gives for each of these except the ones
+            // that can match nothing (an `in` without values, a prefix past every key).
+            return fieldTest(of: predicate).map(holds) ?? SQLFragment("0 = 1")
+        }
+    }
+
+    /// The most operands of an `or` read as one union of key sets (SQLite allows 500 terms in a
+    /// compound `SELECT`); a wider `or` is tested operand by operand.
+    static let maxUnionTerms = 64
+
+    /// The `SELECT` of the keys of the objects a predicate holds for, when it is a test of one
+    /// value-indexed field's rows (or an `or` of such tests: their union, which lets the index find
+    /// the matches of each instead of testing every object of the class); `nil` for any other
+    /// predicate, and for one that matches nothing.
+    private func keys(of predicate: QueryPredicate) -> SQLFragment? {
+        if case .or(let operands) = predicate {
+            guard operands.count >= 2, operands.count <= SQLQueryCompiler.maxUnionTerms else { return nil }
+            var union: [SQLFragment] = []
+            for operand in operands {
+                // A nested `or` would be a union inside the union: left to the general form.
+                if case .or = operand { return nil }
+                guard let rows = keys(of: operand) else { return nil }
+                union.append(rows)
+            }
+            return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
+        }
+        guard let test = fieldTest(of: predicate), isValueIndexed(test.field) else { return nil }
+        return keySet(test)
+    }
+
+    /// A test of one field: of its value (`elements`: of its list elements or relation members),
+    /// all of `tests` holding; none: the field exists.
+    private struct FieldTest {
+        var elements = false
+        var field: String
+        var tests: [KeyTest] = []
+    }
+
+    /// One test of a field's value, or of one of its elements.
+    private enum KeyTest {
+        /// The field is present.
+        case exists
+        /// Its key compares with a key so.
+        case compare(QueryPredicate.ComparisonOperator, [UInt8])
+        /// Its key is one of these (sorted, distinct).
+        case oneOf([[UInt8]])
+        /// Its key is at least the first and below the second.
+        case below([UInt8], [UInt8])
+        /// It is a point.
+        case point
+        /// Its key is between the two, both included.
+        case between([UInt8], [UInt8])
+        /// It is a point within the distance (meters) of the point.
+        case near(GeoPoint, Double)
+        /// It is a point in the box.
+        case box(southwest: GeoPoint, northeast: GeoPoint)
+        /// It is a list or a relation.
+        case collection
+        /// An element or member has this key.
+        case element([UInt8])
+    }
+
+    /// The test of one field that `predicate` is; `nil` for any other predicate, and for one that
+    /// matches nothing (an `in` without values, a prefix past every key).
+    private func fieldTest(of predicate: QueryPredicate) -> FieldTest? {
+        switch predicate {
+        case .comparison(let field, let op, let value):
+            guard op != .notEqual else { return nil }
+            return FieldTest(field: field, tests: [.compare(op, value.sortKey)])
+        case .in(let field, let values):
+            guard !values.isEmpty else { return nil }
+            let keys = Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
+            return FieldTest(field: field, tests: [.oneOf(keys)])
+        case .exists(let field):
+            return FieldTest(field: field)
+        case .startsWith(let field, let prefix):
+            // String keys are the kind byte and the escaped UTF-8: a string starts with the prefix
+            // exactly when its key starts with the prefix's key without its terminator.
+            var lower = Value.string(prefix).sortKey
+            lower.removeLast(2)
+            guard let upper = SQLQueryCompiler.successor(of: lower) else { return nil }
+            return FieldTest(field: field, tests: [.below(lower, upper)])
+        case .listContains(let field, let value):
+            return elementTest(value, field)
+        case .near(let field, let point, let maximum):
+            var tests: [KeyTest] = [.point]
+            if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
+                // Only points in the band can be that close: read that range of the index.
+                tests.append(.between(band.low, band.high))
+            }
+            // Without SQL distance this is only "has a point": ``evaluation(of:unindexed:)`` sends
+            // every query with a maximum distance to the evaluator, which decides it.
+            if let maximum, dialect.distance != nil { tests.append(.near(point, maximum)) }
+            return FieldTest(field: field, tests: tests)
+        case .withinBox(let field, let southwest, let northeast):
+            return FieldTest(field: field, tests: [.box(southwest: southwest, northeast: northeast)])
+        case .or, .and, .not, .notIn, .notExists, .containsAll, .thisIn:
+            return nil
+        }
+    }
+
+    /// The test of a list or relation field holding the value.
+    private func elementTest(_ value: Value, _ field: String) -> FieldTest {
+        FieldTest(elements: true, field: field, tests: [.element(value.sortKey)])
+    }
+
+    /// The conditions of an `and`, with the comparisons of one field merged into one test of its
+    /// value (`score >= 10 and score < 20` reads the index rows in the range once, instead of
+    /// intersecting everything above 10 with everything below 20). An object has one value per
+    /// field, so "a row meets each test" and "a row meets all tests" are the same.
+    private func conjunction(_ operands: [QueryPredicate]) -> [SQLFragment] {
+        var fragments: [SQLFragment] = []
+        var tests: [String: [KeyTest]] = [:]
+        var fields: [String] = []
+        for operand in operands {
+            guard case .comparison(let field, let op, let value) = operand, op != .notEqual else {
+                fragments.append(condition(operand))
+                continue
+            }
+            if tests[field] == nil { fields.append(field) }
+            tests[field, default: []].append(.compare(op, value.sortKey))
+        }
+        for field in fields {
+            fragments.append(holds(FieldTest(field: field, tests: tests[field] ?? [])))
+        }
+        return fragments
+    }
+
+    /// Whether the object meets `test`:
+    /// - for a value-indexed field, an uncorrelated `IN` over its rows, which lets the index on
+    ///   (field, key) find the matching rows once instead of a lookup per object of the class;
+    /// - for another field with rows, the `EXISTS` that looks up the object's own row;
+    /// - for a field without rows, the test of its value read from the object's document.
+    private func holds(_ test: FieldTest) -> SQLFragment {
+        if isValueIndexed(test.field) { return member(keySet(test)) }
+        if let document = layout.document {
+            let columns = documentColumns(test.field, document: document)
+            let tests = test.elements ? test.tests : [.exists] + test.tests
+            // `IS TRUE`: a missing field's tests are unknown (NULL), and false under `NOT` too.
+            return SQLFragment("(") + render(tests, columns) + SQLFragment(") IS TRUE")
+        }
+        let rows =
+            test.elements
+            ? "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ?"
+            : "EXISTS (SELECT 1 FROM object_fields f WHERE f.object_key = o.key AND f.field = ?"
+        var fragment = SQLFragment(rows, [.text(test.field)])
+        if !test.tests.isEmpty { fragment = fragment + SQLFragment(" AND ") + render(test.tests, .rows) }
+        return fragment + SQLFragment(")")
+    }
+
+    /// The `SELECT` of the keys of the objects with a row meeting `test`, by the value index.
+    private func keySet(_ test: FieldTest) -> SQLFragment {
+        let flag = layout.valueFlag.map { " AND \(test.elements ? "e" : "f").\($0) = 1" } ?? ""
+        var fragment =
+            test.elements
+            ? SQLFragment("SELECT e.object_key FROM object_elements e WHERE e.field = ?\(flag)", [.text(test.field)])
+            : SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?\(flag)", [.text(test.field)])
+        if !test.tests.isEmpty { fragment = fragment + SQLFragment(" AND ") + render(test.tests, .rows) }
+        return fragment
+    }
+
+    /// Where a test reads a field's kind, key, coordinates and elements.
+    private struct Columns {
+        var kind: SQLFragment
+        var key: SQLFragment
+        var latitude: SQLFragment
+        var longitude: SQLFragment
+        /// Whether an element has the key bound as the fragment's last argument.
+        var element: SQLFragment
+
+        /// The columns of an `object_fields f` row, or of an `object_elements e` row.
+        static let rows = Columns(
+            kind: SQLFragment("f.kind"), key: SQLFragment("f.sort_key"), latitude: SQLFragment("f.latitude"),
+            longitude: SQLFragment("f.longitude"), element: SQLFragment("e.element_key = ?"))
+    }
+
+    /// The columns of `field` read from the object's document (`document`, its SQL).
+    private func documentColumns(_ field: String, document: String) -> Columns {
+        Columns(
+            kind: documentColumn(field, "kind"), key: documentColumn(field, "key"),
+            latitude: documentColumn(field, "latitude"), longitude: documentColumn(field, "longitude"),
+            element: SQLFragment("rooftop_field_contains(\(document), ?, ?)", [.text(field)]))
+    }
+
+    /// `part` (`kind`, `key`, `latitude` or `longitude`) of `field`'s value in the object's
+    /// document: `NULL` when the object lacks the field (or the value is not a point).
+    func documentColumn(_ field: String, _ part: String) -> SQLFragment {
+        SQLFragment("rooftop_field(\(layout.document ?? "NULL"), ?, '\(part)')", [.text(field)])
+    }
+
+    /// `tests`, all of them, on `columns`.
+    private func render(_ tests: [KeyTest], _ columns: Columns) -> SQLFragment {
+        let parts = tests.map { render($0, columns) }
+        return parts.dropFirst().reduce(parts.first ?? SQLFragment("1 = 1")) { $0 + SQLFragment(" AND ") + $1 }
+    }
+
+    private func render(_ test: KeyTest, _ c: Columns) -> SQLFragment {
+        switch test {
+        case .exists:
+            return c.kind + SQLFragment(" IS NOT NULL")
+        case .compare(let op, let key):
+            return c.key + SQLFragment(" \(op.rawValue) ?", [.blob(key)])
+        case .oneOf(let keys):
+            return c.key + SQLFragment(" IN (\(placeholderList(keys.count)))", keys.map { .blob($0) })
+        case .below(let lower, let upper):
+            return c.key + SQLFragment(" >= ? AND ", [.blob(lower)]) + c.key + SQLFragment(" < ?", [.blob(upper)])
+        case .point:
+            return c.latitude + SQLFragment(" IS NOT NULL")
+        case .between(let low, let high):
+            return c.key + SQLFragment(" >= ? AND ", [.blob(low)]) + c.key + SQLFragment(" <= ?", [.blob(high)])
+        case .near(let point, let maximum):
+            guard let distanceSQL = dialect.distance else { return SQLFragment("1 = 1") }
+            return distance(distanceSQL, (c.latitude, c.longitude), to: point) + SQLFragment(" <= ?", [.real(maximum)])
+        case .box(let southwest, let northeast):
+            var fragment =
+                c.latitude + SQLFragment(" IS NOT NULL AND ") + c.latitude
+                + SQLFragment(" >= ? AND ", [.real(southwest.latitude)]) + c.latitude
+                + SQLFragment(" <= ?", [.real(northeast.latitude)])
+            let low = SQLFragment(" >= ?", [.real(southwest.longitude)])
+            let high = SQLFragment(" <= ?", [.real(northeast.longitude)])
+            if southwest.longitude <= northeast.longitude {
+                fragment = fragment + SQLFragment(" AND ") + c.longitude + low + SQLFragment(" AND ") + c.longitude + high
+            } else {
+                fragment = fragment + SQLFragment(" AND (") + c.longitude + low + SQLFragment(" OR ") + c.longitude + high
+                    + SQLFragment(")")
+            }
+            return fragment
+        case .collection:
+            return c.kind + SQLFragment(
+                " IN (?, ?)", [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))])
+        case .element(let key):
+            return SQLFragment(c.element.sql, c.element.arguments + [.blob(key)])
+        }
+    }
+
+    /// The distance in meters from the point at `point` (two SQL expressions) to `other`, as
+    /// `distanceSQL` spells it (its arguments in the order of its operands).
+    func distance(
+        _ distanceSQL: (String, String, String, String) -> String, _ point: (latitude: SQLFragment, longitude: SQLFragment),
+        to other: GeoPoint
+    ) -> SQLFragment {
+        SQLFragment(
+            distanceSQL(point.latitude.sql, point.longitude.sql, "?", "?"),
+            point.latitude.arguments + point.longitude.arguments + [.real(other.latitude), .real(other.longitude)])
+    }
+
+    /// Whether the store keeps `field`'s rows in its value indexes for the query's class.
+    func isValueIndexed(_ field: String) -> Bool {
+        layout.valueFlag == nil || indexedFields?.contains(field) ?? true
+    }
+
+    /// Whether the store keeps no rows of `field` for the query's class: its conditions and
+    /// order read the object's document (``SQLIndexLayout/document``).
+    func isRowless(_ field: String) -> Bool {
+        layout.document != nil && !isValueIndexed(field)
+    }
+}

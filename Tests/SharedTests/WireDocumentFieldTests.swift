@@ -1,0 +1,60 @@
+import Foundation
+import RooftopShared
+import RooftopTestSupport
+import Testing
+
+/// One field read from a stored object's JSON (what a local query reads of a field the store keeps
+/// no rows of) is the field the decoded object holds, whatever the other fields hold.
+@Suite("Wire types: one field read from a stored object")
+struct WireDocumentFieldTests {
+    /// Field names, some of which need escapes in JSON or are not ASCII.
+    static let names = ["a", "score", "with \"quote\"", "back\\slash", "é", "tab\tname", "objectId"]
+
+    @Test("each field, built-in ones included, reads as the decoded object holds it", arguments: 1...4)
+    func fieldsOfRandomObjects(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        for round in 0..<150 {
+            var fields: [String: Value] = [:]
+            for name in Self.names.dropLast() where Bool.random(using: &rng) {
+                fields[name] = RandomValues.value(&rng)
+            }
+            let snapshot = ObjectSnapshot(
+                className: "Thing", objectId: "t\(round)", datastore: .app, fields: fields,
+                acl: Bool.random(using: &rng) ? nil : .only("u1"),
+                createdAt: Bool.random(using: &rng) ? nil : Timestamp(millisecondsSinceEpoch: RandomValues.int(&rng)),
+                updatedAt: Bool.random(using: &rng) ? nil : Timestamp(millisecondsSinceEpoch: 7),
+                version: 3, fieldVersions: Bool.random(using: &rng) ? nil : ["a": 2])
+            let text = try snapshot.encodedDocument()
+            let decoded = try ObjectSnapshot.decodeDocument(text)
+            for name in Self.names + ["createdAt", "updatedAt", "missing", "ACL"] {
+                let read = try ObjectSnapshot.field(name, ofDocument: text)
+                // Compared by key: a NaN double is equal to itself there.
+                #expect(read?.sortKey == decoded[name]?.sortKey, "round \(round), \(name) in \(text)")
+            }
+        }
+    }
+
+    @Test("the reader skips values of every kind without decoding them, and reads the one asked for")
+    func skipsWithoutDecoding() throws {
+        let text = """
+            {"acl":{"*":{"read":true}},"className":"Thing","createdAt":5,"datastore":"app",\
+            "fields":{"j":{"$json":{"x":[1,{"y":"\\u00e9\\""}],"z":null}},"n":-1.5e3,"s":"a\\\\b\\"c","t":[true,false,null],\
+            "p":{"$pointer":{"className":"A","objectId":"b"}},"wanted":[1,"two",{"$double":"0.5"}]},\
+            "objectId":"t1","updatedAt":null,"version":2}
+            """
+        let wanted = try DocumentReader.read(text) { try $0.readField("wanted") }
+        #expect(wanted == .list([1, "two", .double(0.5)]))
+        #expect(try DocumentReader.read(text) { try $0.readField("updatedAt") } == nil)
+        #expect(try DocumentReader.read(text) { try $0.readField("createdAt") } == .date(Timestamp(millisecondsSinceEpoch: 5)))
+        #expect(try DocumentReader.read(text) { try $0.readField("objectId") } == "t1")
+        // A value the reader leaves to `Codable` (a pointer) is read through the whole object.
+        #expect(try ObjectSnapshot.field("p", ofDocument: text) == .pointer(Pointer(className: "A", objectId: "b")))
+    }
+
+    @Test("text that is not a stored object fails the read")
+    func malformed() {
+        for text in ["", "{", "{\"fields\":{\"a\":1}", "[1]", "{\"className\":\"A\",\"fields\":{\"a\":\"unterminated}}"] {
+            #expect(throws: (any Error).self, "\(text)") { try ObjectSnapshot.field("a", ofDocument: text) }
+        }
+    }
+}
