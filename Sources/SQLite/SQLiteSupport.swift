@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import GRDBSQLite
 import RooftopSQL
 import RooftopShared
 
@@ -36,49 +36,95 @@ package enum RooftopSQLite {
                 else { return nil }
                 return point.distanceMeters(to: other)
             })
-        let reads = FieldReads()
-        db.add(
-            function: DatabaseFunction("rooftop_field", argumentCount: 3, pure: true) { values in
-                guard let document = String.fromDatabaseValue(values[0]), let field = String.fromDatabaseValue(values[1]),
-                    let value = try reads.value(of: field, in: document)
-                else { return nil }
-                switch String.fromDatabaseValue(values[2]) {
-                case "kind": return Int64(value.kind.rawValue)
-                case "key": return Data(value.sortKey)
-                case "latitude": return value.geoPointValue?.latitude
-                case "longitude": return value.geoPointValue?.longitude
-                default: throw RooftopError(.illegalArgument, "rooftop_field reads a kind, key, latitude or longitude")
-                }
-            })
-        db.add(
-            function: DatabaseFunction("rooftop_field_contains", argumentCount: 3, pure: true) { values in
-                guard let document = String.fromDatabaseValue(values[0]), let field = String.fromDatabaseValue(values[1]),
-                    let key = Data.fromDatabaseValue(values[2]), let value = try reads.value(of: field, in: document)
-                else { return false }
-                return SQLIndexRows.IndexedValue.elementKeys(of: value).contains { $0.elementsEqual(key) }
-            })
+        FieldReads.register(on: db)
     }
 
-    /// The field values read from the document of the row being tested: a condition on several
-    /// fields, or several tests of one (`kind`, then `key`), read each value once per row.
-    /// Keyed by the document's text, it can never be stale.
-    private final class FieldReads: Sendable {
-        private struct Last {
-            var document = ""
-            var values: [String: Value?] = [:]
+    /// `rooftop_field` and `rooftop_field_contains`, registered with SQLite's own API: a local
+    /// query on a field without index rows calls them for every object of its class, and GRDB's
+    /// wrapper copied each document into a `String` and boxed every argument and result (with
+    /// reading the document by key names made as strings, 15 µs a call).
+    ///
+    /// Keeps the field values read from the document of the row being tested: a condition on
+    /// several fields, or several tests of one (`kind`, then `key`), reads each value once per
+    /// row. Keyed by the document's bytes, it can never be stale. One per connection, which SQLite
+    /// calls on one thread at a time.
+    private final class FieldReads: @unchecked Sendable {
+        private var document: [UInt8] = []
+        private var values: [String: Value?] = [:]
+
+        static func register(on db: Database) {
+            let context = Unmanaged.passRetained(FieldReads()).toOpaque()
+            let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+            // The first registration owns the context and releases it with the connection.
+            sqlite3_create_function_v2(
+                db.sqliteConnection, "rooftop_field", 3, flags, context,
+                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.field) }, nil, nil,
+                { context in context.map { Unmanaged<FieldReads>.fromOpaque($0).release() } })
+            sqlite3_create_function_v2(
+                db.sqliteConnection, "rooftop_field_contains", 3, flags, context,
+                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.contains) }, nil, nil, nil)
         }
 
-        private let last = Mutex(Last())
+        /// Runs `body` with the reads of the function's connection, the value of the field named
+        /// by the second argument in the document that is the first (`nil`: no document, or no
+        /// such field) and the third argument; reports a document that cannot be read as the
+        /// statement's error.
+        private static func call(
+            _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?,
+            _ body: (OpaquePointer?, Value?, OpaquePointer?) -> Void
+        ) {
+            guard let arguments, let reads = sqlite3_user_data(context) else { return sqlite3_result_null(context) }
+            let instance = Unmanaged<FieldReads>.fromOpaque(reads).takeUnretainedValue()
+            guard let text = sqlite3_value_text(arguments[0]), let name = sqlite3_value_text(arguments[1]) else {
+                return body(context, nil, arguments[2])
+            }
+            let document = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(arguments[0])))
+            let field = String(cString: name)
+            do {
+                body(context, try instance.value(of: field, in: document), arguments[2])
+            } catch {
+                sqlite3_result_error(context, "a stored object cannot be read: \(error)", -1)
+            }
+        }
+
+        /// `rooftop_field`: the part of the value its third argument names.
+        private static func field(_ context: OpaquePointer?, _ value: Value?, _ part: OpaquePointer?) {
+            guard let value else { return sqlite3_result_null(context) }
+            let name = sqlite3_value_text(part).map { String(cString: $0) }
+            switch name {
+            case "kind": sqlite3_result_int64(context, Int64(value.kind.rawValue))
+            case "key":
+                value.sortKey.withUnsafeBytes { key in
+                    sqlite3_result_blob(context, key.baseAddress, Int32(key.count), transientResult)
+                }
+            case "latitude", "longitude":
+                guard let point = value.geoPointValue else { return sqlite3_result_null(context) }
+                sqlite3_result_double(context, name == "latitude" ? point.latitude : point.longitude)
+            default:
+                sqlite3_result_error(context, "rooftop_field reads a kind, key, latitude or longitude", -1)
+            }
+        }
+
+        /// `rooftop_field_contains`: whether the value has an element (or member) whose key is the
+        /// third argument.
+        private static func contains(_ context: OpaquePointer?, _ value: Value?, _ key: OpaquePointer?) {
+            guard let value, let bytes = sqlite3_value_blob(key) else { return sqlite3_result_int64(context, 0) }
+            let wanted = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(key)))
+            let found = SQLIndexRows.IndexedValue.elementKeys(of: value).contains { $0.elementsEqual(wanted) }
+            sqlite3_result_int64(context, found ? 1 : 0)
+        }
 
         /// The value of `field` in the object stored as `document`.
         /// - Throws: A decoding error for text that is not a stored object.
-        func value(of field: String, in document: String) throws -> Value? {
-            if let known = last.withLock({ $0.document == document ? $0.values[field] : nil }) { return known }
-            let value = try ObjectSnapshot.field(field, ofDocument: document)
-            last.withLock { last in
-                if last.document != document { last = Last(document: document) }
-                last.values.updateValue(value, forKey: field)
+        func value(of field: String, in document: UnsafeBufferPointer<UInt8>) throws -> Value? {
+            if document.elementsEqual(self.document) {
+                if let known = values[field] { return known }
+            } else {
+                self.document = Array(document)
+                values = [:]
             }
+            let value = try ObjectSnapshot.field(field, ofDocument: document)
+            values.updateValue(value, forKey: field)
             return value
         }
     }
@@ -105,3 +151,6 @@ extension Database {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }
+
+/// SQLite's `SQLITE_TRANSIENT`: a result is copied before the call that sets it returns.
+private let transientResult = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)

@@ -332,6 +332,19 @@ struct QueryIndexTests {
             #expect(!other.contains("SCAN f") && !other.contains("SCAN e"), "\(predicate): \(other)")
             #expect(other.contains("_by_value") == readsIndex, "\(predicate): \(other)")
         }
+        func find(_ predicate: QueryPredicate) throws(RooftopError) -> [String] {
+            try store.find(
+                Query(className: "Thing", predicate: predicate, order: [QueryOrder("b", descending: true)]), scope: "",
+                datastore: .app, pinnedWith: nil, readers: nil, excluding: []
+            ).rows.map(\.key.objectId)
+        }
+        #expect(try find(.listContains(field: "c", value: 7)) == ["t7"])
+        #expect(try find(.comparison(field: "b", op: .greaterOrEqual, value: 47)) == ["t49", "t48", "t47"])
+        // A stored document that is not an object fails the query: it never answers wrongly.
+        try store.write(scope: "") { transaction in
+            try transaction.db.execute(sql: "UPDATE objects SET server = '{\"fields\":', local = NULL WHERE object_id = 't3'")
+        }
+        #expect(throws: RooftopError.self) { try find(.comparison(field: "b", op: .equal, value: 3)) }
     }
 
     @Test("a save rewrites only the index rows that differ, and leaves the rows a full rewrite would make")

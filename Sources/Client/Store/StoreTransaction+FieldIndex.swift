@@ -276,7 +276,7 @@ extension StoreTransaction {
     /// name, or `nil` (every field) when it declares none. A class with a million objects declares
     /// the indexes its queries need, and each field kept by value is a write into a large index
     /// for every object stored (three quarters of an initial sync's time when every field was);
-    /// conditions on the other fields look up each object's own row.
+    /// the store keeps no rows of the other fields, whose conditions read each object's document.
     static func valueIndexedFields(of className: String, _ db: Database) throws -> Set<String>? {
         let rows = try Row.fetchCursor(
             db.cachedStatement(sql: "SELECT field1, field2, field3, field4 FROM class_indexes WHERE class_name = ?"),

@@ -55,24 +55,84 @@ extension DocumentReader {
     }
 
     /// The value of one field of a stored or sent object (``ObjectSnapshot``'s `Codable` form) as
-    /// the object's subscript gives it, reading nothing else of the object: its
-    /// built-in fields (`objectId`, `createdAt`, `updatedAt`) or one of its `fields`.
+    /// the object's subscript gives it, reading nothing else of the object: its built-in fields
+    /// (`objectId`, `createdAt`, `updatedAt`) or one of its `fields`. Keys are compared as bytes,
+    /// without making strings of them (a local query on a field without index rows reads it from
+    /// every object of the class).
     /// - Throws: ``Unhandled`` for what the reader leaves to `Codable`.
     package mutating func readField(_ name: String) throws -> Value? {
-        var found: Value?
-        try readObject { reader, key in
-            switch key {
-            case "objectId" where name == "objectId": found = .string(try reader.readString())
-            case "createdAt" where name == "createdAt", "updatedAt" where name == "updatedAt":
-                found = try reader.readNull() ? nil : .date(Timestamp(millisecondsSinceEpoch: try reader.readInt64()))
-            case "fields" where !Identifier.builtInFields.contains(name):
-                try reader.readObject { reader, field in
-                    if field == name { found = try reader.readValue() } else { try reader.skipValue() }
+        let builtIn = ["objectId", "createdAt", "updatedAt", "ACL"].contains(name)
+        var utf8 = name
+        return try utf8.withUTF8 { wanted in
+            var found: Value?
+            try readMembers { reader, key in
+                if !builtIn, reader.matches(key, "fields") {
+                    try reader.readMembers { reader, field in
+                        if reader.matches(field, wanted) { found = try reader.readValue() } else { try reader.skipValue() }
+                    }
+                } else if builtIn, reader.matches(key, wanted), name != "ACL" {
+                    if name == "objectId" {
+                        found = .string(try reader.readString())
+                    } else {
+                        found = try reader.readNull() ? nil : .date(Timestamp(millisecondsSinceEpoch: try reader.readInt64()))
+                    }
+                } else {
+                    try reader.skipValue()
                 }
-            default: try reader.skipValue()
+            }
+            return found
+        }
+    }
+
+    /// Reads an object's members, calling `member` with the bytes of each key (positions in the
+    /// text) positioned on its value, which it must read. A key with escapes is ``Unhandled``.
+    private mutating func readMembers(_ member: (inout DocumentReader, Range<Int>) throws -> Void) throws {
+        try consume(UInt8(ascii: "{"))
+        if try peek() == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            try consume(UInt8(ascii: "\""))
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                guard bytes[index] != UInt8(ascii: "\\") else { throw Unhandled() }
+                index += 1
+            }
+            guard index < bytes.count else { throw Unhandled() }
+            let key = start..<index
+            index += 1
+            try consume(UInt8(ascii: ":"))
+            try member(&self, key)
+            switch try peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return
+            default: throw Unhandled()
             }
         }
-        return found
+    }
+
+    /// Whether the key at `key` is `name`'s UTF-8.
+    private func matches(_ key: Range<Int>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard key.count == name.count else { return false }
+        for offset in 0..<key.count where bytes[key.lowerBound + offset] != name[offset] { return false }
+        return true
+    }
+
+    private func matches(_ key: Range<Int>, _ name: StaticString) -> Bool {
+        matches(key, UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    }
+
+    /// Runs `body` over `bytes`, UTF-8 text; the reader must reach its end.
+    /// - Throws: ``Unhandled``, or what `body` throws.
+    package static func read<T>(bytes: UnsafeBufferPointer<UInt8>, _ body: (inout DocumentReader) throws -> T) throws -> T {
+        var reader = DocumentReader(bytes: bytes)
+        let value = try body(&reader)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw Unhandled() }
+        return value
     }
 }
 
@@ -82,11 +142,19 @@ extension ObjectSnapshot {
     /// decoded with `Codable`.
     /// - Throws: What `JSONDecoder` throws for text that is not an object.
     package static func field(_ name: String, ofDocument text: String) throws -> Value? {
+        var text = text
+        return try text.withUTF8 { try field(name, ofDocument: $0) }
+    }
+
+    /// The value of one field of an object from the UTF-8 of its stored JSON, as
+    /// ``field(_:ofDocument:)-(_,String)`` reads it.
+    /// - Throws: What `JSONDecoder` throws for text that is not an object.
+    package static func field(_ name: String, ofDocument utf8: UnsafeBufferPointer<UInt8>) throws -> Value? {
         do {
-            return try DocumentReader.read(text) { try $0.readField(name) }
+            return try DocumentReader.read(bytes: utf8) { try $0.readField(name) }
         } catch {
-            // Left to `Codable` (a pointer, bytes, an escape the reader does not take).
-            return try decodeDocument(text)[name]
+            // Left to `Codable` (a pointer, bytes, an escaped key or a key the reader does not take).
+            return try decodeDocument(String(decoding: utf8, as: UTF8.self))[name]
         }
     }
 }

@@ -33,7 +33,7 @@ package struct DocumentReader {
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
