@@ -199,6 +199,11 @@ extension SQLQueryCompiler {
         var longitude: SQLFragment
         /// Whether an element has the key bound as the fragment's last argument.
         var element: SQLFragment
+        /// The distance from the point to another, bound as the fragment's last two arguments
+        /// (latitude, longitude); `nil`: computed from ``latitude`` and ``longitude``.
+        var distance: SQLFragment?
+        /// Whether the key tests that narrow a read of the value index are worth making.
+        var narrows = true
 
         /// The columns of an `object_fields f` row, or of an `object_elements e` row.
         static let rows = Columns(
@@ -211,7 +216,14 @@ extension SQLQueryCompiler {
         Columns(
             kind: documentColumn(field, "kind"), key: documentColumn(field, "key"),
             latitude: documentColumn(field, "latitude"), longitude: documentColumn(field, "longitude"),
-            element: SQLFragment("rooftop_field_contains(\(document), ?, ?)", [.text(field)]))
+            element: SQLFragment("rooftop_field_contains(\(document), ?, ?)", [.text(field)]),
+            distance: documentDistance(field), narrows: false)
+    }
+
+    /// The distance from the point that is `field`'s value in the object's document to another,
+    /// bound as the fragment's last two arguments (latitude, longitude).
+    func documentDistance(_ field: String) -> SQLFragment {
+        SQLFragment("rooftop_field_distance(\(layout.document ?? "NULL"), ?, ?, ?)", [.text(field)])
     }
 
     /// `part` (`kind`, `key`, `latitude` or `longitude`) of `field`'s value in the object's
@@ -239,8 +251,15 @@ extension SQLQueryCompiler {
         case .point:
             return c.latitude + SQLFragment(" IS NOT NULL")
         case .between(let low, let high):
+            // A band of the index: nothing to narrow in a value read from the document.
+            guard c.narrows else { return SQLFragment("1 = 1") }
             return c.key + SQLFragment(" >= ? AND ", [.blob(low)]) + c.key + SQLFragment(" <= ?", [.blob(high)])
         case .near(let point, let maximum):
+            if let distance = c.distance {
+                return SQLFragment(
+                    distance.sql + " <= ?",
+                    distance.arguments + [.real(point.latitude), .real(point.longitude), .real(maximum)])
+            }
             guard let distanceSQL = dialect.distance else { return SQLFragment("1 = 1") }
             return distance(distanceSQL, (c.latitude, c.longitude), to: point) + SQLFragment(" <= ?", [.real(maximum)])
         case .box(let southwest, let northeast):

@@ -50,15 +50,17 @@ package struct SQLQueryCompiler: Sendable {
         var joins = SQLFragment()
         var orderBy: [SQLFragment] = []
         if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate), let distanceSQL = dialect.distance {
-            let point: (latitude: SQLFragment, longitude: SQLFragment)
             if isRowless(anchor.field) {
-                point = (documentColumn(anchor.field, "latitude"), documentColumn(anchor.field, "longitude"))
+                let distance = documentDistance(anchor.field)
+                let arguments = distance.arguments + [.real(anchor.point.latitude), .real(anchor.point.longitude)]
+                orderBy.append(SQLFragment("CASE WHEN \(distance.sql) IS NULL THEN 1 ELSE 0 END", arguments))
+                orderBy.append(SQLFragment(distance.sql, arguments))
             } else {
                 joins = SQLFragment(" LEFT JOIN object_fields a ON a.object_key = o.key AND a.field = ?", [.text(anchor.field)])
-                point = (SQLFragment("a.latitude"), SQLFragment("a.longitude"))
+                let point = (latitude: SQLFragment("a.latitude"), longitude: SQLFragment("a.longitude"))
+                orderBy.append(SQLFragment("CASE WHEN ") + point.latitude + SQLFragment(" IS NULL THEN 1 ELSE 0 END"))
+                orderBy.append(distance(distanceSQL, point, to: anchor.point))
             }
-            orderBy.append(SQLFragment("CASE WHEN ") + point.latitude + SQLFragment(" IS NULL THEN 1 ELSE 0 END"))
-            orderBy.append(distance(distanceSQL, point, to: anchor.point))
             return finish(query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy)
         }
         for (index, key) in query.order.enumerated() {

@@ -17,7 +17,10 @@ package enum RooftopSQLite {
     ///   `'key'` (``Value/sortKey``, whatever its length), `'latitude'` or `'longitude'` (of a
     ///   point); `NULL` when the object lacks the field, or the value is not a point;
     /// - `rooftop_field_contains(document, field, key)`: 1 when the value of `field` is a list
-    ///   with an element, or a relation with a member, whose key is `key`; else 0.
+    ///   with an element, or a relation with a member, whose key is `key`; else 0;
+    /// - `rooftop_field_distance(document, field, latitude, longitude)`: the distance in meters
+    ///   from the point that is the value of `field` to the point at `latitude` and `longitude`, as
+    ///   `rooftop_distance` gives it; `NULL` when the value is not a point.
     ///
     /// A document that is not a stored object fails the statement (its decoding error).
     ///
@@ -39,7 +42,7 @@ package enum RooftopSQLite {
         FieldReads.register(on: db)
     }
 
-    /// `rooftop_field` and `rooftop_field_contains`, registered with SQLite's own API: a local
+    /// `rooftop_field`, `rooftop_field_contains` and `rooftop_field_distance`, registered with SQLite's own API: a local
     /// query on a field without index rows calls them for every object of its class, and GRDB's
     /// wrapper copied each document into a `String` and boxed every argument and result (with
     /// reading the document by key names made as strings, 15 µs a call).
@@ -63,34 +66,36 @@ package enum RooftopSQLite {
             sqlite3_create_function_v2(
                 db.sqliteConnection, "rooftop_field_contains", 3, flags, context,
                 { context, _, arguments in FieldReads.call(context, arguments, FieldReads.contains) }, nil, nil, nil)
+            sqlite3_create_function_v2(
+                db.sqliteConnection, "rooftop_field_distance", 4, flags, context,
+                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.distance) }, nil, nil, nil)
         }
 
-        /// Runs `body` with the reads of the function's connection, the value of the field named
-        /// by the second argument in the document that is the first (`nil`: no document, or no
-        /// such field) and the third argument; reports a document that cannot be read as the
-        /// statement's error.
+        /// Runs `body` with the value of the field named by the second argument in the document
+        /// that is the first (`nil`: no document, or no such field) and the arguments; reports a
+        /// document that cannot be read as the statement's error.
         private static func call(
             _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?,
-            _ body: (OpaquePointer?, Value?, OpaquePointer?) -> Void
+            _ body: (OpaquePointer?, Value?, UnsafeMutablePointer<OpaquePointer?>) -> Void
         ) {
             guard let arguments, let reads = sqlite3_user_data(context) else { return sqlite3_result_null(context) }
             let instance = Unmanaged<FieldReads>.fromOpaque(reads).takeUnretainedValue()
             guard let text = sqlite3_value_text(arguments[0]), let name = sqlite3_value_text(arguments[1]) else {
-                return body(context, nil, arguments[2])
+                return body(context, nil, arguments)
             }
             let document = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(arguments[0])))
             let field = String(cString: name)
             do {
-                body(context, try instance.value(of: field, in: document), arguments[2])
+                body(context, try instance.value(of: field, in: document), arguments)
             } catch {
                 sqlite3_result_error(context, "a stored object cannot be read: \(error)", -1)
             }
         }
 
         /// `rooftop_field`: the part of the value its third argument names.
-        private static func field(_ context: OpaquePointer?, _ value: Value?, _ part: OpaquePointer?) {
+        private static func field(_ context: OpaquePointer?, _ value: Value?, _ arguments: UnsafeMutablePointer<OpaquePointer?>) {
             guard let value else { return sqlite3_result_null(context) }
-            let name = sqlite3_value_text(part).map { String(cString: $0) }
+            let name = sqlite3_value_text(arguments[2]).map { String(cString: $0) }
             switch name {
             case "kind": sqlite3_result_int64(context, Int64(value.kind.rawValue))
             case "key":
@@ -105,11 +110,26 @@ package enum RooftopSQLite {
             }
         }
 
+        /// `rooftop_field_distance`: the distance in meters from the point that is the value to
+        /// the point at the third and fourth arguments (``GeoPoint/distanceMeters(to:)``); `NULL`
+        /// when the value is not a point, or the coordinates are not a point's.
+        private static func distance(
+            _ context: OpaquePointer?, _ value: Value?, _ arguments: UnsafeMutablePointer<OpaquePointer?>
+        ) {
+            guard let point = value?.geoPointValue,
+                let other = try? GeoPoint(
+                    latitude: sqlite3_value_double(arguments[2]), longitude: sqlite3_value_double(arguments[3]))
+            else { return sqlite3_result_null(context) }
+            sqlite3_result_double(context, point.distanceMeters(to: other))
+        }
+
         /// `rooftop_field_contains`: whether the value has an element (or member) whose key is the
         /// third argument.
-        private static func contains(_ context: OpaquePointer?, _ value: Value?, _ key: OpaquePointer?) {
-            guard let value, let bytes = sqlite3_value_blob(key) else { return sqlite3_result_int64(context, 0) }
-            let wanted = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(key)))
+        private static func contains(
+            _ context: OpaquePointer?, _ value: Value?, _ arguments: UnsafeMutablePointer<OpaquePointer?>
+        ) {
+            guard let value, let bytes = sqlite3_value_blob(arguments[2]) else { return sqlite3_result_int64(context, 0) }
+            let wanted = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(arguments[2])))
             let found = SQLIndexRows.IndexedValue.elementKeys(of: value).contains { $0.elementsEqual(wanted) }
             sqlite3_result_int64(context, found ? 1 : 0)
         }
@@ -120,8 +140,10 @@ package enum RooftopSQLite {
             if document.elementsEqual(self.document) {
                 if let known = values[field] { return known }
             } else {
-                self.document = Array(document)
-                values = [:]
+                // Kept buffers: a scan of a class reads a new document on every call.
+                self.document.removeAll(keepingCapacity: true)
+                self.document.append(contentsOf: document)
+                values.removeAll(keepingCapacity: true)
             }
             let value = try ObjectSnapshot.field(field, ofDocument: document)
             values.updateValue(value, forKey: field)

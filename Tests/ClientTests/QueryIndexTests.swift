@@ -46,6 +46,8 @@ struct QueryIndexTests {
                 // read whole from the object's document.
                 object[field] = random.value(indexable: declares && !(narrow && field == "c"))
             }
+            // An object without a field would not be saved at all.
+            if object.snapshot.fields.isEmpty { object["b"] = .int(1) }
             if let acl = acls[Int(random.next() % UInt64(acls.count))] { object.acl = acl }
             try await object.saveEventually()
             objects.append(object)
@@ -494,7 +496,8 @@ extension SeededGenerator {
     /// Values that collide across kinds (1 and 1.0), sort near each other, or are too long to
     /// index.
     mutating func value(indexable: Bool = false) -> Value {
-        switch next() % 9 {
+        switch next() % 10 {
+        case 9: point().map(Value.geoPoint) ?? .null
         case 4 where indexable: .string("x")
         case 0: .int(Int64(next() % 5))
         case 1: .double(Double(next() % 5))
@@ -508,9 +511,22 @@ extension SeededGenerator {
         }
     }
 
+    /// A point on a small grid, so that distances tie and boxes catch several.
+    mutating func point() -> GeoPoint? {
+        try? GeoPoint(latitude: Double(Int(next() % 5) - 2), longitude: Double(Int(next() % 5) - 2))
+    }
+
     mutating func condition() -> QueryPredicate {
         let field = ["a", "b", "c"][Int(next() % 3)]
-        switch next() % 10 {
+        switch next() % 15 {
+        case 10, 11:
+            guard let point = point() else { break }
+            return .near(field: field, point: point, maxDistanceMeters: next() % 2 == 0 ? nil : Double(next() % 300_000))
+        case 12:
+            guard let southwest = point(), let northeast = point() else { break }
+            return .withinBox(field: field, southwest: southwest, northeast: northeast)
+        case 13: return .containsAll(field: field, values: [.int(Int64(next() % 3))])
+        case 14: return next() % 2 == 0 ? .notExists(field: field) : .notIn(field: field, values: [value()])
         case 0, 1: return .in(field: field, values: (0..<Int(next() % 3 + 1)).map { _ in value() })
         case 2: return .exists(field: field)
         case 3: return .startsWith(field: field, prefix: ["", "a", "x"][Int(next() % 3)])
