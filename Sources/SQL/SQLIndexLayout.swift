@@ -5,8 +5,9 @@
 /// - `objects o`: one row per object, with an integer `key`, `class_name`, `object_id` and the
 ///   tombstone flag that ``SQLDialect/live`` tests;
 /// - `object_fields(object_key, field, kind, sort_key, latitude, longitude)`: one row per field
-///   of a live object, `sort_key` its value's order-preserving key (``Value/sortKey``) or `NULL`
-///   past ``Value/indexedKeyLimit``, the coordinates for points, indexed on `(field, sort_key)`;
+///   of a live object (per value-indexed field in a store with a ``document``), `sort_key` its
+///   value's order-preserving key (``Value/sortKey``) or `NULL` past ``Value/indexedKeyLimit``,
+///   the coordinates for points, indexed on `(field, sort_key)`;
 /// - `object_elements(object_key, field, element_key)`: one row per element of a list or relation;
 /// - `object_readers(object_key, principal, …)`: who may read each object (`*`, user IDs,
 ///   `role:Name`), from its ACL.

@@ -42,22 +42,27 @@ package enum SQLIndexRows {
         /// Whether everything a query could ask of the value is indexed.
         package var isComplete: Bool
 
-        /// The keys of the elements of a list, or of the members of a relation (as pointers);
-        /// none for another value.
-        package static func elementKeys(of value: Value) -> [[UInt8]] {
+        /// Whether `body` holds for one of the keys of the elements of a list, or of the members
+        /// of a relation (as pointers), tried in order until it does; `false` for another value.
+        package static func anyElementKey(of value: Value, _ body: ([UInt8]) -> Bool) -> Bool {
             switch value {
-            case .list(let elements): elements.map(\.sortKey)
-            case .relation(let relation): relation.pointers.map { Value.pointer($0).sortKey }
-            default: []
+            case .list(let elements): elements.contains { body($0.sortKey) }
+            case .relation(let relation): relation.pointers.contains { body(Value.pointer($0).sortKey) }
+            default: false
             }
         }
 
         package init(_ value: Value) {
-            key = value.indexedSortKey
-            isComplete = key != nil
-            for element in Self.elementKeys(of: value) {
+            let key = value.indexedSortKey
+            self.key = key
+            var elements: Set<[UInt8]> = []
+            var isComplete = key != nil
+            _ = Self.anyElementKey(of: value) { element in
                 if element.count <= Value.indexedKeyLimit { elements.insert(element) } else { isComplete = false }
+                return false
             }
+            self.elements = elements
+            self.isComplete = isComplete
         }
     }
 

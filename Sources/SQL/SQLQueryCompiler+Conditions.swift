@@ -167,7 +167,11 @@ extension SQLQueryCompiler {
         if isValueIndexed(test.field) { return member(keySet(test)) }
         if let document = layout.document {
             let columns = documentColumns(test.field, document: document)
-            let tests = test.elements ? test.tests : [.exists] + test.tests
+            var tests = test.elements ? test.tests : [.exists] + test.tests
+            // A distance is known only for a point: one read of the document answers all three.
+            if tests.contains(where: { if case .near = $0 { true } else { false } }) {
+                tests.removeAll { if case .exists = $0 { true } else if case .point = $0 { true } else { false } }
+            }
             // `IS TRUE`: a missing field's tests are unknown (NULL), and false under `NOT` too.
             return SQLFragment("(") + render(tests, columns) + SQLFragment(") IS TRUE")
         }

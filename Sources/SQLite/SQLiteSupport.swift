@@ -130,14 +130,19 @@ package enum RooftopSQLite {
         ) {
             guard let value, let bytes = sqlite3_value_blob(arguments[2]) else { return sqlite3_result_int64(context, 0) }
             let wanted = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(arguments[2])))
-            let found = SQLIndexRows.IndexedValue.elementKeys(of: value).contains { $0.elementsEqual(wanted) }
+            let found = SQLIndexRows.IndexedValue.anyElementKey(of: value) { $0.elementsEqual(wanted) }
             sqlite3_result_int64(context, found ? 1 : 0)
         }
 
         /// The value of `field` in the object stored as `document`.
         /// - Throws: A decoding error for text that is not a stored object.
         func value(of field: String, in document: UnsafeBufferPointer<UInt8>) throws -> Value? {
-            if document.elementsEqual(self.document) {
+            let same = self.document.withUnsafeBufferPointer { kept in
+                guard kept.count == document.count else { return false }
+                guard let keptBytes = kept.baseAddress, let bytes = document.baseAddress else { return true }
+                return memcmp(keptBytes, bytes, document.count) == 0
+            }
+            if same {
                 if let known = values[field] { return known }
             } else {
                 // Kept buffers: a scan of a class reads a new document on every call.
