@@ -22,7 +22,9 @@ package enum RooftopSQLite {
     ///   from the point that is the value of `field` to the point at `latitude` and `longitude`, as
     ///   `rooftop_distance` gives it; `NULL` when the value is not a point.
     ///
-    /// A document that is not a stored object fails the statement (its decoding error).
+    /// A document the reader cannot read (one it leaves to `Codable`, which refuses it) fails the
+    /// statement with its decoding error. The reader checks only what it reads: text damaged
+    /// elsewhere (a bad escape in another field) can still answer for the field asked.
     ///
     /// ```swift
     /// configuration.prepareDatabase { db in RooftopSQLite.registerFunctions(db) }
@@ -56,19 +58,21 @@ package enum RooftopSQLite {
         private var values: [String: Value?] = [:]
 
         static func register(on db: Database) {
-            let context = Unmanaged.passRetained(FieldReads()).toOpaque()
+            let reads = FieldReads()
             let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
-            // The first registration owns the context and releases it with the connection.
-            sqlite3_create_function_v2(
-                db.sqliteConnection, "rooftop_field", 3, flags, context,
-                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.field) }, nil, nil,
-                { context in context.map { Unmanaged<FieldReads>.fromOpaque($0).release() } })
-            sqlite3_create_function_v2(
-                db.sqliteConnection, "rooftop_field_contains", 3, flags, context,
-                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.contains) }, nil, nil, nil)
-            sqlite3_create_function_v2(
-                db.sqliteConnection, "rooftop_field_distance", 4, flags, context,
-                { context, _, arguments in FieldReads.call(context, arguments, FieldReads.distance) }, nil, nil, nil)
+            let functions: [(String, Int32, @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void)] = [
+                ("rooftop_field", 3, { context, _, arguments in FieldReads.call(context, arguments, FieldReads.field) }),
+                ("rooftop_field_contains", 3, { context, _, arguments in FieldReads.call(context, arguments, FieldReads.contains) }),
+                ("rooftop_field_distance", 4, { context, _, arguments in FieldReads.call(context, arguments, FieldReads.distance) }),
+            ]
+            for (name, arguments, function) in functions {
+                // Each function holds its own reference, released by SQLite with the function (when
+                // the connection closes, or at once when registering fails): none can outlive it.
+                // A function that failed to register fails the statements that call it.
+                sqlite3_create_function_v2(
+                    db.sqliteConnection, name, arguments, flags, Unmanaged.passRetained(reads).toOpaque(), function, nil, nil,
+                    { context in context.map { Unmanaged<FieldReads>.fromOpaque($0).release() } })
+            }
         }
 
         /// Runs `body` with the value of the field named by the second argument in the document
