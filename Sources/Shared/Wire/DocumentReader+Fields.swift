@@ -6,29 +6,13 @@ extension DocumentReader {
         case UInt8(ascii: "\""):
             try skipString()
         case UInt8(ascii: "{"):
-            index += 1
-            if try peek() == UInt8(ascii: "}") {
-                index += 1
-                return
-            }
-            while true {
-                try skipString()
-                try consume(UInt8(ascii: ":"))
-                try skipValue()
-                guard try peek() == UInt8(ascii: ",") else { return try consume(UInt8(ascii: "}")) }
-                index += 1
+            try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
+                try reader.skipString()
+                try reader.consume(UInt8(ascii: ":"))
+                try reader.skipValue()
             }
         case UInt8(ascii: "["):
-            index += 1
-            if try peek() == UInt8(ascii: "]") {
-                index += 1
-                return
-            }
-            while true {
-                try skipValue()
-                guard try peek() == UInt8(ascii: ",") else { return try consume(UInt8(ascii: "]")) }
-                index += 1
-            }
+            try readContainer(UInt8(ascii: "["), UInt8(ascii: "]")) { try $0.skipValue() }
         case UInt8(ascii: "n"): try consumeLiteral("null")
         case UInt8(ascii: "t"): try consumeLiteral("true")
         case UInt8(ascii: "f"): try consumeLiteral("false")
@@ -87,30 +71,18 @@ extension DocumentReader {
     /// Reads an object's members, calling `member` with the bytes of each key (positions in the
     /// text) positioned on its value, which it must read. A key with escapes is ``Unhandled``.
     private mutating func readMembers(_ member: (inout DocumentReader, Range<Int>) throws -> Void) throws {
-        try consume(UInt8(ascii: "{"))
-        if try peek() == UInt8(ascii: "}") {
-            index += 1
-            return
-        }
-        while true {
-            try consume(UInt8(ascii: "\""))
-            let start = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                guard bytes[index] != UInt8(ascii: "\\") else { throw Unhandled() }
-                index += 1
+        try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
+            try reader.consume(UInt8(ascii: "\""))
+            let start = reader.index
+            while reader.index < reader.bytes.count, reader.bytes[reader.index] != UInt8(ascii: "\"") {
+                guard reader.bytes[reader.index] != UInt8(ascii: "\\") else { throw Unhandled() }
+                reader.index += 1
             }
-            guard index < bytes.count else { throw Unhandled() }
-            let key = start..<index
-            index += 1
-            try consume(UInt8(ascii: ":"))
-            try member(&self, key)
-            switch try peek() {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return
-            default: throw Unhandled()
-            }
+            guard reader.index < reader.bytes.count else { throw Unhandled() }
+            let key = start..<reader.index
+            reader.index += 1
+            try reader.consume(UInt8(ascii: ":"))
+            try member(&reader, key)
         }
     }
 

@@ -252,20 +252,28 @@ package struct DocumentReader {
     /// Reads an object, calling `member` with each key (distinct, or ``Unhandled``) positioned
     /// on its value, which `member` must read.
     package mutating func readObject(_ member: (inout DocumentReader, String) throws -> Void) throws {
-        try consume(UInt8(ascii: "{"))
-        if try peek() == UInt8(ascii: "}") {
+        var seen = SeenKeys()
+        try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
+            let key = try reader.readString()
+            guard seen.insert(key) else { throw Unhandled() }
+            try reader.consume(UInt8(ascii: ":"))
+            try member(&reader, key)
+        }
+    }
+
+    /// Reads an object or an array (`open` to `close`), calling `element` positioned on each
+    /// member or element, which it must read whole; the commas between are read here.
+    mutating func readContainer(_ open: UInt8, _ close: UInt8, _ element: (inout DocumentReader) throws -> Void) throws {
+        try consume(open)
+        if try peek() == close {
             index += 1
             return
         }
-        var seen = SeenKeys()
         while true {
-            let key = try readString()
-            guard seen.insert(key) else { throw Unhandled() }
-            try consume(UInt8(ascii: ":"))
-            try member(&self, key)
+            try element(&self)
             switch try peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
+            case close:
                 index += 1
                 return
             default: throw Unhandled()
@@ -297,21 +305,7 @@ package struct DocumentReader {
 
     /// Reads an array, calling `element` positioned on each element, which it must read.
     package mutating func readArray(_ element: (inout DocumentReader) throws -> Void) throws {
-        try consume(UInt8(ascii: "["))
-        if try peek() == UInt8(ascii: "]") {
-            index += 1
-            return
-        }
-        while true {
-            try element(&self)
-            switch try peek() {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                return
-            default: throw Unhandled()
-            }
-        }
+        try readContainer(UInt8(ascii: "["), UInt8(ascii: "]"), element)
     }
 
     // MARK: The data model
