@@ -103,12 +103,12 @@ struct SyncPullTests {
     }
 
     @Test("a batch of pages is one page: each object once, in its last state, in order, with the last checkpoint")
-    func pageBatch() {
+    func pageBatch() async throws {
         func upsert(_ id: String, version: Int64) -> PullChange {
             .upsert(ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: [:], version: version))
         }
         var batch = SyncEngine.PageBatch()
-        #expect(batch.take() == nil)
+        #expect(await batch.take() == nil)
         batch.add(
             PullResponse(changes: [upsert("a", version: 1), upsert("b", version: 1)], checkpoint: Checkpoint("c:2"), hasMore: true),
             checkpoint: Checkpoint("c:2"))
@@ -118,11 +118,25 @@ struct SyncPullTests {
                 checkpoint: Checkpoint("c:5"), hasMore: false, remaining: 0),
             checkpoint: Checkpoint("c:5"))
         #expect(!batch.isFull)
-        let merged = batch.take()
+        let merged = await batch.take()
         #expect(merged?.checkpoint == Checkpoint("c:5"))
         #expect(merged?.page.changes == [.tombstone(className: "Item", objectId: "b", version: 2), upsert("c", version: 1), upsert("a", version: 3)])
         #expect(merged?.page.hasMore == false)
-        #expect(batch.take() == nil, "taking empties the batch")
+        #expect(merged?.prepared.count == 3 && merged?.prepared.allSatisfy { $0 == nil } == true, "nothing was prepared")
+        #expect(await batch.take() == nil, "taking empties the batch")
+        // Preparations follow their changes through the merge; a page without them has none.
+        let first = PullResponse(changes: [upsert("a", version: 1), upsert("b", version: 1)], checkpoint: Checkpoint("c:2"), hasMore: true)
+        batch.add(first, prepared: Task { SyncEngine.prepare(first) }, checkpoint: Checkpoint("c:2"))
+        batch.add(
+            PullResponse(changes: [upsert("c", version: 1)], checkpoint: Checkpoint("c:3"), hasMore: true),
+            checkpoint: Checkpoint("c:3"))
+        let third = PullResponse(changes: [upsert("a", version: 4), .tombstone(className: "Item", objectId: "d", version: 2)], checkpoint: Checkpoint("c:6"), hasMore: true)
+        batch.add(third, prepared: Task { SyncEngine.prepare(third) }, checkpoint: Checkpoint("c:6"))
+        let taken = await batch.take()
+        let prepared = try #require(taken)
+        #expect(prepared.page.changes.map(\.objectId) == ["b", "c", "a", "d"])
+        #expect(prepared.prepared.map { $0?.snapshot.objectId } == ["b", nil, "a", nil])
+        #expect(prepared.prepared[2]?.snapshot.version == 4, "the later state's preparation")
         batch.add(
             PullResponse(
                 changes: (0..<SyncEngine.PageBatch.maxChanges).map { upsert("o\($0)", version: 1) }, checkpoint: Checkpoint("c:9"),

@@ -150,6 +150,17 @@ struct DocumentReaderTests {
             if (try? DocumentReader.read(String(decoding: bytes, as: UTF8.self), { try $0.readPullResponse() })) != nil {
                 read += 1
             }
+            // Where the pull goes on: read ahead of the changes in the server's order (checkpoint
+            // first), and past them in `Codable`'s.
+            let next = page.hasMore ? page.checkpoint : nil
+            #expect(PullResponse.continuation(of: String(decoding: writer.bytes, as: UTF8.self)) == next)
+            #expect(PullResponse.continuation(of: String(decoding: bytes, as: UTF8.self)) == next)
+            let cut = String(decoding: writer.bytes.prefix(writer.bytes.count / 2), as: UTF8.self)
+            if !page.hasMore {
+                #expect(PullResponse.continuation(of: cut) == nil, "a last page, even cut, has no continuation")
+            } else if cut.contains("\"changes\"") {
+                #expect(PullResponse.continuation(of: cut) == next, "read before the changes, which are cut")
+            }
             if rng.chance(50), !bytes.isEmpty {
                 bytes[rng.int(0...(bytes.count - 1))] = rng.pick(Array("{}[]\",:0-9ntf".utf8))
             }

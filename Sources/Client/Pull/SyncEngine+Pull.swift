@@ -73,8 +73,9 @@ extension SyncEngine {
     }
 
     /// Runs the state machine over the network and the store, one page in hand at a time; the
-    /// next page is already being fetched while a page is applied (its request needs only the
-    /// page's checkpoint), and is used only if the machine asks for exactly that checkpoint.
+    /// next page is already being fetched while a page is read and applied (its request needs
+    /// only the page's checkpoint, read first: ``RemoteAPI/ReceivedPage``), and is used only if
+    /// the machine asks for exactly that checkpoint.
     private func drive(
         _ datastore: DatastoreID, since: Checkpoint?, classes: [String]?, scope: SyncScope, storeCheckpoint: Bool,
         core: ClientCore, maxRetries: Int, reporter: ProgressReporter, onChange: ChangeObserver?
@@ -86,49 +87,51 @@ extension SyncEngine {
         var page: PullResponse?
         let activity = core.services.activity
         let api = core.api
-        let fetch = { @Sendable (since: Checkpoint?) async -> Result<PullResponse, RooftopError> in
+        let fetch = { @Sendable (since: Checkpoint?) async -> Result<RemoteAPI.ReceivedPage, RooftopError> in
             do throws(RooftopError) {
-                return .success(try await api.pull(PullRequest(datastore: datastore, since: since, classes: classes)))
+                return .success(try await api.receivePage(PullRequest(datastore: datastore, since: since, classes: classes)))
             } catch {
                 return .failure(error)
             }
         }
-        var ahead: (since: Checkpoint, task: Task<Result<PullResponse, RooftopError>, Never>)?
+        var ahead: (since: Checkpoint, task: Task<Result<RemoteAPI.ReceivedPage, RooftopError>, Never>)?
         defer { ahead?.task.cancel() }
         // After `startOver`: the keys the pull from the beginning sent, to find what it did not.
         var seen: Seen?
         var observer = onChange
         // Pages received but not yet written: consecutive pages share one transaction (see
-        // ``PageBatch``), written while the next pages are fetched (`writing`, one at a time, in
-        // order). Whatever happens next (a retry, a restart, a failure) writes them first; the
-        // last page's write is awaited before the pull finishes.
+        // ``PageBatch``), written while the next pages are fetched and read. `writes`: the batches
+        // handed to the writer, written one at a time, in order, each only after the one before
+        // was (a batch after one that was not must not be: its checkpoint would skip it); at most
+        // ``batchesAhead``, so that the pull goes on fetching while one is written and the next
+        // waits, and holds a bounded number of pages. Whatever happens next (a
+        // retry, a restart, a failure) writes them first; the last write is awaited before the
+        // pull finishes.
         var batch = PageBatch()
-        var writing: Task<Result<Void, RooftopError>, Never>?
+        var writes: [Task<Result<Void, RooftopError>, Never>] = []
+        func finishOldestWrite() async throws(RooftopError) {
+            // On failure the pull fails and starts again from the last checkpoint written; the
+            // writes after it end without writing.
+            if case .failure(let error) = await writes.removeFirst().value { throw error }
+        }
         func flush(wait: Bool) async throws(RooftopError) {
-            // The batch's rows are worked out here, while the batch before is being written.
-            let taken = batch.take()
-            let prepared = taken.map { SyncEngine.prepare($0.page) } ?? []
-            if let previous = writing {
-                writing = nil
-                if case .failure(let error) = await previous.value {
-                    // Pages after a batch that was not written must not be: their checkpoint would
-                    // skip it. The pull fails and starts again from the last checkpoint written.
-                    throw error
-                }
+            if let merged = await batch.take() {
+                while writes.count >= SyncEngine.batchesAhead { try await finishOldestWrite() }
+                let stored = storeCheckpoint ? merged.checkpoint : nil
+                let previous = writes.last
+                writes.append(Task { [observer] () async -> Result<Void, RooftopError> in
+                    if let previous, case .failure(let error) = await previous.value { return .failure(error) }
+                    do throws(RooftopError) {
+                        try await self.apply(
+                            merged.page, prepared: merged.prepared, datastore: datastore, scope: scope,
+                            checkpoint: stored, owner: pullScope, core: core, onChange: observer)
+                        return .success(())
+                    } catch {
+                        return .failure(error)
+                    }
+                })
             }
-            guard let merged = taken else { return }
-            let stored = storeCheckpoint ? merged.checkpoint : nil
-            let write = Task { [observer] () async -> Result<Void, RooftopError> in
-                do throws(RooftopError) {
-                    try await self.apply(
-                        merged.page, prepared: prepared, datastore: datastore, scope: scope, checkpoint: stored,
-                        owner: pullScope, core: core, onChange: observer)
-                    return .success(())
-                } catch {
-                    return .failure(error)
-                }
-            }
-            if wait { try await write.value.get() } else { writing = write }
+            if wait { while !writes.isEmpty { try await finishOldestWrite() } }
         }
         while !actions.isEmpty {
             let action = actions.removeFirst()
@@ -149,24 +152,28 @@ extension SyncEngine {
                 // The datastore is gone: what was received of it is too (a write under way ends
                 // first, so that it cannot bring objects back after the purge).
                 batch = PageBatch()
-                if let previous = writing {
-                    writing = nil
-                    // Its outcome no longer matters: everything of the datastore goes.
-                    _ = await previous.value
-                }
+                // Their outcomes no longer matter: everything of the datastore goes.
+                for write in writes { _ = await write.value }
+                writes = []
             default:
                 break
             }
             switch action {
             case .requestPage(let since):
-                let result: Result<PullResponse, RooftopError>
+                let received: Result<RemoteAPI.ReceivedPage, RooftopError>
                 if let prefetched = ahead, prefetched.since == since {
-                    result = await prefetched.task.value
+                    received = await prefetched.task.value
                 } else {
                     ahead?.task.cancel()
-                    result = await fetch(since)
+                    received = await fetch(since)
                 }
                 ahead = nil
+                let result = received.flatMap { received in
+                    // The next page is asked for as soon as this one is here, while it is read,
+                    // applied and written (the server works on it meanwhile).
+                    if let next = received.next { ahead = (next, Task { await fetch(next) }) }
+                    return Result { () throws(RooftopError) in try received.read() }
+                }
                 switch result {
                 case .success(let response):
                     activity.setConnected(true)
@@ -179,10 +186,6 @@ extension SyncEngine {
             case .applyPage(let checkpoint):
                 guard let current = page else { continue }
                 page = nil
-                if current.hasMore {
-                    let next = current.checkpoint
-                    ahead = (next, Task { await fetch(next) })
-                }
                 do {
                     // Roles first: the objects the page brings are checked offline with them.
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
@@ -190,7 +193,9 @@ extension SyncEngine {
                     // built from what is stored, then kept by every write.
                     try await self.classes.declareIndexes(
                         of: Set(current.changes.map(\.className)), api: api, store: core.store)
-                    batch.add(current, checkpoint: checkpoint)
+                    // Its objects are prepared for writing from now on, beside the next page's
+                    // fetch and the batch before's write (``prepare(_:)``).
+                    batch.add(current, prepared: Task { SyncEngine.prepare(current) }, checkpoint: checkpoint)
                     if !current.hasMore {
                         try await flush(wait: true)
                     } else if batch.isFull {
@@ -242,10 +247,15 @@ extension SyncEngine {
     /// before a batch is written resumes from the checkpoint before it. An object sent by two
     /// pages of a batch is written once, in its later state (commit order: the later page has it
     /// newer).
+    /// Batches handed to the writer that a pull holds at most: one being written, one waiting.
+    static let batchesAhead = 2
+
     struct PageBatch {
         /// Changes one transaction writes at most (past this, the batch is written).
         static let maxChanges = 2_000
         private var pages: [PullResponse] = []
+        /// The preparations of each page's changes, by position, under way (``SyncEngine/prepare(_:)``).
+        private var preparations: [Task<[PreparedObject?], Never>?] = []
         private var checkpoint: Checkpoint?
         private var changes = 0
 
@@ -258,32 +268,47 @@ extension SyncEngine {
         /// Whether the batch should be written now.
         var isFull: Bool { changes >= Self.maxChanges }
 
-        /// Adds a page received, to be stored with `checkpoint`.
-        mutating func add(_ page: PullResponse, checkpoint: Checkpoint) {
+        /// Adds a page received, to be stored with `checkpoint`; `prepared`: the task working out the
+        /// preparations of its changes, by position (``SyncEngine/prepare(_:)``), if any.
+        mutating func add(_ page: PullResponse, prepared: Task<[PreparedObject?], Never>? = nil, checkpoint: Checkpoint) {
             pages.append(page)
+            preparations.append(prepared)
             self.checkpoint = checkpoint
             changes += page.changes.count
         }
 
         /// Empties the batch: its pages as one page (each object once, in its last state, in
-        /// order), with the last page's checkpoint; `nil` when empty.
-        mutating func take() -> (page: PullResponse, checkpoint: Checkpoint)? {
-            defer { self = PageBatch() }
+        /// order) with the preparations of its changes, by position, and the last page's
+        /// checkpoint; `nil` when empty.
+        mutating func take() async -> (page: PullResponse, prepared: [PreparedObject?], checkpoint: Checkpoint)? {
+            let (pages, preparations, checkpoint) = (self.pages, self.preparations, self.checkpoint)
+            self = PageBatch()
             guard let last = pages.last, let checkpoint else { return nil }
-            guard pages.count > 1 else { return (last, checkpoint) }
+            // A page without preparations has `nil` for each change (worked out when written).
+            var prepared: [PreparedObject?] = []
+            for (page, preparation) in zip(pages, preparations) {
+                let done = await preparation?.value ?? []
+                prepared += done.count == page.changes.count ? done : Array(repeating: nil, count: page.changes.count)
+            }
+            guard pages.count > 1 else { return (last, prepared, checkpoint) }
             let all = pages.flatMap(\.changes)
+            // The last change of each object is kept (found from the end).
             var later = Set<ChangeKey>()
-            var kept: [PullChange] = []
-            kept.reserveCapacity(all.count)
-            for change in all.reversed()
-            where later.insert(ChangeKey(className: change.className, objectId: change.objectId)).inserted {
-                kept.append(change)
+            later.reserveCapacity(all.count)
+            var kept = [Bool](repeating: false, count: all.count)
+            for index in all.indices.reversed() {
+                kept[index] = later.insert(ChangeKey(className: all[index].className, objectId: all[index].objectId)).inserted
             }
             var merged = last
-            merged.changes = kept.reversed()
-            return (merged, checkpoint)
+            guard later.count < all.count else {
+                merged.changes = all
+                return (merged, prepared, checkpoint)
+            }
+            merged.changes = all.indices.filter { kept[$0] }.map { all[$0] }
+            return (merged, prepared.indices.filter { kept[$0] }.map { prepared[$0] }, checkpoint)
         }
     }
+
 
     /// The keys a pull sent, collected as its pages are applied.
     final class Seen: Sendable {

@@ -98,13 +98,33 @@ final class RemoteAPI: Sendable {
     }
 
     func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {
-        let response = try await send("POST", "/v1/pull", body: request)
-        do {
-            // Pages are the bulk of a sync: read directly rather than through Codable.
-            return try PullResponse.decodeDocument(response.body)
-        } catch {
-            throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
+        try await receivePage(request).read()
+    }
+
+    /// A pull page as received, before its changes are read: a sync asks for the next page
+    /// (``next``) while it reads this one.
+    struct ReceivedPage: Sendable {
+        /// The page's JSON.
+        let text: String
+        /// The checkpoint the pull goes on from when the page has more (``PullResponse/continuation(of:)``).
+        let next: Checkpoint?
+
+        /// The page, read directly rather than through `Codable` (pages are the bulk of a sync).
+        /// - Throws: `response` when the text is not a page.
+        func read() throws(RooftopError) -> PullResponse {
+            do {
+                return try PullResponse.decodeDocument(text: text)
+            } catch {
+                throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
+            }
         }
+    }
+
+    /// Asks for a pull page (``pull(_:)``) without reading its changes yet.
+    func receivePage(_ request: PullRequest) async throws(RooftopError) -> ReceivedPage {
+        let response = try await send("POST", "/v1/pull", body: request)
+        let text = String(decoding: response.body, as: UTF8.self)
+        return ReceivedPage(text: text, next: PullResponse.continuation(of: text))
     }
 
     // MARK: Datastores

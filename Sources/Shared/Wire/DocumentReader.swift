@@ -518,9 +518,47 @@ extension PullResponse {
     /// (``DocumentReader``), else with `Codable`.
     /// - Throws: What `JSONDecoder` throws for data that is not a page.
     package static func decodeDocument(_ data: Data) throws -> PullResponse {
-        let text = String(decoding: data, as: UTF8.self)
+        try decodeDocument(text: String(decoding: data, as: UTF8.self))
+    }
+
+    /// A page of the change feed from the server's JSON text, as ``decodeDocument(_:)``.
+    /// - Throws: What `JSONDecoder` throws for text that is not a page.
+    package static func decodeDocument(text: String) throws -> PullResponse {
         if let page = try? DocumentReader.read(text, { try $0.readPullResponse() }) { return page }
-        return try JSONDecoder().decode(PullResponse.self, from: data)
+        return try JSONDecoder().decode(PullResponse.self, from: Data(text.utf8))
+    }
+
+    /// Where the pull goes on after the page whose JSON is `text`: its checkpoint when it has more
+    /// changes, read without reading its changes (they are skipped, and not read at all when they
+    /// come after `checkpoint` and `hasMore`, as the server writes them). `nil` when the page is
+    /// the last, or when the text cannot be read that far (reading the whole page then says why).
+    /// A hint only: the page's own reading is what counts.
+    ///
+    /// ```swift
+    /// if let next = PullResponse.continuation(of: text) { prefetch(next) }
+    /// let page = try PullResponse.decodeDocument(text: text)
+    /// ```
+    package static func continuation(of text: String) -> Checkpoint? {
+        /// Thrown once both are read, to stop before the changes.
+        struct Found: Error {}
+        var checkpoint: Checkpoint?
+        var hasMore: Bool?
+        do {
+            try DocumentReader.read(text) { reader in
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "checkpoint": checkpoint = Checkpoint(try reader.readString())
+                    case "hasMore": hasMore = try reader.readBool()
+                    default: try reader.skipValue()
+                    }
+                    if checkpoint != nil, hasMore != nil { throw Found() }
+                }
+            }
+        } catch is Found {
+        } catch {
+            return nil
+        }
+        return hasMore == true ? checkpoint : nil
     }
 }
 

@@ -266,7 +266,25 @@ package struct DocumentWriter {
 
     /// A page of the change feed in ``PullResponse``'s `Codable` form.
     package mutating func pullResponse(_ page: PullResponse) throws {
-        raw("{\"changes\":[")
+        // Where the pull goes on comes first: a client asks for the next page as soon as it has
+        // read this far, while it reads the changes (``PullResponse/continuation(of:)``).
+        raw("{\"checkpoint\":")
+        string(page.checkpoint.rawValue)
+        raw(",\"hasMore\":")
+        bool(page.hasMore)
+        if let remaining = page.remaining {
+            raw(",\"remaining\":")
+            int(Int64(remaining))
+        }
+        if let roles = page.roles {
+            raw(",\"roles\":[")
+            for (index, role) in roles.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                string(role)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+        raw(",\"changes\":[")
         for (index, change) in page.changes.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             switch change {
@@ -288,23 +306,7 @@ package struct DocumentWriter {
             }
             bytes.append(UInt8(ascii: "}"))
         }
-        raw("],\"checkpoint\":")
-        string(page.checkpoint.rawValue)
-        raw(",\"hasMore\":")
-        bool(page.hasMore)
-        if let remaining = page.remaining {
-            raw(",\"remaining\":")
-            int(Int64(remaining))
-        }
-        if let roles = page.roles {
-            raw(",\"roles\":[")
-            for (index, role) in roles.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                string(role)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        }
-        bytes.append(UInt8(ascii: "}"))
+        raw("]}")
     }
 }
 
