@@ -9,14 +9,14 @@
 ///   value's order-preserving key (``Value/sortKey``) or `NULL` past ``Value/indexedKeyLimit``,
 ///   the coordinates for points, indexed on `(field, sort_key)`;
 /// - `object_elements(object_key, field, element_key)`: one row per element of a list or relation;
-/// - `object_readers(object_key, principal, …)`: who may read each object (`*`, user IDs,
-///   `role:Name`), from its ACL.
+/// - who may read each object (`*`, user IDs, `role:Name`), from its ACL (``Readers``): rows of
+///   `object_readers(object_key, principal, …)` per object, or the object's reader set.
 ///
 /// What differs between stores is what a page selects and how it is scoped:
 ///
 /// ```swift
 /// let layout = SQLIndexLayout(
-///     source: "objects o", columns: "o.key, o.body", currentReader: nil)
+///     source: "objects o", columns: "o.key, o.body", readers: .perObject(current: nil))
 /// let compiler = SQLQueryCompiler(dialect: .sqlite, layout: layout)
 /// ```
 package struct SQLIndexLayout: Sendable {
@@ -24,9 +24,8 @@ package struct SQLIndexLayout: Sendable {
     package var source: String
     /// The columns of a page's rows, in the order the store reads them.
     package var columns: String
-    /// The condition that an `object_readers` row (`r`) is current, for a store that keeps
-    /// readers' history (the server's `r.to_sequence IS NULL`); `nil` when every row is current.
-    package var currentReader: String?
+    /// How the store keeps who may read each object.
+    package var readers: Readers
     /// The column of `object_fields` and `object_elements` that is 1 for the rows in the value
     /// indexes (partial indexes on `(field, sort_key)` and `(field, element_key)` of the rows where
     /// it is 1: the fields a class's declared indexes name, or every field of a class that
@@ -39,13 +38,26 @@ package struct SQLIndexLayout: Sendable {
     /// functions the SQLite storage registers (`RooftopSQLite.registerFunctions`).
     package var document: String?
 
+    /// How a store keeps who may read each object.
+    package enum Readers: Sendable {
+        /// An `object_readers(object_key, principal)` row per object and principal; `current`: the
+        /// condition that a row (`r`) is current, for a store that keeps readers' history (the
+        /// server's `r.to_sequence IS NULL`), `nil` when every row is current.
+        case perObject(current: String?)
+        /// Reader sets, each stored once however many objects share it: `o.readers` is the key of
+        /// the object's set, `reader_set_members(reader_set, principal)` its principals, indexed
+        /// by principal (the client's local store: a pulled page's objects share a few ACLs, and
+        /// a row per object and principal was an eighth of an initial sync's writes).
+        case sets
+    }
+
     /// A layout.
     package init(
-        source: String, columns: String, currentReader: String?, valueFlag: String? = nil, document: String? = nil
+        source: String, columns: String, readers: Readers, valueFlag: String? = nil, document: String? = nil
     ) {
         self.source = source
         self.columns = columns
-        self.currentReader = currentReader
+        self.readers = readers
         self.valueFlag = valueFlag
         self.document = document
     }

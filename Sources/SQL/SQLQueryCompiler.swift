@@ -199,11 +199,17 @@ package struct SQLQueryCompiler: Sendable {
     private func readable(by readers: Set<String>) -> SQLFragment {
         guard !readers.isEmpty else { return SQLFragment("0 = 1") }
         let set = SQLTextSet.list(readers, dialect: dialect)
-        let current = layout.currentReader.map { " AND " + $0 } ?? ""
-        return SQLFragment(
-            "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key\(current)"
-                + " AND r.principal IN (\(set.sql)))",
-            set.arguments.map { .text($0) })
+        switch layout.readers {
+        case .perObject(let current):
+            return SQLFragment(
+                "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key\(current.map { " AND " + $0 } ?? "")"
+                    + " AND r.principal IN (\(set.sql)))",
+                set.arguments.map { .text($0) })
+        case .sets:
+            return SQLFragment(
+                "o.readers IN (SELECT r.reader_set FROM reader_set_members r WHERE r.principal IN (\(set.sql)))",
+                set.arguments.map { .text($0) })
+        }
     }
 
     func thisIn(_ references: [ObjectReference]) -> SQLFragment {

@@ -50,6 +50,12 @@ package struct DirectStatement {
             record(code)
         }
 
+        /// Binds an integer, or `NULL`.
+        package mutating func bind(_ value: Int64?) {
+            guard let value else { return record(sqlite3_bind_null(handle, advance())) }
+            bind(value)
+        }
+
         /// Binds a Boolean as 0 or 1.
         package mutating func bind(_ value: Bool) {
             bind(Int64(value ? 1 : 0))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQL
 @testable import Rooftop
 import RooftopShared
 import Testing
@@ -230,6 +231,74 @@ struct LocalStoreMigrationTests {
             try transaction.unpin(s1, label: LocalStore.syncLabel)
         }
         #expect(try store.write(scope: "u1") { try $0.object(s1) } == nil)
+    }
+
+    @Test("a v11 store's reader rows become reader sets through v12, each stored once, which queries and flags read")
+    func fromV11() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v11-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v11: rows only of value-indexed fields")
+        func thing(_ id: String, _ readers: [String]) throws -> ObjectSnapshot {
+            let acl = ACL(
+                Dictionary(uniqueKeysWithValues: try readers.map { (try Principal($0), ACL.Access(read: true, write: false)) }))
+            return ObjectSnapshot(className: "Thing", objectId: id, datastore: .app, fields: ["size": 1], acl: acl, version: 1)
+        }
+        let objects = [
+            try thing("a", ["u1", "role:Staff"]), try thing("b", ["role:Staff", "u1"]), try thing("c", ["u2"]), try thing("d", []),
+        ]
+        try old.write { db in
+            for object in objects {
+                let key = try insertSynced(object, scope: "u1", db)
+                // `d` has no rows, as a v11 store wrote it: no principal may read it.
+                for principal in SQLIndexRows.readers(of: object.acl) {
+                    try db.execute(sql: "INSERT INTO object_readers (object_key, principal) VALUES (?, ?)", arguments: [key, principal])
+                }
+            }
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let (sets, named, tables) = try store.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") ?? -1,
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT o.object_id, group_concat(m.principal, ' ') FROM objects o
+                        LEFT JOIN (SELECT * FROM reader_set_members ORDER BY principal) m ON m.reader_set = o.readers
+                        GROUP BY o.object_id ORDER BY o.object_id
+                        """
+                ).map { "\($0[0] as String): \(($0[1] as String?) ?? "")" },
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name = 'object_readers'")
+            )
+        }
+        #expect(sets == 3, "a and b share one set; d has the empty set")
+        #expect(named == ["a: role:Staff u1", "b: role:Staff u1", "c: u2", "d: "])
+        #expect(tables.isEmpty, "the per-object rows are gone")
+        func ids(_ readers: Set<String>, keepingFlags: Bool) throws -> [String] {
+            let query = Query(className: "Thing", order: [QueryOrder("objectId")])
+            return try store.find(
+                query, scope: "u1", datastore: .app, pinnedWith: nil, readers: readers, excluding: [], keepingFlags: keepingFlags
+            ).rows.map(\.key.objectId)
+        }
+        // Tested set by set, then by the flags made for these readers, then for others.
+        #expect(try ids(["*", "u1"], keepingFlags: false) == ["a", "b"])
+        #expect(try ids(["*", "u1"], keepingFlags: true) == ["a", "b"])
+        #expect(try ids(["*", "u2", "role:Staff"], keepingFlags: true) == ["a", "b", "c"])
+        #expect(try ids(["*", "u2"], keepingFlags: true) == ["c"])
+        // A new object with a set already stored names it; a new set is stored once.
+        try store.write(scope: "u1") { transaction in
+            for object in [try thing("e", ["u1", "role:Staff"]), try thing("f", ["u3"]), try thing("g", ["u3"])] {
+                try transaction.put(
+                    ObjectKey(datastore: .app, className: "Thing", objectId: object.objectId), server: object, local: object,
+                    deleted: false, fresh: true)
+            }
+        }
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") } == 4)
+        #expect(try ids(["*", "u3"], keepingFlags: true) == ["f", "g"])
+        #expect(try ids(["*", "u1"], keepingFlags: false) == ["a", "b", "e"])
     }
 
     /// Stores `object` as a synced object with nothing queued, in the layout of v6 and later;

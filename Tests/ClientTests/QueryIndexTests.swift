@@ -423,7 +423,7 @@ struct QueryIndexTests {
             }
             try await object.saveEventually()
         }
-        let tables = ["object_fields", "object_elements", "object_readers", "index_entries"]
+        let tables = ["object_fields", "object_elements", "index_entries"]
         func rows() throws -> [String] {
             try store.read { db in
                 try tables.flatMap { table in
@@ -439,6 +439,20 @@ struct QueryIndexTests {
             }
         }
         let kept = try rows()
+        // Each live object names the reader set of its local view's ACL; a deleted one none.
+        try store.read { db in
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM objects") {
+                let object = try StoreTransaction.row(row)
+                let members = try Set(
+                    String.fetchAll(
+                        db, sql: "SELECT principal FROM reader_set_members WHERE reader_set = ?", arguments: [row["readers"] as Int64?]))
+                if object.deleted {
+                    #expect(row["readers"] as Int64? == nil)
+                } else {
+                    #expect(members == SQLIndexRows.readers(of: object.local?.acl), "\(object.key)")
+                }
+            }
+        }
         try store.write(scope: "alice") { transaction in
             let db = transaction.db
             for table in tables { try db.execute(sql: "DELETE FROM \(table)") }
@@ -471,7 +485,7 @@ struct QueryIndexTests {
         let rows = try client.core.store.read { db in
             try Int.fetchOne(
                 db,
-                sql: "SELECT (SELECT COUNT(*) FROM object_fields) + (SELECT COUNT(*) FROM object_elements) + (SELECT COUNT(*) FROM object_readers)"
+                sql: "SELECT (SELECT COUNT(*) FROM object_fields) + (SELECT COUNT(*) FROM object_elements) + (SELECT COUNT(*) FROM objects WHERE readers IS NOT NULL)"
             ) ?? -1
         }
         #expect(rows == 0, "a deleted object leaves no index rows")
@@ -483,7 +497,7 @@ struct QueryIndexTests {
         let left = try client.core.store.read { db in
             try Int.fetchOne(
                 db,
-                sql: "SELECT (SELECT COUNT(*) FROM object_fields) + (SELECT COUNT(*) FROM object_elements) + (SELECT COUNT(*) FROM object_readers)"
+                sql: "SELECT (SELECT COUNT(*) FROM object_fields) + (SELECT COUNT(*) FROM object_elements) + (SELECT COUNT(*) FROM objects WHERE readers IS NOT NULL)"
             ) ?? -1
         }
         #expect(left == 0, "uncaching drops the datastore's index rows")

@@ -77,7 +77,7 @@ struct SyncPullTests {
                 try [
                     "SELECT object_key, field, kind, hex(sort_key), latitude, longitude, complete, by_value FROM object_fields",
                     "SELECT object_key, field, hex(element_key), by_value FROM object_elements",
-                    "SELECT object_key, principal, 0 FROM object_readers",
+                    "SELECT o.key, m.principal, 0 FROM objects o JOIN reader_set_members m ON m.reader_set = o.readers",
                     "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries",
                 ].map { sql in try Row.fetchAll(db, sql: sql + " ORDER BY 1, 2, 3").map(\.description) }
             }

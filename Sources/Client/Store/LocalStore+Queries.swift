@@ -14,7 +14,7 @@ extension LocalStore {
     static let queryLayout = SQLIndexLayout(
         source: "objects o",
         columns: "o.datastore, o.class_name, o.object_id, o.server, o.local, o.local_is_server, o.deleted",
-        currentReader: nil, valueFlag: "by_value",
+        readers: .sets, valueFlag: "by_value",
         document: "CASE WHEN o.local_is_server = 1 THEN o.server ELSE o.local END")
     /// The compiler for it (SQLite, with the `rooftop_distance` function the store registers).
     static let queryCompiler = SQLQueryCompiler(dialect: .sqlite, layout: queryLayout)

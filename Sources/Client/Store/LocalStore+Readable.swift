@@ -6,8 +6,8 @@ import RooftopShared
 /// Who may read each stored object, decided once per write instead of once per query.
 ///
 /// A local query of a signed-in user keeps only the objects their principals (`*`, their user
-/// ID, their roles) may read. Tested per candidate against `object_readers`, that costs two index
-/// probes per object: a count of a million objects spent seconds on it. So each object row has a
+/// ID, their roles) may read. Tested per candidate against its reader set's members, that costs
+/// index probes per object: a count of a million objects spent seconds on it. So each object row has a
 /// `readable` flag, and the table `readable_for` records, per scope, the principals the flags
 /// of that scope were computed for:
 /// - a write of an object sets its flag for the recorded principals (``StoreTransaction/put(_:server:local:deleted:fresh:)``);
@@ -17,7 +17,7 @@ import RooftopShared
 ///   (``keepReadableFlags(scope:for:)``), and records the principals;
 /// - a query reads the recorded principals in its own read transaction, so it never tests flags
 ///   computed for others; without a record (a store migrated from an earlier version, or moved
-///   objects) it tests `object_readers` as before until the flags are computed.
+///   objects) it tests the reader sets as before until the flags are computed.
 extension LocalStore {
     /// The principals the `readable` flags of `scope` are kept for, `nil` when they are not
     /// kept (no record).
@@ -50,17 +50,25 @@ extension LocalStore {
             guard kept != readers else { return }
             let db = transaction.db
             let current = SQLTextSet.list(readers, dialect: .sqlite)
-            let readable = "EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = objects.key AND r.principal IN (\(current.sql)))"
-            // The flags are kept for `kept` (or for nobody): the objects that may change.
+            let readable = "readers IN (SELECT reader_set FROM reader_set_members WHERE principal IN (\(current.sql)))"
+            // The flags are kept for `kept` (or for nobody): the objects that may change, those
+            // whose reader sets name a principal gained or lost (found by `objects_by_readers`).
             var candidates = ""
             var candidateArguments: [String] = []
+            // Named: without statistics SQLite would walk the scope's objects instead.
+            var index = ""
             if let kept {
+                index = " INDEXED BY objects_by_readers"
                 let changed = SQLTextSet.list(kept.symmetricDifference(readers), dialect: .sqlite)
-                candidates = " AND key IN (SELECT object_key FROM object_readers WHERE principal IN (\(changed.sql)))"
+                candidates = " AND readers IN (SELECT reader_set FROM reader_set_members WHERE principal IN (\(changed.sql)))"
                 candidateArguments = changed.arguments
             }
+            // A deleted object (no reader set) stays unreadable.
             try db.execute(
-                sql: "UPDATE objects SET readable = 1 - readable WHERE scope = ?\(candidates) AND readable <> \(readable)",
+                sql: """
+                    UPDATE objects\(index) SET readable = 1 - readable
+                    WHERE scope = ? AND deleted = 0\(candidates) AND readable <> (\(readable))
+                    """,
                 arguments: StatementArguments([scope] + candidateArguments + current.arguments))
             try db.execute(
                 sql: "INSERT INTO readable_for (scope, principals) VALUES (?, ?) ON CONFLICT(scope) DO UPDATE SET principals = excluded.principals",
@@ -70,18 +78,26 @@ extension LocalStore {
 
     /// The condition on `objects o` that an object is readable by one of `readers`: the flag
     /// when the scope's flags are kept for exactly these readers, else `nil` (test
-    /// `object_readers`). Read inside the query's own read transaction.
+    /// the reader sets). Read inside the query's own read transaction.
     static func readableCondition(scope: String, readers: Set<String>?, _ db: Database) throws -> SQLFragment? {
         guard let readers, try flagReaders(scope: scope, db) == readers else { return nil }
         return SQLFragment(" AND o.readable = 1")
     }
 }
 
+extension LocalStore {
+    /// The stored text of a reader set (`reader_sets.principals`): its principals as a JSON array,
+    /// in the order of their UTF-8 bytes (SQLite's).
+    static func readerSetText(_ readers: Set<String>) -> String {
+        SQLTextSet.jsonArray(readers.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    }
+}
+
 extension StoreTransaction {
-    /// Whether a principal of the scope's kept readers may read an object with `acl`; `false`
+    /// Whether a principal of the scope's kept readers is among an object's `readers`; `false`
     /// when no readers are kept (the flag is then not read).
-    func readableFlag(_ acl: ACL?) throws -> Bool {
-        guard let readers = try keptReaders() else { return false }
-        return !SQLIndexRows.readers(of: acl).isDisjoint(with: readers)
+    func readableFlag(_ readers: Set<String>) throws -> Bool {
+        guard let kept = try keptReaders() else { return false }
+        return !readers.isDisjoint(with: kept)
     }
 }

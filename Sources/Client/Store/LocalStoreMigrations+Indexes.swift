@@ -1,4 +1,6 @@
 import GRDB
+import RooftopSQL
+import RooftopShared
 
 extension LocalStoreMigrations {
     /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
@@ -148,6 +150,63 @@ extension LocalStoreMigrations {
                 DELETE FROM object_fields WHERE by_value = 0;
                 DELETE FROM object_elements WHERE by_value = 0;
                 """)
+        }
+        migrator.registerMigration("v12: reader sets") { db in
+            // Who may read an object was an `object_readers` row per object and principal (and
+            // one in the index by principal): eight of an initial sync's rows per object with
+            // four readers, where a page's objects share a few ACLs. Each distinct set of readers
+            // is now stored once (`reader_sets`, its members in `reader_set_members`), and an
+            // object's row names its set (``SQLIndexLayout/Readers/sets``).
+            try db.execute(sql: """
+                CREATE TABLE reader_sets (
+                    id INTEGER PRIMARY KEY,
+                    principals TEXT NOT NULL UNIQUE
+                );
+                CREATE TABLE reader_set_members (
+                    principal TEXT NOT NULL,
+                    reader_set INTEGER NOT NULL,
+                    PRIMARY KEY (principal, reader_set)
+                ) WITHOUT ROWID;
+                ALTER TABLE objects ADD COLUMN readers INTEGER;
+                """)
+            try migrateReaderSets(db)
+            try db.execute(sql: """
+                DROP TABLE object_readers;
+                CREATE INDEX objects_by_readers ON objects(readers);
+                """)
+        }
+    }
+
+    /// v12: gives every live object the reader set of its `object_readers` rows. A live object
+    /// without rows (no principal may read it, or a store indexed before the rows were kept) gets
+    /// the set of its local view's ACL, decoded.
+    private static func migrateReaderSets(_ db: Database) throws {
+        let transaction = StoreTransaction(db: db, scope: "")
+        let update = try db.makeStatement(sql: "UPDATE objects SET readers = ? WHERE key = ?")
+        var current: (key: Int64, readers: Set<String>)?
+        func flush() throws {
+            guard let current else { return }
+            try update.execute(arguments: [try transaction.readerSet(current.readers), current.key])
+        }
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT r.object_key, r.principal FROM object_readers r JOIN objects o ON o.key = r.object_key
+                WHERE o.deleted = 0 ORDER BY r.object_key
+                """)
+        while let row = try rows.next() {
+            let key: Int64 = row[0]
+            if current?.key != key {
+                try flush()
+                current = (key, [])
+            }
+            current?.readers.insert(row[1])
+        }
+        try flush()
+        let unread = try Row.fetchCursor(db, sql: "SELECT * FROM objects WHERE deleted = 0 AND readers IS NULL")
+        while let row = try unread.next() {
+            guard let local = try StoreTransaction.row(row).local else { continue }
+            try update.execute(arguments: [try transaction.readerSet(SQLIndexRows.readers(of: local.acl)), row["key"]])
         }
     }
 

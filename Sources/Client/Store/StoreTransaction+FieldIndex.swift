@@ -8,8 +8,8 @@ import RooftopShared
 /// stored object that is not deleted, one `object_fields` row per value-indexed field of its
 /// local view (``valueIndexedFields(of:_:)``: the fields its class's declared indexes name, or
 /// every field, built-in ones included, of a class that declares none) with the value's
-/// order-preserving key, `object_elements` rows for their list elements and relation members,
-/// and `object_readers` rows for who may read it. Rows are computed by ``SQLIndexRows``, the
+/// order-preserving key, and `object_elements` rows for their list elements and relation members
+/// (who may read it is the objects row's reader set, ``readerSet(_:)``). Rows are computed by ``SQLIndexRows``, the
 /// server's code; local queries compile to SQL over them with the server's ``SQLQueryCompiler``,
 /// which reads the other fields from the object's document (``SQLIndexLayout/document``).
 ///
@@ -103,7 +103,6 @@ extension StoreTransaction {
         try insert(
             kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
             valueIndexed: valueIndexed, db)
-        try insertReaders(prepared?.readers ?? SQLIndexRows.readers(of: local.acl), objectKey: objectKey, db)
         if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db) }
     }
 
@@ -128,18 +127,6 @@ extension StoreTransaction {
         Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
     }
 
-    /// Inserts the `object_readers` rows of the object with row key `objectKey`.
-    private static func insertReaders(_ readers: Set<String>, objectKey: Int64, _ db: Database) throws {
-        let reader = DirectStatement(
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO object_readers (object_key, principal) VALUES (?, ?)"))
-        for principal in readers {
-            try reader.execute { values in
-                values.bind(objectKey)
-                values.bind(principal)
-            }
-        }
-    }
-
     /// Inserts the declared indexes' entries of the object with row key `objectKey`, whose field
     /// rows are `rows` (all of them): bound by `entries`' writer, or else made by SQL from the
     /// stored rows.
@@ -154,9 +141,8 @@ extension StoreTransaction {
     /// Brings the stored index rows of the object with row key `objectKey` to those of its local
     /// view `local`, writing only what differs: a saved change to one field rewrites that
     /// field's rows, not the object's two dozen (the offline queue writes each saved object
-    /// twice, queued and then acknowledged). The readers are rewritten when they differ, and the
-    /// declared indexes' entries when a field they name changed or the object had no rows (it
-    /// was deleted, or never indexed).
+    /// twice, queued and then acknowledged). The declared indexes' entries are rewritten when a
+    /// field they name changed or the object had no rows (it was deleted, or never indexed).
     private static func update(
         objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?,
         entries: EntryTarget?, _ db: Database
@@ -200,16 +186,6 @@ extension StoreTransaction {
             }
         }
         try insert(added, objectKey: objectKey, incomplete: incomplete, declared: true, valueIndexed: valueIndexed, db)
-
-        let readers = prepared?.readers ?? SQLIndexRows.readers(of: local.acl)
-        let storedReaders = try Set(
-            String.fetchCursor(
-                db.cachedStatement(sql: "SELECT principal FROM object_readers WHERE object_key = ?"), arguments: [objectKey]))
-        if storedReaders != readers {
-            try DirectStatement(db.cachedStatement(sql: "DELETE FROM object_readers WHERE object_key = ?"))
-                .execute { $0.bind(objectKey) }
-            try insertReaders(readers, objectKey: objectKey, db)
-        }
 
         // Entries are made from the field rows: again only when a field an index names changed.
         guard let valueIndexed, stored.isEmpty || !valueIndexed.isDisjoint(with: changed.union(added.map(\.field)))
@@ -347,7 +323,7 @@ extension StoreTransaction {
     }
 
     /// The tables of an object's index rows, keyed by `object_key`.
-    static let indexTables = ["object_fields", "object_elements", "object_readers", "index_entries"]
+    static let indexTables = ["object_fields", "object_elements", "index_entries"]
 
     /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
     /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows, and
@@ -405,7 +381,7 @@ struct PreparedObject: Sendable {
     let text: String
     /// Its `object_fields` and `object_elements` rows (none replaced).
     let rows: SQLIndexRows.Change
-    /// Who may read it (`object_readers`).
+    /// Who may read it (its reader set, ``StoreTransaction/readerSet(_:)``).
     let readers: Set<String>
 
     /// The preparation of `snapshot`.

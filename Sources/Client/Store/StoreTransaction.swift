@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQL
 import RooftopSQLite
 import RooftopShared
 
@@ -11,6 +12,8 @@ final class StoreTransaction {
     private(set) var change = StoreChange()
     /// The scope's kept readers (``LocalStore/flagReaders(scope:_:)``), once read.
     private var keptReadersRead: Set<String>??
+    /// The keys of the reader sets written or looked up (``readerSet(_:)``), by their principals.
+    private var readerSetsRead: [Set<String>: Int64] = [:]
     /// The value-indexed fields of the classes written (``valueIndexedFields(of:)``), once read.
     var indexedFieldsRead: [String: Set<String>?] = [:]
     /// Writes the declared indexes' entries of the objects stored, and their counts.
@@ -44,6 +47,28 @@ final class StoreTransaction {
         return readers
     }
 
+    /// The key of the reader set of `readers` (`objects.readers`), stored when new: a set is stored
+    /// once, however many objects share it (``SQLIndexLayout/Readers/sets``), and looked up once
+    /// per transaction. Sets no object names any more stay (as many as the ACLs ever stored).
+    /// - Throws: GRDB's errors.
+    func readerSet(_ readers: Set<String>) throws -> Int64 {
+        if let known = readerSetsRead[readers] { return known }
+        let text = LocalStore.readerSetText(readers)
+        let id: Int64
+        if let stored = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM reader_sets WHERE principals = ?"), arguments: [text])
+        {
+            id = stored
+        } else {
+            try db.cachedStatement(sql: "INSERT INTO reader_sets (principals) VALUES (?)").execute(arguments: [text])
+            id = db.lastInsertedRowID
+            let member = try db.cachedStatement(sql: "INSERT INTO reader_set_members (reader_set, principal) VALUES (?, ?)")
+            for principal in readers { try member.execute(arguments: [id, principal]) }
+        }
+        readerSetsRead[readers] = id
+        return id
+    }
+
     // MARK: Objects
 
     /// An object's row.
@@ -71,22 +96,25 @@ final class StoreTransaction {
         // Bound directly (``DirectStatement``): a pull runs it for every object it stores. A fresh
         // object (most of an initial sync) is a plain insert whose key is the row ID it gets:
         // `RETURNING` made SQLite open and close a scratch table per row, a third of the insert.
-        let columns = "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced)"
+        let columns =
+            "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
         let statement = DirectStatement(
             try db.cachedStatement(
                 sql: fresh
-                    ? "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    ? "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     : """
                     INSERT INTO objects \(columns)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
                         server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
                         deleted = excluded.deleted, readable = excluded.readable,
-                        synced = max(objects.synced, excluded.synced)
+                        synced = max(objects.synced, excluded.synced), readers = excluded.readers
                     RETURNING key
                     """))
         // A deleted object has no readers (and is never read through its flag).
-        let readable = deleted ? false : try local.map { try readableFlag($0.acl) } ?? false
+        let readers = deleted ? nil : local.map { prepared?.readers ?? SQLIndexRows.readers(of: $0.acl) }
+        let readable = try readers.map { try readableFlag($0) } ?? false
+        let readerSet = try readers.map { try self.readerSet($0) }
         let bind = { (values: inout DirectStatement.Binder) in
             values.bind(self.scope)
             values.bind(key.datastore.rawValue)
@@ -98,6 +126,7 @@ final class StoreTransaction {
             values.bind(deleted)
             values.bind(readable)
             values.bind(synced)
+            values.bind(readerSet)
         }
         let objectKey: Int64?
         if fresh {

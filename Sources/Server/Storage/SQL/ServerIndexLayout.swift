@@ -12,7 +12,7 @@ extension SQLIndexLayout {
     /// `object_readers` keeps each reader's history (a row is current until `to_sequence`).
     static let server = SQLIndexLayout(
         source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
-        currentReader: "r.to_sequence IS NULL")
+        readers: .perObject(current: "r.to_sequence IS NULL"))
 }
 
 extension SQLFragment {
