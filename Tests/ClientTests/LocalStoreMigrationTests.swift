@@ -299,6 +299,23 @@ struct LocalStoreMigrationTests {
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") } == 4)
         #expect(try ids(["*", "u3"], keepingFlags: true) == ["f", "g"])
         #expect(try ids(["*", "u1"], keepingFlags: false) == ["a", "b", "e"])
+        // A fresh insert of an object stored after all is stored as its update (no constraint
+        // error): its row, its set and its flag follow.
+        try store.write(scope: "u1") { transaction in
+            let moved = try thing("f", ["u1"])
+            try transaction.put(
+                ObjectKey(datastore: .app, className: "Thing", objectId: "f"), server: moved, local: moved, deleted: false,
+                fresh: true)
+        }
+        #expect(try ids(["*", "u3"], keepingFlags: true) == ["g"])
+        #expect(try ids(["*", "u1"], keepingFlags: true) == ["a", "b", "e", "f"])
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") } == 7)
+        // Sets no object names go with the datastore's objects.
+        try store.write(scope: "u1") { try $0.removeDatastore(.app, discardQueued: true) }
+        let left = try store.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM reader_sets) + (SELECT count(*) FROM reader_set_members)")
+        }
+        #expect(left == 0)
     }
 
     /// Stores `object` as a synced object with nothing queued, in the layout of v6 and later;

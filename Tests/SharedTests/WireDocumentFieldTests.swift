@@ -51,6 +51,23 @@ struct WireDocumentFieldTests {
         #expect(try ObjectSnapshot.field("p", ofDocument: text) == .pointer(Pointer(className: "A", objectId: "b")))
     }
 
+    @Test("nesting past the reader's depth is left to Codable, not followed down the stack")
+    func deepNesting() throws {
+        let deep = 100_000
+        let nested = String(repeating: "[", count: deep) + String(repeating: "]", count: deep)
+        #expect(throws: DocumentReader.Unhandled.self) { try DocumentReader.read(nested) { try $0.skipValue() } }
+        #expect(throws: DocumentReader.Unhandled.self) { try DocumentReader.read(nested) { try $0.readValue() } }
+        // A pull page whose first key nests that deep: no continuation, and no crash.
+        let page = "{\"x\":\(nested),\"checkpoint\":\"c\",\"hasMore\":true,\"changes\":[]}"
+        #expect(PullResponse.continuation(of: page) == nil)
+        // At the limit itself it is read.
+        let limit = DocumentReader.maxDepth
+        let deepest = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
+        try DocumentReader.read(deepest) { try $0.skipValue() }
+        let shallow = "{\"x\":[[1]],\"checkpoint\":\"c\",\"hasMore\":true,\"changes\":[]}"
+        #expect(PullResponse.continuation(of: shallow) == Checkpoint("c"))
+    }
+
     @Test("text that is not a stored object fails the read")
     func malformed() {
         for text in ["", "{", "{\"fields\":{\"a\":1}", "[1]", "{\"className\":\"A\",\"fields\":{\"a\":\"unterminated}}"] {

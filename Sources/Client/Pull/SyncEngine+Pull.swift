@@ -234,6 +234,9 @@ extension SyncEngine {
         throw RooftopError(.internal, "the pull ended without finishing")
     }
 
+    /// Batches handed to the writer that a pull holds at most: one being written, one waiting.
+    static let batchesAhead = 2
+
     /// Consecutive pull pages written together, at most ``maxChanges`` changes (small pages
     /// share one batch; the server's default page is a quarter of one), in one transaction unless
     /// another write waits (``apply(_:prepared:datastore:scope:checkpoint:owner:core:onChange:)``
@@ -247,12 +250,12 @@ extension SyncEngine {
     /// before a batch is written resumes from the checkpoint before it. An object sent by two
     /// pages of a batch is written once, in its later state (commit order: the later page has it
     /// newer).
-    /// Batches handed to the writer that a pull holds at most: one being written, one waiting.
-    static let batchesAhead = 2
-
     struct PageBatch {
         /// Changes one transaction writes at most (past this, the batch is written).
         static let maxChanges = 2_000
+        /// Pages one batch holds at most, however few changes they bring (pages of nothing but
+        /// checkpoints still end a batch, and their checkpoint is stored).
+        static let maxPages = 64
         private var pages: [PullResponse] = []
         /// The preparations of each page's changes, by position, under way (``SyncEngine/prepare(_:)``).
         private var preparations: [Task<[PreparedObject?], Never>?] = []
@@ -266,7 +269,7 @@ extension SyncEngine {
         }
 
         /// Whether the batch should be written now.
-        var isFull: Bool { changes >= Self.maxChanges }
+        var isFull: Bool { changes >= Self.maxChanges || pages.count >= Self.maxPages }
 
         /// Adds a page received, to be stored with `checkpoint`; `prepared`: the task working out the
         /// preparations of its changes, by position (``SyncEngine/prepare(_:)``), if any.

@@ -50,7 +50,8 @@ extension LocalStore {
             guard kept != readers else { return }
             let db = transaction.db
             let current = SQLTextSet.list(readers, dialect: .sqlite)
-            let readable = "readers IN (SELECT reader_set FROM reader_set_members WHERE principal IN (\(current.sql)))"
+            let readable =
+                "coalesce(readers IN (SELECT reader_set FROM reader_set_members WHERE principal IN (\(current.sql))), 0)"
             // The flags are kept for `kept` (or for nobody): the objects that may change, those
             // whose reader sets name a principal gained or lost (found by `objects_by_readers`).
             var candidates = ""
@@ -63,7 +64,7 @@ extension LocalStore {
                 candidates = " AND readers IN (SELECT reader_set FROM reader_set_members WHERE principal IN (\(changed.sql)))"
                 candidateArguments = changed.arguments
             }
-            // A deleted object (no reader set) stays unreadable.
+            // An object without a reader set (deleted) is unreadable.
             try db.execute(
                 sql: """
                     UPDATE objects\(index) SET readable = 1 - readable

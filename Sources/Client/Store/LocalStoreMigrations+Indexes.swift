@@ -167,6 +167,7 @@ extension LocalStoreMigrations {
                     reader_set INTEGER NOT NULL,
                     PRIMARY KEY (principal, reader_set)
                 ) WITHOUT ROWID;
+                CREATE INDEX reader_set_members_by_set ON reader_set_members(reader_set);
                 ALTER TABLE objects ADD COLUMN readers INTEGER;
                 """)
             try migrateReaderSets(db)

@@ -86,9 +86,6 @@ final class StoreTransaction {
         synced: Bool = false, prepared: PreparedObject? = nil
     ) throws {
         assert(prepared.map { $0.snapshot == server && local == server } ?? true, "a preparation of another state")
-        // An object stored before may have entries, which this write moves or takes away (its
-        // readable flag, its keys): the counts summed so far are written first.
-        if !fresh { try entries.flushCounts(db) }
         let serverText = try prepared?.text ?? server.map { try $0.encodedDocument() }
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
@@ -98,11 +95,11 @@ final class StoreTransaction {
         // `RETURNING` made SQLite open and close a scratch table per row, a third of the insert.
         let columns =
             "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
-        let statement = DirectStatement(
+        let insert = DirectStatement(
+            try db.cachedStatement(sql: "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
+        let upsert = DirectStatement(
             try db.cachedStatement(
-                sql: fresh
-                    ? "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    : """
+                sql: """
                     INSERT INTO objects \(columns)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
@@ -128,12 +125,23 @@ final class StoreTransaction {
             values.bind(synced)
             values.bind(readerSet)
         }
-        let objectKey: Int64?
+        var objectKey: Int64?
+        var fresh = fresh
         if fresh {
-            try statement.execute(bind)
-            objectKey = db.lastInsertedRowID
-        } else {
-            objectKey = try statement.fetchInteger(bind)
+            do {
+                try insert.execute(bind)
+                objectKey = db.lastInsertedRowID
+            } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CONSTRAINT {
+                // Stored after all (IDs that Swift holds equal, as canonically equivalent text,
+                // and SQLite tells apart, byte by byte): stored as an object that has a row.
+                fresh = false
+            }
+        }
+        if !fresh {
+            // An object stored before may have entries, which this write moves or takes away (its
+            // readable flag, its keys): the counts summed so far are written first.
+            try entries.flushCounts(db)
+            objectKey = try upsert.fetchInteger(bind)
         }
         guard let objectKey else {
             throw RooftopError(.cache, "the local datastore did not return the key of an object it stored")
@@ -386,7 +394,19 @@ final class StoreTransaction {
             try db.executeCached(sql: "DELETE FROM outbox WHERE scope = ? AND datastore = ?", arguments: arguments)
             change.outbox = true
         }
+        try dropUnusedReaderSets()
         change.datastores.insert(datastore)
+    }
+
+    /// Deletes the reader sets no object names any more (after a datastore's objects went, or
+    /// another scope's were taken over): the sets a device keeps stay as many as the distinct
+    /// ACLs of what it holds.
+    /// - Throws: GRDB's errors.
+    func dropUnusedReaderSets() throws {
+        let unused = "SELECT id FROM reader_sets s WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.readers = s.id)"
+        try db.execute(sql: "DELETE FROM reader_set_members WHERE reader_set IN (\(unused))")
+        try db.execute(sql: "DELETE FROM reader_sets WHERE id IN (\(unused))")
+        readerSetsRead = [:]
     }
 
     /// Takes over every row of another scope (local use before signing in). Objects and pins the
@@ -422,6 +442,7 @@ final class StoreTransaction {
             try indexFields(key, local: try object(key).flatMap { $0.deleted ? nil : $0.local })
             touch(key)
         }
+        try dropUnusedReaderSets()
         change.outbox = true
     }
 

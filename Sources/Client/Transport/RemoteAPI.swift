@@ -104,16 +104,16 @@ final class RemoteAPI: Sendable {
     /// A pull page as received, before its changes are read: a sync asks for the next page
     /// (``next``) while it reads this one.
     struct ReceivedPage: Sendable {
-        /// The page's JSON.
-        let text: String
+        /// The page's JSON, as received.
+        let body: Data
         /// The checkpoint the pull goes on from when the page has more (``PullResponse/continuation(of:)``).
         let next: Checkpoint?
 
         /// The page, read directly rather than through `Codable` (pages are the bulk of a sync).
-        /// - Throws: `response` when the text is not a page.
+        /// - Throws: `response` when the body is not a page.
         func read() throws(RooftopError) -> PullResponse {
             do {
-                return try PullResponse.decodeDocument(text: text)
+                return try PullResponse.decodeDocument(body)
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
             }
@@ -123,8 +123,7 @@ final class RemoteAPI: Sendable {
     /// Asks for a pull page (``pull(_:)``) without reading its changes yet.
     func receivePage(_ request: PullRequest) async throws(RooftopError) -> ReceivedPage {
         let response = try await send("POST", "/v1/pull", body: request)
-        let text = String(decoding: response.body, as: UTF8.self)
-        return ReceivedPage(text: text, next: PullResponse.continuation(of: text))
+        return ReceivedPage(body: response.body, next: PullResponse.continuation(of: response.body))
     }
 
     // MARK: Datastores

@@ -19,6 +19,14 @@ package struct DocumentReader {
 
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
+    /// The arrays and objects open around the reader's position.
+    private var depth = 0
+
+    /// The deepest nesting of arrays and objects the reader reads (past it, ``Unhandled``: the
+    /// text goes to `Codable`, which applies its own limit). Deeper than any document this system
+    /// writes (values nest at most ``Limits/maxNestingDepth`` levels inside a few of envelope),
+    /// and shallow enough that hostile text cannot exhaust a task's stack.
+    package static let maxDepth = 256
 
     /// Runs `body` over the UTF-8 of `text`; the reader must reach the end of the text.
     /// - Throws: ``Unhandled``, or what `body` throws.
@@ -264,6 +272,9 @@ package struct DocumentReader {
     /// Reads an object or an array (`open` to `close`), calling `element` positioned on each
     /// member or element, which it must read whole; the commas between are read here.
     mutating func readContainer(_ open: UInt8, _ close: UInt8, _ element: (inout DocumentReader) throws -> Void) throws {
+        guard depth < Self.maxDepth else { throw Unhandled() }
+        depth += 1
+        defer { depth -= 1 }
         try consume(open)
         if try peek() == close {
             index += 1
@@ -518,33 +529,38 @@ extension PullResponse {
     /// (``DocumentReader``), else with `Codable`.
     /// - Throws: What `JSONDecoder` throws for data that is not a page.
     package static func decodeDocument(_ data: Data) throws -> PullResponse {
-        try decodeDocument(text: String(decoding: data, as: UTF8.self))
-    }
-
-    /// A page of the change feed from the server's JSON text, as ``decodeDocument(_:)``.
-    /// - Throws: What `JSONDecoder` throws for text that is not a page.
-    package static func decodeDocument(text: String) throws -> PullResponse {
+        let text = String(decoding: data, as: UTF8.self)
         if let page = try? DocumentReader.read(text, { try $0.readPullResponse() }) { return page }
-        return try JSONDecoder().decode(PullResponse.self, from: Data(text.utf8))
+        return try JSONDecoder().decode(PullResponse.self, from: data)
     }
 
-    /// Where the pull goes on after the page whose JSON is `text`: its checkpoint when it has more
+    /// Where the pull goes on after the page whose JSON is `data`: its checkpoint when it has more
     /// changes, read without reading its changes (they are skipped, and not read at all when they
     /// come after `checkpoint` and `hasMore`, as the server writes them). `nil` when the page is
     /// the last, or when the text cannot be read that far (reading the whole page then says why).
     /// A hint only: the page's own reading is what counts.
     ///
     /// ```swift
-    /// if let next = PullResponse.continuation(of: text) { prefetch(next) }
-    /// let page = try PullResponse.decodeDocument(text: text)
+    /// if let next = PullResponse.continuation(of: body) { prefetch(next) }
+    /// let page = try PullResponse.decodeDocument(body)
     /// ```
+    package static func continuation(of data: Data) -> Checkpoint? {
+        data.withUnsafeBytes { continuation(of: $0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Where the pull goes on after the page whose JSON text is `text` (``continuation(of:)``).
     package static func continuation(of text: String) -> Checkpoint? {
+        var text = text
+        return text.withUTF8 { continuation(of: $0) }
+    }
+
+    private static func continuation(of bytes: UnsafeBufferPointer<UInt8>) -> Checkpoint? {
         /// Thrown once both are read, to stop before the changes.
         struct Found: Error {}
         var checkpoint: Checkpoint?
         var hasMore: Bool?
         do {
-            try DocumentReader.read(text) { reader in
+            try DocumentReader.read(bytes: bytes) { reader in
                 try reader.readObject { reader, key in
                     switch key {
                     case "checkpoint": checkpoint = Checkpoint(try reader.readString())
