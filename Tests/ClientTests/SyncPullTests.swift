@@ -51,6 +51,33 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a batch whose write fails ends the pull: no batch after it is written, and the checkpoint stays before it")
+    func failedBatch() async throws {
+        let server = SyncFakeServer()
+        server.setPageSize(500)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        let batch = SyncEngine.PageBatch.maxChanges
+        let keys = server.seed(batch * 3 + 100)
+        // The second batch's write fails at its 500th object (a trigger of the test's), while the
+        // third may already wait for the writer behind it.
+        let poison = keys[batch + 499].objectId
+        try client.core.store.write(scope: "u1") { transaction in
+            try transaction.db.execute(
+                sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        }
+        await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
+        let stored = try client.storedKeys()
+        #expect(Set(keys.prefix(batch)).subtracting(stored).isEmpty, "the first batch is written")
+        #expect(stored.intersection(keys.suffix(from: 2 * batch)).count == 0, "nothing after the failed batch is")
+        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:\(batch)"))
+        // Once the write can succeed, the pull goes on from that checkpoint.
+        try client.core.store.write(scope: "u1") { try $0.db.execute(sql: "DROP TRIGGER poison") }
+        #expect(try await client.sync.pull(datastore: .default) == keys.count - batch)
+        #expect(try client.storedKeys() == Set(keys))
+        await client.shutdown()
+    }
+
     @Test("the rows a pull writes from objects prepared off the writer are those a write without preparation makes")
     func preparedRows() async throws {
         let server = SyncFakeServer()
