@@ -104,9 +104,8 @@ extension SyncEngine {
         // handed to the writer, written one at a time, in order, each only after the one before
         // was (a batch after one that was not must not be: its checkpoint would skip it); at most
         // ``batchesAhead``, so that the pull goes on fetching while one is written and the next
-        // waits, and holds a bounded number of pages. Whatever happens next (a
-        // retry, a restart, a failure) writes them first; the last write is awaited before the
-        // pull finishes.
+        // waits, and holds a bounded number of pages. Whatever happens next (a retry, a restart,
+        // a failure) writes them first; the last write is awaited before the pull finishes.
         var batch = PageBatch()
         var writes: [Task<Result<Void, RooftopError>, Never>] = []
         func finishOldestWrite() async throws(RooftopError) {

@@ -95,19 +95,6 @@ final class StoreTransaction {
         // `RETURNING` made SQLite open and close a scratch table per row, a third of the insert.
         let columns =
             "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
-        let insert = DirectStatement(
-            try db.cachedStatement(sql: "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-        let upsert = DirectStatement(
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO objects \(columns)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
-                        server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
-                        deleted = excluded.deleted, readable = excluded.readable,
-                        synced = max(objects.synced, excluded.synced), readers = excluded.readers
-                    RETURNING key
-                    """))
         // A deleted object has no readers (and is never read through its flag).
         let readers = deleted ? nil : local.map { prepared?.readers ?? SQLIndexRows.readers(of: $0.acl) }
         let readable = try readers.map { try readableFlag($0) } ?? false
@@ -129,7 +116,9 @@ final class StoreTransaction {
         var fresh = fresh
         if fresh {
             do {
-                try insert.execute(bind)
+                try DirectStatement(
+                    db.cachedStatement(sql: "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                ).execute(bind)
                 objectKey = db.lastInsertedRowID
             } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CONSTRAINT {
                 // Stored after all (IDs that Swift holds equal, as canonically equivalent text,
@@ -141,6 +130,17 @@ final class StoreTransaction {
             // An object stored before may have entries, which this write moves or takes away (its
             // readable flag, its keys): the counts summed so far are written first.
             try entries.flushCounts(db)
+            let upsert = DirectStatement(
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO objects \(columns)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
+                            server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
+                            deleted = excluded.deleted, readable = excluded.readable,
+                            synced = max(objects.synced, excluded.synced), readers = excluded.readers
+                        RETURNING key
+                        """))
             objectKey = try upsert.fetchInteger(bind)
         }
         guard let objectKey else {
