@@ -70,7 +70,7 @@ struct HistoryRetentionTests {
                 #expect(error.code == .historyExpired)
             }
             let fresh = try await pull.pull(PullRequest(datastore: .app), context: context)
-            #expect(fresh.changes.map(\.objectId) == ["a"])
+            #expect(try fresh.response().changes.map(\.objectId) == ["a"])
 
             // A change based on a swept version, and one on a swept tombstone: refused, not merged.
             let stale = try await push.push(

@@ -76,7 +76,7 @@ extension StorageConformance {
             #expect(fromBefore.map(\.objectId) == ["x"])
             // ...but the feed has it, with R among its former readers so the pull can remove it.
             let feed = try await storage.changes(datastoreKey: key, after: before, limit: 10, classes: nil)
-            #expect(feed.map(\.snapshot.objectId) == ["y"])
+            #expect(feed.map(\.objectId) == ["y"])
             #expect(feed.first?.readers == ["u2"])
             #expect(feed.first?.formerReaders == ["u2", "role:R"])
 
@@ -137,7 +137,7 @@ extension StorageConformance {
                 let gained = try await storage.gainedAccess(
                     datastoreKey: key, atSequence: checkpoint, formerPrincipals: ["u2"], currentPrincipals: principals,
                     limit: 10)
-                #expect(Set(gained.map(\.snapshot.objectId)) == ["mine", "plus"])
+                #expect(Set(gained.map(\.objectId)) == ["mine", "plus"])
                 let datastores = try await storage.datastores(ownedBy: "u1", sharedWith: principals)
                 #expect(datastores.map(\.key) == [shared.key])
             }

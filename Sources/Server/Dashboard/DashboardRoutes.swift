@@ -138,12 +138,11 @@ struct DashboardRoutes {
                     datastoreKey: record.key, after: max(0, after), limit: count, classes: nil)
                 return [
                     "datastore": record.id.rawValue, "datastoreLink": DashboardPath.datastore(record.key), "count": count,
-                    "changes": changed.sorted { $0.sequence > $1.sequence }.map { stored -> [String: Any] in
-                        let object = stored.snapshot
-                        return [
-                            "sequence": stored.sequence, "change": stored.isDeleted ? "delete" : "upsert",
+                    "changes": changed.sorted { $0.sequence > $1.sequence }.map { object -> [String: Any] in
+                        [
+                            "sequence": object.sequence, "change": object.isDeleted ? "delete" : "upsert",
                             "className": object.className, "objectId": object.objectId, "version": object.version,
-                            "hasLink": !stored.isDeleted,
+                            "hasLink": !object.isDeleted,
                             "link": DashboardPath.object(record.key, object.className, object.objectId),
                         ]
                     },

@@ -23,7 +23,7 @@ struct SyncRoutes {
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
             // Pages are the bulk of what the server sends: written directly, not through Codable.
             var writer = DocumentWriter(capacity: 64 << 10)
-            try writer.pullResponse(try await services.pull.pull(body, context: context.access))
+            try writer.pullPage(try await services.pull.pull(body, context: context.access))
             return JSONBody.response(writer)
         }
     }

@@ -200,9 +200,9 @@ public protocol Storage: Sendable {
     // MARK: Change feed
 
     /// Objects (tombstones included) changed after `sequence`, in sequence order, at most
-    /// `limit`.
+    /// `limit`, their bodies as stored (a pull sends them without decoding them).
     func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
-        -> [StoredObject]
+        -> [FeedObject]
 
     /// How many objects changed after `sequence` that one of `readers` could ever read (all when
     /// `nil`): an estimate of what a pull has left, which never counts objects the caller could
@@ -223,7 +223,7 @@ public protocol Storage: Sendable {
     func gainedAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int
-    ) async throws -> [StoredObject]
+    ) async throws -> [FeedObject]
 }
 
 /// The writes of one transaction (``Storage/writeObjects(_:)``). Used only inside the body it is

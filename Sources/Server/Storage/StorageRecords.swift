@@ -185,3 +185,60 @@ public struct StorageStatistics: Sendable, Hashable {
         self.objects = objects
     }
 }
+
+/// An object as the change feed reads it: its envelope and readers, with its body (fields, ACL,
+/// field versions) left as the stored JSON text, not decoded. A pull sends the body as stored
+/// (``PullPage``); only what needs the values decodes it (``snapshot()``).
+public struct FeedObject: Sendable, Hashable {
+    /// The object's class.
+    public var className: String
+    /// The object's ID in its class.
+    public var objectId: String
+    /// The datastore's ID, as stored.
+    public var datastoreId: String
+    /// The stored body: a JSON object with `fields`, and `acl` and `fieldVersions` when set.
+    public var body: String
+    /// When the object was created, in milliseconds since 1970.
+    public var createdAt: Int64?
+    /// When the object was last updated, in milliseconds since 1970.
+    public var updatedAt: Int64?
+    /// The object's version.
+    public var version: Int64
+    /// Whether the object is deleted (a tombstone).
+    public var isDeleted: Bool
+    /// The datastore sequence number of the last change.
+    public var sequence: Int64
+    /// Principals that may read the current version (``StoredObject/readers``).
+    public var readers: Set<String>
+    /// Every principal that could read some version (``StoredObject/formerReaders``).
+    public var formerReaders: Set<String>
+
+    /// Creates a record (`formerReaders` takes in `readers`).
+    public init(
+        className: String, objectId: String, datastoreId: String, body: String, createdAt: Int64?, updatedAt: Int64?,
+        version: Int64, isDeleted: Bool, sequence: Int64, readers: Set<String>, formerReaders: Set<String>
+    ) {
+        self.className = className
+        self.objectId = objectId
+        self.datastoreId = datastoreId
+        self.body = body
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.version = version
+        self.isDeleted = isDeleted
+        self.sequence = sequence
+        self.readers = readers
+        self.formerReaders = formerReaders.union(readers)
+    }
+
+    /// The object, its body decoded (fields empty for a tombstone).
+    /// - Throws: What decoding the body or the datastore ID throws.
+    public func snapshot() throws -> ObjectSnapshot {
+        let body = try StoredObjectBody.decodeDocument(self.body)
+        return ObjectSnapshot(
+            className: className, objectId: objectId, datastore: try DatastoreID(datastoreId), fields: body.fields,
+            acl: body.acl, createdAt: createdAt.map(Timestamp.init(millisecondsSinceEpoch:)),
+            updatedAt: updatedAt.map(Timestamp.init(millisecondsSinceEpoch:)), version: version,
+            fieldVersions: body.fieldVersions)
+    }
+}

@@ -41,7 +41,7 @@ final class PullService: Sendable {
     /// One page of changes: what the caller lost and gained access to since its checkpoint (when
     /// its principals changed), then the feed after the checkpoint's sequence, then the estimate
     /// of what remains.
-    func pull(_ request: PullRequest, context: AccessContext) async throws -> PullResponse {
+    func pull(_ request: PullRequest, context: AccessContext) async throws -> PullPage {
         let pageSize = try limits.pullPageSize(requested: request.limit)
         let classFilter = try Self.classFilter(request.classes)
         let resolved = try await datastores.resolve(request.datastore, for: context, create: true)
@@ -78,7 +78,7 @@ final class PullService: Sendable {
         // A client checking ACLs offline holds the roles it was told: tell them again when they
         // changed since the checkpoint (its principals differ), and on a pull from scratch.
         let tellRoles = context.userId != nil && !context.isAdmin && (since.map { Set($0.principals) != page.principals } ?? true)
-        return PullResponse(
+        return PullPage(
             changes: page.changes, checkpoint: checkpoint, hasMore: page.hasMore, remaining: remaining,
             roles: tellRoles ? context.roles.sorted() : nil)
     }
@@ -94,7 +94,7 @@ final class PullService: Sendable {
         let since: CheckpointCodec.State?
         /// The most changes the page holds.
         let size: Int
-        var changes: [PullChange] = []
+        var changes: [PullPage.Change] = []
         var bytes = 0
         /// Where the feed is read from: the checkpoint's sequence, or 0 when gained access
         /// restarts it.
@@ -148,19 +148,19 @@ final class PullService: Sendable {
             datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
             currentPrincipals: page.principals)
         page.changes += lost.filter { page.includes($0.className) }
-            .map { PullChange.removal(className: $0.className, objectId: $0.objectId) }
+            .map { .notice(.removal(className: $0.className, objectId: $0.objectId)) }
         let gained = try await storage.gainedAccess(
             datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
             currentPrincipals: page.principals, limit: page.size + 1)
-        var upserts: [PullChange] = []
+        var upserts: [PullPage.Change] = []
         var bytes = 0
-        for row in gained where page.includes(row.snapshot.className) {
+        for row in gained where page.includes(row.className) {
             if let change = try await change(
                 for: row, context: page.context, principals: page.principals, formerPrincipals: []),
                 case .upsert(let object) = change
             {
                 upserts.append(change)
-                bytes += SizeAccounting.recordSize(object)
+                bytes += Self.size(of: object)
             }
         }
         if gained.count > page.size || bytes > limits.maxPullPageBytes {
@@ -187,7 +187,7 @@ final class PullService: Sendable {
                 let change = try await change(
                     for: row, context: page.context, principals: page.principals, formerPrincipals: former)
             else { continue }
-            if case .upsert(let object) = change { page.bytes += SizeAccounting.recordSize(object) }
+            if case .upsert(let object) = change { page.bytes += Self.size(of: object) }
             page.changes.append(change)
             page.deliveredFromFeed += 1
         }
@@ -209,10 +209,9 @@ final class PullService: Sendable {
 
     /// What the caller is told about one changed object, or `nil` when it must not hear of it.
     private func change(
-        for row: StoredObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>
-    ) async throws -> PullChange? {
-        let snapshot = row.snapshot
-        let permissions = try await classes.permissions(of: snapshot.className)
+        for row: FeedObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>
+    ) async throws -> PullPage.Change? {
+        let permissions = try await classes.permissions(of: row.className)
         // A class the caller may not find is left out of its feed entirely: even a removal would
         // list the IDs of objects it never could pull.
         guard permissions.allows(.find, for: context) else { return nil }
@@ -223,10 +222,16 @@ final class PullService: Sendable {
             // Also to a caller who lost access before the delete (an ACL change or leaving a role
             // since its checkpoint): the feed holds only the tombstone, and its copy must go.
             return couldRead
-                ? .tombstone(className: snapshot.className, objectId: snapshot.objectId, version: snapshot.version)
+                ? .notice(.tombstone(className: row.className, objectId: row.objectId, version: row.version))
                 : nil
         }
-        if readableNow { return .upsert(snapshot) }
-        return couldRead ? .removal(className: snapshot.className, objectId: snapshot.objectId) : nil
+        if readableNow { return .upsert(row) }
+        return couldRead ? .notice(.removal(className: row.className, objectId: row.objectId)) : nil
+    }
+
+    /// What an upsert adds to a page's bytes (``Limits/maxPullPageBytes``): its stored body,
+    /// which is what the page carries of it, and its names.
+    private static func size(of object: FeedObject) -> Int {
+        object.body.utf8.count + object.className.utf8.count + object.objectId.utf8.count
     }
 }

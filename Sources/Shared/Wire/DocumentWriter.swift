@@ -266,17 +266,28 @@ package struct DocumentWriter {
 
     /// A page of the change feed in ``PullResponse``'s `Codable` form.
     package mutating func pullResponse(_ page: PullResponse) throws {
+        pullPageStart(checkpoint: page.checkpoint, hasMore: page.hasMore, remaining: page.remaining, roles: page.roles)
+        for (index, change) in page.changes.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try pullChange(change)
+        }
+        pullPageEnd()
+    }
+
+    /// A pull page's members up to its changes, which follow (``pullChange(_:)``, comma-separated,
+    /// then ``pullPageEnd()``).
+    package mutating func pullPageStart(checkpoint: Checkpoint, hasMore: Bool, remaining: Int?, roles: [String]?) {
         // Where the pull goes on comes first: a client asks for the next page as soon as it has
         // read this far, while it reads the changes (``PullResponse/continuation(of:)``).
         raw("{\"checkpoint\":")
-        string(page.checkpoint.rawValue)
+        string(checkpoint.rawValue)
         raw(",\"hasMore\":")
-        bool(page.hasMore)
-        if let remaining = page.remaining {
+        bool(hasMore)
+        if let remaining {
             raw(",\"remaining\":")
             int(Int64(remaining))
         }
-        if let roles = page.roles {
+        if let roles {
             raw(",\"roles\":[")
             for (index, role) in roles.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -285,28 +296,81 @@ package struct DocumentWriter {
             bytes.append(UInt8(ascii: "]"))
         }
         raw(",\"changes\":[")
-        for (index, change) in page.changes.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            switch change {
-            case .upsert(let object):
-                raw("{\"kind\":\"upsert\",\"object\":")
-                try objectSnapshot(object)
-            case .tombstone(let className, let objectId, let version):
-                raw("{\"kind\":\"tombstone\",\"className\":")
-                string(className)
-                raw(",\"objectId\":")
-                string(objectId)
-                raw(",\"version\":")
-                int(version)
-            case .removal(let className, let objectId):
-                raw("{\"kind\":\"removal\",\"className\":")
-                string(className)
-                raw(",\"objectId\":")
-                string(objectId)
-            }
-            bytes.append(UInt8(ascii: "}"))
-        }
+    }
+
+    /// The end of a pull page (``pullPageStart(checkpoint:hasMore:remaining:roles:)``).
+    package mutating func pullPageEnd() {
         raw("]}")
+    }
+
+    /// One change of a pull page in ``PullChange``'s `Codable` form.
+    package mutating func pullChange(_ change: PullChange) throws {
+        switch change {
+        case .upsert(let object):
+            raw("{\"kind\":\"upsert\",\"object\":")
+            try objectSnapshot(object)
+        case .tombstone(let className, let objectId, let version):
+            raw("{\"kind\":\"tombstone\",\"className\":")
+            string(className)
+            raw(",\"objectId\":")
+            string(objectId)
+            raw(",\"version\":")
+            int(version)
+        case .removal(let className, let objectId):
+            raw("{\"kind\":\"removal\",\"className\":")
+            string(className)
+            raw(",\"objectId\":")
+            string(objectId)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An upsert of a pull page (``PullChange/upsert(_:)``) whose object's fields, ACL and field
+    /// versions are JSON text already: `body`, an object with the members `fields` and, when set,
+    /// `acl` and `fieldVersions`, spliced in as it is, after the envelope written here. The
+    /// caller vouches for `body` (a server's stored text): only its braces are checked.
+    /// - Returns: `false`, with nothing written, when `body` is not an object with members.
+    package mutating func pullUpsert(
+        className: String, objectId: String, datastore: String, createdAt: Int64?, updatedAt: Int64?, version: Int64,
+        body: String
+    ) -> Bool {
+        var body = body
+        return body.withUTF8 { text in
+            guard let members = Self.members(of: text) else { return false }
+            raw("{\"kind\":\"upsert\",\"object\":{\"className\":")
+            string(className)
+            raw(",\"objectId\":")
+            string(objectId)
+            raw(",\"datastore\":")
+            string(datastore)
+            if let createdAt {
+                raw(",\"createdAt\":")
+                int(createdAt)
+            }
+            if let updatedAt {
+                raw(",\"updatedAt\":")
+                int(updatedAt)
+            }
+            raw(",\"version\":")
+            int(version)
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(contentsOf: members)
+            raw("}}")
+            return true
+        }
+    }
+
+    /// The members of the JSON object `text` (between its braces, whitespace around them
+    /// trimmed), or `nil` when the text is not `{…}` around something.
+    private static func members(of text: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }),
+            text[first] == UInt8(ascii: "{"), text[last] == UInt8(ascii: "}"), first + 1 < last
+        else { return nil }
+        let inner = text[(first + 1)..<last]
+        guard let start = inner.firstIndex(where: { !isSpace($0) }), let end = inner.lastIndex(where: { !isSpace($0) })
+        else { return nil }
+        return text[start...end]
     }
 }
 

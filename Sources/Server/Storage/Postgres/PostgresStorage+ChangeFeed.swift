@@ -4,7 +4,7 @@ import RooftopShared
 extension PostgresStorage {
     /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
     public func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
-        -> [StoredObject]
+        -> [FeedObject]
     {
         let limit = Int64(limit)
         return try await read { session in
@@ -17,7 +17,7 @@ extension PostgresStorage {
                 AND (\(classes == nil) OR o.class_name = ANY(\(classes.map { $0.sorted() } ?? [])))
                 ORDER BY o.sequence LIMIT \(limit)
                 """
-            ).map { try Self.storedObject($0).object }
+            ).map { try Self.feedObject($0) }
         }
     }
 
@@ -68,7 +68,7 @@ extension PostgresStorage {
     public func gainedAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int
-    ) async throws -> [StoredObject] {
+    ) async throws -> [FeedObject] {
         guard !currentPrincipals.isEmpty else { return [] }
         let (former, current, limit) = (formerPrincipals.sorted(), currentPrincipals.sorted(), Int64(limit))
         return try await read { session in
@@ -83,7 +83,7 @@ extension PostgresStorage {
                     AND (r.to_sequence IS NULL OR r.to_sequence > \(sequence)))
                 ORDER BY o.sequence LIMIT \(limit)
                 """
-            ).map { try Self.storedObject($0).object }
+            ).map { try Self.feedObject($0) }
         }
     }
 }

@@ -26,12 +26,26 @@ extension PostgresStorage {
 
     /// The object of a ``storedObjectSelect`` row, with its readers.
     static func storedObject(_ row: PostgresRow) throws -> (key: Int64, object: StoredObject) {
+        let (object, current, former) = try objectRowWithReaders(row)
+        return (object.key, try object.stored(current: current, former: former))
+    }
+
+    /// The object of a ``storedObjectSelect`` row as the change feed reads it, its body not decoded.
+    static func feedObject(_ row: PostgresRow) throws -> FeedObject {
+        let (object, current, former) = try objectRowWithReaders(row)
+        return object.feedObject(current: current, former: former)
+    }
+
+    /// The ``ObjectRow`` of a ``storedObjectSelect`` row, with its current and former readers.
+    private static func objectRowWithReaders(_ row: PostgresRow) throws
+        -> (row: ObjectRow, current: Set<String>, former: Set<String>)
+    {
         let object = try objectRow(row)
         let cells = Array(row)
         guard cells.count == 12 else { throw RooftopError(.internal, "an object row has \(cells.count) columns") }
         let current = try cells[10].decode([String].self)
         let former = try cells[11].decode([String].self)
-        return (object.key, try object.stored(current: Set(current), former: Set(former)))
+        return (object, Set(current), Set(former))
     }
 
     /// See ``Storage/object(datastoreKey:className:objectId:)``.

@@ -281,12 +281,16 @@ struct ObjectRow {
     /// The object the row holds, without its readers: what a query answers.
     /// - Throws: What decoding the body or the datastore ID throws.
     func snapshot() throws -> ObjectSnapshot {
-        let body = try StoredObjectBody.decodeDocument(self.body)
-        return ObjectSnapshot(
-            className: className, objectId: objectId, datastore: try DatastoreID(datastoreId), fields: body.fields,
-            acl: body.acl, createdAt: createdAt.map(Timestamp.init(millisecondsSinceEpoch:)),
-            updatedAt: updatedAt.map(Timestamp.init(millisecondsSinceEpoch:)), version: version,
-            fieldVersions: body.fieldVersions)
+        try feedObject(current: [], former: []).snapshot()
+    }
+
+    /// The row as the change feed reads it, its body not decoded: `current` can read it now,
+    /// `former` could read some version.
+    func feedObject(current: Set<String>, former: Set<String>) -> FeedObject {
+        FeedObject(
+            className: className, objectId: objectId, datastoreId: datastoreId, body: body, createdAt: createdAt,
+            updatedAt: updatedAt, version: version, isDeleted: deleted, sequence: sequence, readers: current,
+            formerReaders: former)
     }
 
     /// The object with its readers: `current` can read it now, `former` could read some version.

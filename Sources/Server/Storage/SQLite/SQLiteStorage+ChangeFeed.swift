@@ -5,7 +5,7 @@ import RooftopShared
 extension SQLiteStorage {
     /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
     public func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
-        -> [StoredObject]
+        -> [FeedObject]
     {
         try await pool.read { db in
             let (classFilter, classArguments) = Self.classFilter(classes)
@@ -17,7 +17,7 @@ extension SQLiteStorage {
                     ORDER BY o.sequence LIMIT ?
                     """,
                 arguments: StatementArguments([datastoreKey, sequence] + classArguments + [limit]))
-            return try Self.storedObjects(from: rows, db)
+            return try Self.feedObjects(from: rows, db)
         }
     }
 
@@ -74,7 +74,7 @@ extension SQLiteStorage {
     public func gainedAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int
-    ) async throws -> [StoredObject] {
+    ) async throws -> [FeedObject] {
         guard !currentPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
             let (current, currentArguments) = Self.principalList(currentPrincipals)
@@ -94,7 +94,7 @@ extension SQLiteStorage {
                 arguments: StatementArguments(
                     [datastoreKey, sequence] + currentArguments + formerArguments
                         + [sequence, sequence, Int64(limit)]))
-            return try Self.storedObjects(from: rows, db)
+            return try Self.feedObjects(from: rows, db)
         }
     }
 

@@ -95,6 +95,28 @@ extension SQLiteStorage {
     /// Decodes `objects` rows (joined with their datastore's `id` as `datastore_id`) with their
     /// readers, read for the whole batch at once (one statement per 500 objects, not one each).
     static func storedObjects(from rows: [Row], _ db: Database) throws -> [StoredObject] {
+        let readers = try self.readers(of: rows, db)
+        return try rows.map { row in
+            let found = readers[row["key"]] ?? ([], [])
+            return try ObjectRow(row).stored(current: found.current, former: found.former)
+        }
+    }
+
+    /// `objects` rows (joined with their datastore's `id` as `datastore_id`) as the change feed
+    /// reads them: with their readers, their bodies not decoded.
+    static func feedObjects(from rows: [Row], _ db: Database) throws -> [FeedObject] {
+        let readers = try self.readers(of: rows, db)
+        return rows.map { row in
+            let found = readers[row["key"]] ?? ([], [])
+            return ObjectRow(row).feedObject(current: found.current, former: found.former)
+        }
+    }
+
+    /// The current and former readers of the objects of `rows`, by object key: one statement
+    /// per 500 objects, not one each.
+    private static func readers(of rows: [Row], _ db: Database) throws
+        -> [Int64: (current: Set<String>, former: Set<String>)]
+    {
         var readers: [Int64: (current: Set<String>, former: Set<String>)] = [:]
         let keys: [Int64] = rows.map { $0["key"] }
         for start in stride(from: 0, to: keys.count, by: 500) {
@@ -111,10 +133,7 @@ extension SQLiteStorage {
                 if (reader["to_sequence"] as Int64?) == nil { readers[key, default: ([], [])].current.insert(principal) }
             }
         }
-        return try rows.map { row in
-            let found = readers[row["key"]] ?? ([], [])
-            return try ObjectRow(row).stored(current: found.current, former: found.former)
-        }
+        return readers
     }
 
     /// The object an `objects` row holds (joined with its datastore's `id` as `datastore_id`),

@@ -1,0 +1,57 @@
+import RooftopShared
+
+/// A page of the change feed as the server sends it: ``PullResponse``, except that an upsert
+/// carries the object as stored (``FeedObject``), whose body goes out as the stored JSON text,
+/// never decoded and encoded again.
+struct PullPage: Sendable {
+    /// One change of the page.
+    enum Change: Sendable {
+        /// A readable object, sent as stored.
+        case upsert(FeedObject)
+        /// A tombstone or a removal.
+        case notice(PullChange)
+    }
+
+    var changes: [Change]
+    var checkpoint: Checkpoint
+    var hasMore: Bool
+    var remaining: Int?
+    var roles: [String]?
+
+    /// The page in the wire type, its objects decoded (what a client reads of it).
+    /// - Throws: What decoding a stored body throws.
+    func response() throws -> PullResponse {
+        PullResponse(
+            changes: try changes.map { change in
+                switch change {
+                case .upsert(let object): .upsert(try object.snapshot())
+                case .notice(let notice): notice
+                }
+            },
+            checkpoint: checkpoint, hasMore: hasMore, remaining: remaining, roles: roles)
+    }
+}
+
+extension DocumentWriter {
+    /// A page of the change feed in ``PullResponse``'s `Codable` form, each stored body spliced in
+    /// as it is (``pullUpsert(className:objectId:datastore:createdAt:updatedAt:version:body:)``).
+    /// A body that is not a JSON object with members (never written so) is decoded and written
+    /// anew, so that it fails here, not on the client.
+    /// - Throws: What decoding such a body throws.
+    mutating func pullPage(_ page: PullPage) throws {
+        pullPageStart(checkpoint: page.checkpoint, hasMore: page.hasMore, remaining: page.remaining, roles: page.roles)
+        for (index, change) in page.changes.enumerated() {
+            if index > 0 { raw(",") }
+            switch change {
+            case .upsert(let object):
+                let spliced = pullUpsert(
+                    className: object.className, objectId: object.objectId, datastore: object.datastoreId,
+                    createdAt: object.createdAt, updatedAt: object.updatedAt, version: object.version, body: object.body)
+                if !spliced { try pullChange(.upsert(try object.snapshot())) }
+            case .notice(let notice):
+                try pullChange(notice)
+            }
+        }
+        pullPageEnd()
+    }
+}
