@@ -189,6 +189,39 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a pulled object's JSON is stored as received, not encoded again, and local queries read it")
+    func storedAsReceived() async throws {
+        let (client, owner) = try await signedUpSyncClient()
+        try client.core.store.declareIndexes([["i"]], of: "Item")
+        // As another writer may lay it out: members in another order, whitespace between tokens.
+        let object = #"{ "version": 3, "fields": {"name": "b\u00e9", "i": 7, "tags": ["x", "y"]},"#
+            + #" "objectId": "x", "className": "Item", "datastore": "\#(DatastoreID.default.rawValue)" }"#
+        let body = #"{"checkpoint":"c:1","hasMore":false,"changes":[{"kind":"upsert","object":"# + object
+            + #"},{"kind":"removal","className":"Item","objectId":"gone"}]}"#
+        let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
+        #expect(texts == [object, nil])
+        try await client.sync.apply(
+            page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
+            checkpoint: Checkpoint("c:1"), owner: owner, core: client.core, onChange: nil)
+        let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
+        #expect(stored == object, "the text as received")
+        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+        #expect(
+            try client.core.store.object(key, scope: owner)?.server
+                == ObjectSnapshot(
+                    className: "Item", objectId: "x", datastore: .default,
+                    fields: ["name": "bé", "i": 7, "tags": ["x", "y"]], version: 3))
+        // Through the rows of the declared field, and from the document for the others.
+        let local = { (text: String, arguments: [Value]) in
+            try await client.query("Item", in: .default).text(text, arguments).fromLocalDatastore().count()
+        }
+        #expect(try await local("where i = ?", [7]) == 1)
+        #expect(try await local("where name = ?", ["bé"]) == 1)
+        #expect(try await local("where tags contains ?", ["y"]) == 1)
+        #expect(try await local("where name = ?", ["be"]) == 0)
+        await client.shutdown()
+    }
+
     @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state, counts included")
     func repeatedInPage() async throws {
         let (client, owner) = try await signedUpSyncClient()

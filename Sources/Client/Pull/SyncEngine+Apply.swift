@@ -126,10 +126,13 @@ extension SyncEngine {
     /// storing each writes that depends on the object alone, worked out off the writer. `nil`
     /// for a tombstone or a removal, and for an object that cannot be encoded (the write works it
     /// out again, and its error fails the page there).
-    static func prepare(_ page: PullResponse) -> [PreparedObject?] {
-        page.changes.map { change in
-            guard case .upsert(let object) = change else { return nil }
-            return try? PreparedObject(object)
+    /// `objectTexts` are the objects' JSON texts as received, by change
+    /// (``RemoteAPI/ReadPage/objectTexts``), stored as they are; an object without one is encoded.
+    static func prepare(_ page: PullResponse, objectTexts: [String?] = []) -> [PreparedObject?] {
+        page.changes.indices.map { index in
+            guard case .upsert(let object) = page.changes[index] else { return nil }
+            let text = index < objectTexts.count ? objectTexts[index] : nil
+            return try? PreparedObject(object, text: text)
         }
     }
 

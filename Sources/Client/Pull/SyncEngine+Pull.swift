@@ -84,7 +84,7 @@ extension SyncEngine {
         var actions = machine.handle(.start(checkpoint: since))
         // Whose pull this is: roles a page tells are that user's.
         let pullScope = core.scope
-        var page: PullResponse?
+        var page: RemoteAPI.ReadPage?
         let activity = core.services.activity
         let api = core.api
         let fetch = { @Sendable (since: Checkpoint?) async -> Result<RemoteAPI.ReceivedPage, RooftopError> in
@@ -177,14 +177,15 @@ extension SyncEngine {
                 case .success(let response):
                     activity.setConnected(true)
                     page = response
-                    actions += machine.handle(.received(SyncStateMachine.Page(response)))
+                    actions += machine.handle(.received(SyncStateMachine.Page(response.response)))
                 case .failure(let error):
                     if error.isConnectivity { activity.setConnected(false) }
                     actions += machine.handle(.requestFailed(error))
                 }
             case .applyPage(let checkpoint):
-                guard let current = page else { continue }
+                guard let read = page else { continue }
                 page = nil
+                let current = read.response
                 do {
                     // Roles first: the objects the page brings are checked offline with them.
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
@@ -194,7 +195,9 @@ extension SyncEngine {
                         of: Set(current.changes.map(\.className)), api: api, store: core.store)
                     // Its objects are prepared for writing from now on, beside the next page's
                     // fetch and the batch before's write (``prepare(_:)``).
-                    batch.add(current, prepared: Task { SyncEngine.prepare(current) }, checkpoint: checkpoint)
+                    batch.add(
+                        current, prepared: Task { SyncEngine.prepare(current, objectTexts: read.objectTexts) },
+                        checkpoint: checkpoint)
                     if !current.hasMore {
                         try await flush(wait: true)
                     } else if batch.isFull {

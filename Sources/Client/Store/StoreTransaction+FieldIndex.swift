@@ -384,11 +384,13 @@ struct PreparedObject: Sendable {
     /// Who may read it (its reader set, ``StoreTransaction/readerSet(_:)``).
     let readers: Set<String>
 
-    /// The preparation of `snapshot`.
+    /// The preparation of `snapshot`, stored as `text` when given: its JSON as received, which
+    /// reads back as `snapshot` (``PullResponse/decodeDocumentWithObjectTexts(_:)``), so that it
+    /// is not encoded again.
     /// - Throws: What encoding it throws.
-    init(_ snapshot: ObjectSnapshot) throws {
+    init(_ snapshot: ObjectSnapshot, text: String? = nil) throws {
         self.snapshot = snapshot
-        text = try snapshot.encodedDocument()
+        self.text = try text ?? snapshot.encodedDocument()
         rows = SQLIndexRows.diff(snapshot: snapshot, previous: nil)
         readers = SQLIndexRows.readers(of: snapshot.acl)
     }

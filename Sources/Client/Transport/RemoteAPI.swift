@@ -98,7 +98,7 @@ final class RemoteAPI: Sendable {
     }
 
     func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {
-        try await receivePage(request).read()
+        try await receivePage(request).read().response
     }
 
     /// A pull page as received, before its changes are read: a sync asks for the next page
@@ -109,15 +109,27 @@ final class RemoteAPI: Sendable {
         /// The checkpoint the pull goes on from when the page has more (``PullResponse/continuation(of:)``).
         let next: Checkpoint?
 
-        /// The page, read directly rather than through `Codable` (pages are the bulk of a sync).
+        /// The page, read directly rather than through `Codable` (pages are the bulk of a sync),
+        /// with each upserted object's JSON text as received
+        /// (``PullResponse/decodeDocumentWithObjectTexts(_:)``).
         /// - Throws: `response` when the body is not a page.
-        func read() throws(RooftopError) -> PullResponse {
+        func read() throws(RooftopError) -> ReadPage {
             do {
-                return try PullResponse.decodeDocument(body)
+                let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(body)
+                return ReadPage(response: page, objectTexts: texts)
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
             }
         }
+    }
+
+    /// A pull page as read (``ReceivedPage/read()``).
+    struct ReadPage: Sendable {
+        let response: PullResponse
+        /// Each upserted object's JSON text as received, by change: what the store keeps of it
+        /// (``PreparedObject``). `nil` for a tombstone or a removal, or when the page was read
+        /// through `Codable`.
+        let objectTexts: [String?]
     }
 
     /// Asks for a pull page (``pull(_:)``) without reading its changes yet.

@@ -446,6 +446,13 @@ package struct DocumentReader {
 extension DocumentReader {
     /// A page of the change feed (``PullResponse``'s `Codable` form).
     package mutating func readPullResponse() throws -> PullResponse {
+        var spans: [Range<Int>?] = []
+        return try readPullResponse(objectSpans: &spans)
+    }
+
+    /// A page of the change feed, and where in the text each upserted object's JSON is
+    /// (`objectSpans`, by change; `nil` for a tombstone or a removal).
+    mutating func readPullResponse(objectSpans: inout [Range<Int>?]) throws -> PullResponse {
         var changes: [PullChange]?
         var checkpoint: Checkpoint?
         var hasMore: Bool?
@@ -455,8 +462,14 @@ extension DocumentReader {
             switch key {
             case "changes":
                 var list: [PullChange] = []
-                try reader.readArray { reader in list.append(try reader.readPullChange()) }
+                var spans: [Range<Int>?] = []
+                try reader.readArray { reader in
+                    var span: Range<Int>?
+                    list.append(try reader.readPullChange(objectSpan: &span))
+                    spans.append(span)
+                }
                 changes = list
+                objectSpans = spans
             case "checkpoint": checkpoint = Checkpoint(try reader.readString())
             case "hasMore": hasMore = try reader.readBool()
             case "remaining":
@@ -479,8 +492,8 @@ extension DocumentReader {
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining, roles: roles)
     }
 
-    /// One change of a page (``PullChange``'s `Codable` form).
-    private mutating func readPullChange() throws -> PullChange {
+    /// One change of a page (``PullChange``'s `Codable` form), and where its object's JSON is.
+    private mutating func readPullChange(objectSpan: inout Range<Int>?) throws -> PullChange {
         var kind: String?
         var object: ObjectSnapshot?
         var className: String?
@@ -489,7 +502,11 @@ extension DocumentReader {
         try readObject { reader, key in
             switch key {
             case "kind": kind = try reader.readString()
-            case "object": object = try reader.readObjectSnapshot()
+            case "object":
+                reader.skipWhitespace()
+                let start = reader.index
+                object = try reader.readObjectSnapshot()
+                objectSpan = start..<reader.index
             case "className": className = try reader.readString()
             case "objectId": objectId = try reader.readString()
             case "version": version = try reader.readInt64()
@@ -529,9 +546,32 @@ extension PullResponse {
     /// (``DocumentReader``), else with `Codable`.
     /// - Throws: What `JSONDecoder` throws for data that is not a page.
     package static func decodeDocument(_ data: Data) throws -> PullResponse {
+        try decodeDocumentWithObjectTexts(data).page
+    }
+
+    /// A page of the change feed from the server's JSON (``decodeDocument(_:)``), with each
+    /// upserted object's own JSON text as received (`objectTexts`, by change), so that a client
+    /// can store that text rather than encode the object again. The texts are those of a page
+    /// the direct reader read whole (every key once, the forms the encoders write), so each is
+    /// exactly the object decoded from it; `nil` for a tombstone or a removal, and all `nil` when
+    /// the page was left to `Codable`.
+    /// - Throws: What `JSONDecoder` throws for data that is not a page.
+    package static func decodeDocumentWithObjectTexts(_ data: Data) throws
+        -> (page: PullResponse, objectTexts: [String?])
+    {
         let text = String(decoding: data, as: UTF8.self)
-        if let page = try? DocumentReader.read(text, { try $0.readPullResponse() }) { return page }
-        return try JSONDecoder().decode(PullResponse.self, from: data)
+        let read = try? DocumentReader.read(text) { reader in
+            var spans: [Range<Int>?] = []
+            let page = try reader.readPullResponse(objectSpans: &spans)
+            let bytes = reader.bytes
+            let texts = spans.map { span in
+                span.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            }
+            return (page, texts)
+        }
+        if let read { return read }
+        let page = try JSONDecoder().decode(PullResponse.self, from: data)
+        return (page, Array(repeating: nil, count: page.changes.count))
     }
 
     /// Where the pull goes on after the page whose JSON is `data`: its checkpoint when it has more
