@@ -310,6 +310,24 @@ struct LocalStoreMigrationTests {
         #expect(try ids(["*", "u3"], keepingFlags: true) == ["g"])
         #expect(try ids(["*", "u1"], keepingFlags: true) == ["a", "b", "e", "f"])
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") } == 7)
+        // v13: the counts of the objects inserted since are the writer's, the insert trigger gone.
+        let (kept, recomputed, triggers) = try store.read { db in
+            (
+                try Row.fetchAll(
+                    db, sql: "SELECT scope, datastore, class_name, live FROM class_counts WHERE live != 0 ORDER BY 1, 2, 3"
+                ).map { "\($0)" },
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT scope, datastore, class_name, sum(deleted = 0) AS live FROM objects
+                        GROUP BY 1, 2, 3 HAVING live != 0 ORDER BY 1, 2, 3
+                        """
+                ).map { "\($0)" },
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'class_counts_insert'")
+            )
+        }
+        #expect(!kept.isEmpty && kept == recomputed)
+        #expect(triggers == 0)
         // Sets no object names go with the datastore's objects.
         try store.write(scope: "u1") { try $0.removeDatastore(.app, discardQueued: true) }
         let left = try store.read { db in

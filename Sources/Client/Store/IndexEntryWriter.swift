@@ -38,7 +38,7 @@ final class IndexEntryWriter {
     /// Writes the entries of the object with row key `objectKey` (`key`, in `scope`) whose field
     /// rows are `rows` (all of them, ``SQLIndexRows/diff(snapshot:previous:)`` from no previous
     /// state), flagged `readable`. Its class's partitions in the datastore must exist (the
-    /// object's row is written first: its class count's trigger makes them).
+    /// object's row is written first, and its class's count row with it, whose trigger makes them).
     /// - Throws: GRDB's errors.
     func insert(
         objectKey: Int64, key: ObjectKey, scope: String, rows: [SQLIndexRows.FieldRow], readable: Bool, _ db: Database

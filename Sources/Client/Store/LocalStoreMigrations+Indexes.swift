@@ -6,7 +6,9 @@ extension LocalStoreMigrations {
     /// v7: the compound indexes classes declare (``ClassSettings/indexes``), kept per scope and
     /// datastore (``SQLCompoundIndex``); v8: the value indexes hold only the fields they name;
     /// v9: counts per leading key of the indexes of two fields or more; v10: entries' additions
-    /// to those counts made by the writer (``IndexEntryWriter``), not a trigger.
+    /// to those counts made by the writer (``IndexEntryWriter``), not a trigger; v11: rows only of
+    /// value-indexed fields; v12: reader sets; v13: class counts of inserted objects added by the
+    /// writer.
     static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v7: declared compound indexes") { db in
             // `class_indexes`: the indexes each class declares (unused fields ''), learned from
@@ -175,6 +177,13 @@ extension LocalStoreMigrations {
                 DROP TABLE object_readers;
                 CREATE INDEX objects_by_readers ON objects(readers);
                 """)
+        }
+        migrator.registerMigration("v13: class counts added by the writer") { db in
+            // The insert trigger wrote an object's class count once per object (two statements
+            // and a statement journal per insert, a tenth of an initial sync's writer): the
+            // writer now sums a transaction's inserts per class and writes each class's row once
+            // (``StoreTransaction/finish()``). Updates and deletes stay triggers' work.
+            try db.execute(sql: "DROP TRIGGER class_counts_insert")
         }
     }
 

@@ -46,12 +46,13 @@ extension StoreTransaction {
     /// Whether a datastore is kept in sync here: it has been pulled (a checkpoint) or opened.
     /// Objects of such a datastore stay stored once their queued changes are acknowledged.
     func isSynced(_ datastore: DatastoreID) throws -> Bool {
+        // Cached: an acknowledgement asks it for every mutation it settles.
         try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT EXISTS (SELECT 1 FROM checkpoints WHERE scope = ? AND datastore = ?)
-                    OR EXISTS (SELECT 1 FROM datastores WHERE scope = ? AND id = ?)
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM checkpoints WHERE scope = ? AND datastore = ?)
+                        OR EXISTS (SELECT 1 FROM datastores WHERE scope = ? AND id = ?)
+                    """),
             arguments: [scope, datastore.rawValue, scope, datastore.rawValue]) ?? false
     }
 

@@ -29,6 +29,51 @@ final class StoreTransaction {
     /// - Throws: GRDB's errors.
     func finish() throws {
         try entries.flushCounts(db)
+        try flushClassCounts()
+    }
+
+    /// A class in a datastore of the transaction's scope (a `class_counts` row).
+    private struct CountedClass: Hashable {
+        var datastore: String
+        var className: String
+    }
+
+    /// Additions to `class_counts` for objects inserted, summed until ``finish()``: a pulled page's
+    /// objects share a few classes, and a trigger wrote each class's row once per object (a
+    /// statement journal and two statements per insert). Updates and deletes of objects stay
+    /// triggers' work (`class_counts_update`, `class_counts_delete`); additions commute with theirs.
+    private var classCountsPending: [CountedClass: (live: Int64, readable: Int64)] = [:]
+
+    /// Adds an inserted object to its class's counts. Its class's row is made at once when new
+    /// (its trigger makes the class's index partitions, which the object's entries need).
+    /// - Throws: GRDB's errors.
+    private func countInserted(_ key: ObjectKey, live: Bool, readable: Bool) throws {
+        let counted = CountedClass(datastore: key.datastore.rawValue, className: key.className)
+        if classCountsPending[counted] == nil {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO class_counts (scope, datastore, class_name, live, readable) SELECT ?, ?, ?, 0, 0
+                    WHERE NOT EXISTS (SELECT 1 FROM class_counts WHERE scope = ? AND datastore = ? AND class_name = ?)
+                    """
+            ).execute(arguments: [scope, counted.datastore, counted.className, scope, counted.datastore, counted.className])
+        }
+        classCountsPending[counted, default: (0, 0)].live += live ? 1 : 0
+        classCountsPending[counted, default: (0, 0)].readable += readable ? 1 : 0
+    }
+
+    /// Writes the class counts summed so far (``countInserted(_:live:readable:)``).
+    /// - Throws: GRDB's errors.
+    private func flushClassCounts() throws {
+        guard !classCountsPending.isEmpty else { return }
+        let add = try db.cachedStatement(
+            sql: """
+                UPDATE class_counts SET live = live + ?, readable = readable + ?
+                WHERE scope = ? AND datastore = ? AND class_name = ?
+                """)
+        for (counted, added) in classCountsPending where added != (0, 0) {
+            try add.execute(arguments: [added.live, added.readable, scope, counted.datastore, counted.className])
+        }
+        classCountsPending = [:]
     }
 
     /// Records what another transaction over the same connection touched (a grouped write's,
@@ -99,11 +144,7 @@ final class StoreTransaction {
         let readers = deleted ? nil : local.map { prepared?.readers ?? SQLIndexRows.readers(of: $0.acl) }
         let readable = try readers.map { try readableFlag($0) } ?? false
         let readerSet = try readers.map { try self.readerSet($0) }
-        let bind = { (values: inout DirectStatement.Binder) in
-            values.bind(self.scope)
-            values.bind(key.datastore.rawValue)
-            values.bind(key.className)
-            values.bind(key.objectId)
+        let bindState = { (values: inout DirectStatement.Binder) in
             values.bind(serverText)
             values.bind(localText)
             values.bind(localIsServer)
@@ -112,36 +153,63 @@ final class StoreTransaction {
             values.bind(synced)
             values.bind(readerSet)
         }
-        var objectKey: Int64?
-        var fresh = fresh
-        if fresh {
+        let bindKey = { (values: inout DirectStatement.Binder) in
+            values.bind(self.scope)
+            values.bind(key.datastore.rawValue)
+            values.bind(key.className)
+            values.bind(key.objectId)
+        }
+        // A fresh object (most of an initial sync) is a plain insert whose key is the row ID it
+        // gets (`RETURNING` made SQLite open and close a scratch table per row, a third of the
+        // insert); an object that may be stored is updated, and inserted when it was not. Its
+        // class's counts are summed by the transaction (``finish()``), not by a trigger per row.
+        let insert = { () throws -> Int64? in
             do {
                 try DirectStatement(
-                    db.cachedStatement(sql: "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                ).execute(bind)
-                objectKey = db.lastInsertedRowID
+                    self.db.cachedStatement(sql: "INSERT INTO objects \(columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                ).execute { values in
+                    bindKey(&values)
+                    bindState(&values)
+                }
             } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CONSTRAINT {
                 // Stored after all (IDs that Swift holds equal, as canonically equivalent text,
                 // and SQLite tells apart, byte by byte): stored as an object that has a row.
-                fresh = false
+                return nil
             }
+            try self.countInserted(key, live: !deleted, readable: !deleted && readable)
+            return self.db.lastInsertedRowID
         }
-        if !fresh {
+        let update = { () throws -> Int64? in
             // An object stored before may have entries, which this write moves or takes away (its
             // readable flag, its keys): the counts summed so far are written first.
-            try entries.flushCounts(db)
-            let upsert = DirectStatement(
-                try db.cachedStatement(
+            try self.entries.flushCounts(self.db)
+            return try DirectStatement(
+                self.db.cachedStatement(
                     sql: """
-                        INSERT INTO objects \(columns)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT(scope, datastore, class_name, object_id) DO UPDATE SET
-                            server = excluded.server, local = excluded.local, local_is_server = excluded.local_is_server,
-                            deleted = excluded.deleted, readable = excluded.readable,
-                            synced = max(objects.synced, excluded.synced), readers = excluded.readers
+                        UPDATE objects SET server = ?, local = ?, local_is_server = ?, deleted = ?, readable = ?,
+                            synced = max(synced, ?), readers = ?
+                        WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
                         RETURNING key
-                        """))
-            objectKey = try upsert.fetchInteger(bind)
+                        """)
+            ).fetchInteger { values in
+                bindState(&values)
+                bindKey(&values)
+            }
+        }
+        var objectKey: Int64?
+        var fresh = fresh
+        if fresh {
+            objectKey = try insert()
+            if objectKey == nil {
+                fresh = false
+                objectKey = try update()
+            }
+        } else {
+            objectKey = try update()
+            if objectKey == nil {
+                objectKey = try insert()
+                fresh = objectKey != nil
+            }
         }
         guard let objectKey else {
             throw RooftopError(.cache, "the local datastore did not return the key of an object it stored")
