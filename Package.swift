@@ -244,6 +244,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: testSwiftSettings

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import Rooftop
 import RooftopShared
 import Testing
@@ -40,6 +41,13 @@ struct ClientSyncProgressTests {
             #expect(pages >= objectCount / 25, "the pull came in pages: \(pages) requests")
             #expect(seen.count >= pages, "a report per page at least")
             #expect(try await client.localIds(className, in: .default).count == objectCount)
+            // Stored as the server sent them: the server splices each stored body after the
+            // envelope, where the client's own encoding would put the fields first.
+            let stored = try client.core.store.read { db in
+                try String.fetchAll(db, sql: "SELECT server FROM objects WHERE class_name = ?", arguments: [className])
+            }
+            #expect(stored.count == objectCount)
+            #expect(stored.allSatisfy { $0.contains(#""version":1,"fields":{"n":"#) }, "\(stored.first ?? "")")
             // The broadcast stream carries the same reports.
             _ = try await broadcast.first("the last broadcast report") { $0.isFinished && $0.phase == .pull }
             #expect(broadcast.elements.filter { $0.phase == .pull } == seen)

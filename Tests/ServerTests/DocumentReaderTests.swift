@@ -228,8 +228,8 @@ struct DocumentReaderTests {
         }
     }
 
-    @Test("a stored body that is not an object with members is decoded, and its error is the page's")
-    func storedBodyNotAnObject() throws {
+    @Test("a stored body that is not an object of fields, ACL and field versions is decoded, never spliced")
+    func storedBodyNotSpliced() throws {
         func page(_ body: String) -> PullPage {
             PullPage(
                 changes: [
@@ -240,21 +240,37 @@ struct DocumentReaderTests {
                             formerReaders: []))
                 ], checkpoint: Checkpoint("c"), hasMore: false, remaining: nil, roles: nil)
         }
-        // (Only the braces are checked: text damaged inside them goes out as it is, and the
-        // client fails to read the page, as it would have failed the server's decoding.)
-        for body in ["", "{}", " { } ", "[]", "null", "{\"fields\":"] {
+        // Not an object, or no fields: decoding fails, and so does the page.
+        for body in ["", "{}", " { } ", "[]", "null", "{\"fields\":", "{\"acl\":{}}"] {
             var writer = DocumentWriter()
             #expect(throws: (any Error).self, "\(body)") { try writer.pullPage(page(body)) }
         }
-        // Legacy text the splice leaves (no brace pair) but that decodes is written anew.
+        // Damaged or foreign text that would add members to the object or changes to the page if
+        // spliced: decoded and written anew, or refused; never sent as it is.
+        let injected = #"{"kind":"upsert","object":{"className":"X","objectId":"x","datastore":"d","fields":{},"version":1}}"#
+        for body in [
+            #"{"fields":{}}},"# + injected + #",{"fields":{}"#,
+            #"{"fields":{"n":1},"className":"Y","version":9}"#,
+            #"{"fields":{"n":1},"fields":{"n":2}}"#,
+            #"{"fields":{"n":1}} {"fields":{}}"#,
+            #"{"fields":{"n":"unterminated}}"#,
+        ] {
+            var writer = DocumentWriter()
+            guard (try? writer.pullPage(page(body))) != nil else { continue }
+            let read = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))
+            #expect(read.changes.count == 1, "\(body)")
+            #expect(read.changes.first?.className == "T" && read.changes.first?.objectId == "a", "\(body)")
+            #expect(try DocumentCoding.encode(read) == DocumentCoding.encode(try page(body).response()), "\(body)")
+        }
+        // A body with extra members that decodes goes out as its decoded object, without them.
         var writer = DocumentWriter()
-        try writer.pullPage(page("{\"fields\":{\"n\":1}}"))
+        try writer.pullPage(page(#"{"fields":{"n":1},"className":"Y","version":9}"#))
         let read = try PullResponse.decodeDocument(Data(writer.bytes))
         guard case .upsert(let object) = read.changes.first else {
             Issue.record("no upsert in \(read.changes)")
             return
         }
-        #expect(object.fields == ["n": .int(1)])
+        #expect(object.fields == ["n": .int(1)] && object.className == "T" && object.version == 1)
     }
 
     /// A random push: creations as plain fields, updates with operations (some of the kinds the

@@ -24,7 +24,8 @@ final class StoreTransaction {
         self.scope = scope
     }
 
-    /// Ends the transaction's writes: what is summed for later (``IndexEntryWriter``) is written.
+    /// Ends the transaction's writes: what is summed for later (the declared indexes' key counts,
+    /// ``IndexEntryWriter``, and the class counts of inserted objects) is written.
     /// Runs before every commit (``LocalStore/write(scope:_:committed:)``, and each grouped write).
     /// - Throws: GRDB's errors.
     func finish() throws {
@@ -135,9 +136,7 @@ final class StoreTransaction {
         // Most objects have no queued change: their local view is the server state, stored once.
         let localIsServer = server != nil && local == server
         let localText = localIsServer ? nil : try local.map { try $0.encodedDocument() }
-        // Bound directly (``DirectStatement``): a pull runs it for every object it stores. A fresh
-        // object (most of an initial sync) is a plain insert whose key is the row ID it gets:
-        // `RETURNING` made SQLite open and close a scratch table per row, a third of the insert.
+        // Bound directly (``DirectStatement``): a pull runs it for every object it stores.
         let columns =
             "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
         // A deleted object has no readers (and is never read through its flag).
@@ -171,7 +170,9 @@ final class StoreTransaction {
                     bindKey(&values)
                     bindState(&values)
                 }
-            } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CONSTRAINT {
+            } catch let error as DatabaseError
+                where [.SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY].contains(error.extendedResultCode)
+            {
                 // Stored after all (IDs that Swift holds equal, as canonically equivalent text,
                 // and SQLite tells apart, byte by byte): stored as an object that has a row.
                 return nil

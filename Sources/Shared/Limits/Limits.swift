@@ -48,8 +48,9 @@ public struct Limits: Hashable, Sendable {
     public var maxPullPageSize: Int = 1000
     /// The page size of a pull that names none. Default 500.
     public var defaultPullPageSize: Int = 500
-    /// The accounted size after which a server ends a pull page early (it always returns at least
-    /// one change), so that a page of large records does not hold hundreds of MiB in memory.
+    /// The bytes after which a server ends a pull page early (it always returns at least one
+    /// change), so that a page of large records does not hold hundreds of MiB in memory: its
+    /// objects' stored bodies (fields, ACL, field versions, as JSON), class names and IDs.
     /// Default 4 MiB.
     public var maxPullPageBytes: Int = 4 * 1024 * 1024
 

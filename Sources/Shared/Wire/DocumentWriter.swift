@@ -327,16 +327,17 @@ package struct DocumentWriter {
 
     /// An upsert of a pull page (``PullChange/upsert(_:)``) whose object's fields, ACL and field
     /// versions are JSON text already: `body`, an object with the members `fields` and, when set,
-    /// `acl` and `fieldVersions`, spliced in as it is, after the envelope written here. The
-    /// caller vouches for `body` (a server's stored text): only its braces are checked.
-    /// - Returns: `false`, with nothing written, when `body` is not an object with members.
+    /// `acl` and `fieldVersions`, spliced in as it is, after the envelope written here. The body's
+    /// structure is checked first (``storedBodyMembers(of:)``), so that text damaged or written by
+    /// something else can never add members to the object or changes to the page.
+    /// - Returns: `false`, with nothing written, when `body` is not such an object.
     package mutating func pullUpsert(
         className: String, objectId: String, datastore: String, createdAt: Int64?, updatedAt: Int64?, version: Int64,
         body: String
     ) -> Bool {
         var body = body
         return body.withUTF8 { text in
-            guard let members = Self.members(of: text) else { return false }
+            guard let members = Self.storedBodyMembers(of: text) else { return false }
             raw("{\"kind\":\"upsert\",\"object\":{\"className\":")
             string(className)
             raw(",\"objectId\":")
@@ -360,14 +361,31 @@ package struct DocumentWriter {
         }
     }
 
-    /// The members of the JSON object `text` (between its braces, whitespace around them
-    /// trimmed), or `nil` when the text is not `{…}` around something.
-    private static func members(of text: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+    /// The members of `text` (between its braces, whitespace around them trimmed) when it is one
+    /// JSON object whose members are `fields`, and `acl` and `fieldVersions` or not, each once and
+    /// each one whole JSON value (read structurally, not built); `nil` for anything else.
+    private static func storedBodyMembers(of text: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        var reader = DocumentReader(bytes: text)
+        var hasFields = false
+        reader.skipWhitespace()
+        let open = reader.index
+        do {
+            try reader.readObject { reader, key in
+                switch key {
+                case "fields": hasFields = true
+                case "acl", "fieldVersions": break
+                default: throw DocumentReader.Unhandled()
+                }
+                try reader.skipValue()
+            }
+        } catch {
+            return nil
+        }
+        let close = reader.index - 1
+        reader.skipWhitespace()
+        guard hasFields, reader.index == text.count else { return nil }
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }),
-            text[first] == UInt8(ascii: "{"), text[last] == UInt8(ascii: "}"), first + 1 < last
-        else { return nil }
-        let inner = text[(first + 1)..<last]
+        let inner = text[(open + 1)..<close]
         guard let start = inner.firstIndex(where: { !isSpace($0) }), let end = inner.lastIndex(where: { !isSpace($0) })
         else { return nil }
         return text[start...end]
