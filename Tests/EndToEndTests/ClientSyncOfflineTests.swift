@@ -11,7 +11,8 @@ struct ClientSyncOfflineTests {
     @Test("queued saves and deletes survive an app restart while the server is down, then apply exactly once")
     func offlineQueueSurvivesRestart() async throws {
         try await withSyncHarness { harness in
-            let first = try await harness.startServer()
+            // Restarted on the same port later: one no other test's server or connection takes.
+            let first = try await harness.startServerOnFixedPort()
             let port = first.port
             let api = try harness.api(first)
             let user = try await api.newUser("offline")

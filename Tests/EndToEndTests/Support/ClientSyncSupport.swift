@@ -41,6 +41,22 @@ final class ClientSyncHarness: Sendable {
         return server
     }
 
+    /// Starts a fresh server on a fixed port below the range the system hands out (32768 and up
+    /// on Linux), for a test that stops it and starts it again on the same port: no server of
+    /// another test (port 0) and no connection can take the port while it is down. A port taken
+    /// already is replaced by another, at most ten times.
+    func startServerOnFixedPort() async throws -> ServerProcess {
+        var attempts = 0
+        while true {
+            let port = Int.random(in: 20_000..<32_000)
+            do {
+                return try await startServer(port: port)
+            } catch ServerProcessError.exited(_, let log) where log.contains("Address already in use") && attempts < 10 {
+                attempts += 1
+            }
+        }
+    }
+
     /// Stops a server started here (SIGTERM, then waits for the exit).
     func stop(_ server: ServerProcess) async {
         await server.stop()
