@@ -546,7 +546,9 @@ extension PullResponse {
     /// (``DocumentReader``), else with `Codable`.
     /// - Throws: What `JSONDecoder` throws for data that is not a page.
     package static func decodeDocument(_ data: Data) throws -> PullResponse {
-        try decodeDocumentWithObjectTexts(data).page
+        let text = String(decoding: data, as: UTF8.self)
+        if let page = try? DocumentReader.read(text, { try $0.readPullResponse() }) { return page }
+        return try JSONDecoder().decode(PullResponse.self, from: data)
     }
 
     /// A page of the change feed from the server's JSON (``decodeDocument(_:)``), with each
