@@ -222,6 +222,42 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a pulled object is prepared with the rows of the fields the store keeps; a declaration made before its write has them worked out again")
+    func preparedForKeptFields() async throws {
+        let (client, owner) = try await signedUpSyncClient()
+        let store = client.core.store
+        try store.declareIndexes([["i"]], of: "Item")
+        let objects = (0..<3).map { n in
+            ObjectSnapshot(
+                className: "Item", objectId: "o\(n)", datastore: .default,
+                fields: ["i": .int(Int64(n)), "j": .int(Int64(10 + n)), "text": .string(String(repeating: "a", count: 420))],
+                version: 1)
+        }
+        let page = PullResponse(changes: objects.map { .upsert($0) }, checkpoint: Checkpoint("c:3"), hasMore: false)
+        let valueIndexed = try store.valueIndexedFields(of: ["Item", "Other"])
+        let expected: [String: Set<String>?] = ["Item": ["i"], "Other": .none]
+        #expect(valueIndexed == expected, "Other declares nothing: every field")
+        let prepared = SyncEngine.prepare(page, valueIndexed: valueIndexed)
+        let first = try #require(prepared.first ?? nil)
+        #expect(first.rowFields == ["i"])
+        #expect(first.rows(covering: ["i"])?.added.map(\.field).sorted() == ["i", "objectId"])
+        #expect(first.rows(covering: ["i", "j"]) == nil, "a field not worked out")
+        #expect(first.rows(covering: nil) == nil, "every field kept")
+        #expect(SyncEngine.prepare(page).first??.rows(covering: ["i", "j"]) != nil, "unrestricted: covers any")
+        // `j` is declared after the preparation, before the write.
+        try store.declareIndexes([["i"], ["j"]], of: "Item")
+        try await client.sync.apply(
+            page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
+            owner: owner, core: client.core, onChange: nil)
+        let rows = try store.read { db in
+            try String.fetchAll(db, sql: "SELECT field FROM object_fields WHERE by_value ORDER BY field")
+        }
+        #expect(rows == ["i", "i", "i", "j", "j", "j"])
+        #expect(try await client.query("Item", in: .default).text("where j = ?", [11]).fromLocalDatastore().count() == 1)
+        #expect(try await client.query("Item", in: .default).text("where i >= ?", [1]).fromLocalDatastore().count() == 2)
+        await client.shutdown()
+    }
+
     @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state, counts included")
     func repeatedInPage() async throws {
         let (client, owner) = try await signedUpSyncClient()

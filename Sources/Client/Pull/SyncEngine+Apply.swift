@@ -128,11 +128,16 @@ extension SyncEngine {
     /// out again, and its error fails the page there).
     /// `objectTexts` are the objects' JSON texts as received, by change
     /// (``RemoteAPI/ReadPage/objectTexts``), stored as they are; an object without one is encoded.
-    static func prepare(_ page: PullResponse, objectTexts: [String?] = []) -> [PreparedObject?] {
+    /// `valueIndexed` are the fields of each class whose rows the store keeps
+    /// (``LocalStore/valueIndexedFields(of:)``): only those rows are worked out; a class not
+    /// there gets every field's.
+    static func prepare(
+        _ page: PullResponse, objectTexts: [String?] = [], valueIndexed: [String: Set<String>?] = [:]
+    ) -> [PreparedObject?] {
         page.changes.indices.map { index in
             guard case .upsert(let object) = page.changes[index] else { return nil }
             let text = index < objectTexts.count ? objectTexts[index] : nil
-            return try? PreparedObject(object, text: text)
+            return try? PreparedObject(object, text: text, fields: valueIndexed[object.className] ?? nil)
         }
     }
 

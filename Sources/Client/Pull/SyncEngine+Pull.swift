@@ -191,12 +191,17 @@ extension SyncEngine {
                     if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
                     // The indexes of the page's classes before its objects are written: they are
                     // built from what is stored, then kept by every write.
-                    try await self.classes.declareIndexes(
-                        of: Set(current.changes.map(\.className)), api: api, store: core.store)
+                    let classNames = Set(current.changes.map(\.className))
+                    try await self.classes.declareIndexes(of: classNames, api: api, store: core.store)
                     // Its objects are prepared for writing from now on, beside the next page's
-                    // fetch and the batch before's write (``prepare(_:)``).
+                    // fetch and the batch before's write (``prepare(_:)``): the rows of the
+                    // fields the store keeps.
+                    let valueIndexed = try core.store.valueIndexedFields(of: classNames)
                     batch.add(
-                        current, prepared: Task { SyncEngine.prepare(current, objectTexts: read.objectTexts) },
+                        current,
+                        prepared: Task {
+                            SyncEngine.prepare(current, objectTexts: read.objectTexts, valueIndexed: valueIndexed)
+                        },
                         checkpoint: checkpoint)
                     if !current.hasMore {
                         try await flush(wait: true)

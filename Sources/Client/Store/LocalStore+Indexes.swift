@@ -8,6 +8,17 @@ import RooftopShared
 /// and kept by every write after. The fields they name are the class's only fields in the value
 /// indexes (``StoreTransaction/valueIndexedFields(of:_:)``), and the only ones with rows.
 extension LocalStore {
+    /// The fields of each of `classes` whose rows the store keeps
+    /// (``StoreTransaction/valueIndexedFields(of:_:)``; `nil` for every field).
+    /// - Throws: `cache` when the store cannot be read.
+    func valueIndexedFields(of classes: Set<String>) throws(RooftopError) -> [String: Set<String>?] {
+        try read { db in
+            var fields: [String: Set<String>?] = [:]
+            for className in classes { fields[className] = .some(try StoreTransaction.valueIndexedFields(of: className, db)) }
+            return fields
+        }
+    }
+
     /// Makes `indexes` the declared indexes of `className`: builds the entries of those not kept
     /// yet (from every stored object of the class, in one write) and drops those of indexes no
     /// longer declared, and makes the rows of the fields they name (dropping the others'). Nothing is written when

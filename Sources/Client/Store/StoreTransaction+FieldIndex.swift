@@ -97,9 +97,9 @@ extension StoreTransaction {
             }
         }
         guard let local else { return }
-        let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
+        let rows = prepared?.rows(covering: valueIndexed) ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         try insert(
             kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
             valueIndexed: valueIndexed, db)
@@ -147,7 +147,7 @@ extension StoreTransaction {
         objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?,
         entries: EntryTarget?, _ db: Database
     ) throws {
-        let rows = prepared?.rows ?? SQLIndexRows.diff(snapshot: local, previous: nil)
+        let rows = prepared?.rows(covering: valueIndexed) ?? SQLIndexRows.diff(snapshot: local, previous: nil)
         let incomplete = incompleteFields(rows)
         var stored: [String: StoredFieldRow] = [:]
         let read = try Row.fetchCursor(
@@ -379,19 +379,42 @@ struct PreparedObject: Sendable {
     let snapshot: ObjectSnapshot
     /// Its stored JSON.
     let text: String
-    /// Its `object_fields` and `object_elements` rows (none replaced).
-    let rows: SQLIndexRows.Change
+    /// Its `object_fields` and `object_elements` rows (none replaced): of the fields in
+    /// ``rowFields`` and the built-in ones.
+    private let rows: SQLIndexRows.Change
+    /// The fields ``rows`` cover besides the built-in ones; `nil` for every field.
+    let rowFields: Set<String>?
     /// Who may read it (its reader set, ``StoreTransaction/readerSet(_:)``).
     let readers: Set<String>
 
     /// The preparation of `snapshot`, stored as `text` when given: its JSON as received, which
     /// reads back as `snapshot` (``PullResponse/decodeDocumentWithObjectTexts(_:)``), so that it
     /// is not encoded again.
+    /// - Parameter fields: The fields to work out rows of, besides the built-in ones: those of
+    ///   the class's value indexes (``StoreTransaction/valueIndexedFields(of:_:)``), which are
+    ///   all the store keeps; `nil` (the default) for every field. A 420-letter text, say, is not
+    ///   worked into a key only to be dropped.
     /// - Throws: What encoding it throws.
-    init(_ snapshot: ObjectSnapshot, text: String? = nil) throws {
+    init(_ snapshot: ObjectSnapshot, text: String? = nil, fields: Set<String>? = nil) throws {
         self.snapshot = snapshot
         self.text = try text ?? snapshot.encodedDocument()
-        rows = SQLIndexRows.diff(snapshot: snapshot, previous: nil)
+        if let fields {
+            var indexed = snapshot
+            indexed.fields = snapshot.fields.filter { fields.contains($0.key) }
+            rows = SQLIndexRows.diff(snapshot: indexed, previous: nil)
+        } else {
+            rows = SQLIndexRows.diff(snapshot: snapshot, previous: nil)
+        }
+        rowFields = fields
         readers = SQLIndexRows.readers(of: snapshot.acl)
+    }
+
+    /// The rows, when they cover the fields `valueIndexed` (`nil`: every field) whose rows a
+    /// store keeps; `nil` when not (a declaration changed after the preparation): the writer
+    /// works them out then.
+    func rows(covering valueIndexed: Set<String>?) -> SQLIndexRows.Change? {
+        guard let rowFields else { return rows }
+        guard let valueIndexed, valueIndexed.isSubset(of: rowFields) else { return nil }
+        return rows
     }
 }
