@@ -222,6 +222,30 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a cancelled pull asks for no more pages: what it received is written with its checkpoint, and the next pull resumes there")
+    func cancelledPullStops() async throws {
+        let server = SyncFakeServer()
+        server.setPageSize(10)
+        server.seed(200)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        server.pullGate.close()
+        let pull = Task { try await client.sync.pull(datastore: .default) }
+        try await TestWait.until("the first page asked for") { server.pullGate.waiting == 1 }
+        pull.cancel()
+        server.pullGate.open()
+        await #expect(throws: RooftopError.self) { try await pull.value }
+        // The first page, and at most the one asked for ahead of it: not the twenty.
+        let asked = server.pulls.count
+        #expect((1...2).contains(asked), "\(asked) pages asked for")
+        let checkpoint = try #require(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default))
+        #expect(try client.storedKeys().count == 10, "the first page written")
+        try await client.sync.pull(datastore: .default)
+        #expect(server.pulls.dropFirst(asked).first?.since == checkpoint, "resumed after the first page")
+        #expect(try client.storedKeys().count == 200)
+        await client.shutdown()
+    }
+
     @Test("a pulled object is prepared with the rows of the fields the store keeps; a declaration made before its write has them worked out again")
     func preparedForKeptFields() async throws {
         let (client, owner) = try await signedUpSyncClient()

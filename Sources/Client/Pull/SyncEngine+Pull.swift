@@ -159,6 +159,13 @@ extension SyncEngine {
             }
             switch action {
             case .requestPage(let since):
+                // A cancelled pull asks for no more pages: the page fetched ahead is a task of its
+                // own, which the pull's cancellation does not reach, and each page received would
+                // ask for the next. What was received is written first, with its checkpoint.
+                if Task.isCancelled {
+                    try await flush(wait: true)
+                    throw RooftopError(.cancelled, "the pull was cancelled")
+                }
                 let received: Result<RemoteAPI.ReceivedPage, RooftopError>
                 if let prefetched = ahead, prefetched.since == since {
                     received = await prefetched.task.value
