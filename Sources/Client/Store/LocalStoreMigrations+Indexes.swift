@@ -190,13 +190,33 @@ extension LocalStoreMigrations {
     /// v12: gives every live object the reader set of its `object_readers` rows. A live object
     /// without rows (no principal may read it, or a store indexed before the rows were kept) gets
     /// the set of its local view's ACL, decoded.
+    ///
+    /// Written against the tables as v12 leaves them, with its own statements: a later change
+    /// to how the store writes reader sets or reads objects does not change what this does.
     private static func migrateReaderSets(_ db: Database) throws {
-        let transaction = StoreTransaction(db: db, scope: "")
         let update = try db.makeStatement(sql: "UPDATE objects SET readers = ? WHERE key = ?")
+        let find = try db.makeStatement(sql: "SELECT id FROM reader_sets WHERE principals = ?")
+        let insert = try db.makeStatement(sql: "INSERT INTO reader_sets (principals) VALUES (?)")
+        let member = try db.makeStatement(sql: "INSERT INTO reader_set_members (reader_set, principal) VALUES (?, ?)")
+        var sets: [Set<String>: Int64] = [:]
+        func setID(_ readers: Set<String>) throws -> Int64 {
+            if let known = sets[readers] { return known }
+            let text = LocalStore.readerSetText(readers)
+            let id: Int64
+            if let stored = try Int64.fetchOne(find, arguments: [text]) {
+                id = stored
+            } else {
+                try insert.execute(arguments: [text])
+                id = db.lastInsertedRowID
+                for principal in readers { try member.execute(arguments: [id, principal]) }
+            }
+            sets[readers] = id
+            return id
+        }
         var current: (key: Int64, readers: Set<String>)?
         func flush() throws {
             guard let current else { return }
-            try update.execute(arguments: [try transaction.readerSet(current.readers), current.key])
+            try update.execute(arguments: [try setID(current.readers), current.key])
         }
         let rows = try Row.fetchCursor(
             db,
@@ -213,10 +233,17 @@ extension LocalStoreMigrations {
             current?.readers.insert(row[1])
         }
         try flush()
-        let unread = try Row.fetchCursor(db, sql: "SELECT * FROM objects WHERE deleted = 0 AND readers IS NULL")
+        // The local view: `local`, or the server state when v6's flag says they are one.
+        let unread = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT key, CASE WHEN local_is_server = 1 THEN server ELSE local END FROM objects
+                WHERE deleted = 0 AND readers IS NULL
+                """)
         while let row = try unread.next() {
-            guard let local = try StoreTransaction.row(row).local else { continue }
-            try update.execute(arguments: [try transaction.readerSet(SQLIndexRows.readers(of: local.acl)), row["key"]])
+            guard let text = row[1] as String? else { continue }
+            let local = try DocumentCoding.decode(ObjectSnapshot.self, from: text)
+            try update.execute(arguments: [try setID(SQLIndexRows.readers(of: local.acl)), row[0] as Int64])
         }
     }
 
