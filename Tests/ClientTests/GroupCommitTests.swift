@@ -129,34 +129,6 @@ struct GroupCommitTests {
         store.close()
     }
 
-    @Test("a repeatable write's commit does not wait for the disk; every durable write sets the wait again before its transaction, grouped ones too")
-    func durabilityPerWrite() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("durability-\(UUID().uuidString).sqlite").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let store = try LocalStore(.file(path: path))
-        func level(_ transaction: StoreTransaction) throws -> Int? {
-            try Int.fetchOne(transaction.db, sql: "PRAGMA synchronous")
-        }
-        // SQLite's levels: 1 NORMAL (no wait at commit in WAL mode), 2 FULL.
-        #expect(try store.write(scope: "u1") { try level($0) } == 2)
-        let repeatable = try store.write(scope: "u1", durability: .repeatable) { transaction in
-            try transaction.put(Self.key(1), server: Self.snapshot(1), local: Self.snapshot(1), deleted: false)
-            return try level(transaction)
-        }
-        #expect(repeatable == 1 && !store.commitsWaitForDisk)
-        let grouped = try await store.writeGrouped(scope: "u1") { transaction in
-            try transaction.put(Self.key(2), server: Self.snapshot(2), local: Self.snapshot(2), deleted: false)
-            return try Int.fetchOne(transaction.db, sql: "PRAGMA synchronous")
-        }
-        #expect(grouped == 2 && store.commitsWaitForDisk)
-        _ = try store.write(scope: "u1", durability: .repeatable) { try level($0) }
-        #expect(try store.write(scope: "u1") { try level($0) } == 2)
-        store.close()
-        let reopened = try LocalStore(.file(path: path))
-        defer { reopened.close() }
-        #expect(try reopened.object(Self.key(1), scope: "u1") != nil && reopened.object(Self.key(2), scope: "u1") != nil)
-    }
-
     @Test("concurrent saveEventually calls are each durable and queued once, in a store reopened after")
     func concurrentSaves() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path

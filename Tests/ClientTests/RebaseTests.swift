@@ -155,24 +155,6 @@ struct RebaseTests {
         await client.shutdown()
     }
 
-    @Test("a page that rebases a queued change is committed to the disk; a page without one is not waited for (it is pulled again if lost)")
-    func pageDurability() async throws {
-        let server = SyncFakeServer()
-        let (client, score) = try await setUp(server, base: ["count": 1])
-        let store = client.core.store
-        #expect(store.commitsWaitForDisk, "the blocker's save, after the first page, waits for the disk")
-        server.seed(1, className: "Other") { _ in ["n": 1] }
-        try await client.sync.pull(datastore: .default)
-        #expect(!store.commitsWaitForDisk, "a page of objects nobody queued changes of")
-        score["count"] = 2
-        try await score.saveEventually()
-        #expect(store.commitsWaitForDisk)
-        server.update(score.key, [FieldUpdate("count", .set(3))])
-        try await client.sync.pull(datastore: .default)
-        #expect(store.commitsWaitForDisk, "the page rebased the queued change: its transaction is durable")
-        await client.shutdown()
-    }
-
     @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
     func remoteDelete() async throws {
         let server = SyncFakeServer()

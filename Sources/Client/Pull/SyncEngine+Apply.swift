@@ -25,14 +25,10 @@ extension SyncEngine {
         guard core.scope == owner else { throw SyncEngine.accountChanged }
         let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
         let changes = page.changes
-        // Without rebases the page's transactions change no queued change (nothing the app
-        // wrote): their commits need not wait for the disk. A power cut that loses them loses the
-        // checkpoint written with them, and the page is pulled again (``LocalStore/Durability``).
-        let durability: LocalStore.Durability = rebases.isEmpty ? .repeatable : .durable
         var next = 0
         repeat {
             var written = WrittenChanges()
-            try core.store.write(scope: owner, durability: durability) { transaction in
+            try core.store.write(scope: owner) { transaction in
                 guard core.scope == owner else { throw SyncEngine.accountChanged }
                 // Objects new here share a few keys of each index: their counts are summed and
                 // written once, at the end of the transaction (``IndexEntryWriter``).

@@ -31,27 +31,6 @@ final class LocalStore: Sendable {
     /// Whether a write is waiting for the writer: a long write (a pull's batch) ends its
     /// transaction early then, and goes on in another after the waiting ones.
     var writesWaiting: Bool { waitingWrites.load(ordering: .relaxed) > 0 }
-    /// Whether the writer connection's commits wait for the disk now (`synchronous = FULL`), or
-    /// not (`NORMAL`, set for a ``Durability/repeatable`` write): each write sets what it needs
-    /// before its transaction. Read and set on the writer only.
-    private let commitsSynced = Atomic<Bool>(true)
-
-    /// Whether the last write's commit waited for the disk (``Durability/durable``).
-    var commitsWaitForDisk: Bool { commitsSynced.load(ordering: .relaxed) }
-
-    /// What a write's commit waits for.
-    enum Durability: Sendable {
-        /// The disk: the write survives a power cut once committed. Every write the app makes,
-        /// and every one that touches the offline queue.
-        case durable
-        /// The operating system only: a process crash keeps it, a power cut may lose it, and the
-        /// transactions after it with it (the log is written in order), which leaves the store as
-        /// it was before. For writes the server can bring again: a pulled page with its
-        /// checkpoint, lost with it, so that the pull asks for the page again. Its commit does not
-        /// wait for the log (megabytes per batch of an initial sync) to reach the disk; the next
-        /// durable commit's wait covers it.
-        case repeatable
-    }
 
     private struct Gate {
         var closed = false
@@ -147,12 +126,9 @@ final class LocalStore: Sendable {
     ///   failure or a closed store.
     /// - Parameter committed: Runs after the commit, before the change is published (live
     ///   objects take what was written, so that whoever waits for the change reads them updated).
-    /// - Parameter durability: What the commit waits for (default ``Durability/durable``: the
-    ///   disk).
     @discardableResult
     func write<T>(
-        scope: String, durability: Durability = .durable, _ body: (StoreTransaction) throws -> T,
-        committed: (() -> Void)? = nil
+        scope: String, _ body: (StoreTransaction) throws -> T, committed: (() -> Void)? = nil
     ) throws(RooftopError) -> T {
         try enter()
         defer { leave() }
@@ -161,28 +137,15 @@ final class LocalStore: Sendable {
         var started = false
         defer { if !started { waitingWrites.subtract(1, ordering: .relaxed) } }
         do {
-            (result, change) = try database.writeWithoutTransaction { db in
+            (result, change) = try database.write { db in
                 if !started {
                     started = true
                     waitingWrites.subtract(1, ordering: .relaxed)
                 }
-                // Outside the transaction (SQLite refuses it inside): a durable write that cannot
-                // make its commit wait for the disk fails before writing anything.
-                let synced = durability == .durable
-                if commitsSynced.load(ordering: .relaxed) != synced {
-                    try db.execute(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-                    commitsSynced.store(synced, ordering: .relaxed)
-                }
-                var written: (T, StoreChange)?
-                try db.inTransaction {
-                    let transaction = StoreTransaction(db: db, scope: scope)
-                    let result = try body(transaction)
-                    try transaction.finish()
-                    written = (result, transaction.change)
-                    return .commit
-                }
-                guard let written else { throw RooftopError(.internal, "a write did not run") }
-                return written
+                let transaction = StoreTransaction(db: db, scope: scope)
+                let result = try body(transaction)
+                try transaction.finish()
+                return (result, transaction.change)
             }
         } catch let error as RooftopError {
             throw error
