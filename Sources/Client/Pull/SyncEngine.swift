@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import RooftopShared
 import Synchronization
@@ -22,6 +23,8 @@ public final class SyncEngine: Sendable {
     /// Class settings fetched from the server: merge rules for rebases, declared indexes for the store.
     let classes = ClassSettingsCache()
     let clock: EngineClock
+    /// Where a pull's batches are written (``blocking(on:_:)``): one at a time, in order.
+    let writerQueue = DispatchQueue(label: "rooftop.sync.writer")
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)
 
