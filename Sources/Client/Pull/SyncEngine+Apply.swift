@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import RooftopShared
 
@@ -28,63 +27,41 @@ extension SyncEngine {
         let changes = page.changes
         var next = 0
         repeat {
-            // On the writer's own thread: a batch's write takes a few hundred milliseconds of
-            // SQLite's work, which would otherwise hold one of the few threads the pull's reading
-            // and preparing of the next pages run on.
-            let from = next
-            let (written, upTo) = try await SyncEngine.blocking(on: writerQueue) {
-                () throws(RooftopError) -> (WrittenChanges, Int) in
-                var next = from
-                var written = WrittenChanges()
-                try core.store.write(scope: owner) { transaction in
-                    guard core.scope == owner else { throw SyncEngine.accountChanged }
-                    // Objects new here share a few keys of each index: their counts are summed and
-                    // written once, at the end of the transaction (``IndexEntryWriter``).
-                    transaction.entries.defersCounts = true
-                    // Read in this transaction: what is queued cannot change under it.
-                    let queued = try transaction.queuedKeys(in: datastore)
-                    repeat {
-                        let slice = next..<min(next + SyncEngine.sliceSize, changes.count)
-                        try self.write(
-                            changes[slice], from: slice.lowerBound, prepared: prepared, rebases: rebases, queued: queued,
-                            datastore: datastore, scope: scope, core: core, onChange: onChange, into: &written,
-                            transaction)
-                        next = slice.upperBound
-                    } while next < changes.count && !core.store.writesWaiting
-                    if next == changes.count, let checkpoint {
-                        try transaction.setCheckpoint(checkpoint, datastore: datastore)
-                        try transaction.setSyncFilter(scope, datastore: datastore)
-                    }
-                } committed: {
-                    for (key, view) in written.views { core.registry.existing(key)?.replaceBase(view) }
-                    for key in written.gone { core.registry.existing(key)?.markDeleted() }
+            var written = WrittenChanges()
+            try core.store.write(scope: owner) { transaction in
+                guard core.scope == owner else { throw SyncEngine.accountChanged }
+                // Objects new here share a few keys of each index: their counts are summed and
+                // written once, at the end of the transaction (``IndexEntryWriter``).
+                transaction.entries.defersCounts = true
+                // Read in this transaction: what is queued cannot change under it.
+                let queued = try transaction.queuedKeys(in: datastore)
+                repeat {
+                    let slice = next..<min(next + SyncEngine.sliceSize, changes.count)
+                    try write(
+                        changes[slice], from: slice.lowerBound, prepared: prepared, rebases: rebases, queued: queued,
+                        datastore: datastore, scope: scope, core: core, onChange: onChange, into: &written,
+                        transaction)
+                    next = slice.upperBound
+                } while next < changes.count && !core.store.writesWaiting
+                if next == changes.count, let checkpoint {
+                    try transaction.setCheckpoint(checkpoint, datastore: datastore)
+                    try transaction.setSyncFilter(scope, datastore: datastore)
                 }
-                return (written, next)
+            } committed: {
+                for (key, view) in written.views { core.registry.existing(key)?.replaceBase(view) }
+                for key in written.gone { core.registry.existing(key)?.markDeleted() }
             }
-            next = upTo
             // Told per transaction: a later one that fails leaves these committed, and their
             // queued rows are gone (a pull again would not bring their acknowledgements back).
             publish(written.outcomes, core: core)
         } while next < changes.count
     }
 
-    /// Runs `body` on `queue` and waits for it without holding a thread of Swift's cooperative
-    /// pool (as a synchronous database write called from a task would).
-    /// - Throws: What `body` throws.
-    static func blocking<T: Sendable>(
-        on queue: DispatchQueue, _ body: @escaping @Sendable () throws(RooftopError) -> T
-    ) async throws(RooftopError) -> T {
-        let result: Result<T, RooftopError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(RooftopError) -> T in try body() }) }
-        }
-        return try result.get()
-    }
-
     /// A rebase applied, what it did, and the mutations folded into each settled one.
     typealias RebaseOutcome = (Rebase, Rebase.Outcome, [MutationID: [MutationID]])
 
     /// What one transaction of a page's write did, for after its commit.
-    struct WrittenChanges: Sendable {
+    struct WrittenChanges {
         /// The objects stored, with their local views.
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         /// The objects removed.

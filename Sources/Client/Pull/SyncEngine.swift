@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import RooftopShared
 import Synchronization
@@ -23,8 +22,6 @@ public final class SyncEngine: Sendable {
     /// Class settings fetched from the server: merge rules for rebases, declared indexes for the store.
     let classes = ClassSettingsCache()
     let clock: EngineClock
-    /// Where a pull's batches are written (``blocking(on:_:)``): one at a time, in order.
-    let writerQueue = DispatchQueue(label: "rooftop.sync.writer")
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)
 
