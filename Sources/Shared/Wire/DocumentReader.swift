@@ -299,20 +299,19 @@ package struct DocumentReader {
     }
 
     /// The keys of an object read so far, to refuse a repeated one. Most objects have a few keys
-    /// (an ACL's access has two, an object's envelope nine): those are compared in a list kept
-    /// inline, which neither hashes nor allocates; past ``listed`` keys they go to a set.
+    /// (an ACL's access has two, an object's envelope nine): the first sixteen are compared in a
+    /// list kept inline, which neither hashes nor allocates; past those, keys go to a set.
     private struct SeenKeys {
-        /// The most keys compared in the list.
-        static let listed = 16
         private var list = InlineArray<16, String>(repeating: "")
+        /// The keys seen; past `list.count` they are all in `set`.
         private var count = 0
         private var set: Set<String> = []
 
         /// Adds `key`; `false` when it was seen already.
         mutating func insert(_ key: String) -> Bool {
-            guard count > Self.listed else {
+            guard count > list.count else {
                 for position in 0..<count where list[position] == key { return false }
-                if count < Self.listed {
+                if count < list.count {
                     list[count] = key
                     count += 1
                     return true
