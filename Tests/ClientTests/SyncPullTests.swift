@@ -246,6 +246,25 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a class whose settings fetch was cancelled (a pull stopped) has its indexes declared by a later pull")
+    func cancelledSettingsFetchTriedAgain() async throws {
+        let server = SyncFakeServer()
+        server.setIndexes([["i"]], for: "Item")
+        server.seed(3)
+        let client = try syncClient(server)
+        _ = try await client.signUpForTest("ann")
+        server.failNext("/v1/classes", with: RooftopError(.cancelled, "the request was cancelled"))
+        try await client.sync.pull(datastore: .default)
+        func declared() throws -> [[String]] {
+            try client.core.store.read { db in Array(try LocalStore.declaredIndexes(of: "Item", db).values) }
+        }
+        #expect(try declared().isEmpty, "pulled without the indexes")
+        server.seed(1, fields: { _ in ["i": 99] })
+        try await client.sync.pull(datastore: .default)
+        #expect(try declared() == [["i"]], "asked again, not given up on")
+        await client.shutdown()
+    }
+
     @Test("a pulled object is prepared with the rows of the fields the store keeps; a declaration made before its write has them worked out again")
     func preparedForKeptFields() async throws {
         let (client, owner) = try await signedUpSyncClient()

@@ -268,9 +268,11 @@ struct ConnectionLimitsTests {
         try await withServerAndClient(extraArguments: arguments) { server, client in
             let started = ContinuousClock.now
             let refusedBefore = try await Self.metric("rooftop_connections_refused_total", client)
+            // The metrics client's own connection is open too: the held ones are counted above it.
+            let openBefore = try await Self.metric("rooftop_connections_open", client)
             let held = try (0..<2).map { _ in try RawConnection(port: server.port, from: "127.0.0.7") }
             try await TestWait.until(within: Self.closeDeadline, "the held connections counted") {
-                try await Self.metric("rooftop_connections_open", client) >= 2
+                try await Self.metric("rooftop_connections_open", client) >= openBefore + 2
             }
             // Twelve at once, waited on together: a server slow to accept (the whole suite on two
             // cores) delays them all alike instead of one deadline after another.
@@ -284,6 +286,10 @@ struct ConnectionLimitsTests {
             #expect(closed == 12, "\(closed) of 12 refused connections closed")
             try await TestWait.until(within: Self.closeDeadline, "the twelve refusals counted") {
                 try await Self.metric("rooftop_connections_refused_total", client) == refusedBefore + 12
+            }
+            // The log is read as the server writes it: wait for the refusal's line.
+            try await TestWait.until(within: Self.closeDeadline, "the refusal logged") {
+                server.log.contains("connections refused")
             }
             let minutes = Int((ContinuousClock.now - started) / .seconds(60))
             let lines = server.log.split(separator: "\n")

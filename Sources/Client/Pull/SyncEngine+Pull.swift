@@ -31,7 +31,9 @@ extension SyncEngine {
             reporter.finish()
             return count
         } catch {
-            activity.update(datastore) { $0.lastError = error }
+            // A pull stopped on purpose (its task cancelled: continuous sync stopped) is no
+            // failure of the datastore's to show.
+            if !(error.code == .cancelled && Task.isCancelled) { activity.update(datastore) { $0.lastError = error } }
             reporter.fail(error)
             throw error
         }
@@ -107,6 +109,10 @@ extension SyncEngine {
         // waits, and holds a bounded number of pages. Whatever happens next (a retry, a restart,
         // a failure) writes them first; the last write is awaited before the pull finishes.
         var batch = PageBatch()
+        // The fields each class of the pull keeps rows of, read once per class: a class's
+        // declarations are given to the store at its first page (the writer checks them again,
+        // ``PreparedObject/rows(covering:)``).
+        var keptFields: [String: Set<String>?] = [:]
         var writes: [Task<Result<Void, RooftopError>, Never>] = []
         func finishOldestWrite() async throws(RooftopError) {
             // On failure the pull fails and starts again from the last checkpoint written; the
@@ -201,9 +207,11 @@ extension SyncEngine {
                     let classNames = Set(current.changes.map(\.className))
                     try await self.classes.declareIndexes(of: classNames, api: api, store: core.store)
                     // Its objects are prepared for writing from now on, beside the next page's
-                    // fetch and the batch before's write (``prepare(_:)``): the rows of the
+                    // fetch and the batch before's write (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``): the rows of the
                     // fields the store keeps.
-                    let valueIndexed = try core.store.valueIndexedFields(of: classNames)
+                    let unknown = classNames.subtracting(keptFields.keys)
+                    if !unknown.isEmpty { keptFields.merge(try core.store.valueIndexedFields(of: unknown)) { $1 } }
+                    let valueIndexed = keptFields
                     batch.add(
                         current,
                         prepared: Task {
@@ -271,7 +279,7 @@ extension SyncEngine {
         /// checkpoints still end a batch, and their checkpoint is stored).
         static let maxPages = 64
         private var pages: [PullResponse] = []
-        /// The preparations of each page's changes, by position, under way (``SyncEngine/prepare(_:)``).
+        /// The preparations of each page's changes, by position, under way (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``).
         private var preparations: [Task<[PreparedObject?], Never>?] = []
         private var checkpoint: Checkpoint?
         private var changes = 0
@@ -286,7 +294,7 @@ extension SyncEngine {
         var isFull: Bool { changes >= Self.maxChanges || pages.count >= Self.maxPages }
 
         /// Adds a page received, to be stored with `checkpoint`; `prepared`: the task working out the
-        /// preparations of its changes, by position (``SyncEngine/prepare(_:)``), if any.
+        /// preparations of its changes, by position (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), if any.
         mutating func add(_ page: PullResponse, prepared: Task<[PreparedObject?], Never>? = nil, checkpoint: Checkpoint) {
             pages.append(page)
             preparations.append(prepared)

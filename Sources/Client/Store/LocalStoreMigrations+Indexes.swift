@@ -191,8 +191,10 @@ extension LocalStoreMigrations {
     /// without rows (no principal may read it, or a store indexed before the rows were kept) gets
     /// the set of its local view's ACL, decoded.
     ///
-    /// Written against the tables as v12 leaves them, with its own statements: a later change
-    /// to how the store writes reader sets or reads objects does not change what this does.
+    /// Its statements are its own, written against the tables as v12 leaves them, so that a later
+    /// change to how the store writes reader sets or reads object rows does not change what this
+    /// does; it shares only the reader-set text form (``LocalStore/readerSetText(_:)``), the
+    /// rule of who reads an object (``SQLIndexRows/readers(of:)``) and the document's decoding.
     private static func migrateReaderSets(_ db: Database) throws {
         let update = try db.makeStatement(sql: "UPDATE objects SET readers = ? WHERE key = ?")
         let find = try db.makeStatement(sql: "SELECT id FROM reader_sets WHERE principals = ?")

@@ -373,7 +373,7 @@ extension StoreTransaction {
 
 /// What storing an object writes that depends on the object alone: its stored text and its index
 /// rows. A pull works these out for a batch of pulled objects while the batch before is being
-/// written (``prepare(_:)``), so that the one writer only binds and steps.
+/// written (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), so that the one writer only binds and steps.
 struct PreparedObject: Sendable {
     /// The object, as pulled.
     let snapshot: ObjectSnapshot

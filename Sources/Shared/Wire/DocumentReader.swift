@@ -21,6 +21,14 @@ package struct DocumentReader {
     var index = 0
     /// The arrays and objects open around the reader's position.
     private var depth = 0
+    /// The keys read so far of the object open at each nesting level (``readObject(_:)``), to
+    /// refuse a repeated one. Most objects have a few keys (an ACL's access has two, an object's
+    /// envelope nine): they are compared in their level's list, which neither hashes nor, once
+    /// the reader has read an object at that level, allocates; past ``listedKeys`` they go to a
+    /// set.
+    private var keyLists: [[String]] = []
+    /// The most keys of one object compared in a list.
+    static let listedKeys = 16
 
     /// The deepest nesting of arrays and objects the reader reads (past it, ``Unhandled``: the
     /// text goes to `Codable`, which applies its own limit). Deeper than any document this system
@@ -266,10 +274,13 @@ package struct DocumentReader {
     /// Reads an object, calling `member` with each key (distinct, or ``Unhandled``) positioned
     /// on its value, which `member` must read.
     package mutating func readObject(_ member: (inout DocumentReader, String) throws -> Void) throws {
-        var seen = SeenKeys()
+        let level = depth
+        while keyLists.count <= level { keyLists.append([]) }
+        keyLists[level].removeAll(keepingCapacity: true)
+        var overflow: Set<String>?
         try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
             let key = try reader.readString()
-            guard seen.insert(key) else { throw Unhandled() }
+            guard reader.noteKey(key, level: level, overflow: &overflow) else { throw Unhandled() }
             try reader.consume(UInt8(ascii: ":"))
             try member(&reader, key)
         }
@@ -298,31 +309,14 @@ package struct DocumentReader {
         }
     }
 
-    /// The keys of an object read so far, to refuse a repeated one. Most objects have a few keys
-    /// (an ACL's access has two, an object's envelope nine): the first sixteen are compared in a
-    /// list kept inline, which neither hashes nor allocates; past those, keys go to a set.
-    private struct SeenKeys {
-        private var list = InlineArray<16, String>(repeating: "")
-        /// The keys seen; past `list.count` they are all in `set`.
-        private var count = 0
-        private var set: Set<String> = []
-
-        /// Adds `key`; `false` when it was seen already.
-        mutating func insert(_ key: String) -> Bool {
-            guard count > list.count else {
-                for position in 0..<count where list[position] == key { return false }
-                if count < list.count {
-                    list[count] = key
-                    count += 1
-                    return true
-                }
-                set = [key]
-                for position in 0..<count { set.insert(list[position]) }
-                count += 1
-                return true
-            }
-            return set.insert(key).inserted
-        }
+    /// Notes `key` among the keys of the object open at `level` (``keyLists``; past
+    /// ``listedKeys`` in `overflow`); `false` when it was read already.
+    private mutating func noteKey(_ key: String, level: Int, overflow: inout Set<String>?) -> Bool {
+        if let inserted = overflow?.insert(key).inserted { return inserted }
+        guard !keyLists[level].contains(key) else { return false }
+        keyLists[level].append(key)
+        if keyLists[level].count > Self.listedKeys { overflow = Set(keyLists[level]) }
+        return true
     }
 
     /// Reads an array, calling `element` positioned on each element, which it must read.
