@@ -37,10 +37,10 @@ actor ClassSettingsCache {
                 SyncEngine.logger.notice(
                     "the settings of a pulled class could not be fetched; its local queries read the field index",
                     metadata: ["class": "\(className)", "error": "\(error)"])
-                // Asked again with the next page when the server could not be reached or the
-                // fetch was cancelled (a pull stopped); otherwise (refused) not while this client
-                // lives.
-                if !error.isConnectivity && error.code != .cancelled { declared.insert(className) }
+                // Asked again with the next page when asking again may succeed (the server could
+                // not be reached or failed, the fetch was cancelled: ``RooftopError/isTransient``);
+                // otherwise (refused) not while this client lives.
+                if !error.isTransient { declared.insert(className) }
                 continue
             }
             // Indexes the store refuses (a server older or newer than these rules) are not kept.

@@ -16,8 +16,9 @@ extension SyncEngine {
     /// `owner` is the account the page was pulled for: when another is signed in by the time it
     /// is written (a log-out during the pull), nothing more is written and the pull is cancelled.
     ///
-    /// `prepared` holds the preparations of the page's pulled objects (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), by
-    /// position, when the caller has worked them out.
+    /// `prepared` holds the preparations of the page's pulled objects
+    /// (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), by position, when the caller has
+    /// worked them out.
     func apply(
         _ page: PullResponse, prepared: [PreparedObject?] = [], datastore: DatastoreID, scope: SyncScope,
         checkpoint: Checkpoint?, owner: String, core: ClientCore, onChange: ChangeObserver?

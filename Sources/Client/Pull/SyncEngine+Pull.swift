@@ -33,7 +33,9 @@ extension SyncEngine {
         } catch {
             // A pull stopped on purpose (its task cancelled: continuous sync stopped) is no
             // failure of the datastore's to show.
-            if !(error.code == .cancelled && Task.isCancelled) { activity.update(datastore) { $0.lastError = error } }
+            if !(error.code == .cancelled && Task.isCancelled) {
+                activity.update(datastore) { $0.lastError = error }
+            }
             reporter.fail(error)
             throw error
         }
@@ -207,7 +209,8 @@ extension SyncEngine {
                     let classNames = Set(current.changes.map(\.className))
                     try await self.classes.declareIndexes(of: classNames, api: api, store: core.store)
                     // Its objects are prepared for writing from now on, beside the next page's
-                    // fetch and the batch before's write (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``): the rows of the
+                    // fetch and the batch before's write
+                    // (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``): the rows of the
                     // fields the store keeps.
                     let unknown = classNames.subtracting(keptFields.keys)
                     if !unknown.isEmpty { keptFields.merge(try core.store.valueIndexedFields(of: unknown)) { $1 } }
@@ -279,7 +282,8 @@ extension SyncEngine {
         /// checkpoints still end a batch, and their checkpoint is stored).
         static let maxPages = 64
         private var pages: [PullResponse] = []
-        /// The preparations of each page's changes, by position, under way (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``).
+        /// The preparations of each page's changes, by position, under way
+        /// (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``).
         private var preparations: [Task<[PreparedObject?], Never>?] = []
         private var checkpoint: Checkpoint?
         private var changes = 0
@@ -294,7 +298,8 @@ extension SyncEngine {
         var isFull: Bool { changes >= Self.maxChanges || pages.count >= Self.maxPages }
 
         /// Adds a page received, to be stored with `checkpoint`; `prepared`: the task working out the
-        /// preparations of its changes, by position (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), if any.
+        /// preparations of its changes, by position
+        /// (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), if any.
         mutating func add(_ page: PullResponse, prepared: Task<[PreparedObject?], Never>? = nil, checkpoint: Checkpoint) {
             pages.append(page)
             preparations.append(prepared)

@@ -28,7 +28,7 @@ package struct DocumentReader {
     /// set.
     private var keyLists: [[String]] = []
     /// The most keys of one object compared in a list.
-    static let listedKeys = 16
+    private static let listedKeys = 16
 
     /// The deepest nesting of arrays and objects the reader reads (past it, ``Unhandled``: the
     /// text goes to `Codable`, which applies its own limit). Deeper than any document this system
