@@ -254,7 +254,7 @@ let package = Package(
         // Swift values, observation) keep compiling cleanly.
         .testTarget(
             name: "AppUsageTests",
-            dependencies: ["Rooftop", "RooftopShared"],
+            dependencies: ["Rooftop", "RooftopShared", "RooftopTestSupport"],
             path: "Tests/AppUsageTests",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
         ),

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Rooftop
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 /// Observation as a SwiftUI view uses it, on Linux: `withObservationTracking` reads properties
@@ -19,16 +20,10 @@ final class ChangeSignal {
         }
     }
 
-    /// Waits (polling the main actor, with a deadline) until ``count`` reaches `target`.
+    /// Waits (polling the main actor, with the tests' deadline) until ``count`` reaches `target`.
+    /// - Throws: ``TestSupportError`` naming `what` when it does not.
     func wait(until target: Int, _ what: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while count < target {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("no change within 10 s: \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await TestWait.until("a change: \(what)") { count >= target }
     }
 }
 
@@ -87,12 +82,7 @@ struct ObservationTests {
         note["text"] = "offline"
         try await note.saveEventually()
         try await signal.wait(until: 1, "a queued change")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !sync.status.outgoing, ContinuousClock.now < deadline {
-            signal.track { _ = sync.status }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(sync.status.outgoing, "the queued change is outgoing")
+        try await TestWait.until("the queued change to be outgoing") { sync.status.outgoing }
         #expect(!sync.status.connected)
         await client.shutdown()
     }

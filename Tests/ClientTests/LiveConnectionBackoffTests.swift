@@ -93,7 +93,7 @@ import RooftopTestSupport
         await live.start()
         try await clock.waitForSleepers(1, within: Self.hangGuard)
         await live.close()
-        try await recorder.waitForEnd(within: .seconds(10))
+        try await recorder.waitForEnd()
         #expect(clock.sleeperCount == 0, "the backoff sleep was cancelled")
         // Closed is final.
         await live.start()
@@ -116,8 +116,8 @@ import RooftopTestSupport
         // close() must return although the handshake never will (it cuts the attempt off); the
         // deadlines below only catch a hang, they do not time anything.
         await live.close()
-        try await recorder.waitForEnd(within: .seconds(10))
-        try await TestWait.until(within: .seconds(10), "the connection to be closed") {
+        try await recorder.waitForEnd()
+        try await TestWait.until("the connection to be closed") {
             TCPConnections.openConnections(toPort: port.port) == 0
         }
         #expect(recorder.elements.isEmpty)

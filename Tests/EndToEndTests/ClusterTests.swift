@@ -245,7 +245,7 @@ struct ClusterTests {
                     #expect(reply.status == 401)
                 }
                 do {
-                    try await TestWait.until(within: .seconds(10), "B throttles \(address)'s admin keys") {
+                    try await TestWait.until("B throttles \(address)'s admin keys") {
                         let reply = try await apiB.send(
                             .GET, "/v1/users", headers: ["X-Rooftop-Admin-Key": b.adminKey], from: address)
                         return reply.status == 429

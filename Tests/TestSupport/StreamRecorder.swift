@@ -43,7 +43,7 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     /// - Throws: ``TestSupportError`` when none comes in time or the stream ends first.
     @discardableResult
     public func next(
-        within limit: Duration = .seconds(20), _ what: String = "the next element",
+        within limit: Duration = .seconds(60), _ what: String = "the next element",
         where predicate: (Element) -> Bool = { _ in true }
     ) async throws -> Element {
         var found: Element?
@@ -88,7 +88,7 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
 
     /// Waits until the stream finishes.
     /// - Throws: ``TestSupportError`` when it does not within `limit`.
-    public func waitForEnd(within limit: Duration = .seconds(10)) async throws {
+    public func waitForEnd(within limit: Duration = .seconds(60)) async throws {
         try await TestWait.until(within: limit, "the end of the stream") { isFinished }
     }
 

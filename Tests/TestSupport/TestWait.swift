@@ -6,12 +6,15 @@
 public enum TestWait {
     /// Polls `condition` every few milliseconds (real time) until it holds or `limit` passes.
     /// - Parameters:
-    ///   - limit: How long to wait at most (default 20 seconds).
+    ///   - limit: How long to wait at most (default 60 seconds: generous, since a loaded CI machine can stall
+    ///     a process for tens of seconds; a wait that holds returns at once).
     ///   - what: What is awaited, for the timeout's message.
+    ///   - isolation: The caller's actor, where `condition` runs (the main actor for a view's state).
     ///   - condition: Checked at once, then after each short pause; an error it throws ends the wait.
     /// - Throws: ``TestSupportError`` naming `what` on timeout; whatever `condition` throws.
     public static func until(
-        within limit: Duration = .seconds(20), _ what: @autoclosure () -> String,
+        within limit: Duration = .seconds(60), _ what: @autoclosure () -> String,
+        isolation: isolated (any Actor)? = #isolation,
         _ condition: () async throws -> Bool
     ) async throws {
         let clock = ContinuousClock()

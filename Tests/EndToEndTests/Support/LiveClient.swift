@@ -111,7 +111,7 @@ final class LiveClient: Sendable {
 
     /// The next message received, as text, waiting up to `deadline`.
     /// - Throws: ``TestSupportError`` on timeout, or ``LiveClientError/closed``.
-    func nextText(within deadline: Duration = .seconds(10)) async throws -> String {
+    func nextText(within deadline: Duration = .seconds(30)) async throws -> String {
         var taken: String?
         try await inbox.wait(deadline: deadline) { state in
             if !state.received.isEmpty {
@@ -126,7 +126,7 @@ final class LiveClient: Sendable {
     }
 
     /// The next message received, decoded, waiting up to `deadline`.
-    func next(within deadline: Duration = .seconds(10)) async throws -> LiveServerMessage {
+    func next(within deadline: Duration = .seconds(30)) async throws -> LiveServerMessage {
         let text = try await nextText(within: deadline)
         do {
             return try JSONDecoder().decode(LiveServerMessage.self, from: Data(text.utf8))
