@@ -40,17 +40,18 @@ final class ServerProcess: ServerUnderTest {
         let standardError = Pipe()
         process.standardOutput = standardOutput
         process.standardError = standardError
+        try process.run()
+        // Each pipe is read on a thread of its own until its end of file, not through
+        // `FileHandle.readabilityHandler`, whose dispatch read source can crash the process in
+        // libdispatch on Linux when torn down (swift-corelibs-libdispatch#949).
         for pipe in [standardOutput, standardError] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                } else {
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread {
+                while case let data = handle.availableData, !data.isEmpty {
                     lines.append(String(decoding: data, as: UTF8.self))
                 }
             }
         }
-        try process.run()
         do {
             let (port, caPath) = try await lines.waitForListening {
                 process.isRunning ? nil : "the server exited with status \(process.terminationStatus)"

@@ -3,7 +3,7 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-@Suite("Datastores: offline use, migration at sign-in, manager, sync, status", .timeLimit(.minutes(1)))
+@Suite("Datastores: offline use, migration at sign-in, manager, sync, status", .timeLimit(.minutes(5)))
 struct DatastoreTests {
     @Test("a private datastore works offline and without an account; at sign-in its changes merge into the user's")
     func migration() async throws {

@@ -6,7 +6,7 @@ import Testing
 import RooftopTestSupport
 
 /// Every fetch policy of Backbeam's SDK (and remoteElseLocal) with the server up and down.
-@Suite("Fetch policies", .timeLimit(.minutes(1)))
+@Suite("Fetch policies", .timeLimit(.minutes(5)))
 struct FetchPolicyTests {
     /// A server with scores 10, 20, ... 100 (`s1` ... `s10`).
     private func scores() throws -> (RooftopClient, QueryServer, RooftopQuery) {

@@ -9,7 +9,7 @@ import Testing
 
 /// Group commit (``LocalStore/writeGrouped(scope:_:committed:)``): writes handed over while one
 /// is under way share the next transaction; each is undone alone when it throws.
-@Suite("Local store: group commit", .timeLimit(.minutes(1)))
+@Suite("Local store: group commit", .timeLimit(.minutes(5)))
 struct GroupCommitTests {
     private static func key(_ index: Int) -> ObjectKey {
         ObjectKey(datastore: .app, className: "Note", objectId: "n\(index)")

@@ -5,7 +5,7 @@ import Testing
 @testable import Rooftop
 
 /// Codable models mapped to and from object fields.
-@Suite("Codable models", .timeLimit(.minutes(1)))
+@Suite("Codable models", .timeLimit(.minutes(5)))
 struct ModelTests {
     struct Stats: Codable, Hashable, Sendable {
         var wins: Int

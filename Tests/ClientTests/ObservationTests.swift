@@ -6,7 +6,7 @@ import Testing
 import RooftopTestSupport
 
 /// Objects and query results as AsyncStreams that yield on change.
-@Suite("Observation", .timeLimit(.minutes(1)))
+@Suite("Observation", .timeLimit(.minutes(5)))
 struct ObservationTests {
     @Test("an object yields its state first, then on unsaved changes, queued changes and deletion")
     func objectChanges() async throws {

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import RooftopTestSupport
 
-@Suite("Outbox: retries, lost answers, restarts", .timeLimit(.minutes(1)))
+@Suite("Outbox: retries, lost answers, restarts", .timeLimit(.minutes(5)))
 struct OutboxRetryTests {
     private static let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.2)
 

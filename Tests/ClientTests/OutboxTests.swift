@@ -4,7 +4,7 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-@Suite("Outbox: order, statuses, refusals", .timeLimit(.minutes(1)))
+@Suite("Outbox: order, statuses, refusals", .timeLimit(.minutes(5)))
 struct OutboxTests {
     @Test("queued changes go in order, an object's together in one push, and reach the server once")
     func orderAndGrouping() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// The scenarios of Parse's local datastore guide not covered by ObjectTests, each named
 /// after its section.
-@Suite("Seed 000: local datastore scenarios", .timeLimit(.minutes(1)))
+@Suite("Seed 000: local datastore scenarios", .timeLimit(.minutes(5)))
 struct PinScenarioTests {
     @Test("one instance per object: a query returns the instance already in memory")
     func oneInstance() async throws {

@@ -13,7 +13,7 @@ import RooftopTestSupport
 /// evaluator answers over all objects as they read now, page and total count.
 /// Serialized: each test holds a thread with synchronous SQLite work for seconds, and the
 /// suites running beside it need the other one (their waits have real deadlines).
-@Suite("Local queries in SQL", .serialized, .timeLimit(.minutes(2)))
+@Suite("Local queries in SQL", .serialized, .timeLimit(.minutes(5)))
 struct QueryIndexTests {
     /// Seeds 4 to 6 declare compound indexes: some before the objects are stored (kept by each
     /// write), some after (built from what is stored), one dropped half-way; their entries must

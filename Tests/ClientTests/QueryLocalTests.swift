@@ -5,7 +5,7 @@ import Testing
 @testable import Rooftop
 
 /// Queries run in the local datastore: unsaved changes, ACLs with cached roles, includes.
-@Suite("Local queries", .timeLimit(.minutes(1)))
+@Suite("Local queries", .timeLimit(.minutes(5)))
 struct QueryLocalTests {
     @Test("fromLocalDatastore sees unsaved changes of stored objects, and only stored objects")
     func unsavedChanges() async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import Rooftop
 
 /// Queries answered by the server: what they do to live objects and local copies.
-@Suite("Remote queries", .timeLimit(.minutes(1)))
+@Suite("Remote queries", .timeLimit(.minutes(5)))
 struct QueryRemoteTests {
     @Test("a query sends the shared query model and reads the page and the total count")
     func wire() async throws {

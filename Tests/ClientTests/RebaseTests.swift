@@ -5,7 +5,7 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-@Suite("Rebase of queued changes over pulled ones", .timeLimit(.minutes(1)))
+@Suite("Rebase of queued changes over pulled ones", .timeLimit(.minutes(5)))
 struct RebaseTests {
     /// A client signed in as `u1` with `Score/score0` pulled at `base` fields, and the offline
     /// queue busy: a push of another object waits at the server's gate, so that the score's

@@ -3,7 +3,7 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-@Suite("Sync: continuous mode", .timeLimit(.minutes(1)))
+@Suite("Sync: continuous mode", .timeLimit(.minutes(5)))
 struct SyncContinuousTests {
     @Test("starting pulls each datastore and subscribes; a burst of changes while a pull runs makes one more pull")
     func coalescing() async throws {

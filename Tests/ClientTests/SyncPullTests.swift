@@ -6,7 +6,7 @@ import RooftopShared
 import Testing
 import RooftopTestSupport
 
-@Suite("Sync: pull pages, checkpoints, purges", .timeLimit(.minutes(1)))
+@Suite("Sync: pull pages, checkpoints, purges", .timeLimit(.minutes(5)))
 struct SyncPullTests {
     @Test("a pull pages through the feed, each page with its checkpoint; progress counts add up")
     func pagingAndProgress() async throws {

@@ -2,7 +2,7 @@
 import RooftopShared
 import Testing
 
-@Suite("Sync scope: classes and queries, narrowing and widening", .timeLimit(.minutes(1)))
+@Suite("Sync scope: classes and queries, narrowing and widening", .timeLimit(.minutes(5)))
 struct SyncScopeTests {
     private static let open = QueryPredicate.comparison(field: "done", op: .equal, value: false)
 

@@ -26,10 +26,11 @@ extension ClientPolicyTests {
             #expect(fallback.fromCache && fallback.objectIds == scene.ids(40, 30, 20))
             shutdownStarted = clock.now
         }
-        // Connection attempts end with the request timeout: shutting down does not wait for a
-        // longer connect timeout (a generous bound; it was 10 seconds).
+        // Connection attempts end with the request timeout (700 ms here): shutting down does not
+        // wait for the longer connect timeout of 10 seconds it once waited for. The bound is just
+        // under those 10 seconds, since a loaded machine can stall shutting down by seconds.
         let shutdown = clock.now - (shutdownStarted ?? clock.now)
-        #expect(shutdown < .seconds(5), "shutting the client down took \(shutdown)")
+        #expect(shutdown < .seconds(9), "shutting the client down took \(shutdown)")
     }
 }
 

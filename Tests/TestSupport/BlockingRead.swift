@@ -17,6 +17,22 @@ public enum BlockingRead {
         await run { handle.availableData }
     }
 
+    /// Reads `handle` on a thread of its own until end of file, handing each chunk to `chunk`;
+    /// the thread holds the handle until then. Not `FileHandle.readabilityHandler`: on Linux its
+    /// dispatch read source, torn down while other pipes' sources come and go, crashes the whole
+    /// process in libdispatch's `_dispatch_event_loop_drain` (swift-corelibs-libdispatch#949,
+    /// swift-corelibs-foundation#3276) — a full test run under load hit it. A blocking read
+    /// registers nothing with libdispatch.
+    public static func drain(_ handle: FileHandle, _ chunk: @escaping @Sendable (Data) -> Void) {
+        Thread.detachNewThread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                chunk(data)
+            }
+        }
+    }
+
     /// Runs blocking work (a read, a poll loop) on a thread of its own and waits for its result.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in

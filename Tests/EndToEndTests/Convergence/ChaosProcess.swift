@@ -45,7 +45,7 @@ final class ChaosProcess: Sendable {
         // in an unlinked file, read only then.
         let errorPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("rooftop-chaos-\(UUID().uuidString).stderr").path
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let errorOutput = FileHandle(forWritingAtPath: errorPath)
         let errorInput = FileHandle(forReadingAtPath: errorPath)
         unlink(errorPath)
@@ -55,15 +55,9 @@ final class ChaosProcess: Sendable {
         }
         process.standardError = .handle(errorOutput ?? .nullDevice)
         let child = ChaosProcess(process: process, input: stdin.fileHandleForWriting, onEvent: onEvent)
-        stdout.fileHandleForReading.readabilityHandler = { [weak child] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            child?.received(data)
-        }
         try process.run()
+        // Read once the child has started: a child that cannot start leaves no thread waiting.
+        BlockingRead.drain(stdout.fileHandleForReading) { [weak child] data in child?.received(data) }
         do {
             try await TestWait.until(within: limit, "the chaos client to open") {
                 let (ready, fatal) = child.state.withLock { ($0.ready, $0.fatal) }

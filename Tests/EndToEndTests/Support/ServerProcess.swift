@@ -240,12 +240,7 @@ final class OutputBuffer: Sendable {
     var text: String { state.withLock { $0 } }
 
     func attach(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
+        BlockingRead.drain(pipe.fileHandleForReading) { [weak self] data in
             self?.state.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
     }

@@ -25,10 +25,7 @@ final class TLSProbe: @unchecked Sendable {
         process.standardOutput = .pipe(output)
         process.standardError = .handle(.nullDevice)
         let collected = self.collected
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { collected.append(data) }
-        }
+        BlockingRead.drain(output.fileHandleForReading) { data in collected.append(data) }
         try process.run()
     }
 
@@ -67,7 +64,6 @@ final class TLSProbe: @unchecked Sendable {
     /// Ends `s_client` if it still runs.
     func stop() {
         if process.isRunning { process.terminate() }
-        output.fileHandleForReading.readabilityHandler = nil
     }
 
     private final class OutputCollector: @unchecked Sendable {
