@@ -99,7 +99,7 @@ extension StoreTransaction {
         guard let local else { return }
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
-        let rows = prepared?.rows(covering: valueIndexed) ?? SQLIndexRows.diff(snapshot: local, previous: nil)
+        let rows = prepared?.rows(covering: valueIndexed) ?? keptRows(of: local, valueIndexed)
         try insert(
             kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
             valueIndexed: valueIndexed, db)
@@ -113,6 +113,17 @@ extension StoreTransaction {
         var key: ObjectKey
         var scope: String
         var readable: Bool
+    }
+
+    /// The `object_fields` and `object_elements` rows of `snapshot` (from no previous state),
+    /// worked out only for the fields the store keeps rows of, `valueIndexed` (all when `nil`),
+    /// and the built-in ones: a field nobody indexes, a 420-letter text say, is not made into a
+    /// key only to be dropped (each save and each acknowledgement stores its object's rows).
+    static func keptRows(of snapshot: ObjectSnapshot, _ valueIndexed: Set<String>?) -> SQLIndexRows.Change {
+        guard let valueIndexed else { return SQLIndexRows.diff(snapshot: snapshot, previous: nil) }
+        var indexed = snapshot
+        indexed.fields = snapshot.fields.filter { valueIndexed.contains($0.key) }
+        return SQLIndexRows.diff(snapshot: indexed, previous: nil)
     }
 
     /// The rows of `rows` the store keeps: those of the value-indexed fields (all when `nil`).
@@ -147,7 +158,7 @@ extension StoreTransaction {
         objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?,
         entries: EntryTarget?, _ db: Database
     ) throws {
-        let rows = prepared?.rows(covering: valueIndexed) ?? SQLIndexRows.diff(snapshot: local, previous: nil)
+        let rows = prepared?.rows(covering: valueIndexed) ?? keptRows(of: local, valueIndexed)
         let incomplete = incompleteFields(rows)
         var stored: [String: StoredFieldRow] = [:]
         let read = try Row.fetchCursor(
@@ -398,13 +409,7 @@ struct PreparedObject: Sendable {
     init(_ snapshot: ObjectSnapshot, text: String? = nil, fields: Set<String>? = nil) throws {
         self.snapshot = snapshot
         self.text = try text ?? snapshot.encodedDocument()
-        if let fields {
-            var indexed = snapshot
-            indexed.fields = snapshot.fields.filter { fields.contains($0.key) }
-            rows = SQLIndexRows.diff(snapshot: indexed, previous: nil)
-        } else {
-            rows = SQLIndexRows.diff(snapshot: snapshot, previous: nil)
-        }
+        rows = StoreTransaction.keptRows(of: snapshot, fields)
         rowFields = fields
         readers = SQLIndexRows.readers(of: snapshot.acl)
     }

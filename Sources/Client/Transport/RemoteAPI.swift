@@ -93,8 +93,14 @@ final class RemoteAPI: Sendable {
 
     // MARK: Sync
 
+    /// Sends a push; its answer is read directly (``PushResponse/decodeDocument(_:)``).
     func push(_ request: PushRequest) async throws(RooftopError) -> PushResponse {
-        try await call("POST", "/v1/push", body: request)
+        let response = try await send("POST", "/v1/push", body: request)
+        do {
+            return try PushResponse.decodeDocument(response.body)
+        } catch {
+            throw RooftopError(.response, "the server's answer to POST /v1/push could not be read", cause: error)
+        }
     }
 
     func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {

@@ -132,6 +132,61 @@ extension DocumentReader {
     }
 }
 
+extension DocumentReader {
+    /// A push's answer (``PushResponse``'s `Codable` form) of the common shape: every result
+    /// applied, with or without its object, and without merge decisions. Whatever else (a
+    /// rejection, merges, an unknown or repeated key, an invalid ID) is ``Unhandled``: `Codable`
+    /// decides it, which is the reference.
+    package mutating func readPushResponse() throws -> PushResponse {
+        var results: [MutationResult]?
+        try readObject { reader, key in
+            guard key == "results" else { throw Unhandled() }
+            var list: [MutationResult] = []
+            try reader.readArray { reader in list.append(try reader.readAppliedResult()) }
+            results = list
+        }
+        guard let results else { throw Unhandled() }
+        return PushResponse(results: results)
+    }
+
+    /// One applied result without merge decisions (see ``readPushResponse()``).
+    private mutating func readAppliedResult() throws -> MutationResult {
+        var mutationId: MutationID?
+        var applied = false
+        var version: Int64?
+        var object: ObjectSnapshot?
+        try readObject { reader, key in
+            switch key {
+            case "mutationId":
+                guard let id = try? MutationID(try reader.readString()) else { throw Unhandled() }
+                mutationId = id
+            case "status":
+                guard try reader.readString() == "applied" else { throw Unhandled() }
+                applied = true
+            case "version": version = try reader.readInt64()
+            case "object": object = try reader.readNull() ? nil : try reader.readObjectSnapshot()
+            default: throw Unhandled()
+            }
+        }
+        guard let mutationId, applied, let version else { throw Unhandled() }
+        return .applied(mutationId: mutationId, version: version, object: object, merges: [])
+    }
+}
+
+extension PushResponse {
+    /// A push's answer from its JSON, read directly when it can be (``DocumentReader``), else
+    /// with `Codable` (whose value or error stands): the offline queue reads one per push, each
+    /// result with its object, and `JSONDecoder` was a tenth of the queue's time.
+    /// - Throws: What `JSONDecoder` throws for data that is not a push's answer.
+    package static func decodeDocument(_ data: Data) throws -> PushResponse {
+        // Text that is not UTF-8 is `JSONDecoder`'s to refuse, not repaired into another answer.
+        guard let text = String(validating: data, as: UTF8.self) else {
+            return try JSONDecoder().decode(PushResponse.self, from: data)
+        }
+        return try DocumentCoding.decode(PushResponse.self, from: text) { try $0.readPushResponse() }
+    }
+}
+
 extension PushRequest {
     /// A push from its JSON, read directly when it can be (``DocumentReader``), else with
     /// `Codable` (whose value or error stands).
