@@ -160,7 +160,7 @@ extension Benchmark {
     /// rate of those durable enqueues); then the offline queue sends them until idle. The phase's
     /// rate is of the whole; none may be refused. Concurrent calls share commits (group commit).
     private func clientQueue(_ client: RooftopClient) async throws {
-        let count = min(dataset.objects.count, max(settings.batch, 500))
+        let count = min(dataset.objects.count, settings.queueSaves)
         let objects = dataset.objects.prefix(count).map(\.objectId)
         for callers in [1, 8] {
             try await measure(callers == 1 ? "client queue" : "client queue \(callers)", unit: "mut") { samples in

@@ -37,6 +37,8 @@ struct BenchmarkSettings: Sendable, Codable {
     var localRepeats: Int
     /// The local query shapes run, by name (`--local-shapes`; all by default).
     var localShapes: [String]
+    /// Changes each queue phase queues (`--queue-saves`, at most `objects`).
+    var queueSaves: Int
 
     /// The local query shapes this run measures, in their order.
     var measuredShapes: [(number: Int, shape: LocalQueryShape)] {

@@ -76,7 +76,7 @@ struct Report: Codable, Sendable {
                 + " text \(s.textLength) letters,"
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed),"
                 + " indexes \(s.indexes.map { $0.joined(separator: ",") }.joined(separator: ";")),"
-                + " local repeats \(s.localRepeats), local shapes "
+                + " queue saves \(s.queueSaves), local repeats \(s.localRepeats), local shapes "
                 + (s.localShapes.isEmpty ? "all" : s.localShapes.joined(separator: ",")))
         lines.append(memoryScope)
         let header = [

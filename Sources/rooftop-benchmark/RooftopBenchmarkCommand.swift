@@ -66,6 +66,9 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Repetitions of each local query shape and of its raw SQLite query (default: --queries).")
     var localRepeats: Int?
 
+    @Option(help: "Changes each `client queue` phase queues with saveEventually (default: 500, at most --objects).")
+    var queueSaves = 500
+
     @Option(help: "The local query shapes to run, by name, `,` between them (default: all).")
     var localShapes: String?
 
@@ -103,6 +106,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
         guard (1...10_000).contains(liveWrites) else { throw ValidationError("--live-writes must be 1-10000") }
         guard (updates ?? 0) >= 0 else { throw ValidationError("--updates must not be negative") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
+        guard (1...1_000_000).contains(queueSaves) else { throw ValidationError("--queue-saves must be 1-1000000") }
         guard (1...100_000).contains(localRepeats ?? 1) else { throw ValidationError("--local-repeats must be 1-100000") }
         let unknown = shapeNames.filter { name in !LocalQueryShape.all.contains { $0.name == name } }
         guard unknown.isEmpty else {
@@ -149,7 +153,8 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
             textLength: textLength, subscribers: subscribers, liveWrites: liveWrites,
             updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed,
-            indexes: declaredIndexes, localRepeats: localRepeats ?? queries, localShapes: shapeNames)
+            indexes: declaredIndexes, localRepeats: localRepeats ?? queries, localShapes: shapeNames,
+            queueSaves: queueSaves)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)
         var generator = SystemRandomNumberGenerator()
