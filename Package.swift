@@ -249,9 +249,9 @@ let package = Package(
             path: "Tests/EndToEndTests",
             swiftSettings: testSwiftSettings
         ),
-        // The client library used as an app uses it: only the products an app depends on, Swift 6
-        // defaults, and every warning an error, so the documented error-handling shapes (and
-        // Swift values, observation) keep compiling cleanly.
+        // The client library used as an app uses it: only the products an app depends on (and the
+        // tests' deadline-bounded wait), Swift 6 defaults, and every warning an error, so the
+        // documented error-handling shapes (and Swift values, observation) keep compiling cleanly.
         .testTarget(
             name: "AppUsageTests",
             dependencies: ["Rooftop", "RooftopShared", "RooftopTestSupport"],
