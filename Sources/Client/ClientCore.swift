@@ -15,50 +15,70 @@ final class ClientCore: Sendable {
     /// Announces changes of live objects that the store does not see: unsaved changes made or
     /// dropped, a new base read (observation re-reads objects and local queries on these).
     let edits = Broadcaster<StoreChange>()
-    /// The offline queue's engine, the sync engine and what they share.
-    let services = SyncServices()
-    private let session: Mutex<StoredSession?>
+    /// The signed-in account: session, scope of local rows, cached roles.
+    let account: Account
     /// Signals that the offline queue has something new to send.
     let outboxSignal: AsyncStream<Void>.Continuation
-    let outboxSignals: AsyncStream<Void>
+    /// The offline queue's engine, the sync engine and what they share.
+    let services: SyncServices
 
-    init(configuration: ClientConfiguration, transport: any HTTPTransport) throws(RooftopError) {
+    /// A core over `transport`; `random` is the source of retry jitter (values in 0..<1), and
+    /// `liveChannel` makes continuous sync's live connections (without one, continuous sync
+    /// polls). The engines are made here, and start with ``startSync()``.
+    /// - Throws: `cache` when the local datastore cannot be opened or its session read.
+    init(
+        configuration: ClientConfiguration, transport: any HTTPTransport,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        liveChannel: SyncServices.LiveChannelFactory? = nil
+    ) throws(RooftopError) {
         self.configuration = configuration
         self.store = try LocalStore(configuration.storage)
         self.transport = transport
         self.tokens = SessionTokenStore()
         self.api = RemoteAPI(transport: transport, appId: configuration.appId, session: tokens)
         let restored = try store.session()
-        self.session = Mutex(restored)
+        self.account = Account(store: store, restored: restored)
         tokens.set(restored?.token)
-        (outboxSignals, outboxSignal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.outboxSignal = signal
+        var channel: (@Sendable () throws(RooftopError) -> any LiveChannel)?
+        if let liveChannel {
+            channel = { [tokens] () throws(RooftopError) -> any LiveChannel in try liveChannel(tokens) }
+        }
+        self.services = SyncServices(
+            EngineDependencies(
+                store: store, api: api, registry: registry, account: account, configuration: configuration,
+                random: random),
+            outboxSignals: signals, liveChannel: channel)
+    }
+
+    /// Stops the engines of a client dropped without ``RooftopClient/shutdown()`` (they hold
+    /// the store, not the core).
+    deinit {
+        outboxSignal.finish()
+        let services = self.services
+        Task { await services.shutdown() }
     }
 
     /// The signed-in session, if any.
-    var currentSession: StoredSession? { session.withLock { $0 } }
+    var currentSession: StoredSession? { account.current }
 
     /// The scope of local rows: the signed-in user's ID, or `""` without an account.
-    var scope: String { session.withLock { $0?.user.objectId ?? "" } }
+    var scope: String { account.scope }
 
     /// The caller as local ACL checks see it: the user and their cached effective roles.
     var accessContext: AccessContext { identity.access }
 
     /// The scope of local rows and the caller as ACL checks see it, from one reading of the
     /// session (a user switching in between cannot pair one user's rows with another's roles).
-    var identity: (scope: String, access: AccessContext) {
-        session.withLock { session in
-            guard let user = session?.user else { return ("", .anonymous) }
-            return (user.objectId, AccessContext(userId: user.objectId, roles: Set(user.roles)))
-        }
-    }
+    var identity: (scope: String, access: AccessContext) { account.identity }
 
     /// Starts a session: persists it, signs requests with it, and moves rows kept without an
     /// account into the user's scope.
     func begin(_ newSession: Session) throws(RooftopError) {
         let stored = StoredSession(user: newSession.user, token: newSession.sessionToken, expiresAt: newSession.expiresAt)
         let previousScope = scope
-        try store.saveSession(stored)
-        session.withLock { $0 = stored }
+        try account.replace(with: stored)
         tokens.set(stored.token)
         if previousScope.isEmpty {
             try store.migrateScope(from: "", to: stored.user.objectId)
@@ -73,8 +93,7 @@ final class ClientCore: Sendable {
     /// Ends the session locally.
     func end() throws(RooftopError) {
         let previousScope = scope
-        try store.saveSession(nil)
-        session.withLock { $0 = nil }
+        try account.replace(with: nil)
         tokens.set(nil)
         // The user's live objects are not handed out after signing out.
         if !previousScope.isEmpty { registry.removeAll() }
@@ -82,21 +101,7 @@ final class ClientCore: Sendable {
 
     /// Replaces the cached user (new effective roles).
     func updateUser(_ user: UserInfo) throws(RooftopError) {
-        guard var stored = currentSession, stored.user.objectId == user.objectId else { return }
-        stored.user = user
-        try store.saveSession(stored)
-        session.withLock { $0 = stored }
-    }
-
-    /// Caches the effective roles a pull told for the user whose rows are `scope` (nothing when
-    /// another user signed in since, or they are unchanged), so that offline ACL checks see
-    /// roles gained or lost without ``refreshUser()``.
-    func updateRoles(_ roles: [String], scope: String) throws(RooftopError) {
-        guard var stored = currentSession, stored.user.objectId == scope, Set(stored.user.roles) != Set(roles) else {
-            return
-        }
-        stored.user.roles = roles
-        try updateUser(stored.user)
+        try account.updateUser(user)
     }
 
     /// Reloads the signed-in user from the server and caches it (effective roles included).

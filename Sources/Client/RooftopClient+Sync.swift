@@ -15,6 +15,6 @@ extension ClientCore {
     /// Starts the offline queue's engine: it sends what is queued (and what a crash left `sent`)
     /// as soon as a user is signed in.
     func startSync() {
-        _ = outboxEngine
+        services.start()
     }
 }

@@ -28,11 +28,9 @@ public final class RooftopClient: Sendable {
     public init(configuration: ClientConfiguration) async throws {
         let transport = try AsyncHTTPTransport(
             baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
-        let core = try ClientCore(configuration: configuration, transport: transport)
-        core.services.setChannelFactory { [tokens = core.tokens] () throws(RooftopError) in
-            try LiveSocketChannel(configuration: configuration, tokens: tokens)
-        }
-        self.core = core
+        core = try ClientCore(
+            configuration: configuration, transport: transport,
+            liveChannel: { tokens throws(RooftopError) in try LiveSocketChannel(configuration: configuration, tokens: tokens) })
         core.startSync()
     }
 
@@ -40,8 +38,8 @@ public final class RooftopClient: Sendable {
     init(
         configuration: ClientConfiguration, transport: any HTTPTransport, random: (@Sendable () -> Double)? = nil
     ) throws(RooftopError) {
-        core = try ClientCore(configuration: configuration, transport: transport)
-        if let random { core.services.setRandomSource(random) }
+        core = try ClientCore(
+            configuration: configuration, transport: transport, random: random ?? { Double.random(in: 0..<1) })
         core.startSync()
     }
 

@@ -202,7 +202,7 @@ struct RebaseTests {
         }
         await #expect(throws: RooftopError.self) {
             try await client.sync.apply(
-                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: "u1", core: client.core,
+                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: "u1",
                 onChange: drop.observer)
         }
         #expect(drop.ran.wait(timeout: .now() + 10) == .success)

@@ -182,7 +182,7 @@ struct SyncPullTests {
         await #expect(throws: RooftopError.self) {
             try await client.sync.apply(
                 page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
-                core: client.core, onChange: nil)
+                onChange: nil)
         }
         #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
         #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
@@ -202,7 +202,7 @@ struct SyncPullTests {
         #expect(texts == [object, nil])
         try await client.sync.apply(
             page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
-            checkpoint: Checkpoint("c:1"), owner: owner, core: client.core, onChange: nil)
+            checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
         let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
         #expect(stored == object, "the text as received")
         let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
@@ -291,7 +291,7 @@ struct SyncPullTests {
         try store.declareIndexes([["i"], ["j"]], of: "Item")
         try await client.sync.apply(
             page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
-            owner: owner, core: client.core, onChange: nil)
+            owner: owner, onChange: nil)
         let rows = try store.read { db in
             try String.fetchAll(db, sql: "SELECT field FROM object_fields WHERE by_value ORDER BY field")
         }
@@ -321,7 +321,7 @@ struct SyncPullTests {
         for prepared in [SyncEngine.prepare(page), []] {
             try await client.sync.apply(
                 page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
-                owner: owner, core: client.core, onChange: nil)
+                owner: owner, onChange: nil)
             let local = client.query("Item", in: .default).fromLocalDatastore()
             #expect(try await local.count() == 2)
             #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
@@ -353,7 +353,7 @@ struct SyncPullTests {
             seen.withLock { $0 = found }
         }
         try await client.sync.apply(
-            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner, core: client.core,
+            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner,
             onChange: save.observer)
         #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
         let during = try #require(seen.withLock { $0 })
@@ -378,7 +378,7 @@ struct SyncPullTests {
             let pulled = page(value, version: version)
             try await client.sync.apply(
                 pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
-                owner: owner, core: client.core, onChange: nil)
+                owner: owner, onChange: nil)
         }
         let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
         #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)

@@ -1,82 +1,77 @@
 import RooftopShared
 import Synchronization
 
-/// The sync machinery of one client: the offline queue's engine, the sync engine and what they
-/// share (merge decisions, the queue's memory, datastore activity). ``ClientCore`` holds one; the
-/// engines are made on first use and hold the core weakly.
-final class SyncServices: Sendable {
-    /// Merge decisions from pushes and rebases.
-    let merges = Broadcaster<MergeEvent>()
+/// What the offline queue's engine and the sync engine work with, handed to them when they are
+/// made: the local store, the server's API, the live instances, the account, and what the two
+/// share (the queue's memory of acknowledgements, merge decisions, datastore activity). Nothing
+/// here leads back to the ``ClientCore`` that made them.
+struct EngineDependencies: Sendable {
+    let store: LocalStore
+    let api: RemoteAPI
+    /// Live instances, whose bases follow what the engines store.
+    let registry: ObjectRegistry
+    let account: Account
     /// Acknowledgements and folds remembered in memory.
     let ledger = OutboxLedger()
+    /// Merge decisions from pushes and rebases.
+    let merges = Broadcaster<MergeEvent>()
     /// Per-datastore activity, for statuses.
     let activity = DatastoreActivity()
+    /// The clock and the retry policy of the engines' waits.
+    let configuration: ClientConfiguration
+    /// The source of retry jitter (values in 0..<1); tests inject a fixed one.
+    let random: @Sendable () -> Double
 
-    private struct Engines {
-        var outbox: OutboxEngine?
-        var sync: SyncEngine?
-        var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
-        var channelFactory: (@Sendable () throws(RooftopError) -> any LiveChannel)?
-    }
+    /// The signed-in user's scope of local rows (`""` without an account).
+    var scope: String { account.scope }
+}
 
-    private let engines = Mutex(Engines())
+/// The sync machinery of one client: the offline queue's engine, the sync engine and their
+/// ``EngineDependencies``. ``ClientCore`` makes and holds one.
+final class SyncServices: Sendable {
+    /// Makes a live connection for continuous sync, signed with the client's session tokens.
+    typealias LiveChannelFactory = @Sendable (SessionTokenStore) throws(RooftopError) -> any LiveChannel
 
-    /// The offline queue's engine (started on first use).
-    func outbox(_ core: ClientCore) -> OutboxEngine {
-        let (engine, made) = engines.withLock { engines -> (OutboxEngine, Bool) in
-            if let existing = engines.outbox { return (existing, false) }
-            let engine = OutboxEngine(core: core, random: engines.random)
-            engines.outbox = engine
-            return (engine, true)
-        }
-        if made { engine.start() }
-        return engine
-    }
-
+    /// What the engines work with.
+    let dependencies: EngineDependencies
+    /// The offline queue's engine (``start()`` starts its loop).
+    let outbox: OutboxEngine
     /// The sync engine.
-    func sync(_ core: ClientCore) -> SyncEngine {
-        engines.withLock { engines in
-            if let existing = engines.sync { return existing }
-            let engine = SyncEngine(core: core)
-            engines.sync = engine
-            return engine
-        }
+    let sync: SyncEngine
+
+    /// The engines over `dependencies`; the queue's engine wakes on `outboxSignals`, and
+    /// continuous sync connects with `liveChannel` (polls without one).
+    init(
+        _ dependencies: EngineDependencies, outboxSignals: AsyncStream<Void>,
+        liveChannel: (@Sendable () throws(RooftopError) -> any LiveChannel)?
+    ) {
+        self.dependencies = dependencies
+        outbox = OutboxEngine(dependencies, signals: outboxSignals)
+        sync = SyncEngine(dependencies, outbox: outbox, liveChannel: liveChannel)
     }
 
-    /// The source of retry jitter (values in 0..<1).
-    var random: @Sendable () -> Double { engines.withLock { $0.random } }
+    /// Merge decisions from pushes and rebases.
+    var merges: Broadcaster<MergeEvent> { dependencies.merges }
+    /// Acknowledgements and folds remembered in memory.
+    var ledger: OutboxLedger { dependencies.ledger }
+    /// Per-datastore activity, for statuses.
+    var activity: DatastoreActivity { dependencies.activity }
 
-    /// Replaces the source of retry jitter (values in 0..<1); tests inject a fixed one. Takes
-    /// effect for an engine made afterwards.
-    func setRandomSource(_ random: @escaping @Sendable () -> Double) {
-        engines.withLock { $0.random = random }
-    }
+    /// Starts the offline queue's engine (once).
+    func start() { outbox.start() }
 
-    /// Makes continuous sync's channels (the live WebSocket connection); without one, continuous
-    /// sync polls.
-    func setChannelFactory(_ factory: @escaping @Sendable () throws(RooftopError) -> any LiveChannel) {
-        engines.withLock { $0.channelFactory = factory }
-    }
-
-    /// A new channel for continuous sync: a live connection when the client has one, else `nil`.
-    func makeChannel() throws(RooftopError) -> (any LiveChannel)? {
-        guard let factory = engines.withLock({ $0.channelFactory }) else { return nil }
-        return try factory()
-    }
-
-    /// Stops the engines and ends the streams.
+    /// Stops the engines and ends the streams (again: nothing more).
     func shutdown() async {
-        let (outbox, sync) = engines.withLock { ($0.outbox, $0.sync) }
-        await sync?.stop()
-        await outbox?.stop()
-        merges.finish()
-        activity.changes.finish()
+        await sync.close()
+        await outbox.stop()
+        dependencies.merges.finish()
+        dependencies.activity.changes.finish()
     }
 }
 
 extension ClientCore {
     /// The offline queue's engine.
-    var outboxEngine: OutboxEngine { services.outbox(self) }
+    var outboxEngine: OutboxEngine { services.outbox }
     /// The sync engine.
-    var syncEngine: SyncEngine { services.sync(self) }
+    var syncEngine: SyncEngine { services.sync }
 }

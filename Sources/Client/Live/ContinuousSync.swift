@@ -53,12 +53,12 @@ actor ContinuousSync {
     }
 
     private func handle(_ signal: LiveSignal) {
-        guard let core = engine?.core else { return }
-        let activity = core.services.activity
+        guard let engine else { return }
+        let activity = engine.dependencies.activity
         switch signal {
         case .connected:
             activity.setConnected(true)
-            let outbox = core.outboxEngine
+            let outbox = engine.outbox
             Task { await outbox.resume() }
             for datastore in datastores { requestPull(datastore) }
         case .disconnected:
@@ -121,8 +121,8 @@ extension SyncEngine {
     /// - Throws: `closed` after shutdown; `illegalArgument` when the configured trust cannot
     ///   be used for the live connection.
     public func startContinuous(datastores: [DatastoreID], scope: SyncScope? = nil) async throws {
-        let core = try liveCore()
-        let channel = try core.services.makeChannel() ?? PollingChannel(interval: SyncEngine.pollingInterval, clock: clock)
+        _ = try liveDependencies()
+        let channel = try liveChannel?() ?? PollingChannel(interval: SyncEngine.pollingInterval, clock: clock)
         await startContinuous(datastores: datastores, scope: scope, channel: channel)
     }
 

@@ -3,7 +3,7 @@ import RooftopShared
 
 extension OutboxEngine {
     /// Handles a push that failed as a whole (see the type's documentation).
-    func failed(_ error: RooftopError, batch: OutboxSchedule.Batch, scope: String, core: ClientCore, now: Int64)
+    func failed(_ error: RooftopError, batch: OutboxSchedule.Batch, scope: String, now: Int64)
         -> RoundOutcome
     {
         let rows = batch.rows
@@ -12,7 +12,7 @@ extension OutboxEngine {
             let delay = retry.delay(beforeAttempt: attempt, random: random())
             let retryAt = now + EngineClock.milliseconds(delay)
             do {
-                try core.store.write(scope: scope) { transaction in
+                try dependencies.store.write(scope: scope) { transaction in
                     for row in rows {
                         try transaction.markPending(
                             row.mutation.mutationId, error: error, nextAttemptAt: retryAt, countAttempt: true)
@@ -31,7 +31,7 @@ extension OutboxEngine {
             // Refused on its own: this change is the culprit. Set it aside like a refusal.
             let refusal = PushResponse(results: [.rejected(mutationId: row.mutation.mutationId, error: error)])
             do {
-                _ = try settle(refusal, rows: rows, scope: scope, core: core, now: now)
+                _ = try settle(refusal, rows: rows, scope: scope, now: now)
             } catch {
                 return .failed(error, retryAt: nil)
             }
@@ -39,7 +39,7 @@ extension OutboxEngine {
             return .sent(answered: 1, more: true)
         }
         do {
-            try core.store.write(scope: scope) { transaction in
+            try dependencies.store.write(scope: scope) { transaction in
                 for row in rows {
                     // Counted as an attempt: a push refused as a whole may still have applied some of
                     // its mutations first (a server error after them), so these rows may have reached
@@ -79,7 +79,7 @@ extension OutboxEngine {
     ///   rows go one by one to find a culprit: they would never travel together).
     /// - Returns: How many rows were answered (held rows are not).
     func settle(
-        _ response: PushResponse, rows: [OutboxRow], scope: String, core: ClientCore, now: Int64, mayHold: Bool = false
+        _ response: PushResponse, rows: [OutboxRow], scope: String, now: Int64, mayHold: Bool = false
     ) throws(RooftopError) -> Int {
         var answered = 0
         var acknowledged: [(OutboxRow, Int64, [MergeDecision])] = []
@@ -89,14 +89,15 @@ extension OutboxEngine {
         let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
         let concurrent = mayHold ? Self.concurrentlyWritten(response, rows: rows) : [:]
         var folded: [MutationID: [MutationID]] = [:]
-        try core.store.write(scope: scope) { transaction in
+        let registry = dependencies.registry
+        try dependencies.store.write(scope: scope) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
             // The server's word is recorded first, so that a status asked as the rows go reads it.
             for row in rows where !held.contains(row.key) {
                 let id = row.mutation.mutationId
                 switch response.result(for: id) {
-                case .applied(_, let version, _, _)?: folded[id] = core.services.ledger.acknowledge(id, version: version)
-                case .rejected?: folded[id] = core.services.ledger.settle(id)
+                case .applied(_, let version, _, _)?: folded[id] = dependencies.ledger.acknowledge(id, version: version)
+                case .rejected?: folded[id] = dependencies.ledger.settle(id)
                 case nil: break
                 }
             }
@@ -169,16 +170,16 @@ extension OutboxEngine {
                 views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
             }
         } committed: {
-            for (key, view) in views { core.registry.existing(key)?.replaceBase(view) }
-            for key in gone { core.registry.existing(key)?.markDeleted() }
+            for (key, view) in views { registry.existing(key)?.replaceBase(view) }
+            for key in gone { registry.existing(key)?.markDeleted() }
         }
-        publish(acknowledged: acknowledged, refused: refused, folded: folded, core: core)
+        publish(acknowledged: acknowledged, refused: refused, folded: folded)
         return answered
     }
 
     private func publish(
         acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)],
-        folded: [MutationID: [MutationID]], core: ClientCore
+        folded: [MutationID: [MutationID]]
     ) {
         for (row, version, merges) in acknowledged {
             let id = row.mutation.mutationId
@@ -187,7 +188,7 @@ extension OutboxEngine {
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: kind))
             }
             for decision in merges {
-                core.services.merges.publish(MergeEvent(key: row.key, decision: decision, source: .push(id)))
+                dependencies.merges.publish(MergeEvent(key: row.key, decision: decision, source: .push(id)))
             }
         }
         for (row, error) in refused {

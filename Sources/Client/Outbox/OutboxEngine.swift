@@ -8,9 +8,9 @@ import Synchronization
 /// store in the same transaction that picks them — before the request leaves — so that a crash
 /// while sending leaves `sent` rows, which the next start sends again with the same IDs (the
 /// server answers a mutation ID it has seen with its first result). The answers are applied in
-/// one transaction (``settle(_:rows:scope:core:now:)``).
+/// one transaction (``settle(_:rows:scope:now:mayHold:)``).
 ///
-/// **When.** The engine runs a round when woken: by the core's outbox signal (something was
+/// **When.** The engine runs a round when woken: by the client's outbox signal (something was
 /// queued, a user signed in), by ``Outbox/resume()`` (which also makes every pending row due at
 /// once), and by its own timer, set to the earliest retry time. Only the signed-in user's rows are
 /// sent: rows kept without an account (scope `""`) wait for one, and move to it at sign-in.
@@ -28,7 +28,12 @@ import Synchronization
 /// a new change) tries again. Any other failure of the whole push (say, a size limit) makes the
 /// engine send rows one at a time until the culprit, sent alone, is refused and set aside.
 actor OutboxEngine {
-    private weak var core: ClientCore?
+    /// The store, the API and the rest the engine works with.
+    let dependencies: EngineDependencies
+    /// The client's signals that something was queued (or a user signed in).
+    private let signals: AsyncStream<Void>
+    /// Set by ``stop()``: no more rounds, and flushes throw `closed`.
+    private var stopped = false
     /// Everything that happens to queued changes.
     nonisolated let events = Broadcaster<OutboxEvent>()
     let clock: EngineClock
@@ -52,11 +57,13 @@ actor OutboxEngine {
     private var roundRunning = false
     private var roundWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init(core: ClientCore, random: @escaping @Sendable () -> Double) {
-        self.core = core
-        self.clock = EngineClock(core.configuration.clock)
-        self.retry = core.configuration.retry
-        self.random = random
+    /// An engine over `dependencies`, woken by `signals` once started.
+    init(_ dependencies: EngineDependencies, signals: AsyncStream<Void>) {
+        self.dependencies = dependencies
+        self.signals = signals
+        self.clock = EngineClock(dependencies.configuration.clock)
+        self.retry = dependencies.configuration.retry
+        self.random = dependencies.random
         (wakeSignals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -71,8 +78,8 @@ actor OutboxEngine {
     }
 
     private func launch() {
-        guard let core else { return }
-        let signals = core.outboxSignals
+        guard !stopped else { return }
+        let signals = self.signals
         let wake = self.wake
         tasks.append(Task {
             for await _ in signals { wake.yield() }
@@ -85,6 +92,7 @@ actor OutboxEngine {
 
     /// Stops the loop and the timer, and ends the event streams.
     func stop() {
+        stopped = true
         for task in tasks { task.cancel() }
         tasks = []
         timer?.cancel()
@@ -181,9 +189,10 @@ actor OutboxEngine {
     func flush(_ filter: RoundFilter, progress: (@Sendable (_ answered: Int, _ left: Int) -> Void)? = nil)
         async throws(RooftopError)
     {
-        guard let core else { throw RooftopError(.closed, "the client was shut down") }
-        let scope = core.scope
-        var left = try core.store.outboxHeads(scope: scope).count(where: filter.matches)
+        guard !stopped else { throw RooftopError(.closed, "the client was shut down") }
+        let store = dependencies.store
+        let scope = dependencies.scope
+        var left = try store.outboxHeads(scope: scope).count(where: filter.matches)
         guard left > 0 else { return }
         guard !scope.isEmpty else {
             throw RooftopError(.badState, "changes queued without an account are sent once a user signs in")
@@ -207,7 +216,7 @@ actor OutboxEngine {
                 idleRounds += 1
                 if idleRounds > 2 { throw RooftopError(.badState, "the offline queue could not send the changes") }
             }
-            left = try core.store.outboxHeads(scope: scope).count(where: filter.matches)
+            left = try store.outboxHeads(scope: scope).count(where: filter.matches)
             // The engine's own loop may answer some of these rows between this flush's rounds:
             // every row gone counts, or the counts would not add up to what was queued.
             let done = max(processed, answeredSoFar, initial - left)
@@ -233,14 +242,14 @@ actor OutboxEngine {
 
     /// One push: pick and mark the due rows, send them, apply the answers.
     private func round(force: Bool, filter: RoundFilter) async -> RoundOutcome {
-        guard let core else { return .idle }
-        let scope = core.scope
+        guard !stopped else { return .idle }
+        let scope = dependencies.scope
         guard !scope.isEmpty else { return .idle }
         let now = clock.nowMillis()
         let isolate = self.isolate
         let picked: (batch: OutboxSchedule.Batch, queued: Bool)
         do {
-            picked = try core.store.write(scope: scope) { transaction in
+            picked = try dependencies.store.write(scope: scope) { transaction in
                 // The heads alone decide what is due; only the rows sent are read whole (a round
                 // decoded the whole queue: rounds grew with it).
                 let heads = try transaction.outboxHeads().filter(filter.matches)
@@ -259,15 +268,14 @@ actor OutboxEngine {
         let datastores = Set(batch.rows.map(\.mutation.datastore))
         let response: PushResponse
         do {
-            response = try await core.api.push(PushRequest(mutations: batch.rows.map(\.mutation)))
+            response = try await dependencies.api.push(PushRequest(mutations: batch.rows.map(\.mutation)))
         } catch {
-            core.services.activity.record(error, for: datastores)
-            return failed(error, batch: batch, scope: scope, core: core, now: now)
+            dependencies.activity.record(error, for: datastores)
+            return failed(error, batch: batch, scope: scope, now: now)
         }
-        core.services.activity.record(nil, for: datastores)
+        dependencies.activity.record(nil, for: datastores)
         do {
-            let answered = try settle(
-                response, rows: batch.rows, scope: scope, core: core, now: now, mayHold: !isolate)
+            let answered = try settle(response, rows: batch.rows, scope: scope, now: now, mayHold: !isolate)
             if answered > 0 { self.isolate = false }
             return .sent(answered: answered, more: batch.hasMore)
         } catch {

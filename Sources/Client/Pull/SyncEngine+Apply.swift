@@ -21,16 +21,17 @@ extension SyncEngine {
     /// worked them out.
     func apply(
         _ page: PullResponse, prepared: [PreparedObject?] = [], datastore: DatastoreID, scope: SyncScope,
-        checkpoint: Checkpoint?, owner: String, core: ClientCore, onChange: ChangeObserver?
+        checkpoint: Checkpoint?, owner: String, onChange: ChangeObserver?
     ) async throws(RooftopError) {
-        guard core.scope == owner else { throw SyncEngine.accountChanged }
-        let rebases = try await rebases(for: page, datastore: datastore, owner: owner, core: core)
+        guard dependencies.scope == owner else { throw SyncEngine.accountChanged }
+        let rebases = try await rebases(for: page, datastore: datastore, owner: owner)
         let changes = page.changes
+        let registry = dependencies.registry
         var next = 0
         repeat {
             var written = WrittenChanges()
-            try core.store.write(scope: owner) { transaction in
-                guard core.scope == owner else { throw SyncEngine.accountChanged }
+            try dependencies.store.write(scope: owner) { transaction in
+                guard dependencies.scope == owner else { throw SyncEngine.accountChanged }
                 // Objects new here share a few keys of each index: their counts are summed and
                 // written once, at the end of the transaction (``IndexEntryWriter``).
                 transaction.entries.defersCounts = true
@@ -40,21 +41,21 @@ extension SyncEngine {
                     let slice = next..<min(next + SyncEngine.sliceSize, changes.count)
                     try write(
                         changes[slice], from: slice.lowerBound, prepared: prepared, rebases: rebases, queued: queued,
-                        datastore: datastore, scope: scope, core: core, onChange: onChange, into: &written,
+                        datastore: datastore, scope: scope, onChange: onChange, into: &written,
                         transaction)
                     next = slice.upperBound
-                } while next < changes.count && !core.store.writesWaiting
+                } while next < changes.count && !dependencies.store.writesWaiting
                 if next == changes.count, let checkpoint {
                     try transaction.setCheckpoint(checkpoint, datastore: datastore)
                     try transaction.setSyncFilter(scope, datastore: datastore)
                 }
             } committed: {
-                for (key, view) in written.views { core.registry.existing(key)?.replaceBase(view) }
-                for key in written.gone { core.registry.existing(key)?.markDeleted() }
+                for (key, view) in written.views { registry.existing(key)?.replaceBase(view) }
+                for key in written.gone { registry.existing(key)?.markDeleted() }
             }
             // Told per transaction: a later one that fails leaves these committed, and their
             // queued rows are gone (a pull again would not bring their acknowledgements back).
-            publish(written.outcomes, core: core)
+            publish(written.outcomes)
         } while next < changes.count
     }
 
@@ -70,7 +71,7 @@ extension SyncEngine {
         var outcomes: [RebaseOutcome] = []
     }
 
-    /// The changes a transaction of ``apply(_:prepared:datastore:scope:checkpoint:owner:core:onChange:)``
+    /// The changes a transaction of ``apply(_:prepared:datastore:scope:checkpoint:owner:onChange:)``
     /// writes before it looks whether another write waits (a save during a sync waits for about
     /// this many; the stored keys are read per slice).
     static let sliceSize = 100
@@ -80,7 +81,7 @@ extension SyncEngine {
     /// queued changes.
     private func write(
         _ changes: ArraySlice<PullChange>, from start: Int, prepared: [PreparedObject?], rebases: [ObjectKey: Rebase],
-        queued: Set<ObjectKey>, datastore: DatastoreID, scope: SyncScope, core: ClientCore, onChange: ChangeObserver?,
+        queued: Set<ObjectKey>, datastore: DatastoreID, scope: SyncScope, onChange: ChangeObserver?,
         into written: inout WrittenChanges, _ transaction: StoreTransaction
     ) throws {
         // Which of the objects are stored, in one statement: in an initial sync none is, and each
@@ -91,7 +92,7 @@ extension SyncEngine {
         for (position, change) in zip(start..., changes) {
             let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
             if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
-                written.outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: core.services.ledger)))
+                written.outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: dependencies.ledger)))
             }
             switch change {
             case .upsert(let object):
@@ -148,38 +149,38 @@ extension SyncEngine {
     /// that cannot tell the operations since a queued change's base only leaves that change
     /// un-rebased for now (logged): the server merges it field by field when it is pushed.
     /// - Throws: `cache` when the queue or a stored object cannot be read.
-    private func rebases(for page: PullResponse, datastore: DatastoreID, owner: String, core: ClientCore)
+    private func rebases(for page: PullResponse, datastore: DatastoreID, owner: String)
         async throws(RooftopError) -> [ObjectKey: Rebase]
     {
         var rebases: [ObjectKey: Rebase] = [:]
         // One look at the queue per page: most pulled objects have nothing queued.
-        let queued = try core.store.queuedKeys(scope: owner, datastore: datastore)
+        let queued = try dependencies.store.queuedKeys(scope: owner, datastore: datastore)
         guard !queued.isEmpty else { return [:] }
         for change in page.changes {
             let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
             guard queued.contains(key) else { continue }
-            let rows = try core.store.queued(for: key, scope: owner)
+            let rows = try dependencies.store.queued(for: key, scope: owner)
             guard let base = Rebase.commonBase(rows) else { continue }
             switch change {
             case .upsert(let object):
                 guard object.version > base else { continue }
                 let records: [OperationRecord]
                 do {
-                    records = try await core.api.operations(key, after: base)
+                    records = try await dependencies.api.operations(key, after: base)
                 } catch {
                     SyncEngine.logger.notice(
                         "queued changes not rebased over a pulled change; the server will merge them",
                         metadata: ["object": "\(key)", "error": "\(error)"])
                     continue
                 }
-                guard let rules = await classes.rules(for: key.className, api: core.api),
+                guard let rules = await classes.rules(for: key.className, api: dependencies.api),
                     let rebase = Rebase.over(object, records: records, rows: rows, rules: rules)
                 else { continue }
                 rebases[key] = rebase
             case .tombstone(_, _, let version):
-                guard let rules = await classes.rules(for: key.className, api: core.api),
+                guard let rules = await classes.rules(for: key.className, api: dependencies.api),
                     let rebase = Rebase.overDelete(
-                        key: key, version: version, server: try core.store.object(key, scope: owner)?.server,
+                        key: key, version: version, server: try dependencies.store.object(key, scope: owner)?.server,
                         rows: rows, rules: rules)
                 else { continue }
                 rebases[key] = rebase
@@ -207,16 +208,16 @@ extension SyncEngine {
     }
 
     /// Publishes what the rebases did: merge decisions and local acknowledgements.
-    private func publish(_ outcomes: [RebaseOutcome], core: ClientCore) {
+    private func publish(_ outcomes: [RebaseOutcome]) {
         for (rebase, outcome, folded) in outcomes {
             for decision in rebase.result.decisions {
-                core.services.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))
+                dependencies.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))
             }
             switch outcome {
             case .queued:
                 break
             case .settled(let ids, let version):
-                let events = core.outboxEngine.events
+                let events = outbox.events
                 for (index, id) in ids.enumerated() {
                     for other in [id] + (folded[id] ?? []) {
                         let merges = index == 0 && other == id ? rebase.result.decisions : []

@@ -14,14 +14,14 @@ extension SyncEngine {
         datastore: DatastoreID, scope requested: SyncScope?, maxRetries: Int,
         progress: (@Sendable (SyncProgress) -> Void)?, onChange: ChangeObserver?
     ) async throws(RooftopError) -> Int {
-        let core = try liveCore()
-        let activity = core.services.activity
+        let dependencies = try liveDependencies()
+        let activity = dependencies.activity
         activity.update(datastore) { $0.pulls += 1 }
         defer { activity.update(datastore) { $0.pulls -= 1 } }
         let reporter = ProgressReporter(phase: .pull, datastore: datastore, callback: progress, broadcaster: progressReports)
         do {
             let count = try await pullInScope(
-                datastore, requested: requested, core: core, maxRetries: maxRetries, reporter: reporter,
+                datastore, requested: requested, maxRetries: maxRetries, reporter: reporter,
                 onChange: onChange)
             activity.update(datastore) { entry in
                 entry.incoming = false
@@ -44,23 +44,23 @@ extension SyncEngine {
     /// Works out what the stored checkpoint covers against the scope asked for: narrows locally,
     /// catches up on what widening added, then pulls from the checkpoint.
     private func pullInScope(
-        _ datastore: DatastoreID, requested: SyncScope?, core: ClientCore, maxRetries: Int,
+        _ datastore: DatastoreID, requested: SyncScope?, maxRetries: Int,
         reporter: ProgressReporter, onChange: ChangeObserver?
     ) async throws(RooftopError) -> Int {
-        let owner = core.scope
-        let checkpoint = try core.store.checkpoint(scope: owner, datastore: datastore)
-        let stored = try core.store.syncFilter(scope: owner, datastore: datastore)
+        let owner = dependencies.scope
+        let checkpoint = try dependencies.store.checkpoint(scope: owner, datastore: datastore)
+        let stored = try dependencies.store.syncFilter(scope: owner, datastore: datastore)
         let scope = requested ?? stored ?? .everything
         var since = checkpoint
         if since != nil, let stored {
             let transition = scope.transition(from: stored)
-            if transition.narrows { try narrow(datastore, to: scope, core: core) }
+            if transition.narrows { try narrow(datastore, to: scope) }
             switch transition.catchUp {
             case .nothing:
                 break
             case .classes(let names):
                 let caught = try await drive(
-                    datastore, since: nil, classes: names.sorted(), scope: scope, storeCheckpoint: false, core: core,
+                    datastore, since: nil, classes: names.sorted(), scope: scope, storeCheckpoint: false,
                     maxRetries: maxRetries, reporter: reporter, onChange: onChange)
                 reporter.endPart(processed: caught)
             case .everything:
@@ -71,7 +71,7 @@ extension SyncEngine {
             since = nil
         }
         let pulled = try await drive(
-            datastore, since: since, classes: scope.pullClasses, scope: scope, storeCheckpoint: true, core: core,
+            datastore, since: since, classes: scope.pullClasses, scope: scope, storeCheckpoint: true,
             maxRetries: maxRetries, reporter: reporter, onChange: onChange)
         return reporter.offset + pulled
     }
@@ -81,16 +81,15 @@ extension SyncEngine {
     /// only the page's checkpoint, read first: ``RemoteAPI/ReceivedPage``), and is used only if
     /// the machine asks for exactly that checkpoint.
     private func drive(
-        _ datastore: DatastoreID, since: Checkpoint?, classes: [String]?, scope: SyncScope, storeCheckpoint: Bool,
-        core: ClientCore, maxRetries: Int, reporter: ProgressReporter, onChange: ChangeObserver?
+        _ datastore: DatastoreID, since: Checkpoint?, classes: [String]?, scope: SyncScope, storeCheckpoint: Bool, maxRetries: Int, reporter: ProgressReporter, onChange: ChangeObserver?
     ) async throws(RooftopError) -> Int {
         var machine = SyncStateMachine(maxRetries: maxRetries)
         var actions = machine.handle(.start(checkpoint: since))
         // Whose pull this is: roles a page tells are that user's.
-        let pullScope = core.scope
+        let pullScope = dependencies.scope
         var page: RemoteAPI.ReadPage?
-        let activity = core.services.activity
-        let api = core.api
+        let activity = dependencies.activity
+        let api = dependencies.api
         let fetch = { @Sendable (since: Checkpoint?) async -> Result<RemoteAPI.ReceivedPage, RooftopError> in
             do throws(RooftopError) {
                 return .success(try await api.receivePage(PullRequest(datastore: datastore, since: since, classes: classes)))
@@ -131,7 +130,7 @@ extension SyncEngine {
                     do throws(RooftopError) {
                         try await self.apply(
                             merged.page, prepared: merged.prepared, datastore: datastore, scope: scope,
-                            checkpoint: stored, owner: pullScope, core: core, onChange: observer)
+                            checkpoint: stored, owner: pullScope, onChange: observer)
                         return .success(())
                     } catch {
                         return .failure(error)
@@ -203,17 +202,17 @@ extension SyncEngine {
                 let current = read.response
                 do {
                     // Roles first: the objects the page brings are checked offline with them.
-                    if let roles = current.roles { try core.updateRoles(roles, scope: pullScope) }
+                    if let roles = current.roles { try dependencies.account.updateRoles(roles, scope: pullScope) }
                     // The indexes of the page's classes before its objects are written: they are
                     // built from what is stored, then kept by every write.
                     let classNames = Set(current.changes.map(\.className))
-                    try await self.classes.declareIndexes(of: classNames, api: api, store: core.store)
+                    try await self.classes.declareIndexes(of: classNames, api: api, store: dependencies.store)
                     // Its objects are prepared for writing from now on, beside the next page's
                     // fetch and the batch before's write
                     // (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``): the rows of the
                     // fields the store keeps.
                     let unknown = classNames.subtracting(keptFields.keys)
-                    if !unknown.isEmpty { keptFields.merge(try core.store.valueIndexedFields(of: unknown)) { $1 } }
+                    if !unknown.isEmpty { keptFields.merge(try dependencies.store.valueIndexedFields(of: unknown)) { $1 } }
                     let valueIndexed = keptFields
                     batch.add(
                         current,
@@ -233,7 +232,7 @@ extension SyncEngine {
             case .reportProgress(let processed, let total):
                 reporter.report(processed: processed, total: total)
             case .purgeDatastore:
-                try purge(datastore, core: core)
+                try purge(datastore)
             case .startOver:
                 let keys = Seen()
                 seen = keys
@@ -242,7 +241,7 @@ extension SyncEngine {
                     onChange?(key, deleted)
                 }
             case .retryLater(let attempt):
-                let delay = core.configuration.retry.delay(beforeAttempt: attempt, random: core.services.random())
+                let delay = dependencies.configuration.retry.delay(beforeAttempt: attempt, random: dependencies.random())
                 do {
                     try await clock.sleepUntilMillis(clock.nowMillis() + EngineClock.milliseconds(delay))
                 } catch {
@@ -250,7 +249,7 @@ extension SyncEngine {
                 }
                 actions += machine.handle(.retryTimerFired)
             case .finish(let processed):
-                if let seen { try dropUnseen(datastore, classes: classes, seen: seen.keys, core: core) }
+                if let seen { try dropUnseen(datastore, classes: classes, seen: seen.keys) }
                 return processed
             case .fail(let error):
                 throw error
@@ -264,7 +263,7 @@ extension SyncEngine {
 
     /// Consecutive pull pages written together, at most ``maxChanges`` changes (small pages
     /// share one batch; the server's default page is a quarter of one), in one transaction unless
-    /// another write waits (``apply(_:prepared:datastore:scope:checkpoint:owner:core:onChange:)``
+    /// another write waits (``apply(_:prepared:datastore:scope:checkpoint:owner:onChange:)``
     /// then lets it in after a slice of ``SyncEngine/sliceSize``). An initial sync's writes go to
     /// indexes far larger than one transaction touches, at random places: every page of them
     /// dirtied is written to the log once per transaction, so larger transactions write less (in
@@ -351,12 +350,12 @@ extension SyncEngine {
     /// send again were deleted on the server with their tombstones since swept, or are out of the
     /// user's reach; they go, as a tombstone would take them. Objects with queued changes stay:
     /// the push that sends them tells what became of them.
-    func dropUnseen(_ datastore: DatastoreID, classes: [String]?, seen: Set<ObjectKey>, core: ClientCore)
+    func dropUnseen(_ datastore: DatastoreID, classes: [String]?, seen: Set<ObjectKey>)
         throws(RooftopError)
     {
         let classes = classes.map(Set.init)
         var gone: [ObjectKey] = []
-        try core.store.write(scope: core.scope) { transaction in
+        try dependencies.store.write(scope: dependencies.scope) { transaction in
             let queued = try transaction.queuedKeys(in: datastore)
             for key in try transaction.storedKeys(in: datastore)
             where !seen.contains(key) && !queued.contains(key) && (classes?.contains(key.className) ?? true) {
@@ -364,13 +363,13 @@ extension SyncEngine {
                 gone.append(key)
             }
         }
-        for key in gone { core.registry.existing(key)?.markDeleted() }
+        for key in gone { dependencies.registry.existing(key)?.markDeleted() }
     }
 
     /// Drops the local copies that left the scope: their sync pin goes, so that objects still
     /// pinned under another label or with queued changes stay.
-    func narrow(_ datastore: DatastoreID, to scope: SyncScope, core: ClientCore) throws(RooftopError) {
-        try core.store.write(scope: core.scope) { transaction in
+    func narrow(_ datastore: DatastoreID, to scope: SyncScope) throws(RooftopError) {
+        try dependencies.store.write(scope: dependencies.scope) { transaction in
             for (key, server) in try transaction.syncedObjects(in: datastore) {
                 guard let server, !scope.keeps(server) else { continue }
                 try transaction.unpin(key, label: LocalStore.syncLabel)
@@ -381,12 +380,12 @@ extension SyncEngine {
     /// Drops a datastore the server no longer has (or no longer shows the user): its objects,
     /// pins, checkpoint and scope. Queued changes stay: the server refuses them, and they are set
     /// aside for the app rather than lost silently.
-    func purge(_ datastore: DatastoreID, core: ClientCore) throws(RooftopError) {
-        try core.store.write(scope: core.scope) { transaction in
+    func purge(_ datastore: DatastoreID) throws(RooftopError) {
+        try dependencies.store.write(scope: dependencies.scope) { transaction in
             try transaction.removeDatastore(datastore, discardQueued: false)
             try transaction.setSyncFilter(nil, datastore: datastore)
         }
-        for object in core.registry.all() where object.datastore == datastore { object.markDeleted() }
-        core.services.activity.update(datastore) { $0.needsReset = true }
+        for object in dependencies.registry.all() where object.datastore == datastore { object.markDeleted() }
+        dependencies.activity.update(datastore) { $0.needsReset = true }
     }
 }

@@ -16,7 +16,14 @@ import Synchronization
 /// Pulls need a signed-in user for private and shareable datastores (`:app` may be pulled
 /// anonymously when the app's class permissions allow it).
 public final class SyncEngine: Sendable {
-    weak let core: ClientCore?
+    /// The store, the API and the rest the engine works with.
+    let dependencies: EngineDependencies
+    /// The offline queue's engine, which pushes send through.
+    let outbox: OutboxEngine
+    /// Makes continuous sync's live connections (`nil`: continuous sync polls).
+    let liveChannel: (@Sendable () throws(RooftopError) -> any LiveChannel)?
+    /// Set by ``close()``: the engine's operations throw `closed`.
+    private let closed = Mutex(false)
     /// Where sync notes what it worked around (a rebase left to the server, for one).
     static let logger = Logger(label: "rooftop.sync")
     /// Class settings fetched from the server: merge rules for rebases, declared indexes for the store.
@@ -25,9 +32,15 @@ public final class SyncEngine: Sendable {
     let progressReports = Broadcaster<SyncProgress>()
     let continuous = Mutex<ContinuousSync?>(nil)
 
-    init(core: ClientCore) {
-        self.core = core
-        self.clock = EngineClock(core.configuration.clock)
+    /// An engine over `dependencies` that pushes through `outbox`.
+    init(
+        _ dependencies: EngineDependencies, outbox: OutboxEngine,
+        liveChannel: (@Sendable () throws(RooftopError) -> any LiveChannel)?
+    ) {
+        self.dependencies = dependencies
+        self.outbox = outbox
+        self.liveChannel = liveChannel
+        self.clock = EngineClock(dependencies.configuration.clock)
     }
 
     /// Every progress report of every push and pull from now on.
@@ -36,7 +49,7 @@ public final class SyncEngine: Sendable {
     /// Every merge decision from now on: those the server took applying queued changes, and those
     /// the client took rebasing queued changes over pulled ones.
     public var mergeDecisions: AsyncStream<MergeEvent> {
-        core?.services.merges.stream() ?? AsyncStream { $0.finish() }
+        dependencies.merges.stream()
     }
 
     /// Pulls a datastore's changes since the last pull, a page at a time, each page applied with
@@ -73,13 +86,13 @@ public final class SyncEngine: Sendable {
     public func push(datastore: DatastoreID? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil)
         async throws
     {
-        let core = try liveCore()
+        let dependencies = try liveDependencies()
         let filter: RoundFilter = datastore.map { .datastore($0) } ?? .all
-        let initial = try core.store.outboxHeads(scope: core.scope).count(where: filter.matches)
+        let initial = try dependencies.store.outboxHeads(scope: dependencies.scope).count(where: filter.matches)
         let reporter = ProgressReporter(phase: .push, datastore: datastore, callback: progress, broadcaster: progressReports)
         reporter.report(processed: 0, total: initial)
         do {
-            try await core.outboxEngine.flush(filter) { processed, left in
+            try await outbox.flush(filter) { processed, left in
                 reporter.report(processed: processed, total: processed + left)
             }
         } catch {
@@ -89,10 +102,16 @@ public final class SyncEngine: Sendable {
         reporter.finish()
     }
 
-    /// The core, or `closed` after shutdown.
-    func liveCore() throws(RooftopError) -> ClientCore {
-        guard let core else { throw RooftopError(.closed, "the client was shut down") }
-        return core
+    /// The engine's dependencies, or `closed` after shutdown.
+    func liveDependencies() throws(RooftopError) -> EngineDependencies {
+        guard !closed.withLock({ $0 }) else { throw RooftopError(.closed, "the client was shut down") }
+        return dependencies
+    }
+
+    /// Stops continuous sync for good: the engine's operations throw `closed` from now on.
+    func close() async {
+        closed.withLock { $0 = true }
+        await stop()
     }
 }
 
