@@ -411,6 +411,45 @@ struct DocumentReaderTests {
         #expect(read > 150, "the reader read \(read) of 800 answers itself")
     }
 
+    @Test("pages and push answers with bytes that are not UTF-8 are refused both ways, never repaired")
+    func invalidUTF8Refused() throws {
+        let snapshot = ObjectSnapshot(
+            className: "T", objectId: "o1", datastore: .default, fields: ["name": "caf\u{E9} au lait", "n": 1], version: 2)
+        let page = PullResponse(changes: [.upsert(snapshot)], checkpoint: Checkpoint("c:1"), hasMore: false)
+        var pageWriter = DocumentWriter()
+        try pageWriter.pullResponse(page)
+        var answerWriter = DocumentWriter()
+        try answerWriter.pushResponse(
+            PushResponse(results: [.applied(mutationId: try MutationID("m1"), version: 2, object: snapshot)]))
+        for (name, valid) in [("page", pageWriter.bytes), ("answer", answerWriter.bytes)] {
+            let accent = try #require(valid.firstIndex(of: 0xC3), "the é's first byte")
+            let id = try #require(valid.indices.first { valid[$0] == UInt8(ascii: "o") && valid[$0 + 1] == UInt8(ascii: "1") })
+            let damaged: [(String, [UInt8])] = [
+                ("a lone lead byte", { var bytes = valid; bytes[accent + 1] = UInt8(ascii: "x"); return bytes }()),
+                ("0xFF in an ASCII ID", { var bytes = valid; bytes[id] = 0xFF; return bytes }()),
+                ("a cut sequence", { var bytes = valid; bytes.remove(at: accent + 1); return bytes }()),
+            ]
+            #expect((try? JSONDecoder().decode(PullResponse.self, from: Data(pageWriter.bytes))) != nil)
+            for (damage, bytes) in damaged {
+                let data = Data(bytes)
+                if name == "page" {
+                    #expect((try? JSONDecoder().decode(PullResponse.self, from: data)) == nil, "\(damage): the reference refuses")
+                    #expect(throws: (any Error).self, "\(name), \(damage)") { try PullResponse.decodeDocument(data) }
+                    #expect(throws: (any Error).self, "\(name), \(damage)") {
+                        try PullResponse.decodeDocumentWithObjectTexts(data)
+                    }
+                } else {
+                    #expect((try? JSONDecoder().decode(PushResponse.self, from: data)) == nil, "\(damage): the reference refuses")
+                    #expect(throws: (any Error).self, "\(name), \(damage)") { try PushResponse.decodeDocument(data) }
+                }
+            }
+        }
+        // Undamaged, both read directly, the accent kept.
+        let read = try PullResponse.decodeDocumentWithObjectTexts(Data(pageWriter.bytes))
+        #expect(read.objectTexts.first??.contains("caf\u{E9}") == true)
+        #expect(try PushResponse.decodeDocument(Data(answerWriter.bytes)).results.count == 1)
+    }
+
     @Test("what the direct writer writes, Codable and the reader read back as the value written")
     func writerRoundTrips() throws {
         var rng = SeededGenerator(seed: 13)

@@ -179,11 +179,7 @@ extension PushResponse {
     /// result with its object, and `JSONDecoder` was a tenth of the queue's time.
     /// - Throws: What `JSONDecoder` throws for data that is not a push's answer.
     package static func decodeDocument(_ data: Data) throws -> PushResponse {
-        // Text that is not UTF-8 is `JSONDecoder`'s to refuse, not repaired into another answer.
-        guard let text = String(validating: data, as: UTF8.self) else {
-            return try JSONDecoder().decode(PushResponse.self, from: data)
-        }
-        return try DocumentCoding.decode(PushResponse.self, from: text) { try $0.readPushResponse() }
+        try DocumentCoding.decode(PushResponse.self, from: data) { try $0.readPushResponse() }
     }
 }
 

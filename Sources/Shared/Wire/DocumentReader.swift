@@ -544,6 +544,21 @@ extension DocumentCoding {
         if let value = try? DocumentReader.read(text, fast) { return value }
         return try decode(type, from: text)
     }
+
+    /// Decodes a document from its bytes with a ``DocumentReader`` (`fast`), or with
+    /// `JSONDecoder` when the reader leaves it (then `JSONDecoder`'s value or error stands). The
+    /// bytes are read as they are: text that is not UTF-8 is never repaired into another document
+    /// (the reader validates every string that is not ASCII, and refuses what it cannot read).
+    /// - Throws: What `JSONDecoder` throws for data that is not such a document.
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, fast: (inout DocumentReader) throws -> T
+    ) throws -> T {
+        let read = data.withUnsafeBytes { raw in
+            try? DocumentReader.read(bytes: raw.bindMemory(to: UInt8.self), fast)
+        }
+        if let read { return read }
+        return try JSONDecoder().decode(type, from: data)
+    }
 }
 
 extension PullResponse {
@@ -551,9 +566,7 @@ extension PullResponse {
     /// (``DocumentReader``), else with `Codable`.
     /// - Throws: What `JSONDecoder` throws for data that is not a page.
     package static func decodeDocument(_ data: Data) throws -> PullResponse {
-        let text = String(decoding: data, as: UTF8.self)
-        if let page = try? DocumentReader.read(text, { try $0.readPullResponse() }) { return page }
-        return try JSONDecoder().decode(PullResponse.self, from: data)
+        try DocumentCoding.decode(PullResponse.self, from: data) { try $0.readPullResponse() }
     }
 
     /// A page of the change feed from the server's JSON (``decodeDocument(_:)``), with each
@@ -566,15 +579,18 @@ extension PullResponse {
     package static func decodeDocumentWithObjectTexts(_ data: Data) throws
         -> (page: PullResponse, objectTexts: [String?])
     {
-        let text = String(decoding: data, as: UTF8.self)
-        let read = try? DocumentReader.read(text) { reader in
-            var spans: [Range<Int>?] = []
-            let page = try reader.readPullResponse(objectSpans: &spans)
-            let bytes = reader.bytes
-            let texts = spans.map { span in
-                span.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+        // The bytes as they are (``DocumentCoding/decode(_:from:fast:)``): the reader validated
+        // every non-ASCII string in the spans, so each text is made without validating again.
+        let read = data.withUnsafeBytes { raw in
+            try? DocumentReader.read(bytes: raw.bindMemory(to: UInt8.self)) { reader in
+                var spans: [Range<Int>?] = []
+                let page = try reader.readPullResponse(objectSpans: &spans)
+                let bytes = reader.bytes
+                let texts = spans.map { span in
+                    span.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+                }
+                return (page, texts)
             }
-            return (page, texts)
         }
         if let read { return read }
         let page = try JSONDecoder().decode(PullResponse.self, from: data)
