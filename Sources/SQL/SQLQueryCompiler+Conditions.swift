@@ -56,8 +56,22 @@ extension SQLQueryCompiler {
             }
             return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
         }
-        guard let test = fieldTest(of: predicate), isValueIndexed(test.field) else { return nil }
+        guard let test = fieldTest(of: predicate) else { return nil }
+        if !test.elements, let partition = entryKeyed[test.field] { return entrySet(test, partition: partition) }
+        guard isValueIndexed(test.field) else { return nil }
         return keySet(test)
+    }
+
+    /// The `SELECT` of the keys of the objects whose value of `test`'s field meets `test`, from
+    /// the entries of the compound index it leads (partition `partition`; none: no object):
+    /// their `k1` is the value's key, empty (`X''`) when the object lacks the field or its value
+    /// has no key (the same objects the field's value-index rows would not find). `nil` when
+    /// `test` tests more than keys: then each object's own row is tested (``holds(_:)``).
+    private func entrySet(_ test: FieldTest, partition: Int64?) -> SQLFragment? {
+        guard !test.tests.isEmpty, test.tests.allSatisfy(\.isKeyTest) else { return nil }
+        guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
+        return SQLFragment("SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND c.k1 > X'' AND ", [.integer(partition)])
+            + render(test.tests, .entries)
     }
 
     /// A test of one field: of its value (`elements`: of its list elements or relation members),
@@ -90,6 +104,14 @@ extension SQLQueryCompiler {
         case collection
         /// An element or member has this key.
         case element([UInt8])
+
+        /// Whether the test compares the value's key alone (what a compound index's entries hold).
+        var isKeyTest: Bool {
+            switch self {
+            case .compare, .oneOf, .below, .between: true
+            case .exists, .point, .near, .box, .collection, .element: false
+            }
+        }
     }
 
     /// The test of one field that `predicate` is; `nil` for any other predicate, and for one that
@@ -161,9 +183,15 @@ extension SQLQueryCompiler {
     /// Whether the object meets `test`:
     /// - for a value-indexed field, an uncorrelated `IN` over its rows, which lets the index on
     ///   (field, key) find the matching rows once instead of a lookup per object of the class;
+    /// - for a field whose rows are kept out of the value index (``entryKeyed``), the same over
+    ///   the entries of the compound index it leads when `test` compares keys only;
     /// - for another field with rows, the `EXISTS` that looks up the object's own row;
     /// - for a field without rows, the test of its value read from the object's document.
     private func holds(_ test: FieldTest) -> SQLFragment {
+        if !test.elements, let partition = entryKeyed[test.field] {
+            if let entries = entrySet(test, partition: partition) { return member(entries) }
+            return ownRow(test)
+        }
         if isValueIndexed(test.field) { return member(keySet(test)) }
         if let document = layout.document {
             let columns = documentColumns(test.field, document: document)
@@ -175,6 +203,12 @@ extension SQLQueryCompiler {
             // `IS TRUE`: a missing field's tests are unknown (NULL), and false under `NOT` too.
             return SQLFragment("(") + render(tests, columns) + SQLFragment(") IS TRUE")
         }
+        return ownRow(test)
+    }
+
+    /// The `EXISTS` that looks up the object's own row of `test`'s field (or its elements' rows)
+    /// and tests it.
+    private func ownRow(_ test: FieldTest) -> SQLFragment {
         let rows =
             test.elements
             ? "EXISTS (SELECT 1 FROM object_elements e WHERE e.object_key = o.key AND e.field = ?"
@@ -213,6 +247,11 @@ extension SQLQueryCompiler {
         static let rows = Columns(
             kind: SQLFragment("f.kind"), key: SQLFragment("f.sort_key"), latitude: SQLFragment("f.latitude"),
             longitude: SQLFragment("f.longitude"), element: SQLFragment("e.element_key = ?"))
+
+        /// The key of an `index_entries c` entry, `k1` (only key tests are made on it).
+        static let entries = Columns(
+            kind: SQLFragment("NULL"), key: SQLFragment("c.k1"), latitude: SQLFragment("NULL"),
+            longitude: SQLFragment("NULL"), element: SQLFragment("0 = 1"))
     }
 
     /// The columns of `field` read from the object's document (`document`, its SQL).

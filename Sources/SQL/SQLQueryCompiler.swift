@@ -29,6 +29,13 @@ package struct SQLQueryCompiler: Sendable {
     /// keeps no rows of it (``SQLIndexLayout/document``). Ignored by a layout without a flag,
     /// whose value indexes hold every row.
     package var indexedFields: Set<String>?
+    /// The fields of the query's class whose `object_fields` rows the store keeps out of the
+    /// value index, because each leads a compound index (``SQLCompoundIndex``) whose entries find
+    /// its values (their `k1`): by field, the partition of such an index in the query's scope,
+    /// `nil` when the scope has none (no object of the class there). Key conditions on these
+    /// fields read the entries; other tests (presence, lists, points) each object's own row.
+    /// Empty (the default) for a store without entries.
+    package var entryKeyed: [String: Int64?] = [:]
 
     /// A compiler for `dialect` over `layout`.
     package init(dialect: SQLDialect, layout: SQLIndexLayout) {

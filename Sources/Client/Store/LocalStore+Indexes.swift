@@ -57,6 +57,8 @@ extension LocalStore {
             }
             // The new indexes' entries are made from the rows of the fields they name.
             try StoreTransaction.keepValueRows(of: className, previously: previouslyIndexed, db)
+            // A field may have come to lead an index, or ceased to: its rows' flags follow.
+            try StoreTransaction.flagValueIndexed(of: className, db)
             for id in added { try StoreTransaction.indexEntries(where: "d.id = ?", [id], db) }
             transaction.forgetValueIndexedFields()
             return true

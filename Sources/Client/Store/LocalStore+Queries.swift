@@ -134,6 +134,10 @@ extension LocalStore {
         runner.indexes = try LocalStore.compoundIndexes(
             scope: scope, datastore: datastore, className: query.className, db)
         runner.compiler.indexedFields = try StoreTransaction.valueIndexedFields(of: query.className, db)
+        // The fields whose values the entries of the index they lead find (``StoreTransaction/ValueFlags``).
+        for field in try StoreTransaction.leadingFields(of: query.className, db) {
+            runner.compiler.entryKeyed[field] = .some(runner.indexes.first { $0.fields.first == field }?.partition)
+        }
         // A partition's entries are the datastore's live objects of the class, with their
         // readable flags: a count needs nothing else unless it is narrowed to a pin's objects or
         // tests readers without the flags. The objects left out (few: those with unsaved

@@ -8,7 +8,7 @@ extension LocalStoreMigrations {
     /// v9: counts per leading key of the indexes of two fields or more; v10: entries' additions
     /// to those counts made by the writer (``IndexEntryWriter``), not a trigger; v11: rows only of
     /// value-indexed fields; v12: reader sets; v13: class counts of inserted objects added by the
-    /// writer.
+    /// writer; v14: the rows of fields that lead an index out of the value index.
     static func registerIndexMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v7: declared compound indexes") { db in
             // `class_indexes`: the indexes each class declares (unused fields ''), learned from
@@ -76,7 +76,7 @@ extension LocalStoreMigrations {
                 DROP INDEX object_elements_by_value;
                 """)
             for className in try String.fetchAll(db, sql: "SELECT DISTINCT class_name FROM class_indexes") {
-                try StoreTransaction.flagValueIndexed(of: className, db)
+                try StoreTransaction.flagValueIndexed(of: className, leadingOutOfValueIndex: false, db)
             }
             // The flag is a column of the indexes too: SQLite 3.40 does not see that an index
             // whose rows all have `by_value = 1` answers that term, and would read each row of the
@@ -184,6 +184,19 @@ extension LocalStoreMigrations {
             // writer now sums a transaction's inserts per class and writes each class's row once
             // (``StoreTransaction/finish()``). Updates and deletes stay triggers' work.
             try db.execute(sql: "DROP TRIGGER class_counts_insert")
+        }
+        migrator.registerMigration("v14: rows of the fields that lead an index out of the value index") { db in
+            // A field that leads a declared index has its key first in that index's entries,
+            // where conditions on it now look (``SQLQueryCompiler/entryKeyed``): its
+            // `object_fields` rows stay (for each object's own tests and orders) but leave the
+            // value index, whose writes at random places were a fifth of an initial sync's.
+            try db.execute(
+                sql: """
+                    UPDATE object_fields SET by_value = 0
+                    WHERE by_value = 1 AND EXISTS (
+                        SELECT 1 FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
+                        WHERE o.key = object_fields.object_key AND d.field1 = object_fields.field)
+                    """)
         }
     }
 

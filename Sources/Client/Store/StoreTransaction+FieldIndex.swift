@@ -23,7 +23,7 @@ extension StoreTransaction {
         guard let objectKey = try StoreTransaction.objectKey(key, scope: scope, db) else { return }
         try StoreTransaction.index(
             objectKey: objectKey, local: local, replacing: true, indexed: try local.map { try valueIndexedFields(of: $0.className) },
-            db)
+            leading: try local.map { try leadingFields(of: $0.className) }, db)
     }
 
     /// The fields of `className` in the value indexes (``valueIndexedFields(of:_:)``), read once
@@ -36,10 +36,20 @@ extension StoreTransaction {
         return fields
     }
 
+    /// The fields of `className` that lead a declared index (``leadingFields(of:_:)``), read once
+    /// per transaction.
+    func leadingFields(of className: String) throws -> Set<String> {
+        if let known = leadingFieldsRead[className] { return known }
+        let fields = try StoreTransaction.leadingFields(of: className, db)
+        leadingFieldsRead[className] = fields
+        return fields
+    }
+
     /// Forgets the value-indexed fields and the partitions read so far (after a declaration
     /// changed them).
     func forgetValueIndexedFields() {
         indexedFieldsRead = [:]
+        leadingFieldsRead = [:]
         entries.forgetPartitions()
     }
 
@@ -83,12 +93,14 @@ extension StoreTransaction {
     ///     without it they are made from the stored rows by SQL.
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
-        prepared: PreparedObject? = nil, entries: EntryTarget? = nil, _ db: Database
+        leading: Set<String>? = nil, prepared: PreparedObject? = nil, entries: EntryTarget? = nil, _ db: Database
     ) throws {
         if replacing, declared, let local {
             let valueIndexed = try indexed ?? valueIndexedFields(of: local.className, db)
+            let leading = try leading ?? leadingFields(of: local.className, db)
             return try update(
-                objectKey: objectKey, local: local, valueIndexed: valueIndexed, prepared: prepared, entries: entries, db)
+                objectKey: objectKey, local: local, flags: ValueFlags(indexed: valueIndexed, leading: leading),
+                prepared: prepared, entries: entries, db)
         }
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
@@ -99,10 +111,11 @@ extension StoreTransaction {
         guard let local else { return }
         // Before v8 (the migration that builds the first index) rows have no value flag.
         let valueIndexed: Set<String>? = declared ? try indexed ?? valueIndexedFields(of: local.className, db) : nil
+        let leading: Set<String> = declared ? try leading ?? leadingFields(of: local.className, db) : []
         let rows = prepared?.rows(covering: valueIndexed) ?? keptRows(of: local, valueIndexed)
         try insert(
-            kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), declared: declared,
-            valueIndexed: valueIndexed, db)
+            kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows),
+            flags: declared ? ValueFlags(indexed: valueIndexed, leading: leading) : nil, db)
         if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db) }
     }
 
@@ -155,9 +168,10 @@ extension StoreTransaction {
     /// twice, queued and then acknowledged). The declared indexes' entries are rewritten when a
     /// field they name changed or the object had no rows (it was deleted, or never indexed).
     private static func update(
-        objectKey: Int64, local: ObjectSnapshot, valueIndexed: Set<String>?, prepared: PreparedObject?,
+        objectKey: Int64, local: ObjectSnapshot, flags: ValueFlags, prepared: PreparedObject?,
         entries: EntryTarget?, _ db: Database
     ) throws {
+        let valueIndexed = flags.indexed
         let rows = prepared?.rows(covering: valueIndexed) ?? keptRows(of: local, valueIndexed)
         let incomplete = incompleteFields(rows)
         var stored: [String: StoredFieldRow] = [:]
@@ -177,7 +191,7 @@ extension StoreTransaction {
         for row in wanted {
             let wanted = StoredFieldRow(
                 kind: row.kind, sortKey: row.sortKey.map { Data($0) }, latitude: row.latitude, longitude: row.longitude,
-                complete: !incomplete.contains(row.field), byValue: valueIndexed?.contains(row.field) ?? true)
+                complete: !incomplete.contains(row.field), byValue: flags.byValue(row.field))
             if let current = stored[row.field], current == wanted, row.sortKey != nil { continue }
             if stored[row.field] != nil { changed.insert(row.field) }
             added.append(row)
@@ -196,7 +210,7 @@ extension StoreTransaction {
                 }
             }
         }
-        try insert(added, objectKey: objectKey, incomplete: incomplete, declared: true, valueIndexed: valueIndexed, db)
+        try insert(added, objectKey: objectKey, incomplete: incomplete, flags: flags, db)
 
         // Entries are made from the field rows: again only when a field an index names changed.
         guard let valueIndexed, stored.isEmpty || !valueIndexed.isDisjoint(with: changed.union(added.map(\.field)))
@@ -219,11 +233,10 @@ extension StoreTransaction {
     /// Inserts the `object_fields` and `object_elements` rows `added` of the object with row key
     /// `objectKey` (`incomplete`: the object's fields the index does not fully store).
     private static func insert(
-        _ added: [SQLIndexRows.FieldRow], objectKey: Int64, incomplete: Set<String>, declared: Bool,
-        valueIndexed: Set<String>?, _ db: Database
+        _ added: [SQLIndexRows.FieldRow], objectKey: Int64, incomplete: Set<String>, flags: ValueFlags?, _ db: Database
     ) throws {
         guard !added.isEmpty else { return }
-        let flag = declared ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
+        let flag = flags != nil ? (column: ", by_value", placeholder: ", ?") : (column: "", placeholder: "")
         let field = DirectStatement(
             try db.cachedStatement(
                 sql: """
@@ -237,7 +250,6 @@ extension StoreTransaction {
                     VALUES (?, ?, ?\(flag.placeholder))
                     """))
         for row in added {
-            let byValue = valueIndexed?.contains(row.field) ?? true
             try field.execute { values in
                 values.bind(objectKey)
                 values.bind(row.field)
@@ -246,14 +258,14 @@ extension StoreTransaction {
                 values.bind(row.latitude)
                 values.bind(row.longitude)
                 values.bind(!incomplete.contains(row.field))
-                if declared { values.bind(byValue) }
+                if let flags { values.bind(flags.byValue(row.field)) }
             }
             for key in row.elements {
                 try element.execute { values in
                     values.bind(objectKey)
                     values.bind(row.field)
                     values.bind(key)
-                    if declared { values.bind(byValue) }
+                    if let flags { values.bind(flags.byValue(row.field, element: true)) }
                 }
             }
         }
@@ -296,6 +308,7 @@ extension StoreTransaction {
         // Rows of every field were kept before (no declaration), or no field was added.
         guard let previously else { return }
         if let indexed, indexed.isSubset(of: previously) { return }
+        let leading = try leadingFields(of: className, db)
         let objects = try Row.fetchCursor(
             db, sql: "SELECT * FROM objects WHERE class_name = ? AND deleted = 0", arguments: [className])
         let present = try db.cachedStatement(sql: "SELECT field FROM object_fields WHERE object_key = ?")
@@ -306,30 +319,62 @@ extension StoreTransaction {
             let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
             try insert(
                 kept(rows.added, indexed).filter { !stored.contains($0.field) }, objectKey: objectKey,
-                incomplete: incompleteFields(rows), declared: true, valueIndexed: indexed, db)
+                incomplete: incompleteFields(rows), flags: ValueFlags(indexed: indexed, leading: leading), db)
         }
     }
 
     /// Sets the value flags of the rows of `className`'s objects to what its declared indexes
     /// name now (``valueIndexedFields(of:_:)``), touching only the rows whose flag changes (the
     /// migration to v8; since v11 a store keeps no rows of other fields).
-    static func flagValueIndexed(of className: String, _ db: Database) throws {
+    /// `leadingOutOfValueIndex`: `false` for the migration to v8, older than that rule, whose flags a
+    /// later migration (v11) acts on.
+    static func flagValueIndexed(of className: String, leadingOutOfValueIndex: Bool = true, _ db: Database) throws {
         let indexed = try valueIndexedFields(of: className, db)
-        // Every field when the class declares nothing; else the fields named.
-        var flag = "1"
-        var names: [String] = []
-        if let indexed {
-            let list = SQLTextSet.list(indexed, dialect: .sqlite)
-            flag = indexed.isEmpty ? "0" : "(field IN (\(list.sql)))"
-            names = list.arguments
-        }
+        let leading = leadingOutOfValueIndex ? try leadingFields(of: className, db) : []
         for table in ["object_fields", "object_elements"] {
+            // Every field when the class declares nothing; else the fields named, but for the
+            // fields rows of the fields that lead an index (``ValueFlags``).
+            var flag = "1"
+            var names: [String] = []
+            if let indexed {
+                let byValue = table == "object_fields" ? indexed.subtracting(leading) : indexed
+                let list = SQLTextSet.list(byValue, dialect: .sqlite)
+                flag = byValue.isEmpty ? "0" : "(field IN (\(list.sql)))"
+                names = list.arguments
+            }
             try db.execute(
                 sql: """
                     UPDATE \(table) SET by_value = \(flag)
                     WHERE object_key IN (SELECT key FROM objects WHERE class_name = ?) AND by_value != \(flag)
                     """,
                 arguments: StatementArguments(names + [className] + names))
+        }
+    }
+
+    /// The fields of `className` that lead one of its declared indexes: their `object_fields`
+    /// rows are kept out of the value index (``ValueFlags``).
+    static func leadingFields(of className: String, _ db: Database) throws -> Set<String> {
+        try Set(String.fetchAll(
+            db.cachedStatement(sql: "SELECT field1 FROM class_indexes WHERE class_name = ?"), arguments: [className]))
+    }
+
+    /// Which of a class's index rows are in the value indexes (`by_value = 1`): those of the
+    /// fields its declared indexes name (every field's when it declares none), except the
+    /// `object_fields` rows of a field that leads a declared index. That index's entries hold the
+    /// field's key first (``SQLCompoundIndex``): the compiler finds its values there
+    /// (``SQLQueryCompiler/entryKeyed``), and the row, still kept for each object's own tests
+    /// and orders, is spared a write into the value index, at a random place of a large index
+    /// (a fifth of an initial sync's writes with two declared indexes).
+    struct ValueFlags {
+        /// The fields with rows (``valueIndexedFields(of:_:)``); `nil`: every field.
+        var indexed: Set<String>?
+        /// The fields that lead a declared index (``leadingFields(of:_:)``).
+        var leading: Set<String>
+
+        /// The flag of a row of `field`: of its value, or of one of its elements.
+        func byValue(_ field: String, element: Bool = false) -> Bool {
+            guard indexed?.contains(field) ?? true else { return false }
+            return element || !leading.contains(field)
         }
     }
 

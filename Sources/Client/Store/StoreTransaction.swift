@@ -16,6 +16,8 @@ final class StoreTransaction {
     private var readerSetsRead: [Set<String>: Int64] = [:]
     /// The value-indexed fields of the classes written (``valueIndexedFields(of:)``), once read.
     var indexedFieldsRead: [String: Set<String>?] = [:]
+    /// The fields of the classes written that lead a declared index (``leadingFields(of:)``), once read.
+    var leadingFieldsRead: [String: Set<String>] = [:]
     /// Writes the declared indexes' entries of the objects stored, and their counts.
     let entries = IndexEntryWriter()
 
@@ -216,8 +218,10 @@ final class StoreTransaction {
             throw RooftopError(.cache, "the local datastore did not return the key of an object it stored")
         }
         let indexed = try deleted ? nil : local.map { try valueIndexedFields(of: $0.className) }
+        let leading = try deleted ? nil : local.map { try leadingFields(of: $0.className) }
         try StoreTransaction.index(
-            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, prepared: prepared,
+            objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, leading: leading,
+            prepared: prepared,
             entries: EntryTarget(writer: entries, key: key, scope: scope, readable: readable), db)
         touch(key)
     }
