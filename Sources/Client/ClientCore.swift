@@ -52,12 +52,17 @@ final class ClientCore: Sendable {
             outboxSignals: signals, liveChannel: channel)
     }
 
-    /// Stops the engines of a client dropped without ``RooftopClient/shutdown()`` (they hold
-    /// the store, not the core).
+    /// Shuts down a client dropped without ``RooftopClient/shutdown()``, in the background: its
+    /// engines stop, its connections and its local datastore close (a `SyncEngine` the app still
+    /// holds keeps them otherwise; its operations throw `closed`).
     deinit {
         outboxSignal.finish()
-        let services = self.services
-        Task { await services.shutdown() }
+        let (services, transport, store) = (self.services, self.transport, self.store)
+        Task {
+            await services.shutdown()
+            await transport.shutdown()
+            store.close()
+        }
     }
 
     /// The signed-in session, if any.

@@ -288,11 +288,63 @@ struct QueryIndexTests {
         #expect(reads(both.sql, "index_key_counts k") == 1 && both.sql.contains("k.live"), "\(both.sql)")
     }
 
+    @Test("a key condition on a field that leads an index reads the index's entries; other tests, the object's own row")
+    func entryKeyedPlans() throws {
+        let store = try LocalStore(.inMemory)
+        defer { store.close() }
+        try store.declareIndexes([["a", "b"]], of: "Thing")
+        try store.write(scope: "") { transaction in
+            for index in 0..<50 {
+                let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")
+                var fields: [String: Value] = ["b": .int(Int64(index))]
+                if index % 10 != 0 { fields["a"] = .int(Int64(index)) }
+                let object = ObjectSnapshot(
+                    className: "Thing", objectId: key.objectId, datastore: .app, fields: fields, acl: nil, version: 1)
+                try transaction.put(key, server: object, local: object, deleted: false, fresh: true)
+            }
+        }
+        // `a` leads: its rows are kept, out of the value index; `b`'s are in it.
+        let flags = try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT field, by_value, count(*) AS n FROM object_fields GROUP BY field, by_value ORDER BY field")
+                .map { "\($0["field"] as String)=\($0["by_value"] as Int)x\($0["n"] as Int)" }
+        }
+        #expect(flags == ["a=0x45", "b=1x50"])
+        let plan = try store.read { db -> String in
+            var compiler = LocalStore.queryCompiler
+            compiler.indexedFields = ["a", "b"]
+            let partition = try #require(
+                LocalStore.compoundIndexes(scope: "", datastore: .app, className: "Thing", db).first?.partition)
+            compiler.entryKeyed = ["a": partition]
+            let select = compiler.select(
+                Query(className: "Thing", predicate: .comparison(field: "a", op: .greaterOrEqual, value: 40)),
+                scope: SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)]),
+                readers: nil, limit: 10)
+            return try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: RooftopSQLite.arguments(select.arguments)
+            ).map { $0["detail"] as String }.joined(separator: "\n")
+        }
+        #expect(plan.contains("SEARCH c USING PRIMARY KEY (partition=? AND k1>?)"), "\(plan)")
+        #expect(!plan.contains("object_fields_by_value"), "\(plan)")
+        func ids(_ predicate: QueryPredicate) throws(RooftopError) -> [String] {
+            try store.find(
+                Query(className: "Thing", predicate: predicate, order: [QueryOrder("b")]), scope: "", datastore: .app,
+                pinnedWith: nil, readers: nil, excluding: []
+            ).rows.map(\.key.objectId)
+        }
+        #expect(try ids(.comparison(field: "a", op: .greaterOrEqual, value: 47)) == ["t47", "t48", "t49"])
+        #expect(try ids(.comparison(field: "a", op: .less, value: 3)) == ["t1", "t2"], "absent is not below")
+        #expect(try ids(.in(field: "a", values: [5, 10, 15])) == ["t5", "t15"])
+        #expect(try ids(.notExists(field: "a")) == ["t0", "t10", "t20", "t30", "t40"], "presence from the own rows")
+        #expect(try ids(.not(.comparison(field: "a", op: .greaterOrEqual, value: 3))).count == 7)
+    }
+
     @Test("a condition on a field in the value index reads the index; on another field, the object's document")
     func valueIndexPlans() throws {
         let store = try LocalStore(.inMemory)
         defer { store.close() }
-        try store.declareIndexes([["a"]], of: "Thing")
+        // `a` is named second: its rows are in the value index (a field that leads an index is
+        // found by its entries instead, ``entryKeyedPlans()``); `z` is no object's.
+        try store.declareIndexes([["z", "a"]], of: "Thing")
         try store.write(scope: "") { transaction in
             for index in 0..<50 {
                 let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")

@@ -413,8 +413,10 @@ struct DocumentReaderTests {
 
     @Test("pages and push answers with bytes that are not UTF-8 are refused both ways, never repaired")
     func invalidUTF8Refused() throws {
+        // Non-ASCII text in a plain string, in a key and in a string with escapes.
         let snapshot = ObjectSnapshot(
-            className: "T", objectId: "o1", datastore: .default, fields: ["name": "caf\u{E9} au lait", "n": 1], version: 2)
+            className: "T", objectId: "o1", datastore: .default,
+            fields: ["name": "caf\u{E9} au lait", "na\u{EF}ve": 1, "q": "a \"quoted\" caf\u{E9}"], version: 2)
         let page = PullResponse(changes: [.upsert(snapshot)], checkpoint: Checkpoint("c:1"), hasMore: false)
         var pageWriter = DocumentWriter()
         try pageWriter.pullResponse(page)
@@ -422,14 +424,19 @@ struct DocumentReaderTests {
         try answerWriter.pushResponse(
             PushResponse(results: [.applied(mutationId: try MutationID("m1"), version: 2, object: snapshot)]))
         for (name, valid) in [("page", pageWriter.bytes), ("answer", answerWriter.bytes)] {
-            let accent = try #require(valid.firstIndex(of: 0xC3), "the é's first byte")
+            let accents = valid.indices.filter { valid[$0] == 0xC3 }
+            #expect(accents.count == 3, "each string's first non-ASCII byte")
             let id = try #require(valid.indices.first { valid[$0] == UInt8(ascii: "o") && valid[$0 + 1] == UInt8(ascii: "1") })
-            let damaged: [(String, [UInt8])] = [
-                ("a lone lead byte", { var bytes = valid; bytes[accent + 1] = UInt8(ascii: "x"); return bytes }()),
-                ("0xFF in an ASCII ID", { var bytes = valid; bytes[id] = 0xFF; return bytes }()),
-                ("a cut sequence", { var bytes = valid; bytes.remove(at: accent + 1); return bytes }()),
-            ]
-            #expect((try? JSONDecoder().decode(PullResponse.self, from: Data(pageWriter.bytes))) != nil)
+            var damaged: [(String, [UInt8])] = [("0xFF in an ASCII ID", { var bytes = valid; bytes[id] = 0xFF; return bytes }())]
+            for accent in accents {
+                damaged.append(("a lone lead byte at \(accent)", { var bytes = valid; bytes[accent + 1] = UInt8(ascii: "x"); return bytes }()))
+                damaged.append(("a cut sequence at \(accent)", { var bytes = valid; bytes.remove(at: accent + 1); return bytes }()))
+            }
+            if name == "page" {
+                #expect((try? JSONDecoder().decode(PullResponse.self, from: Data(valid))) != nil)
+            } else {
+                #expect((try? JSONDecoder().decode(PushResponse.self, from: Data(valid))) != nil)
+            }
             for (damage, bytes) in damaged {
                 let data = Data(bytes)
                 if name == "page" {

@@ -7,6 +7,11 @@ import Synchronization
 final class Account: Sendable {
     private let store: LocalStore
     private let session: Mutex<StoredSession?>
+    /// Held by each change of the session (sign-in, sign-out, a new user or new roles) while it
+    /// reads, saves and sets it: one change at a time, so that roles a pull read before a sign-out
+    /// cannot bring the signed-out session back (in memory and on disk), nor a sign-in be paired
+    /// with the previous user. Reading the session does not wait for it.
+    private let changes = Mutex(())
 
     /// The account of the session `store` saved (none when `nil`).
     init(store: LocalStore, restored: StoredSession?) {
@@ -32,16 +37,17 @@ final class Account: Sendable {
     /// Saves `newSession` (none: signed out) in the store, then makes it current.
     /// - Throws: `cache` when the store cannot save it (the current session stays).
     func replace(with newSession: StoredSession?) throws(RooftopError) {
-        try store.saveSession(newSession)
-        session.withLock { $0 = newSession }
+        try changes.withLock { _ throws(RooftopError) in try save(newSession) }
     }
 
     /// Replaces the cached user (new effective roles); nothing when `user` is not signed in.
     /// - Throws: `cache` when the store cannot save it.
     func updateUser(_ user: UserInfo) throws(RooftopError) {
-        guard var stored = current, stored.user.objectId == user.objectId else { return }
-        stored.user = user
-        try replace(with: stored)
+        try changes.withLock { _ throws(RooftopError) in
+            guard var stored = current, stored.user.objectId == user.objectId else { return }
+            stored.user = user
+            try save(stored)
+        }
     }
 
     /// Caches the effective roles a pull told for the user whose rows are `scope` (nothing when
@@ -49,10 +55,18 @@ final class Account: Sendable {
     /// roles gained or lost without a refresh of the user.
     /// - Throws: `cache` when the store cannot save them.
     func updateRoles(_ roles: [String], scope: String) throws(RooftopError) {
-        guard var stored = current, stored.user.objectId == scope, Set(stored.user.roles) != Set(roles) else {
-            return
+        try changes.withLock { _ throws(RooftopError) in
+            guard var stored = current, stored.user.objectId == scope, Set(stored.user.roles) != Set(roles) else {
+                return
+            }
+            stored.user.roles = roles
+            try save(stored)
         }
-        stored.user.roles = roles
-        try updateUser(stored.user)
+    }
+
+    /// Saves a session in the store, then makes it current (under ``changes``).
+    private func save(_ newSession: StoredSession?) throws(RooftopError) {
+        try store.saveSession(newSession)
+        session.withLock { $0 = newSession }
     }
 }

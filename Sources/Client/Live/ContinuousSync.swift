@@ -16,6 +16,8 @@ actor ContinuousSync {
     private var again: Set<DatastoreID> = []
     private var listener: Task<Void, Never>?
     private var pulls: [DatastoreID: Task<Void, Never>] = [:]
+    /// Set by ``stop()``: a start after it does nothing.
+    private var stopped = false
 
     /// Passing failures of a page request retried in a row before waiting for the next signal.
     static let pullRetries = 3
@@ -32,6 +34,7 @@ actor ContinuousSync {
 
     /// Starts listening, subscribes, and pulls every datastore once.
     func start() async {
+        guard !stopped else { return }
         let signals = channel.signals()
         listener = Task { [weak self] in
             for await signal in signals {
@@ -45,6 +48,7 @@ actor ContinuousSync {
 
     /// Stops listening and pulling, and closes the channel.
     func stop() async {
+        stopped = true
         listener?.cancel()
         listener = nil
         for task in pulls.values { task.cancel() }
@@ -126,14 +130,22 @@ extension SyncEngine {
         await startContinuous(datastores: datastores, scope: scope, channel: channel)
     }
 
-    /// Continuous sync over a given channel.
+    /// Continuous sync over a given channel; nothing (the channel closed) once the engine is
+    /// closed, even when it closes meanwhile.
     func startContinuous(datastores: [DatastoreID], scope: SyncScope?, channel: any LiveChannel) async {
         let sync = ContinuousSync(engine: self, channel: channel, datastores: datastores, scope: scope)
-        let previous = continuous.withLock { current in
+        let (installed, previous) = continuous.withLock { current -> (Bool, ContinuousSync?) in
+            // Read under this lock, which ``close()`` sets the flag under.
+            guard !isClosed else { return (false, nil) }
             defer { current = sync }
-            return current
+            return (true, current)
         }
         await previous?.stop()
+        guard installed else {
+            await sync.stop()
+            return
+        }
+        // A close from here on stops `sync` (it was installed), before or after it starts.
         await sync.start()
     }
 

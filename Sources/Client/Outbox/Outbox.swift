@@ -64,6 +64,16 @@ public struct Outbox: Sendable {
                 outboxChanged = change.outbox
             }
         }
+        // The commit that emptied the queue may be seen a moment before its live objects take
+        // what it stored (their new versions, which the next save is based on): that moment
+        // is waited out.
+        while core.store.isPublishing {
+            do {
+                try await Task.sleep(for: .milliseconds(1))
+            } catch {
+                throw RooftopError(.cancelled, "waiting for the offline queue was cancelled")
+            }
+        }
     }
 
     /// The changes the server refused, oldest first, each with the object's local state when it

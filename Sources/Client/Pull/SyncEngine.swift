@@ -108,10 +108,19 @@ public final class SyncEngine: Sendable {
         return dependencies
     }
 
-    /// Stops continuous sync for good: the engine's operations throw `closed` from now on.
+    /// Whether ``close()`` was called.
+    var isClosed: Bool { closed.withLock { $0 } }
+
+    /// Stops continuous sync for good: the engine's operations throw `closed` from now on. The
+    /// flag is set under the lock continuous sync is installed under, so that a start racing
+    /// with this either is stopped here or sees the flag and stops itself.
     func close() async {
-        closed.withLock { $0 = true }
-        await stop()
+        let current = continuous.withLock { current in
+            closed.withLock { $0 = true }
+            defer { current = nil }
+            return current
+        }
+        await current?.stop()
     }
 }
 

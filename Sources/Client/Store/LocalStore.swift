@@ -27,10 +27,17 @@ final class LocalStore: Sendable {
     let queryStatements = QueryStatements()
     /// Writes asked for and not started yet (waiting for the one writer connection).
     private let waitingWrites = Atomic<Int>(0)
+    /// Commits published in the order they were made (``PublicationOrder``).
+    private let publication = PublicationOrder()
+
+    /// Whether a commit made is not published yet (its live objects may not have taken it).
+    var isPublishing: Bool { publication.isPublishing }
 
     /// Whether a write is waiting for the writer: a long write (a pull's batch) ends its
     /// transaction early then, and goes on in another after the waiting ones.
     var writesWaiting: Bool { waitingWrites.load(ordering: .relaxed) > 0 }
+    /// How many writes wait for the writer (tests).
+    var waitingWriteCount: Int { waitingWrites.load(ordering: .relaxed) }
 
     private struct Gate {
         var closed = false
@@ -136,6 +143,10 @@ final class LocalStore: Sendable {
         waitingWrites.add(1, ordering: .relaxed)
         var started = false
         defer { if !started { waitingWrites.subtract(1, ordering: .relaxed) } }
+        // Taken just before the commit (writes are one at a time there): publications follow
+        // commit order, a failed commit's ticket passed on too.
+        var ticket: Int?
+        defer { if let ticket { publication.finish(ticket) } }
         do {
             (result, change) = try database.write { db in
                 if !started {
@@ -145,6 +156,7 @@ final class LocalStore: Sendable {
                 let transaction = StoreTransaction(db: db, scope: scope)
                 let result = try body(transaction)
                 try transaction.finish()
+                ticket = publication.issue()
                 return (result, transaction.change)
             }
         } catch let error as RooftopError {
@@ -152,6 +164,7 @@ final class LocalStore: Sendable {
         } catch {
             throw RooftopError(.cache, "the local datastore could not be written", cause: error)
         }
+        if let ticket { publication.waitTurn(ticket) }
         committed?()
         if !change.isEmpty { changes.publish(change) }
         return result
