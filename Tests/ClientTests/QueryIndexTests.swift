@@ -288,41 +288,60 @@ struct QueryIndexTests {
         #expect(reads(both.sql, "index_key_counts k") == 1 && both.sql.contains("k.live"), "\(both.sql)")
     }
 
-    @Test("a key condition on a field that leads an index reads the index's entries; other tests, the object's own row")
-    func entryKeyedPlans() throws {
+    /// A store of 50 `Thing`s in `:app`, without an account, with the fields `fields` gives
+    /// each (by index), after declaring `indexes`.
+    private static func things(declaring indexes: [[String]], fields: (Int) -> [String: Value]) throws -> LocalStore {
         let store = try LocalStore(.inMemory)
-        defer { store.close() }
-        try store.declareIndexes([["a", "b"]], of: "Thing")
+        try store.declareIndexes(indexes, of: "Thing")
         try store.write(scope: "") { transaction in
             for index in 0..<50 {
                 let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")
-                var fields: [String: Value] = ["b": .int(Int64(index))]
-                if index % 10 != 0 { fields["a"] = .int(Int64(index)) }
                 let object = ObjectSnapshot(
-                    className: "Thing", objectId: key.objectId, datastore: .app, fields: fields, acl: nil, version: 1)
+                    className: "Thing", objectId: key.objectId, datastore: .app, fields: fields(index), acl: nil, version: 1)
                 try transaction.put(key, server: object, local: object, deleted: false, fresh: true)
             }
         }
+        return store
+    }
+
+    /// The page `SELECT` of a `Thing` query with `predicate` in those objects' scope.
+    private static func select(_ predicate: QueryPredicate, _ compiler: SQLQueryCompiler) -> SQLFragment {
+        compiler.select(
+            Query(className: "Thing", predicate: predicate),
+            scope: SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)]),
+            readers: nil, limit: 10)
+    }
+
+    /// SQLite's plan of ``select(_:_:)``, its steps one per line.
+    private static func plan(of predicate: QueryPredicate, _ compiler: SQLQueryCompiler, _ store: LocalStore) throws -> String {
+        let select = select(predicate, compiler)
+        return try store.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: RooftopSQLite.arguments(select.arguments)
+            ).map { $0["detail"] as String }.joined(separator: "\n")
+        }
+    }
+
+    @Test("a key condition on a field that leads an index reads the index's entries; other tests, the object's own row")
+    func entryKeyedPlans() throws {
+        let store = try Self.things(declaring: [["a", "b"]]) { index in
+            var fields: [String: Value] = ["b": .int(Int64(index))]
+            if index % 10 != 0 { fields["a"] = .int(Int64(index)) }
+            return fields
+        }
+        defer { store.close() }
         // `a` leads: its rows are kept, out of the value index; `b`'s are in it.
         let flags = try store.read { db in
             try Row.fetchAll(db, sql: "SELECT field, by_value, count(*) AS n FROM object_fields GROUP BY field, by_value ORDER BY field")
                 .map { "\($0["field"] as String)=\($0["by_value"] as Int)x\($0["n"] as Int)" }
         }
         #expect(flags == ["a=0x45", "b=1x50"])
-        let plan = try store.read { db -> String in
-            var compiler = LocalStore.queryCompiler
-            compiler.indexedFields = ["a", "b"]
-            let partition = try #require(
-                LocalStore.compoundIndexes(scope: "", datastore: .app, className: "Thing", db).first?.partition)
-            compiler.entryKeyed = ["a": partition]
-            let select = compiler.select(
-                Query(className: "Thing", predicate: .comparison(field: "a", op: .greaterOrEqual, value: 40)),
-                scope: SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)]),
-                readers: nil, limit: 10)
-            return try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: RooftopSQLite.arguments(select.arguments)
-            ).map { $0["detail"] as String }.joined(separator: "\n")
+        var compiler = LocalStore.queryCompiler
+        compiler.indexedFields = ["a", "b"]
+        compiler.entryKeyed["a"] = try store.read { db in
+            try #require(LocalStore.compoundIndexes(scope: "", datastore: .app, className: "Thing", db).first?.partition)
         }
+        let plan = try Self.plan(of: .comparison(field: "a", op: .greaterOrEqual, value: 40), compiler, store)
         #expect(plan.contains("SEARCH c USING PRIMARY KEY (partition=? AND k1>?)"), "\(plan)")
         #expect(!plan.contains("object_fields_by_value"), "\(plan)")
         func ids(_ predicate: QueryPredicate) throws(RooftopError) -> [String] {
@@ -340,41 +359,20 @@ struct QueryIndexTests {
 
     @Test("a condition on a field in the value index reads the index; on another field, the object's document")
     func valueIndexPlans() throws {
-        let store = try LocalStore(.inMemory)
-        defer { store.close() }
         // `a` is named second: its rows are in the value index (a field that leads an index is
         // found by its entries instead, ``entryKeyedPlans()``); `z` is no object's.
-        try store.declareIndexes([["z", "a"]], of: "Thing")
-        try store.write(scope: "") { transaction in
-            for index in 0..<50 {
-                let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")
-                let object = ObjectSnapshot(
-                    className: "Thing", objectId: key.objectId, datastore: .app,
-                    fields: ["a": .int(Int64(index)), "b": .int(Int64(index)), "c": .list([.int(Int64(index))])],
-                    acl: nil, version: 1)
-                try transaction.put(key, server: object, local: object, deleted: false, fresh: true)
-            }
+        let store = try Self.things(declaring: [["z", "a"]]) { index in
+            ["a": .int(Int64(index)), "b": .int(Int64(index)), "c": .list([.int(Int64(index))])]
         }
+        defer { store.close() }
         // Rows are kept of `a` alone.
         let fields = try store.read { db in try String.fetchSet(db, sql: "SELECT DISTINCT field FROM object_fields") }
         #expect(fields == ["a"])
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM object_elements") } == 0)
-        func sqlOf(_ predicate: QueryPredicate) throws -> SQLFragment {
-            var compiler = LocalStore.queryCompiler
-            compiler.indexedFields = ["a"]
-            let query = Query(className: "Thing", predicate: predicate)
-            return compiler.select(
-                query, scope: SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)]),
-                readers: nil, limit: 10)
-        }
-        func plan(_ predicate: QueryPredicate) throws -> String {
-            let select = try sqlOf(predicate)
-            return try store.read { db in
-                try Row.fetchAll(
-                    db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: RooftopSQLite.arguments(select.arguments)
-                ).map { $0["detail"] as String }.joined(separator: "\n")
-            }
-        }
+        var compiler = LocalStore.queryCompiler
+        compiler.indexedFields = ["a"]
+        func sqlOf(_ predicate: QueryPredicate) -> SQLFragment { Self.select(predicate, compiler) }
+        func plan(_ predicate: QueryPredicate) throws -> String { try Self.plan(of: predicate, compiler, store) }
         let indexed = try plan(.comparison(field: "a", op: .equal, value: 3))
         // Covering: the partial index answers `by_value = 1` without reading the table.
         #expect(indexed.contains("USING COVERING INDEX object_fields_by_value"), "\(indexed)")
@@ -384,7 +382,7 @@ struct QueryIndexTests {
             (.or([.comparison(field: "a", op: .equal, value: 3), .comparison(field: "b", op: .equal, value: 3)]), true),
         ] {
             let other = try plan(predicate)
-            #expect(try sqlOf(predicate).sql.contains("rooftop_field"), "\(predicate) reads a field without rows from documents")
+            #expect(sqlOf(predicate).sql.contains("rooftop_field"), "\(predicate) reads a field without rows from documents")
             // Never a walk of every field row or element row.
             #expect(!other.contains("SCAN f") && !other.contains("SCAN e"), "\(predicate): \(other)")
             #expect(other.contains("_by_value") == readsIndex, "\(predicate): \(other)")
