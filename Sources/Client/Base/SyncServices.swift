@@ -50,8 +50,6 @@ final class SyncServices: Sendable {
         sync = SyncEngine(dependencies, outbox: outbox, liveChannel: liveChannel)
     }
 
-    /// Merge decisions from pushes and rebases.
-    var merges: Broadcaster<MergeEvent> { dependencies.merges }
     /// Acknowledgements and folds remembered in memory.
     var ledger: OutboxLedger { dependencies.ledger }
     /// Per-datastore activity, for statuses.
