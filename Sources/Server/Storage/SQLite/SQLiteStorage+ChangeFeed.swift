@@ -8,16 +8,20 @@ extension SQLiteStorage {
         -> [FeedObject]
     {
         try await pool.read { db in
-            let (classFilter, classArguments) = Self.classFilter(classes)
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
-                    WHERE o.datastore_key = ? AND o.sequence > ?\(classFilter)
-                    ORDER BY o.sequence LIMIT ?
-                    """,
-                arguments: StatementArguments([datastoreKey, sequence] + classArguments + [limit]))
-            return try Self.feedObjects(from: rows, db)
+            // Prepared once per connection (the classes as one JSON array), read by position.
+            var sql = "SELECT \(ObjectRow.positionalColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key"
+                + " WHERE o.datastore_key = ? AND o.sequence > ?"
+            var arguments: StatementArguments = [datastoreKey, sequence]
+            if let classes {
+                sql += " AND o.class_name IN (SELECT value FROM json_each(?))"
+                arguments += [try DocumentCoding.encode(classes.sorted())]
+            }
+            sql += " ORDER BY o.sequence LIMIT ?"
+            arguments += [limit]
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            var rows: [ObjectRow] = []
+            while let row = try cursor.next() { rows.append(ObjectRow(positional: row)) }
+            return try Self.feedObjects(rows, db)
         }
     }
 

@@ -238,4 +238,16 @@ extension ObjectRow {
             body: row["body"], createdAt: row["created_at"], updatedAt: row["updated_at"], version: row["version"],
             sequence: row["sequence"], deleted: (row["deleted"] as Int64) != 0)
     }
+
+    /// The columns ``init(positional:)`` reads, in its order, of `objects o` joined with
+    /// `datastores d`.
+    static let positionalColumns =
+        "o.key, o.class_name, o.object_id, d.id, o.body, o.created_at, o.updated_at, o.version, o.sequence, o.deleted"
+
+    /// The row `SELECT` ``positionalColumns`` reads, by position (no lookup by name per value).
+    init(positional row: Row) {
+        self.init(
+            key: row[0], className: row[1], objectId: row[2], datastoreId: row[3], body: row[4], createdAt: row[5],
+            updatedAt: row[6], version: row[7], sequence: row[8], deleted: (row[9] as Int64) != 0)
+    }
 }
