@@ -129,6 +129,54 @@ struct GroupCommitTests {
         store.close()
     }
 
+    @Test("a write committed after another is published after it, however slow the first's publication")
+    func publicationOrder() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("order-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try LocalStore(.file(path: path))
+        let stream = store.changes.stream()
+        let published = Recorded<StoreChange>()
+        let recorder = Task {
+            for await change in stream { published.append(change) }
+        }
+        defer { recorder.cancel() }
+        let order = Recorded<String>()
+        let stored: @Sendable (Int) -> Bool = { index in (try? store.object(Self.key(index), scope: "u1")) != nil }
+        // The first write's publication lasts until the second write has committed (its row is
+        // readable): the second's publication must wait for it.
+        let first = Thread {
+            do {
+                try store.write(
+                    scope: "u1",
+                    { transaction in
+                        try transaction.put(Self.key(1), server: Self.snapshot(1), local: Self.snapshot(1), deleted: false)
+                    },
+                    committed: {
+                        let clock = ContinuousClock()
+                        let end = clock.now.advanced(by: .seconds(20))
+                        while !stored(2), clock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+                        order.append(stored(2) ? "first, after the second's commit" : "first, alone")
+                        order.append(store.isPublishing ? "publishing" : "not publishing")
+                    })
+            } catch {
+                order.append("first failed: \(error)")
+            }
+        }
+        first.start()
+        try await TestWait.until("the first write has committed") { stored(1) }
+        try store.write(
+            scope: "u1",
+            { transaction in
+                try transaction.put(Self.key(2), server: Self.snapshot(2), local: Self.snapshot(2), deleted: false)
+            },
+            committed: { order.append("second") })
+        #expect(order.values == ["first, after the second's commit", "publishing", "second"])
+        try await TestWait.until("both commits are published") { published.values.count >= 2 }
+        #expect(published.values.map(\.objects) == [[Self.key(1)], [Self.key(2)]])
+        #expect(!store.isPublishing)
+        store.close()
+    }
+
     @Test("concurrent saveEventually calls are each durable and queued once, in a store reopened after")
     func concurrentSaves() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
