@@ -26,6 +26,9 @@ struct ConvergenceFigures: Sendable {
     var mergeChoices = MergeChoiceCheck.Figures()
     var sharingChanges = 0
     var roleChanges = 0
+    /// Role changes whose request failed in transport (a reset connection): they may or may not
+    /// have happened.
+    var roleChangesLost = 0
     /// Proxy modes set, by name.
     var modes: [String: Int] = [:]
     /// Proxy statistics summed over every replica's proxy.
@@ -75,6 +78,7 @@ struct ConvergenceFigures: Sendable {
         processKills += other.processKills
         sharingChanges += other.sharingChanges
         roleChanges += other.roleChanges
+        roleChangesLost += other.roleChangesLost
         modes.merge(other.modes, uniquingKeysWith: +)
         refused += other.refused
         resets += other.resets
@@ -94,7 +98,7 @@ struct ConvergenceFigures: Sendable {
             SIGKILLs (\(commandKills) during a command, \(killedCommandsFailed) of those commands failed), \(processKills) client process \
             SIGKILLs, proxy modes set [\(modeText)], connections refused \(refused), reset mid-stream \(resets), \
             cut \(cut), blackholed \(blackholed), half-closed \(halfClosed); \(sharingChanges) sharing changes, \
-            \(roleChanges) role changes
+            \(roleChanges) role changes (\(roleChangesLost) more lost in transport)
             """
     }
 }

@@ -59,8 +59,14 @@ struct ConvergenceRun {
             figures.replicas = count
             figures.processReplicas = count - 2
 
-            for _ in 0..<Self.steps {
-                try await step(replicas, ledger: ledger, users: users, server: &server, api: &api, harness: harness)
+            for index in 0..<Self.steps {
+                do {
+                    try await step(replicas, ledger: ledger, users: users, server: &server, api: &api, harness: harness)
+                } catch {
+                    // Which step failed, and the error's type: a bare transport error says
+                    // nothing of where it came from.
+                    throw ConvergenceFailure("step \(index) failed: \(type(of: error)): \(error)")
+                }
             }
 
             // Everyone online; every queue drains, then everyone pulls what the others sent.
@@ -147,8 +153,17 @@ struct ConvergenceRun {
             let change =
                 random.chance(50)
                 ? UpdateRoleRequest(addUsers: [user.id]) : UpdateRoleRequest(removeUsers: [user.id])
-            _ = try await api.updateRole("crew", change)
-            figures.roleChanges += 1
+            // Straight to the server, not through a proxy: a connection the server resets (it
+            // may close a kept-alive one as the request goes) is a failed change, as in
+            // ``killDuringCommand``; the checks read the role's members from the server.
+            do {
+                _ = try await api.updateRole("crew", change)
+                figures.roleChanges += 1
+            } catch let refusal as APIClientError {
+                throw ConvergenceFailure("the server refused a role change: \(refusal)")
+            } catch {
+                figures.roleChangesLost += 1
+            }
         default:
             // Let the replicas work for a moment: until some answer arrives, or 300 ms.
             let before = ledger.eventCount
