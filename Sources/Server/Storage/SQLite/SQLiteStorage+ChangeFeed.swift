@@ -12,10 +12,9 @@ extension SQLiteStorage {
             var sql = "SELECT \(ObjectRow.positionalColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key"
                 + " WHERE o.datastore_key = ? AND o.sequence > ?"
             var arguments: StatementArguments = [datastoreKey, sequence]
-            if let classes {
-                sql += " AND o.class_name IN (SELECT value FROM json_each(?))"
-                arguments += [try DocumentCoding.encode(classes.sorted())]
-            }
+            let (classFilter, classArguments) = try Self.classFilter(classes)
+            sql += classFilter
+            arguments += StatementArguments(classArguments)
             sql += " ORDER BY o.sequence LIMIT ?"
             arguments += [limit]
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
@@ -30,7 +29,7 @@ extension SQLiteStorage {
         async throws -> Int
     {
         try await pool.read { db in
-            let (classFilter, classArguments) = Self.classFilter(classes)
+            let (classFilter, classArguments) = try Self.classFilter(classes)
             var readerFilter = ""
             var readerArguments: [String] = []
             if let readers {
@@ -102,11 +101,12 @@ extension SQLiteStorage {
         }
     }
 
-    static func classFilter(_ classes: Set<String>?) -> (String, [String]) {
+    /// The change feed's filter on classes (none when `nil`): one JSON array, so that the
+    /// statement's text, and its preparation, is the same whatever the classes (an empty list
+    /// matches nothing).
+    static func classFilter(_ classes: Set<String>?) throws -> (String, [String]) {
         guard let classes else { return ("", []) }
-        guard !classes.isEmpty else { return (" AND 0", []) }
-        let placeholders = placeholderList(classes.count)
-        return (" AND o.class_name IN (\(placeholders))", classes.sorted())
+        return (" AND o.class_name IN (SELECT value FROM json_each(?))", [try DocumentCoding.encode(classes.sorted())])
     }
 
     /// The SQL and arguments for `IN (...)` over principals (``SQLTextSet``: one `?` each, or one
