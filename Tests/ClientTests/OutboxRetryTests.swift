@@ -147,9 +147,9 @@ struct OutboxRetryTests {
     @Test("a push refused as a whole is split until the culprit, sent alone, is set aside")
     func culprit() async throws {
         let server = SyncFakeServer()
-        server.pushGate.close()
         let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
+        // Queued before anyone signs in: nothing is sent until a user does, so the first push
+        // carries both (a round started after the first save, under load, took it alone).
         let a = client.object("Note", id: "a")
         a["n"] = 1
         let first = try #require(try await a.saveEventually())
@@ -157,7 +157,7 @@ struct OutboxRetryTests {
         b["n"] = 2
         let second = try #require(try await b.saveEventually())
         server.failNext("/v1/push", with: RooftopError(.sizeLimit, "too large"), times: 2)
-        server.pushGate.open()
+        _ = try await client.signUpForTest("ann")
         try await client.outbox.waitUntilIdle()
         #expect(try client.outbox.status(of: first) == .rejected(code: .sizeLimit, message: "too large"))
         #expect(try client.outbox.status(of: second) == .acknowledged(version: 1))
