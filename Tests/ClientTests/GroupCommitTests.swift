@@ -177,6 +177,30 @@ struct GroupCommitTests {
         store.close()
     }
 
+    @Test("waiting for publications ends once the commits made before it are published, not later ones")
+    func waitForPublications() async throws {
+        let order = PublicationOrder()
+        // Nothing committed: no wait.
+        await order.waitForPublications()
+        let first = order.issue()
+        let events = Recorded<String>()
+        let waiter = Task {
+            await order.waitForPublications()
+            events.append("waited")
+        }
+        try await TestWait.until("the task waits") { order.waiterCount == 1 }
+        // A commit made after the wait began is not waited for.
+        let second = order.issue()
+        events.append("first published")
+        order.finish(first)
+        await waiter.value
+        #expect(events.values == ["first published", "waited"])
+        #expect(order.isPublishing)
+        order.finish(second)
+        #expect(!order.isPublishing)
+        #expect(order.waiterCount == 0)
+    }
+
     @Test("concurrent saveEventually calls are each durable and queued once, in a store reopened after")
     func concurrentSaves() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path

@@ -66,14 +66,8 @@ public struct Outbox: Sendable {
         }
         // The commit that emptied the queue may be seen a moment before its live objects take
         // what it stored (their new versions, which the next save is based on): that moment
-        // is waited out.
-        while core.store.isPublishing {
-            do {
-                try await Task.sleep(for: .milliseconds(1))
-            } catch {
-                throw RooftopError(.cancelled, "waiting for the offline queue was cancelled")
-            }
-        }
+        // is waited out (a publication is short and never waits for a write).
+        await core.store.waitForPublications()
     }
 
     /// The changes the server refused, oldest first, each with the object's local state when it

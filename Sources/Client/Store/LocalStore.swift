@@ -33,6 +33,10 @@ final class LocalStore: Sendable {
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     var isPublishing: Bool { publication.isPublishing }
 
+    /// Returns once every commit made before the call is published (its live objects have taken
+    /// what it stored and its change is on ``changes``).
+    func waitForPublications() async { await publication.waitForPublications() }
+
     /// Whether a write is waiting for the writer: a long write (a pull's batch) ends its
     /// transaction early then, and goes on in another after the waiting ones.
     var writesWaiting: Bool { waitingWrites.load(ordering: .relaxed) > 0 }

@@ -10,10 +10,13 @@ import Foundation
 /// Publications are short (live objects' bases replaced, changes yielded to streams) and never
 /// write: a wait for the one before is brief and cannot be a cycle.
 final class PublicationOrder: @unchecked Sendable {
-    // `issued` and `published` are only read and written under `condition`'s lock.
+    // `issued`, `published` and `waiters` are only read and written under `condition`'s lock.
     private let condition = NSCondition()
     private var issued = 0
     private var published = 0
+    /// Tasks waiting for every commit issued before they asked to be published, each with the
+    /// count of publications it waits for.
+    private var waiters: [(through: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// The next ticket; taken inside the write transaction, just before its commit.
     func issue() -> Int {
@@ -33,10 +36,34 @@ final class PublicationOrder: @unchecked Sendable {
     /// Ends `ticket`'s publication (once its turn came: a failed commit's too).
     func finish(_ ticket: Int) {
         condition.lock()
-        defer { condition.unlock() }
         while published < ticket { condition.wait() }
         published = ticket + 1
         condition.broadcast()
+        let done = waiters.filter { $0.through <= published }
+        waiters.removeAll { $0.through <= published }
+        condition.unlock()
+        for waiter in done { waiter.continuation.resume() }
+    }
+
+    /// Returns once every commit made before the call is published (commits made meanwhile are
+    /// not waited for). Bounded: every ticket is finished, a failed commit's too.
+    func waitForPublications() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            guard published < issued else {
+                condition.unlock()
+                return continuation.resume()
+            }
+            waiters.append((issued, continuation))
+            condition.unlock()
+        }
+    }
+
+    /// How many tasks wait in ``waitForPublications()`` (for tests).
+    var waiterCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiters.count
     }
 
     /// Whether a commit made is not published yet: a reader that saw it committed may find live
