@@ -202,12 +202,22 @@ extension SQLQueryCompiler {
     /// ``SQLCompoundIndex``): each arm (combination of equal keys) reads its entries in order up
     /// to the page's end, and the arms' rows are merged in order (a single arm's page is
     /// selected directly).
+    ///
+    /// When `entries` says the entries are exactly the scope's live objects (and the readable
+    /// ones flagged) and the index decides every condition, arms read the entries alone: each
+    /// its first `offset + limit` entries in order (ties at the last one included), and only
+    /// the union's first `offset + limit` (ties included) are looked up in `objects`, to be
+    /// ordered with the object ID breaking ties (see ``entryArms(_:plan:end:entries:)``).
     package func select(
-        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, indexes: [SQLCompoundIndex]
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, limit: Int, indexes: [SQLCompoundIndex],
+        entries: SQLIndexEntries? = nil
     ) -> SQLFragment {
         let (end, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
         guard !overflow, let plan = SQLCompoundPlan(query, indexes: indexes) else {
             return select(query, scope: scope, readers: readers, limit: limit)
+        }
+        if plan.arms.count > 1, let entries, let statement = entryArms(query, plan: plan, end: end, entries: entries) {
+            return statement
         }
         let filter = self.filter(plan.rest, scope: scope, readers: readers)
         let tieBreak = dialect.bytewiseText("o.object_id")
@@ -242,6 +252,40 @@ extension SQLQueryCompiler {
                     + "\(dialect.bytewiseText("u.id")) ASC LIMIT ? OFFSET ?",
                 [.integer(Int64(limit)), .integer(Int64(max(query.offset, 0)))])
         return numbered(statement)
+    }
+
+    /// The page of a plan of several arms read from the entries alone (see
+    /// ``select(_:scope:readers:limit:indexes:entries:)``); `nil` when the plan leaves conditions
+    /// to the objects, orders by more than one field, or the page is empty.
+    ///
+    /// An arm keeps its entries up to the key of its `end`-th (all of them when it has fewer):
+    /// every entry of its first `end` in the query's order is kept, the order's ties included,
+    /// whatever their object IDs. The union is cut the same way, so the objects looked up are
+    /// the page's candidates and the ties at its edge, not every arm's `end`.
+    private func entryArms(_ query: Query, plan: SQLCompoundPlan, end: Int, entries: SQLIndexEntries) -> SQLFragment? {
+        guard plan.rest.predicate == nil, plan.order.count == 1, let column = plan.order.first, end > 0 else { return nil }
+        let descending = plan.direction == "DESC"
+        let within = descending ? ">=" : "<="
+        let edge = SQLFragment(" LIMIT 1 OFFSET ?", [.integer(Int64(end - 1))])
+        let flag = SQLFragment(entries.readableOnly ? " AND c.readable = 1" : "")
+        let left = entries.excluded.map { SQLFragment(" AND c.object_key NOT IN (") + $0 + SQLFragment(")") }
+        let arms = plan.arms.map { arm in
+            let conditions = plan.entries(arm) + flag + (left ?? SQLFragment())
+            // The key of the arm's `end`-th entry (the inner `c` is the subquery's own).
+            let last = SQLFragment("(SELECT \(column) FROM index_entries c WHERE ") + conditions
+                + SQLFragment(" ORDER BY \(column) \(plan.direction)") + edge + SQLFragment(")")
+            return SQLFragment("SELECT c.object_key AS entry, \(column) AS s0 FROM index_entries c WHERE ") + conditions
+                + SQLFragment(" AND (") + last + SQLFragment(" IS NULL OR \(column) \(within) ") + last + SQLFragment(")")
+        }
+        let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }
+        let last = SQLFragment("(SELECT s0 FROM u ORDER BY s0 \(plan.direction)") + edge + SQLFragment(")")
+        return numbered(
+            SQLFragment("WITH u AS (") + union
+                + SQLFragment(") SELECT \(layout.columns) FROM u CROSS JOIN \(layout.source) WHERE o.key = u.entry AND (")
+                + last + SQLFragment(" IS NULL OR u.s0 \(within) ") + last
+                + SQLFragment(
+                    ") ORDER BY u.s0 \(plan.direction), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ? OFFSET ?",
+                    [.integer(Int64(end - max(query.offset, 0))), .integer(Int64(max(query.offset, 0)))]))
     }
 
     /// The `SELECT count(*)` of a query's matches, as ``count(_:scope:readers:)``, read from one

@@ -48,7 +48,7 @@ package struct SQLQueryRunner {
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
-        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes))
+        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
         // A page that is not full holds the last matches: the total is known without counting
         // (in the same read transaction), unless an offset skipped past every match.
         let offset = max(query.offset, 0)
