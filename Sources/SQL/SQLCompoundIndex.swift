@@ -258,10 +258,11 @@ extension SQLQueryCompiler {
     /// ``select(_:scope:readers:limit:indexes:entries:)``); `nil` when the plan leaves conditions
     /// to the objects, orders by more than one field, or the page is empty.
     ///
-    /// An arm keeps its entries up to the key of its `end`-th (all of them when it has fewer):
-    /// every entry of its first `end` in the query's order is kept, the order's ties included,
-    /// whatever their object IDs. The union is cut the same way, so the objects looked up are
-    /// the page's candidates and the ties at its edge, not every arm's `end`.
+    /// An arm keeps its entries up to the key of its `end`-th (all of them when it has fewer), a
+    /// range of the index: every entry of its first `end` in the query's order is kept, the
+    /// order's ties included, whatever their object IDs. The union is cut the same way, so the
+    /// objects looked up are the page's candidates and the ties at its edge, not every arm's
+    /// `end`.
     private func entryArms(_ query: Query, plan: SQLCompoundPlan, end: Int, entries: SQLIndexEntries) -> SQLFragment? {
         guard plan.rest.predicate == nil, plan.order.count == 1, let column = plan.order.first, end > 0 else { return nil }
         let descending = plan.direction == "DESC"
@@ -271,11 +272,17 @@ extension SQLQueryCompiler {
         let left = entries.excluded.map { SQLFragment(" AND c.object_key NOT IN (") + $0 + SQLFragment(")") }
         let arms = plan.arms.map { arm in
             let conditions = plan.entries(arm) + flag + (left ?? SQLFragment())
-            // The key of the arm's `end`-th entry (the inner `c` is the subquery's own).
-            let last = SQLFragment("(SELECT \(column) FROM index_entries c WHERE ") + conditions
-                + SQLFragment(" ORDER BY \(column) \(plan.direction)") + edge + SQLFragment(")")
+            // The key of the arm's `end`-th entry, or of its last when it has fewer (the inner
+            // `c` is the subquery's own): a bound the index reads up to, where a test of `NULL`
+            // would make it read the whole arm.
+            let keyAt = { (direction: String, offset: SQLFragment) in
+                SQLFragment("(SELECT \(column) FROM index_entries c WHERE ") + conditions
+                    + SQLFragment(" ORDER BY \(column) \(direction)") + offset + SQLFragment(")")
+            }
+            let bound = SQLFragment("coalesce(") + keyAt(plan.direction, edge) + SQLFragment(", ")
+                + keyAt(descending ? "ASC" : "DESC", SQLFragment(" LIMIT 1")) + SQLFragment(")")
             return SQLFragment("SELECT c.object_key AS entry, \(column) AS s0 FROM index_entries c WHERE ") + conditions
-                + SQLFragment(" AND (") + last + SQLFragment(" IS NULL OR \(column) \(within) ") + last + SQLFragment(")")
+                + SQLFragment(" AND \(column) \(within) ") + bound
         }
         let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }
         let last = SQLFragment("(SELECT s0 FROM u ORDER BY s0 \(plan.direction)") + edge + SQLFragment(")")

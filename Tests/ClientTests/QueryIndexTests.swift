@@ -309,6 +309,21 @@ struct QueryIndexTests {
         }
         let exact = SQLIndexEntries(readableOnly: true)
         #expect(sql(predicates[0], entries: exact).hasPrefix("WITH u AS"))
+        // Each arm reads a range of the index up to its bound, both ways, not the whole arm.
+        for descending in [true, false] {
+            var query = Query(className: "Thing", predicate: predicates[0], order: [QueryOrder("b", descending: descending)])
+            query.limit = 10
+            let statement = LocalStore.queryCompiler.select(
+                query, scope: SQLFragment("o.scope = ?", [.text("")]), readers: nil, limit: 10, indexes: indexes,
+                entries: exact)
+            let plan = try client.core.store.read { db in
+                try Row.fetchAll(
+                    db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: RooftopSQLite.arguments(statement.arguments)
+                ).map { $0["detail"] as String }
+            }
+            let ranges = plan.filter { $0.contains("(partition=? AND k1=? AND k2") }
+            #expect(ranges.count == 2, "descending \(descending): \(plan)")
+        }
         #expect(!sql(predicates[0], entries: nil).hasPrefix("WITH u AS"), "entries not known exact: objects are read")
         #expect(
             !sql(.and([predicates[0], .comparison(field: "c", op: .equal, value: 1)]), entries: exact).hasPrefix("WITH u AS"),
