@@ -285,13 +285,14 @@ extension SQLQueryCompiler {
                 + SQLFragment(" AND \(column) \(within) ") + bound
         }
         let union = arms.dropFirst().reduce(arms[0]) { $0 + SQLFragment(" UNION ALL ") + $1 }
-        let last = SQLFragment("(SELECT s0 FROM u ORDER BY s0 \(plan.direction)") + edge + SQLFragment(")")
+        // The union's `end`-th key, worked out once (`NULL` when it has fewer entries).
+        let cut = SQLFragment("SELECT (SELECT s0 FROM u ORDER BY s0 \(plan.direction)") + edge + SQLFragment(") AS k")
         return numbered(
-            SQLFragment("WITH u AS (") + union
-                + SQLFragment(") SELECT \(layout.columns) FROM u CROSS JOIN \(layout.source) WHERE o.key = u.entry AND (")
-                + last + SQLFragment(" IS NULL OR u.s0 \(within) ") + last
+            SQLFragment("WITH u AS (") + union + SQLFragment("), b AS (") + cut
                 + SQLFragment(
-                    ") ORDER BY u.s0 \(plan.direction), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ? OFFSET ?",
+                    ") SELECT \(layout.columns) FROM u CROSS JOIN b CROSS JOIN \(layout.source)"
+                        + " WHERE o.key = u.entry AND (b.k IS NULL OR u.s0 \(within) b.k)"
+                        + " ORDER BY u.s0 \(plan.direction), \(dialect.bytewiseText("o.object_id")) ASC LIMIT ? OFFSET ?",
                     [.integer(Int64(end - max(query.offset, 0))), .integer(Int64(max(query.offset, 0)))]))
     }
 

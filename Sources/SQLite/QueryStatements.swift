@@ -55,6 +55,12 @@ package final class QueryStatements: Sendable {
         return try db.cachedStatement(sql: sql)
     }
 
+    /// The texts given to any connection since its caches were last cleared (for tests: which
+    /// statements queries ran).
+    package var givenTexts: Set<String> {
+        texts.withLock { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } }
+    }
+
     /// How many statements `db` holds compiled now, cached or not (`sqlite3_next_stmt`).
     package static func compiledCount(_ db: Database) -> Int {
         guard let connection = db.sqliteConnection else { return 0 }

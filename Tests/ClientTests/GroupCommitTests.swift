@@ -184,7 +184,7 @@ struct GroupCommitTests {
         await order.waitForPublications()
         let first = order.issue()
         let events = Recorded<String>()
-        let waiter = Task {
+        Task {
             await order.waitForPublications()
             events.append("waited")
         }
@@ -193,7 +193,7 @@ struct GroupCommitTests {
         let second = order.issue()
         events.append("first published")
         order.finish(first)
-        await waiter.value
+        try await TestWait.until("the wait ends") { events.values.contains("waited") }
         #expect(events.values == ["first published", "waited"])
         #expect(order.isPublishing)
         order.finish(second)

@@ -48,7 +48,9 @@ public struct Outbox: Sendable {
 
     /// Returns once nothing is queued any more (every change acknowledged or refused). Without an
     /// account, queued changes wait for one, and so does this.
-    /// - Throws: `cancelled` when the waiting task is cancelled; `closed` when the client shuts down.
+    /// - Throws: `cancelled` when the waiting task is cancelled while changes are queued; `closed`
+    ///   when the client shuts down. (The last wait, for the commit that emptied the queue to
+    ///   reach live objects, is short and bounded, and is not cut short by cancellation.)
     public func waitUntilIdle() async throws {
         // Subscribe before looking, so that no change slips between the look and the wait.
         let changes = core.store.changes.stream()
