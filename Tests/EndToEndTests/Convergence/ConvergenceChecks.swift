@@ -75,15 +75,34 @@ struct ConvergenceChecks {
         -> MergeChoiceCheck.Figures
     {
         var made: [String: ChaosCommand] = [:]
+        var origins: [String: String] = [:]
         for change in ledger.issued {
             guard let user = replicas.first(where: { $0.index == change.replica })?.user else { continue }
-            made[Self.origin(of: change.mutationId, userId: users[user].id)] = change.command
+            let origin = Self.origin(of: change.mutationId, userId: users[user].id)
+            made[origin] = change.command
+            origins[change.mutationId] = origin
+        }
+        // Changes of one object acknowledged at one version were one write: a rebase folded the
+        // later ones into the first (the survivor), whose record carries their fields too.
+        let outcomes = ledger.outcomes
+        var writes: [String: [ConvergenceLedger.Issued]] = [:]
+        for change in ledger.issued {
+            guard case .acknowledged(let version)? = outcomes[change.mutationId], let object = change.command.objectId
+            else { continue }
+            writes["\(object) v\(version)", default: []].append(change)
+        }
+        var folded: [String: [ChaosCommand]] = [:]
+        for group in writes.values where group.count > 1 {
+            for change in group {
+                guard let origin = origins[change.mutationId] else { continue }
+                folded[origin] = group.filter { $0.mutationId != change.mutationId }.map(\.command)
+            }
         }
         var check = MergeChoiceCheck(rules: rules)
         problems += check.check(ledger.merges)
         for id in server.keys.sorted() {
             let history = try await operations(id)
-            problems += check.check(id, history: history, made: made)
+            problems += check.check(id, history: history, made: made, folded: folded)
         }
         return check.figures
     }

@@ -148,6 +148,14 @@ struct ConvergenceTests {
         #expect(problems.first?.contains("max must keep 9") == true)
         #expect(problems.last?.contains("changed a, which the change does not write") == true)
         #expect(check.figures.checked[.max] == 1 && check.figures.contested[.max] == 1)
+        // A set of `a` a rebase folded into the increment was sent with it: its write is the
+        // increment's record's.
+        var folding = MergeChoiceCheck(rules: ["a": .max])
+        let withFold = folding.check(
+            "x", history: history,
+            made: [origin: ChaosCommand(.setA, objectId: "x", int: 5), "o2": ChaosCommand(.increment, objectId: "x", int: 1)],
+            folded: ["o2": [ChaosCommand(.setA, objectId: "x", int: 1)]])
+        #expect(withFold.count == 1 && withFold.first?.contains("max must keep 9") == true, "\(withFold)")
 
         // A first creation is logged without its updates: its values are the next record's
         // priors. A set that made the object is not checked (nothing merged over it); one that

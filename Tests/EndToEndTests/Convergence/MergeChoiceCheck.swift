@@ -70,9 +70,12 @@ struct MergeChoiceCheck {
 
     /// Checks one object's history (in version order, from its creation). `made` names the
     /// change that made each operation, by the operation's origin; operations of unknown origin
-    /// are not checked.
+    /// are not checked. `folded` names, by origin, the later changes a rebase folded into that
+    /// one (sent as one write): the fields they write are its too.
     /// - Returns: One line per problem.
-    mutating func check(_ id: String, history: [OperationRecord], made: [String: ChaosCommand]) -> [String] {
+    mutating func check(
+        _ id: String, history: [OperationRecord], made: [String: ChaosCommand], folded: [String: [ChaosCommand]] = [:]
+    ) -> [String] {
         var problems: [String] = []
         var current: [String: Value] = [:]
         var held: [String: [Value]] = [:]
@@ -93,7 +96,10 @@ struct MergeChoiceCheck {
             }
             guard let command = record.origin.flatMap({ made[$0] }) else { continue }
             let what = "object \(id) v\(record.version) (\(command.kind))"
-            if let allowed = Self.fields[command.kind] {
+            if var allowed = Self.fields[command.kind] {
+                for other in record.origin.flatMap({ folded[$0] }) ?? [] {
+                    allowed.formUnion(Self.fields[other.kind] ?? [])
+                }
                 // Changed in value: a client whose instance has no server state yet (reopened
                 // before its create was answered) sends every field, unchanged ones included.
                 let changed = Set(["a", "b"].filter { before[$0] != current[$0] })
