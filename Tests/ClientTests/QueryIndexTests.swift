@@ -302,23 +302,21 @@ struct QueryIndexTests {
         // when the entries are exact and decide every condition.
         #expect(client.core.store.queryStatements.givenTexts.contains { $0.hasPrefix("WITH u AS") })
         let indexes = [SQLCompoundIndex(partition: 1, fields: ["a", "b"])]
-        func sql(_ predicate: QueryPredicate, entries: SQLIndexEntries?) -> String {
-            var query = Query(className: "Thing", predicate: predicate, order: [QueryOrder("b", descending: true)])
+        func statement(_ predicate: QueryPredicate, entries: SQLIndexEntries?, descending: Bool = true) -> SQLFragment {
+            var query = Query(className: "Thing", predicate: predicate, order: [QueryOrder("b", descending: descending)])
             query.limit = 10
             return LocalStore.queryCompiler.select(
                 query, scope: SQLFragment("o.scope = ?", [.text("")]), readers: nil, limit: 10, indexes: indexes,
-                entries: entries
-            ).sql
+                entries: entries)
+        }
+        func sql(_ predicate: QueryPredicate, entries: SQLIndexEntries?) -> String {
+            statement(predicate, entries: entries).sql
         }
         let exact = SQLIndexEntries(readableOnly: true)
         #expect(sql(predicates[0], entries: exact).hasPrefix("WITH u AS"))
         // Each arm reads a range of the index up to its bound, both ways, not the whole arm.
         for descending in [true, false] {
-            var query = Query(className: "Thing", predicate: predicates[0], order: [QueryOrder("b", descending: descending)])
-            query.limit = 10
-            let statement = LocalStore.queryCompiler.select(
-                query, scope: SQLFragment("o.scope = ?", [.text("")]), readers: nil, limit: 10, indexes: indexes,
-                entries: exact)
+            let statement = statement(predicates[0], entries: exact, descending: descending)
             let plan = try client.core.store.read { db in
                 try Row.fetchAll(
                     db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: RooftopSQLite.arguments(statement.arguments)
