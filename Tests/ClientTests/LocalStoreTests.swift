@@ -94,6 +94,41 @@ struct LocalStoreTests {
         #expect(try reopened.session()?.user.username == "alice")
     }
 
+    @Test("a deferred commit does not wait for the disk; the writer waits again after it, also when it throws")
+    func deferredCommit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-store-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let store = try LocalStore(.file(path: path))
+            // SQLite's `synchronous` as the transaction runs: 2 is FULL (a commit syncs the log), 1 NORMAL.
+            func level(_ durability: Durability, _ index: Int) throws -> Int? {
+                try store.write(scope: "u1", durability: durability) { transaction in
+                    try transaction.put(
+                        ObjectKey(datastore: .app, className: "Note", objectId: "n\(index)"),
+                        server: snapshot(["i": .int(Int64(index))], id: "n\(index)"),
+                        local: snapshot(["i": .int(Int64(index))], id: "n\(index)"), deleted: false)
+                    return try Int.fetchOne(transaction.db, sql: "PRAGMA synchronous")
+                }
+            }
+            #expect(try level(.synced, 1) == 2)
+            #expect(try level(.deferred, 2) == 1)
+            #expect(try level(.synced, 3) == 2)
+            struct Boom: Error {}
+            #expect(throws: RooftopError.self) {
+                try store.write(scope: "u1", durability: .deferred) { _ in throw Boom() }
+            }
+            #expect(try level(.synced, 4) == 2, "a deferred write that threw left the writer unsynced")
+            #expect(try level(.deferred, 5) == 1)
+            store.close()
+        }
+        // Committed all the same: every object is there after reopening.
+        let reopened = try LocalStore(.file(path: path))
+        for index in 1...5 {
+            let key = ObjectKey(datastore: .app, className: "Note", objectId: "n\(index)")
+            #expect(try reopened.object(key, scope: "u1")?.server?.fields["i"] == .int(Int64(index)))
+        }
+    }
+
     @Test("a failing transaction changes nothing and publishes nothing")
     func atomicity() async throws {
         let store = try LocalStore(.inMemory)

@@ -90,7 +90,11 @@ extension OutboxEngine {
         let concurrent = mayHold ? Self.concurrentlyWritten(response, rows: rows) : [:]
         var folded: [MutationID: [MutationID]] = [:]
         let registry = dependencies.registry
-        try dependencies.store.write(scope: scope) { transaction in
+        // The server's answers, which it gives again for the same IDs: the commit does not wait
+        // for the disk (``Durability/deferred``). Lost with a power loss, the rows go again and
+        // are answered as recorded; every write here keeps a row's content and ID (a base version
+        // moved, a row set aside or pending again), so what goes again is what went.
+        try dependencies.store.write(scope: scope, durability: .deferred) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
             // The server's word is recorded first, so that a status asked as the rows go reads it.
             for row in rows where !held.contains(row.key) {

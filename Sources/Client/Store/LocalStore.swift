@@ -135,11 +135,14 @@ final class LocalStore: Sendable {
     /// Runs `body` in one write transaction over `scope`, then publishes what it changed.
     /// - Throws: What `body` throws (the transaction is rolled back), or `cache` for a database
     ///   failure or a closed store.
-    /// - Parameter committed: Runs after the commit, before the change is published (live
-    ///   objects take what was written, so that whoever waits for the change reads them updated).
+    /// - Parameters:
+    ///   - durability: Whether the commit waits for the disk (default ``Durability/synced``).
+    ///   - committed: Runs after the commit, before the change is published (live objects take
+    ///     what was written, so that whoever waits for the change reads them updated).
     @discardableResult
     func write<T>(
-        scope: String, _ body: (StoreTransaction) throws -> T, committed: (() -> Void)? = nil
+        scope: String, durability: Durability = .synced, _ body: (StoreTransaction) throws -> T,
+        committed: (() -> Void)? = nil
     ) throws(RooftopError) -> T {
         try enter()
         defer { leave() }
@@ -152,16 +155,24 @@ final class LocalStore: Sendable {
         var ticket: Int?
         defer { if let ticket { publication.finish(ticket) } }
         do {
-            (result, change) = try database.write { db in
+            (result, change) = try database.writeWithoutTransaction { db in
                 if !started {
                     started = true
                     waitingWrites.subtract(1, ordering: .relaxed)
                 }
-                let transaction = StoreTransaction(db: db, scope: scope)
-                let result = try body(transaction)
-                try transaction.finish()
-                ticket = publication.issue()
-                return (result, transaction.change)
+                return try durability.commit(db) {
+                    var written: (T, StoreChange)?
+                    try db.inTransaction {
+                        let transaction = StoreTransaction(db: db, scope: scope)
+                        let result = try body(transaction)
+                        try transaction.finish()
+                        ticket = publication.issue()
+                        written = (result, transaction.change)
+                        return .commit
+                    }
+                    guard let written else { throw RooftopError(.internal, "a committed write returned nothing") }
+                    return written
+                }
             }
         } catch let error as RooftopError {
             throw error
