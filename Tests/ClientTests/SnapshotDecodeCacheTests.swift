@@ -58,4 +58,30 @@ struct SnapshotDecodeCacheTests {
         }
         for text in hot { #expect(SnapshotDecodeCache.contains(text)) }
     }
+
+    @Test("texts are told apart by their bytes: a canonically equivalent text is its own entry, decoded from its own bytes")
+    func bytesNotCharacters() throws {
+        // "é" as one scalar and as "e" with a combining accent: equal as Swift strings.
+        func text(_ name: String) throws -> String {
+            try ObjectSnapshot(
+                className: "T", objectId: "accent", datastore: .app,
+                fields: ["name": .string(name), "text": .string(String(repeating: "é", count: 300))], version: 1
+            ).encodedDocument()
+        }
+        let composed = try text("caf\u{E9}")
+        let decomposed = try text("cafe\u{301}")
+        #expect(composed == decomposed, "the two texts are canonically equivalent")
+        #expect(!composed.utf8.elementsEqual(decomposed.utf8), "and differ in bytes")
+        let first = try SnapshotDecodeCache.snapshot(from: composed)
+        #expect(SnapshotDecodeCache.contains(composed))
+        #expect(!SnapshotDecodeCache.contains(decomposed), "a text of other bytes is not the cached one")
+        let second = try SnapshotDecodeCache.snapshot(from: decomposed)
+        #expect(SnapshotDecodeCache.contains(decomposed))
+        guard case .string(let composedName)? = first.fields["name"], case .string(let decomposedName)? = second.fields["name"] else {
+            Issue.record("the names were not decoded as strings")
+            return
+        }
+        #expect(Array(composedName.unicodeScalars) == ["c", "a", "f", "\u{E9}"])
+        #expect(Array(decomposedName.unicodeScalars) == ["c", "a", "f", "e", "\u{301}"])
+    }
 }

@@ -21,18 +21,38 @@ enum SnapshotDecodeCache {
     /// A stored text with its hash computed once: a lookup, a move between generations and an
     /// insert each hashed the whole text again (and every resize of a generation rehashed all
     /// of its texts), a tenth of a local query's time when its page was not cached.
+    ///
+    /// Texts are told apart by their UTF-8 bytes, not as `String`s: `String` hashes and compares
+    /// by Unicode canonical equivalence, character by character once a text has a letter outside
+    /// ASCII (most of a query's time in the cache went there). Two texts that differ in bytes
+    /// only are two entries, each decoded from its own bytes.
     private struct Key: Hashable {
         let text: String
         let hash: Int
 
         init(_ text: String) {
+            var text = text
+            var hasher = Hasher()
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
             self.text = text
-            hash = text.hashValue
+            hash = hasher.finalize()
         }
 
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.hash == rhs.hash && lhs.text == rhs.text }
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.hash == rhs.hash else { return false }
+            var left = lhs.text
+            var right = rhs.text
+            return left.withUTF8 { left in
+                right.withUTF8 { right in
+                    guard left.count == right.count, let a = left.baseAddress, let b = right.baseAddress else {
+                        return left.count == right.count
+                    }
+                    return memcmp(a, b, left.count) == 0
+                }
+            }
+        }
     }
 
     private struct Generation {
