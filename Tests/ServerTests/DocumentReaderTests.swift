@@ -532,6 +532,14 @@ struct DocumentReaderTests {
                     origin: rng.chance(50) ? "o/\"\(index)" : nil)
                 let stored = try record.encodedDocument()
                 #expect(try DocumentCoding.decode(OperationRecord.self, from: stored) == record, "\(stored)")
+                // The offline queue's form of a mutation: `Codable` reads it back as it was, and so
+                // does the direct reader.
+                let mutation = Mutation(
+                    datastore: snapshot.datastore, className: snapshot.className, objectId: snapshot.objectId,
+                    baseVersion: rng.chance(50) ? nil : Int64(index), change: change)
+                let queued = try mutation.encodedDocument()
+                #expect(try DocumentCoding.decode(Mutation.self, from: queued) == mutation, "\(queued)")
+                #expect(try Mutation.decodeDocument(queued) == mutation, "\(queued)")
             }
 
             var writer = DocumentWriter()

@@ -87,7 +87,8 @@ extension OutboxEngine {
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         var gone: [ObjectKey] = []
         let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
-        let concurrent = mayHold ? Self.concurrentlyWritten(response, rows: rows) : [:]
+        let answers = response.resultsByMutationID()
+        let concurrent = mayHold ? Self.concurrentlyWritten(answers, rows: rows) : [:]
         var folded: [MutationID: [MutationID]] = [:]
         let registry = dependencies.registry
         // The server's answers, which it gives again for the same IDs: the commit does not wait
@@ -99,7 +100,7 @@ extension OutboxEngine {
             // The server's word is recorded first, so that a status asked as the rows go reads it.
             for row in rows where !held.contains(row.key) {
                 let id = row.mutation.mutationId
-                switch response.result(for: id) {
+                switch answers[id] {
                 case .applied(_, let version, _, _)?: folded[id] = dependencies.ledger.acknowledge(id, version: version)
                 case .rejected?: folded[id] = dependencies.ledger.settle(id)
                 case nil: break
@@ -115,7 +116,7 @@ extension OutboxEngine {
                     try transaction.markPending(id, error: nil, nextAttemptAt: nil, countAttempt: true)
                     continue
                 }
-                guard let result = response.result(for: id) else {
+                guard let result = answers[id] else {
                     // Not answered: pending again; the same ID gets its answer next time.
                     try transaction.markPending(
                         id, error: RooftopError(.response, "the push's answer had no result for \(id)"),
@@ -209,13 +210,13 @@ extension OutboxEngine {
     /// rows were sent on and the version they reached (a row did not make the next version, or a
     /// merge was reported), with that sent version (0 for none). Objects the push left deleted
     /// are not included: changes queued behind a delete are handled by its rules.
-    static func concurrentlyWritten(_ response: PushResponse, rows: [OutboxRow]) -> [ObjectKey: Int64?] {
+    static func concurrentlyWritten(_ answers: [MutationID: MutationResult], rows: [OutboxRow]) -> [ObjectKey: Int64?] {
         var expected: [ObjectKey: Int64] = [:]
         var sentBase: [ObjectKey: Int64?] = [:]
         var written: Set<ObjectKey> = []
         var deleted: Set<ObjectKey> = []
         for row in rows {
-            guard case .applied(_, let version, let object, let merges)? = response.result(for: row.mutation.mutationId)
+            guard case .applied(_, let version, let object, let merges)? = answers[row.mutation.mutationId]
             else { continue }
             let key = row.key
             if sentBase[key] == nil { sentBase[key] = .some(row.mutation.baseVersion) }

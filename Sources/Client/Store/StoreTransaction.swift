@@ -311,7 +311,7 @@ final class StoreTransaction {
                 """,
             arguments: [
                 scope, mutation.mutationId.rawValue, mutation.datastore.rawValue, mutation.className,
-                mutation.objectId, try DocumentCoding.encode(mutation), OutboxState.pending.rawValue,
+                mutation.objectId, try mutation.encodedDocument(), OutboxState.pending.rawValue,
                 Timestamp.now.millisecondsSinceEpoch,
             ])
         change.outbox = true
@@ -372,7 +372,7 @@ final class StoreTransaction {
     func replaceQueued(_ id: MutationID, with mutation: Mutation) throws {
         try db.executeCached(
             sql: "UPDATE outbox SET mutation = ? WHERE scope = ? AND mutation_id = ?",
-            arguments: [try DocumentCoding.encode(mutation), scope, id.rawValue])
+            arguments: [try mutation.encodedDocument(), scope, id.rawValue])
         change.outbox = true
     }
 

@@ -22,8 +22,16 @@ public struct PushResponse: Equatable, Sendable, Codable {
         self.results = results
     }
 
-    /// The result for a mutation ID, if the response holds one.
+    /// The result for a mutation ID, if the response holds one (the first, should it hold
+    /// several). A search through the results: to look up many, see ``resultsByMutationID()``.
     public func result(for mutationId: MutationID) -> MutationResult? {
         results.first { $0.mutationId == mutationId }
+    }
+
+    /// The results by mutation ID, each the one ``result(for:)`` gives: a push's rows look up
+    /// their answers in constant time (a search per row made settling a push of 500 grow with
+    /// the square of its size).
+    public func resultsByMutationID() -> [MutationID: MutationResult] {
+        Dictionary(results.map { ($0.mutationId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }
