@@ -186,18 +186,27 @@ final class StoreTransaction {
             // An object stored before may have entries, which this write moves or takes away (its
             // readable flag, its keys): the counts summed so far are written first.
             try self.entries.flushCounts(self.db)
-            return try DirectStatement(
+            // Its key looked up, then its row updated by key: an update `RETURNING` its key had
+            // SQLite collect the returned row in a scratch table (a third of a queued save's
+            // update, more than the lookup costs).
+            guard
+                let objectKey = try DirectStatement(
+                    self.db.cachedStatement(
+                        sql: "SELECT key FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?")
+                ).fetchInteger(bindKey)
+            else { return nil }
+            try DirectStatement(
                 self.db.cachedStatement(
                     sql: """
                         UPDATE objects SET server = ?, local = ?, local_is_server = ?, deleted = ?, readable = ?,
                             synced = max(synced, ?), readers = ?
-                        WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
-                        RETURNING key
+                        WHERE key = ?
                         """)
-            ).fetchInteger { values in
+            ).execute { values in
                 bindState(&values)
-                bindKey(&values)
+                values.bind(objectKey)
             }
+            return objectKey
         }
         var objectKey: Int64?
         var fresh = fresh
