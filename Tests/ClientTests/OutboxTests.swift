@@ -6,6 +6,25 @@ import RooftopTestSupport
 
 @Suite("Outbox: order, statuses, refusals", .timeLimit(.minutes(5)))
 struct OutboxTests {
+    @Test("a push's answers commit without waiting for the disk only when all were applied and rows are due next")
+    func settleDurability() throws {
+        let applied = MutationResult.applied(mutationId: MutationID.generate(), version: 2, object: nil, merges: [])
+        let refused = MutationResult.rejected(
+            mutationId: MutationID.generate(), error: RooftopError(.disallowed, "made from an HTTP status"))
+        var asked = 0
+        func durability(_ results: [MutationResult], due: Bool) throws -> Durability {
+            try OutboxEngine.durability(of: PushResponse(results: results)) { () throws(RooftopError) in
+                asked += 1
+                return due
+            }
+        }
+        #expect(try durability([applied, applied], due: true) == .deferred)
+        #expect(try durability([applied], due: false) == .synced, "nothing due: nothing would sync it soon")
+        #expect(try durability([applied, refused], due: true) == .synced, "a refusal the server may not have recorded")
+        #expect(try durability([refused], due: false) == .synced)
+        #expect(asked == 2, "the queue is read only when every answer is an acknowledgement")
+    }
+
     @Test("queued changes go in order, an object's together in one push, and reach the server once")
     func orderAndGrouping() async throws {
         let server = SyncFakeServer()

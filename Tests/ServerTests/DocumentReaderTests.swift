@@ -521,6 +521,9 @@ struct DocumentReaderTests {
                 FieldUpdate("tags", .listAppend(Array(snapshot.fields.values.prefix(2)))),
                 FieldUpdate("tags", .listMove(from: 0, to: 1)),
                 FieldUpdate("r", .relationAdd(className: "U", objectIds: ["a", "b"])),
+                FieldUpdate("tags", .listInsert(index: 1, value: .string("i\"\\n"))),
+                FieldUpdate("tags", .listRemove(index: 0)), FieldUpdate("tags", .listReplace(index: 0, value: .int(4))),
+                FieldUpdate("r", .relationRemove(className: "U", objectIds: ["b"])),
             ]
             for change in [
                 ObjectChange.update(fields + operations.shuffled(using: &rng), acl: snapshot.acl), .delete,

@@ -91,11 +91,11 @@ extension OutboxEngine {
         let concurrent = mayHold ? Self.concurrentlyWritten(answers, rows: rows) : [:]
         var folded: [MutationID: [MutationID]] = [:]
         let registry = dependencies.registry
-        // The server's answers, which it gives again for the same IDs: the commit does not wait
-        // for the disk (``Durability/deferred``). Lost with a power loss, the rows go again and
-        // are answered as recorded; every write here keeps a row's content and ID (a base version
-        // moved, a row set aside or pending again), so what goes again is what went.
-        try dependencies.store.write(scope: scope, durability: .deferred) { transaction in
+        let store = dependencies.store
+        let durability = try Self.durability(of: response) { () throws(RooftopError) in
+            try store.outboxHasDue(scope: scope, now: now)
+        }
+        try store.write(scope: scope, durability: durability) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
             // The server's word is recorded first, so that a status asked as the rows go reads it.
             for row in rows where !held.contains(row.key) {
@@ -180,6 +180,25 @@ extension OutboxEngine {
         }
         publish(acknowledged: acknowledged, refused: refused, folded: folded)
         return answered
+    }
+
+    /// How a settle commits. Acknowledgements are what the server recorded under the rows' IDs
+    /// and gives again: their commit need not wait for the disk (``Durability/deferred``) when a
+    /// synced commit follows at once — the next round's, marking the rows due now as sent, which
+    /// syncs the log with it. Lost with a power loss before that, the rows go again and are
+    /// answered as recorded; every write of a settle keeps a row's content and ID (a base version
+    /// moved, a row pending again), so what goes again is what went. A refusal waits for the disk
+    /// (the client makes some from an HTTP status, which the server never recorded; sent again,
+    /// the change could be applied after the app was told it was refused), and so does a settle
+    /// that leaves nothing due: nothing would sync it soon, and the server keeps its answers for a
+    /// limited time only.
+    /// - Parameter rowsDue: Whether rows of the queue are due now (asked only when needed).
+    /// - Throws: What `rowsDue` throws.
+    static func durability(
+        of response: PushResponse, rowsDue: () throws(RooftopError) -> Bool
+    ) throws(RooftopError) -> Durability {
+        guard response.results.allSatisfy({ $0.error == nil }) else { return .synced }
+        return try rowsDue() ? .deferred : .synced
     }
 
     private func publish(

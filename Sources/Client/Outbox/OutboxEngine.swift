@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// **Bursts.** Woken within ``linger`` of a push it sent, the engine waits out the rest of that
 /// time before the next, so that the changes queued meanwhile travel together: one push, and its
-/// two synced commits (rows marked sent, answers applied), for a burst of saves rather than for
+/// two commits (rows marked sent, answers applied, ``settle(_:rows:scope:now:mayHold:)``), for a burst of saves rather than for
 /// each save, which the saves themselves then waited behind. A change queued after a quiet
 /// moment goes at once; a backlog is sent push after push without waiting.
 ///

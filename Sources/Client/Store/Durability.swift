@@ -1,5 +1,7 @@
 import GRDB
+import Logging
 import RooftopShared
+import Synchronization
 
 /// Whether a commit of the local store waits for the disk.
 ///
@@ -23,14 +25,36 @@ enum Durability: Sendable {
     case deferred
 
     /// Runs `transaction` (which commits) with this durability on `db`, outside any transaction:
-    /// SQLite changes `synchronous` only there. The writer's `FULL` is back afterwards, whether
-    /// the transaction committed or threw.
-    /// - Throws: What `transaction` throws, or GRDB's error when the setting cannot be changed.
-    func commit<T>(_ db: Database, _ transaction: () throws -> T) throws -> T {
-        guard self == .deferred else { return try transaction() }
-        try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        let outcome = Result { try transaction() }
-        try db.execute(sql: "PRAGMA synchronous = FULL")
-        return try outcome.get()
+    /// SQLite changes `synchronous` only there.
+    ///
+    /// A deferred write sets `NORMAL` and `FULL` again after its transaction, whether it
+    /// committed or threw. Should that last step fail, the write's own outcome stands (it did
+    /// commit, or its error is the one thrown) and `relaxed` stays set: the next synced write sets
+    /// `FULL` before it writes anything, and throws if it cannot — a synced write never commits
+    /// unsynced.
+    /// - Throws: What `transaction` throws, or GRDB's error when the setting cannot be changed
+    ///   before the transaction.
+    func commit<T>(_ db: Database, relaxed: borrowing Mutex<Bool>, _ transaction: () throws -> T) throws -> T {
+        switch self {
+        case .synced:
+            if relaxed.withLock({ $0 }) {
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                relaxed.withLock { $0 = false }
+            }
+            return try transaction()
+        case .deferred:
+            relaxed.withLock { $0 = true }
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            let outcome = Result { try transaction() }
+            do {
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                relaxed.withLock { $0 = false }
+            } catch {
+                Logger(label: "rooftop.store").warning(
+                    "the writer could not wait for the disk again after a deferred commit; the next synced write sets it first",
+                    metadata: ["error": "\(error)"])
+            }
+            return try outcome.get()
+        }
     }
 }

@@ -29,6 +29,8 @@ final class LocalStore: Sendable {
     private let waitingWrites = Atomic<Int>(0)
     /// Commits published in the order they were made (``PublicationOrder``).
     private let publication = PublicationOrder()
+    /// Whether the writer may still be left unsynced by a deferred commit (``Durability``).
+    private let relaxed = Mutex(false)
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     var isPublishing: Bool { publication.isPublishing }
@@ -160,7 +162,7 @@ final class LocalStore: Sendable {
                     started = true
                     waitingWrites.subtract(1, ordering: .relaxed)
                 }
-                return try durability.commit(db) {
+                return try durability.commit(db, relaxed: relaxed) {
                     var written: (T, StoreChange)?
                     try db.inTransaction {
                         let transaction = StoreTransaction(db: db, scope: scope)
@@ -290,6 +292,21 @@ final class LocalStore: Sendable {
     /// that scope is signed in).
     func outboxCount(scope: String) throws(RooftopError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE scope = ?", arguments: [scope]) ?? 0 }
+    }
+
+    /// Whether the scope's queue holds a row waiting to be sent and due at `now` (pending, its
+    /// retry time reached or none).
+    /// - Throws: `cache` when the store cannot be read.
+    func outboxHasDue(scope: String, now: Int64) throws(RooftopError) -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM outbox WHERE scope = ? AND state = ?
+                        AND (next_attempt_at IS NULL OR next_attempt_at <= ?))
+                    """,
+                arguments: [scope, OutboxState.pending.rawValue, now]) ?? false
+        }
     }
 
     /// The refused mutations set aside, oldest first.

@@ -156,6 +156,24 @@ struct ConvergenceTests {
             made: [origin: ChaosCommand(.setA, objectId: "x", int: 5), "o2": ChaosCommand(.increment, objectId: "x", int: 1)],
             folded: ["o2": [ChaosCommand(.setA, objectId: "x", int: 1)]])
         #expect(withFold.count == 1 && withFold.first?.contains("max must keep 9") == true, "\(withFold)")
+        // Two sets of `a` folded into one write: the later one's value is what was written
+        // (under `min`, 32 left over 33 is the fold's 32, not more than the first set's 28).
+        let overwritten = [
+            OperationRecord(version: 1, change: .update([FieldUpdate("a", .set(.int(33)))]), priorValues: ["a": nil], origin: "r"),
+            OperationRecord(
+                version: 2, change: .update([FieldUpdate("a", .set(.int(32)))]), priorValues: ["a": .int(33)],
+                origin: "s"),
+        ]
+        let sets = [
+            "r": ChaosCommand(.setA, objectId: "z", int: 33), "s": ChaosCommand(.setA, objectId: "z", int: 28),
+        ]
+        var unfolded = MergeChoiceCheck(rules: ["a": .min])
+        let alone = unfolded.check("z", history: overwritten, made: sets)
+        #expect(alone.count == 1 && alone.first?.contains("min must keep at most the written value") == true, "\(alone)")
+        var refolded = MergeChoiceCheck(rules: ["a": .min])
+        let together = refolded.check(
+            "z", history: overwritten, made: sets, folded: ["s": [ChaosCommand(.setA, objectId: "z", int: 32)]])
+        #expect(together.isEmpty, "\(together)")
 
         // A first creation is logged without its updates: its values are the next record's
         // priors. A set that made the object is not checked (nothing merged over it); one that

@@ -71,7 +71,8 @@ struct MergeChoiceCheck {
     /// Checks one object's history (in version order, from its creation). `made` names the
     /// change that made each operation, by the operation's origin; operations of unknown origin
     /// are not checked. `folded` names, by origin, the later changes a rebase folded into that
-    /// one (sent as one write): the fields they write are its too.
+    /// one (sent as one write), in the order they were made: the fields they write are its too,
+    /// and the last value they set is the one written.
     /// - Returns: One line per problem.
     mutating func check(
         _ id: String, history: [OperationRecord], made: [String: ChaosCommand], folded: [String: [ChaosCommand]] = [:]
@@ -107,11 +108,15 @@ struct MergeChoiceCheck {
                     problems.append("\(what) changed \(field), which the change does not write")
                 }
             }
+            // The value written is the last of the changes sent as this one write: the change's
+            // own, or that of a later change of the same kind folded into it.
+            let sent = [command] + (record.origin.flatMap { folded[$0] } ?? [])
+            let last = sent.last { $0.kind == command.kind } ?? command
             let field: String
             let written: Value?
             switch command.kind {
-            case .setA: (field, written) = ("a", command.int.map(Value.int))
-            case .setB: (field, written) = ("b", command.text.map(Value.string))
+            case .setA: (field, written) = ("a", last.int.map(Value.int))
+            case .setB: (field, written) = ("b", last.text.map(Value.string))
             default: continue
             }
             // An object's first creation is logged without its updates (its prior values name the
