@@ -70,9 +70,9 @@ struct MergeChoiceCheck {
 
     /// Checks one object's history (in version order, from its creation). `made` names the
     /// change that made each operation, by the operation's origin; operations of unknown origin
-    /// are not checked. `folded` names, by origin, the later changes a rebase folded into that
-    /// one (sent as one write), in the order they were made: the fields they write are its too,
-    /// and the last value they set is the one written.
+    /// are not checked. `folded` names, by origin, the other changes acknowledged at the same
+    /// version (a rebase may have folded them into that one, sent as one write): the fields they
+    /// write are its too, and any value they set may be the one written.
     /// - Returns: One line per problem.
     mutating func check(
         _ id: String, history: [OperationRecord], made: [String: ChaosCommand], folded: [String: [ChaosCommand]] = [:]
@@ -108,17 +108,19 @@ struct MergeChoiceCheck {
                     problems.append("\(what) changed \(field), which the change does not write")
                 }
             }
-            // The value written is the last of the changes sent as this one write: the change's
-            // own, or that of a later change of the same kind folded into it.
-            let sent = [command] + (record.origin.flatMap { folded[$0] } ?? [])
-            let last = sent.last { $0.kind == command.kind } ?? command
+            // Changes acknowledged at this record's version with it may have been folded into it
+            // (sent as one write: then the value written is the last of theirs), or have been
+            // acknowledged there without writing (lost to the rule): the ledger cannot tell
+            // which, so the record passes when one of their values explains it.
+            let together = [command] + (record.origin.flatMap { folded[$0] } ?? []).filter { $0.kind == command.kind }
             let field: String
-            let written: Value?
+            let candidates: [Value]
             switch command.kind {
-            case .setA: (field, written) = ("a", last.int.map(Value.int))
-            case .setB: (field, written) = ("b", last.text.map(Value.string))
+            case .setA: (field, candidates) = ("a", together.compactMap { $0.int.map(Value.int) })
+            case .setB: (field, candidates) = ("b", together.compactMap { $0.text.map(Value.string) })
             default: continue
             }
+            let written = candidates.first
             // An object's first creation is logged without its updates (its prior values name the
             // fields it made): nothing merged over it, and its values are the next record's priors.
             guard let written, let rule = rules[field], !record.change.updates.isEmpty else { continue }
@@ -126,10 +128,10 @@ struct MergeChoiceCheck {
             let result = current[field]
             figures.checked[rule, default: 0] += 1
             if let prior, prior != written { figures.contested[rule, default: 0] += 1 }
-            if let problem = Self.problem(
-                rule: rule, written: written, prior: prior, result: result, earlier: held[field] ?? [],
-                ordered: field == "a")
-            {
+            let found = candidates.map {
+                Self.problem(rule: rule, written: $0, prior: prior, result: result, earlier: held[field] ?? [], ordered: field == "a")
+            }
+            if !found.contains(where: { $0 == nil }), let problem = found.first ?? nil {
                 problems.append("\(what) \(field): \(problem)")
             }
         }
