@@ -17,8 +17,8 @@ import Synchronization
 ///
 /// **Bursts.** Woken within ``linger`` of a push it sent, the engine waits out the rest of that
 /// time before the next, so that the changes queued meanwhile travel together: one push, and its
-/// two commits (rows marked sent, answers applied, ``settle(_:rows:scope:now:mayHold:)``), for a burst of saves rather than for
-/// each save, which the saves themselves then waited behind. A change queued after a quiet
+/// two commits (rows marked sent; answers applied, ``settle(_:rows:scope:now:mayHold:)``), for a
+/// burst of saves rather than for each save, which the saves themselves then waited behind. A change queued after a quiet
 /// moment goes at once; a backlog is sent push after push without waiting.
 ///
 /// **Failures.** A passing failure of the whole push (no connection, timeout, network, a server

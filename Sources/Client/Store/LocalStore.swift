@@ -33,6 +33,7 @@ final class LocalStore: Sendable {
     private let relaxed = Mutex(false)
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
+    /// Tests observe the order of publications with it; code waits with ``waitForPublications()``.
     var isPublishing: Bool { publication.isPublishing }
 
     /// Returns once every commit made before the call is published (its live objects have taken
