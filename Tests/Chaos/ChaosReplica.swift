@@ -1,6 +1,7 @@
 import Foundation
 import Rooftop
 import RooftopShared
+import Synchronization
 
 /// One replica of the randomized convergence harness: a ``RooftopClient`` on its own cache file,
 /// signed in as one user, keeping one shareable datastore in continuous sync, and making the
@@ -25,13 +26,23 @@ public actor ChaosReplica {
     /// offline); opening is tried again with each command.
     private var openDatastore: Datastore?
     private let events: Task<Void, Never>
+    /// What happened last to the replica's queue and syncs, for a harness whose command missed
+    /// its deadline to say where it stood.
+    public nonisolated let trace: ChaosTrace
 
-    private init(client: RooftopClient, datastoreID: DatastoreID, datastore: Datastore?, events: Task<Void, Never>) {
+    private init(
+        client: RooftopClient, datastoreID: DatastoreID, datastore: Datastore?, events: Task<Void, Never>,
+        trace: ChaosTrace
+    ) {
         self.client = client
         self.datastoreID = datastoreID
         self.openDatastore = datastore
         self.events = events
+        self.trace = trace
     }
+
+    /// Whether the replica's queue holds changes not answered yet (`nil` when it cannot be read).
+    public nonisolated var hasPendingWrites: Bool? { try? client.outbox.hasPendingWrites }
 
     /// The datastore, opened now if it was not (a shareable datastore unknown locally is looked
     /// up on the server).
@@ -57,6 +68,7 @@ public actor ChaosReplica {
         configuration.requestTimeout = .milliseconds(settings.requestTimeoutMilliseconds)
         configuration.retry = RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(400), jitter: 0.2)
         let client = try await RooftopClient(configuration: configuration)
+        let trace = ChaosTrace()
         do {
             // Subscribe before anything is sent, so that no answer is missed.
             let stream = client.outbox.events
@@ -76,6 +88,7 @@ public actor ChaosReplica {
                 }
                 defer { decisions.cancel() }
                 for await event in stream {
+                    trace.add("outbox \(event.mutationId.rawValue.prefix(8)): \(event.kind)")
                     switch event.kind {
                     case .acknowledged(let version, _):
                         onEvent(ChaosEvent(mutationId: event.mutationId.rawValue, acknowledgedVersion: version))
@@ -92,7 +105,8 @@ public actor ChaosReplica {
             let datastoreID = try DatastoreID(settings.datastore)
             let datastore = try? await client.datastores.open(datastoreID)
             try await client.sync.startContinuous(datastores: [datastoreID])
-            return ChaosReplica(client: client, datastoreID: datastoreID, datastore: datastore, events: events)
+            return ChaosReplica(
+                client: client, datastoreID: datastoreID, datastore: datastore, events: events, trace: trace)
         } catch {
             await client.shutdown()
             throw error
@@ -141,8 +155,11 @@ public actor ChaosReplica {
             _ = try await datastore().share(role, with: try Principal(principal))
         case .syncUntilIdle:
             await client.sync.stop()
+            trace.add("syncUntilIdle: waiting for the queue")
             try await client.outbox.waitUntilIdle()
+            trace.add("syncUntilIdle: queue idle; pulling")
             reply.error = try await pullUntilDone()
+            trace.add("syncUntilIdle: done (\(reply.error ?? "pulled"))")
         case .push:
             try await client.sync.push(datastore: datastoreID)
         case .snapshot:
@@ -182,6 +199,7 @@ public actor ChaosReplica {
                 return nil
             } catch let error as RooftopError {
                 // A user who lost access to the datastore is told so by the pull (and drops it).
+                trace.add("pull attempt \(attempt) failed: \(error.code)")
                 if error.code == .notFound || error.code == .disallowed { return error.code.rawValue }
                 let passing: Set<RooftopError.Code> = [.noConnection, .network, .timeout, .tls]
                 if !passing.contains(error.code) || attempt >= 10 { throw error }
@@ -257,4 +275,23 @@ public actor ChaosReplica {
         case .rejected(let code, _): "rejected:\(code.rawValue)"
         }
     }
+}
+
+/// The last lines of what happened to a replica (``ChaosReplica/trace``), oldest first.
+public final class ChaosTrace: Sendable {
+    private static let capacity = 40
+    private let lines = Mutex<[String]>([])
+
+    init() {}
+
+    func add(_ line: String) {
+        let stamp = Date().timeIntervalSince1970
+        lines.withLock { lines in
+            if lines.count == Self.capacity { lines.removeFirst() }
+            lines.append(String(format: "%.3f ", stamp) + line)
+        }
+    }
+
+    /// The lines kept, oldest first.
+    public var recent: [String] { lines.withLock { $0 } }
 }

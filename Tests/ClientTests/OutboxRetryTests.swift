@@ -188,6 +188,35 @@ struct OutboxRetryTests {
         await client.shutdown()
     }
 
+    @Test("answers the store could not apply are asked again after the retry delay, without another wake")
+    func storeFailureRetries() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock, retry: Self.policy)
+        _ = try await client.signUpForTest("ann")
+        // Settling an acknowledgement deletes the row: refused by the store until the trigger goes.
+        try client.core.store.write(scope: "u1") { transaction in
+            try transaction.db.execute(
+                sql: "CREATE TEMP TRIGGER refuse_settle BEFORE DELETE ON outbox BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        }
+        let note = client.object("Note")
+        note["n"] = 1
+        let id = try #require(try await note.saveEventually())
+        try await TestWait.until("the answer was refused by the store and a retry timer set") {
+            pushCount(server) == 1 && clock.sleeperCount == 1
+        }
+        #expect(try client.outbox.status(of: id) == .sent, "the row stays sent: it goes again with its ID")
+        try client.core.store.write(scope: "u1") { transaction in
+            try transaction.db.execute(sql: "DROP TRIGGER refuse_settle")
+        }
+        clock.advance(by: .milliseconds(1200))
+        try await client.outbox.waitUntilIdle()
+        #expect(try client.outbox.status(of: id) == .acknowledged(version: 1))
+        #expect(pushCount(server) == 2, "sent again once, answered from what the server recorded")
+        #expect(server.object(note.key, owner: "u1")?.fields["n"] == 1)
+        await client.shutdown()
+    }
+
     @Test("push() flushes the queue with progress that adds up, and throws when the server cannot be reached")
     func pushWithProgress() async throws {
         let server = SyncFakeServer()

@@ -1,4 +1,5 @@
 import RooftopShared
+import Logging
 import Synchronization
 
 /// Sends the offline queue to the server: in queue order, an object's changes together and in
@@ -26,7 +27,9 @@ import Synchronization
 /// with one more attempt and a retry time from ``RetryPolicy`` (jitter from an injectable random
 /// source). `auth` leaves them pending with no retry time: the next wake (a sign-in, `resume()`,
 /// a new change) tries again. Any other failure of the whole push (say, a size limit) makes the
-/// engine send rows one at a time until the culprit, sent alone, is refused and set aside.
+/// engine send rows one at a time until the culprit, sent alone, is refused and set aside. A round
+/// that could not read or write the store (say, its answers could not be applied) is tried again
+/// after the policy's delay: `sent` rows go again with their IDs.
 actor OutboxEngine {
     /// The store, the API and the rest the engine works with.
     let dependencies: EngineDependencies
@@ -55,6 +58,8 @@ actor OutboxEngine {
     /// How long after a push a new one waits for more changes to gather (tests lengthen it).
     private(set) var linger: Duration = .milliseconds(20)
     private var roundRunning = false
+    /// Rounds in a row that failed on the store (``retryAfterStoreFailure(_:)``).
+    private var storeFailures = 0
     private var roundWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// An engine over `dependencies`, woken by `signals` once started.
@@ -131,7 +136,9 @@ actor OutboxEngine {
         while !Task.isCancelled {
             let force = forceNext
             forceNext = false
-            switch await exclusiveRound(force: force, filter: .all) {
+            let outcome = await exclusiveRound(force: force, filter: .all)
+            if case .failed = outcome {} else { storeFailures = 0 }
+            switch outcome {
             case .idle:
                 schedule(nil)
                 return
@@ -145,11 +152,27 @@ actor OutboxEngine {
                 if more { continue }
                 wake.yield()
                 return
-            case .failed(_, let next):
-                schedule(next)
+            case .failed(let error, let next):
+                schedule(next ?? retryAfterStoreFailure(error))
                 return
             }
         }
+    }
+
+    /// When to try again after a round failed with no retry time of its own: the store could not
+    /// be read or written (the rows stay as they were: `sent` rows go again with their IDs), or the
+    /// server refused the session (`auth`: the rows wait for a sign-in, `resume()` or a new change,
+    /// so `nil`). A store failure is logged, and tried again after the retry policy's delay,
+    /// growing with each failure in a row: a queue must not stall until something else wakes it
+    /// (a closed store, the client shut down, is not tried again).
+    private func retryAfterStoreFailure(_ error: RooftopError) -> Int64? {
+        guard error.code != .auth, !stopped, !dependencies.store.isClosed else { return nil }
+        storeFailures += 1
+        let delay = retry.delay(beforeAttempt: storeFailures, random: random())
+        SyncEngine.logger.warning(
+            "the offline queue could not use the local datastore; trying again",
+            metadata: ["error": "\(error)", "failures": "\(storeFailures)", "after": "\(delay)"])
+        return clock.nowMillis() + EngineClock.milliseconds(delay)
     }
 
     /// Sets the timer for a time (epoch milliseconds), or cancels it.

@@ -106,6 +106,9 @@ final class LocalStore: Sendable {
         if closeNow { closeDatabase() }
     }
 
+    /// Whether ``close()`` was called: reads and writes throw `cache` from then on.
+    var isClosed: Bool { gate.withLock { $0.closed } }
+
     /// Lets one read or write in, unless the store is closed.
     private func enter() throws(RooftopError) {
         let open = gate.withLock { gate in

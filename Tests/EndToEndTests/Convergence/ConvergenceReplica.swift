@@ -57,8 +57,20 @@ final class ConvergenceReplica: Sendable {
     func perform(_ command: ChaosCommand) async throws -> ChaosReply {
         switch handle.withLock({ $0 }) {
         case .local(let replica):
-            try await withDeadline(.seconds(60), "replica \(index): \(command.kind)") { await replica.perform(command) }
-        case .process(let process): try await process.perform(command)
+            do {
+                return try await withDeadline(.seconds(60), "replica \(index): \(command.kind)") {
+                    await replica.perform(command)
+                }
+            } catch {
+                // Where the replica stood: its queue, and what happened to it last.
+                let pending = replica.hasPendingWrites.map { "\($0)" } ?? "unreadable"
+                throw ConvergenceFailure(
+                    """
+                    \(error); changes not answered: \(pending); last events:
+                    \(replica.trace.recent.joined(separator: "\n"))
+                    """)
+            }
+        case .process(let process): return try await process.perform(command)
         case nil: throw ConvergenceFailure("replica \(index) is not open")
         }
     }
