@@ -19,6 +19,24 @@ extension ClientCore {
         restoredInstance(row)
     }
 
+    /// The live instances of stored rows, in order, each made from its row when it has none;
+    /// `nil` when one reads otherwise than its stored view (``localState(of:)``: it has unsaved
+    /// changes, or lags behind a write just committed). One registry lookup per row.
+    func instancesReadingAsStored(_ rows: [LocalObjectRow]) -> [RooftopObject]? {
+        var objects: [RooftopObject] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            guard let live = registry.existing(row.key) else {
+                objects.append(madeInstance(row))
+                continue
+            }
+            if let local = row.local, local.version > live.version { live.replaceBase(local) }
+            guard live.snapshot == row.local else { return nil }
+            objects.append(live)
+        }
+        return objects
+    }
+
     /// How an object reads for local queries: its live instance's state (stored state plus
     /// unsaved changes, as in Parse's local datastore) when there is one, otherwise its stored local view.
     func localState(of row: LocalObjectRow) -> ObjectSnapshot? {

@@ -158,6 +158,12 @@ final class ClientCore: Sendable {
     /// An existing live instance is returned as it is.
     func restoredInstance(_ row: LocalObjectRow) -> RooftopObject {
         if let existing = registry.existing(row.key) { return existing }
+        return madeInstance(row)
+    }
+
+    /// A new live instance for a stored object with none (``restoredInstance(_:)``); one made
+    /// meanwhile by another task is returned instead.
+    func madeInstance(_ row: LocalObjectRow) -> RooftopObject {
         // Worked out before taking the registry's lock: it may read the store.
         let made: RestoredState
         do {

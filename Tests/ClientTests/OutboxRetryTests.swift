@@ -228,9 +228,13 @@ struct OutboxRetryTests {
             note["i"] = .int(Int64(index))
             try await note.saveEventually()
         }
-        server.pushGate.open()
+        // The gate opens once push() has counted the queue: opened before, the engine's own
+        // round (held at the gate) could answer rows before the count, and the total be less.
         let reports = ReportBox()
-        try await client.sync.push { reports.append($0) }
+        let pushing = Task { try await client.sync.push { reports.append($0) } }
+        try await TestWait.until("push() counted the queue") { !reports.all.isEmpty }
+        server.pushGate.open()
+        try await pushing.value
         let last = try #require(reports.all.last)
         #expect(last.isFinished && last.processed == 4 && last.total == 4 && last.phase == .push)
         #expect(reports.all.first?.processed == 0)

@@ -405,6 +405,27 @@ struct QueryIndexTests {
         }
     }
 
+    @Test("what a query compiles against is read in one statement, as the three reads it replaces answer")
+    func declaredIndexingInOneRead() throws {
+        let store = try Self.things(declaring: [["a", "b"], ["c"], ["b", "c"]]) { ["a": .int(Int64($0))] }
+        defer { store.close() }
+        try store.declareIndexes([["x", "y"]], of: "Other")
+        try store.read { db in
+            for (className, datastore) in [("Thing", DatastoreID.app), ("Other", .app), ("Thing", try DatastoreID(".elsewhere")), ("None", .app)] {
+                let one = try LocalStore.declaredIndexing(scope: "", datastore: datastore, className: className, db)
+                let indexes = try LocalStore.compoundIndexes(scope: "", datastore: datastore, className: className, db)
+                #expect(one.indexes.map(\.partition) == indexes.map(\.partition), "\(className) in \(datastore)")
+                #expect(one.indexes.map(\.fields) == indexes.map(\.fields), "\(className) in \(datastore)")
+                #expect(one.valueIndexed == (try StoreTransaction.valueIndexedFields(of: className, db)))
+                #expect(one.leading == (try StoreTransaction.leadingFields(of: className, db)))
+            }
+            let thing = try LocalStore.declaredIndexing(scope: "", datastore: .app, className: "Thing", db)
+            #expect(thing.indexes.map(\.fields) == [["a", "b"], ["c"], ["b", "c"]] && thing.leading == ["a", "c", "b"])
+            let none = try LocalStore.declaredIndexing(scope: "", datastore: .app, className: "None", db)
+            #expect(none.indexes.isEmpty && none.valueIndexed == nil && none.leading.isEmpty)
+        }
+    }
+
     @Test("a key condition on a field that leads an index reads the index's entries; other tests, the object's own row")
     func entryKeyedPlans() throws {
         let store = try Self.things(declaring: [["a", "b"]]) { index in

@@ -38,9 +38,8 @@ extension RooftopQuery {
             // to look up, and with every live instance reading as its stored view (one may lag
             // behind a write just committed, or be edited since the edited rows were listed),
             // they are the result as they are.
-            if query.includes.isEmpty, rows.allSatisfy(readsAsStored) {
-                return FetchResult(
-                    objects: rows.map(core.instance(for:)), totalCount: totalCount, fromCache: true, included: [])
+            if query.includes.isEmpty, let objects = core.instancesReadingAsStored(rows) {
+                return FetchResult(objects: objects, totalCount: totalCount, fromCache: true, included: [])
             }
             // Included again, not skipped a second time.
             final.offset = 0
@@ -51,12 +50,6 @@ extension RooftopQuery {
         let evaluated = try evaluate(final, over: rows)
         return FetchResult(
             objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)
-    }
-
-    /// Whether a stored row reads now as it is stored: it has no live instance, or its live
-    /// instance (its base brought up to a newer stored view first) reads as the stored view.
-    private func readsAsStored(_ row: LocalObjectRow) -> Bool {
-        core.registry.existing(row.key) == nil || core.localState(of: row) == row.local
     }
 
     /// The number of matches in the query's local source, counted by SQLite without reading the

@@ -78,6 +78,33 @@ extension LocalStore {
         return indexes
     }
 
+    /// What a query of `className` in a scope's datastore compiles against, read in one
+    /// statement: its compound indexes there (``compoundIndexes(scope:datastore:className:_:)``),
+    /// the fields with rows (``StoreTransaction/valueIndexedFields(of:_:)``, `nil` for every
+    /// field) and those that lead an index (``StoreTransaction/leadingFields(of:_:)``).
+    static func declaredIndexing(scope: String, datastore: DatastoreID, className: String, _ db: Database) throws
+        -> (indexes: [SQLCompoundIndex], valueIndexed: Set<String>?, leading: Set<String>)
+    {
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT p.id, d.field1, d.field2, d.field3, d.field4 FROM class_indexes d
+                    LEFT JOIN index_partitions p ON p.class_index = d.id AND p.scope = ? AND p.datastore = ?
+                    WHERE d.class_name = ? ORDER BY d.id
+                    """),
+            arguments: [scope, datastore.rawValue, className])
+        var indexes: [SQLCompoundIndex] = []
+        var valueIndexed: Set<String>?
+        var leading: Set<String> = []
+        while let row = try rows.next() {
+            let fields = ([row[1], row[2], row[3], row[4]] as [String]).filter { !$0.isEmpty }
+            valueIndexed = (valueIndexed ?? []).union(fields)
+            if let first = fields.first { leading.insert(first) }
+            if let partition: Int64 = row[0] { indexes.append(SQLCompoundIndex(partition: partition, fields: fields)) }
+        }
+        return (indexes, valueIndexed, leading)
+    }
+
     /// The compound indexes of `className` in a scope's datastore, for the query compiler.
     static func compoundIndexes(
         scope: String, datastore: DatastoreID, className: String, _ db: Database

@@ -32,12 +32,13 @@ extension LocalStore {
         excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
         try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
-            var found: [ObjectKey: LocalObjectRow] = [:]
+            // By object ID: every row is of the query's datastore and class.
+            var found: [String: LocalObjectRow] = [:]
             let runner = try runner(
                 query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
-            ) { object in found[object.key] = object }
+            ) { object in found[object.key.objectId] = object }
             let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
-            return (page.objects.compactMap { found[ObjectKey($0)] }, page.totalCount)
+            return (page.objects.compactMap { found[$0.objectId] }, page.totalCount)
         }
     }
 
@@ -131,11 +132,12 @@ extension LocalStore {
                 try Int.fetchOne(
                     queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments)) ?? 0
             })
-        runner.indexes = try LocalStore.compoundIndexes(
+        let declared = try LocalStore.declaredIndexing(
             scope: scope, datastore: datastore, className: query.className, db)
-        runner.compiler.indexedFields = try StoreTransaction.valueIndexedFields(of: query.className, db)
+        runner.indexes = declared.indexes
+        runner.compiler.indexedFields = declared.valueIndexed
         // The fields whose values the entries of the index they lead find (``StoreTransaction/ValueFlags``).
-        for field in try StoreTransaction.leadingFields(of: query.className, db) {
+        for field in declared.leading {
             runner.compiler.entryKeyed[field] = .some(runner.indexes.first { $0.fields.first == field }?.partition)
         }
         // A partition's entries are the datastore's live objects of the class, with their
