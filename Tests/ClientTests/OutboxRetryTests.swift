@@ -9,15 +9,21 @@ import RooftopTestSupport
 struct OutboxRetryTests {
     private static let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), multiplier: 2, jitter: 0.2)
 
+    /// A client signed in as `ann` on the test clock, with the policy above, and its server.
+    private static func signedIn() async throws -> (SyncFakeServer, TestClock, RooftopClient) {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let client = try syncClient(server, clock: clock, retry: policy)
+        _ = try await client.signUpForTest("ann")
+        return (server, clock, client)
+    }
+
     /// A signed-in client on the test clock whose server is offline, with one note queued; the
     /// queue's events are collected from before the note was queued.
     private func noteQueuedOffline() async throws
         -> (SyncFakeServer, TestClock, RooftopClient, StreamRecorder<OutboxEvent>, MutationID)
     {
-        let server = SyncFakeServer()
-        let clock = TestClock()
-        let client = try syncClient(server, clock: clock, retry: Self.policy)
-        _ = try await client.signUpForTest("ann")
+        let (server, clock, client) = try await Self.signedIn()
         let events = StreamRecorder(client.outbox.events)
         server.offline = true
         let note = client.object("Note")
@@ -77,10 +83,7 @@ struct OutboxRetryTests {
 
     @Test("a lost answer is retried with the same ID and applied once")
     func lostAnswer() async throws {
-        let server = SyncFakeServer()
-        let clock = TestClock()
-        let client = try syncClient(server, clock: clock, retry: Self.policy)
-        _ = try await client.signUpForTest("ann")
+        let (server, clock, client) = try await Self.signedIn()
         let counter = client.object("Counter", id: "c1")
         counter["n"] = 10
         try await counter.saveEventually()
@@ -190,10 +193,7 @@ struct OutboxRetryTests {
 
     @Test("answers the store could not apply are asked again after the retry delay, without another wake")
     func storeFailureRetries() async throws {
-        let server = SyncFakeServer()
-        let clock = TestClock()
-        let client = try syncClient(server, clock: clock, retry: Self.policy)
-        _ = try await client.signUpForTest("ann")
+        let (server, clock, client) = try await Self.signedIn()
         // Settling an acknowledgement deletes the row: refused by the store until the trigger goes.
         try client.core.store.write(scope: "u1") { transaction in
             try transaction.db.execute(
