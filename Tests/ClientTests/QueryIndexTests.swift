@@ -410,8 +410,21 @@ struct QueryIndexTests {
         let store = try Self.things(declaring: [["a", "b"], ["c"], ["b", "c"]]) { ["a": .int(Int64($0))] }
         defer { store.close() }
         try store.declareIndexes([["x", "y"]], of: "Other")
+        // Partitions of the same class in another scope and another datastore, which a query of
+        // `:app` in scope "" must not see.
+        let elsewhere = try DatastoreID(".elsewhere")
+        for (scope, datastore) in [("u1", DatastoreID.app), ("", elsewhere)] {
+            try store.write(scope: scope) { transaction in
+                let key = ObjectKey(datastore: datastore, className: "Thing", objectId: "t0")
+                let object = ObjectSnapshot(
+                    className: "Thing", objectId: "t0", datastore: datastore, fields: ["a": 1], acl: nil, version: 1)
+                try transaction.put(key, server: object, local: object, deleted: false, fresh: true)
+            }
+        }
         try store.read { db in
-            for (className, datastore) in [("Thing", DatastoreID.app), ("Other", .app), ("Thing", try DatastoreID(".elsewhere")), ("None", .app)] {
+            #expect(try LocalStore.declaredIndexing(scope: "", datastore: elsewhere, className: "Thing", db).indexes.count == 3)
+            #expect(try LocalStore.declaredIndexing(scope: "u1", datastore: .app, className: "Thing", db).indexes.count == 3)
+            for (className, datastore) in [("Thing", DatastoreID.app), ("Other", .app), ("Thing", elsewhere), ("None", .app)] {
                 let one = try LocalStore.declaredIndexing(scope: "", datastore: datastore, className: className, db)
                 let indexes = try LocalStore.compoundIndexes(scope: "", datastore: datastore, className: className, db)
                 #expect(one.indexes.map(\.partition) == indexes.map(\.partition), "\(className) in \(datastore)")

@@ -10,8 +10,10 @@ struct RebaseTests {
     /// A client signed in as `u1` with `Score/score0` pulled at `base` fields, and the offline
     /// queue busy: a push of another object waits at the server's gate, so that the score's
     /// changes queued now stay pending, never sent, until the test opens the gate.
-    private func setUp(_ server: SyncFakeServer, base: [String: Value]) async throws -> (RooftopClient, RooftopObject) {
-        let client = try syncClient(server)
+    private func setUp(_ server: SyncFakeServer, base: [String: Value], clock: TestClock = TestClock()) async throws
+        -> (RooftopClient, RooftopObject)
+    {
+        let client = try syncClient(server, clock: clock)
         _ = try await client.signUpForTest("ann")
         server.seed(1, className: "Score") { _ in base }
         try await client.sync.pull(datastore: .default)
@@ -125,11 +127,11 @@ struct RebaseTests {
 
     /// Two increments of a score queued (the push held back), then a pull over another device's
     /// increment: the second folds into the first.
-    private func foldTwoIncrements(_ server: SyncFakeServer) async throws
+    private func foldTwoIncrements(_ server: SyncFakeServer, clock: TestClock = TestClock()) async throws
         -> (RooftopClient, RooftopObject, MutationID, MutationID)
     {
         server.setRules(["count": .sum], for: "Score")
-        let (client, score) = try await setUp(server, base: ["count": 0])
+        let (client, score) = try await setUp(server, base: ["count": 0], clock: clock)
         try score.increment("count", by: 1)
         let first = try #require(try await score.saveEventually())
         try score.increment("count", by: 2)
@@ -137,6 +139,33 @@ struct RebaseTests {
         server.update(score.key, [FieldUpdate("count", .increment(10))])
         try await client.sync.pull(datastore: .default)
         return (client, score, first, second)
+    }
+
+    @Test("a settle the store could not commit, settled again, still tells the changes folded into the answered one")
+    func foldedAfterFailedSettle() async throws {
+        let server = SyncFakeServer()
+        let clock = TestClock()
+        let (client, _, first, second) = try await foldTwoIncrements(server, clock: clock)
+        let events = StreamRecorder(client.outbox.events)
+        // Every settle's delete is refused until the trigger goes: the answers are not applied.
+        try client.core.store.write(scope: "u1") { transaction in
+            try transaction.db.execute(
+                sql: "CREATE TEMP TRIGGER refuse_settle BEFORE DELETE ON outbox BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        }
+        server.pushGate.open()
+        try await TestWait.until("a settle failed and a retry timer is set") {
+            server.pushes.contains { $0.mutations.contains { $0.mutationId == first } } && clock.sleeperCount == 1
+        }
+        try client.core.store.write(scope: "u1") { transaction in
+            try transaction.db.execute(sql: "DROP TRIGGER refuse_settle")
+        }
+        clock.advance(by: try #require(clock.nextDeadline) - clock.now.offset)
+        try await client.outbox.waitUntilIdle()
+        try await events.first("the folded change's acknowledgement") {
+            $0.mutationId == second && $0.kind == .acknowledged(version: 3, merges: [])
+        }
+        #expect(try client.outbox.status(of: second) == .acknowledged(version: 3))
+        await client.shutdown()
     }
 
     @Test("a refused change lists the changes folded into it, which read as refused with it")

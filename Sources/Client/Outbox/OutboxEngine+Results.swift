@@ -95,16 +95,27 @@ extension OutboxEngine {
         let durability = try Self.durability(of: response) { () throws(RooftopError) in
             try store.outboxHasDue(scope: scope, now: now)
         }
+        let ledger = dependencies.ledger
+        // What the ledger learns once the transaction commits: a failed one leaves the rows as
+        // they were, to be settled again with their folded mutations (a write that could not be
+        // undone would lose them).
+        var ledgerAnswers: [(MutationID, version: Int64?)] = []
         try store.write(scope: scope, durability: durability) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
-            // The server's word is recorded first, so that a status asked as the rows go reads it.
+            ledgerAnswers = []
+            // The server's word is noted first, so that a status asked as the rows go reads it
+            // (a status reads a row before the ledger: noted for a transaction that fails, it is
+            // not read).
             for row in rows where !held.contains(row.key) {
                 let id = row.mutation.mutationId
                 switch answers[id] {
-                case .applied(_, let version, _, _)?: folded[id] = dependencies.ledger.acknowledge(id, version: version)
-                case .rejected?: folded[id] = dependencies.ledger.settle(id)
-                case nil: break
+                case .applied(_, let version, _, _)?:
+                    ledger.noteAcknowledged(id, version: version)
+                    ledgerAnswers.append((id, version))
+                case .rejected?: ledgerAnswers.append((id, nil))
+                case nil: continue
                 }
+                folded[id] = ledger.folded(into: id)
             }
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
@@ -175,6 +186,9 @@ extension OutboxEngine {
                 views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
             }
         } committed: {
+            for (id, version) in ledgerAnswers {
+                if let version { ledger.acknowledge(id, version: version) } else { _ = ledger.settle(id) }
+            }
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }
             for key in gone { registry.existing(key)?.markDeleted() }
         }

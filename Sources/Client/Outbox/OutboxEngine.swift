@@ -136,9 +136,7 @@ actor OutboxEngine {
         while !Task.isCancelled {
             let force = forceNext
             forceNext = false
-            let outcome = await exclusiveRound(force: force, filter: .all)
-            if case .failed = outcome {} else { storeFailures = 0 }
-            switch outcome {
+            switch await exclusiveRound(force: force, filter: .all) {
             case .idle:
                 schedule(nil)
                 return
@@ -168,7 +166,8 @@ actor OutboxEngine {
     private func retryAfterStoreFailure(_ error: RooftopError) -> Int64? {
         guard error.code != .auth, !stopped, !dependencies.store.isClosed else { return nil }
         storeFailures += 1
-        let delay = retry.delay(beforeAttempt: storeFailures, random: random())
+        // A floor: a policy of no delay would otherwise fail and log as fast as it can.
+        let delay = max(retry.delay(beforeAttempt: storeFailures, random: random()), .milliseconds(100))
         SyncEngine.logger.warning(
             "the offline queue could not use the local datastore; trying again",
             metadata: ["error": "\(error)", "failures": "\(storeFailures)", "after": "\(delay)"])
@@ -181,7 +180,8 @@ actor OutboxEngine {
         timer?.cancel()
         timer = nil
         timerDeadline = time
-        guard let time else { return }
+        // No timer outlives ``stop()`` (a round that ends after it still schedules).
+        guard let time, !stopped else { return }
         let clock = self.clock
         let wake = self.wake
         timer = Task {
@@ -258,6 +258,7 @@ actor OutboxEngine {
         roundRunning = true
         let outcome = await round(force: force, filter: filter)
         if case .sent = outcome { lastPush = .now }
+        if case .failed = outcome {} else { storeFailures = 0 }
         roundRunning = false
         if !roundWaiters.isEmpty { roundWaiters.removeFirst().resume() }
         return outcome

@@ -34,6 +34,12 @@ final class OutboxLedger: Sendable {
         }
     }
 
+    /// Notes the version an acknowledged mutation gave its object, before its row leaves the
+    /// queue (``acknowledge(_:version:)`` records the rest once it has).
+    func noteAcknowledged(_ id: MutationID, version: Int64) {
+        state.withLock { $0.acknowledged[id] = version }
+    }
+
     /// Records an acknowledgement; returns the mutations folded into it, which share it.
     @discardableResult
     func acknowledge(_ id: MutationID, version: Int64) -> [MutationID] {
