@@ -30,8 +30,7 @@ extension ClientCore {
                 objects.append(madeInstance(row))
                 continue
             }
-            if let local = row.local, local.version > live.version { live.replaceBase(local) }
-            guard live.snapshot == row.local else { return nil }
+            guard state(of: live, storedAs: row) == row.local else { return nil }
             objects.append(live)
         }
         return objects
@@ -41,6 +40,11 @@ extension ClientCore {
     /// unsaved changes, as in Parse's local datastore) when there is one, otherwise its stored local view.
     func localState(of row: LocalObjectRow) -> ObjectSnapshot? {
         guard let live = registry.existing(row.key) else { return row.local }
+        return state(of: live, storedAs: row)
+    }
+
+    /// How `live`, the instance of the object stored as `row`, reads for local queries.
+    private func state(of live: RooftopObject, storedAs row: LocalObjectRow) -> ObjectSnapshot? {
         // A safety net for the contract above: a stored view of a newer server version than the
         // instance's (a pull that did not reach it) becomes its base.
         if let local = row.local, local.version > live.version { live.replaceBase(local) }

@@ -102,7 +102,6 @@ extension OutboxEngine {
         var ledgerAnswers: [(MutationID, version: Int64?)] = []
         try store.write(scope: scope, durability: durability) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
-            ledgerAnswers = []
             // The server's word is noted first, so that a status asked as the rows go reads it
             // (a status reads a row before the ledger: noted for a transaction that fails, it is
             // not read).

@@ -79,8 +79,7 @@ extension LocalStore {
     }
 
     /// What a query of `className` in a scope's datastore compiles against, read in one
-    /// statement: its compound indexes there (``compoundIndexes(scope:datastore:className:_:)``),
-    /// the fields with rows (``StoreTransaction/valueIndexedFields(of:_:)``, `nil` for every
+    /// statement: its compound indexes with a partition there, in declaration order, the fields with rows (``StoreTransaction/valueIndexedFields(of:_:)``, `nil` for every
     /// field) and those that lead an index (``StoreTransaction/leadingFields(of:_:)``).
     static func declaredIndexing(scope: String, datastore: DatastoreID, className: String, _ db: Database) throws
         -> (indexes: [SQLCompoundIndex], valueIndexed: Set<String>?, leading: Set<String>)
@@ -105,21 +104,11 @@ extension LocalStore {
         return (indexes, valueIndexed, leading)
     }
 
-    /// The compound indexes of `className` in a scope's datastore, for the query compiler.
+    /// The compound indexes of `className` in a scope's datastore, for the query compiler
+    /// (``declaredIndexing(scope:datastore:className:_:)``'s).
     static func compoundIndexes(
         scope: String, datastore: DatastoreID, className: String, _ db: Database
     ) throws -> [SQLCompoundIndex] {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT p.id, d.field1, d.field2, d.field3, d.field4 FROM class_indexes d
-                    JOIN index_partitions p ON p.class_index = d.id AND p.scope = ? AND p.datastore = ?
-                    WHERE d.class_name = ? ORDER BY d.id
-                    """),
-            arguments: [scope, datastore.rawValue, className])
-        return rows.map { row in
-            let fields: [String] = [row["field1"], row["field2"], row["field3"], row["field4"]]
-            return SQLCompoundIndex(partition: row["id"], fields: fields.filter { !$0.isEmpty })
-        }
+        try declaredIndexing(scope: scope, datastore: datastore, className: className, db).indexes
     }
 }
