@@ -114,6 +114,12 @@ struct FaultProxyTests {
             try await TestWait.until("the live connection is cut") { !(try datastore.currentStatus().connected) }
             let failure = await Self.failure { _ = try await client.serverInfo() }
             #expect(failure.map(Self.isConnectivity) == true, "\(String(describing: failure))")
+            // That request may have failed on a kept-alive connection the proxy cut, not on a new
+            // one: the next requests open new connections, which the proxy refuses.
+            try await TestWait.until("a new connection is refused") {
+                _ = await Self.failure { _ = try await client.serverInfo() }
+                return proxy.statistics.refused >= 1
+            }
             let statistics = proxy.statistics
             #expect(statistics.cut >= 1 && statistics.refused >= 1, "\(statistics)")
             proxy.mode = .passThrough
