@@ -27,32 +27,39 @@ extension SyncEngine {
         let rebases = try await rebases(for: page, datastore: datastore, owner: owner)
         let changes = page.changes
         let registry = dependencies.registry
+        let store = dependencies.store
         var next = 0
         repeat {
-            var written = WrittenChanges()
-            try dependencies.store.write(scope: owner) { transaction in
-                guard dependencies.scope == owner else { throw SyncEngine.accountChanged }
+            let start = next
+            // Off the tasks' threads (``LocalStore/writeLong(scope:durability:_:committed:)``):
+            // the next page is fetched and read meanwhile.
+            let (end, written) = try await store.writeLong(scope: owner) { transaction in
+                guard self.dependencies.scope == owner else { throw SyncEngine.accountChanged }
                 // Objects new here share a few keys of each index: their counts are summed and
                 // written once, at the end of the transaction (``IndexEntryWriter``).
                 transaction.entries.defersCounts = true
                 // Read in this transaction: what is queued cannot change under it.
                 let queued = try transaction.queuedKeys(in: datastore)
+                var written = WrittenChanges()
+                var next = start
                 repeat {
                     let slice = next..<min(next + SyncEngine.sliceSize, changes.count)
-                    try write(
+                    try self.write(
                         changes[slice], from: slice.lowerBound, prepared: prepared, rebases: rebases, queued: queued,
                         datastore: datastore, scope: scope, onChange: onChange, into: &written,
                         transaction)
                     next = slice.upperBound
-                } while next < changes.count && !dependencies.store.writesWaiting
+                } while next < changes.count && !store.writesWaiting
                 if next == changes.count, let checkpoint {
                     try transaction.setCheckpoint(checkpoint, datastore: datastore)
                     try transaction.setSyncFilter(scope, datastore: datastore)
                 }
-            } committed: {
+                return (next, written)
+            } committed: { _, written in
                 for (key, view) in written.views { registry.existing(key)?.replaceBase(view) }
                 for key in written.gone { registry.existing(key)?.markDeleted() }
             }
+            next = end
             // Told per transaction: a later one that fails leaves these committed, and their
             // queued rows are gone (a pull again would not bring their acknowledgements back).
             publish(written.outcomes)
@@ -63,7 +70,7 @@ extension SyncEngine {
     typealias RebaseOutcome = (Rebase, Rebase.Outcome, [MutationID: [MutationID]])
 
     /// What one transaction of a page's write did, for after its commit.
-    struct WrittenChanges {
+    struct WrittenChanges: Sendable {
         /// The objects stored, with their local views.
         var views: [(ObjectKey, ObjectSnapshot?)] = []
         /// The objects removed.
