@@ -27,6 +27,25 @@ struct LocalStoreTests {
         #expect(try store.object(key, scope: "u1") == nil)
     }
 
+    @Test("which of a page's objects are stored is read in one statement, whatever their IDs hold")
+    func storedKeysOfAnyIDs() throws {
+        let store = try LocalStore(.inMemory)
+        // Quotes, backslashes, control characters, non-ASCII and JSON-like text, stored or not.
+        let stored = ["plain", "quote\"d", "back\\slash", "tab\tnew\nline", "ünïcødé", "[\"array\"]", "{}", ""]
+        let missing = ["absent", "quote\"", "\\", "ünïcode"]
+        try store.write(scope: "u1") { transaction in
+            for id in stored {
+                let key = ObjectKey(datastore: .app, className: "Note", objectId: id)
+                try transaction.put(key, server: snapshot(["a": 1], id: id), local: snapshot(["a": 1], id: id), deleted: false)
+            }
+        }
+        let asked = (stored + missing).map { ObjectKey(datastore: .app, className: "Note", objectId: $0) }
+            + [ObjectKey(datastore: .app, className: "Other", objectId: "plain")]
+        let found = try store.write(scope: "u1") { try $0.storedKeys(asked) }
+        #expect(found == Set(stored.map { ObjectKey(datastore: .app, className: "Note", objectId: $0) }))
+        #expect(try store.write(scope: "u2") { try $0.storedKeys(asked) }.isEmpty)
+    }
+
     @Test("scopes keep users apart")
     func scopes() throws {
         let store = try LocalStore(.inMemory)
