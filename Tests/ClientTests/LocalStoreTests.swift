@@ -31,7 +31,10 @@ struct LocalStoreTests {
     func storedKeysOfAnyIDs() throws {
         let store = try LocalStore(.inMemory)
         // Quotes, backslashes, control characters, non-ASCII and JSON-like text, stored or not.
-        let stored = ["plain", "quote\"d", "back\\slash", "tab\tnew\nline", "ünïcødé", "[\"array\"]", "{}", ""]
+        let stored = [
+            "plain", "quote\"d", "back\\slash", "tab\tnew\nline", "\r\u{08}\u{0C}", "\u{01}x", "\u{1F}", "\u{7F}", "a/b",
+            "ünïcødé", "😀", "[\"array\"]", "{}", "",
+        ]
         let missing = ["absent", "quote\"", "\\", "ünïcode"]
         try store.write(scope: "u1") { transaction in
             for id in stored {

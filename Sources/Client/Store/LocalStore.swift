@@ -199,9 +199,12 @@ final class LocalStore: Sendable {
     ///
     /// A write blocks its thread while it waits for the writer connection, runs and commits. Swift
     /// runs tasks on a few threads, one per core: a pull's page write (tens of milliseconds)
-    /// holding one of them left the next page's request, its reading and the app's own tasks
-    /// one thread between them, and the sync's steps ran one after the other instead of side by
-    /// side (profiled: the writer idle 44% of an initial sync).
+    /// holding one of them left the next page's request, its reading and the app's own tasks one
+    /// thread fewer (one of two on a 2-core device), and the sync's steps ran one after the other
+    /// instead of side by side (profiled: the writer idle 44% of an initial sync).
+    ///
+    /// `body` and `committed` run on that thread: they must not wait for a task, nor write to the
+    /// store themselves (a write inside a write traps).
     /// - Throws: As ``write(scope:durability:_:committed:)``.
     func writeLong<T: Sendable>(
         scope: String, durability: Durability = .synced, _ body: @escaping @Sendable (StoreTransaction) throws -> T,
