@@ -79,8 +79,9 @@ extension LocalStore {
     }
 
     /// What a query of `className` in a scope's datastore compiles against, read in one
-    /// statement: its compound indexes with a partition there, in declaration order, the fields with rows (``StoreTransaction/valueIndexedFields(of:_:)``, `nil` for every
-    /// field) and those that lead an index (``StoreTransaction/leadingFields(of:_:)``).
+    /// statement: its compound indexes with a partition there, in declaration order; the fields
+    /// with rows (``StoreTransaction/valueIndexedFields(of:_:)``, `nil` for every field); and
+    /// those that lead an index (``StoreTransaction/leadingFields(of:_:)``).
     static func declaredIndexing(scope: String, datastore: DatastoreID, className: String, _ db: Database) throws
         -> (indexes: [SQLCompoundIndex], valueIndexed: Set<String>?, leading: Set<String>)
     {

@@ -100,12 +100,7 @@ extension StoreTransaction {
         for (group, members) in groups {
             // The IDs as a JSON array, written directly (`JSONEncoder` was a tenth of this read).
             var ids = DocumentWriter()
-            ids.raw("[")
-            for (index, member) in members.enumerated() {
-                if index > 0 { ids.raw(",") }
-                ids.string(member.objectId)
-            }
-            ids.raw("]")
+            ids.strings(members.lazy.map(\.objectId))
             let cursor = try String.fetchCursor(
                 statement, arguments: [scope, group.datastore.rawValue, group.className, ids.text])
             while let id = try cursor.next() {

@@ -55,6 +55,16 @@ package struct DocumentWriter {
 
     private static let hex = Array("0123456789abcdef".utf8)
 
+    /// A JSON array of strings.
+    package mutating func strings(_ texts: some Sequence<String>) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, text) in texts.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(text)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     package mutating func int(_ value: Int64) {
         bytes.append(contentsOf: String(value).utf8)
     }
@@ -288,12 +298,8 @@ package struct DocumentWriter {
             int(Int64(remaining))
         }
         if let roles {
-            raw(",\"roles\":[")
-            for (index, role) in roles.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                string(role)
-            }
-            bytes.append(UInt8(ascii: "]"))
+            raw(",\"roles\":")
+            strings(roles)
         }
         raw(",\"changes\":[")
     }
