@@ -19,19 +19,26 @@ extension ClientCore {
         restoredInstance(row)
     }
 
-    /// The live instances of stored rows, in order, each made from its row when it has none;
+    /// The live instances of stored rows, in order, each made from its row when it has none
+    /// (from its stored text, decoded when first read, when nothing is queued for it);
     /// `nil` when one reads otherwise than its stored view (``localState(of:)``: it has unsaved
     /// changes, or lags behind a write just committed). One registry lookup per row.
-    func instancesReadingAsStored(_ rows: [LocalObjectRow]) -> [RooftopObject]? {
+    /// - Throws: `cache` when the stored text of an object with a live instance, or with queued
+    ///   changes, is not an object.
+    func instancesReadingAsStored(_ rows: [StoredObjectRow]) throws(RooftopError) -> [RooftopObject]? {
         var objects: [RooftopObject] = []
         objects.reserveCapacity(rows.count)
         for row in rows {
-            guard let live = registry.existing(row.key) else {
-                objects.append(madeInstance(row))
-                continue
+            if let live = registry.existing(row.key) {
+                let decoded = try row.decoded()
+                guard state(of: live, storedAs: decoded) == decoded.local else { return nil }
+                objects.append(live)
+            } else if row.localIsServer, !row.deleted, let text = row.server {
+                // Its instance would start from this view with nothing unsaved (``madeInstance(_:)``).
+                objects.append(registry.instance(for: row.key) { RooftopObject(key: row.key, storedText: text, core: self) })
+            } else {
+                objects.append(madeInstance(try row.decoded()))
             }
-            guard state(of: live, storedAs: row) == row.local else { return nil }
-            objects.append(live)
         }
         return objects
     }

@@ -3,7 +3,10 @@ import RooftopShared
 /// How a store answers a query and a count, the same in every store: SQL where it decides the
 /// query exactly, the shared evaluator over SQL's candidates where it cannot (see
 /// ``SQLQueryCompiler/evaluation(of:unindexed:)``). The store gives it three reads, made in one
-/// read transaction, and the scope of the objects queried.
+/// read transaction, and the scope of the objects queried. `Row` is what the store reads for each
+/// object of a page: its ``ObjectSnapshot`` (the server), or its stored text still to be decoded
+/// (the client, which decodes an object only when it is read); the shared evaluator, where it
+/// decides, reads each through ``snapshot``.
 ///
 /// ```swift
 /// let runner = SQLQueryRunner(
@@ -11,7 +14,7 @@ import RooftopShared
 ///     unindexedFields: { try unindexed(db) }, objects: { try snapshots(db, $0) }, count: { try count(db, $0) })
 /// let page = try runner.find(query, readers: ["*"], limit: 50)
 /// ```
-package struct SQLQueryRunner {
+package struct SQLQueryRunner<Row> {
     /// The compiler for the store's dialect and layout (with the query's class's
     /// ``SQLQueryCompiler/indexedFields``).
     package var compiler: SQLQueryCompiler
@@ -19,8 +22,11 @@ package struct SQLQueryRunner {
     package let scope: SQLFragment
     /// Fields of the query's class with values the index does not fully store.
     package var unindexedFields: () throws -> Set<String>
-    /// The objects a compiled `SELECT` of the layout's ``SQLIndexLayout/columns`` finds.
-    package var objects: (SQLFragment) throws -> [ObjectSnapshot]
+    /// The objects a compiled `SELECT` of the layout's ``SQLIndexLayout/columns`` finds, in order.
+    package var objects: (SQLFragment) throws -> [Row]
+    /// The object a row holds (for the shared evaluator, where it decides). The rows of one
+    /// runner are of one class in one datastore: their object IDs tell them apart.
+    package var snapshot: (Row) throws -> ObjectSnapshot
     /// The number a compiled `SELECT count(*)` finds.
     package var count: (SQLFragment) throws -> Int
     /// The compound indexes of the query's class in the scope (none by default).
@@ -29,22 +35,24 @@ package struct SQLQueryRunner {
     /// keep (readers included): counts read the entries alone, or the counts kept per first key.
     package var entries: SQLIndexEntries?
 
-    /// A runner.
+    /// A runner over rows that `snapshot` reads.
     package init(
         compiler: SQLQueryCompiler, scope: SQLFragment, unindexedFields: @escaping () throws -> Set<String>,
-        objects: @escaping (SQLFragment) throws -> [ObjectSnapshot], count: @escaping (SQLFragment) throws -> Int
+        objects: @escaping (SQLFragment) throws -> [Row], snapshot: @escaping (Row) throws -> ObjectSnapshot,
+        count: @escaping (SQLFragment) throws -> Int
     ) {
         self.compiler = compiler
         self.scope = scope
         self.unindexedFields = unindexedFields
         self.objects = objects
+        self.snapshot = snapshot
         self.count = count
     }
 
     /// A page of `query`'s matches (at most `limit`, no includes) readable by one of `readers`
     /// (all when `nil`), and their total count.
     /// - Throws: What the reads throw.
-    package func find(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [ObjectSnapshot], totalCount: Int) {
+    package func find(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int) {
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
@@ -71,12 +79,32 @@ package struct SQLQueryRunner {
 
     /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the
     /// shared evaluator over the candidates SQL selects; `nil` when SQL alone can answer it.
-    private func evaluated(_ query: Query, limit: Int, readers: Set<String>?) throws -> QueryResult? {
+    private func evaluated(_ query: Query, limit: Int, readers: Set<String>?) throws -> (objects: [Row], totalCount: Int)? {
         guard let candidates = compiler.evaluation(of: query, unindexed: try unindexedFields()) else { return nil }
         var paged = query
         paged.limit = limit
         paged.includes = []
-        let objects = try self.objects(compiler.candidates(candidates, scope: scope, readers: readers))
-        return QueryEvaluator.run(paged, over: objects, lookup: { _ in nil }, canRead: { _ in true })
+        let rows = try self.objects(compiler.candidates(candidates, scope: scope, readers: readers))
+        var rowsById: [String: Row] = [:]
+        rowsById.reserveCapacity(rows.count)
+        let snapshots = try rows.map { row in
+            let snapshot = try self.snapshot(row)
+            rowsById[snapshot.objectId] = row
+            return snapshot
+        }
+        let result = QueryEvaluator.run(paged, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+        return (result.objects.compactMap { rowsById[$0.objectId] }, result.totalCount)
+    }
+}
+
+extension SQLQueryRunner where Row == ObjectSnapshot {
+    /// A runner over rows read as objects.
+    package init(
+        compiler: SQLQueryCompiler, scope: SQLFragment, unindexedFields: @escaping () throws -> Set<String>,
+        objects: @escaping (SQLFragment) throws -> [ObjectSnapshot], count: @escaping (SQLFragment) throws -> Int
+    ) {
+        self.init(
+            compiler: compiler, scope: scope, unindexedFields: unindexedFields, objects: objects, snapshot: { $0 },
+            count: count)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import RooftopShared
 import Testing
 
@@ -48,6 +49,58 @@ struct QueryLocalTests {
         }
         let found = try await client.query("Note").fromLocalDatastore().where(Field("text") == "stored").find()
         #expect(found.objects.allSatisfy { $0.string("text") == "stored" }, "every object found matches as it reads")
+    }
+
+    @Test("a page's objects are made from their stored texts and decoded when first read")
+    func pagesDecodeWhenRead() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let store = client.core.store
+        let created = Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)
+        try store.write(scope: client.core.scope) { transaction in
+            for index in 0..<5 {
+                let key = ObjectKey(datastore: .app, className: "Note", objectId: "n\(index)")
+                let object = ObjectSnapshot(
+                    className: "Note", objectId: key.objectId, datastore: .app,
+                    fields: ["rank": .int(Int64(index)), "text": .string("note \(index)")], acl: nil,
+                    createdAt: created, updatedAt: created, version: Int64(index + 1))
+                try transaction.put(key, server: object, local: object, deleted: false)
+            }
+        }
+        let query = client.query("Note").fromLocalDatastore().where(Field("rank") >= 1).order(by: "rank")
+        let found = try await query.find()
+        #expect(found.objects.map(\.objectId) == ["n1", "n2", "n3", "n4"] && found.totalCount == 4)
+        #expect(found.objects.allSatisfy { !$0.isBaseDecoded }, "made from the texts, not decoded")
+        let first = found.objects[0]
+        #expect(first.version == 2 && first.createdAt == created && first.string("text") == "note 1")
+        #expect(first.isBaseDecoded && !found.objects[1].isBaseDecoded, "each decodes on its own first read")
+        // An edit applies on the decoded state, and the next page finds the same instances.
+        first["text"] = "edited"
+        #expect(first.snapshot.fields == ["rank": .int(1), "text": .string("edited")] && first.version == 2)
+        let again = try await query.find()
+        #expect(zip(again.objects, found.objects).allSatisfy { $0 === $1 }, "the identity map's instances")
+        #expect(again.objects[0].string("text") == "edited", "the unsaved change, evaluated in Swift")
+        #expect(found.objects[3].snapshot == (try store.object(found.objects[3].key, scope: client.core.scope)?.local))
+    }
+
+    @Test("a stored text that is no object: the page still answers, and its instance reads as a new object")
+    func undecodableStoredText() async throws {
+        let (client, server) = try queryClient()
+        server.isOnline = false
+        let note = client.object("Note", id: "n1")
+        note["text"] = "hello"
+        try await note.saveEventually()
+        let key = note.key
+        // A fresh client reads the store, with no live instance of the object yet.
+        client.core.registry.removeAll()
+        try client.core.store.write(scope: client.core.scope) { transaction in
+            try transaction.db.execute(
+                sql: "UPDATE objects SET server = '{\"not\": \"an object\"}', local = NULL, local_is_server = 1 WHERE object_id = 'n1'")
+        }
+        let found = try await client.query("Note").fromLocalDatastore().find()
+        let object = try #require(found.objects.first)
+        #expect(object.key == key && object !== note)
+        #expect(object.snapshot.fields.isEmpty && object.version == 0, "read as a new object (and logged)")
     }
 
     @Test("objects deleted locally are not found")

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RooftopShared
 import Synchronization
 
@@ -25,7 +26,37 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
 
     struct State {
         /// The stored (or fetched) state the unsaved changes apply on; nil for a new object.
-        var base: ObjectSnapshot?
+        /// Decoded from its stored text when first read, for an instance a local query made
+        /// from its stored row (``init(key:storedText:core:)``).
+        var base: ObjectSnapshot? {
+            mutating get {
+                switch stored {
+                case .decoded(let base): return base
+                case .text(let text, let key):
+                    let base: ObjectSnapshot?
+                    do {
+                        base = try StoredObjectRow.snapshot(of: key, from: text)
+                    } catch {
+                        // Our own text that no longer reads (the file was damaged): said, and the
+                        // instance reads as a new object, as one whose restore failed does.
+                        ClientCore.logger.error(
+                            "a stored object could not be read; its instance starts empty",
+                            metadata: ["object": "\(key)", "error": "\(error)"])
+                        base = nil
+                    }
+                    stored = .decoded(base)
+                    return base
+                }
+            }
+            set { stored = .decoded(newValue) }
+        }
+        /// ``base`` or the text it is decoded from.
+        private var stored: StoredBase
+        /// Whether ``base`` is decoded (tests).
+        var isBaseDecoded: Bool {
+            if case .decoded = stored { return true }
+            return false
+        }
         /// Field changes not saved yet, in order.
         var unsaved: [FieldUpdate] = []
         /// An ACL set and not saved yet.
@@ -39,6 +70,22 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         /// `getObject` with includes), shared by every object they reach, so that
         /// ``object(_:)`` finds them with their fields when nothing else holds them.
         var included: [ObjectKey: ObjectSnapshot] = [:]
+
+        init(base: ObjectSnapshot?, unsaved: [FieldUpdate], unsavedACL: ACL?) {
+            stored = .decoded(base)
+            self.unsaved = unsaved
+            self.unsavedACL = unsavedACL
+        }
+
+        init(storedText: String, of key: ObjectKey) {
+            stored = .text(storedText, key)
+        }
+    }
+
+    /// The stored state, or its stored text not decoded yet.
+    private enum StoredBase {
+        case decoded(ObjectSnapshot?)
+        case text(String, ObjectKey)
     }
 
     init(
@@ -47,6 +94,14 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         self.key = key
         self.core = core
         self.state = Mutex(State(base: base, unsaved: unsaved, unsavedACL: unsavedACL))
+    }
+
+    /// The instance of an object stored as `storedText` with nothing unsaved, which it decodes
+    /// when one of its fields, versions or dates is first read.
+    init(key: ObjectKey, storedText: String, core: ClientCore) {
+        self.key = key
+        self.core = core
+        self.state = Mutex(State(storedText: storedText, of: key))
     }
 
     /// The object's ID (stable: client-generated for new objects).
@@ -312,6 +367,10 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
     /// server (a sync brought its tombstone, or the user lost access to it). A deleted object
     /// reads no fields; saving changes to it creates it again.
     public var isDeleted: Bool { state.withLock { $0.deleted } }
+
+    /// Whether the stored state is decoded: an instance a local query made from its stored text
+    /// decodes it when first read (tests).
+    var isBaseDecoded: Bool { state.withLock { $0.isBaseDecoded } }
 
     /// The stored (or fetched) state, without the unsaved changes.
     var storedBase: ObjectSnapshot? { state.withLock { $0.base } }

@@ -12,10 +12,11 @@ extension RooftopQuery {
     /// Runs the query over its local source (`fromLocalDatastore` or `fromPin`).
     ///
     /// SQLite answers it (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``):
-    /// conditions, readers, order, offset, limit and the total count, decoding only the page.
-    /// Live objects with unsaved changes read differently from what is stored: they are left out
-    /// of the SQL, evaluated in Swift as they read now, and merged into the page in order (the SQL
-    /// then reads the first `offset + limit` matches, so that the merged page is exact).
+    /// conditions, readers, order, offset, limit and the total count. The page's objects are made
+    /// from their stored texts and decoded when first read. Live objects with unsaved changes
+    /// read differently from what is stored: they are left out of the SQL, evaluated in Swift as
+    /// they read now, and merged into the page in order (the SQL then reads the first
+    /// `offset + limit` matches, so that the merged page is exact).
     func runLocally() throws(RooftopError) -> FetchResult {
         let label: String? = if case .pin(let label) = source { label } else { nil }
         let edited = try editedRows(pinnedWith: label)
@@ -30,7 +31,6 @@ extension RooftopQuery {
         let page = try core.store.find(
             stored, scope: scope, datastore: datastore, pinnedWith: label, readers: readers,
             excluding: edited.map(\.key.objectId))
-        var rows = page.rows
         var totalCount = page.totalCount
         var final = query
         if edited.isEmpty {
@@ -38,15 +38,16 @@ extension RooftopQuery {
             // to look up, and with every live instance reading as its stored view (one may lag
             // behind a write just committed, or be edited since the edited rows were listed),
             // they are the result as they are.
-            if query.includes.isEmpty, let objects = core.instancesReadingAsStored(rows) {
+            if query.includes.isEmpty, let objects = try core.instancesReadingAsStored(page.rows) {
                 return FetchResult(objects: objects, totalCount: totalCount, fromCache: true, included: [])
             }
             // Included again, not skipped a second time.
             final.offset = 0
         } else {
             totalCount += matchCount(of: edited)
-            rows += edited
         }
+        var rows = try page.rows.map { row throws(RooftopError) in try row.decoded() }
+        rows += edited
         let evaluated = try evaluate(final, over: rows)
         return FetchResult(
             objects: evaluated.objects, totalCount: totalCount, fromCache: true, included: evaluated.included)

@@ -23,22 +23,21 @@ extension LocalStore {
     /// of `datastore` (pinned with `label` when given), readable by one of `readers` (all when
     /// `nil`; by the objects' `readable` flags when they are kept for `readers`, see
     /// ``keepReadableFlags(scope:for:)``), leaving out the objects named in `excluded`; and the
-    /// total count of matches. `keepingFlags` (default `true`): makes the flags those of
-    /// `readers` first when they are kept for other principals; `false` leaves them, and the
-    /// readers are then tested object by object (tests compare both ways).
+    /// total count of matches. The rows are read as stored, not decoded (``StoredObjectRow``).
+    /// `keepingFlags` (default `true`): makes the flags those of `readers` first when they are
+    /// kept for other principals; `false` leaves them, and the readers are then tested object by
+    /// object (tests compare both ways).
     /// - Throws: `cache` when the store cannot be read.
     func find(
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String], keepingFlags: Bool = true
-    ) throws(RooftopError) -> (rows: [LocalObjectRow], totalCount: Int) {
+    ) throws(RooftopError) -> (rows: [StoredObjectRow], totalCount: Int) {
         try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
-            // By object ID: every row is of the query's datastore and class.
-            var found: [String: LocalObjectRow] = [:]
             let runner = try runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
-            ) { object in found[object.key.objectId] = object }
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                readable: readable, db)
             let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
-            return (page.objects.compactMap { found[$0.objectId] }, page.totalCount)
+            return (page.objects, page.totalCount)
         }
     }
 
@@ -61,8 +60,9 @@ extension LocalStore {
                     arguments: [scope, datastore.rawValue, query.className]) ?? 0
             }
             return try runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers, readable: readable, db
-            ) { _ in }
+                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                readable: readable, db
+            )
             .count(query, readers: readable == nil ? readers : nil)
         }
     }
@@ -91,11 +91,12 @@ extension LocalStore {
         return try read { db in try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db)) }
     }
 
-    /// The shared runner over the local store, in one read; `decoded` sees every row decoded.
+    /// The shared runner over the local store, in one read; its rows are read as stored, and
+    /// decoded only where the shared evaluator decides.
     private func runner(
         _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String],
-        readers: Set<String>?, readable: SQLFragment?, _ db: Database, decoded: @escaping (LocalObjectRow) -> Void
-    ) throws -> SQLQueryRunner {
+        readers: Set<String>?, readable: SQLFragment?, _ db: Database
+    ) throws -> SQLQueryRunner<StoredObjectRow> {
         var runner = SQLQueryRunner(
             compiler: LocalStore.queryCompiler,
             scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded)
@@ -116,17 +117,22 @@ extension LocalStore {
                 }
             },
             objects: { [queryStatements] fragment in
-                // Read through a cursor: each row is decoded where it stands (copying every row,
+                // Read through a cursor: each row is read where it stands (copying every row,
                 // with its column names, first was a tenth of a page's time).
                 let rows = try Row.fetchCursor(
                     queryStatements.statement(fragment.sql, db), arguments: RooftopSQLite.arguments(fragment.arguments))
-                var objects: [ObjectSnapshot] = []
+                var objects: [StoredObjectRow] = []
                 while let row = try rows.next() {
                     let object = try LocalStore.pageRow(row)
-                    decoded(object)
-                    if let local = object.local { objects.append(local) }
+                    if object.localText != nil { objects.append(object) }
                 }
                 return objects
+            },
+            snapshot: { row in
+                guard let snapshot = try row.localSnapshot() else {
+                    throw RooftopError(.cache, "the stored object \(row.key) has no local view")
+                }
+                return snapshot
             },
             count: { [queryStatements] fragment in
                 try Int.fetchOne(
@@ -173,17 +179,15 @@ extension LocalStore {
         return fragment
     }
 
-    /// A row of a page, its columns in ``queryLayout``'s order.
-    /// - Throws: `cache` for an invalid datastore ID; a decoding error for a stored text that is
-    ///   not an object.
-    private static func pageRow(_ row: Row) throws -> LocalObjectRow {
+    /// A row of a page, its columns in ``queryLayout``'s order, not decoded.
+    /// - Throws: `cache` for an invalid datastore ID.
+    private static func pageRow(_ row: Row) throws -> StoredObjectRow {
         guard let datastore = try? DatastoreID(row[0] as String) else {
             throw RooftopError(.cache, "a stored object has an invalid datastore ID")
         }
-        let key = ObjectKey(datastore: datastore, className: row[1], objectId: row[2])
-        let serverText: String? = row[3]
-        let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
-        let local = (row[5] as Bool) ? server : try (row[4] as String?).map(SnapshotDecodeCache.snapshot(from:))
-        return LocalObjectRow(key: key, server: server, local: local, deleted: (row[6] as Int64) != 0)
+        let localIsServer: Bool = row[5]
+        return StoredObjectRow(
+            key: ObjectKey(datastore: datastore, className: row[1], objectId: row[2]), server: row[3],
+            local: localIsServer ? nil : row[4], localIsServer: localIsServer, deleted: (row[6] as Int64) != 0)
     }
 }

@@ -86,3 +86,48 @@ struct QueryCacheRow: Sendable, Hashable {
     /// When it was fetched.
     var fetchedAt: Timestamp
 }
+
+/// An object as a page of a local query reads it: its stored texts, not decoded. A page makes
+/// live instances from the texts (``RooftopObject`` decodes its text when a field, version or
+/// date of it is first read), so a page of objects costs the rows it reads, not their fields
+/// (decoding every object of a page was most of a page's time).
+struct StoredObjectRow: Sendable {
+    /// Which object.
+    var key: ObjectKey
+    /// The last state the server confirmed, as stored.
+    var server: String?
+    /// The local view, as stored: `nil` when it is the server's state (``localIsServer``) or the
+    /// object is deleted.
+    var local: String?
+    /// Whether the local view is the server's state: nothing is queued for the object.
+    var localIsServer: Bool
+    /// Whether the object is deleted.
+    var deleted: Bool
+
+    /// The local view's text: the server's when nothing is queued.
+    var localText: String? { localIsServer ? server : local }
+
+    /// The local view, decoded.
+    /// - Throws: `cache` when the stored text is not an object.
+    func localSnapshot() throws(RooftopError) -> ObjectSnapshot? {
+        try localText.map { text throws(RooftopError) in try StoredObjectRow.snapshot(of: key, from: text) }
+    }
+
+    /// The row with its texts decoded.
+    /// - Throws: `cache` when a stored text is not an object.
+    func decoded() throws(RooftopError) -> LocalObjectRow {
+        let server = try self.server.map { text throws(RooftopError) in try StoredObjectRow.snapshot(of: key, from: text) }
+        let local = localIsServer ? server : try localSnapshot()
+        return LocalObjectRow(key: key, server: server, local: local, deleted: deleted)
+    }
+
+    /// The object stored as `text` (through ``SnapshotDecodeCache``).
+    /// - Throws: `cache` when the text is not an object.
+    static func snapshot(of key: ObjectKey, from text: String) throws(RooftopError) -> ObjectSnapshot {
+        do {
+            return try SnapshotDecodeCache.snapshot(from: text)
+        } catch {
+            throw RooftopError(.cache, "the stored object \(key) could not be read", cause: error)
+        }
+    }
+}

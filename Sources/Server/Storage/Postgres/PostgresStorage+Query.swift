@@ -31,7 +31,7 @@ extension PostgresStorage {
 
     /// The shared query runner over one session.
     private static func runner(_ session: PostgresBlockingSession, datastoreKey: Int64, className: String)
-        -> SQLQueryRunner
+        -> SQLQueryRunner<ObjectSnapshot>
     {
         SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),

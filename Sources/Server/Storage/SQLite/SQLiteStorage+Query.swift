@@ -25,7 +25,7 @@ extension SQLiteStorage {
     }
 
     /// The shared query runner over one read transaction.
-    private static func runner(_ db: Database, datastoreKey: Int64, className: String) -> SQLQueryRunner {
+    private static func runner(_ db: Database, datastoreKey: Int64, className: String) -> SQLQueryRunner<ObjectSnapshot> {
         SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
