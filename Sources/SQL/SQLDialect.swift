@@ -4,6 +4,9 @@ import RooftopShared
 package struct SQLDialect: Sendable {
     /// The placeholder for the `index`-th argument (1-based).
     package var placeholder: @Sendable (_ index: Int) -> String
+    /// Whether placeholders are numbered (``placeholder`` gives each its own text): compiled
+    /// statements, written with `?`, are then renumbered.
+    package var numbersPlaceholders: Bool
     /// The great-circle distance in meters between two points, as a SQL expression that gives
     /// exactly ``GeoPoint/distanceMeters(to:)``; `nil` when the backend cannot compute it so
     /// (then the shared evaluator decides distance conditions and orders).
@@ -25,6 +28,7 @@ package struct SQLDialect: Sendable {
     /// own code, so it agrees with the evaluator to the last bit).
     package static let sqlite = SQLDialect(
         placeholder: { _ in "?" },
+        numbersPlaceholders: false,
         distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
         bytewiseText: { $0 },
         live: "o.deleted = 0",
@@ -37,6 +41,7 @@ package struct SQLDialect: Sendable {
     /// conditions and orders go to the shared evaluator.
     package static let postgres = SQLDialect(
         placeholder: { "$\($0)" },
+        numbersPlaceholders: true,
         distance: nil,
         bytewiseText: { "(\($0) COLLATE \"C\")" },
         live: "NOT o.deleted",

@@ -275,6 +275,7 @@ package struct SQLQueryCompiler: Sendable {
 
     /// Renumbers `?` placeholders in the dialect's spelling (a no-op for SQLite).
     func numbered(_ fragment: SQLFragment) -> SQLFragment {
+        guard dialect.numbersPlaceholders else { return fragment }
         var index = 0
         var sql = ""
         for character in fragment.sql {

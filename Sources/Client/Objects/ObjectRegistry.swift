@@ -23,7 +23,10 @@ final class ObjectRegistry: Sendable {
             let made = make()
             objects[key] = WeakObject(object: made)
             if objects.count > 1024, objects.count.isMultiple(of: 1024) {
-                objects = objects.filter { $0.value.object != nil }
+                // Room for the next 1,024 without growing again key by key.
+                var live = objects.filter { $0.value.object != nil }
+                live.reserveCapacity(live.count + 1024)
+                objects = live
             }
             return made
         }

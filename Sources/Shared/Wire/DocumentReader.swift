@@ -380,23 +380,27 @@ package struct DocumentReader {
         return value
     }
 
+    /// The fields a dictionary of an object's fields (or their versions) is made with room for.
+    static let typicalFieldCount = 8
+
     /// Field values by name.
     package mutating func readFields() throws -> [String: Value] {
-        var fields: [String: Value] = [:]
+        // Room for a typical object's fields: growing from empty rehashed them three times.
+        var fields = [String: Value](minimumCapacity: Self.typicalFieldCount)
         try readObject { reader, key in fields[key] = try reader.readValue() }
         return fields
     }
 
     /// Field versions by name.
     package mutating func readFieldVersions() throws -> [String: Int64] {
-        var versions: [String: Int64] = [:]
+        var versions = [String: Int64](minimumCapacity: Self.typicalFieldCount)
         try readObject { reader, key in versions[key] = try reader.readInt64() }
         return versions
     }
 
     /// An ACL in Parse's form, each principal validated.
     package mutating func readACL() throws -> ACL {
-        var entries: [Principal: ACL.Access] = [:]
+        var entries = [Principal: ACL.Access](minimumCapacity: 3)
         try readObject { reader, key in
             guard let principal = try? Principal(key) else { throw Unhandled() }
             var access = ACL.Access(read: false, write: false)
