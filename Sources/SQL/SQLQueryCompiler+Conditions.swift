@@ -304,7 +304,19 @@ extension SQLQueryCompiler {
                     distance.arguments + [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
             guard let distanceSQL = dialect.distance else { return SQLFragment("1 = 1") }
-            return distance(distanceSQL, (c.latitude, c.longitude), to: point) + SQLFragment(" <= ?", [.real(maximum)])
+            // The longitudes that can be that close first: the band of latitudes the index reads
+            // goes round the earth, and the distance (a function call) is then worked out only
+            // for the points in reach.
+            var fragment = SQLFragment()
+            if let ranges = SQLQueryCompiler.longitudeRanges(around: point, within: maximum) {
+                let tests = ranges.map { range in
+                    c.longitude + SQLFragment(" >= ? AND ", [.real(range.lowerBound)]) + c.longitude
+                        + SQLFragment(" <= ?", [.real(range.upperBound)])
+                }
+                fragment = joined(tests, with: " OR ") + SQLFragment(" AND ")
+            }
+            return fragment + distance(distanceSQL, (c.latitude, c.longitude), to: point)
+                + SQLFragment(" <= ?", [.real(maximum)])
         case .box(let southwest, let northeast):
             var fragment =
                 c.latitude + SQLFragment(" IS NOT NULL AND ") + c.latitude

@@ -1,3 +1,4 @@
+import Foundation
 import RooftopShared
 
 /// Compiles the shared query AST into SQL over the storage's index tables, so that the server
@@ -307,6 +308,30 @@ package struct SQLQueryCompiler: Sendable {
         } catch {
             return nil
         }
+    }
+
+    /// The ranges of longitude (degrees, each `low...high` within -180...180; two when the
+    /// circle crosses the antimeridian) that hold every point within `meters` of `point`: on a
+    /// sphere, a point at angular distance `r` from one at latitude `φ` differs from it in
+    /// longitude by at most `asin(sin r / cos φ)` while the circle reaches no pole (widened by a
+    /// rounding margin). `nil` when the circle reaches a pole or spans every longitude, or `meters`
+    /// is not a finite distance: then longitude narrows nothing. Tested against the exact distance
+    /// by `SQLLatitudeBandTests`.
+    package static func longitudeRanges(around point: GeoPoint, within meters: Double) -> [ClosedRange<Double>]? {
+        guard meters.isFinite, meters >= 0 else { return nil }
+        let angle = meters / GeoPoint.earthRadiusMeters
+        let latitude = abs(point.latitude) * Double.pi / 180
+        // Reaching a pole (with a margin), every longitude is within reach.
+        guard angle < Double.pi / 2, latitude + angle * (1 + 1e-9) + 1e-9 < Double.pi / 2 else { return nil }
+        let ratio = sin(angle) / cos(latitude)
+        guard ratio < 1 else { return nil }
+        let span = asin(ratio) * (180 / Double.pi) * (1 + 1e-9) + 1e-9
+        guard span < 180 else { return nil }
+        let low = point.longitude - span
+        let high = point.longitude + span
+        if low < -180 { return [-180...high, (low + 360)...180] }
+        if high > 180 { return [-180...(high - 360), low...180] }
+        return [low...high]
     }
 
     /// The smallest byte string greater than every string that starts with `bytes`, or `nil` when
