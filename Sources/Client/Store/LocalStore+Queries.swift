@@ -5,8 +5,9 @@ import RooftopShared
 
 /// Local queries in SQL: the server's compiler (``SQLQueryCompiler``) and query runner over the
 /// same index layout, scoped to the account, the datastore and (for `fromPin`) a pin label.
-/// Conditions, order, offset, limit and counts run in SQLite; only the rows of the page are
-/// decoded. Where the index lacks some values (keys past `Value.indexedKeyLimit`) the shared
+/// Conditions, order, offset, limit and counts run in SQLite; the rows of the page are read as
+/// stored texts (``StoredObjectRow``), decoded when their objects are read. Where the index lacks
+/// some values (keys past `Value.indexedKeyLimit`) the shared
 /// evaluator decides over SQL's candidates, as on the server.
 extension LocalStore {
     /// The layout the local store has: pages select the columns ``pageRow(_:)`` reads, by
