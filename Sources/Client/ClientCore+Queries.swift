@@ -35,7 +35,18 @@ extension ClientCore {
                 objects.append(live)
             } else if row.localIsServer, !row.deleted, let text = row.server {
                 // Its instance would start from this view with nothing unsaved (``madeInstance(_:)``).
-                objects.append(registry.instance(for: row.key) { RooftopObject(key: row.key, storedText: text, core: self) })
+                var made: RooftopObject?
+                let object = registry.instance(for: row.key) {
+                    let object = RooftopObject(key: row.key, storedText: text, core: self)
+                    made = object
+                    return object
+                }
+                // One made meanwhile by another task is judged as any live instance is.
+                if object !== made {
+                    let decoded = try row.decoded()
+                    guard state(of: object, storedAs: decoded) == decoded.local else { return nil }
+                }
+                objects.append(object)
             } else {
                 objects.append(madeInstance(try row.decoded()))
             }

@@ -315,16 +315,21 @@ package struct SQLQueryCompiler: Sendable {
     /// sphere, a point at angular distance `r` from one at latitude `φ` differs from it in
     /// longitude by at most `asin(sin r / cos φ)` while the circle reaches no pole (widened by a
     /// rounding margin). `nil` when the circle reaches a pole or spans every longitude, or `meters`
-    /// is not a finite distance: then longitude narrows nothing. Tested against the exact distance
-    /// by `SQLLatitudeBandTests`.
+    /// is not a finite distance: then longitude narrows nothing. Also `nil` where rounding could
+    /// make the span disagree with the exact distance by more than the margin: within a hair of a
+    /// pole (`cos φ` tiny, and computed otherwise than the distance computes it) and where the
+    /// span nears a quarter of the earth (`asin` of nearly 1 magnifies every rounding). Tested
+    /// against the exact distance by `SQLLatitudeBandTests`.
     package static func longitudeRanges(around point: GeoPoint, within meters: Double) -> [ClosedRange<Double>]? {
         guard meters.isFinite, meters >= 0 else { return nil }
         let angle = meters / GeoPoint.earthRadiusMeters
         let latitude = abs(point.latitude) * Double.pi / 180
         // Reaching a pole (with a margin), every longitude is within reach.
         guard angle < Double.pi / 2, latitude + angle * (1 + 1e-9) + 1e-9 < Double.pi / 2 else { return nil }
-        let ratio = sin(angle) / cos(latitude)
-        guard ratio < 1 else { return nil }
+        let cosine = cos(latitude)
+        guard cosine > 1e-6 else { return nil }
+        let ratio = sin(angle) / cosine
+        guard ratio < 0.999_999 else { return nil }
         let span = asin(ratio) * (180 / Double.pi) * (1 + 1e-9) + 1e-9
         guard span < 180 else { return nil }
         let low = point.longitude - span

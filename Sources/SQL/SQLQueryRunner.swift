@@ -3,10 +3,10 @@ import RooftopShared
 /// How a store answers a query and a count, the same in every store: SQL where it decides the
 /// query exactly, the shared evaluator over SQL's candidates where it cannot (see
 /// ``SQLQueryCompiler/evaluation(of:unindexed:)``). The store gives it three reads, made in one
-/// read transaction, and the scope of the objects queried. `Row` is what the store reads for each
-/// object of a page: its ``ObjectSnapshot`` (the server), or its stored text still to be decoded
-/// (the client, which decodes an object only when it is read); the shared evaluator, where it
-/// decides, reads each through ``snapshot``.
+/// read transaction, how a row it reads is decoded, and the scope of the objects queried. `Row`
+/// is what the store reads for each object of a page: its ``ObjectSnapshot`` (the server), or its
+/// stored text still to be decoded (the client, which decodes an object only when it is read);
+/// the shared evaluator, where it decides, reads each through ``snapshot``.
 ///
 /// ```swift
 /// let runner = SQLQueryRunner(

@@ -101,6 +101,8 @@ struct QueryLocalTests {
         let object = try #require(found.objects.first)
         #expect(object.key == key && object !== note)
         #expect(object.snapshot.fields.isEmpty && object.version == 0, "read as a new object (and logged)")
+        // Now live, its row is decoded again by the next query, which fails as it always did.
+        await #expect(throws: RooftopError.self) { try await client.query("Note").fromLocalDatastore().find() }
     }
 
     @Test("objects deleted locally are not found")

@@ -13,10 +13,25 @@ struct SQLLatitudeBandTests {
         var rng = SeededGenerator(seed: 20_261_127)
         var checked = 0
         var longitudeChecked = 0
-        for _ in 0..<4_000 {
-            let center = try GeoPoint(
+        for round in 0..<4_000 {
+            var center = try GeoPoint(
                 latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
-            let meters = rng.pick([0, 1, 10, 5_000, 100_000, 2_000_000, Double.random(in: 0..<10_000_000, using: &rng)])
+            var meters = rng.pick([0, 1, 10, 5_000, 100_000, 2_000_000, Double.random(in: 0..<10_000_000, using: &rng)])
+            // Where rounding is magnified: a hair from the equator at about a quarter of the
+            // earth, and a hair from a pole within a few meters.
+            switch round % 8 {
+            case 6:
+                center = try GeoPoint(
+                    latitude: Double.random(in: -1e-5...1e-5, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+                meters = Double.random(in: 10_006_000...10_007_600, using: &rng)
+            case 7:
+                center = try GeoPoint(
+                    latitude: rng.pick([-1.0, 1.0]) * Double.random(in: 89.99999...90, using: &rng),
+                    longitude: Double.random(in: -180...180, using: &rng))
+                meters = Double.random(in: 0.01...10, using: &rng)
+            default:
+                break
+            }
             guard let band = SQLQueryCompiler.latitudeBand(around: center, within: meters) else {
                 // No band: it would span every latitude.
                 #expect(meters / GeoPoint.earthRadiusMeters * 180 / .pi >= 90 - abs(center.latitude))
@@ -118,5 +133,19 @@ struct SQLLatitudeBandTests {
         #expect(SQLQueryCompiler.longitudeRanges(around: pole, within: 5_000) == nil)
         #expect(SQLQueryCompiler.longitudeRanges(around: madrid, within: .infinity) == nil)
         #expect(SQLQueryCompiler.longitudeRanges(around: madrid, within: 8_000_000) == nil)
+        // Where rounding is magnified past the margin, no ranges: a point the exact distance puts
+        // within reach would otherwise fall outside them (both found by a reviewer's search).
+        let cases: [(center: GeoPoint, meters: Double, point: GeoPoint)] = [
+            (try GeoPoint(latitude: 0, longitude: 0), 10_007_557.1509, try GeoPoint(latitude: 0, longitude: 89.999999369)),
+            (
+                try GeoPoint(latitude: -89.99999188483457, longitude: 0), 0.8513602256,
+                try GeoPoint(latitude: -89.99999731013067, longitude: 70.64357825650863)
+            ),
+        ]
+        for (center, meters, point) in cases {
+            #expect(point.distanceMeters(to: center) <= meters)
+            let ranges = SQLQueryCompiler.longitudeRanges(around: center, within: meters)
+            #expect(ranges.map { $0.contains { $0.contains(point.longitude) } } ?? true, "\(point) from \(center)")
+        }
     }
 }

@@ -37,8 +37,10 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
                     do {
                         base = try StoredObjectRow.snapshot(of: key, from: text)
                     } catch {
-                        // Our own text that no longer reads (the file was damaged): said, and the
-                        // instance reads as a new object, as one whose restore failed does.
+                        // Our own text that no longer reads (the file was damaged): said, and this
+                        // instance reads as a new object. The query that made it answered with
+                        // it; the next ones find it live and decode its row again, failing with
+                        // `cache` as queries did before they read pages undecoded.
                         ClientCore.logger.error(
                             "a stored object could not be read; its instance starts empty",
                             metadata: ["object": "\(key)", "error": "\(error)"])

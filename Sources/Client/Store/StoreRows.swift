@@ -99,12 +99,13 @@ struct StoredObjectRow: Sendable {
     /// The local view, as stored: `nil` when it is the server's state (``localIsServer``) or the
     /// object is deleted.
     var local: String?
-    /// Whether the local view is the server's state: nothing is queued for the object.
+    /// Whether the local view is the server's state, stored once: `StoreTransaction.put` stores
+    /// it so when the two are equal (nothing queued changes the object).
     var localIsServer: Bool
     /// Whether the object is deleted.
     var deleted: Bool
 
-    /// The local view's text: the server's when nothing is queued.
+    /// The local view's text: the server's when they are the same.
     var localText: String? { localIsServer ? server : local }
 
     /// The local view, decoded.
