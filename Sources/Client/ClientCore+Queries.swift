@@ -29,27 +29,28 @@ extension ClientCore {
         var objects: [RooftopObject] = []
         objects.reserveCapacity(rows.count)
         for row in rows {
+            // The instance made here from the row's text, if this row makes one.
+            var made: RooftopObject?
+            let object: RooftopObject
             if let live = registry.existing(row.key) {
-                let decoded = try row.decoded()
-                guard state(of: live, storedAs: decoded) == decoded.local else { return nil }
-                objects.append(live)
+                object = live
             } else if row.localIsServer, !row.deleted, let text = row.server {
                 // Its instance would start from this view with nothing unsaved (``madeInstance(_:)``).
-                var made: RooftopObject?
-                let object = registry.instance(for: row.key) {
-                    let object = RooftopObject(key: row.key, storedText: text, core: self)
-                    made = object
-                    return object
+                object = registry.instance(for: row.key) {
+                    let fresh = RooftopObject(key: row.key, storedText: text, core: self)
+                    made = fresh
+                    return fresh
                 }
-                // One made meanwhile by another task is judged as any live instance is.
-                if object !== made {
-                    let decoded = try row.decoded()
-                    guard state(of: object, storedAs: decoded) == decoded.local else { return nil }
-                }
-                objects.append(object)
             } else {
                 objects.append(madeInstance(try row.decoded()))
+                continue
             }
+            // A live instance (one another task made meanwhile included) is judged as it reads.
+            if object !== made {
+                let decoded = try row.decoded()
+                guard state(of: object, storedAs: decoded) == decoded.local else { return nil }
+            }
+            objects.append(object)
         }
         return objects
     }

@@ -111,15 +111,21 @@ struct StoredObjectRow: Sendable {
     /// The local view, decoded.
     /// - Throws: `cache` when the stored text is not an object.
     func localSnapshot() throws(RooftopError) -> ObjectSnapshot? {
-        try localText.map { text throws(RooftopError) in try StoredObjectRow.snapshot(of: key, from: text) }
+        try localText.map { text throws(RooftopError) in try snapshot(from: text) }
     }
 
     /// The row with its texts decoded.
     /// - Throws: `cache` when a stored text is not an object.
     func decoded() throws(RooftopError) -> LocalObjectRow {
-        let server = try self.server.map { text throws(RooftopError) in try StoredObjectRow.snapshot(of: key, from: text) }
+        let server = try self.server.map { text throws(RooftopError) in try snapshot(from: text) }
         let local = localIsServer ? server : try localSnapshot()
         return LocalObjectRow(key: key, server: server, local: local, deleted: deleted)
+    }
+
+    /// This object as stored in `text`.
+    /// - Throws: `cache` when the text is not an object.
+    private func snapshot(from text: String) throws(RooftopError) -> ObjectSnapshot {
+        try StoredObjectRow.snapshot(of: key, from: text)
     }
 
     /// The object stored as `text` (through ``SnapshotDecodeCache``).
