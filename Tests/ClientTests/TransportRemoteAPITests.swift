@@ -177,4 +177,34 @@ import Testing
         #expect(error?.code == .noConnection)
         #expect(transport.requests.count == 1)
     }
+
+    @Test("a pull page naming an object by an invalid class name or object ID is refused as a whole")
+    func pulledIdentifiersAreChecked() async throws {
+        func page(_ changes: String) -> TransportResponse {
+            .text(#"{"checkpoint":"c:1","hasMore":false,"changes":["# + changes + "]}", status: 200)
+        }
+        func object(_ className: String, _ objectId: String) -> String {
+            let datastore = DatastoreID.default.rawValue
+            return #"{"kind":"upsert","object":{"className":"\#(className)","objectId":"\#(objectId)","#
+                + #""datastore":"\#(datastore)","fields":{},"version":1}}"#
+        }
+        let removal = { (objectId: String) in #"{"kind":"removal","className":"Item","objectId":"\#(objectId)"}"# }
+        let valid = page(object("Item", "a/b+c=d") + "," + object(":User", "u1") + "," + removal("x"))
+        let (accepting, _) = api { _ in valid }
+        #expect(try await accepting.pull(PullRequest(datastore: .default)).changes.map(\.objectId) == ["a/b+c=d", "u1", "x"])
+        let refused = [
+            object("Item", "a\\u0000b"), object("Item", "a b"), object("Item", ""), object(String(repeating: "C", count: 65), "x"),
+            removal("x\\u0000"), removal(String(repeating: "x", count: 65)),
+            object("Item", "ok") + "," + #"{"kind":"tombstone","className":"It em","objectId":"y","version":2}"#,
+        ]
+        for changes in refused {
+            let answer = page(changes)
+            let (api, _) = api { _ in answer }
+            let error = await #expect(throws: RooftopError.self, "\(changes)") {
+                try await api.pull(PullRequest(datastore: .default))
+            }
+            #expect(error?.code == .response, "\(changes)")
+            #expect(error?.message.contains("invalid class name or object ID") == true, "\(String(describing: error))")
+        }
+    }
 }

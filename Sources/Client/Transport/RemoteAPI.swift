@@ -118,13 +118,34 @@ final class RemoteAPI: Sendable {
         /// The page, read directly rather than through `Codable` (pages are the bulk of a sync),
         /// with each upserted object's JSON text as received
         /// (``PullResponse/decodeDocumentWithObjectTexts(_:)``).
-        /// - Throws: `response` when the body is not a page.
+        /// - Throws: `response` when the body is not a page, or names an object by an invalid
+        ///   class name or object ID (``ReceivedPage/checkIdentifiers(_:)``).
         func read() throws(RooftopError) -> ReadPage {
+            let page: PullResponse
+            let texts: [String?]
             do {
-                let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(body)
-                return ReadPage(response: page, objectTexts: texts)
+                (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(body)
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
+            }
+            try Self.checkIdentifiers(page)
+            return ReadPage(response: page, objectTexts: texts)
+        }
+
+        /// Refuses a page that names an object by a class name or object ID that breaks the ID
+        /// rules (``Identifier``): what a server stores always follows them, and the local store
+        /// keys, indexes and pins objects by those names (a name of a megabyte, or one with a NUL
+        /// byte, would be kept as it came).
+        /// - Throws: `response`, naming the change.
+        static func checkIdentifiers(_ page: PullResponse) throws(RooftopError) {
+            for (position, change) in page.changes.enumerated() {
+                guard Identifier.isValid(change.className), Identifier.isValid(change.objectId) else {
+                    let shown = String(change.className.prefix(80)) + "/" + String(change.objectId.prefix(80))
+                    throw RooftopError(
+                        .response,
+                        "the server's answer to POST /v1/pull names an object by an invalid class name or object ID"
+                            + " (change \(position): \(shown.debugDescription))")
+                }
             }
         }
     }
