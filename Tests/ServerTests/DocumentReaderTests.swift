@@ -57,6 +57,33 @@ struct DocumentReaderTests {
         #expect(try DocumentReader.read(text, { try $0.readObjectSnapshot() }) == snapshot)
     }
 
+    @Test("a page's ACLs: one the same as the last is reused, one that differs by a byte, a key or its layout is read")
+    func pageACLs() throws {
+        let owner = ACL([.user("u1"): ACL.Access(read: true, write: true), .everyone: ACL.Access(read: true)])
+        let readOnly = ACL([.user("u1"): ACL.Access(read: true), .everyone: ACL.Access(read: true)])
+        let other = ACL([.user("u2"): ACL.Access(read: true, write: true), .everyone: ACL.Access(read: true)])
+        let roles = ACL([.role("staff"): ACL.Access(read: true)])
+        let acls: [ACL?] = [owner, owner, readOnly, owner, other, other, nil, roles, owner, roles, roles]
+        let objects = try acls.enumerated().map { index, acl in
+            try DocumentCoding.encode(
+                ObjectSnapshot(
+                    className: "Item", objectId: "o\(index)", datastore: .default, fields: ["n": .int(Int64(index))],
+                    acl: acl, version: 1))
+        }
+        // The same ACL laid out otherwise (members swapped, spaces): equal, but read, not reused.
+        let spaced = objects[0].replacingOccurrences(of: #""acl":{"#, with: #""acl": {"#)
+        #expect(spaced != objects[0])
+        let texts = objects + [spaced, objects[0]]
+        let body = #"{"checkpoint":"c:1","hasMore":false,"changes":["#
+            + texts.map { #"{"kind":"upsert","object":"# + $0 + "}" }.joined(separator: ",") + "]}"
+        let (page, _) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
+        let reference = try JSONDecoder().decode(PullResponse.self, from: Data(body.utf8))
+        #expect(page == reference)
+        #expect(page.changes.map { change -> ACL? in if case .upsert(let object) = change { object.acl } else { nil } } == acls + [owner, owner])
+        // Read directly, not left to Codable.
+        #expect(try DocumentReader.read(body) { try $0.readPullResponse() } == reference)
+    }
+
     @Test("damaged documents fail, or decode to the same value, both ways")
     func damagedDocuments() throws {
         var rng = SeededGenerator(seed: 7)
