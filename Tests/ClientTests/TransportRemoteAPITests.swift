@@ -207,4 +207,41 @@ import Testing
             #expect(error?.message.contains("invalid class name or object ID") == true, "\(String(describing: error))")
         }
     }
+
+    @Test("a query's, a get's or a push's answer naming an object by an invalid class name or object ID is refused")
+    func answeredIdentifiersAreChecked() async throws {
+        let good = ObjectSnapshot(className: "Game", objectId: "g/1", datastore: .default, version: 1)
+        for bad in [
+            ObjectSnapshot(className: "Game", objectId: "g\u{0}1", datastore: .default, version: 1),
+            ObjectSnapshot(className: "Ga me", objectId: "g1", datastore: .default, version: 1),
+            ObjectSnapshot(className: "Game", objectId: String(repeating: "g", count: 65), datastore: .default, version: 1),
+        ] {
+            let answers: [(String, TransportResponse, @Sendable (RemoteAPI) async throws -> Void)] = [
+                ("query", .json(QueryResponse(objects: [good, bad], totalCount: 2)), { api in
+                    _ = try await api.query(.query(Query("Game")), in: .default)
+                }),
+                ("query's included", .json(QueryResponse(objects: [good], totalCount: 1, included: [bad])), { api in
+                    _ = try await api.query(.query(Query("Game")), in: .default)
+                }),
+                ("get", .json(ObjectWithIncludes(object: bad, included: [])), { api in
+                    _ = try await api.object(ObjectKey(good), includes: [])
+                }),
+                ("get's included", .json(ObjectWithIncludes(object: good, included: [bad])), { api in
+                    _ = try await api.object(ObjectKey(good), includes: [["owner"]])
+                }),
+                ("push", .json(PushResponse(results: [.applied(mutationId: .generate(), version: 1, object: bad)])), { api in
+                    _ = try await api.push(PushRequest(mutations: []))
+                }),
+            ]
+            for (what, answer, request) in answers {
+                let (api, _) = api { _ in answer }
+                let error = await #expect(throws: RooftopError.self, "\(what): \(bad.objectId)") { try await request(api) }
+                #expect(error?.code == .response, "\(what)")
+                #expect(error?.message.contains("invalid class name or object ID") == true, "\(what): \(String(describing: error))")
+            }
+        }
+        // The same answers with valid names are read.
+        let (api, _) = api { _ in .json(QueryResponse(objects: [good], totalCount: 1, included: [good])) }
+        #expect(try await api.query(.query(Query("Game")), in: .default).objects == [good])
+    }
 }

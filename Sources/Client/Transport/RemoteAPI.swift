@@ -67,7 +67,11 @@ final class RemoteAPI: Sendable {
         if !includes.isEmpty {
             path += "?include=" + includes.map { $0.map(RemoteAPI.escape).joined(separator: ".") }.joined(separator: ",")
         }
-        return try await call("GET", path)
+        let answer: ObjectWithIncludes = try await call("GET", path)
+        try RemoteAPI.checkIdentifiers(
+            [(answer.object.className, answer.object.objectId)] + answer.included.map { ($0.className, $0.objectId) },
+            answering: "GET \(path)")
+        return answer
     }
 
     func operations(_ key: ObjectKey, after version: Int64) async throws(RooftopError) -> [OperationRecord] {
@@ -76,7 +80,11 @@ final class RemoteAPI: Sendable {
     }
 
     func query(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> QueryResponse {
-        try await call("POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query", body: request)
+        let path = "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query"
+        let answer: QueryResponse = try await call("POST", path, body: request)
+        try RemoteAPI.checkIdentifiers(
+            (answer.objects + answer.included).map { ($0.className, $0.objectId) }, answering: "POST \(path)")
+        return answer
     }
 
     func count(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> Int {
@@ -96,11 +104,18 @@ final class RemoteAPI: Sendable {
     /// Sends a push; its answer is read directly (``PushResponse/decodeDocument(_:)``).
     func push(_ request: PushRequest) async throws(RooftopError) -> PushResponse {
         let response = try await send("POST", "/v1/push", body: request)
+        let answer: PushResponse
         do {
-            return try PushResponse.decodeDocument(response.body)
+            answer = try PushResponse.decodeDocument(response.body)
         } catch {
             throw RooftopError(.response, "the server's answer to POST /v1/push could not be read", cause: error)
         }
+        try RemoteAPI.checkIdentifiers(
+            answer.results.compactMap { result in
+                if case .applied(_, _, let object?, _) = result { (object.className, object.objectId) } else { nil }
+            },
+            answering: "POST /v1/push")
+        return answer
     }
 
     func pull(_ request: PullRequest) async throws(RooftopError) -> PullResponse {
@@ -119,7 +134,7 @@ final class RemoteAPI: Sendable {
         /// with each upserted object's JSON text as received
         /// (``PullResponse/decodeDocumentWithObjectTexts(_:)``).
         /// - Throws: `response` when the body is not a page, or names an object by an invalid
-        ///   class name or object ID (``ReceivedPage/checkIdentifiers(_:)``).
+        ///   class name or object ID (``RemoteAPI/checkIdentifiers(_:answering:)``).
         func read() throws(RooftopError) -> ReadPage {
             let page: PullResponse
             let texts: [String?]
@@ -128,25 +143,8 @@ final class RemoteAPI: Sendable {
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
             }
-            try Self.checkIdentifiers(page)
+            try RemoteAPI.checkIdentifiers(page.changes.map { ($0.className, $0.objectId) }, answering: "POST /v1/pull")
             return ReadPage(response: page, objectTexts: texts)
-        }
-
-        /// Refuses a page that names an object by a class name or object ID that breaks the ID
-        /// rules (``Identifier``): what a server stores always follows them, and the local store
-        /// keys, indexes and pins objects by those names (a name of a megabyte, or one with a NUL
-        /// byte, would be kept as it came).
-        /// - Throws: `response`, naming the change.
-        static func checkIdentifiers(_ page: PullResponse) throws(RooftopError) {
-            for (position, change) in page.changes.enumerated() {
-                guard Identifier.isValid(change.className), Identifier.isValid(change.objectId) else {
-                    let shown = String(change.className.prefix(80)) + "/" + String(change.objectId.prefix(80))
-                    throw RooftopError(
-                        .response,
-                        "the server's answer to POST /v1/pull names an object by an invalid class name or object ID"
-                            + " (change \(position): \(shown.debugDescription))")
-                }
-            }
         }
     }
 
@@ -197,6 +195,28 @@ final class RemoteAPI: Sendable {
     }
 
     // MARK: Plumbing
+
+    /// Refuses an answer that names an object by a class name or object ID that breaks the ID
+    /// rules (``Identifier``; reserved `:` names allowed): what a server stores always follows
+    /// them, and the local store keys, indexes and pins objects by those names (a name of a
+    /// megabyte, or one with a NUL byte, would be kept as it came). A pull page, a query's or a
+    /// get's objects and a push's applied objects are refused as a whole, before anything of them
+    /// is stored.
+    /// - Parameter answering: The request, for the message.
+    /// - Throws: `response`, naming the object's position and its names.
+    static func checkIdentifiers(
+        _ names: [(className: String, objectId: String)], answering request: String
+    ) throws(RooftopError) {
+        for (position, name) in names.enumerated() {
+            guard Identifier.isValid(name.className), Identifier.isValid(name.objectId) else {
+                let shown = String(name.className.prefix(80)) + "/" + String(name.objectId.prefix(80))
+                throw RooftopError(
+                    .response,
+                    "the server's answer to \(request) names an object by an invalid class name or object ID"
+                        + " (object \(position): \(shown.debugDescription))")
+            }
+        }
+    }
 
     /// Sends a request and decodes a 2xx answer as `T`.
     private func call<T: Decodable>(
