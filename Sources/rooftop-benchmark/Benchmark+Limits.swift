@@ -19,9 +19,10 @@ extension Benchmark {
         var configuration = Configuration()
         configuration.prepareDatabase { db in RooftopSQLite.registerFunctions(db) }
         let pool = try DatabasePool(path: path, configuration: configuration)
+        let createRecords = "CREATE TABLE records (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
         try await pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "CREATE TABLE records (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            try db.execute(sql: createRecords)
         }
         let encoder = JSONEncoder()
         let records = try dataset.objects.map { ($0.objectId, String(decoding: try encoder.encode($0.fields), as: UTF8.self)) }
@@ -37,7 +38,7 @@ extension Benchmark {
                     try await pool.writeWithoutTransaction { db in
                         try db.execute(sql: "DROP TABLE records")
                         try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                        try db.execute(sql: "CREATE TABLE records (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+                        try db.execute(sql: createRecords)
                     }
                 }
                 let start = clock.now

@@ -142,22 +142,21 @@ struct Report: Codable, Sendable {
             ("pull incremental", "postgres scan"),
         ]
         var lines: [String] = []
-        for (phase, limit) in pairs {
-            guard let rate = rates[phase], let bound = rates[limit], bound > 0 else { continue }
+        // "`what` at x% of `limit` (rate vs bound per second)", when the limit was measured.
+        func share(_ what: String, _ rate: Double, of limit: String) {
+            guard let bound = rates[limit], bound > 0 else { return }
             lines.append(
-                "\(phase) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
+                "\(what) at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
                     + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
+        }
+        for (phase, limit) in pairs {
+            if let rate = rates[phase] { share(phase, rate, of: limit) }
         }
         // The queue's durable enqueues (each `saveEventually()` on disk before it returns), and
         // against the synced commits one caller could make at most.
         for phase in phases where phase.name.hasPrefix("client queue") {
             guard let rate = phase.notes[Benchmark.durableEnqueues] else { continue }
-            for limit in ["sqlite insert", "sqlite synced commit"] {
-                guard let bound = rates[limit], bound > 0 else { continue }
-                lines.append(
-                    "\(phase.name) durable enqueues at \(Report.fixed(100 * rate / bound, 2))% of \(limit)"
-                        + " (\(Report.fixed(rate, 0)) vs \(Report.fixed(bound, 0)) per second)")
-            }
+            for limit in ["sqlite insert", "sqlite synced commit"] { share("\(phase.name) durable enqueues", rate, of: limit) }
         }
         for shape in LocalQueryShape.all {
             guard let local = phases.first(where: { $0.name == shape.localPhase })?.p50Milliseconds,

@@ -69,8 +69,7 @@ final class RemoteAPI: Sendable {
         }
         let answer: ObjectWithIncludes = try await call("GET", path)
         try RemoteAPI.checkIdentifiers(
-            [(answer.object.className, answer.object.objectId)] + answer.included.map { ($0.className, $0.objectId) },
-            answering: "GET \(path)")
+            ([answer.object] + answer.included).lazy.map { ($0.className, $0.objectId) }, answering: "GET \(path)")
         return answer
     }
 
@@ -83,7 +82,7 @@ final class RemoteAPI: Sendable {
         let path = "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query"
         let answer: QueryResponse = try await call("POST", path, body: request)
         try RemoteAPI.checkIdentifiers(
-            (answer.objects + answer.included).map { ($0.className, $0.objectId) }, answering: "POST \(path)")
+            (answer.objects + answer.included).lazy.map { ($0.className, $0.objectId) }, answering: "POST \(path)")
         return answer
     }
 
@@ -111,7 +110,7 @@ final class RemoteAPI: Sendable {
             throw RooftopError(.response, "the server's answer to POST /v1/push could not be read", cause: error)
         }
         try RemoteAPI.checkIdentifiers(
-            answer.results.compactMap { result in
+            answer.results.lazy.compactMap { result in
                 if case .applied(_, _, let object?, _) = result { (object.className, object.objectId) } else { nil }
             },
             answering: "POST /v1/push")
@@ -143,7 +142,7 @@ final class RemoteAPI: Sendable {
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
             }
-            try RemoteAPI.checkIdentifiers(page.changes.map { ($0.className, $0.objectId) }, answering: "POST /v1/pull")
+            try RemoteAPI.checkIdentifiers(page.changes.lazy.map { ($0.className, $0.objectId) }, answering: "POST /v1/pull")
             return ReadPage(response: page, objectTexts: texts)
         }
     }
@@ -205,7 +204,7 @@ final class RemoteAPI: Sendable {
     /// - Parameter answering: The request, for the message.
     /// - Throws: `response`, naming the object's position and its names.
     static func checkIdentifiers(
-        _ names: [(className: String, objectId: String)], answering request: String
+        _ names: some Sequence<(className: String, objectId: String)>, answering request: String
     ) throws(RooftopError) {
         for (position, name) in names.enumerated() {
             guard Identifier.isValid(name.className), Identifier.isValid(name.objectId) else {
