@@ -57,7 +57,9 @@ extension SQLQueryCompiler {
             return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
         }
         guard let test = fieldTest(of: predicate) else { return nil }
-        if !test.elements, let partition = entryKeyed[test.field] { return entrySet(test, partition: partition) }
+        if !test.elements, let partition = entryKeyed[test.field] {
+            return entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition)
+        }
         guard isValueIndexed(test.field) else { return nil }
         return keySet(test)
     }
@@ -72,6 +74,59 @@ extension SQLQueryCompiler {
         guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
         return SQLFragment("SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND c.k1 > X'' AND ", [.integer(partition)])
             + render(test.tests, .entries)
+    }
+
+    /// The `SELECT` of the keys of the objects whose value of `test`'s field meets `test`, when
+    /// `test` tests more than keys but its keys narrow it (a point within a distance of another,
+    /// or in a box): the entries of the compound index the field leads (partition `partition`;
+    /// none: no object) in the range of keys the test allows — for points, the band of latitudes
+    /// and, in the keys themselves, the longitudes in reach — each then tested on the object's own
+    /// row. `nil` when nothing narrows: each object's own row is tested (``holds(_:)``).
+    ///
+    /// Reading the band of the index instead of testing every object of the class is what makes a
+    /// `near` within a distance cost about what raw SQLite's bounding box costs.
+    private func narrowedEntrySet(_ test: FieldTest, partition: Int64?) -> SQLFragment? {
+        var narrowing = test.tests.filter(\.isKeyTest)
+        // The longitudes a matching point can have, once the keys read are all points' keys.
+        var longitudes: [ClosedRange<Double>] = []
+        for keyTest in test.tests {
+            switch keyTest {
+            case .near(let point, let maximum) where !narrowing.isEmpty:
+                // The band of latitudes (``fieldTest(of:)``) is the only key test of a `near`.
+                longitudes = SQLQueryCompiler.longitudeRanges(around: point, within: maximum) ?? []
+            case .box(let southwest, let northeast):
+                // A box whose south is north of its north holds no point: its own test says so.
+                guard let band = SQLQueryCompiler.pointKeys(south: southwest.latitude, north: northeast.latitude) else {
+                    continue
+                }
+                narrowing.append(.between(band.low, band.high))
+                longitudes =
+                    southwest.longitude <= northeast.longitude
+                    ? [southwest.longitude...northeast.longitude]
+                    : [southwest.longitude...180, -180...northeast.longitude]
+            default:
+                break
+            }
+        }
+        guard !narrowing.isEmpty else { return nil }
+        guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
+        var fragment =
+            SQLFragment(
+                "SELECT c.object_key FROM index_entries c CROSS JOIN object_fields f WHERE c.partition = ? AND c.k1 > X'' AND ",
+                [.integer(partition)]) + render(narrowing, .entries)
+        // Every key in a band of points' keys is a point's, and ends with its longitude's bytes
+        // (``SQLQueryCompiler/longitudeKeys(_:)``): the longitudes out of reach are left out
+        // before any object's row is read.
+        let keyRanges = longitudes.compactMap(SQLQueryCompiler.longitudeKeys)
+        if !keyRanges.isEmpty, keyRanges.count == longitudes.count {
+            let longitude = "substr(c.k1, \(SQLQueryCompiler.longitudeKeyStart))"
+            let tests = keyRanges.map { keys in
+                SQLFragment("\(longitude) >= ? AND \(longitude) <= ?", [.blob(keys.low), .blob(keys.high)])
+            }
+            fragment = fragment + SQLFragment(" AND (") + joined(tests, with: " OR ") + SQLFragment(")")
+        }
+        return fragment + SQLFragment(" AND f.object_key = c.object_key AND f.field = ? AND ", [.text(test.field)])
+            + render(test.tests, .rows)
     }
 
     /// A test of one field: of its value (`elements`: of its list elements or relation members),
@@ -184,12 +239,15 @@ extension SQLQueryCompiler {
     /// - for a value-indexed field, an uncorrelated `IN` over its rows, which lets the index on
     ///   (field, key) find the matching rows once instead of a lookup per object of the class;
     /// - for a field whose rows are kept out of the value index (``entryKeyed``), the same over
-    ///   the entries of the compound index it leads when `test` compares keys only;
+    ///   the entries of the compound index it leads when `test` compares keys only, or over the
+    ///   range of them its keys narrow it to when it tests more (``narrowedEntrySet(_:partition:)``);
     /// - for another field with rows, the `EXISTS` that looks up the object's own row;
     /// - for a field without rows, the test of its value read from the object's document.
     private func holds(_ test: FieldTest) -> SQLFragment {
         if !test.elements, let partition = entryKeyed[test.field] {
-            if let entries = entrySet(test, partition: partition) { return member(entries) }
+            if let entries = entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition) {
+                return member(entries)
+            }
             return ownRow(test)
         }
         if isValueIndexed(test.field) { return member(keySet(test)) }

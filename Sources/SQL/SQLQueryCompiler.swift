@@ -301,10 +301,34 @@ package struct SQLQueryCompiler: Sendable {
         let low = point.latitude - degrees
         let high = point.latitude + degrees
         guard low > -90 || high < 90 else { return nil }
+        return pointKeys(south: max(low, -90), north: min(high, 90))
+    }
+
+    /// The keys (``Value/sortKey``) between which lie, both included, the keys of exactly the
+    /// points with a latitude from `south` to `north`: a point's key is its latitude's, then its
+    /// longitude's. `nil` when `south` is north of `north` (no point), or either is not a latitude.
+    package static func pointKeys(south: Double, north: Double) -> (low: [UInt8], high: [UInt8])? {
+        guard south <= north else { return nil }
         do {
-            let south = try GeoPoint(latitude: max(low, -90), longitude: -180)
-            let north = try GeoPoint(latitude: min(high, 90), longitude: 180)
-            return (Value.geoPoint(south).sortKey, Value.geoPoint(north).sortKey)
+            let southwest = try GeoPoint(latitude: south, longitude: -180)
+            let northeast = try GeoPoint(latitude: north, longitude: 180)
+            return (Value.geoPoint(southwest).sortKey, Value.geoPoint(northeast).sortKey)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Where a point's longitude starts in its key (``Value/sortKey``), as SQL's `substr` counts
+    /// (from 1): after the kind byte and the latitude's 8 bytes. Its 8 bytes end the key.
+    package static let longitudeKeyStart = 10
+
+    /// The bytes a point's key (``Value/sortKey``) ends with for each end of `longitudes`,
+    /// ordered bytewise as the longitudes are; `nil` when an end is not a longitude.
+    package static func longitudeKeys(_ longitudes: ClosedRange<Double>) -> (low: [UInt8], high: [UInt8])? {
+        do {
+            let west = Value.geoPoint(try GeoPoint(latitude: 0, longitude: longitudes.lowerBound)).sortKey
+            let east = Value.geoPoint(try GeoPoint(latitude: 0, longitude: longitudes.upperBound)).sortKey
+            return (Array(west[(longitudeKeyStart - 1)...]), Array(east[(longitudeKeyStart - 1)...]))
         } catch {
             return nil
         }

@@ -371,13 +371,15 @@ struct QueryIndexTests {
         #expect(reads(both.sql, "index_key_counts k") == 1 && both.sql.contains("k.live"), "\(both.sql)")
     }
 
-    /// A store of 50 `Thing`s in `:app`, without an account, with the fields `fields` gives
-    /// each (by index), after declaring `indexes`.
-    private static func things(declaring indexes: [[String]], fields: (Int) -> [String: Value]) throws -> LocalStore {
+    /// A store of `count` (default 50) `Thing`s in `:app`, without an account, with the fields
+    /// `fields` gives each (by index), after declaring `indexes`.
+    private static func things(
+        declaring indexes: [[String]], count: Int = 50, fields: (Int) -> [String: Value]
+    ) throws -> LocalStore {
         let store = try LocalStore(.inMemory)
         try store.declareIndexes(indexes, of: "Thing")
         try store.write(scope: "") { transaction in
-            for index in 0..<50 {
+            for index in 0..<count {
                 let key = ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)")
                 let object = ObjectSnapshot(
                     className: "Thing", objectId: key.objectId, datastore: .app, fields: fields(index), acl: nil, version: 1)
@@ -472,6 +474,71 @@ struct QueryIndexTests {
         #expect(try ids(.in(field: "a", values: [5, 10, 15])) == ["t5", "t15"])
         #expect(try ids(.notExists(field: "a")) == ["t0", "t10", "t20", "t30", "t40"], "presence from the own rows")
         #expect(try ids(.not(.comparison(field: "a", op: .greaterOrEqual, value: 3))).count == 7)
+    }
+
+    @Test("a point near another or in a box, on a field that leads an index, reads a band of its entries and answers as the evaluator")
+    func pointBands() throws {
+        // Points about a few places: the equator, either side of the antimeridian, near a pole;
+        // some exactly on whole degrees (box corners fall on them), some objects without a point.
+        var random = SeededGenerator(seed: 11)
+        let centers: [(Double, Double)] = [(0, 0), (10, 179.5), (-10, -179.5), (88.5, 40), (-45, -120)]
+        func coordinate(_ center: Double, _ limit: Double, _ random: inout SeededGenerator) -> Double {
+            let jitter = random.next() % 4 == 0 ? Double(Int(random.next() % 5) - 2) : Double.random(in: -2...2, using: &random)
+            return min(max(center + jitter, -limit), limit)
+        }
+        func point(_ random: inout SeededGenerator) throws -> GeoPoint {
+            let center = centers[Int(random.next() % UInt64(centers.count))]
+            return try GeoPoint(latitude: coordinate(center.0, 90, &random), longitude: coordinate(center.1, 180, &random))
+        }
+        var points: [Int: GeoPoint] = [:]
+        for index in 0..<400 where index % 9 != 0 { points[index] = try point(&random) }
+        let store = try Self.things(declaring: [["p", "n"]], count: 400) { index in
+            var fields: [String: Value] = ["n": .int(Int64(index % 7))]
+            if let point = points[index] { fields["p"] = .geoPoint(point) } else if index % 2 == 0 { fields["p"] = "not a point" }
+            return fields
+        }
+        defer { store.close() }
+        let snapshots = try store.read { db in
+            try (0..<400).compactMap { index in
+                try StoreTransaction.object(
+                    ObjectKey(datastore: .app, className: "Thing", objectId: "t\(index)"), scope: "", db)?.local
+            }
+        }
+        #expect(snapshots.count == 400)
+        var matched = 0
+        for round in 0..<300 {
+            let predicate: QueryPredicate
+            if round % 2 == 0 {
+                predicate = .near(
+                    field: "p", point: try point(&random), maxDistanceMeters: Double(random.next() % 400_000))
+            } else {
+                predicate = .withinBox(field: "p", southwest: try point(&random), northeast: try point(&random))
+            }
+            var query = Query(className: "Thing", predicate: round % 3 == 0 ? .and([predicate, .comparison(field: "n", op: .less, value: 5)]) : predicate)
+            query.limit = Int(random.next() % 30) + 1
+            query.offset = Int(random.next() % 5)
+            let local = try store.find(query, scope: "", datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+            let expected = QueryEvaluator.run(query, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+            #expect(local.rows.map(\.key.objectId) == expected.objects.map(\.objectId), "round \(round): \(predicate)")
+            #expect(local.totalCount == expected.totalCount, "round \(round): \(predicate)")
+            matched += expected.totalCount
+        }
+        #expect(matched > 1000, "the conditions matched points")
+        // Read as a band of the index's entries, not by testing every object's own row.
+        var compiler = LocalStore.queryCompiler
+        compiler.indexedFields = ["p", "n"]
+        compiler.entryKeyed["p"] = try store.read { db in
+            try #require(LocalStore.compoundIndexes(scope: "", datastore: .app, className: "Thing", db).first?.partition)
+        }
+        let center = try GeoPoint(latitude: 10, longitude: 179.5)
+        for predicate in [
+            QueryPredicate.near(field: "p", point: center, maxDistanceMeters: 50_000),
+            .withinBox(field: "p", southwest: try GeoPoint(latitude: 9, longitude: 179), northeast: try GeoPoint(latitude: 11, longitude: -179)),
+        ] {
+            let plan = try Self.plan(of: predicate, compiler, store)
+            #expect(plan.contains("SEARCH c USING PRIMARY KEY (partition=? AND k1>? AND k1<?)"), "\(plan)")
+            #expect(!plan.contains("CORRELATED"), "\(plan)")
+        }
     }
 
     @Test("a condition on a field in the value index reads the index; on another field, the object's document")
