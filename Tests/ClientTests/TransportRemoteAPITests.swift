@@ -178,20 +178,30 @@ import Testing
         #expect(transport.requests.count == 1)
     }
 
-    @Test("a pull page naming an object by an invalid class name or object ID is refused as a whole")
+    @Test("a pull page naming an object by an invalid class name or object ID, or giving one a field by an invalid name, is refused as a whole")
     func pulledIdentifiersAreChecked() async throws {
         func page(_ changes: String) -> TransportResponse {
             .text(#"{"checkpoint":"c:1","hasMore":false,"changes":["# + changes + "]}", status: 200)
         }
-        func object(_ className: String, _ objectId: String) -> String {
+        func object(_ className: String, _ objectId: String, fields: String = "{}") -> String {
             let datastore = DatastoreID.default.rawValue
             return #"{"kind":"upsert","object":{"className":"\#(className)","objectId":"\#(objectId)","#
-                + #""datastore":"\#(datastore)","fields":{},"version":1}}"#
+                + #""datastore":"\#(datastore)","fields":\#(fields),"version":1}}"#
         }
         let removal = { (objectId: String) in #"{"kind":"removal","className":"Item","objectId":"\#(objectId)"}"# }
-        let valid = page(object("Item", "a/b+c=d") + "," + object(":User", "u1") + "," + removal("x"))
+        let valid = page(
+            object("Item", "a/b+c=d", fields: #"{"a.b-c_d+e/f=g":1,":kept":2}"#) + "," + object(":User", "u1") + ","
+                + removal("x"))
         let (accepting, _) = api { _ in valid }
         #expect(try await accepting.pull(PullRequest(datastore: .default)).changes.map(\.objectId) == ["a/b+c=d", "u1", "x"])
+        // A field whose name breaks the rules: the page is refused, whichever object has it.
+        for fields in [#"{"a b":1}"#, #"{"":1}"#, #"{"x\u0000":1}"#, #"{"ok":1,"\#(String(repeating: "f", count: 65))":2}"#] {
+            let answer = page(object("Item", "ok") + "," + object("Item", "bad", fields: fields))
+            let (api, _) = api { _ in answer }
+            let error = await #expect(throws: RooftopError.self, "\(fields)") { try await api.pull(PullRequest(datastore: .default)) }
+            #expect(error?.code == .response, "\(fields)")
+            #expect(error?.message.contains("object 1, Item/bad: ") == true, "\(String(describing: error))")
+        }
         let refused = [
             object("Item", "a\\u0000b"), object("Item", "a b"), object("Item", ""), object(String(repeating: "C", count: 65), "x"),
             removal("x\\u0000"), removal(String(repeating: "x", count: 65)),
@@ -208,14 +218,19 @@ import Testing
         }
     }
 
-    @Test("a query's, a get's or a push's answer naming an object by an invalid class name or object ID is refused")
+    @Test("a query's, a get's or a push's answer naming an object, or one of its fields, against the ID rules is refused")
     func answeredIdentifiersAreChecked() async throws {
-        let good = ObjectSnapshot(className: "Game", objectId: "g/1", datastore: .default, version: 1)
+        let good = ObjectSnapshot(className: "Game", objectId: "g/1", datastore: .default, fields: [":x": 1, "y": 2], version: 1)
         for bad in [
             ObjectSnapshot(className: "Game", objectId: "g\u{0}1", datastore: .default, version: 1),
             ObjectSnapshot(className: "Ga me", objectId: "g1", datastore: .default, version: 1),
             ObjectSnapshot(className: "Game", objectId: String(repeating: "g", count: 65), datastore: .default, version: 1),
+            ObjectSnapshot(className: "Game", objectId: "g1", datastore: .default, fields: ["ok": 1, "a b": 2], version: 1),
+            ObjectSnapshot(className: "Game", objectId: "g1", datastore: .default, fields: ["": 1], version: 1),
+            ObjectSnapshot(
+                className: "Game", objectId: "g1", datastore: .default, fields: [String(repeating: "f", count: 65): 1], version: 1),
         ] {
+            let expected = bad.fields.isEmpty ? "invalid class name or object ID" : "a field with an invalid name"
             let answers: [(String, TransportResponse, @Sendable (RemoteAPI) async throws -> Void)] = [
                 ("query", .json(QueryResponse(objects: [good, bad], totalCount: 2)), { api in
                     _ = try await api.query(.query(Query("Game")), in: .default)
@@ -237,7 +252,7 @@ import Testing
                 let (api, _) = api { _ in answer }
                 let error = await #expect(throws: RooftopError.self, "\(what): \(bad.objectId)") { try await request(api) }
                 #expect(error?.code == .response, "\(what)")
-                #expect(error?.message.contains("invalid class name or object ID") == true, "\(what): \(String(describing: error))")
+                #expect(error?.message.contains(expected) == true, "\(what): \(String(describing: error))")
             }
         }
         // The same answers with valid names are read.

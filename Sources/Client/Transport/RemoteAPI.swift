@@ -68,8 +68,7 @@ final class RemoteAPI: Sendable {
             path += "?include=" + includes.map { $0.map(RemoteAPI.escape).joined(separator: ".") }.joined(separator: ",")
         }
         let answer: ObjectWithIncludes = try await call("GET", path)
-        try RemoteAPI.checkIdentifiers(
-            ([answer.object] + answer.included).lazy.map { ($0.className, $0.objectId) }, answering: "GET \(path)")
+        try RemoteAPI.checkIdentifiers([answer.object] + answer.included, answering: "GET \(path)")
         return answer
     }
 
@@ -81,8 +80,7 @@ final class RemoteAPI: Sendable {
     func query(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> QueryResponse {
         let path = "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query"
         let answer: QueryResponse = try await call("POST", path, body: request)
-        try RemoteAPI.checkIdentifiers(
-            (answer.objects + answer.included).lazy.map { ($0.className, $0.objectId) }, answering: "POST \(path)")
+        try RemoteAPI.checkIdentifiers(answer.objects + answer.included, answering: "POST \(path)")
         return answer
     }
 
@@ -111,7 +109,7 @@ final class RemoteAPI: Sendable {
         }
         try RemoteAPI.checkIdentifiers(
             answer.results.lazy.compactMap { result in
-                if case .applied(_, _, let object?, _) = result { (object.className, object.objectId) } else { nil }
+                if case .applied(_, _, let object?, _) = result { object } else { nil }
             },
             answering: "POST /v1/push")
         return answer
@@ -133,7 +131,7 @@ final class RemoteAPI: Sendable {
         /// with each upserted object's JSON text as received
         /// (``PullResponse/decodeDocumentWithObjectTexts(_:)``).
         /// - Throws: `response` when the body is not a page, or names an object by an invalid
-        ///   class name or object ID (``RemoteAPI/checkIdentifiers(_:answering:)``).
+        ///   class name or object ID, or gives an object a field whose name breaks the ID rules (``RemoteAPI/checkIdentifiers(_:answering:)``).
         func read() throws(RooftopError) -> ReadPage {
             let page: PullResponse
             let texts: [String?]
@@ -142,7 +140,12 @@ final class RemoteAPI: Sendable {
             } catch {
                 throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
             }
-            try RemoteAPI.checkIdentifiers(page.changes.lazy.map { ($0.className, $0.objectId) }, answering: "POST /v1/pull")
+            try RemoteAPI.checkIdentifiers(
+                page.changes.lazy.map { change in
+                    if case .upsert(let object) = change { (object.className, object.objectId, object.fields) }
+                    else { (change.className, change.objectId, nil) }
+                },
+                answering: "POST /v1/pull")
             return ReadPage(response: page, objectTexts: texts)
         }
     }
@@ -195,16 +198,21 @@ final class RemoteAPI: Sendable {
 
     // MARK: Plumbing
 
-    /// Refuses an answer that names an object by a class name or object ID that breaks the ID
-    /// rules (``Identifier``; reserved `:` names allowed): what a server stores always follows
-    /// them, and the local store keys, indexes and pins objects by those names (a name of a
-    /// megabyte, or one with a NUL byte, would be kept as it came). A pull page, a query's or a
-    /// get's objects and a push's applied objects are refused as a whole, before anything of them
-    /// is stored.
-    /// - Parameter answering: The request, for the message.
-    /// - Throws: `response`, naming the object's position and its names.
+    /// Refuses an answer that names an object by a class name or object ID, or gives it a field
+    /// whose name, that breaks the ID rules (``Identifier``; reserved `:` names allowed): what a
+    /// server stores always follows them (it checks every field name it writes), and the local
+    /// store keys, indexes and pins objects by those names and keeps a row per indexed field by
+    /// its name (a name of a megabyte, or one with a NUL byte, would be kept as it came). A pull
+    /// page, a query's or a get's objects and a push's applied objects are refused as a whole,
+    /// before anything of them is stored.
+    /// - Parameters:
+    ///   - names: Each object's class name and ID, with its fields when the answer carries them
+    ///     (`nil` for a pull's tombstones and removals).
+    ///   - answering: The request, for the message.
+    /// - Throws: `response`, naming the object's position and the name that breaks the rules.
     static func checkIdentifiers(
-        _ names: some Sequence<(className: String, objectId: String)>, answering request: String
+        _ names: some Sequence<(className: String, objectId: String, fields: [String: Value]?)>,
+        answering request: String
     ) throws(RooftopError) {
         for (position, name) in names.enumerated() {
             guard Identifier.isValid(name.className), Identifier.isValid(name.objectId) else {
@@ -214,7 +222,19 @@ final class RemoteAPI: Sendable {
                     "the server's answer to \(request) names an object by an invalid class name or object ID"
                         + " (object \(position): \(shown.debugDescription))")
             }
+            if let field = name.fields?.keys.first(where: { !Identifier.isValid($0) }) {
+                throw RooftopError(
+                    .response,
+                    "the server's answer to \(request) gives an object a field with an invalid name"
+                        + " (object \(position), \(name.className)/\(name.objectId):"
+                        + " \(String(field.prefix(80)).debugDescription))")
+            }
         }
+    }
+
+    /// ``checkIdentifiers(_:answering:)`` of objects.
+    static func checkIdentifiers(_ objects: some Sequence<ObjectSnapshot>, answering request: String) throws(RooftopError) {
+        try checkIdentifiers(objects.lazy.map { ($0.className, $0.objectId, $0.fields) }, answering: request)
     }
 
     /// Sends a request and decodes a 2xx answer as `T`.
