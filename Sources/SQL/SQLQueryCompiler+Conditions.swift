@@ -95,9 +95,9 @@ extension SQLQueryCompiler {
                 // The band of latitudes (``fieldTest(of:)``) is the only key test of a `near`.
                 longitudes = SQLQueryCompiler.longitudeRanges(around: point, within: maximum) ?? []
             case .box(let southwest, let northeast):
-                // A box whose south is north of its north holds no point: its own test says so.
+                // A box whose south is north of its north holds no point (as its own test says).
                 guard let band = SQLQueryCompiler.pointKeys(south: southwest.latitude, north: northeast.latitude) else {
-                    continue
+                    return SQLFragment("SELECT 0 WHERE 0 = 1")
                 }
                 narrowing.append(.between(band.low, band.high))
                 longitudes =

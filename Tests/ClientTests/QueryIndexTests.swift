@@ -538,7 +538,15 @@ struct QueryIndexTests {
             let plan = try Self.plan(of: predicate, compiler, store)
             #expect(plan.contains("SEARCH c USING PRIMARY KEY (partition=? AND k1>? AND k1<?)"), "\(plan)")
             #expect(!plan.contains("CORRELATED"), "\(plan)")
+            // Longitudes out of reach are left out from the keys, before any row is read.
+            #expect(Self.select(predicate, compiler).sql.contains("substr(c.k1, 10) >= ?"))
         }
+        // A box whose south is north of its north reads nothing.
+        let inverted = QueryPredicate.withinBox(
+            field: "p", southwest: try GeoPoint(latitude: 11, longitude: 0), northeast: try GeoPoint(latitude: 9, longitude: 1))
+        #expect(Self.select(inverted, compiler).sql.contains("SELECT 0 WHERE 0 = 1"))
+        #expect(try store.find(Query(className: "Thing", predicate: inverted), scope: "", datastore: .app, pinnedWith: nil,
+            readers: nil, excluding: []).totalCount == 0)
     }
 
     @Test("a condition on a field in the value index reads the index; on another field, the object's document")
