@@ -255,6 +255,33 @@ import Testing
                 #expect(error?.message.contains(expected) == true, "\(what): \(String(describing: error))")
             }
         }
+        // An object's operations, which a rebase writes into the local view.
+        let key = ObjectKey(good)
+        let valid = OperationRecord(
+            version: 2, change: .update([FieldUpdate("score", .set(1)), FieldUpdate(":kept", .set(2))]), priorValues: ["score": 0])
+        let (reading, _) = api { _ in .json(OperationList(operations: [valid])) }
+        #expect(try await reading.operations(key, after: 1) == [valid])
+        // Decoding refuses an update's invalid field name; a prior value's is refused by this
+        // check alone.
+        let (prior, _) = api { _ in
+            .json(OperationList(operations: [OperationRecord(version: 3, change: .update([FieldUpdate("ok", .set(1))]), priorValues: ["a b": .some(0)])]))
+        }
+        let priorError = await #expect(throws: RooftopError.self) { try await prior.operations(key, after: 1) }
+        #expect(
+            priorError?.message.contains("changes a field with an invalid name (operation 0: \"a b\")") == true,
+            "\(priorError?.message ?? "")")
+        for bad in [
+            OperationRecord(version: 3, change: .update([FieldUpdate("a b", .set(1))]), priorValues: [:]),
+            OperationRecord(version: 3, change: .update([FieldUpdate("ok", .set(1))]), priorValues: ["": .some(1)]),
+            OperationRecord(version: 3, change: .update([FieldUpdate(String(repeating: "f", count: 65), .unset)]), priorValues: [:]),
+        ] {
+            let (api, _) = api { _ in .json(OperationList(operations: [valid, bad])) }
+            let error = await #expect(throws: RooftopError.self, "\(bad)") { try await api.operations(key, after: 1) }
+            // Refused by this check, or already by decoding (which refuses some names itself).
+            let message = error?.message ?? ""
+            #expect(error?.code == .response, "\(message)")
+            #expect(message.contains("operation 1: ") || message.hasSuffix("could not be read"), "\(message)")
+        }
         // The same answers with valid names are read.
         let (api, _) = api { _ in .json(QueryResponse(objects: [good], totalCount: 1, included: [good])) }
         #expect(try await api.query(.query(Query("Game")), in: .default).objects == [good])

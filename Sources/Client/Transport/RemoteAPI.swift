@@ -72,8 +72,23 @@ final class RemoteAPI: Sendable {
         return answer
     }
 
+    /// The object's operations after `version`.
+    /// - Throws: `response` when an operation names a field by a name that breaks the ID rules:
+    ///   a rebase writes its fields into the local view, so they are checked as an object's are
+    ///   (``checkIdentifiers(_:answering:)``).
     func operations(_ key: ObjectKey, after version: Int64) async throws(RooftopError) -> [OperationRecord] {
-        let list: OperationList = try await call("GET", RemoteAPI.objectPath(key) + "/operations?after=\(version)")
+        let path = RemoteAPI.objectPath(key) + "/operations?after=\(version)"
+        let list: OperationList = try await call("GET", path)
+        for (position, record) in list.operations.enumerated() {
+            var fields = Array(record.priorValues.keys)
+            if case .update(let updates, _) = record.change { fields += updates.map(\.field) }
+            if let field = fields.first(where: { !Identifier.isValid($0) }) {
+                throw RooftopError(
+                    .response,
+                    "the server's answer to GET \(path) changes a field with an invalid name"
+                        + " (operation \(position): \(String(field.prefix(80)).debugDescription))")
+            }
+        }
         return list.operations
     }
 
