@@ -82,12 +82,7 @@ final class RemoteAPI: Sendable {
         for (position, record) in list.operations.enumerated() {
             var fields = Array(record.priorValues.keys)
             if case .update(let updates, _) = record.change { fields += updates.map(\.field) }
-            if let field = fields.first(where: { !Identifier.isValid($0) }) {
-                throw RooftopError(
-                    .response,
-                    "the server's answer to GET \(path) changes a field with an invalid name"
-                        + " (operation \(position): \(String(field.prefix(80)).debugDescription))")
-            }
+            try RemoteAPI.checkFieldNames(fields, answering: "GET \(path)", "changes", at: "operation \(position)")
         }
         return list.operations
     }
@@ -146,7 +141,8 @@ final class RemoteAPI: Sendable {
         /// with each upserted object's JSON text as received
         /// (``PullResponse/decodeDocumentWithObjectTexts(_:)``).
         /// - Throws: `response` when the body is not a page, or names an object by an invalid
-        ///   class name or object ID, or gives an object a field whose name breaks the ID rules (``RemoteAPI/checkIdentifiers(_:answering:)``).
+        ///   class name or object ID, or gives an object a field whose name breaks the ID rules
+        ///   (``RemoteAPI/checkIdentifiers(_:answering:)``).
         func read() throws(RooftopError) -> ReadPage {
             let page: PullResponse
             let texts: [String?]
@@ -237,14 +233,25 @@ final class RemoteAPI: Sendable {
                     "the server's answer to \(request) names an object by an invalid class name or object ID"
                         + " (object \(position): \(shown.debugDescription))")
             }
-            if let field = name.fields?.keys.first(where: { !Identifier.isValid($0) }) {
-                throw RooftopError(
-                    .response,
-                    "the server's answer to \(request) gives an object a field with an invalid name"
-                        + " (object \(position), \(name.className)/\(name.objectId):"
-                        + " \(String(field.prefix(80)).debugDescription))")
+            if let fields = name.fields {
+                try checkFieldNames(
+                    fields.keys, answering: request, "gives an object",
+                    at: "object \(position), \(name.className)/\(name.objectId)")
             }
         }
+    }
+
+    /// Refuses an answer that `does` (says what, for the message) something to a field named
+    /// against the ID rules, found `at` (a place in the answer, for the message).
+    /// - Throws: `response`, naming the place and the field.
+    private static func checkFieldNames(
+        _ names: some Sequence<String>, answering request: String, _ does: String, at place: @autoclosure () -> String
+    ) throws(RooftopError) {
+        guard let field = names.first(where: { !Identifier.isValid($0) }) else { return }
+        throw RooftopError(
+            .response,
+            "the server's answer to \(request) \(does) a field with an invalid name"
+                + " (\(place()): \(String(field.prefix(80)).debugDescription))")
     }
 
     /// ``checkIdentifiers(_:answering:)`` of objects.
