@@ -113,14 +113,20 @@ struct RequestBoundsTests {
             #expect(!server.log.contains("request failed"), "\(server.log.suffix(2000))")
 
             // Retried in smaller steps, each within the deadline, the removal goes on. (Steps of 5:
-            // steps of 25 took more than the second on a loaded 2-core machine in a debug build.)
+            // steps of 25 took more than the second on a loaded 2-core machine in a debug build.
+            // Under CI's load even a step of 5 may pass the second: it is answered 503 timeout,
+            // keeps what it removed, and is sent again, as a push is above.)
             for _ in 0..<3 {
-                let step = try await client.send(
-                    .POST, "/v1/datastores/slow/remove", body: RemoveRequest(query: .query(Query("Item")), limit: 5),
-                    token: user.token)
+                let body = RemoveRequest(query: .query(Query("Item")), limit: 5)
+                var step = try await client.send(.POST, "/v1/datastores/slow/remove", body: body, token: user.token)
+                for _ in 0..<20 where step.status == 503 {
+                    #expect(step.error?.code == .timeout)
+                    step = try await client.send(.POST, "/v1/datastores/slow/remove", body: body, token: user.token)
+                }
                 #expect(step.status == 200, "\(step.text.prefix(300))")
             }
-            #expect(try await remaining() == left - 15)
+            // Three steps of 5 removed, and whatever steps stopped at the deadline had removed.
+            #expect(try await remaining() <= left - 15)
         }
     }
 
