@@ -195,6 +195,27 @@ final class StoreTransaction {
                         sql: "SELECT key FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?")
                 ).fetchInteger(bindKey)
             else { return nil }
+            // Most updates (a queued save, an acknowledgement) leave the object's flags and readers
+            // as they were: its row is rewritten without them. Named in an `UPDATE`, a column's
+            // indexes are rewritten and its triggers run even when its value stays: three of the
+            // seven pages a queued save wrote were `objects_by_class` and `objects_by_readers`.
+            try DirectStatement(
+                self.db.cachedStatement(
+                    sql: """
+                        UPDATE objects SET server = ?, local = ?, local_is_server = ?, synced = max(synced, ?)
+                        WHERE key = ? AND deleted = ? AND readable = ? AND readers IS ?
+                        """)
+            ).execute { values in
+                values.bind(serverText)
+                values.bind(localText)
+                values.bind(localIsServer)
+                values.bind(synced)
+                values.bind(objectKey)
+                values.bind(deleted)
+                values.bind(readable)
+                values.bind(readerSet)
+            }
+            guard self.db.changesCount == 0 else { return objectKey }
             try DirectStatement(
                 self.db.cachedStatement(
                     sql: """
