@@ -1,5 +1,6 @@
 import Hummingbird
 import RooftopShared
+import Synchronization
 
 /// Gives every HTTP request a deadline: when the handler has not answered within `timeout`, its
 /// task is cancelled and the request is answered `503` with code `timeout`.
@@ -12,40 +13,125 @@ import RooftopShared
 /// mutation IDs, the same removal) finishes the rest and never applies anything twice. No
 /// request can hold the server past its deadline, nor keep a graceful shutdown waiting longer.
 ///
+/// The handler runs in a task of its own, which ``RequestDeadlines`` cancels once it is past its
+/// deadline (checked every tenth of the timeout, at most 100 ms apart, and only while requests
+/// run). A timer per request — a second child task sleeping out the timeout — cost a third of
+/// `GET /health`'s time (0.63 against 0.42 ms p50 over one kept-alive TLS connection).
+///
 /// WebSocket connections are upgraded before the router and are not bound by it.
 struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
     /// How long a request may run.
     let timeout: Duration
+    /// The requests under way and their deadlines.
+    let deadlines: RequestDeadlines
+
+    /// A middleware giving each request `timeout`.
+    init(timeout: Duration) {
+        self.timeout = timeout
+        self.deadlines = RequestDeadlines(interval: min(timeout / 10, .milliseconds(100)))
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         let timeout = self.timeout
+        let deadlines = self.deadlines
         return try await withoutActuallyEscaping(next) { next in
-            // The handler runs in a child task so that the deadline can cancel it; the closure
-            // does not outlive this call (the group waits for its children).
+            // The handler's task never outlives this call: its result is awaited on every path.
             let handler = UncheckedHandler(call: next)
-            return try await withThrowingTaskGroup(of: Response?.self) { group in
-                group.addTask { try await handler.call(request, context) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                if let first = try await group.next(), let response = first {
-                    return response
-                }
+            let task = Task { try await handler.call(request, context) }
+            let ticket = deadlines.start(after: timeout) { task.cancel() }
+            let outcome = await withTaskCancellationHandler {
+                await task.result
+            } onCancel: {
+                task.cancel()
+            }
+            guard !deadlines.finish(ticket) else {
                 throw RooftopError(
                     .timeout,
                     "the request did not finish within \(timeout) and was stopped: ask for less at a time (a smaller limit, fewer includes), or retry later"
                 )
             }
+            return try outcome.get()
         }
     }
 
-    /// The rest of the middleware chain, carried into the handler's child task. Hummingbird runs
-    /// it from whichever task calls it; it is called once, and never after `handle` returns.
     private struct UncheckedHandler: @unchecked Sendable {
         let call: (Request, Context) async throws -> Response
+    }
+}
+
+/// The deadlines of the requests under way, and one task that cancels those past theirs: it runs
+/// while requests do, waking every `interval`.
+final class RequestDeadlines: Sendable {
+    private struct Running {
+        let deadline: ContinuousClock.Instant
+        let cancel: @Sendable () -> Void
+    }
+
+    private struct State {
+        var nextTicket = 0
+        var running: [Int: Running] = [:]
+        /// Requests cancelled for their deadline, not finished yet.
+        var expired: Set<Int> = []
+        var sweeping = false
+    }
+
+    private let state = Mutex(State())
+    /// How often the sweeping task looks.
+    let interval: Duration
+
+    init(interval: Duration) {
+        self.interval = max(interval, .milliseconds(1))
+    }
+
+    /// Records a request whose task `cancel` stops, due within `timeout`; its ticket.
+    func start(after timeout: Duration, cancel: @escaping @Sendable () -> Void) -> Int {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let (ticket, startSweeping) = state.withLock { state in
+            let ticket = state.nextTicket
+            state.nextTicket &+= 1
+            state.running[ticket] = Running(deadline: deadline, cancel: cancel)
+            let start = !state.sweeping
+            state.sweeping = true
+            return (ticket, start)
+        }
+        if startSweeping { Task { await self.sweep() } }
+        return ticket
+    }
+
+    /// Forgets a finished request; whether it was cancelled for its deadline.
+    func finish(_ ticket: Int) -> Bool {
+        state.withLock { state in
+            state.running[ticket] = nil
+            return state.expired.remove(ticket) != nil
+        }
+    }
+
+    /// How many requests are under way (tests).
+    var runningCount: Int { state.withLock { $0.running.count } }
+    /// Whether the sweeping task runs (tests: it stops once no request runs).
+    var isSweeping: Bool { state.withLock { $0.sweeping } }
+
+    /// Cancels the requests past their deadline every `interval`, until none runs.
+    private func sweep() async {
+        while true {
+            try? await Task.sleep(for: interval)
+            let now = ContinuousClock.now
+            let due: [@Sendable () -> Void]? = state.withLock { state in
+                guard !state.running.isEmpty else {
+                    state.sweeping = false
+                    return nil
+                }
+                var due: [@Sendable () -> Void] = []
+                for (ticket, running) in state.running where running.deadline <= now && !state.expired.contains(ticket) {
+                    state.expired.insert(ticket)
+                    due.append(running.cancel)
+                }
+                return due
+            }
+            guard let due else { return }
+            for cancel in due { cancel() }
+        }
     }
 }

@@ -4,7 +4,7 @@ import RooftopShared
 extension SQLiteStorage {
     /// See ``Storage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
-        try await pool.read { db in
+        try pointRead { db in
             try Self.datastore(db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?",
                                arguments: [DatastoreRecord.scope(of: id, ownerId: ownerId), id.rawValue])
         }
@@ -12,7 +12,7 @@ extension SQLiteStorage {
 
     /// See ``Storage/datastore(key:)``.
     public func datastore(key: Int64) async throws -> DatastoreRecord? {
-        try await pool.read { db in
+        try pointRead { db in
             try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
         }
     }
