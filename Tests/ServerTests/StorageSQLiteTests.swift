@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RooftopShared
 import RooftopTestSupport
+import Synchronization
 import Testing
 
 @testable import RooftopServer
@@ -127,6 +128,52 @@ struct StorageSQLiteTests {
         try await storage.close()
     }
 
+    @Test("point reads (a session, a datastore, an object) answer while long reads hold every reader of the pool, and see the latest commit")
+    func pointReadsBesideLongReads() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        // Long reads, as many as the pool has readers, each held until released.
+        let readers = storage.pool.configuration.maximumReaderCount
+        let holding = Shared(0)
+        let released = Shared(false)
+        let long = (0..<readers).map { _ in
+            Task {
+                try await storage.pool.read { _ in
+                    holding.withLock { $0 += 1 }
+                    // Held past the point reads' wait: were they to wait for a reader, that wait fails.
+                    let end = ContinuousClock.now.advanced(by: .seconds(120))
+                    while !released.withLock({ $0 }), ContinuousClock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+                }
+            }
+        }
+        defer { released.withLock { $0 = true } }
+        try await TestWait.until("every reader of the pool is held") { holding.withLock { $0 } == readers }
+        // Written while the pool's readers are held: a point read sees it.
+        let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
+        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
+            .write(
+                snapshot: snapshot, deleted: false,
+                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
+        }
+        let answered = Shared<[String]>([])
+        let point = Task {
+            if try await storage.session(tokenHash: "nobody") == nil { answered.withLock { $0.append("session") } }
+            if try await storage.datastore(key: key) != nil { answered.withLock { $0.append("datastore") } }
+            if try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1")?.snapshot.fields["n"] == .int(1) {
+                answered.withLock { $0.append("object") }
+            }
+        }
+        try await TestWait.until(within: .seconds(30), "the point reads answer") { answered.withLock { $0.count } == 3 }
+        #expect(holding.withLock { $0 } == readers, "the long reads still hold every reader")
+        try await point.value
+        released.withLock { $0 = true }
+        for task in long { try await task.value }
+        try await storage.close()
+    }
+
     @Test("the embedded database runs in WAL mode with every migration applied, also after reopening")
     func walAndMigrations() async throws {
         let fixture = try SQLiteFixture()
@@ -170,4 +217,11 @@ struct StorageSQLiteTests {
         #expect(try mode(backup) == 0o600)
         try await storage.close()
     }
+}
+
+/// A value several tasks read and change.
+private final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// task is cancelled and the request is answered `503` with code `timeout`.
 ///
 /// Cancellation is cooperative: SQLite statements stop at once (GRDB interrupts a cancelled
-/// task's statement), a PostgreSQL statement runs to its end (postgres-nio does not cancel one in
+/// task's statement; point reads, microseconds each, run to their end), a PostgreSQL statement runs to its end (postgres-nio does not cancel one in
 /// flight), and the loops that a request can make long (includes, removal by query) check for it
 /// between steps. Work committed before the deadline stays committed — each
 /// mutation and each removed object is its own transaction — so a retry (a push with the same
@@ -96,7 +96,8 @@ final class RequestDeadlines: Sendable {
             state.sweeping = true
             return (ticket, start)
         }
-        if startSweeping { Task { await self.sweep() } }
+        // Detached: it outlives the request that starts it, and takes none of its task-locals.
+        if startSweeping { Task.detached { await self.sweep() } }
         return ticket
     }
 

@@ -16,6 +16,9 @@ import Synchronization
 /// ```
 public final class SQLiteStorage: Storage {
     let pool: DatabasePool
+    /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
+    /// reader of `pool`, which scans may all hold.
+    let pointReader: DatabaseQueue
     /// Object writes since the query planner's statistics were last refreshed.
     let writesSinceAnalysis = Mutex(0)
     /// How many object writes make the statistics stale enough to refresh.
@@ -43,6 +46,10 @@ public final class SQLiteStorage: Storage {
         // commit (one per push) waits for the disk. GRDB's default in WAL mode is NORMAL, which
         // may lose the last commits when the machine stops.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        var pointConfiguration = configuration
+        pointConfiguration.readonly = true
+        pointConfiguration.label = "point reads"
+        self.pointReader = try DatabaseQueue(path: path, configuration: pointConfiguration)
     }
 
     /// Runs the migrations, and refreshes the planner's statistics of a database with data.
@@ -85,6 +92,7 @@ public final class SQLiteStorage: Storage {
 
     /// Closes the database.
     public func close() async throws {
+        try pointReader.close()
         try pool.close()
     }
 
@@ -271,11 +279,16 @@ extension SQLiteStorage {
     /// A point read — a lookup by key that reads a few pages, in microseconds — run on the calling
     /// thread. `pool.read`'s asynchronous form hands the read to a reader's queue and the answer
     /// back, two waits for another thread per read: a REST get (its session, its datastore, its
-    /// object) spent more of its time in those hand-offs than in SQLite. A read that may scan
-    /// (pages, queries, counts) stays asynchronous: it would hold one of the few threads tasks
-    /// run on.
-    /// - Throws: What `body` throws, or GRDB's error when no reader can be had.
+    /// object) spent more of its time in those hand-offs than in SQLite.
+    ///
+    /// Point reads have a read-only connection of their own (``pointReader``), one at a time: a
+    /// point read waits only for others, microseconds each, never for a reader of the pool, which
+    /// long reads (pages, queries, counts; each up to the request timeout) may all hold — a wait
+    /// that would block one of the few threads tasks run on. A read that may scan stays on the
+    /// pool, asynchronous. A point read is not interrupted when its task is cancelled: it ends
+    /// sooner than an interruption would.
+    /// - Throws: What `body` throws, or GRDB's error when the connection cannot read.
     func pointRead<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+        try pointReader.read(body)
     }
 }
