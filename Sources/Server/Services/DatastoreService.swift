@@ -47,8 +47,12 @@ final class DatastoreService: Sendable {
             return existing
         }
         try requireOwner(for: id, context)
+        // Found by a read: a write transaction (waiting for the writer) only to make one.
+        if let existing = try await storage.datastore(id: id, ownerId: context.userId) {
+            return try resolved(existing, for: context)
+        }
         // Private datastores are made on first use: each counts against its owner's datastores.
-        if id.kind == .private, let userId = context.userId, try await storage.datastore(id: id, ownerId: userId) == nil {
+        if id.kind == .private, let userId = context.userId {
             try await requireRoom(for: userId)
         }
         return try resolved(

@@ -186,7 +186,8 @@ public final class SQLiteStorage: Storage {
     /// See ``Storage/session(tokenHash:)``.
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try pointRead { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
+            // Every request's: prepared once.
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE token_hash = ?"), arguments: [tokenHash])
                 .map(Self.session(from:))
         }
     }
