@@ -49,6 +49,9 @@ public final class SQLiteStorage: Storage {
         var pointConfiguration = configuration
         pointConfiguration.readonly = true
         pointConfiguration.label = "point reads"
+        // A reader of a WAL database is kept waiting only in rare moments (the log's index being
+        // rebuilt): a second at most, each point read holding a task thread while it waits.
+        pointConfiguration.busyMode = .timeout(1)
         self.pointReader = try DatabaseQueue(path: path, configuration: pointConfiguration)
     }
 
