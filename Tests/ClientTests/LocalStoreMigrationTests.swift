@@ -363,4 +363,57 @@ struct LocalStoreMigrationTests {
             arguments: [scope, object.datastore.rawValue, object.className, object.objectId, try object.encodedDocument()])
         return db.lastInsertedRowID
     }
+
+    @Test("a v14 queue keeps its rows, IDs and order through v15, and a row queued after comes last, without AUTOINCREMENT")
+    func queueWithoutAutoincrement() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v14-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v14: rows of the fields that lead an index out of the value index")
+        let mutations = (0..<4).map { index in
+            Mutation(
+                mutationId: MutationID.generate(), datastore: .app, className: "Thing", objectId: "t\(index % 2)",
+                baseVersion: 1, change: .update([FieldUpdate("size", .set(.int(Int64(index))))]))
+        }
+        try old.write { db in
+            for (index, mutation) in mutations.enumerated() {
+                try db.execute(
+                    sql: """
+                        INSERT INTO outbox (scope, mutation_id, datastore, class_name, object_id, mutation, state, attempts,
+                            last_error, next_attempt_at, created_at)
+                        VALUES ('u1', ?, ?, 'Thing', ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        mutation.mutationId.rawValue, DatastoreID.app.rawValue, mutation.objectId,
+                        try DocumentCoding.encode(mutation), index == 1 ? "sent" : "pending", index, index == 2 ? try DocumentCoding.encode(RooftopError(.noConnection, "offline")) : nil,
+                        index == 3 ? 1_234 : nil, 100 + index,
+                    ])
+            }
+            // Gaps in the IDs (rows settled meanwhile).
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = 2")
+        }
+        let before = try old.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let after = try store.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") }
+        #expect(after == before, "every row, its ID and columns kept")
+        #expect(try store.outbox(scope: "u1").map(\.mutation) == [mutations[0], mutations[2], mutations[3]])
+        let schema = try store.read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'outbox'") ?? ""
+        }
+        #expect(!schema.uppercased().contains("AUTOINCREMENT"), "\(schema)")
+        let indexes = try store.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'outbox' ORDER BY name")
+        }
+        #expect(indexes == ["outbox_by_object", "sqlite_autoindex_outbox_1"])
+        // A row queued now comes after every row kept.
+        let next = Mutation(
+            mutationId: MutationID.generate(), datastore: .app, className: "Thing", objectId: "t0", baseVersion: 1,
+            change: .update([FieldUpdate("size", .set(9))]))
+        try store.write(scope: "u1") { transaction in _ = try transaction.enqueue(next) }
+        #expect(try store.outbox(scope: "u1").map(\.mutation) == [mutations[0], mutations[2], mutations[3], next])
+        #expect(try store.outbox(scope: "u1").map(\.seq) == [1, 3, 4, 5])
+    }
 }

@@ -214,6 +214,38 @@ enum LocalStoreMigrations {
                 """)
         }
         registerIndexMigrations(&migrator)
+        migrator.registerMigration("v15: the queue's order without AUTOINCREMENT") { db in
+            // `AUTOINCREMENT` kept the queue's last row ID in `sqlite_sequence`: a page of every
+            // queued save's five (its row, the queue's row and two indexes). A plain row ID is
+            // one more than the largest in the table, so a new row still comes after every row
+            // queued; an ID is reused only after its row left the queue, and nothing remembers a
+            // row's ID past the transaction that read it. The table is rebuilt, rows and IDs kept.
+            try db.execute(sql: """
+                CREATE TABLE outbox_v15 (
+                    seq INTEGER PRIMARY KEY,
+                    scope TEXT NOT NULL,
+                    mutation_id TEXT NOT NULL UNIQUE,
+                    datastore TEXT NOT NULL,
+                    class_name TEXT NOT NULL,
+                    object_id TEXT NOT NULL,
+                    mutation TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    next_attempt_at INTEGER,
+                    created_at INTEGER NOT NULL
+                );
+                INSERT INTO outbox_v15 (
+                    seq, scope, mutation_id, datastore, class_name, object_id, mutation, state, attempts, last_error,
+                    next_attempt_at, created_at)
+                    SELECT seq, scope, mutation_id, datastore, class_name, object_id, mutation, state, attempts, last_error,
+                        next_attempt_at, created_at
+                    FROM outbox;
+                DROP TABLE outbox;
+                ALTER TABLE outbox_v15 RENAME TO outbox;
+                CREATE INDEX outbox_by_object ON outbox(scope, datastore, class_name, object_id);
+                """)
+        }
         return migrator
     }
 
