@@ -4,7 +4,7 @@
 Signs up a user, then times N REST creates (`POST /v1/datastores/:app/classes/Item/objects`,
 the workload of issue 19: an int, a short string, a bool, a 3-string list, a 420-letter text),
 N gets of those objects and 1,000 `GET /health`, one request after the other, and prints each
-p50 and p99 in milliseconds. The figures in docs/benchmarks.md ("A queued save writes five
+p50 and p99 in milliseconds. The figures in docs/benchmarks.md ("A queued save writes four
 pages; ...") were measured with it against a fresh server each time:
 
     rooftop-server serve --port 0 --host 127.0.0.1 --data-dir DIR --admin-key KEY \
