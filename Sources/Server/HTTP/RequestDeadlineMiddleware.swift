@@ -6,12 +6,13 @@ import Synchronization
 /// task is cancelled and the request is answered `503` with code `timeout`.
 ///
 /// Cancellation is cooperative: SQLite statements stop at once (GRDB interrupts a cancelled
-/// task's statement; point reads, microseconds each, run to their end), a PostgreSQL statement runs to its end (postgres-nio does not cancel one in
-/// flight), and the loops that a request can make long (includes, removal by query) check for it
-/// between steps. Work committed before the deadline stays committed — each
-/// mutation and each removed object is its own transaction — so a retry (a push with the same
-/// mutation IDs, the same removal) finishes the rest and never applies anything twice. No
-/// request can hold the server past its deadline, nor keep a graceful shutdown waiting longer.
+/// task's statement; point reads, microseconds each, run to their end), a PostgreSQL statement
+/// runs to its end (postgres-nio does not cancel one in flight), and the loops that a request can
+/// make long (includes, removal by query) check for it between steps. Work committed before the
+/// deadline stays committed — each mutation and each removed object is its own transaction — so a
+/// retry (a push with the same mutation IDs, the same removal) finishes the rest and never applies
+/// anything twice. No request can hold the server past its deadline, nor keep a graceful shutdown
+/// waiting longer.
 ///
 /// The handler runs in a task of its own, which ``RequestDeadlines`` cancels once it is past its
 /// deadline (checked every tenth of the timeout, at most 100 ms apart, and only while requests
@@ -56,6 +57,8 @@ struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
+    /// The rest of the middleware chain, carried into the handler's task. Hummingbird runs it
+    /// from whichever task calls it; it is called once, and never after `handle` returns.
     private struct UncheckedHandler: @unchecked Sendable {
         let call: (Request, Context) async throws -> Response
     }
