@@ -75,8 +75,18 @@ final class ObjectService: Sendable {
         var origin: String?
         /// The `outcome` label of `rooftop_mutations_total`, when the write was decided now.
         var outcome: String?
-        /// The live notification a committed change sends.
-        var notification: (datastore: DatastoreRecord, sequence: Int64, permissions: ClassPermissions, readers: Set<String>)?
+        /// The live notification a committed change sends: its sequence as written, settled by
+        /// the transaction's ``FeedNumbering`` once it commits.
+        var notification: Notification?
+
+        /// A committed change's live notification.
+        struct Notification: Sendable {
+            var datastore: DatastoreRecord
+            var sequence: Int64
+            var numbering: FeedNumbering?
+            var permissions: ClassPermissions
+            var readers: Set<String>
+        }
     }
 
     /// Everything a batch of mutations needs before its write transaction, read once: the
@@ -139,7 +149,8 @@ final class ObjectService: Sendable {
             datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
             // A chain that knows what others committed up to its last version loads only what came after.
             baseVersion: chain.flatMap { $0.known == nil ? nil : $0.lastVersion } ?? mutation.baseVersion,
-            mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
+            mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil,
+            datastoreLimits: (limits.maxRecordsPerDatastore, limits.maxDatastoreBytes))
         let decider = WriteDecider(
             mutation: mutation, context: context, role: resolved.role, settings: settings, limits: limits, now: clock.now(),
             createOnly: createOnly, mustExist: mustExist, origin: origin, chain: chain, recorder: recorder)
@@ -157,7 +168,9 @@ final class ObjectService: Sendable {
         case .written(let stored, let readersBefore, let result):
             return Applied(
                 result: withMutationID(result, mutation.mutationId), origin: origin, outcome: "applied",
-                notification: (resolved.record, stored.sequence, settings.permissions, readersBefore.union(stored.readers)))
+                notification: Applied.Notification(
+                    datastore: resolved.record, sequence: stored.sequence, numbering: writer.numbering,
+                    permissions: settings.permissions, readers: readersBefore.union(stored.readers)))
         }
     }
 
@@ -168,8 +181,9 @@ final class ObjectService: Sendable {
                 Counter(label: "rooftop_mutations_total", dimensions: [("outcome", outcome)]).increment()
             }
             if let note = one.notification {
+                let sequence = note.numbering?.committed(note.sequence, datastoreKey: note.datastore.key) ?? note.sequence
                 await live.publish(
-                    datastore: note.datastore, sequence: note.sequence, permissions: note.permissions, readers: note.readers)
+                    datastore: note.datastore, sequence: sequence, permissions: note.permissions, readers: note.readers)
             }
         }
     }

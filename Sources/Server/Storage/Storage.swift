@@ -1,4 +1,5 @@
 import RooftopShared
+import Synchronization
 
 /// Where the server keeps everything: users, sessions, roles, datastores, objects, the change
 /// feed and the record of applied mutations.
@@ -15,8 +16,9 @@ import RooftopShared
 ///   durably, before it returns: nothing is acknowledged that a crash could lose.
 /// - **Gap-free change feed.** Within a datastore, sequence numbers are assigned in commit order:
 ///   once a reader has seen sequence `n`, no transaction can later commit a change numbered below
-///   `n`. (SQLite gets this from its single writer; a concurrent backend must serialize the
-///   sequence per datastore, e.g. with a row lock held to commit.)
+///   `n`. (SQLite gets this from its single writer; a concurrent backend numbers a transaction's
+///   changes under a lock held to commit, e.g. PostgreSQL's datastore row at the transaction's
+///   end: see ``FeedNumbering``.)
 public protocol Storage: Sendable {
     /// Creates or migrates the schema. Called once at start-up.
     func prepare() async throws
@@ -241,6 +243,54 @@ public protocol ObjectWriter {
     /// already; returns the recorded one. For refusals decided before the transaction (invalid
     /// input, no access to the datastore), so that a retry gets them too.
     func record(_ result: MutationResult, scope: String) throws -> MutationResult
+
+    /// Where this transaction's changes land in their datastores' feeds once it commits (see
+    /// ``FeedNumbering``); `nil` when a written object's sequence is final already (SQLite,
+    /// whose one writer numbers changes as it makes them).
+    var numbering: FeedNumbering? { get }
+}
+
+extension ObjectWriter {
+    /// Sequences are final when written (see ``ObjectWriter/numbering``).
+    public var numbering: FeedNumbering? { nil }
+}
+
+/// Where a write transaction's changes land in their datastores' feeds.
+///
+/// A backend whose writers run at once (PostgreSQL) numbers a transaction's changes only at its
+/// end, under its datastores' row locks held until commit, so that changes commit in sequence
+/// order without the writers of a datastore waiting for each other meanwhile. Until then a
+/// written object carries a provisional sequence: `-1` for the transaction's first change in
+/// its datastore, `-2` for the next, and so on. Once the transaction commits, the change
+/// numbered `-i` is the datastore's change `base + i`, `base` being the datastore's sequence
+/// before the transaction's changes:
+///
+/// ```swift
+/// let (outcome, numbering) = try await storage.writeObjects { writer in
+///     (try writer.write(request, decide: decide), writer.numbering)
+/// }
+/// if case .written(let stored, _, _) = outcome {
+///     let sequence = numbering?.committed(stored.sequence, datastoreKey: request.datastoreKey) ?? stored.sequence
+/// }
+/// ```
+public final class FeedNumbering: Sendable {
+    private let bases = Mutex<[Int64: Int64]>([:])
+
+    /// An empty numbering.
+    public init() {}
+
+    /// Records where a datastore's changes start: its sequence before this transaction's.
+    func settle(datastoreKey: Int64, base: Int64) {
+        bases.withLock { $0[datastoreKey] = base }
+    }
+
+    /// The sequence a change written with `sequence` committed at: `sequence` itself when it is
+    /// not provisional (or the transaction did not settle that datastore: it never committed).
+    public func committed(_ sequence: Int64, datastoreKey: Int64) -> Int64 {
+        guard sequence < 0, let base = bases.withLock({ $0[datastoreKey] }) else { return sequence }
+        let (committed, overflow) = base.subtractingReportingOverflow(sequence)
+        return overflow ? sequence : committed
+    }
 }
 
 extension Storage {
@@ -249,7 +299,10 @@ extension Storage {
         _ request: ObjectWriteRequest,
         decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) async throws -> ObjectWriteOutcome {
-        try await writeObjects { writer in try writer.write(request, decide: decide) }
+        let (outcome, numbering) = try await writeObjects { writer in
+            (try writer.write(request, decide: decide), writer.numbering)
+        }
+        return outcome.committed(by: numbering, datastoreKey: request.datastoreKey)
     }
 }
 
@@ -268,17 +321,24 @@ public struct ObjectWriteRequest: Sendable {
     /// The idempotency scope (the user ID, or empty for anonymous and admin callers) and the
     /// mutation ID; `nil` for writes that are not idempotent (plain REST updates).
     public var mutation: (scope: String, id: MutationID)?
+    /// The datastore's limits (``Limits/maxRecordsPerDatastore``, ``Limits/maxDatastoreBytes``)
+    /// that `decide` enforces, for a backend whose concurrent writers decide on counts that other
+    /// transactions may change before they commit (PostgreSQL): it checks them again at commit
+    /// and, when a concurrent write took the room a decision counted on, runs the transaction
+    /// again alone. `nil`: no limits.
+    public var datastoreLimits: (records: Int, bytes: Int)?
 
     /// Creates a request.
     public init(
         datastoreKey: Int64, className: String, objectId: String, baseVersion: Int64?,
-        mutation: (scope: String, id: MutationID)?
+        mutation: (scope: String, id: MutationID)?, datastoreLimits: (records: Int, bytes: Int)? = nil
     ) {
         self.datastoreKey = datastoreKey
         self.className = className
         self.objectId = objectId
         self.baseVersion = baseVersion
         self.mutation = mutation
+        self.datastoreLimits = datastoreLimits
     }
 }
 
@@ -317,13 +377,21 @@ public enum ObjectWriteOutcome: Sendable {
     /// The mutation ID was seen before: this is its recorded result (see
     /// ``Storage/mutationResults(scope:ids:)``), nothing was applied now.
     case replayed(MutationResult)
-    /// The new state was committed with this sequence number. `readersBefore` are who could
+    /// The new state was written with this sequence number (provisional until the transaction
+    /// commits where the writer has a ``ObjectWriter/numbering``). `readersBefore` are who could
     /// read the previous version (for live notifications of lost access).
     case written(StoredObject, readersBefore: Set<String>, result: MutationResult)
     /// Nothing changed; the mutation was answered with this result.
     case unchanged(MutationResult)
     /// `decide` refused it.
     case rejected(RooftopError)
+
+    /// The outcome with the sequence its transaction committed it at (see ``FeedNumbering``).
+    public func committed(by numbering: FeedNumbering?, datastoreKey: Int64) -> ObjectWriteOutcome {
+        guard let numbering, case .written(var stored, let readersBefore, let result) = self else { return self }
+        stored.sequence = numbering.committed(stored.sequence, datastoreKey: datastoreKey)
+        return .written(stored, readersBefore: readersBefore, result: result)
+    }
 }
 
 /// One page of query results.

@@ -8,10 +8,10 @@ import PostgresNIO
 /// retention. ``PostgresStorage`` reads and writes it; it differs from SQLite's in these ways,
 /// which the schema is made for:
 ///
-/// - Change sequences are assigned under the datastore's row lock (its row read `FOR UPDATE`
-///   before each write), held until commit: writers of one datastore commit in sequence order,
-///   so a pull reading the feed after sequence N never misses a change that commits later with a
-///   lower number. Datastores do not wait for each other.
+/// - Change sequences are assigned at a transaction's end under the datastore's row lock, held
+///   until commit (until then they are provisional, negative): writers of one datastore commit
+///   in sequence order, so a pull reading the feed after sequence N never misses a change that
+///   commits later with a lower number. Datastores do not wait for each other.
 /// - Keys are `bigint` identities; booleans are `boolean`; stored JSON is `text`, sent as it is
 ///   stored (a `jsonb` column would reorder and re-encode it).
 ///

@@ -21,16 +21,54 @@ extension PostgresCommandStatement {
 }
 
 extension PostgresStatements {
-    /// A datastore's row, locked until commit: a datastore's writers take turns (docs/server.md).
-    struct DatastoreForUpdate: PostgresRowStatement {
-        static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint FOR UPDATE OF d"
-        var key: Int64
+    /// A write's locks, then its datastore's row: the datastore shared with the other writers
+    /// that run at once, and the object alone (transaction-scoped advisory locks, keyed by hashes
+    /// of their names; two names with one hash only wait for each other). The row is as of the
+    /// statement's start: its counters may be older than what a concurrent writer commits, which
+    /// the transaction's end checks (``PostgresObjectWriter/settle()``).
+    struct LockedDatastore: PostgresRowStatement {
+        static let sql = """
+            WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(hashtextextended($2::text, 0)),
+            pg_advisory_xact_lock(hashtextextended($3::text, 0)))
+            """ + PostgresStorage.datastoreSelect + ", l WHERE d.key = $1::bigint"
+        var locks: Locks
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(key)
-            return bindings
+        func makeBindings() -> PostgresBindings { locks.bindings }
+
+        /// The keys of a write's locks.
+        struct Locks {
+            var datastoreKey: Int64
+            var datastore: String
+            var object: String
+
+            init(_ request: ObjectWriteRequest) {
+                datastoreKey = request.datastoreKey
+                datastore = "rooftop datastore \(request.datastoreKey)"
+                // Lengths first: no two objects' names give the same text.
+                object =
+                    "rooftop object \(request.datastoreKey) \(request.className.utf8.count) \(request.className) \(request.objectId)"
+            }
+
+            var bindings: PostgresBindings {
+                var bindings = PostgresBindings(capacity: 3)
+                bindings.append(datastoreKey)
+                bindings.append(datastore)
+                bindings.append(object)
+                return bindings
+            }
         }
+    }
+
+    /// ``LockedDatastore`` for a transaction alone in its datastore: the datastore's lock taken
+    /// exclusively, and its row locked until commit, so that its counters stay as read.
+    struct LockedDatastoreAlone: PostgresRowStatement {
+        static let sql = """
+            WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0)),
+            pg_advisory_xact_lock(hashtextextended($3::text, 0)))
+            """ + PostgresStorage.datastoreSelect + ", l WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
+        var locks: LockedDatastore.Locks
+
+        func makeBindings() -> PostgresBindings { locks.bindings }
     }
 
     /// The result recorded for a mutation ID, with the object it left.
@@ -118,26 +156,22 @@ extension PostgresStatements {
         }
     }
 
-    /// The clauses after the object's row (`o`): its index rows, elements, unindexed counts,
-    /// readers, operation and the datastore's counters. Parameters `$11` on; `$8` is the
-    /// datastore's key, `$9` the class, `$5` the sequence.
+    /// The clauses after the object's row (`o`): its index rows, elements, readers and
+    /// operation. Parameters `$11` on; `$5` is the (provisional) sequence. The datastore's
+    /// counters and unindexed counts are the transaction's end's (``PostgresObjectWriter/settle()``):
+    /// rows every writer of the datastore shares, locked until commit once written.
     static let storeTail = """
         f AS (INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
         SELECT o.key, u.* FROM o, unnest($11::text[], $12::bigint[], $13::bytea[], $14::float8[], $15::float8[]) AS u),
         e AS (INSERT INTO object_elements (object_key, field, element_key)
         SELECT o.key, u.* FROM o, unnest($16::text[], $17::bytea[]) AS u ON CONFLICT DO NOTHING),
-        x AS (INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
-        SELECT $8::bigint, $9::text, u.* FROM unnest($18::text[], $19::bigint[]) AS u
-        ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects),
         re AS (UPDATE object_readers r SET to_sequence = $5::bigint FROM o
-        WHERE r.object_key = o.key AND r.principal = ANY($20::text[]) AND r.to_sequence IS NULL),
+        WHERE r.object_key = o.key AND r.principal = ANY($18::text[]) AND r.to_sequence IS NULL),
         rs AS (INSERT INTO object_readers (object_key, principal, from_sequence)
-        SELECT o.key, unnest($21::text[]), $5::bigint FROM o),
+        SELECT o.key, unnest($19::text[]), $5::bigint FROM o),
         p AS (INSERT INTO object_operations (object_key, version, operation, sequence)
-        SELECT o.key, $22::bigint, $23::text, $5::bigint FROM o
-        ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence),
-        d AS (UPDATE datastores SET sequence = $5::bigint, record_count = record_count + $24::bigint,
-        size_bytes = size_bytes + $25::bigint WHERE key = $8::bigint)
+        SELECT o.key, $20::bigint, $21::text, $5::bigint FROM o
+        ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence)
         SELECT key FROM o
         """
 
@@ -167,9 +201,9 @@ extension PostgresStatements {
 
     enum Tenth { case objectId, existingKey }
 
-    /// The 25 parameters of ``StoreNew`` and ``StoreExisting``.
+    /// The 21 parameters of ``StoreNew`` and ``StoreExisting``.
     static func storeBindings(_ plan: ObjectStorePlan, tenth: Tenth) -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 25)
+        var bindings = PostgresBindings(capacity: 21)
         bindings.append(plan.body)
         bindings.append(plan.createdAt)
         bindings.append(plan.updatedAt)
@@ -192,14 +226,10 @@ extension PostgresStatements {
         let elements = fields.flatMap { row in row.elements.map { (row.field, $0) } }
         bindings.append(elements.map(\.0))
         bindings.append(PostgresByteaArray(elements.map(\.1)))
-        bindings.append(plan.unindexed.map(\.field))
-        bindings.append(plan.unindexed.map(\.delta))
         bindings.append(plan.endedReaders)
         bindings.append(plan.startedReaders)
         bindings.append(plan.operationVersion)
         bindings.append(plan.operation)
-        bindings.append(plan.countDelta)
-        bindings.append(plan.sizeDelta)
         return bindings
     }
 }

@@ -106,7 +106,25 @@ extension PostgresStorage {
     }
 
     /// See ``Storage/writeObjects(_:)``.
+    ///
+    /// The datastores' writers run at once: each write locks only its object, and the
+    /// transaction's changes are numbered at its end, under each datastore's row lock held until
+    /// commit (``PostgresObjectWriter/settle()``). When a concurrent transaction took the room
+    /// under a datastore's limits that this one's decisions counted on, the transaction is rolled
+    /// back and `body` runs again, alone in its datastores.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
+        do {
+            return try await writeObjects(alone: false, body)
+        } catch is PostgresObjectWriter.LimitContention {
+            return try await writeObjects(alone: true, body)
+        }
+    }
+
+    /// One attempt of ``writeObjects(_:)``: `alone`, the transaction excludes every other writer
+    /// of its datastores from its first write to them until it commits.
+    private func writeObjects<T: Sendable>(alone: Bool, _ body: @Sendable (any ObjectWriter) throws -> T) async throws
+        -> T
+    {
         let now = self.now()
         // The transaction ends before this returns, so `body` does not outlive the call; but the
         // thread pool may release its work item a moment after it resumes this task. The work
@@ -116,10 +134,11 @@ extension PostgresStorage {
             defer { box.body = nil }
             return try await transaction { [notifier] session in
                 guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
-                let writer = PostgresObjectWriter(session: session, now: now)
+                let writer = PostgresObjectWriter(session: session, now: now, alone: alone)
                 let result = try body(writer)
+                try writer.settle()
                 // Delivered to the other processes when (and only if) the transaction commits.
-                try notifier.notify(writer.changes.messages, in: session)
+                try notifier.notify(writer.changes.messages(writer.numbering), in: session)
                 return result
             }
         }
@@ -136,13 +155,26 @@ extension PostgresStorage {
 }
 
 /// The ``ObjectWriter`` of one PostgreSQL transaction: each write in a savepoint, through the
-/// shared ``ObjectWriteFlow``; the datastore's row is locked from its first write to commit.
+/// shared ``ObjectWriteFlow``, its object locked until commit; the changes are numbered and the
+/// datastores' counters written at the transaction's end (``settle()``).
 struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let session: PostgresBlockingSession
     /// The time of the transaction, which its results are recorded at.
     let now: Timestamp
+    /// Whether the transaction excludes the other writers of its datastores (see
+    /// ``PostgresStorage/writeObjects(_:)``).
+    let alone: Bool
     /// The writes made, as messages to the other server processes.
     let changes = Changes()
+    /// What the transaction's writes add to their datastores, written by ``settle()``.
+    let pending = Pending()
+    let numbering: FeedNumbering? = FeedNumbering()
+
+    init(session: PostgresBlockingSession, now: Timestamp, alone: Bool = false) {
+        self.session = session
+        self.now = now
+        self.alone = alone
+    }
 
     /// The writes made, kept across the writer's copies, as one message per datastore and class:
     /// a message only says "pull again after this sequence" to the subscribers who may read one
@@ -168,12 +200,13 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
             }
         }
 
-        /// The messages to send.
-        var messages: [ClusterMessage] {
+        /// The messages to send, with the sequences the transaction settled.
+        func messages(_ numbering: FeedNumbering?) -> [ClusterMessage] {
             written.map {
                 .changed(
-                    datastoreKey: $0.datastoreKey, sequence: $0.sequence, className: $0.className,
-                    readers: $0.readers.sorted())
+                    datastoreKey: $0.datastoreKey,
+                    sequence: numbering?.committed($0.sequence, datastoreKey: $0.datastoreKey) ?? $0.sequence,
+                    className: $0.className, readers: $0.readers.sorted())
             }
         }
     }
@@ -181,7 +214,9 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     func write(
         _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
+        pending.staged = nil
         let outcome = try session.inSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
+        pending.commitStaged()
         if case .written(let stored, let readersBefore, _) = outcome {
             changes.add(
                 datastoreKey: request.datastoreKey, className: request.className, sequence: stored.sequence,
@@ -196,8 +231,18 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     // MARK: ObjectWriteBackend
 
-    func datastoreForWrite(key: Int64) throws -> DatastoreRecord? {
-        try session.run(PostgresStatements.DatastoreForUpdate(key: key)).first.map(PostgresStorage.datastore)
+    func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
+        pending.limit(request.datastoreKey, by: request.datastoreLimits)
+        let locks = PostgresStatements.LockedDatastore.Locks(request)
+        let rows =
+            alone
+            ? try session.run(PostgresStatements.LockedDatastoreAlone(locks: locks))
+            : try session.run(PostgresStatements.LockedDatastore(locks: locks))
+        return try rows.first.map { pending.adding(to: try PostgresStorage.datastore($0)) }
+    }
+
+    func nextSequence(after datastore: DatastoreRecord) -> Int64 {
+        pending.provisionalSequence(datastoreKey: datastore.key)
     }
 
     /// A recorded result joined with the object it left.
@@ -275,6 +320,8 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
             rows = try session.run(PostgresStatements.StoreNew(plan: plan))
         }
         guard let row = rows.first else { throw RooftopError(.internal, "an object write returned no key") }
-        return try row.decode(Int64.self)
+        let key = try row.decode(Int64.self)
+        pending.stage(plan, objectKey: key)
+        return key
     }
 }

@@ -13,9 +13,11 @@ import RooftopShared
 /// decisions through the same code (``ObjectWriteFlow``, ``SQLQueryRunner``,
 /// ``SQLQueryCompiler``). What differs is concurrency: writers run at once, so
 ///
-/// - an object write reads its datastore `FOR UPDATE`: the datastore's writers take turns until
-///   commit, so sequence numbers commit in order (a pull never skips a change that commits later
-///   with a lower number) and a retried mutation waits for its first attempt, then replays it;
+/// - an object write locks its object until commit (a retried mutation waits for its first
+///   attempt, then replays it), and the transaction's changes are numbered at its end, under
+///   their datastore's row lock held until commit (``PostgresObjectWriter/settle()``): sequence
+///   numbers commit in order (a pull never skips a change that commits later with a lower
+///   number), and a datastore's writers wait for each other only from there to commit;
 /// - everything created on first use (datastores, secrets, users, roles) is inserted with
 ///   `ON CONFLICT`, so two processes racing to create it agree on one;
 /// - each transaction that writes objects announces them to the other processes

@@ -5,11 +5,16 @@ import RooftopSQL
 /// transaction. ``ObjectWriteFlow`` drives them, so both backends make the same decisions in the
 /// same order; only the statements differ.
 protocol ObjectWriteBackend {
-    /// The datastore, read for writing: where writers run concurrently (PostgreSQL), its row is
-    /// locked until the transaction ends, which serializes the datastore's writers to commit
-    /// (sequence numbers then commit in order, and a retry of a mutation waits for the first
-    /// attempt). `nil` when it does not exist.
-    func datastoreForWrite(key: Int64) throws -> DatastoreRecord?
+    /// The datastore of a write, read for it, with the counters this transaction's earlier writes
+    /// leave it. Where writers run concurrently (PostgreSQL), the object is locked first until
+    /// the transaction ends, so that writes of one object take turns (and a retry of a mutation
+    /// waits for its first attempt, then finds its result). `nil` when it does not exist.
+    func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord?
+
+    /// The sequence number of the datastore's next change in this transaction: the datastore's
+    /// next where its one writer numbers changes as it makes them (SQLite), or a provisional one
+    /// that the transaction's end settles (``FeedNumbering``).
+    func nextSequence(after datastore: DatastoreRecord) -> Int64
 
     /// The first result recorded for a mutation ID, or `nil`.
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult?
@@ -40,9 +45,10 @@ enum ObjectWriteFlow {
         _ backend: some ObjectWriteBackend, _ request: ObjectWriteRequest, at time: Timestamp,
         decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
-        // The datastore first: on a backend with concurrent writers its lock makes a concurrent
-        // attempt of the same mutation commit (and record its result) before this one looks.
-        let datastore = try backend.datastoreForWrite(key: request.datastoreKey)
+        // The datastore first: on a backend with concurrent writers the object's lock makes a
+        // concurrent attempt of the same mutation commit (and record its result) before this one
+        // looks.
+        let datastore = try backend.datastoreForWrite(request)
         if let mutation = request.mutation, let recorded = try backend.recordedResult(scope: mutation.scope, id: mutation.id) {
             return .replayed(recorded)
         }
@@ -89,7 +95,7 @@ enum ObjectWriteFlow {
             return .unchanged(result)
         case .write(let snapshot, let deleted, let operation, let merges):
             let plan = try ObjectStorePlan(
-                snapshot: snapshot, deleted: deleted, operation: operation, sequence: datastore.sequence + 1,
+                snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore),
                 datastoreKey: datastore.key, existing: existing)
             let objectKey = try backend.store(plan)
             let result = MutationResult.applied(

@@ -115,8 +115,13 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     // MARK: ObjectWriteBackend
 
-    func datastoreForWrite(key: Int64) throws -> DatastoreRecord? {
-        try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+    func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
+        try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+    }
+
+    func nextSequence(after datastore: DatastoreRecord) -> Int64 {
+        // The one writer: each change updates the datastore's row, read again by the next.
+        datastore.sequence + 1
     }
 
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
