@@ -84,14 +84,7 @@ struct PostgresConcurrentWriteTests {
             try await Self.waitFor(wrote)
             let retry = Task { try await storage.writeObject(Self.request(key, "a", mutation: mutation), decide: decide) }
             // The retry waits on the object's lock: seen in pg_locks, then the first commits.
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try await Self.waitingAdvisoryLocks(postgres) == 0 {
-                guard ContinuousClock.now < deadline else {
-                    Issue.record("the retry never waited for the first attempt")
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await Self.waitUntilSomeoneWaits(postgres)
             release.signal()
             guard case .written = try await first.value else {
                 Issue.record("the first attempt did not write")
@@ -154,6 +147,96 @@ struct PostgresConcurrentWriteTests {
         }
     }
 
+    @Test("two pushes writing the same objects in opposite orders take their locks in one order: the second waits, neither deadlocks")
+    func oppositeOrders() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            @Sendable func push(_ ids: [String], with writer: any ObjectWriter, holding: Bool) throws -> [Int64] {
+                try writer.lock(ids.map { Self.request(key, $0) })
+                return try ids.enumerated().map { index, id in
+                    if holding, index == 1 {
+                        wrote.signal()
+                        guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                    }
+                    let outcome = try writer.write(Self.request(key, id)) { context in
+                        let version = (context.current?.snapshot.version ?? 0) + 1
+                        return StorageWrites.decision(StorageConformance.object(id, version: version), deleted: false)
+                    }
+                    guard case .written(let stored, _, _) = outcome else { throw Stuck() }
+                    return stored.snapshot.version
+                }
+            }
+            let first = Task { try await storage.writeObjects { writer in try push(["x", "y"], with: writer, holding: true) } }
+            defer { first.cancel() }
+            try await Self.waitFor(wrote)
+            // Without one order, this push would lock `y`, then wait for `x`, while the first
+            // waits for `y`: PostgreSQL would end one of them with a deadlock error after a second.
+            let second = Task { try await storage.writeObjects { writer in try push(["y", "x"], with: writer, holding: false) } }
+            try await Self.waitUntilSomeoneWaits(postgres)
+            release.signal()
+            #expect(try await first.value == [1, 1])
+            #expect(try await second.value == [2, 2], "ran after the first, seeing its writes")
+        }
+    }
+
+    @Test("deleting a datastore waits for the writes in flight; a write that starts after it finds the datastore gone (404, not 500)")
+    func deleteDuringWrites() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            try await StorageWrites.put(StorageConformance.object("a"), datastoreKey: key, into: storage)
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let open = Task {
+                try await storage.writeObjects { writer in
+                    let outcome = try writer.write(Self.request(key, "a")) { _ in
+                        StorageWrites.decision(StorageConformance.object("a", version: 2), deleted: false)
+                    }
+                    wrote.signal()
+                    guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                    return "\(outcome)"
+                }
+            }
+            defer { open.cancel() }
+            try await Self.waitFor(wrote)
+            let delete = Task { try await storage.deleteDatastore(key: key) }
+            try await Self.waitUntilSomeoneWaits(postgres)
+            let late = Task {
+                try await storage.writeObject(Self.request(key, "b")) { _ in
+                    StorageWrites.decision(StorageConformance.object("b"), deleted: false)
+                }
+            }
+            release.signal()
+            #expect(try await open.value.hasPrefix("written"))
+            try await delete.value
+            do {
+                let outcome = try await late.value
+                Issue.record("a write after the delete gave \(outcome)")
+            } catch let error as RooftopError {
+                #expect(error.code == .notFound, "\(error)")
+            }
+            #expect(try await storage.datastore(key: key) == nil)
+        }
+    }
+
+    @Test("a push's message to the other processes carries its latest change's settled sequence")
+    func clusterMessageSequence() throws {
+        let changes = PostgresObjectWriter.Changes()
+        for (sequence, reader) in [(Int64(-1), "u1"), (-2, "u2"), (-3, "u1")] {
+            changes.add(datastoreKey: 7, className: "T", sequence: sequence, readers: [reader])
+        }
+        let numbering = FeedNumbering()
+        numbering.settle(datastoreKey: 7, base: 40)
+        guard case .changed(7, let sequence, "T", let readers)? = changes.messages(numbering).first else {
+            Issue.record("\(changes.messages(numbering))")
+            return
+        }
+        #expect(sequence == 43 && readers == ["u1", "u2"])
+        #expect(numbering.committed(-2, datastoreKey: 7) == 42 && numbering.committed(5, datastoreKey: 7) == 5)
+        #expect(numbering.committed(-2, datastoreKey: 8) == -2, "a datastore not settled keeps what was written")
+    }
+
     static func request(_ key: Int64, _ id: String, mutation: (scope: String, id: MutationID)? = nil) -> ObjectWriteRequest {
         ObjectWriteRequest(datastoreKey: key, className: "T", objectId: id, baseVersion: nil, mutation: mutation)
     }
@@ -167,11 +250,19 @@ struct PostgresConcurrentWriteTests {
         guard result == .success else { throw Stuck() }
     }
 
-    /// How many advisory lock requests wait in the database.
-    static func waitingAdvisoryLocks(_ storage: PostgresStorage) async throws -> Int64 {
-        try await storage.read { session in
-            try session.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?
-                .decode(Int64.self) ?? 0
+    /// Waits until an advisory lock request waits in the storage's database, at most 20 s.
+    static func waitUntilSomeoneWaits(_ storage: PostgresStorage) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await storage.read({ session in
+            try session.query(
+                """
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
+            ).first?.decode(Int64.self) ?? 0
+        }) == 0 {
+            guard ContinuousClock.now < deadline else { throw Stuck() }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -122,6 +122,19 @@ final class ObjectService: Sendable {
         return prepared
     }
 
+    /// Takes the locks the prepared mutations' writes need, before the first of them
+    /// (``ObjectWriter/lock(_:)``).
+    /// - Throws: What the storage throws.
+    func lock(_ mutations: [Mutation], _ prepared: [Prepared], writer: any ObjectWriter) throws {
+        try writer.lock(
+            zip(mutations, prepared).compactMap { mutation, prepared in
+                guard case .ready(let resolved, _) = prepared else { return nil }
+                return ObjectWriteRequest(
+                    datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
+                    baseVersion: nil, mutation: nil)
+            })
+    }
+
     /// Applies one prepared mutation inside a write transaction (atomically on its own).
     /// - Parameters:
     ///   - chain: The caller's earlier mutations of the object in the same push, on the same base

@@ -175,7 +175,9 @@ public protocol Storage: Sendable {
 
     /// Runs `body` in one write transaction and commits it durably: the writes `body` makes
     /// through the ``ObjectWriter`` (each atomic on its own) are all committed, or none when
-    /// `body` or the commit throws.
+    /// `body` or the commit throws. `body` may run twice (a backend whose writers run at once
+    /// runs it again, alone, when a concurrent writer took room under a limit it counted on), so
+    /// it keeps its state inside.
     /// - Throws: What `body` throws; storage errors (then nothing is committed).
     func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T
 
@@ -244,6 +246,13 @@ public protocol ObjectWriter {
     /// input, no access to the datastore), so that a retry gets them too.
     func record(_ result: MutationResult, scope: String) throws -> MutationResult
 
+    /// Takes, before any write, the locks the writes of `requests` need (a backend whose writers
+    /// run at once locks their objects, in one order every transaction follows, so that two
+    /// pushes writing the same objects in different orders never wait for each other in a
+    /// cycle). Optional: a write takes its own locks when they were not taken.
+    /// - Throws: What the database answers.
+    func lock(_ requests: [ObjectWriteRequest]) throws
+
     /// Where this transaction's changes land in their datastores' feeds once it commits (see
     /// ``FeedNumbering``); `nil` when a written object's sequence is final already (SQLite,
     /// whose one writer numbers changes as it makes them).
@@ -253,6 +262,9 @@ public protocol ObjectWriter {
 extension ObjectWriter {
     /// Sequences are final when written (see ``ObjectWriter/numbering``).
     public var numbering: FeedNumbering? { nil }
+
+    /// No locks to take: one writer at a time (SQLite).
+    public func lock(_ requests: [ObjectWriteRequest]) throws {}
 }
 
 /// Where a write transaction's changes land in their datastores' feeds.

@@ -31,6 +31,8 @@ extension PostgresObjectWriter {
 
         private(set) var datastores: [Int64: Datastore] = [:]
         var staged: Staged?
+        /// The objects whose locks were taken before any write (``lock(_:)``), by lock name.
+        var locked: Set<String> = []
 
         /// Notes the limits a write to the datastore is decided under.
         func limit(_ datastoreKey: Int64, by limits: (records: Int, bytes: Int)?) {
@@ -72,6 +74,38 @@ extension PostgresObjectWriter {
             }
             pending.objectKeys.insert(staged.objectKey)
             datastores[staged.datastoreKey] = pending
+        }
+    }
+
+    /// The advisory locks of a set of writes (``PostgresStatements/LockWrites``): their datastores'
+    /// keys, and their objects' names, hashed with a seed kept in the database (a caller who
+    /// names objects cannot aim a name at another object's lock key without it).
+    struct Locks {
+        var datastores: [Int64]
+        var objects: [String]
+        var seed: Int64
+
+        init(_ requests: [ObjectWriteRequest], seed: Int64) {
+            self.init(
+                datastores: Array(Set(requests.map(\.datastoreKey))), objects: Array(Set(requests.map(Self.objectName))),
+                seed: seed)
+        }
+
+        init(datastores: [Int64], objects: [String], seed: Int64) {
+            (self.datastores, self.objects, self.seed) = (datastores, objects, seed)
+        }
+
+        /// An object's lock name: lengths first, so that no two objects have the same one.
+        static func objectName(_ request: ObjectWriteRequest) -> String {
+            "\(request.datastoreKey) \(request.className.utf8.count) \(request.className) \(request.objectId)"
+        }
+
+        var bindings: PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(datastores)
+            bindings.append(objects)
+            bindings.append(seed)
+            return bindings
         }
     }
 
@@ -121,7 +155,7 @@ extension PostgresStatements {
             size_bytes = size_bytes + $4::bigint WHERE key = $1::bigint
             RETURNING sequence - $2::bigint AS base, record_count, size_bytes),
             o AS (UPDATE objects SET sequence = d.base - objects.sequence FROM d
-            WHERE objects.datastore_key = $1::bigint AND objects.sequence < 0),
+            WHERE objects.key = ANY($5::bigint[]) AND objects.sequence < 0),
             r AS (UPDATE object_readers SET
             from_sequence = CASE WHEN from_sequence < 0 THEN d.base - from_sequence ELSE from_sequence END,
             to_sequence = CASE WHEN to_sequence < 0 THEN d.base - to_sequence ELSE to_sequence END

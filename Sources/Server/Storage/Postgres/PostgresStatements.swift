@@ -21,54 +21,60 @@ extension PostgresCommandStatement {
 }
 
 extension PostgresStatements {
-    /// A write's locks, then its datastore's row: the datastore shared with the other writers
-    /// that run at once, and the object alone (transaction-scoped advisory locks, keyed by hashes
-    /// of their names; two names with one hash only wait for each other). The row is as of the
-    /// statement's start: its counters may be older than what a concurrent writer commits, which
-    /// the transaction's end checks (``PostgresObjectWriter/settle()``).
-    struct LockedDatastore: PostgresRowStatement {
-        static let sql = """
-            WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(hashtextextended($2::text, 0)),
-            pg_advisory_xact_lock(hashtextextended($3::text, 0)))
-            """ + PostgresStorage.datastoreSelect + ", l WHERE d.key = $1::bigint"
-        var locks: Locks
+    /// Locks a transaction's datastores, then its objects, each set in one order every
+    /// transaction follows (datastores by key, objects by lock key), so that two writers never
+    /// wait for each other in a cycle: transaction-scoped advisory locks, a datastore's shared
+    /// (``exclusive``: alone in it) in the two-integer key space by its key, an object's exclusive
+    /// by a seeded hash of its name (``PostgresObjectWriter/Locks``). The objects' locks are
+    /// taken only once the datastores' are (the sub-query reads their count).
+    struct LockWrites: PostgresRowStatement {
+        static func text(exclusive: Bool) -> String {
+            """
+            SELECT (SELECT count(pg_advisory_xact_lock(o.k)) FROM (SELECT DISTINCT hashtextextended(n, $3::bigint) AS k
+            FROM unnest($2::text[]) AS n ORDER BY 1) AS o WHERE d.locked >= 0)
+            FROM (SELECT count(\(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(
+            (s.k >> 32)::int4, ((s.k & 4294967295) - 2147483648)::int4)) AS locked
+            FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) AS k ORDER BY 1) AS s) AS d
+            """
+        }
+        static let sql = text(exclusive: false)
+        var locks: PostgresObjectWriter.Locks
 
         func makeBindings() -> PostgresBindings { locks.bindings }
+    }
 
-        /// The keys of a write's locks.
-        struct Locks {
-            var datastoreKey: Int64
-            var datastore: String
-            var object: String
+    /// ``LockWrites`` for a transaction alone in its datastores: their locks exclusive.
+    struct LockWritesAlone: PostgresRowStatement {
+        static let sql = LockWrites.text(exclusive: true)
+        var locks: PostgresObjectWriter.Locks
 
-            init(_ request: ObjectWriteRequest) {
-                datastoreKey = request.datastoreKey
-                datastore = "rooftop datastore \(request.datastoreKey)"
-                // Lengths first: no two objects' names give the same text.
-                object =
-                    "rooftop object \(request.datastoreKey) \(request.className.utf8.count) \(request.className) \(request.objectId)"
-            }
+        func makeBindings() -> PostgresBindings { locks.bindings }
+    }
 
-            var bindings: PostgresBindings {
-                var bindings = PostgresBindings(capacity: 3)
-                bindings.append(datastoreKey)
-                bindings.append(datastore)
-                bindings.append(object)
-                return bindings
-            }
+    /// A datastore's row, read once its write's locks are held (a statement of its own, so that
+    /// its snapshot is taken after the locks' waits).
+    struct DatastoreRow: PostgresRowStatement {
+        static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint"
+        var key: Int64
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(key)
+            return bindings
         }
     }
 
-    /// ``LockedDatastore`` for a transaction alone in its datastore: the datastore's lock taken
-    /// exclusively, and its row locked until commit, so that its counters stay as read.
-    struct LockedDatastoreAlone: PostgresRowStatement {
-        static let sql = """
-            WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0)),
-            pg_advisory_xact_lock(hashtextextended($3::text, 0)))
-            """ + PostgresStorage.datastoreSelect + ", l WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
-        var locks: LockedDatastore.Locks
+    /// ``DatastoreRow`` locked until commit, for a transaction alone in the datastore: its
+    /// counters stay as read.
+    struct DatastoreRowAlone: PostgresRowStatement {
+        static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
+        var key: Int64
 
-        func makeBindings() -> PostgresBindings { locks.bindings }
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(key)
+            return bindings
+        }
     }
 
     /// The result recorded for a mutation ID, with the object it left.

@@ -126,6 +126,7 @@ extension PostgresStorage {
         -> T
     {
         let now = self.now()
+        let seed = try await lockSeed()
         // The transaction ends before this returns, so `body` does not outlive the call; but the
         // thread pool may release its work item a moment after it resumes this task. The work
         // item holds a box, which gives `body` up before the escape check.
@@ -134,7 +135,7 @@ extension PostgresStorage {
             defer { box.body = nil }
             return try await transaction { [notifier] session in
                 guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
-                let writer = PostgresObjectWriter(session: session, now: now, alone: alone)
+                let writer = PostgresObjectWriter(session: session, now: now, alone: alone, lockSeed: seed)
                 let result = try body(writer)
                 try writer.settle()
                 // Delivered to the other processes when (and only if) the transaction commits.
@@ -169,11 +170,27 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// What the transaction's writes add to their datastores, written by ``settle()``.
     let pending = Pending()
     let numbering: FeedNumbering? = FeedNumbering()
+    /// The seed of the objects' lock keys (``Locks``).
+    let lockSeed: Int64
 
-    init(session: PostgresBlockingSession, now: Timestamp, alone: Bool = false) {
+    init(session: PostgresBlockingSession, now: Timestamp, alone: Bool = false, lockSeed: Int64 = 0) {
         self.session = session
         self.now = now
         self.alone = alone
+        self.lockSeed = lockSeed
+    }
+
+    func lock(_ requests: [ObjectWriteRequest]) throws {
+        let locks = Locks(requests, seed: lockSeed)
+        try lock(locks)
+        pending.locked.formUnion(locks.objects)
+    }
+
+    private func lock(_ locks: Locks) throws {
+        _ =
+            alone
+            ? try session.run(PostgresStatements.LockWritesAlone(locks: locks))
+            : try session.run(PostgresStatements.LockWrites(locks: locks))
     }
 
     /// The writes made, kept across the writer's copies, as one message per datastore and class:
@@ -190,10 +207,12 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
             var readers: Set<String>
         }
 
-        /// Counts a write committed (with the transaction) at `sequence`.
+        /// Counts a write committed (with the transaction) at `sequence`, the transaction's
+        /// latest in its datastore so far.
         func add(datastoreKey: Int64, className: String, sequence: Int64, readers: Set<String>) {
             if let index = written.firstIndex(where: { $0.datastoreKey == datastoreKey && $0.className == className }) {
-                written[index].sequence = max(written[index].sequence, sequence)
+                // The transaction's latest change: provisional sequences go down (-1, -2, …).
+                written[index].sequence = sequence
                 written[index].readers.formUnion(readers)
             } else {
                 written.append(Written(datastoreKey: datastoreKey, className: className, sequence: sequence, readers: readers))
@@ -233,11 +252,15 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         pending.limit(request.datastoreKey, by: request.datastoreLimits)
-        let locks = PostgresStatements.LockedDatastore.Locks(request)
+        // Locks taken inside the write's savepoint go with it when it rolls back: only those
+        // taken before any write (``lock(_:)``) are known to be held.
+        if !pending.locked.contains(Locks.objectName(request)) {
+            try lock(Locks([request], seed: lockSeed))
+        }
         let rows =
             alone
-            ? try session.run(PostgresStatements.LockedDatastoreAlone(locks: locks))
-            : try session.run(PostgresStatements.LockedDatastore(locks: locks))
+            ? try session.run(PostgresStatements.DatastoreRowAlone(key: request.datastoreKey))
+            : try session.run(PostgresStatements.DatastoreRow(key: request.datastoreKey))
         return try rows.first.map { pending.adding(to: try PostgresStorage.datastore($0)) }
     }
 

@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import RooftopSQL
 import RooftopShared
+import Synchronization
 
 /// The storage for several server processes: one PostgreSQL database (or a compatible one)
 /// shared by all of them.
@@ -37,6 +38,8 @@ public final class PostgresStorage: Storage {
     /// Messages to the other server processes: each committed object write is announced in its
     /// own transaction (``ClusterMessage/changed(datastoreKey:sequence:className:readers:)``).
     let notifier: PostgresNotifier
+    /// The seed of the objects' lock keys, read once from the database (``lockSeed()``).
+    private let cachedLockSeed = Mutex<Int64?>(nil)
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
@@ -84,6 +87,19 @@ public final class PostgresStorage: Storage {
     }
 
     // MARK: Settings
+
+    /// The seed the objects' advisory lock keys are hashed with (``PostgresObjectWriter/Locks``):
+    /// random, made once per database and shared by its server processes, so that a caller
+    /// cannot choose an object ID whose lock key is another object's.
+    /// - Throws: What reading or storing it throws.
+    func lockSeed() async throws -> Int64 {
+        if let seed = cachedLockSeed.withLock({ $0 }) { return seed }
+        let bytes = try await secret(named: "advisory-lock-seed") { (0..<8).map { _ in UInt8.random(in: 0...255) } }
+        guard bytes.count == 8 else { throw RooftopError(.internal, "the advisory lock seed is not 8 bytes") }
+        let seed = bytes.reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        cachedLockSeed.withLock { $0 = seed }
+        return seed
+    }
 
     /// See ``Storage/secret(named:make:)``.
     public func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8] {
