@@ -120,6 +120,8 @@ final class Benchmark {
         try await pullNew()
         try await singleObjects()
         try await liveSubscribers()
+        try await pushConcurrently()
+        try await pushManyDatastores()
         try await measureSQLiteLimits(in: scratchDirectory)
         if let postgres { try await measurePostgresLimits(url: postgres) }
     }

@@ -1,0 +1,68 @@
+import NIOHTTP1
+import RooftopShared
+
+extension Benchmark {
+    /// Phase `push concurrent`: every client at once creates objects of its own in one new
+    /// shareable datastore (client 0's, every other client an editor), `batch` per push: many
+    /// writers of one datastore, against `push create`'s one.
+    func pushConcurrently() async throws {
+        let shared = try await clients[0].call(
+            .POST, "/v1/datastores", body: CreateDatastoreRequest(title: "concurrent writers"), as: DatastoreInfo.self
+        ).value.id
+        for userId in userIds.dropFirst() {
+            _ = try await clients[0].call(
+                .PUT, "/v1/datastores/\(shared)/roles", body: SetRoleRequest(principal: .user(userId), role: .editor),
+                as: DatastoreInfo.self)
+        }
+        try await createConcurrently("push concurrent", prefix: "c", datastores: [shared])
+    }
+
+    /// Phase `push many datastores`: every client at once creates objects of its own, its pushes
+    /// going in turn to its private `default` datastore and to `:app` (which every user writes):
+    /// writers of many datastores and of the one they share.
+    func pushManyDatastores() async throws {
+        try await createConcurrently("push many datastores", prefix: "m", datastores: [.default, .app])
+    }
+
+    /// Every client at once creates its share of half of `--objects` new objects (the data set's
+    /// fields, IDs of its own), `batch` per push, each push to the next of `datastores`; every
+    /// creation must be applied.
+    private func createConcurrently(_ name: String, prefix: String, datastores: [DatastoreID]) async throws {
+        let total = max(clients.count, dataset.objects.count / 2)
+        let acl = objectACL
+        let batches: [[[Mutation]]] = clients.indices.map { client in
+            let share = total / clients.count + (client < total % clients.count ? 1 : 0)
+            let mutations = (0..<share).map { index in
+                let object = dataset.objects[(client + index * clients.count) % dataset.objects.count]
+                let updates = object.fields.sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
+                return Mutation(
+                    datastore: datastores[(index / settings.batch) % datastores.count], className: Dataset.className,
+                    objectId: "\(prefix)\(client)-\(index)", change: .update(updates, acl: acl))
+            }
+            return stride(from: 0, to: mutations.count, by: settings.batch).map {
+                Array(mutations[$0..<min($0 + settings.batch, mutations.count)])
+            }
+        }
+        try await measure(name, unit: "mut") { samples in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (client, pushes) in zip(clients, batches) {
+                    group.addTask {
+                        for mutations in pushes {
+                            let answer = try await client.call(
+                                .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true),
+                                as: PushResponse.self)
+                            await samples.add([answer.elapsed])
+                            guard answer.value.results.count == mutations.count,
+                                answer.value.results.allSatisfy({ if case .applied = $0 { true } else { false } })
+                            else {
+                                throw BenchmarkError.wrongResult("a concurrent push was not applied whole: \(answer.value.results.prefix(3))")
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return (total, ["clients": Double(clients.count), "datastores per client": Double(datastores.count)])
+        }
+    }
+}
