@@ -127,6 +127,9 @@ extension PostgresStorage {
     {
         let now = self.now()
         let seed = try await lockSeed()
+        // Given back once the transaction has ended, with its locks.
+        let permits = lockBudget.permits()
+        defer { permits.release() }
         // The transaction ends before this returns, so `body` does not outlive the call; but the
         // thread pool may release its work item a moment after it resumes this task. The work
         // item holds a box, which gives `body` up before the escape check.
@@ -135,7 +138,8 @@ extension PostgresStorage {
             defer { box.body = nil }
             return try await transaction { [notifier] session in
                 guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
-                let writer = PostgresObjectWriter(session: session, now: now, alone: alone, lockSeed: seed)
+                let writer = PostgresObjectWriter(
+                    session: session, now: now, alone: alone, lockSeed: seed, permits: permits)
                 let result = try body(writer)
                 try writer.settle()
                 // Delivered to the other processes when (and only if) the transaction commits.
@@ -172,12 +176,18 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let numbering: FeedNumbering? = FeedNumbering()
     /// The seed of the objects' lock keys (``Locks``).
     let lockSeed: Int64
+    /// The transaction's share of the process's lock budget (``PostgresLockBudget``).
+    let permits: PostgresLockBudget.Permits?
 
-    init(session: PostgresBlockingSession, now: Timestamp, alone: Bool = false, lockSeed: Int64 = 0) {
+    init(
+        session: PostgresBlockingSession, now: Timestamp, alone: Bool = false, lockSeed: Int64 = 0,
+        permits: PostgresLockBudget.Permits? = nil
+    ) {
         self.session = session
         self.now = now
         self.alone = alone
         self.lockSeed = lockSeed
+        self.permits = permits
     }
 
     func lock(_ requests: [ObjectWriteRequest]) throws {
@@ -187,6 +197,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     private func lock(_ locks: Locks) throws {
+        permits?.acquire(locks.datastores.count + locks.objects.count)
         _ =
             alone
             ? try session.run(PostgresStatements.LockWritesAlone(locks: locks))

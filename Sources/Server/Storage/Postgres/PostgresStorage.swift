@@ -40,6 +40,8 @@ public final class PostgresStorage: Storage {
     let notifier: PostgresNotifier
     /// The seed of the objects' lock keys, read once from the database (``lockSeed()``).
     private let cachedLockSeed = Mutex<Int64?>(nil)
+    /// How many advisory locks this process's write transactions may hold at once.
+    let lockBudget: PostgresLockBudget
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
@@ -51,6 +53,7 @@ public final class PostgresStorage: Storage {
         url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "rooftop.storage"),
         now: @escaping @Sendable () -> Timestamp = { .now }
     ) throws {
+        lockBudget = PostgresLockBudget(capacity: PostgresLockBudget.defaultCapacity)
         pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
         self.now = now
         notifier = PostgresNotifier(pool: pool)

@@ -1,0 +1,39 @@
+import Dispatch
+import Testing
+
+@testable import RooftopServer
+
+/// A server process's write transactions hold at most its budget of advisory locks at once
+/// (``PostgresLockBudget``): one that holds none waits while the budget is spent, one that holds
+/// some takes more at once (so none waits for another here), and everything is given back.
+@Suite("PostgreSQL: the lock budget")
+struct PostgresLockBudgetTests {
+    @Test("a transaction waits while the budget is spent, runs once permits come back; a holder takes more at once")
+    func waitsForRoom() async throws {
+        let budget = PostgresLockBudget(capacity: 10)
+        let first = budget.permits()
+        first.acquire(8)
+        first.acquire(5)
+        #expect(budget.inUse == 13, "a holder is not made to wait: it may be what others wait for")
+
+        let second = budget.permits()
+        let took = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            second.acquire(4)
+            took.signal()
+        }
+        #expect(took.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "no room for 4 more")
+        first.release()
+        #expect(took.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(budget.inUse == 4)
+
+        // More than the whole budget: capped, so it runs alone instead of never.
+        second.release()
+        let large = budget.permits()
+        large.acquire(50)
+        #expect(budget.inUse == 10)
+        large.release()
+        large.release()
+        #expect(budget.inUse == 0, "released once")
+    }
+}
