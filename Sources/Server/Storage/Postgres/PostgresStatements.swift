@@ -13,6 +13,19 @@ extension PostgresRowStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
+/// A prepared statement of a datastore's row by its key.
+protocol DatastoreKeyStatement: PostgresRowStatement {
+    var key: Int64 { get }
+}
+
+extension DatastoreKeyStatement {
+    func makeBindings() -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(key)
+        return bindings
+    }
+}
+
 /// A prepared statement that returns no rows.
 protocol PostgresCommandStatement: PostgresPreparedStatement where Row == () {}
 
@@ -53,28 +66,16 @@ extension PostgresStatements {
 
     /// A datastore's row, read once its write's locks are held (a statement of its own, so that
     /// its snapshot is taken after the locks' waits).
-    struct DatastoreRow: PostgresRowStatement {
+    struct DatastoreRow: DatastoreKeyStatement {
         static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint"
         var key: Int64
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(key)
-            return bindings
-        }
     }
 
     /// ``DatastoreRow`` locked until commit, for a transaction alone in the datastore: its
     /// counters stay as read.
-    struct DatastoreRowAlone: PostgresRowStatement {
+    struct DatastoreRowAlone: DatastoreKeyStatement {
         static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
         var key: Int64
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(key)
-            return bindings
-        }
     }
 
     /// The result recorded for a mutation ID, with the object it left.
