@@ -34,7 +34,10 @@ struct PostgresConcurrentWriteTests {
                     return (outcome, writer.numbering)
                 }
             }
-            defer { long.cancel() }
+            defer {
+                release.signal()
+                long.cancel()
+            }
             try await Self.waitFor(wrote)
 
             // With a datastore-wide lock, this write would wait for the open transaction (which
@@ -80,7 +83,10 @@ struct PostgresConcurrentWriteTests {
                     return outcome
                 }
             }
-            defer { first.cancel() }
+            defer {
+                release.signal()
+                first.cancel()
+            }
             try await Self.waitFor(wrote)
             let retry = Task { try await storage.writeObject(Self.request(key, "a", mutation: mutation), decide: decide) }
             // The retry waits on the object's lock: seen in pg_locks, then the first commits.
@@ -131,7 +137,10 @@ struct PostgresConcurrentWriteTests {
                     return outcomes
                 }
             }
-            defer { racing.cancel() }
+            defer {
+                release.signal()
+                racing.cancel()
+            }
             try await Self.waitFor(wrote)
             // Counts 0 and 1 (the open transaction's writes are not committed): both fit.
             let other = try await storage.writeObjects { writer in try create(["b1", "b2"], with: writer) }
@@ -147,37 +156,51 @@ struct PostgresConcurrentWriteTests {
         }
     }
 
-    @Test("two pushes writing the same objects in opposite orders take their locks in one order: the second waits, neither deadlocks")
-    func oppositeOrders() async throws {
+    @Test("a push takes its object locks in lock-key order, whatever the order of its writes: two pushes of the same objects never wait for each other in a cycle")
+    func lockOrder() async throws {
         try await withStorage(PostgresFixture.factory) { storage, _ in
             let postgres = try #require(storage as? PostgresStorage)
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            @Sendable func push(_ ids: [String], with writer: any ObjectWriter, holding: Bool) throws -> [Int64] {
-                try writer.lock(ids.map { Self.request(key, $0) })
-                return try ids.enumerated().map { index, id in
-                    if holding, index == 1 {
-                        wrote.signal()
-                        guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
-                    }
-                    let outcome = try writer.write(Self.request(key, id)) { context in
-                        let version = (context.current?.snapshot.version ?? 0) + 1
-                        return StorageWrites.decision(StorageConformance.object(id, version: version), deleted: false)
-                    }
-                    guard case .written(let stored, _, _) = outcome else { throw Stuck() }
-                    return stored.snapshot.version
+            let seed = try await postgres.lockSeed()
+            // Two objects, `first` the one whose lock key is lower.
+            let names = ["x", "y"].map { ($0, PostgresObjectWriter.Locks.objectName(Self.request(key, $0))) }
+            let keys = try await postgres.read { session in
+                try names.map { _, name in
+                    try session.query("SELECT hashtextextended(\(name), \(seed))").first?.decode(Int64.self) ?? 0
                 }
             }
-            let first = Task { try await storage.writeObjects { writer in try push(["x", "y"], with: writer, holding: true) } }
-            defer { first.cancel() }
+            let (first, second) = keys[0] < keys[1] ? (names[0], names[1]) : (names[1], names[0])
+            let firstKey = min(keys[0], keys[1])
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            defer { release.signal() }
+            let holder = Task {
+                try await storage.writeObjects { writer in
+                    try writer.lock([Self.request(key, second.0)])
+                    wrote.signal()
+                    guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                }
+            }
+            defer { holder.cancel() }
             try await Self.waitFor(wrote)
-            // Without one order, this push would lock `y`, then wait for `x`, while the first
-            // waits for `y`: PostgreSQL would end one of them with a deadlock error after a second.
-            let second = Task { try await storage.writeObjects { writer in try push(["y", "x"], with: writer, holding: false) } }
+            // Asked in the other order: it must take `first`'s lock, then wait for `second`'s.
+            let other = Task {
+                try await storage.writeObjects { writer in
+                    try writer.lock([Self.request(key, second.0), Self.request(key, first.0)])
+                }
+            }
             try await Self.waitUntilSomeoneWaits(postgres)
+            let heldFirst = try await postgres.read { session in
+                try session.query(
+                    """
+                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                    AND ((classid::bigint << 32) | objid::bigint) = \(firstKey)
+                    """
+                ).first?.decode(Int64.self) ?? 0
+            }
+            #expect(heldFirst == 1, "the waiting push holds the lower key's lock: it took the keys in order")
             release.signal()
-            #expect(try await first.value == [1, 1])
-            #expect(try await second.value == [2, 2], "ran after the first, seeing its writes")
+            try await holder.value
+            try await other.value
         }
     }
 
@@ -198,7 +221,10 @@ struct PostgresConcurrentWriteTests {
                     return "\(outcome)"
                 }
             }
-            defer { open.cancel() }
+            defer {
+                release.signal()
+                open.cancel()
+            }
             try await Self.waitFor(wrote)
             let delete = Task { try await storage.deleteDatastore(key: key) }
             try await Self.waitUntilSomeoneWaits(postgres)

@@ -36,4 +36,33 @@ struct PostgresLockBudgetTests {
         large.release()
         #expect(budget.inUse == 0, "released once")
     }
+
+    @Test("transactions holding none are served in turn: a small one waits behind a large one that came first")
+    func firstComeFirstServed() async throws {
+        let budget = PostgresLockBudget(capacity: 10)
+        let holder = budget.permits()
+        holder.acquire(5)
+        let (large, small) = (budget.permits(), budget.permits())
+        let (tookLarge, tookSmall) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        DispatchQueue.global().async {
+            large.acquire(8)
+            tookLarge.signal()
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while budget.waiting < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(budget.waiting == 1, "the large one waits: 5 + 8 do not fit")
+        DispatchQueue.global().async {
+            small.acquire(2)
+            tookSmall.signal()
+        }
+        while budget.waiting < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(budget.waiting == 2, "2 fit, but the small one came second: it waits too")
+        holder.release()
+        #expect(tookLarge.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(tookSmall.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(budget.inUse == 10)
+        large.release()
+        small.release()
+        #expect(budget.inUse == 0)
+    }
 }

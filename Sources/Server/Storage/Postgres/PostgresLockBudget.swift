@@ -7,10 +7,11 @@ import Synchronization
 /// objects holds 501 locks. PostgreSQL keeps them in a shared table of
 /// `max_locks_per_transaction × max_connections` entries (6,400 by default), and a transaction
 /// that finds it full fails ("out of shared memory"). So a transaction takes permits for the
-/// locks it is about to take, and waits (on its own thread, before it holds any) while the
-/// process's budget is spent; one that already holds permits takes more without waiting, so
-/// that no two transactions wait for each other here. Permits go back when the transaction
-/// has ended.
+/// locks it is about to take, and waits (on its own thread, before it holds any, in turn) while
+/// the process's budget is spent; one that already holds permits takes more without waiting,
+/// so that no two transactions wait for each other here. Permits go back when the transaction
+/// has ended. A waiting transaction holds its connection (as one waiting for a datastore's lock
+/// did before writers ran at once).
 ///
 /// ```swift
 /// let permits = budget.permits()
@@ -23,8 +24,15 @@ final class PostgresLockBudget: Sendable {
     static let defaultCapacity = 2_048
 
     private let capacity: Int
-    private let state = Mutex(0)
+    private let state = Mutex(State())
     private let condition = NSCondition()
+
+    private struct State {
+        var inUse = 0
+        /// Transactions holding none wait in turn: the next ticket, and the one served next.
+        var nextTicket = 0
+        var serving = 0
+    }
 
     /// A budget of `capacity` locks.
     init(capacity: Int) {
@@ -35,25 +43,41 @@ final class PostgresLockBudget: Sendable {
     func permits() -> Permits { Permits(budget: self) }
 
     /// The locks held now (for tests).
-    var inUse: Int { state.withLock { $0 } }
+    var inUse: Int { state.withLock { $0.inUse } }
 
-    /// Takes `count` permits: waits until they fit when `holding` is zero (at most the whole
-    /// budget is asked for, so a large transaction runs alone), takes them at once otherwise.
+    /// The transactions waiting for their turn (for tests).
+    var waiting: Int { state.withLock { $0.nextTicket &- $0.serving } }
+
+    /// Takes `count` permits: when `holding` is zero, waits for its turn (first come, first
+    /// served, so a large transaction is not passed over) and until they fit (at most the whole
+    /// budget is asked for, so a large transaction runs alone); takes them at once otherwise.
     fileprivate func take(_ count: Int, holding: Int) -> Int {
-        let count = holding == 0 ? min(count, capacity) : count
         condition.lock()
         defer { condition.unlock() }
-        while holding == 0, state.withLock({ $0 }) > 0, state.withLock({ $0 }) + count > capacity {
+        guard holding == 0 else {
+            state.withLock { $0.inUse += count }
+            return count
+        }
+        let count = min(count, capacity)
+        let ticket = state.withLock { state in
+            defer { state.nextTicket &+= 1 }
+            return state.nextTicket
+        }
+        while !state.withLock({ $0.serving == ticket && ($0.inUse == 0 || $0.inUse + count <= capacity) }) {
             condition.wait()
         }
-        state.withLock { $0 += count }
+        state.withLock { state in
+            state.inUse += count
+            state.serving &+= 1
+        }
+        condition.broadcast()
         return count
     }
 
     fileprivate func give(_ count: Int) {
         guard count > 0 else { return }
         condition.lock()
-        state.withLock { $0 -= count }
+        state.withLock { $0.inUse -= count }
         condition.broadcast()
         condition.unlock()
     }

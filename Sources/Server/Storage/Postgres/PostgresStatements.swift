@@ -35,19 +35,21 @@ extension PostgresCommandStatement {
 
 extension PostgresStatements {
     /// Locks a transaction's datastores, then its objects, each set in one order every
-    /// transaction follows (datastores by key, objects by lock key), so that two writers never
-    /// wait for each other in a cycle: transaction-scoped advisory locks, a datastore's shared
-    /// (``exclusive``: alone in it) in the two-integer key space by its key, an object's exclusive
-    /// by a seeded hash of its name (``PostgresObjectWriter/Locks``). The objects' locks are
-    /// taken only once the datastores' are (the sub-query reads their count).
+    /// transaction follows (by lock key), so that two writers never wait for each other in a
+    /// cycle: transaction-scoped advisory locks, a datastore's shared (``exclusive``: alone in
+    /// it), an object's exclusive, keyed by hashes of their names (`d` and the datastore's key;
+    /// ``PostgresObjectWriter/Locks/objectName(_:)``, which starts with a digit) seeded with the
+    /// deployment's own value (``PostgresStorage/lockSeed()``): deployments in other schemas of
+    /// the database do not share keys, and nobody can aim an object ID at another's lock. The
+    /// objects' locks are taken only once the datastores' are (the sub-query reads their count).
     struct LockWrites: PostgresRowStatement {
         static func text(exclusive: Bool) -> String {
             """
             SELECT (SELECT count(pg_advisory_xact_lock(o.k)) FROM (SELECT DISTINCT hashtextextended(n, $3::bigint) AS k
             FROM unnest($2::text[]) AS n ORDER BY 1) AS o WHERE d.locked >= 0)
-            FROM (SELECT count(\(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(
-            (s.k >> 32)::int4, ((s.k & 4294967295) - 2147483648)::int4)) AS locked
-            FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) AS k ORDER BY 1) AS s) AS d
+            FROM (SELECT count(\(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(s.k)) AS locked
+            FROM (SELECT DISTINCT hashtextextended('d' || k::text, $3::bigint) AS k FROM unnest($1::bigint[]) AS k
+            ORDER BY 1) AS s) AS d
             """
         }
         static let sql = text(exclusive: false)

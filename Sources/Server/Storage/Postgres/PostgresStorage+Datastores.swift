@@ -133,12 +133,13 @@ extension PostgresStorage {
 
     /// See ``Storage/deleteDatastore(key:)``.
     public func deleteDatastore(key: Int64) async throws {
+        let seed = try await lockSeed()
         try await transaction { session in
             // Alone in the datastore, as writers lock it (``PostgresStatements/LockWrites``): the
             // writes in flight commit first, and those that start meanwhile find it gone.
             _ = try session.run(
                 PostgresStatements.LockWritesAlone(
-                    locks: PostgresObjectWriter.Locks(datastores: [key], objects: [], seed: 0)))
+                    locks: PostgresObjectWriter.Locks(datastores: [key], objects: [], seed: seed)))
             try session.execute("DELETE FROM datastores WHERE key = \(key)")
         }
     }
