@@ -112,6 +112,21 @@ package enum SQLIndexRows {
         context.isAdmin ? nil : Set(context.principals.map(\.description))
     }
 
+    /// The reader set an object is filed under for queries (the server's `objects.readers`):
+    /// its readers, or `*` alone when everyone may read it (who else may then read it makes no
+    /// difference to a query, and each owner's public objects would otherwise be a set of their
+    /// own that every caller's queries name); `nil` when nobody may read it.
+    package static func readerSet(of readers: Set<String>) -> Set<String>? {
+        if readers.contains("*") { return ["*"] }
+        return readers.isEmpty ? nil : readers
+    }
+
+    /// The stored text of a reader set (`reader_sets.principals`): its principals as a JSON
+    /// array, in the order of their UTF-8 bytes (SQLite's, and PostgreSQL's `COLLATE "C"`).
+    package static func readerSetText(_ readers: Set<String>) -> String {
+        SQLTextSet.jsonArray(readers.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    }
+
     /// Who may read an object with `acl` (`object_readers.principal`): `*` for everyone (also
     /// when there is no ACL), user IDs, `role:Name`.
     package static func readers(of acl: ACL?) -> Set<String> {

@@ -37,6 +37,16 @@ package struct SQLQueryCompiler: Sendable {
     /// fields read the entries; other tests (presence, lists, points) each object's own row.
     /// Empty (the default) for a store without entries.
     package var entryKeyed: [String: Int64?] = [:]
+    /// The reader sets (`objects.readers`, ``SQLIndexRows/readerSet(of:)``) that have one of the
+    /// query's readers as a member, when the store keeps each object's set and the caller's are
+    /// few enough to name (at most ``maxReaderSets``): an object is readable when its set is one
+    /// of these, a test of its own row (and of the index on `(scope, class, readers)` for a
+    /// count) instead of a look-up of its readers. `nil` (the default): the layout's test.
+    package var readerSets: [Int64]?
+
+    /// The most reader sets a query names (``readerSets``); a caller who is a member of more
+    /// (a role that reads every user's private objects) is tested object by object.
+    package static let maxReaderSets = 256
 
     /// A compiler for `dialect` over `layout`.
     package init(dialect: SQLDialect, layout: SQLIndexLayout) {
@@ -206,6 +216,10 @@ package struct SQLQueryCompiler: Sendable {
 
     private func readable(by readers: Set<String>) -> SQLFragment {
         guard !readers.isEmpty else { return SQLFragment("0 = 1") }
+        if let readerSets {
+            guard !readerSets.isEmpty else { return SQLFragment("0 = 1") }
+            return SQLFragment("o.readers IN (\(placeholderList(readerSets.count)))", readerSets.map { .integer($0) })
+        }
         let set = SQLTextSet.list(readers, dialect: dialect)
         switch layout.readers {
         case .perObject(let current):

@@ -17,6 +17,7 @@ struct PostgresMigrationTests {
         "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
         "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
         "object_operations", "mutation_results", "retired_roles", "dashboard_sessions", "rooftop_migrations",
+        "reader_sets", "reader_set_members",
     ]
 
     private func tableNames(in database: PostgresPool) async throws -> Set<String> {
@@ -134,6 +135,58 @@ struct PostgresMigrationTests {
                     keys[id] = key
                 }
                 try await LegacyUserNames.check(storage, keys: keys)
+                try await storage.close()
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+        }
+    }
+
+    @Test("a v5 database migrates to reader sets: each caller finds what it did; the sets made match the writer's",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV5() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
+            do {
+                try await storage.prepare()
+                let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+                try await StorageConformance.ReaderSetCase.write(storage, datastoreKey: key)
+                // What a v5 server left: the same objects and readers' history, without sets.
+                let client = storage.pool.client
+                let v6 = "v6: reader sets"
+                for statement in [
+                    "DROP INDEX objects_by_readers", "ALTER TABLE objects DROP COLUMN readers",
+                    "DROP TABLE reader_set_members", "DROP TABLE reader_sets",
+                ] {
+                    try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v6)", logger: logger)
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v6])
+                try await StorageConformance.ReaderSetCase.check(storage, datastoreKey: key)
+                var sets: [String: Int64] = [:]
+                for try await (principals, members) in try await client.query(
+                    """
+                    SELECT s.principals, count(m.principal) FROM reader_sets s
+                    JOIN reader_set_members m ON m.reader_set = s.id GROUP BY s.id
+                    """, logger: logger
+                ).decode((String, Int64).self) {
+                    sets[principals] = members
+                }
+                #expect(sets == [#"["*"]"#: 1, #"["u1"]"#: 1, #"["u1","u2"]"#: 2, #"["role:R"]"#: 1, #"["u2"]"#: 1])
+                // The writer names the same sets: a new object readable by u1 and u2 makes none.
+                try await StorageWrites.put(
+                    StorageConformance.object("new", acl: StorageConformance.readable(by: .user("u2"), .user("u1"))),
+                    datastoreKey: key, into: storage)
+                var count: Int64 = 0
+                for try await value in try await client.query("SELECT count(*) FROM reader_sets", logger: logger)
+                    .decode(Int64.self)
+                {
+                    count = value
+                }
+                #expect(count == 5)
+                #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["u2"]) == 3)
                 try await storage.close()
             } catch {
                 try? await storage.close()

@@ -199,4 +199,66 @@ struct StorageSQLiteMigrationTests {
         try await LegacyUserNames.check(storage, keys: keys)
         try await storage.close()
     }
+
+    @Test("a v9 database migrates to reader sets: each caller finds what it did; the sets made match the writer's")
+    func fromV9() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+        try await StorageConformance.ReaderSetCase.write(storage, datastoreKey: key)
+        // What a v9 server left: the same objects and readers' history, without sets.
+        try await storage.pool.write { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX objects_by_readers;
+                    ALTER TABLE objects DROP COLUMN readers;
+                    DROP TABLE reader_set_members;
+                    DROP TABLE reader_sets;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v10: reader sets';
+                    """)
+        }
+        try SQLiteMigrations.migrator.migrate(storage.pool)
+        try await StorageConformance.ReaderSetCase.check(storage, datastoreKey: key)
+        let sets = try await storage.pool.read { db in
+            try [String: Int64](
+                uniqueKeysWithValues: Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT s.principals, count(m.principal) FROM reader_sets s
+                        JOIN reader_set_members m ON m.reader_set = s.id GROUP BY s.id
+                        """
+                ).map { ($0[0], $0[1]) })
+        }
+        #expect(sets == [#"["*"]"#: 1, #"["u1"]"#: 1, #"["u1","u2"]"#: 2, #"["role:R"]"#: 1, #"["u2"]"#: 1])
+        // The writer names the same sets: a new object readable by u1 and u2 makes none.
+        try await StorageWrites.put(
+            StorageConformance.object("new", acl: StorageConformance.readable(by: .user("u2"), .user("u1"))),
+            datastoreKey: key, into: storage)
+        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") } == 5)
+        #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["u2"]) == 3)
+        try await storage.close()
+    }
+
+    @Test("reader sets: a caller's sets are named up to the most a query names, and no further")
+    func readerSetsNamed() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        try await storage.pool.write { db in
+            for index in 0..<SQLQueryCompiler.maxReaderSets {
+                _ = try SQLiteStorage.readerSetID(["u1", "other\(index)"], db)
+            }
+            #expect(try SQLiteStorage.readerSetID(["u1", "other0"], db) == 1, "found, not made again")
+            #expect(try SQLiteStorage.readerSets(of: ["u1"], db)?.count == SQLQueryCompiler.maxReaderSets)
+            #expect(try SQLiteStorage.readerSets(of: ["other3", "nobody"], db)?.count == 1)
+            #expect(try SQLiteStorage.readerSets(of: ["nobody"], db) == [])
+            #expect(try SQLiteStorage.readerSets(of: nil, db) == nil)
+            _ = try SQLiteStorage.readerSetID(["u1", "one more"], db)
+            #expect(try SQLiteStorage.readerSets(of: ["u1"], db) == nil, "past the most: tested object by object")
+        }
+        try await storage.close()
+    }
 }

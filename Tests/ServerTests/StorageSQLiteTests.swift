@@ -43,6 +43,14 @@ struct StorageConformanceTests {
         try await StorageConformance.manyPrincipals(backend.factory)
     }
 
+    @Test("reader sets: each caller finds what its principals may read, as ACLs change and objects are deleted", arguments: StorageBackend.tested) func readerSets(backend: StorageBackend) async throws {
+        try await StorageConformance.readerSets(backend.factory)
+    }
+
+    @Test("reader sets: a caller in ten times the sets a query names gets exact pages and counts", arguments: StorageBackend.tested) func manyReaderSets(backend: StorageBackend) async throws {
+        try await StorageConformance.manyReaderSets(backend.factory)
+    }
+
     @Test("settings and secrets", arguments: StorageBackend.tested) func settings(backend: StorageBackend) async throws {
         try await StorageConformance.settings(backend.factory)
     }

@@ -86,13 +86,6 @@ extension LocalStore {
     }
 }
 
-extension LocalStore {
-    /// The stored text of a reader set (`reader_sets.principals`): its principals as a JSON array,
-    /// in the order of their UTF-8 bytes (SQLite's).
-    static func readerSetText(_ readers: Set<String>) -> String {
-        SQLTextSet.jsonArray(readers.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-    }
-}
 
 extension StoreTransaction {
     /// Whether a principal of the scope's kept readers is among an object's `readers`; `false`

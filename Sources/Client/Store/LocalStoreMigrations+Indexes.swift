@@ -206,7 +206,7 @@ extension LocalStoreMigrations {
     ///
     /// Its statements are its own, written against the tables as v12 leaves them, so that a later
     /// change to how the store writes reader sets or reads object rows does not change what this
-    /// does; it shares only the reader-set text form (``LocalStore/readerSetText(_:)``), the
+    /// does; it shares only the reader-set text form (``SQLIndexRows/readerSetText(_:)``), the
     /// rule of who reads an object (``SQLIndexRows/readers(of:)``) and the document's decoding.
     private static func migrateReaderSets(_ db: Database) throws {
         let update = try db.makeStatement(sql: "UPDATE objects SET readers = ? WHERE key = ?")
@@ -216,7 +216,7 @@ extension LocalStoreMigrations {
         var sets: [Set<String>: Int64] = [:]
         func setID(_ readers: Set<String>) throws -> Int64 {
             if let known = sets[readers] { return known }
-            let text = LocalStore.readerSetText(readers)
+            let text = SQLIndexRows.readerSetText(readers)
             let id: Int64
             if let stored = try Int64.fetchOne(find, arguments: [text]) {
                 id = stored

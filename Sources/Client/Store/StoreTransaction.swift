@@ -101,7 +101,7 @@ final class StoreTransaction {
     /// - Throws: GRDB's errors.
     func readerSet(_ readers: Set<String>) throws -> Int64 {
         if let known = readerSetsRead[readers] { return known }
-        let text = LocalStore.readerSetText(readers)
+        let text = SQLIndexRows.readerSetText(readers)
         let id: Int64
         if let stored = try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT id FROM reader_sets WHERE principals = ?"), arguments: [text])

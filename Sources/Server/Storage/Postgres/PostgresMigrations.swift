@@ -218,6 +218,45 @@ enum PostgresMigrations {
                 ALTER TABLE users ADD CONSTRAINT users_name_key_key UNIQUE (name_key)
                 """
         ),
+        Migration(
+            // Each distinct set of readers is stored once, a live object's row names its set (`*`
+            // alone when everyone may read it), and a query tests the row's set against its
+            // caller's instead of looking up each candidate's readers (SQLiteMigrations v10). The
+            // sets of the objects stored are made from their current readers, with the text the
+            // writer gives them (SQLIndexRows.readerSetText: a JSON array in byte order).
+            "v6: reader sets",
+            """
+            CREATE TABLE reader_sets (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                principals text NOT NULL UNIQUE
+            );
+            CREATE TABLE reader_set_members (
+                principal text NOT NULL,
+                reader_set bigint NOT NULL REFERENCES reader_sets(id),
+                PRIMARY KEY (principal, reader_set)
+            );
+            ALTER TABLE objects ADD COLUMN readers bigint;
+            CREATE TEMPORARY TABLE v6_object_sets ON COMMIT DROP AS
+                SELECT r.object_key,
+                CASE WHEN bool_or(r.principal = '*') THEN '["*"]'
+                ELSE '[' || string_agg(to_json(r.principal)::text, ',' ORDER BY r.principal COLLATE "C") || ']' END
+                    AS principals
+                FROM object_readers r JOIN objects o ON o.key = r.object_key
+                WHERE r.to_sequence IS NULL AND NOT o.deleted
+                GROUP BY r.object_key;
+            INSERT INTO reader_sets (principals) SELECT DISTINCT principals FROM v6_object_sets;
+            INSERT INTO reader_set_members (principal, reader_set)
+                SELECT DISTINCT r.principal, s.id FROM v6_object_sets os
+                JOIN reader_sets s ON s.principals = os.principals
+                JOIN object_readers r ON r.object_key = os.object_key AND r.to_sequence IS NULL
+                WHERE os.principals <> '["*"]';
+            INSERT INTO reader_set_members (principal, reader_set)
+                SELECT '*', id FROM reader_sets WHERE principals = '["*"]';
+            UPDATE objects o SET readers = s.id FROM v6_object_sets os JOIN reader_sets s ON s.principals = os.principals
+                WHERE os.object_key = o.key;
+            CREATE INDEX objects_by_readers ON objects(datastore_key, class_name, readers) WHERE NOT deleted
+            """
+        ),
     ]
 
     /// Gives every user its name key (migration v5), the users read oldest first, written back

@@ -27,12 +27,24 @@ extension PostgresObjectWriter {
             var datastoreKey: Int64
             var plan: ObjectStorePlan
             var objectKey: Int64
+            /// Reader sets the write made, by text.
+            var readerSets: [String: Int64] = [:]
         }
 
         private(set) var datastores: [Int64: Datastore] = [:]
         var staged: Staged?
         /// The objects whose locks were taken before any write (``lock(_:)``), by lock name.
         var locked: Set<String> = []
+        /// Reader sets known in the transaction, by text: found committed, or made by a write
+        /// whose savepoint was released.
+        var readerSets: [String: Int64] = [:]
+        /// Reader sets made by the write in progress, before its store is staged.
+        private var madeReaderSets: [String: Int64] = [:]
+
+        /// Notes a reader set the write in progress made.
+        func stageReaderSet(_ text: String, _ id: Int64) {
+            madeReaderSets[text] = id
+        }
 
         /// Notes the limits a write to the datastore is decided under.
         func limit(_ datastoreKey: Int64, by limits: (records: Int, bytes: Int)?) {
@@ -59,13 +71,21 @@ extension PostgresObjectWriter {
         }
 
         func stage(_ plan: ObjectStorePlan, objectKey: Int64) {
-            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan, objectKey: objectKey)
+            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan, objectKey: objectKey, readerSets: madeReaderSets)
+            madeReaderSets = [:]
+        }
+
+        /// Forgets what the write in progress staged (its savepoint is rolled back, or it starts).
+        func dropStaged() {
+            staged = nil
+            madeReaderSets = [:]
         }
 
         /// Adds the staged store (a write whose savepoint was released) to its datastore's.
         func commitStaged() {
             guard let staged else { return }
             self.staged = nil
+            readerSets.merge(staged.readerSets) { $1 }
             var pending = datastores[staged.datastoreKey, default: Datastore()]
             pending.records += staged.plan.countDelta
             pending.bytes += staged.plan.sizeDelta

@@ -188,31 +188,39 @@ extension PostgresStatements {
     struct StoreNew: PostgresRowStatement {
         static let sql = """
             WITH o AS (INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
-            datastore_key, class_name, object_id) VALUES ($1::text, $2::bigint, $3::bigint, $4::bigint, $5::bigint,
-            $6::boolean, $7::bigint, $8::bigint, $9::text, $10::text) RETURNING key),
+            datastore_key, class_name, object_id, readers) VALUES ($1::text, $2::bigint, $3::bigint, $4::bigint,
+            $5::bigint, $6::boolean, $7::bigint, $8::bigint, $9::text, $10::text, $22::bigint) RETURNING key),
             """ + PostgresStatements.storeTail
         var plan: ObjectStorePlan
+        /// The object's reader set (``PostgresStatements/ReaderSet``), `nil` when it has none.
+        var readers: Int64?
 
-        func makeBindings() -> PostgresBindings { PostgresStatements.storeBindings(plan, tenth: .objectId) }
+        func makeBindings() -> PostgresBindings {
+            PostgresStatements.storeBindings(plan, tenth: .objectId, readers: readers)
+        }
     }
 
     /// An existing object's row (by key) and everything the plan writes with it, in one statement.
     struct StoreExisting: PostgresRowStatement {
         static let sql = """
             WITH o AS (UPDATE objects SET body = $1::text, created_at = $2::bigint, updated_at = $3::bigint,
-            version = $4::bigint, sequence = $5::bigint, deleted = $6::boolean, size_bytes = $7::bigint
-            WHERE key = $10::bigint AND datastore_key = $8::bigint AND class_name = $9::text RETURNING key),
+            version = $4::bigint, sequence = $5::bigint, deleted = $6::boolean, size_bytes = $7::bigint,
+            readers = $22::bigint WHERE key = $10::bigint AND datastore_key = $8::bigint AND class_name = $9::text RETURNING key),
             """ + PostgresStatements.storeTail
         var plan: ObjectStorePlan
+        /// The object's reader set (``PostgresStatements/ReaderSet``), `nil` when it has none.
+        var readers: Int64?
 
-        func makeBindings() -> PostgresBindings { PostgresStatements.storeBindings(plan, tenth: .existingKey) }
+        func makeBindings() -> PostgresBindings {
+            PostgresStatements.storeBindings(plan, tenth: .existingKey, readers: readers)
+        }
     }
 
     enum Tenth { case objectId, existingKey }
 
-    /// The 21 parameters of ``StoreNew`` and ``StoreExisting``.
-    static func storeBindings(_ plan: ObjectStorePlan, tenth: Tenth) -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 21)
+    /// The 22 parameters of ``StoreNew`` and ``StoreExisting``.
+    static func storeBindings(_ plan: ObjectStorePlan, tenth: Tenth, readers: Int64?) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 22)
         bindings.append(plan.body)
         bindings.append(plan.createdAt)
         bindings.append(plan.updatedAt)
@@ -239,7 +247,30 @@ extension PostgresStatements {
         bindings.append(plan.startedReaders)
         bindings.append(plan.operationVersion)
         bindings.append(plan.operation)
+        bindings.append(readers)
         return bindings
+    }
+
+    /// The ID of a reader set (by its text, ``SQLIndexRows/readerSetText(_:)``), made with its
+    /// members (`$2`) when it is new. Empty when a concurrent transaction made the same set and
+    /// committed while this statement waited on it (its snapshot predates that row): run again.
+    struct ReaderSet: PostgresRowStatement {
+        static let sql = """
+            WITH found AS (SELECT id FROM reader_sets WHERE principals = $1::text),
+            made AS (INSERT INTO reader_sets (principals) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM found)
+            ON CONFLICT (principals) DO NOTHING RETURNING id),
+            members AS (INSERT INTO reader_set_members (principal, reader_set) SELECT unnest($2::text[]), id FROM made)
+            SELECT id, false FROM found UNION ALL SELECT id, true FROM made
+            """
+        var text: String
+        var principals: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(text)
+            bindings.append(principals)
+            return bindings
+        }
     }
 }
 

@@ -244,7 +244,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     func write(
         _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
-        pending.staged = nil
+        pending.dropStaged()
         let outcome = try session.inSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
         pending.commitStaged()
         if case .written(let stored, let readersBefore, _) = outcome {
@@ -341,6 +341,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// counters (``PostgresStatements/StoreNew``, ``PostgresStatements/StoreExisting``). Each
     /// statement is a round trip, and round trips are what a write on PostgreSQL costs.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
+        let readers = try plan.readerSet.map { readers throws in try readerSetID(readers) }
         let rows: [PostgresRow]
         if let key = plan.existingKey {
             if !plan.removedFields.isEmpty {
@@ -349,13 +350,33 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
                         objectKey: key, elements: plan.removedFields.filter(\.elements).map(\.field),
                         fields: plan.removedFields.map(\.field)))
             }
-            rows = try session.run(PostgresStatements.StoreExisting(plan: plan))
+            rows = try session.run(PostgresStatements.StoreExisting(plan: plan, readers: readers))
         } else {
-            rows = try session.run(PostgresStatements.StoreNew(plan: plan))
+            rows = try session.run(PostgresStatements.StoreNew(plan: plan, readers: readers))
         }
         guard let row = rows.first else { throw RooftopError(.internal, "an object write returned no key") }
         let key = try row.decode(Int64.self)
         pending.stage(plan, objectKey: key)
         return key
+    }
+
+    /// The ID of the reader set of `readers` (``SQLIndexRows/readerSet(of:)``), made with its
+    /// members when it is new; known sets are not asked for again in the transaction
+    /// (``Pending/readerSets``). Sets are never deleted: they are as many as the distinct ACLs
+    /// ever written.
+    /// - Throws: `internal` when the set is neither found nor made twice in a row; what the
+    ///   database throws.
+    private func readerSetID(_ readers: Set<String>) throws -> Int64 {
+        let text = SQLIndexRows.readerSetText(readers)
+        if let known = pending.readerSets[text] { return known }
+        for _ in 0..<2 {
+            let rows = try session.run(PostgresStatements.ReaderSet(text: text, principals: readers.sorted()))
+            guard let row = rows.first else { continue }
+            let (id, made) = try row.decode((Int64, Bool).self)
+            // A set this write made is known only once its savepoint is released.
+            if made { pending.stageReaderSet(text, id) } else { pending.readerSets[text] = id }
+            return id
+        }
+        throw RooftopError(.internal, "a reader set was neither found nor made")
     }
 }

@@ -8,7 +8,7 @@ extension PostgresStorage {
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await readSnapshot { session in
-            let page = try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
+            let page = try Self.runner(session, datastoreKey: datastoreKey, className: query.className, readers: readers)
                 .find(query, readers: readers, limit: limit)
             return QueryPage(objects: page.objects, totalCount: page.totalCount)
         }
@@ -17,7 +17,7 @@ extension PostgresStorage {
     /// See ``Storage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await readSnapshot { session in
-            try Self.runner(session, datastoreKey: datastoreKey, className: query.className)
+            try Self.runner(session, datastoreKey: datastoreKey, className: query.className, readers: readers)
                 .count(query, readers: readers)
         }
     }
@@ -29,11 +29,14 @@ extension PostgresStorage {
         try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    /// The shared query runner over one session.
-    private static func runner(_ session: PostgresBlockingSession, datastoreKey: Int64, className: String)
-        -> SQLQueryRunner<ObjectSnapshot>
-    {
-        SQLQueryRunner(
+    /// The shared query runner over one session, for a caller who is one of `readers` (all when
+    /// `nil`).
+    private static func runner(
+        _ session: PostgresBlockingSession, datastoreKey: Int64, className: String, readers: Set<String>?
+    ) throws -> SQLQueryRunner<ObjectSnapshot> {
+        var compiler = compiler
+        compiler.readerSets = try readerSets(of: readers, session)
+        return SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(
@@ -46,5 +49,23 @@ extension PostgresStorage {
             },
             objects: { select in try session.query(select).map { try objectRow($0).snapshot() } },
             count: { count in Int(try session.query(count).first?.decode(Int64.self) ?? 0) })
+    }
+}
+
+extension PostgresStorage {
+    /// The reader sets that have one of `readers` as a member, for ``SQLQueryCompiler/readerSets``
+    /// (see ``SQLiteStorage/readerSets(of:_:)``): `nil` when `readers` is `nil` or when they are
+    /// more than ``SQLQueryCompiler/maxReaderSets``.
+    /// - Throws: What the database throws.
+    static func readerSets(of readers: Set<String>?, _ session: PostgresBlockingSession) throws -> [Int64]? {
+        guard let readers, !readers.isEmpty else { return nil }
+        let principals = readers.sorted()
+        let ids = try session.query(
+            """
+            SELECT DISTINCT reader_set FROM reader_set_members WHERE principal = ANY(\(principals)::text[])
+            LIMIT \(SQLQueryCompiler.maxReaderSets + 1)
+            """
+        ).map { try $0.decode(Int64.self) }
+        return ids.count > SQLQueryCompiler.maxReaderSets ? nil : ids
     }
 }

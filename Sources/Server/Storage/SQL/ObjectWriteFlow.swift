@@ -213,6 +213,9 @@ struct ObjectStorePlan {
     var endedReaders: [String]
     /// Principals who can read it from `sequence` on.
     var startedReaders: [String]
+    /// The reader set queries file it under (`objects.readers`, ``SQLIndexRows/readerSet(of:)``):
+    /// `nil` for a tombstone and for an object nobody may read.
+    var readerSet: Set<String>?
     /// The operation's version and its logged form.
     var operationVersion: Int64
     var operation: String
@@ -252,6 +255,7 @@ struct ObjectStorePlan {
         let readers: Set<String> = deleted ? before : StoredObject.readers(of: snapshot.acl)
         endedReaders = before.subtracting(readers).sorted()
         startedReaders = readers.subtracting(before).sorted()
+        readerSet = deleted ? nil : SQLIndexRows.readerSet(of: readers)
 
         var logged = operation
         if existing == nil, case .update = operation.change {

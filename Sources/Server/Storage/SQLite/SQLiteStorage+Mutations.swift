@@ -159,10 +159,11 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
+        let readers = try plan.readerSet.map { readers throws in try SQLiteStorage.readerSetID(readers, db) }
         let arguments: [DatabaseValue] = [
             plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
             plan.version.databaseValue, plan.sequence.databaseValue, (plan.deleted ? 1 : 0).databaseValue,
-            plan.size.databaseValue,
+            plan.size.databaseValue, readers.databaseValue,
         ]
         let key: Int64
         if let existing = plan.existingKey {
@@ -170,14 +171,14 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
             try db.cachedStatement(
                 sql: """
                     UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
-                    deleted = ?, size_bytes = ? WHERE key = ?
+                    deleted = ?, size_bytes = ?, readers = ? WHERE key = ?
                     """
             ).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
         } else {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
-                    datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    readers, datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: StatementArguments(

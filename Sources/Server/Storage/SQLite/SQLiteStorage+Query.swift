@@ -10,7 +10,7 @@ extension SQLiteStorage {
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await pool.read { db in
-            let page = try Self.runner(db, datastoreKey: datastoreKey, className: query.className)
+            let page = try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
                 .find(query, readers: readers, limit: limit)
             return QueryPage(objects: page.objects, totalCount: page.totalCount)
         }
@@ -19,14 +19,18 @@ extension SQLiteStorage {
     /// See ``Storage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await pool.read { db in
-            try Self.runner(db, datastoreKey: datastoreKey, className: query.className)
+            try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
                 .count(query, readers: readers)
         }
     }
 
     /// The shared query runner over one read transaction.
-    private static func runner(_ db: Database, datastoreKey: Int64, className: String) -> SQLQueryRunner<ObjectSnapshot> {
-        SQLQueryRunner(
+    private static func runner(
+        _ db: Database, datastoreKey: Int64, className: String, readers: Set<String>?
+    ) throws -> SQLQueryRunner<ObjectSnapshot> {
+        var compiler = compiler
+        compiler.readerSets = try readerSets(of: readers, db)
+        return SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(

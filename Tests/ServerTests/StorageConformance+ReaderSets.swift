@@ -1,0 +1,102 @@
+import RooftopSQL
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+
+/// Reader sets (`objects.readers`): queries find what each caller's principals may read, as ACLs
+/// change and objects are deleted, whether the caller is a member of a few sets (named in the
+/// query) or of more than ``SQLQueryCompiler/maxReaderSets`` (tested object by object).
+extension StorageConformance {
+    /// The objects ``ReaderSetCase/write(_:datastoreKey:)`` stores, as each caller may read them.
+    enum ReaderSetCase {
+        /// Callers (principal sets) and the object IDs each may read once every write is made.
+        static let expected: [(readers: Set<String>, ids: Set<String>)] = [
+            (["*"], ["public", "publicToo"]),
+            (["*", "u1"], ["public", "publicToo", "mine", "ours", "wasRole"]),
+            (["*", "u2"], ["public", "publicToo", "ours", "movedToU2"]),
+            (["*", "u3", "role:R"], ["public", "publicToo", "viaRole"]),
+            (["u4"], []),
+            ([], []),
+        ]
+
+        /// Writes objects under many ACLs, then changes some ACLs and deletes one.
+        static func write(_ storage: any Storage, datastoreKey key: Int64) async throws {
+            let initial = [
+                // Readable by everyone, each with its owner too: one set (`*`) for both.
+                object("public", acl: readable(by: .everyone, .user("u1"))),
+                object("publicToo", acl: readable(by: .everyone, .user("u2"))),
+                object("mine", acl: readable(by: .user("u1"))),
+                object("ours", acl: readable(by: .user("u1"), .user("u2"))),
+                object("viaRole", acl: readable(by: .role("R"))),
+                object("wasRole", acl: readable(by: .role("R"))),
+                object("movedToU2", acl: readable(by: .user("u1"))),
+                object("nobody", acl: ACL([.user("u1"): ACL.Access(read: false, write: true)])),
+                object("deleted", acl: readable(by: .user("u1"), .role("R"))),
+            ]
+            for snapshot in initial { try await StorageWrites.put(snapshot, datastoreKey: key, into: storage) }
+            try await StorageWrites.put(
+                updated(initial[5], [:], acl: readable(by: .user("u1"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                updated(initial[6], [:], acl: readable(by: .user("u2"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: initial[8]), deleted: true, datastoreKey: key, into: storage)
+        }
+
+        /// Checks what each caller finds and counts (and that the admin, without readers, sees
+        /// every live object).
+        static func check(_ storage: any Storage, datastoreKey key: Int64) async throws {
+            for (readers, ids) in expected {
+                let page = try await storage.find(Query("T"), datastoreKey: key, readers: readers, limit: 100)
+                #expect(Set(page.objects.map(\.objectId)) == ids, "readers \(readers.sorted())")
+                #expect(page.totalCount == ids.count)
+                #expect(try await storage.count(Query("T"), datastoreKey: key, readers: readers) == ids.count)
+            }
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: nil) == 8)
+        }
+    }
+
+    /// Who reads what, by reader sets, as ACLs change and objects are deleted.
+    static func readerSets(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            try await ReaderSetCase.write(storage, datastoreKey: key)
+            try await ReaderSetCase.check(storage, datastoreKey: key)
+        }
+    }
+
+    /// A caller who is a member of ten times ``SQLQueryCompiler/maxReaderSets`` sets (each object
+    /// readable by it and by one other user) gets exact pages and counts, as does each other user
+    /// (one set) and a caller who is both.
+    static func manyReaderSets(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            let total = SQLQueryCompiler.maxReaderSets * 10 + 40
+            for start in stride(from: 0, to: total, by: 500) {
+                let end = min(start + 500, total)
+                try await storage.writeObjects { writer in
+                    for index in start..<end {
+                        let snapshot = object(
+                            "m\(index)", fields: ["n": .int(Int64(index))],
+                            acl: readable(by: .user("many"), .user("other\(index)")))
+                        let request = ObjectWriteRequest(
+                            datastoreKey: key, className: "T", objectId: snapshot.objectId, baseVersion: nil, mutation: nil)
+                        _ = try writer.write(request) { _ in StorageWrites.decision(snapshot, deleted: false) }
+                    }
+                }
+            }
+            let ordered = Query("T").order(by: "n", descending: true).limit(10)
+            let page = try await storage.find(ordered, datastoreKey: key, readers: ["*", "many"], limit: 10)
+            #expect(page.objects.map(\.objectId) == (0..<10).map { "m\(total - 1 - $0)" })
+            #expect(page.totalCount == total)
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["many"]) == total)
+            let ranged = Query("T").where(Field("n") < 100)
+            #expect(try await storage.count(ranged, datastoreKey: key, readers: ["many"]) == 100)
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["other7"]) == 1)
+            let one = try await storage.find(Query("T"), datastoreKey: key, readers: ["*", "other7"], limit: 10)
+            #expect(one.objects.map(\.objectId) == ["m7"])
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["many", "other7"]) == total)
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["*"]) == 0)
+        }
+    }
+}
