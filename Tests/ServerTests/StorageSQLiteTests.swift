@@ -192,7 +192,7 @@ struct StorageSQLiteTests {
             let (mode, applied) = try await storage.pool.read { db in
                 (
                     try String.fetchOne(db, sql: "PRAGMA journal_mode"),
-                    try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
                 )
             }
             #expect(mode == "wal")

@@ -221,15 +221,18 @@ enum PostgresMigrations {
         Migration(
             // Each distinct set of readers is stored once, a live object's row names its set (`*`
             // alone when everyone may read it), and a query tests the row's set against its
-            // caller's instead of looking up each candidate's readers (SQLiteMigrations v10). The
+            // caller's instead of looking up each candidate's readers (SQLiteMigrations v10). Not
+            // unique: two transactions that make the same set at once each make their own (with
+            // the same members) rather than one waiting for the other's commit. The
             // sets of the objects stored are made from their current readers, with the text the
             // writer gives them (SQLIndexRows.readerSetText: a JSON array in byte order).
             "v6: reader sets",
             """
             CREATE TABLE reader_sets (
                 id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                principals text NOT NULL UNIQUE
+                principals text NOT NULL
             );
+            CREATE INDEX reader_sets_by_principals ON reader_sets(principals);
             CREATE TABLE reader_set_members (
                 principal text NOT NULL,
                 reader_set bigint NOT NULL REFERENCES reader_sets(id),

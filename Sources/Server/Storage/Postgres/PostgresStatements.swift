@@ -252,13 +252,15 @@ extension PostgresStatements {
     }
 
     /// The ID of a reader set (by its text, ``SQLIndexRows/readerSetText(_:)``), made with its
-    /// members (`$2`) when it is new. Empty when a concurrent transaction made the same set and
-    /// committed while this statement waited on it (its snapshot predates that row): run again.
+    /// members (`$2`) when none is committed (or made by this transaction). Two transactions
+    /// that make the same set at once each make their own, with the same members: texts are not
+    /// unique, so that neither waits for the other's commit (a unique text would make the second
+    /// wait until the first ends, and writers of one datastore would again take turns).
     struct ReaderSet: PostgresRowStatement {
         static let sql = """
-            WITH found AS (SELECT id FROM reader_sets WHERE principals = $1::text),
+            WITH found AS (SELECT id FROM reader_sets WHERE principals = $1::text ORDER BY id LIMIT 1),
             made AS (INSERT INTO reader_sets (principals) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM found)
-            ON CONFLICT (principals) DO NOTHING RETURNING id),
+            RETURNING id),
             members AS (INSERT INTO reader_set_members (principal, reader_set) SELECT unnest($2::text[]), id FROM made)
             SELECT id, false FROM found UNION ALL SELECT id, true FROM made
             """

@@ -136,16 +136,21 @@ extension PostgresStorage {
         return try await withoutActuallyEscaping(body) { body in
             let box = BodyBox(body)
             defer { box.body = nil }
-            return try await transaction { [notifier] session in
+            let result = try await transaction { [notifier, readerSetCache] session in
                 guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
                 let writer = PostgresObjectWriter(
-                    session: session, now: now, alone: alone, lockSeed: seed, permits: permits)
+                    session: session, now: now, alone: alone, lockSeed: seed, permits: permits,
+                    readerSetCache: readerSetCache)
                 let result = try body(writer)
                 try writer.settle()
                 // Delivered to the other processes when (and only if) the transaction commits.
                 try notifier.notify(writer.changes.messages(writer.numbering), in: session)
+                box.readerSets = writer.pending.readerSets
                 return result
             }
+            // Committed: the sets it found or made stay.
+            for (text, id) in box.readerSets { readerSetCache.keep(text, id) }
+            return result
         }
     }
 
@@ -154,6 +159,8 @@ extension PostgresStorage {
         /// Set once, cleared when the call ends; read by the one thread running the transaction
         /// while the call awaits it.
         var body: (@Sendable (any ObjectWriter) throws -> T)?
+        /// The reader sets the transaction used, by text, once it has ended.
+        var readerSets: [String: Int64] = [:]
 
         init(_ body: @escaping @Sendable (any ObjectWriter) throws -> T) { self.body = body }
     }
@@ -178,16 +185,19 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let lockSeed: Int64
     /// The transaction's share of the process's lock budget (``PostgresLockBudget``).
     let permits: PostgresLockBudget.Permits?
+    /// The reader sets the process has found committed.
+    let readerSetCache: PostgresReaderSetCache?
 
     init(
         session: PostgresBlockingSession, now: Timestamp, alone: Bool = false, lockSeed: Int64 = 0,
-        permits: PostgresLockBudget.Permits? = nil
+        permits: PostgresLockBudget.Permits? = nil, readerSetCache: PostgresReaderSetCache? = nil
     ) {
         self.session = session
         self.now = now
         self.alone = alone
         self.lockSeed = lockSeed
         self.permits = permits
+        self.readerSetCache = readerSetCache
     }
 
     func lock(_ requests: [ObjectWriteRequest]) throws {
@@ -361,19 +371,18 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     /// The ID of the reader set of `readers` (``SQLIndexRows/readerSet(of:)``), made with its
-    /// members when it is new; known sets are not asked for again in the transaction
-    /// (``Pending/readerSets``). Sets are never deleted: they are as many as the distinct ACLs
-    /// ever written.
-    /// - Throws: `internal` when the set is neither found nor made twice in a row; what the
-    ///   database throws.
+    /// members when it is new; sets known in the transaction (``Pending/readerSets``) or found
+    /// committed before by the process (``PostgresReaderSetCache``) are not asked for again.
+    /// Sets are never deleted: they are as many as the distinct ACLs ever written.
+    /// - Throws: `internal` when the set is neither found nor made; what the database throws.
     private func readerSetID(_ readers: Set<String>) throws -> Int64 {
         let text = SQLIndexRows.readerSetText(readers)
-        if let known = pending.readerSets[text] { return known }
-        for _ in 0..<2 {
-            let rows = try session.run(PostgresStatements.ReaderSet(text: text, principals: readers.sorted()))
-            guard let row = rows.first else { continue }
+        if let known = pending.readerSets[text] ?? readerSetCache?.id(of: text) { return known }
+        let rows = try session.run(PostgresStatements.ReaderSet(text: text, principals: readers.sorted()))
+        if let row = rows.first {
             let (id, made) = try row.decode((Int64, Bool).self)
-            // A set this write made is known only once its savepoint is released.
+            // A set this write made is known only once its savepoint is released; the process
+            // keeps the transaction's sets once it commits (``PostgresStorage/writeObjects(_:)``).
             if made { pending.stageReaderSet(text, id) } else { pending.readerSets[text] = id }
             return id
         }

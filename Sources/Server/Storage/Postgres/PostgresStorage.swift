@@ -42,6 +42,8 @@ public final class PostgresStorage: Storage {
     private let cachedLockSeed = Mutex<Int64?>(nil)
     /// How many advisory locks this process's write transactions may hold at once.
     let lockBudget: PostgresLockBudget
+    /// The reader sets this process has found committed.
+    let readerSetCache = PostgresReaderSetCache()
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.

@@ -216,6 +216,9 @@ struct ObjectStorePlan {
     /// The reader set queries file it under (`objects.readers`, ``SQLIndexRows/readerSet(of:)``):
     /// `nil` for a tombstone and for an object nobody may read.
     var readerSet: Set<String>?
+    /// Whether the row's tombstone flag or reader set changes (always for a new row): when
+    /// neither does, a backend may leave them, and the indexes that hold them, as they are.
+    var flagsChange: Bool
     /// The operation's version and its logged form.
     var operationVersion: Int64
     var operation: String
@@ -256,6 +259,8 @@ struct ObjectStorePlan {
         endedReaders = before.subtracting(readers).sorted()
         startedReaders = readers.subtracting(before).sorted()
         readerSet = deleted ? nil : SQLIndexRows.readerSet(of: readers)
+        let readersChange = !(endedReaders.isEmpty && startedReaders.isEmpty)
+        flagsChange = existing.map { $0.object.isDeleted != deleted || readersChange } ?? true
 
         var logged = operation
         if existing == nil, case .update = operation.change {

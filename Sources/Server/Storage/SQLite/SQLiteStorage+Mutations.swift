@@ -160,24 +160,33 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
         let readers = try plan.readerSet.map { readers throws in try SQLiteStorage.readerSetID(readers, db) }
-        let arguments: [DatabaseValue] = [
+        var arguments: [DatabaseValue] = [
             plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
-            plan.version.databaseValue, plan.sequence.databaseValue, (plan.deleted ? 1 : 0).databaseValue,
-            plan.size.databaseValue, readers.databaseValue,
+            plan.version.databaseValue, plan.sequence.databaseValue, plan.size.databaseValue,
         ]
+        if plan.flagsChange || plan.existingKey == nil {
+            arguments += [(plan.deleted ? 1 : 0).databaseValue, readers.databaseValue]
+        }
         let key: Int64
         if let existing = plan.existingKey {
             key = existing
-            try db.cachedStatement(
-                sql: """
-                    UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
-                    deleted = ?, size_bytes = ?, readers = ? WHERE key = ?
-                    """
-            ).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
+            // A column named in `SET` makes SQLite rewrite the indexes holding it (or testing it,
+            // as the partial ones on `deleted` do), changed or not: the flags only when they change.
+            let sql =
+                plan.flagsChange
+                ? """
+                UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
+                size_bytes = ?, deleted = ?, readers = ? WHERE key = ?
+                """
+                : """
+                UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
+                size_bytes = ? WHERE key = ?
+                """
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
         } else {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+                    INSERT INTO objects (body, created_at, updated_at, version, sequence, size_bytes, deleted,
                     readers, datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
