@@ -197,9 +197,10 @@ extension SQLQueryCompiler {
                 // Only points in the band can be that close: read that range of the index.
                 tests.append(.between(band.low, band.high))
             }
-            // Without SQL distance this is only "has a point": ``evaluation(of:unindexed:)`` sends
-            // every query with a maximum distance to the evaluator, which decides it.
-            if let maximum, dialect.distance != nil { tests.append(.near(point, maximum)) }
+            // Without SQL distance this is "a point in the band, at a longitude in reach" (a
+            // superset): ``evaluation(of:unindexed:ordered:)`` sends every query with a maximum
+            // distance to the evaluator, which decides it.
+            if let maximum { tests.append(.near(point, maximum)) }
             return FieldTest(field: field, tests: tests)
         case .withinBox(let field, let southwest, let northeast):
             return FieldTest(field: field, tests: [.box(southwest: southwest, northeast: northeast)])
@@ -361,20 +362,21 @@ extension SQLQueryCompiler {
                     distance.sql + " <= ?",
                     distance.arguments + [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
-            guard let distanceSQL = dialect.distance else { return SQLFragment("1 = 1") }
             // The longitudes that can be that close first: the band of latitudes the index reads
             // goes round the earth, and the distance (a function call) is then worked out only
             // for the points in reach.
-            var fragment = SQLFragment()
+            var longitudes: SQLFragment?
             if let ranges = SQLQueryCompiler.longitudeRanges(around: point, within: maximum) {
                 let tests = ranges.map { range in
                     c.longitude + SQLFragment(" >= ? AND ", [.real(range.lowerBound)]) + c.longitude
                         + SQLFragment(" <= ?", [.real(range.upperBound)])
                 }
-                fragment = joined(tests, with: " OR ") + SQLFragment(" AND ")
+                longitudes = joined(tests, with: " OR ")
             }
-            return fragment + distance(distanceSQL, (c.latitude, c.longitude), to: point)
-                + SQLFragment(" <= ?", [.real(maximum)])
+            // Without SQL distance, only the longitudes: the evaluator decides the distance.
+            guard let distanceSQL = dialect.distance else { return longitudes ?? SQLFragment("1 = 1") }
+            let within = distance(distanceSQL, (c.latitude, c.longitude), to: point) + SQLFragment(" <= ?", [.real(maximum)])
+            return longitudes.map { $0 + SQLFragment(" AND ") + within } ?? within
         case .box(let southwest, let northeast):
             var fragment =
                 c.latitude + SQLFragment(" IS NOT NULL AND ") + c.latitude

@@ -135,9 +135,13 @@ package struct SQLQueryCompiler: Sendable {
     /// field has a row with its kind and coordinates, whatever its length).
     ///
     /// A dialect without ``SQLDialect/distance`` sends queries with distance conditions or a
-    /// distance order the same way.
-    package func evaluation(of query: Query, unindexed: Set<String>) -> Query? {
-        let distanceOrder = dialect.distance == nil && query.order.isEmpty
+    /// distance order the same way; a top-level `near` within a distance stays in the reduced
+    /// query there, where SQL reads only the band of latitudes and the longitudes in reach (a
+    /// superset of its matches, see ``fieldTest(of:)``), so that the evaluator decides over the
+    /// points near enough instead of the whole class. `ordered` (default `true`): whether the
+    /// query's order matters (`false` for a count).
+    package func evaluation(of query: Query, unindexed: Set<String>, ordered: Bool = true) -> Query? {
+        let distanceOrder = ordered && dialect.distance == nil && query.order.isEmpty
             && QueryEvaluator.distanceAnchor(query.predicate) != nil
         let exactPredicate = query.predicate.map { isExact($0, unindexed: unindexed) } ?? true
         guard !unindexed.isEmpty || distanceOrder || !exactPredicate else { return nil }
@@ -153,7 +157,10 @@ package struct SQLQueryCompiler: Sendable {
             case let predicate?: [predicate]
             case nil: []
             }
-        let exact = operands.filter { isExact($0, unindexed: unindexed) }
+        let exact = operands.filter { operand in
+            if case .near(_, _, _?) = operand { return true }
+            return isExact(operand, unindexed: unindexed)
+        }
         reduced.predicate = exact.isEmpty ? nil : .and(exact)
         return reduced
     }

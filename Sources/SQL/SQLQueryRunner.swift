@@ -53,6 +53,7 @@ package struct SQLQueryRunner<Row> {
     /// (all when `nil`), and their total count.
     /// - Throws: What the reads throw.
     package func find(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int) {
+        if let nearest = try nearestFirst(query, readers: readers, limit: limit) { return nearest }
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
@@ -71,7 +72,7 @@ package struct SQLQueryRunner<Row> {
     /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.
     /// - Throws: What the reads throw.
     package func count(_ query: Query, readers: Set<String>?) throws -> Int {
-        if let result = try evaluated(query, limit: 0, readers: readers) {
+        if let result = try evaluated(query, limit: 0, readers: readers, ordered: false) {
             return result.totalCount
         }
         return try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
@@ -79,8 +80,12 @@ package struct SQLQueryRunner<Row> {
 
     /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the
     /// shared evaluator over the candidates SQL selects; `nil` when SQL alone can answer it.
-    private func evaluated(_ query: Query, limit: Int, readers: Set<String>?) throws -> (objects: [Row], totalCount: Int)? {
-        guard let candidates = compiler.evaluation(of: query, unindexed: try unindexedFields()) else { return nil }
+    private func evaluated(
+        _ query: Query, limit: Int, readers: Set<String>?, ordered: Bool = true
+    ) throws -> (objects: [Row], totalCount: Int)? {
+        guard let candidates = compiler.evaluation(of: query, unindexed: try unindexedFields(), ordered: ordered) else {
+            return nil
+        }
         var paged = query
         paged.limit = limit
         paged.includes = []
@@ -94,6 +99,55 @@ package struct SQLQueryRunner<Row> {
         }
         let result = QueryEvaluator.run(paged, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
         return (result.objects.compactMap { rowsById[$0.objectId] }, result.totalCount)
+    }
+}
+
+extension SQLQueryRunner {
+    /// The radii, in meters, ``nearestFirst(_:readers:limit:)`` tries in turn: from 1 km, eight
+    /// times wider each time, the last past half the earth's circumference (every point).
+    static var nearestRadii: [Double] { [1e3, 8e3, 64e3, 512e3, 4_096e3, 32_768e3] }
+
+    /// The page of a query ordered by distance from a point without a maximum distance (`near`
+    /// without `within`, no explicit order): the same query within a radius, widened until its
+    /// page is full. Every point within the radius is a match of the narrower query, and every
+    /// point beyond it is farther than all of them, so a full page is the query's own page; the
+    /// narrower query reads the band of the index around the point instead of ordering every
+    /// object of the class by distance. The total count is the query's own (a count reads no
+    /// distances). `nil` for any other query.
+    /// - Throws: What the reads throw.
+    func nearestFirst(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int)? {
+        guard query.order.isEmpty, limit > 0, let predicate = query.predicate,
+            let anchor = Self.firstNear(predicate), anchor.maximum == nil
+        else { return nil }
+        for radius in Self.nearestRadii.dropLast() {
+            var narrowed = query
+            narrowed.predicate = .and([
+                predicate, .near(field: anchor.field, point: anchor.point, maxDistanceMeters: radius),
+            ])
+            let objects =
+                try evaluated(narrowed, limit: limit, readers: readers)?.objects
+                ?? self.objects(
+                    compiler.select(narrowed, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
+            guard objects.count == limit else { continue }
+            return (objects, try count(query, readers: readers))
+        }
+        return nil
+    }
+
+    /// The `near` whose point a query's results are ordered by when it has no explicit order:
+    /// the first, depth first through `and`s (as ``QueryEvaluator/distanceAnchor(_:)`` finds it).
+    private static func firstNear(_ predicate: QueryPredicate) -> (field: String, point: GeoPoint, maximum: Double?)? {
+        switch predicate {
+        case .near(let field, let point, let maximum):
+            return (field, point, maximum)
+        case .and(let operands):
+            for operand in operands {
+                if let found = firstNear(operand) { return found }
+            }
+            return nil
+        default:
+            return nil
+        }
     }
 }
 
