@@ -48,6 +48,14 @@ package struct SQLQueryCompiler: Sendable {
     /// (a role that reads every user's private objects) is tested object by object.
     package static let maxReaderSets = 256
 
+    /// ``readerSets`` from the memberships a store read for a caller's principals (each set once
+    /// per principal of it, read up to ``maxReaderSets`` + 1 per principal): `nil` when they
+    /// name more than ``maxReaderSets`` sets.
+    package static func readerSets(_ memberships: [Int64]) -> [Int64]? {
+        let sets = Set(memberships)
+        return sets.count > maxReaderSets ? nil : sets.sorted()
+    }
+
     /// A compiler for `dialect` over `layout`.
     package init(dialect: SQLDialect, layout: SQLIndexLayout) {
         self.dialect = dialect

@@ -104,22 +104,28 @@ package struct SQLQueryRunner<Row> {
 
 extension SQLQueryRunner {
     /// The radii, in meters, ``nearestFirst(_:readers:limit:)`` tries in turn: from 1 km, eight
-    /// times wider each time, the last past half the earth's circumference (every point).
-    static var nearestRadii: [Double] { [1e3, 8e3, 64e3, 512e3, 4_096e3, 32_768e3] }
+    /// times wider each time. Past the last, the query runs unnarrowed.
+    static var nearestRadii: [Double] { [1e3, 8e3, 64e3, 512e3] }
 
     /// The page of a query ordered by distance from a point without a maximum distance (`near`
-    /// without `within`, no explicit order): the same query within a radius, widened until its
-    /// page is full. Every point within the radius is a match of the narrower query, and every
-    /// point beyond it is farther than all of them, so a full page is the query's own page; the
-    /// narrower query reads the band of the index around the point instead of ordering every
-    /// object of the class by distance. The total count is the query's own (a count reads no
-    /// distances). `nil` for any other query.
+    /// without `within`, no explicit order, a limit): the same query within a radius, widened
+    /// until its page is full. Every point within the radius is a match of the narrower query,
+    /// and every point beyond it is farther than all of them, so a full page is the query's own
+    /// page; the narrower query reads the band of the index around the point instead of
+    /// ordering every object of the class by distance. The total count is the query's own, read
+    /// first (a count reads no distances): when it cannot fill the page, nothing is narrowed.
+    /// At most ``nearestRadii``'s count narrower queries run, each reading less than the
+    /// query itself. `nil` when the query is not such a query or no radius fills its page.
     /// - Throws: What the reads throw.
     func nearestFirst(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int)? {
-        guard query.order.isEmpty, limit > 0, let predicate = query.predicate,
-            let anchor = Self.firstNear(predicate), anchor.maximum == nil
+        guard query.order.isEmpty, let queryLimit = query.limit, queryLimit > 0, limit > 0, limit <= queryLimit,
+            let predicate = query.predicate, let anchor = Self.firstNear(predicate), anchor.maximum == nil
         else { return nil }
-        for radius in Self.nearestRadii.dropLast() {
+        let (end, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
+        guard !overflow else { return nil }
+        let total = try count(query, readers: readers)
+        guard total >= end else { return nil }
+        for radius in Self.nearestRadii {
             var narrowed = query
             narrowed.predicate = .and([
                 predicate, .near(field: anchor.field, point: anchor.point, maxDistanceMeters: radius),
@@ -128,8 +134,7 @@ extension SQLQueryRunner {
                 try evaluated(narrowed, limit: limit, readers: readers)?.objects
                 ?? self.objects(
                     compiler.select(narrowed, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
-            guard objects.count == limit else { continue }
-            return (objects, try count(query, readers: readers))
+            if objects.count == limit { return (objects, total) }
         }
         return nil
     }

@@ -231,13 +231,22 @@ struct StorageSQLiteMigrationTests {
                         """
                 ).map { ($0[0], $0[1]) })
         }
-        #expect(sets == [#"["*"]"#: 1, #"["u1"]"#: 1, #"["u1","u2"]"#: 2, #"["role:R"]"#: 1, #"["u2"]"#: 1])
+        #expect(
+            sets == [
+                #"["*"]"#: 1, #"["u1"]"#: 1, #"["u1","u2"]"#: 2, #"["role:R"]"#: 1, #"["u2"]"#: 1, #"["Zed_9-x","role:R"]"#: 2,
+            ])
+        // A set whose principals sort differently by bytes: the writer names it too.
+        try await StorageWrites.put(
+            StorageConformance.object(
+                "oddToo",
+                acl: StorageConformance.readable(by: .user(StorageConformance.ReaderSetCase.oddUser), .role("R"))),
+            datastoreKey: key, into: storage)
         // The writer names the same sets: a new object readable by u1 and u2 makes none.
         try await StorageWrites.put(
             StorageConformance.object("new", acl: StorageConformance.readable(by: .user("u2"), .user("u1"))),
             datastoreKey: key, into: storage)
-        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") } == 5)
-        #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["u2"]) == 3)
+        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reader_sets") } == 6)
+        #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["*", "u2"]) == 5)
         try await storage.close()
     }
 
@@ -252,12 +261,14 @@ struct StorageSQLiteMigrationTests {
                 _ = try SQLiteStorage.readerSetID(["u1", "other\(index)"], db)
             }
             #expect(try SQLiteStorage.readerSetID(["u1", "other0"], db) == 1, "found, not made again")
-            #expect(try SQLiteStorage.readerSets(of: ["u1"], db)?.count == SQLQueryCompiler.maxReaderSets)
-            #expect(try SQLiteStorage.readerSets(of: ["other3", "nobody"], db)?.count == 1)
-            #expect(try SQLiteStorage.readerSets(of: ["nobody"], db) == [])
+            #expect(try SQLiteStorage.readerSets(of: ["*", "u1"], db)?.count == SQLQueryCompiler.maxReaderSets)
+            #expect(try SQLiteStorage.readerSets(of: ["*", "other3", "nobody"], db)?.count == 1)
+            #expect(try SQLiteStorage.readerSets(of: ["*", "nobody"], db) == [])
             #expect(try SQLiteStorage.readerSets(of: nil, db) == nil)
+            #expect(try SQLiteStorage.readerSets(of: ["other3"], db) == nil, "not among everyone: object by object")
             _ = try SQLiteStorage.readerSetID(["u1", "one more"], db)
-            #expect(try SQLiteStorage.readerSets(of: ["u1"], db) == nil, "past the most: tested object by object")
+            #expect(try SQLiteStorage.readerSets(of: ["*", "u1"], db) == nil, "past the most: tested object by object")
+            #expect(try SQLiteStorage.readerSets(of: ["*", "u1", "other3"], db) == nil)
         }
         try await storage.close()
     }

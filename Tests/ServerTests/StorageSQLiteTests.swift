@@ -47,6 +47,10 @@ struct StorageConformanceTests {
         try await StorageConformance.readerSets(backend.factory)
     }
 
+    @Test("reader sets: a set made by a transaction that rolled back is made again, and found", arguments: StorageBackend.tested) func readerSetsAfterRollback(backend: StorageBackend) async throws {
+        try await StorageConformance.readerSetsAfterRollback(backend.factory)
+    }
+
     @Test("reader sets: a caller in ten times the sets a query names gets exact pages and counts", arguments: StorageBackend.tested) func manyReaderSets(backend: StorageBackend) async throws {
         try await StorageConformance.manyReaderSets(backend.factory)
     }

@@ -331,10 +331,10 @@ enum SQLiteMigrations {
                     PRIMARY KEY (principal, reader_set)
                 ) WITHOUT ROWID;
                 ALTER TABLE objects ADD COLUMN readers INTEGER;
-                CREATE TEMP TABLE v10_object_sets AS
+                CREATE TEMP TABLE v10_object_sets (object_key INTEGER PRIMARY KEY, principals TEXT NOT NULL);
+                INSERT INTO v10_object_sets (object_key, principals)
                     SELECT object_key,
                     CASE WHEN max(principal = '*') THEN '["*"]' ELSE '[' || group_concat(quoted, ',') || ']' END
-                        AS principals
                     FROM (
                         SELECT r.object_key, r.principal,
                         '"' || replace(replace(r.principal, '\\', '\\\\'), '"', '\\"') || '"' AS quoted

@@ -159,12 +159,15 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
-        let readers = try plan.readerSet.map { readers throws in try SQLiteStorage.readerSetID(readers, db) }
+        let flagsChange = plan.flagsChange || plan.existingKey == nil
+        let readers = try plan.readerSet.flatMap { readers throws in
+            flagsChange ? try SQLiteStorage.readerSetID(readers, db) : nil
+        }
         var arguments: [DatabaseValue] = [
             plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
             plan.version.databaseValue, plan.sequence.databaseValue, plan.size.databaseValue,
         ]
-        if plan.flagsChange || plan.existingKey == nil {
+        if flagsChange {
             arguments += [(plan.deleted ? 1 : 0).databaseValue, readers.databaseValue]
         }
         let key: Int64

@@ -28,16 +28,20 @@ extension SQLiteStorage {
     }
 
     /// The reader sets that have one of `readers` as a member, for ``SQLQueryCompiler/readerSets``:
-    /// `nil` when `readers` is `nil` (no limit) or when they are more than
-    /// ``SQLQueryCompiler/maxReaderSets`` (the query then looks up each object's readers).
+    /// `nil` when `readers` is `nil` (no limit), when they are more than
+    /// ``SQLQueryCompiler/maxReaderSets`` (the query then looks up each object's readers), and
+    /// for a caller not counted among everyone (`*`, which every signed-in or anonymous caller's
+    /// principals hold): a set that holds `*` stands for all of its readers only for those.
+    /// Reads at most one more set than the most per principal, so that a principal in millions
+    /// of sets costs what one in 257 does.
     /// - Throws: What the database throws.
     static func readerSets(of readers: Set<String>?, _ db: Database) throws -> [Int64]? {
-        guard let readers, !readers.isEmpty else { return nil }
+        guard let readers, readers.contains("*") else { return nil }
         let set = SQLTextSet.list(readers, dialect: .sqlite)
-        let ids = try Int64.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT DISTINCT reader_set FROM reader_set_members WHERE principal IN (\(set.sql)) LIMIT ?"),
-            arguments: StatementArguments(set.arguments) + [SQLQueryCompiler.maxReaderSets + 1])
-        return ids.count > SQLQueryCompiler.maxReaderSets ? nil : ids
+        let (bound, overflow) = (SQLQueryCompiler.maxReaderSets + 1).multipliedReportingOverflow(by: readers.count)
+        let rows = try Int64.fetchAll(
+            db.cachedStatement(sql: "SELECT reader_set FROM reader_set_members WHERE principal IN (\(set.sql)) LIMIT ?"),
+            arguments: StatementArguments(set.arguments) + [overflow ? Int.max : bound])
+        return SQLQueryCompiler.readerSets(rows)
     }
 }
