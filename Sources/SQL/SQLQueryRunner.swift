@@ -126,10 +126,10 @@ extension SQLQueryRunner {
         let total = try count(query, readers: readers)
         guard total >= end else { return nil }
         for radius in Self.nearestRadii {
+            // The anchor itself within the radius (a point within it has a point): the same order,
+            // and no condition left that reads every point of the class.
             var narrowed = query
-            narrowed.predicate = .and([
-                predicate, .near(field: anchor.field, point: anchor.point, maxDistanceMeters: radius),
-            ])
+            narrowed.predicate = Self.bounding(predicate, within: radius)
             let objects =
                 try evaluated(narrowed, limit: limit, readers: readers)?.objects
                 ?? self.objects(
@@ -137,6 +137,24 @@ extension SQLQueryRunner {
             if objects.count == limit { return (objects, total) }
         }
         return nil
+    }
+
+    /// `predicate` with its first `near` (``firstNear(_:)``) limited to `radius` meters.
+    private static func bounding(_ predicate: QueryPredicate, within radius: Double) -> QueryPredicate {
+        var bounded = false
+        func visit(_ predicate: QueryPredicate) -> QueryPredicate {
+            guard !bounded else { return predicate }
+            switch predicate {
+            case .near(let field, let point, _):
+                bounded = true
+                return .near(field: field, point: point, maxDistanceMeters: radius)
+            case .and(let operands):
+                return .and(operands.map(visit))
+            default:
+                return predicate
+            }
+        }
+        return visit(predicate)
     }
 
     /// The `near` whose point a query's results are ordered by when it has no explicit order:
