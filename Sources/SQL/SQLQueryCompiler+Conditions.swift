@@ -196,6 +196,10 @@ extension SQLQueryCompiler {
             if let maximum, let band = SQLQueryCompiler.latitudeBand(around: point, within: maximum) {
                 // Only points in the band can be that close: read that range of the index.
                 tests.append(.between(band.low, band.high))
+            } else if let every = SQLQueryCompiler.pointKeys(south: -90, north: 90) {
+                // Every point: the range of points' keys, which the value index answers alone
+                // (testing the coordinates would read each row).
+                tests.append(.between(every.low, every.high))
             }
             // Without SQL distance this is "a point in the band, at a longitude in reach" (a
             // superset): ``evaluation(of:unindexed:ordered:)`` sends every query with a maximum
@@ -334,8 +338,13 @@ extension SQLQueryCompiler {
         SQLFragment("rooftop_field(\(layout.document ?? "NULL"), ?, '\(part)')", [.text(field)])
     }
 
-    /// `tests`, all of them, on `columns`.
+    /// `tests`, all of them, on `columns`. Where keys narrow (not in a document), a band of
+    /// points' keys already says the value is a point: that test is left out.
     private func render(_ tests: [KeyTest], _ columns: Columns) -> SQLFragment {
+        var tests = tests
+        if columns.narrows, tests.contains(where: { if case .between = $0 { true } else { false } }) {
+            tests.removeAll { if case .point = $0 { true } else { false } }
+        }
         let parts = tests.map { render($0, columns) }
         return parts.dropFirst().reduce(parts.first ?? SQLFragment("1 = 1")) { $0 + SQLFragment(" AND ") + $1 }
     }
