@@ -52,6 +52,23 @@ extension StorageConformance {
                 StorageWrites.tombstone(of: initial[8]), deleted: true, datastoreKey: key, into: storage)
         }
 
+        /// The sets a migration makes of the objects ``write(_:datastoreKey:)`` leaves, by text,
+        /// with their numbers of members.
+        static let migratedSets: [String: Int64] = [
+            #"["*"]"#: 1, #"["u1"]"#: 1, #"["u1","u2"]"#: 2, #"["role:R"]"#: 1, #"["u2"]"#: 1, #"["Zed_9-x","role:R"]"#: 2,
+        ]
+
+        /// After a migration: writes two objects whose ACLs' sets the migration made (one whose
+        /// principals sort differently by bytes), so that a writer naming another text for them
+        /// makes new sets; then checks a caller's count.
+        static func writeAfterMigration(_ storage: any Storage, datastoreKey key: Int64) async throws {
+            try await StorageWrites.put(
+                object("oddToo", acl: readable(by: .user(oddUser), .role("R"))), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                object("new", acl: readable(by: .user("u2"), .user("u1"))), datastoreKey: key, into: storage)
+            #expect(try await storage.count(Query("T"), datastoreKey: key, readers: ["*", "u2"]) == 5)
+        }
+
         /// Checks what each caller finds and counts (and that the admin, without readers, sees
         /// every live object).
         static func check(_ storage: any Storage, datastoreKey key: Int64) async throws {
