@@ -8,8 +8,9 @@ import Testing
 
 /// `near` without a maximum distance orders a class by distance from a point; storage answers it
 /// within a radius widened until the page is full (``SQLQueryRunner/nearestFirst(_:readers:limit:)``).
-/// Points at every scale of the radii, pages of every size and offset, with and without another
-/// condition and readers: the same pages and counts as the shared evaluator.
+/// Points at every scale of the radii, ties at one place and at a radius's length, pages of every
+/// size and offset, with and without another condition and readers: the same pages and counts as
+/// the shared evaluator.
 @Suite("SQL nearest first")
 struct SQLQueryNearestTests {
     /// Points around an anchor at distances spread over each radius tried (and beyond the last),
@@ -34,6 +35,16 @@ struct SQLQueryNearestTests {
         }
         for index in 0..<5 {
             objects.append(StorageConformance.object("none\(index)", fields: ["n": .int(Int64(index))]))
+        }
+        // Ties: points at one place, ordered by ID among themselves, across page boundaries (a
+        // page of 12 ends among the first group) and at about a radius's length (1 km, 8 km).
+        for (group, meters) in [(0, 950.0), (1, 1_000.0), (2, 8_000.0)] {
+            let point = try Self.point(from: anchor, meters: meters, bearing: 1.0 + Double(group))
+            for index in 0..<4 {
+                objects.append(
+                    StorageConformance.object(
+                        "tie\(group)-\(index)", fields: ["loc": .geoPoint(point), "n": .int(Int64(index))]))
+            }
         }
         return objects
     }
@@ -63,7 +74,7 @@ struct SQLQueryNearestTests {
                 let near = Field("loc").near(anchor)
                 for predicate in [near, .and([Field("n") < 10, near]), .and([.and([near]), Field("n") >= 3])] {
                     for readers: Set<String>? in [nil, ["*", "u1"]] {
-                        for (limit, offset) in [(1, 0), (5, 0), (12, 0), (20, 0), (20, 3), (50, 0), (50, 40), (100, 0), (300, 0), (20, 150)] {
+                        for (limit, offset) in [(1, 0), (5, 0), (12, 0), (14, 0), (20, 0), (20, 3), (50, 0), (50, 40), (100, 0), (300, 0), (20, 150)] {
                             let query = Query("T").where(predicate).limit(limit).offset(offset)
                             let expected = QueryEvaluator.run(
                                 query, over: objects, lookup: { _ in nil },
