@@ -64,7 +64,15 @@ extension RooftopQuery {
                 }
                 continuation.finish()
             } catch {
-                continuation.finish(throwing: error)
+                // Cancelled only when the iteration stopped (`onTermination`, which the stream
+                // calls before it ends): the request's cancellation is not the consumer's error.
+                // Ending the stream with it could reach a consumer that stopped before the stream
+                // itself had ended.
+                if Task.isCancelled {
+                    continuation.finish()
+                } else {
+                    continuation.finish(throwing: error)
+                }
             }
         }
         continuation.onTermination = { _ in task.cancel() }
