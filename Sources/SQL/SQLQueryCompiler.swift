@@ -48,9 +48,20 @@ package struct SQLQueryCompiler: Sendable {
     /// (a role that reads every user's private objects) is tested object by object.
     package static let maxReaderSets = 256
 
+    /// How many `reader_set_members` rows a store reads for a caller with `readers` (at most
+    /// ``maxReaderSets`` + 1 per principal, so that a principal in millions of sets costs what one
+    /// in 257 does); `nil` when the caller is not tested by reader sets: no limit (`nil`), or not
+    /// counted among everyone (`*`, which every caller's principals hold; a set holding `*`
+    /// stands for all of its readers only for those).
+    package static func readerSetReadLimit(for readers: Set<String>?) -> Int? {
+        guard let readers, readers.contains("*") else { return nil }
+        let (bound, overflow) = (maxReaderSets + 1).multipliedReportingOverflow(by: readers.count)
+        return overflow ? Int.max : bound
+    }
+
     /// ``readerSets`` from the memberships a store read for a caller's principals (each set once
-    /// per principal of it, read up to ``maxReaderSets`` + 1 per principal): `nil` when they
-    /// name more than ``maxReaderSets`` sets.
+    /// per principal of it, read up to ``readerSetReadLimit(for:)``): `nil` when they name more
+    /// than ``maxReaderSets`` sets.
     package static func readerSets(_ memberships: [Int64]) -> [Int64]? {
         let sets = Set(memberships)
         return sets.count > maxReaderSets ? nil : sets.sorted()

@@ -119,7 +119,8 @@ extension SQLQueryRunner {
     /// - Throws: What the reads throw.
     func nearestFirst(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int)? {
         guard query.order.isEmpty, let queryLimit = query.limit, queryLimit > 0, limit > 0, limit <= queryLimit,
-            let predicate = query.predicate, let anchor = Self.firstNear(predicate), anchor.maximum == nil
+            let predicate = query.predicate, let anchor = QueryEvaluator.distanceAnchorCondition(predicate),
+            anchor.maximum == nil
         else { return nil }
         let (end, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
         guard !overflow else { return nil }
@@ -139,7 +140,8 @@ extension SQLQueryRunner {
         return nil
     }
 
-    /// `predicate` with its first `near` (``firstNear(_:)``) limited to `radius` meters.
+    /// `predicate` with its distance anchor (``QueryEvaluator/distanceAnchorCondition(_:)``, the
+    /// same walk) limited to `radius` meters.
     private static func bounding(_ predicate: QueryPredicate, within radius: Double) -> QueryPredicate {
         var bounded = false
         func visit(_ predicate: QueryPredicate) -> QueryPredicate {
@@ -155,22 +157,6 @@ extension SQLQueryRunner {
             }
         }
         return visit(predicate)
-    }
-
-    /// The `near` whose point a query's results are ordered by when it has no explicit order:
-    /// the first, depth first through `and`s (as ``QueryEvaluator/distanceAnchor(_:)`` finds it).
-    private static func firstNear(_ predicate: QueryPredicate) -> (field: String, point: GeoPoint, maximum: Double?)? {
-        switch predicate {
-        case .near(let field, let point, let maximum):
-            return (field, point, maximum)
-        case .and(let operands):
-            for operand in operands {
-                if let found = firstNear(operand) { return found }
-            }
-            return nil
-        default:
-            return nil
-        }
     }
 }
 

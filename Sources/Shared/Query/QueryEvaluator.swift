@@ -88,12 +88,23 @@ public enum QueryEvaluator {
     /// the first one reached from the top through `and` operands only, depth first. The server
     /// orders its SQL by the same anchor.
     public static func distanceAnchor(_ predicate: QueryPredicate?) -> (field: String, point: GeoPoint)? {
+        distanceAnchorCondition(predicate).map { ($0.field, $0.point) }
+    }
+
+    /// ``distanceAnchor(_:)`` with the anchor's maximum distance in meters (`nil`: none).
+    ///
+    /// ```swift
+    /// let anchor = QueryEvaluator.distanceAnchorCondition(query.predicate)  // (field, point, maximum)?
+    /// ```
+    public static func distanceAnchorCondition(
+        _ predicate: QueryPredicate?
+    ) -> (field: String, point: GeoPoint, maximum: Double?)? {
         switch predicate {
-        case .near(let field, let point, _)?:
-            return (field, point)
+        case .near(let field, let point, let maximum)?:
+            return (field, point, maximum)
         case .and(let operands)?:
             for operand in operands {
-                if let anchor = distanceAnchor(operand) { return anchor }
+                if let anchor = distanceAnchorCondition(operand) { return anchor }
             }
             return nil
         default:

@@ -54,16 +54,15 @@ extension PostgresStorage {
 
 extension PostgresStorage {
     /// The reader sets that have one of `readers` as a member, for ``SQLQueryCompiler/readerSets``
-    /// (see ``SQLiteStorage/readerSets(of:_:)``): `nil` when `readers` is `nil`, lacks `*`, or
-    /// is a member of more than ``SQLQueryCompiler/maxReaderSets``.
+    /// (see ``SQLiteStorage/readerSets(of:_:)``): `nil` when the caller is not tested by sets
+    /// (``SQLQueryCompiler/readerSetReadLimit(for:)``) or is a member of more than
+    /// ``SQLQueryCompiler/maxReaderSets``.
     /// - Throws: What the database throws.
     static func readerSets(of readers: Set<String>?, _ session: PostgresBlockingSession) throws -> [Int64]? {
-        guard let readers, readers.contains("*") else { return nil }
+        guard let readers, let limit = SQLQueryCompiler.readerSetReadLimit(for: readers) else { return nil }
         let principals = readers.sorted()
-        let (bound, overflow) = (SQLQueryCompiler.maxReaderSets + 1).multipliedReportingOverflow(by: readers.count)
-        let limit = Int64(overflow ? Int.max : bound)
         let rows = try session.query(
-            "SELECT reader_set FROM reader_set_members WHERE principal = ANY(\(principals)::text[]) LIMIT \(limit)"
+            "SELECT reader_set FROM reader_set_members WHERE principal = ANY(\(principals)::text[]) LIMIT \(Int64(limit))"
         ).map { try $0.decode(Int64.self) }
         return SQLQueryCompiler.readerSets(rows)
     }

@@ -28,20 +28,16 @@ extension SQLiteStorage {
     }
 
     /// The reader sets that have one of `readers` as a member, for ``SQLQueryCompiler/readerSets``:
-    /// `nil` when `readers` is `nil` (no limit), when they are more than
-    /// ``SQLQueryCompiler/maxReaderSets`` (the query then looks up each object's readers), and
-    /// for a caller not counted among everyone (`*`, which every signed-in or anonymous caller's
-    /// principals hold): a set that holds `*` stands for all of its readers only for those.
-    /// Reads at most one more set than the most per principal, so that a principal in millions
-    /// of sets costs what one in 257 does.
+    /// `nil` when the caller is not tested by sets (``SQLQueryCompiler/readerSetReadLimit(for:)``)
+    /// or is a member of more than ``SQLQueryCompiler/maxReaderSets`` (the query then looks up
+    /// each object's readers).
     /// - Throws: What the database throws.
     static func readerSets(of readers: Set<String>?, _ db: Database) throws -> [Int64]? {
-        guard let readers, readers.contains("*") else { return nil }
+        guard let readers, let limit = SQLQueryCompiler.readerSetReadLimit(for: readers) else { return nil }
         let set = SQLTextSet.list(readers, dialect: .sqlite)
-        let (bound, overflow) = (SQLQueryCompiler.maxReaderSets + 1).multipliedReportingOverflow(by: readers.count)
         let rows = try Int64.fetchAll(
             db.cachedStatement(sql: "SELECT reader_set FROM reader_set_members WHERE principal IN (\(set.sql)) LIMIT ?"),
-            arguments: StatementArguments(set.arguments) + [overflow ? Int.max : bound])
+            arguments: StatementArguments(set.arguments) + [limit])
         return SQLQueryCompiler.readerSets(rows)
     }
 }
