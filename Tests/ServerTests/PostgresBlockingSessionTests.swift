@@ -20,7 +20,7 @@ struct PostgresBlockingSessionTests {
         func set() { value.withLock { $0 = true } }
     }
 
-    @Test("a transaction commits what it did; a failed savepoint undoes only its own part; a throw undoes all",
+    @Test("a transaction commits what it did; a throw undoes all",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func commitAndRollback() async throws {
         try await PostgresTestCluster.withPools(connections: 2, logger: logger) { pools in
@@ -28,16 +28,6 @@ struct PostgresBlockingSessionTests {
             try await pool.client.query("CREATE TABLE t (id integer PRIMARY KEY)")
             try await pool.blockingTransaction { session in
                 try session.execute("INSERT INTO t VALUES (1)")
-                #expect(throws: Refused.self) {
-                    try session.inSavepoint {
-                        try session.execute("INSERT INTO t VALUES (2)")
-                        throw Refused()
-                    }
-                }
-                // A statement the database refuses inside a savepoint leaves the transaction usable.
-                #expect(throws: PSQLError.self) {
-                    try session.inSavepoint { try session.execute("INSERT INTO t VALUES (1)") }
-                }
                 try session.execute("INSERT INTO t VALUES (3)")
             }
             await #expect(throws: Refused.self) {

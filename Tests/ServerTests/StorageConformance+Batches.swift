@@ -73,3 +73,89 @@ extension StorageConformance {
         }
     }
 }
+
+extension StorageConformance {
+    /// A push whose locks are taken, and whose reads are read ahead, before its first write
+    /// (``ObjectWriter/lock(_:)``): each write still sees what the transaction wrote before it (an
+    /// object written twice, a tombstone brought back, a recorded result answered with its
+    /// object's state as the transaction left it), a write not read ahead works as well, and
+    /// everything commits in sequence order with the right counters.
+    static func readAhead(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let ids = try (0...6).map { try MutationID("m\($0)") }
+            // Committed before: `p` by m0, `q` created and deleted.
+            let p1 = object("p", fields: ["n": 1, "tag": "x"])
+            _ = try await write(storage, datastoreKey: key, objectId: "p", base: nil, mutation: ("u1", ids[0])) { _ in
+                StorageWrites.decision(p1, deleted: false)
+            }
+            let q1 = try await StorageWrites.put(object("q", fields: ["n": 1]), datastoreKey: key, into: storage)
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: q1.snapshot), deleted: true, datastoreKey: key, into: storage)
+
+            let p2 = updated(p1, ["n": 2, "tag": nil], acl: .some(readable(by: .user("u2"))))
+            let p3 = updated(p2, ["n": 3])
+            let q3 = object("q", version: 3, fields: ["n": 3])
+            let r1 = object("r", fields: ["list": .list([.string("a"), .string("b")])])
+            let x1 = object("x")
+            let seen = Recorder<String>()
+            let outcomes = try await storage.writeObjects { writer -> [ObjectWriteOutcome] in
+                func request(_ objectId: String, _ id: MutationID, base: Int64?) -> ObjectWriteRequest {
+                    ObjectWriteRequest(datastoreKey: key, className: "T", objectId: objectId, baseVersion: base, mutation: ("u1", id))
+                }
+                func write(_ request: ObjectWriteRequest, _ snapshot: ObjectSnapshot) throws -> ObjectWriteOutcome {
+                    try writer.write(request) { context in
+                        let current = context.current.map { "v\($0.snapshot.version)\($0.isDeleted ? " deleted" : "")" }
+                        seen.record("\(request.objectId): \(current ?? "none")")
+                        return StorageWrites.decision(snapshot, deleted: false)
+                    }
+                }
+                let requests = [
+                    request("p", ids[1], base: 1), request("q", ids[2], base: nil), request("r", ids[3], base: nil),
+                    request("p", ids[4], base: 2), request("p", ids[0], base: nil),
+                ]
+                try writer.lock(requests)
+                return [
+                    try write(requests[0], p2), try write(requests[1], q3), try write(requests[2], r1),
+                    // `p` again: the transaction's own write is what it sees.
+                    try write(requests[3], p3),
+                    // m0 again: its result, with `p` as this transaction left it.
+                    try write(requests[4], p1),
+                    // Not read ahead.
+                    try write(request("x", ids[5], base: nil), x1),
+                ]
+            }
+            #expect(seen.all == ["p: v1", "q: v2 deleted", "r: none", "p: v2", "x: none"])
+            #expect(outcomes.map { "\($0)".prefix(7) } == ["written", "written", "written", "written", "replaye", "written"])
+            if case .replayed(let result) = outcomes[4] {
+                #expect(result == .applied(mutationId: ids[0], version: 1, object: p3, merges: []))
+            } else {
+                Issue.record("m0 again gave \(outcomes[4])")
+            }
+
+            // Committed: the states, the feed in sequence order, the counters and the results.
+            for (objectId, expected) in [("p", p3), ("q", q3), ("r", r1), ("x", x1)] {
+                #expect(try await storage.object(datastoreKey: key, className: "T", objectId: objectId)?.snapshot == expected)
+            }
+            let feed = try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil)
+            #expect(feed.map(\.objectId) == ["q", "r", "p", "x"] && feed.map(\.sequence) == [5, 6, 7, 8])
+            let datastore = try #require(try await storage.datastore(key: key))
+            #expect(datastore.sequence == 8 && datastore.recordCount == 4)
+            let recorded = try await storage.mutationResults(scope: "u1", ids: ids)
+            #expect(Set(recorded.keys) == Set(ids[0...5]))
+            #expect(recorded[ids[4]] == .applied(mutationId: ids[4], version: 3, object: p3, merges: []))
+            // The index rows follow: `p`'s dropped tag and its readers, `r`'s list.
+            let readers: Set<String>? = ["u2", "*"]
+            let tagged = try await storage.find(
+                Query("T").where(Field("tag") == "x"), datastoreKey: key, readers: nil, limit: 10)
+            #expect(tagged.objects.isEmpty)
+            let byU2 = try await storage.find(Query("T"), datastoreKey: key, readers: readers, limit: 10)
+            #expect(byU2.objects.map(\.objectId).contains("p"))
+            let byU3 = try await storage.find(Query("T"), datastoreKey: key, readers: ["u3", "*"], limit: 10)
+            #expect(!byU3.objects.map(\.objectId).contains("p"))
+            let listed = try await storage.find(
+                Query("T").where(Field("list").contains("b")), datastoreKey: key, readers: nil, limit: 10)
+            #expect(listed.objects.map(\.objectId) == ["r"])
+        }
+    }
+}

@@ -83,6 +83,10 @@ struct StorageConformanceTests {
         try await StorageConformance.batches(backend.factory)
     }
 
+    @Test("objects: a push's reads read ahead; each write still sees the transaction's earlier ones", arguments: StorageBackend.tested) func readAhead(backend: StorageBackend) async throws {
+        try await StorageConformance.readAhead(backend.factory)
+    }
+
     @Test("objects: concurrent changes and the operation log", arguments: StorageBackend.tested) func concurrentChanges(backend: StorageBackend) async throws {
         try await StorageConformance.concurrentChanges(backend.factory)
     }

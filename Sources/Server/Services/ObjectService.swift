@@ -122,16 +122,20 @@ final class ObjectService: Sendable {
         return prepared
     }
 
-    /// Takes the locks the prepared mutations' writes need, before the first of them
-    /// (``ObjectWriter/lock(_:)``).
+    /// Takes the locks the prepared mutations' writes need, before the first of them, and lets
+    /// the storage read ahead what they will read (``ObjectWriter/lock(_:)``).
     /// - Throws: What the storage throws.
-    func lock(_ mutations: [Mutation], _ prepared: [Prepared], writer: any ObjectWriter) throws {
+    func lock(
+        _ mutations: [Mutation], _ prepared: [Prepared], context: AccessContext, idempotent: Bool,
+        writer: any ObjectWriter
+    ) throws {
+        let scope = ObjectService.idempotencyScope(context)
         try writer.lock(
             zip(mutations, prepared).compactMap { mutation, prepared in
                 guard case .ready(let resolved, _) = prepared else { return nil }
                 return ObjectWriteRequest(
                     datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
-                    baseVersion: nil, mutation: nil)
+                    baseVersion: nil, mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
             })
     }
 

@@ -249,7 +249,9 @@ public protocol ObjectWriter {
     /// Takes, before any write, the locks the writes of `requests` need (a backend whose writers
     /// run at once locks their objects, in one order every transaction follows, so that two
     /// pushes writing the same objects in different orders never wait for each other in a
-    /// cycle). Optional: a write takes its own locks when they were not taken.
+    /// cycle), and may read ahead, in a few statements, what those writes will read (their
+    /// datastores, objects and the results recorded for their mutation IDs). Optional: a write
+    /// takes its own locks, and reads what it needs, when this was not called.
     /// - Throws: What the database answers.
     func lock(_ requests: [ObjectWriteRequest]) throws
 

@@ -32,7 +32,7 @@ final class PushService: Sendable {
         let prepared = try await objects.prepare(mutations, context: context, idempotent: true)
         let objects = self.objects
         let applied = try await objects.transaction { writer in
-            try objects.lock(mutations, prepared, writer: writer)
+            try objects.lock(mutations, prepared, context: context, idempotent: true, writer: writer)
             var chains = PushChains()
             return try mutations.enumerated().map { index, original in
                 let (mutation, chain) = chains.next(original)

@@ -1,6 +1,7 @@
 import Logging
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// One PostgreSQL transaction driven by synchronous code.
 ///
@@ -18,6 +19,8 @@ import PostgresNIO
 final class PostgresBlockingSession: Sendable {
     private let connection: PostgresConnection
     let logger: Logger
+    /// The statements run so far: each is a round trip to the database.
+    let statementsRun = Atomic<Int>(0)
 
     fileprivate init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -27,14 +30,16 @@ final class PostgresBlockingSession: Sendable {
     /// Runs a query and returns its rows, waiting for them.
     /// - Throws: What the database answers.
     func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        Array(try connection.query(query, logger: logger).wait().rows)
+        statementsRun.add(1, ordering: .relaxed)
+        return Array(try connection.query(query, logger: logger).wait().rows)
     }
 
     /// Runs a statement, waiting for it; returns the rows it changed (0 when it does not say).
     /// - Throws: What the database answers.
     @discardableResult
     func execute(_ query: PostgresQuery) throws -> Int {
-        try connection.query(query, logger: logger).wait().metadata.rows ?? 0
+        statementsRun.add(1, ordering: .relaxed)
+        return try connection.query(query, logger: logger).wait().metadata.rows ?? 0
     }
 
     /// Runs a prepared statement, preparing it on this connection the first time, and returns
@@ -42,6 +47,7 @@ final class PostgresBlockingSession: Sendable {
     /// - Throws: What the database answers.
     func run<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [Statement.Row]
     where Statement.Row: Sendable {
+        statementsRun.add(1, ordering: .relaxed)
         let connection = self.connection
         let logger = self.logger
         return try connection.eventLoop.makeFutureWithTask {
@@ -49,22 +55,6 @@ final class PostgresBlockingSession: Sendable {
             for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
             return rows
         }.wait()
-    }
-
-    /// Runs `body` in a savepoint: when it throws, what it did is rolled back and the transaction
-    /// goes on (the error is rethrown).
-    /// - Throws: What `body` throws, or what the database answers.
-    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT write")
-        do {
-            let value = try body()
-            try execute("RELEASE SAVEPOINT write")
-            return value
-        } catch {
-            try execute("ROLLBACK TO SAVEPOINT write")
-            try execute("RELEASE SAVEPOINT write")
-            throw error
-        }
     }
 
     /// Runs `body` on a leased connection, on one of `threads`: in a transaction when `begin` is

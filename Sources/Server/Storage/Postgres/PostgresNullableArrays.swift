@@ -30,6 +30,34 @@ struct PostgresDoubleArray: PostgresNonThrowingEncodable {
     }
 }
 
+/// A `bigint[]` whose elements may be `NULL` (see ``PostgresByteaArray``).
+struct PostgresInt8Array: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .int8Array }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    let elements: [Int64?]
+
+    init(_ elements: [Int64?]) { self.elements = elements }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        writeNullableArray(elements, of: .int8, into: &buffer) { $1.writeInteger($0) }
+    }
+}
+
+/// A `text[]` whose elements may be `NULL` (see ``PostgresByteaArray``).
+struct PostgresTextArray: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .textArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    let elements: [String?]
+
+    init(_ elements: [String?]) { self.elements = elements }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        writeNullableArray(elements, of: .text, into: &buffer) { $1.writeString($0) }
+    }
+}
+
 /// Writes a one-dimensional array in PostgreSQL's binary format: dimensions, whether it has
 /// `NULL`s, the element type, then the length and lower bound, then each element as its length
 /// (-1 for `NULL`) and bytes.

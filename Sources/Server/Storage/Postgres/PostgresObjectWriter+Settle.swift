@@ -22,29 +22,20 @@ extension PostgresObjectWriter {
             var field: String
         }
 
-        /// The store of the write in progress, kept once its savepoint is released.
+        /// The store of the write in progress, counted once its flow has ended.
         struct Staged {
             var datastoreKey: Int64
             var plan: ObjectStorePlan
+            /// Its key, or a new object's placeholder until the batch is written (``resolve(_:)``).
             var objectKey: Int64
-            /// Reader sets the write made, by text.
-            var readerSets: [String: Int64] = [:]
         }
 
         private(set) var datastores: [Int64: Datastore] = [:]
         var staged: Staged?
         /// The objects whose locks were taken before any write (``lock(_:)``), by lock name.
         var locked: Set<String> = []
-        /// Reader sets known in the transaction, by text: found committed, or made by a write
-        /// whose savepoint was released.
+        /// Reader sets known in the transaction, by text: found committed, or made by it.
         var readerSets: [String: Int64] = [:]
-        /// Reader sets made by the write in progress, before its store is staged.
-        private var madeReaderSets: [String: Int64] = [:]
-
-        /// Notes a reader set the write in progress made.
-        func stageReaderSet(_ text: String, _ id: Int64) {
-            madeReaderSets[text] = id
-        }
 
         /// Notes the limits a write to the datastore is decided under.
         func limit(_ datastoreKey: Int64, by limits: (records: Int, bytes: Int)?) {
@@ -71,21 +62,18 @@ extension PostgresObjectWriter {
         }
 
         func stage(_ plan: ObjectStorePlan, objectKey: Int64) {
-            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan, objectKey: objectKey, readerSets: madeReaderSets)
-            madeReaderSets = [:]
+            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan, objectKey: objectKey)
         }
 
-        /// Forgets what the write in progress staged (its savepoint is rolled back, or it starts).
+        /// Forgets what the write in progress staged (it failed, or it starts).
         func dropStaged() {
             staged = nil
-            madeReaderSets = [:]
         }
 
-        /// Adds the staged store (a write whose savepoint was released) to its datastore's.
+        /// Adds the staged store (a write whose flow ended) to its datastore's.
         func commitStaged() {
             guard let staged else { return }
             self.staged = nil
-            readerSets.merge(staged.readerSets) { $1 }
             var pending = datastores[staged.datastoreKey, default: Datastore()]
             pending.records += staged.plan.countDelta
             pending.bytes += staged.plan.sizeDelta
@@ -94,6 +82,14 @@ extension PostgresObjectWriter {
             }
             pending.objectKeys.insert(staged.objectKey)
             datastores[staged.datastoreKey] = pending
+        }
+
+        /// Replaces new objects' placeholder keys with the keys they were inserted with.
+        func resolve(_ keys: [Int64: Int64]) {
+            guard !keys.isEmpty else { return }
+            for (datastoreKey, pending) in datastores where pending.objectKeys.contains(where: { $0 < 0 }) {
+                datastores[datastoreKey]?.objectKeys = Set(pending.objectKeys.map { $0 < 0 ? keys[$0] ?? $0 : $0 })
+            }
         }
     }
 
@@ -143,6 +139,7 @@ extension PostgresObjectWriter {
     ///   decided under and this transaction grew it (not when `alone`: its counts were exact);
     ///   `notFound` when a datastore is gone; what the database answers.
     func settle() throws {
+        try flush()
         for (key, pending) in pending.datastores.sorted(by: { $0.key < $1.key }) where !pending.objectKeys.isEmpty {
             let unindexed = pending.unindexed.filter { $0.value != 0 }
             guard

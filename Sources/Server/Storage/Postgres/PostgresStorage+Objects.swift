@@ -146,10 +146,12 @@ extension PostgresStorage {
                 // Delivered to the other processes when (and only if) the transaction commits.
                 try notifier.notify(writer.changes.messages(writer.numbering), in: session)
                 box.readerSets = writer.pending.readerSets
+                box.writes = writer.batch.mark.stores
                 return result
             }
             // Committed: the sets it found or made stay.
             for (text, id) in box.readerSets { readerSetCache.keep(text, id) }
+            statistics.committed(box.writes) { [self] in try await analyzeObjectTables() }
             return result
         }
     }
@@ -161,14 +163,17 @@ extension PostgresStorage {
         var body: (@Sendable (any ObjectWriter) throws -> T)?
         /// The reader sets the transaction used, by text, once it has ended.
         var readerSets: [String: Int64] = [:]
+        /// How many objects it wrote.
+        var writes = 0
 
         init(_ body: @escaping @Sendable (any ObjectWriter) throws -> T) { self.body = body }
     }
 }
 
-/// The ``ObjectWriter`` of one PostgreSQL transaction: each write in a savepoint, through the
-/// shared ``ObjectWriteFlow``, its object locked until commit; the changes are numbered and the
-/// datastores' counters written at the transaction's end (``settle()``).
+/// The ``ObjectWriter`` of one PostgreSQL transaction: each write through the shared
+/// ``ObjectWriteFlow``, its object locked until commit, reading what was read ahead for the push
+/// and keeping its rows in memory until the batch is written (``Batch``); the changes are
+/// numbered and the datastores' counters written at the transaction's end (``settle()``).
 struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let session: PostgresBlockingSession
     /// The time of the transaction, which its results are recorded at.
@@ -187,6 +192,8 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let permits: PostgresLockBudget.Permits?
     /// The reader sets the process has found committed.
     let readerSetCache: PostgresReaderSetCache?
+    /// What the transaction's writes read ahead, and their rows until they are written.
+    let batch = Batch()
 
     init(
         session: PostgresBlockingSession, now: Timestamp, alone: Bool = false, lockSeed: Int64 = 0,
@@ -204,6 +211,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         let locks = Locks(requests, seed: lockSeed)
         try lock(locks)
         pending.locked.formUnion(locks.objects)
+        try readAhead(requests)
     }
 
     private func lock(_ locks: Locks) throws {
@@ -254,8 +262,18 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     func write(
         _ request: ObjectWriteRequest, decide: (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) throws -> ObjectWriteOutcome {
+        // The write's rows are kept in memory until they are flushed, after its flow has ended:
+        // when it throws, dropping them takes it back (``Batch``).
         pending.dropStaged()
-        let outcome = try session.inSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
+        let mark = batch.mark
+        let outcome: ObjectWriteOutcome
+        do {
+            outcome = try ObjectWriteFlow.write(self, request, at: now, decide: decide)
+        } catch {
+            batch.rollBack(to: mark)
+            pending.dropStaged()
+            throw error
+        }
         pending.commitStaged()
         if case .written(let stored, let readersBefore, _) = outcome {
             changes.add(
@@ -273,16 +291,17 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         pending.limit(request.datastoreKey, by: request.datastoreLimits)
-        // Locks taken inside the write's savepoint go with it when it rolls back: only those
-        // taken before any write (``lock(_:)``) are known to be held.
-        if !pending.locked.contains(Locks.objectName(request)) {
+        let name = Locks.objectName(request)
+        if !pending.locked.contains(name) {
             try lock(Locks([request], seed: lockSeed))
+            pending.locked.insert(name)
         }
-        let rows =
-            alone
-            ? try session.run(PostgresStatements.DatastoreRowAlone(key: request.datastoreKey))
-            : try session.run(PostgresStatements.DatastoreRow(key: request.datastoreKey))
-        return try rows.first.map { pending.adding(to: try PostgresStorage.datastore($0)) }
+        // Read once the locks are held, once per transaction: its counters are checked again
+        // at the end (``settle()``).
+        if let read = batch.datastores[request.datastoreKey] { return pending.adding(to: read) }
+        guard let read = try readDatastore(request.datastoreKey) else { return nil }
+        batch.datastores[request.datastoreKey] = read
+        return pending.adding(to: read)
     }
 
     func nextSequence(after datastore: DatastoreRecord) -> Int64 {
@@ -314,23 +333,35 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
-        try session.run(PostgresStatements.RecordedResult(scope: scope, mutationId: id.rawValue)).first
+        let key = Batch.ResultKey(scope: scope, mutationId: id.rawValue)
+        if !batch.writtenResults.contains(key), let read = batch.results[key] {
+            // Its object as read, unless this transaction wrote it since.
+            guard let read else { return nil }
+            if read.objectKey.map({ !batch.writtenKeys.contains($0) }) ?? true { return read.result }
+        }
+        try flush()
+        return try session.run(PostgresStatements.RecordedResult(scope: scope, mutationId: id.rawValue)).first
             .map { try Self.result($0).1 }
     }
 
     func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)? {
-        try session.run(
+        let name = Locks.objectName(datastoreKey: datastoreKey, className: className, objectId: objectId)
+        if !batch.writtenNames.contains(name), let read = batch.objects[name] { return read }
+        try flush()
+        return try session.run(
             PostgresStatements.ObjectByName(datastoreKey: datastoreKey, className: className, objectId: objectId)
         ).first.map(PostgresStorage.storedObject)
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
-        try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
+        if batch.unflushedKeys.contains(objectKey) { try flush() }
+        return try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
             try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self))
         }
     }
 
     func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws {
+        if batch.unflushedKeys.contains(objectKey) { try flush() }
         for row in try session.query(
             "SELECT operation FROM object_operations WHERE object_key = \(objectKey) ORDER BY version DESC")
         {
@@ -340,32 +371,23 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         }
     }
 
+    /// Kept with the batch's rows (``flush()``).
     func insertResult(_ row: MutationResultRow) throws {
-        _ = try session.run(PostgresStatements.InsertResult(row: row))
+        batch.resultRows.append(row)
+        batch.writtenResults.insert(Batch.ResultKey(scope: row.scope, mutationId: row.mutationId))
     }
 
-    /// Writes the plan in two prepared statements at most: the index rows of changed fields are
-    /// deleted first (the new rows of the same fields would collide with them inside one
-    /// statement), then one statement of data-modifying `WITH` clauses writes the object row and,
-    /// from the key it returns, the index rows, elements, readers, operation and the datastore's
-    /// counters (``PostgresStatements/StoreNew``, ``PostgresStatements/StoreExisting``). Each
-    /// statement is a round trip, and round trips are what a write on PostgreSQL costs.
+    /// Keeps the plan with the batch's rows (``flush()``); answers the object's key, or a new
+    /// object's placeholder until it is inserted.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
         let readers = try plan.readerSet.map { readers throws in try readerSetID(readers) }
-        let rows: [PostgresRow]
-        if let key = plan.existingKey {
-            if !plan.removedFields.isEmpty {
-                _ = try session.run(
-                    PostgresStatements.RemoveFields(
-                        objectKey: key, elements: plan.removedFields.filter(\.elements).map(\.field),
-                        fields: plan.removedFields.map(\.field)))
-            }
-            rows = try session.run(PostgresStatements.StoreExisting(plan: plan, readers: readers))
-        } else {
-            rows = try session.run(PostgresStatements.StoreNew(plan: plan, readers: readers))
+        let key = plan.existingKey ?? batch.placeholder()
+        batch.stores.append(Batch.Store(plan: plan, readers: readers, placeholder: plan.existingKey == nil ? key : nil))
+        batch.writtenNames.insert(Locks.objectName(plan))
+        if plan.existingKey != nil {
+            batch.writtenKeys.insert(key)
+            batch.unflushedKeys.insert(key)
         }
-        guard let row = rows.first else { throw RooftopError(.internal, "an object write returned no key") }
-        let key = try row.decode(Int64.self)
         pending.stage(plan, objectKey: key)
         return key
     }
@@ -380,10 +402,9 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         if let known = pending.readerSets[text] ?? readerSetCache?.id(of: text) { return known }
         let rows = try session.run(PostgresStatements.ReaderSet(text: text, principals: readers.sorted()))
         if let row = rows.first {
-            let (id, made) = try row.decode((Int64, Bool).self)
-            // A set this write made is known only once its savepoint is released; the process
-            // keeps the transaction's sets once it commits (``PostgresStorage/writeObjects(_:)``).
-            if made { pending.stageReaderSet(text, id) } else { pending.readerSets[text] = id }
+            // The process keeps the transaction's sets once it commits (``PostgresStorage/writeObjects(_:)``).
+            let id = try row.decode((Int64, Bool).self).0
+            pending.readerSets[text] = id
             return id
         }
         throw RooftopError(.internal, "a reader set was neither found nor made")

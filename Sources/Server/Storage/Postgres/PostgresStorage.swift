@@ -44,6 +44,8 @@ public final class PostgresStorage: Storage {
     let lockBudget: PostgresLockBudget
     /// The reader sets this process has found committed.
     let readerSetCache = PostgresReaderSetCache()
+    /// The planner's statistics, kept current as the object tables grow.
+    let statistics: PostgresStatistics
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
@@ -59,6 +61,7 @@ public final class PostgresStorage: Storage {
         pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
         self.now = now
         notifier = PostgresNotifier(pool: pool)
+        statistics = PostgresStatistics(logger: logger)
     }
 
     /// The postgres-nio client configuration a storage URL names (see ``init(url:maximumConnections:logger:now:)``),
@@ -74,9 +77,20 @@ public final class PostgresStorage: Storage {
         try await pool.migrate()
     }
 
-    /// Closes every connection.
+    /// Closes every connection, once the statistics' analysis running (if any) has ended.
     public func close() async throws {
+        await statistics.close()
         await pool.close()
+    }
+
+    /// Analyzes the tables queries read (``PostgresStatistics``); answers the objects counted.
+    /// - Throws: What the database answers.
+    func analyzeObjectTables() async throws -> Int64 {
+        try await read { session in
+            try session.execute("ANALYZE \(unescaped: PostgresStatistics.tables)")
+            return try session.query("SELECT reltuples::bigint FROM pg_class WHERE oid = 'objects'::regclass").first?
+                .decode(Int64.self) ?? 0
+        }
     }
 
     /// Runs `body` in one transaction (committed when it returns).

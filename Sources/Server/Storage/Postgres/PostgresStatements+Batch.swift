@@ -1,0 +1,174 @@
+import PostgresNIO
+import RooftopSQL
+
+/// The statements of a push written as a batch (``PostgresObjectWriter/Batch``): what its
+/// mutations read, read ahead in one statement per table, and what they write, in one statement
+/// per kind of row for the whole push. Their SQL is constant: the rows go as arrays to `unnest`.
+extension PostgresStatements {
+    /// Objects by datastore, class and ID, with their readers (``PostgresStorage/storedObjectSelect``).
+    struct ObjectsByName: PostgresRowStatement {
+        static let sql = PostgresStorage.storedObjectSelect + """
+             JOIN unnest($1::bigint[], $2::text[], $3::text[]) AS p(datastore_key, class_name, object_id)
+            ON o.datastore_key = p.datastore_key AND o.class_name = p.class_name AND o.object_id = p.object_id
+            """
+        var datastoreKeys: [Int64]
+        var classNames: [String]
+        var objectIds: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(datastoreKeys)
+            bindings.append(classNames)
+            bindings.append(objectIds)
+            return bindings
+        }
+    }
+
+    /// The results recorded for mutation IDs of one scope, with the objects they left.
+    struct RecordedResults: PostgresRowStatement {
+        static let sql = PostgresObjectWriter.resultSelect + " WHERE m.scope = $1::text AND m.mutation_id = ANY($2::text[])"
+        var scope: String
+        var mutationIds: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(scope)
+            bindings.append(mutationIds)
+            return bindings
+        }
+    }
+
+    /// The index rows (and element rows) of the fields a batch's writes change, deleted before
+    /// the new rows of the same fields are written (inside one statement they would collide).
+    struct RemoveFieldsBatch: PostgresCommandStatement {
+        static let sql = """
+            WITH e AS (DELETE FROM object_elements x USING unnest($1::bigint[], $2::text[]) AS r(object_key, field)
+            WHERE x.object_key = r.object_key AND x.field = r.field)
+            DELETE FROM object_fields x USING unnest($3::bigint[], $4::text[]) AS r(object_key, field)
+            WHERE x.object_key = r.object_key AND x.field = r.field
+            """
+        var elements: [(key: Int64, field: String)]
+        var fields: [(key: Int64, field: String)]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(elements.map(\.key))
+            bindings.append(elements.map(\.field))
+            bindings.append(fields.map(\.key))
+            bindings.append(fields.map(\.field))
+            return bindings
+        }
+    }
+
+    /// A batch's new objects' rows; answers each one's key with its name.
+    struct InsertObjects: PostgresRowStatement {
+        static let sql = """
+            INSERT INTO objects (body, created_at, updated_at, version, sequence, deleted, size_bytes,
+            datastore_key, class_name, object_id, readers)
+            SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[],
+            $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::bigint[])
+            RETURNING key, datastore_key, class_name, object_id
+            """
+        var stores: [PostgresObjectWriter.Batch.Store]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 11)
+            PostgresStatements.appendObjectColumns(stores, to: &bindings)
+            bindings.append(stores.map(\.plan.datastoreKey))
+            bindings.append(stores.map(\.plan.className))
+            bindings.append(stores.map(\.plan.objectId))
+            bindings.append(PostgresInt8Array(stores.map(\.readers)))
+            return bindings
+        }
+    }
+
+    /// The seven columns of an object's row a write sets, from `body` to `size_bytes`.
+    fileprivate static func appendObjectColumns(
+        _ stores: [PostgresObjectWriter.Batch.Store], to bindings: inout PostgresBindings
+    ) {
+        bindings.append(stores.map(\.plan.body))
+        bindings.append(PostgresInt8Array(stores.map(\.plan.createdAt)))
+        bindings.append(PostgresInt8Array(stores.map(\.plan.updatedAt)))
+        bindings.append(stores.map(\.plan.version))
+        bindings.append(stores.map(\.plan.sequence))
+        bindings.append(stores.map(\.plan.deleted))
+        bindings.append(stores.map(\.plan.size))
+    }
+
+    /// Everything else a batch writes, once its new objects have their keys: the existing
+    /// objects' rows, and every written object's index rows, elements, readers' history and
+    /// operation, and the mutations' results. Answers how many existing rows it updated.
+    struct StoreRows: PostgresRowStatement {
+        static let sql = """
+            WITH u AS (UPDATE objects o SET body = v.body, created_at = v.created_at, updated_at = v.updated_at,
+            version = v.version, sequence = v.sequence, deleted = v.deleted, size_bytes = v.size_bytes, readers = v.readers
+            FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[], $7::bigint[],
+            $8::bigint[], $9::bigint[], $10::text[], $11::bigint[])
+            AS v(body, created_at, updated_at, version, sequence, deleted, size_bytes, key, datastore_key, class_name, readers)
+            WHERE o.key = v.key AND o.datastore_key = v.datastore_key AND o.class_name = v.class_name RETURNING o.key),
+            f AS (INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+            SELECT * FROM unnest($12::bigint[], $13::text[], $14::bigint[], $15::bytea[], $16::float8[], $17::float8[])),
+            e AS (INSERT INTO object_elements (object_key, field, element_key)
+            SELECT * FROM unnest($18::bigint[], $19::text[], $20::bytea[]) ON CONFLICT DO NOTHING),
+            re AS (UPDATE object_readers r SET to_sequence = v.sequence
+            FROM unnest($21::bigint[], $22::text[], $23::bigint[]) AS v(object_key, principal, sequence)
+            WHERE r.object_key = v.object_key AND r.principal = v.principal AND r.to_sequence IS NULL),
+            rs AS (INSERT INTO object_readers (object_key, principal, from_sequence)
+            SELECT * FROM unnest($24::bigint[], $25::text[], $26::bigint[])),
+            p AS (INSERT INTO object_operations (object_key, version, operation, sequence)
+            SELECT * FROM unnest($27::bigint[], $28::bigint[], $29::text[], $30::bigint[])
+            ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence),
+            m AS (INSERT INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
+            SELECT * FROM unnest($31::text[], $32::text[], $33::bigint[], $34::bigint[], $35::text[], $36::bigint[])
+            ON CONFLICT DO NOTHING)
+            SELECT count(*) FROM u
+            """
+        /// Every store of the batch, each with its object's key.
+        var stores: [(key: Int64, store: PostgresObjectWriter.Batch.Store)]
+        var results: [MutationResultRow]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 36)
+            let existing = stores.filter { $0.store.plan.existingKey != nil }
+            PostgresStatements.appendObjectColumns(existing.map(\.store), to: &bindings)
+            bindings.append(existing.map(\.key))
+            bindings.append(existing.map(\.store.plan.datastoreKey))
+            bindings.append(existing.map(\.store.plan.className))
+            bindings.append(PostgresInt8Array(existing.map(\.store.readers)))
+
+            let fields = stores.flatMap { key, store in store.plan.addedFields.map { (key, $0) } }
+            bindings.append(fields.map(\.0))
+            bindings.append(fields.map(\.1.field))
+            bindings.append(fields.map(\.1.kind))
+            bindings.append(PostgresByteaArray(fields.map(\.1.sortKey)))
+            bindings.append(PostgresDoubleArray(fields.map(\.1.latitude)))
+            bindings.append(PostgresDoubleArray(fields.map(\.1.longitude)))
+            let elements = fields.flatMap { key, row in row.elements.map { (key, row.field, $0) } }
+            bindings.append(elements.map(\.0))
+            bindings.append(elements.map(\.1))
+            bindings.append(PostgresByteaArray(elements.map(\.2)))
+
+            let ended = stores.flatMap { key, store in store.plan.endedReaders.map { (key, $0, store.plan.sequence) } }
+            bindings.append(ended.map(\.0))
+            bindings.append(ended.map(\.1))
+            bindings.append(ended.map(\.2))
+            let started = stores.flatMap { key, store in store.plan.startedReaders.map { (key, $0, store.plan.sequence) } }
+            bindings.append(started.map(\.0))
+            bindings.append(started.map(\.1))
+            bindings.append(started.map(\.2))
+
+            bindings.append(stores.map(\.key))
+            bindings.append(stores.map(\.store.plan.operationVersion))
+            bindings.append(stores.map(\.store.plan.operation))
+            bindings.append(stores.map(\.store.plan.sequence))
+
+            bindings.append(results.map(\.scope))
+            bindings.append(results.map(\.mutationId))
+            bindings.append(PostgresInt8Array(results.map(\.version)))
+            bindings.append(PostgresInt8Array(results.map(\.objectKey)))
+            bindings.append(PostgresTextArray(results.map(\.detail)))
+            bindings.append(results.map(\.createdAt))
+            return bindings
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Logging
+import Synchronization
+
+/// Keeps the planner's statistics of the object tables current while they grow fast.
+///
+/// PostgreSQL's autovacuum analyzes a table once a tenth of it changed, but looks at each
+/// database only once a minute (`autovacuum_naptime`): a datastore loaded in bulk is queried
+/// meanwhile with the statistics of an empty table, and the planner then loops over every object
+/// for every index row (a `category =` query on 20,000 fresh objects took 14 s instead of 20 ms).
+/// So each server process counts the object writes it committed and, past a fifth of the rows
+/// the last analysis counted (and at least ``minimumChanges``), runs `ANALYZE` on those tables
+/// in the background, one at a time. An analysis samples at most 30,000 rows of each table (the
+/// default statistics target), so its cost does not grow with the tables.
+final class PostgresStatistics: Sendable {
+    /// Writes committed before the first analysis, and at least between two.
+    static let minimumChanges: Int64 = 1_000
+
+    /// The tables queries read, analyzed together.
+    static let tables = "objects, object_fields, object_elements, object_readers, reader_set_members"
+
+    private struct State {
+        /// Object writes committed since the last analysis started.
+        var changed: Int64 = 0
+        /// The objects the last analysis counted.
+        var objects: Int64 = 0
+        /// The analysis running, if any.
+        var running: Task<Void, Never>?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Counts `writes` object writes committed, and starts `analyze` in the background when they
+    /// bring the changes past the threshold and no analysis is running. `analyze` answers the
+    /// number of objects it counted.
+    func committed(_ writes: Int, analyze: @escaping @Sendable () async throws -> Int64) {
+        guard writes > 0 else { return }
+        state.withLock { state in
+            state.changed += Int64(writes)
+            guard !state.closed, state.running == nil,
+                state.changed >= max(Self.minimumChanges, state.objects / 5)
+            else { return }
+            state.changed = 0
+            let logger = self.logger
+            state.running = Task {
+                var counted: Int64?
+                do {
+                    counted = try await analyze()
+                } catch {
+                    logger.warning("updating the planner's statistics failed: \(error)")
+                }
+                self.state.withLock { state in
+                    if let counted { state.objects = counted }
+                    state.running = nil
+                }
+            }
+        }
+    }
+
+    /// Whether an analysis is running (for tests).
+    var isAnalyzing: Bool { state.withLock { $0.running != nil } }
+
+    /// Starts no more analyses, and waits for the one running.
+    func close() async {
+        let running = state.withLock { state in
+            state.closed = true
+            return state.running
+        }
+        await running?.value
+    }
+}

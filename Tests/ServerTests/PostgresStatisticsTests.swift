@@ -1,0 +1,84 @@
+import Logging
+import RooftopShared
+import RooftopTestSupport
+import Synchronization
+import Testing
+
+@testable import RooftopServer
+
+/// The planner's statistics are analyzed again as the object tables grow
+/// (``PostgresStatistics``): past a fifth of the objects last counted, one analysis at a time,
+/// none after close.
+@Suite("PostgreSQL: planner statistics")
+struct PostgresStatisticsTests {
+    /// An analysis that waits until the test lets it end, counting its runs.
+    final class Analysis: Sendable {
+        private let state = Mutex((runs: 0, released: 0))
+        let objects: Int64
+
+        init(objects: Int64) { self.objects = objects }
+
+        var runs: Int { state.withLock { $0.runs } }
+        func release() { state.withLock { $0.released += 1 } }
+
+        func run() async throws -> Int64 {
+            let run = state.withLock { state in
+                state.runs += 1
+                return state.runs
+            }
+            try await TestWait.until("the analysis \(run) released") { state.withLock { $0.released >= run } }
+            return objects
+        }
+    }
+
+    @Test("a thousand writes start the first analysis, a fifth of the objects counted the next; one at a time; none after close")
+    func thresholds() async throws {
+        let statistics = PostgresStatistics(logger: Logger(label: "statistics-tests"))
+        let analysis = Analysis(objects: 50_000)
+        statistics.committed(999, analyze: analysis.run)
+        #expect(!statistics.isAnalyzing && analysis.runs == 0)
+        statistics.committed(1, analyze: analysis.run)
+        try await TestWait.until("the first analysis runs") { analysis.runs == 1 }
+        // While it runs, more writes start no second one.
+        statistics.committed(100_000, analyze: analysis.run)
+        #expect(analysis.runs == 1)
+        analysis.release()
+        try await TestWait.until("the first analysis ends") { !statistics.isAnalyzing }
+
+        // 50,000 objects counted: the next analysis after 10,000 more writes (the writes made
+        // during the first one count).
+        statistics.committed(1, analyze: analysis.run)
+        try await TestWait.until("the second analysis runs") { analysis.runs == 2 }
+        analysis.release()
+        try await TestWait.until("the second analysis ends") { !statistics.isAnalyzing }
+        statistics.committed(9_999, analyze: analysis.run)
+        #expect(!statistics.isAnalyzing && analysis.runs == 2)
+        statistics.committed(1, analyze: analysis.run)
+        try await TestWait.until("the third analysis runs") { analysis.runs == 3 }
+
+        // Close waits for the running one, then starts none.
+        analysis.release()
+        await statistics.close()
+        #expect(!statistics.isAnalyzing)
+        statistics.committed(1_000_000, analyze: analysis.run)
+        #expect(!statistics.isAnalyzing && analysis.runs == 3)
+    }
+
+    @Test("objects written in bulk are analyzed without waiting for autovacuum",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func analyzedAfterBulkWrites() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            func objectsCounted() async throws -> Int64 {
+                try await postgres.read { session in
+                    try session.query("SELECT reltuples::bigint FROM pg_class WHERE oid = 'objects'::regclass").first?
+                        .decode(Int64.self) ?? -1
+                }
+            }
+            #expect(try await objectsCounted() <= 0, "a new table is not analyzed")
+            _ = try await PostgresBatchTests.push(storage, datastoreKey: key, count: 1_200, update: false, scope: "s")
+            try await TestWait.until("the objects are analyzed") { try await objectsCounted() == 1_200 }
+        }
+    }
+}
