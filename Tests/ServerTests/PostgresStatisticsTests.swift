@@ -7,8 +7,8 @@ import Testing
 @testable import RooftopServer
 
 /// The planner's statistics are analyzed again as the object tables grow
-/// (``PostgresStatistics``): past a fifth of the objects last counted, one analysis at a time,
-/// none after close.
+/// (``PostgresStatistics``): once the writes reach the objects last counted, one analysis at a
+/// time, none after close.
 @Suite("PostgreSQL: planner statistics")
 struct PostgresStatisticsTests {
     /// An analysis that waits until the test lets it end, counting its runs.
@@ -31,7 +31,7 @@ struct PostgresStatisticsTests {
         }
     }
 
-    @Test("a thousand writes start the first analysis, a fifth of the objects counted the next; one at a time; none after close")
+    @Test("a thousand writes start the first analysis, as many as the objects counted the next; one at a time; none after close")
     func thresholds() async throws {
         let statistics = PostgresStatistics(logger: Logger(label: "statistics-tests"))
         let analysis = Analysis(objects: 50_000)
@@ -45,13 +45,13 @@ struct PostgresStatisticsTests {
         analysis.release()
         try await TestWait.until("the first analysis ends") { !statistics.isAnalyzing }
 
-        // 50,000 objects counted: the next analysis after 10,000 more writes (the writes made
+        // 50,000 objects counted: the next analysis after 50,000 more writes (the writes made
         // during the first one count).
         statistics.committed(1, analyze: analysis.run)
         try await TestWait.until("the second analysis runs") { analysis.runs == 2 }
         analysis.release()
         try await TestWait.until("the second analysis ends") { !statistics.isAnalyzing }
-        statistics.committed(9_999, analyze: analysis.run)
+        statistics.committed(49_999, analyze: analysis.run)
         #expect(!statistics.isAnalyzing && analysis.runs == 2)
         statistics.committed(1, analyze: analysis.run)
         try await TestWait.until("the third analysis runs") { analysis.runs == 3 }

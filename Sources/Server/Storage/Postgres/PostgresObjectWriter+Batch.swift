@@ -135,13 +135,21 @@ extension PostgresObjectWriter {
 
     /// Writes the kept rows: the index rows of changed fields are deleted, the new objects
     /// inserted (answering their keys), then one statement writes the existing objects' rows and
-    /// every other row of the batch.
+    /// every other row of the batch. `settled`: at the transaction's end, once ``settle()``
+    /// numbered the changes, which the rows then carry; otherwise (before a read that must see
+    /// them) they carry provisional sequences, which ``settle()`` renumbers.
     /// - Throws: ``BatchFault`` when a row did not land (a sweep deleted a tombstone meanwhile:
     ///   the push is retried); what the database answers. Never a ``RooftopError``: a push
     ///   records those as one mutation's refusal and goes on.
-    func flush() throws {
+    func flush(settled: Bool = false) throws {
         guard !batch.stores.isEmpty || !batch.resultRows.isEmpty else { return }
-        let (stores, results) = batch.take()
+        var (stores, results) = batch.take()
+        if settled, let numbering {
+            for index in stores.indices {
+                let plan = stores[index].plan
+                stores[index].plan.sequence = numbering.committed(plan.sequence, datastoreKey: plan.datastoreKey)
+            }
+        }
 
         var removedElements: [(key: Int64, field: String)] = []
         var removedFields: [(key: Int64, field: String)] = []
@@ -189,7 +197,11 @@ extension PostgresObjectWriter {
         guard updated == existing else {
             throw BatchFault(message: "\(existing - Int(updated)) objects' rows were deleted during the write")
         }
-        pending.resolve(keys)
+        if !settled {
+            for store in stores {
+                pending.writtenProvisionally(datastoreKey: store.plan.datastoreKey, objectKey: key(store))
+            }
+        }
     }
 
     /// A batch whose rows did not all land: an object this transaction read ahead and locked was

@@ -12,7 +12,11 @@ extension PostgresObjectWriter {
             var records: Int64 = 0
             var bytes: Int64 = 0
             var unindexed: [Unindexed: Int64] = [:]
-            var objectKeys: Set<Int64> = []
+            /// The objects written.
+            var writes = 0
+            /// The keys of objects whose rows were written before the transaction's end, with
+            /// provisional sequences that ``settle()`` renumbers (a flush before a read).
+            var provisionalKeys: Set<Int64> = []
             /// The tightest limits a write to it was decided under.
             var limits: (records: Int, bytes: Int)?
         }
@@ -80,16 +84,13 @@ extension PostgresObjectWriter {
             for (field, delta) in staged.plan.unindexed {
                 pending.unindexed[Unindexed(className: staged.plan.className, field: field), default: 0] += delta
             }
-            pending.objectKeys.insert(staged.objectKey)
+            pending.writes += 1
             datastores[staged.datastoreKey] = pending
         }
 
-        /// Replaces new objects' placeholder keys with the keys they were inserted with.
-        func resolve(_ keys: [Int64: Int64]) {
-            guard !keys.isEmpty else { return }
-            for (datastoreKey, pending) in datastores where pending.objectKeys.contains(where: { $0 < 0 }) {
-                datastores[datastoreKey]?.objectKeys = Set(pending.objectKeys.map { $0 < 0 ? keys[$0] ?? $0 : $0 })
-            }
+        /// Notes an object's rows written with a provisional sequence.
+        func writtenProvisionally(datastoreKey: Int64, objectKey: Int64) {
+            datastores[datastoreKey, default: Datastore()].provisionalKeys.insert(objectKey)
         }
     }
 
@@ -132,21 +133,21 @@ extension PostgresObjectWriter {
 
     /// Ends the transaction's writes: for each datastore written (in key order, as every
     /// transaction takes their locks), takes its row lock, held until commit, numbers the
-    /// changes after its sequence, and adds the counters. Changes therefore commit in sequence
+    /// changes after its sequence (renumbering the rows a flush before a read wrote), and adds
+    /// the counters; then writes the batch's rows kept in memory, with their settled sequences. Changes therefore commit in sequence
     /// order, and a pull that read up to a sequence never misses one committed later, while the
     /// datastore's writers waited for each other only from here to commit.
     /// - Throws: ``LimitContention`` when a datastore's counts are over the limits its writes were
     ///   decided under and this transaction grew it (not when `alone`: its counts were exact);
     ///   `notFound` when a datastore is gone; what the database answers.
     func settle() throws {
-        try flush()
-        for (key, pending) in pending.datastores.sorted(by: { $0.key < $1.key }) where !pending.objectKeys.isEmpty {
+        for (key, pending) in pending.datastores.sorted(by: { $0.key < $1.key }) where pending.writes > 0 {
             let unindexed = pending.unindexed.filter { $0.value != 0 }
             guard
                 let row = try session.run(
                     PostgresStatements.Settle(
                         datastoreKey: key, changes: pending.changes, records: pending.records, bytes: pending.bytes,
-                        objectKeys: pending.objectKeys.sorted(), unindexedClasses: unindexed.keys.map(\.className),
+                        objectKeys: pending.provisionalKeys.sorted(), unindexedClasses: unindexed.keys.map(\.className),
                         unindexedFields: unindexed.keys.map(\.field), unindexedDeltas: Array(unindexed.values))
                 ).first
             else { throw RooftopError(.notFound, "the datastore no longer exists") }
@@ -158,6 +159,8 @@ extension PostgresObjectWriter {
             }
             numbering?.settle(datastoreKey: key, base: base)
         }
+        // The rows still in memory go with their sequences settled: nothing to renumber.
+        try flush(settled: true)
     }
 }
 
