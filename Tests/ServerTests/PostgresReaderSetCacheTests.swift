@@ -1,3 +1,4 @@
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer
@@ -32,5 +33,17 @@ struct PostgresReaderSetCacheTests {
             cache.keep(text, id)
             #expect(cache.count == before)
         }
+    }
+
+    @Test("an entry is forgotten once its time to live has passed")
+    func timeToLive() async throws {
+        let cache = PostgresReaderSetCache(capacity: 8, timeToLive: .milliseconds(50))
+        cache.keep(#"["u1"]"#, 7)
+        try await TestWait.until("the entry expires") { cache.id(of: #"["u1"]"#) == nil }
+        #expect(cache.count == 0, "an expired entry is removed when it is asked for")
+        cache.keep(#"["u1"]"#, 9)
+        let long = PostgresReaderSetCache(capacity: 8, timeToLive: .seconds(3600))
+        long.keep(#"["u1"]"#, 9)
+        #expect(long.id(of: #"["u1"]"#) == 9)
     }
 }

@@ -45,13 +45,14 @@ struct PostgresStatisticsTests {
         analysis.release()
         try await TestWait.until("the first analysis ends") { !statistics.isAnalyzing }
 
-        // 50,000 objects counted: the next analysis after 50,000 more writes (the writes made
-        // during the first one count).
+        // 50,000 objects counted (and 1,000 writes when it started): the next analysis after
+        // 50,000 more writes (the writes made during the first one count).
         statistics.committed(1, analyze: analysis.run)
         try await TestWait.until("the second analysis runs") { analysis.runs == 2 }
         analysis.release()
         try await TestWait.until("the second analysis ends") { !statistics.isAnalyzing }
-        statistics.committed(49_999, analyze: analysis.run)
+        // It counted 50,000 objects, but 101,001 writes had committed when it started: those.
+        statistics.committed(101_000, analyze: analysis.run)
         #expect(!statistics.isAnalyzing && analysis.runs == 2)
         statistics.committed(1, analyze: analysis.run)
         try await TestWait.until("the third analysis runs") { analysis.runs == 3 }
@@ -62,6 +63,23 @@ struct PostgresStatisticsTests {
         #expect(!statistics.isAnalyzing)
         statistics.committed(1_000_000, analyze: analysis.run)
         #expect(!statistics.isAnalyzing && analysis.runs == 3)
+    }
+
+    @Test("an analysis that counts nothing (a role that may not analyze) still doubles the schedule")
+    func countsNothing() async throws {
+        let statistics = PostgresStatistics(logger: Logger(label: "statistics-tests"))
+        let analysis = Analysis(objects: -1)
+        statistics.committed(1_000, analyze: analysis.run)
+        try await TestWait.until("the first analysis runs") { analysis.runs == 1 }
+        analysis.release()
+        try await TestWait.until("the first analysis ends") { !statistics.isAnalyzing }
+        // The writes committed before it (1,000) stand for the objects: 999 more start none.
+        statistics.committed(999, analyze: analysis.run)
+        #expect(!statistics.isAnalyzing && analysis.runs == 1)
+        statistics.committed(1, analyze: analysis.run)
+        try await TestWait.until("the second analysis runs") { analysis.runs == 2 }
+        analysis.release()
+        await statistics.close()
     }
 
     @Test("objects written in bulk are analyzed without waiting for autovacuum",

@@ -83,6 +83,10 @@ struct StorageConformanceTests {
         try await StorageConformance.batches(backend.factory)
     }
 
+    @Test("reader sets no object names are swept, never one named again meanwhile", arguments: StorageBackend.tested) func readerSetsSwept(backend: StorageBackend) async throws {
+        try await StorageConformance.readerSetsSwept(backend.factory)
+    }
+
     @Test("objects: a push's reads read ahead; each write still sees the transaction's earlier ones", arguments: StorageBackend.tested) func readAhead(backend: StorageBackend) async throws {
         try await StorageConformance.readAhead(backend.factory)
     }

@@ -455,6 +455,8 @@ public struct HistorySweep: Sendable, Equatable {
     public var readerRows = 0
     /// Mutation results removed.
     public var mutationResults = 0
+    /// Reader sets removed: sets of readers no object has any more.
+    public var readerSets = 0
 
     /// An empty sweep.
     public init() {}

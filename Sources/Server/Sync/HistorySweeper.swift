@@ -20,7 +20,7 @@ struct HistorySweeper: PeriodicSweeper {
                 metadata: [
                     "datastores": "\(swept.datastores)", "tombstones": "\(swept.tombstones)",
                     "operations": "\(swept.operations)", "readerRows": "\(swept.readerRows)",
-                    "mutationResults": "\(swept.mutationResults)",
+                    "mutationResults": "\(swept.mutationResults)", "readerSets": "\(swept.readerSets)",
                 ])
         } catch {
             logger.warning("could not sweep old history", metadata: ["error": "\(error)"])

@@ -260,6 +260,12 @@ enum PostgresMigrations {
             CREATE INDEX objects_by_readers ON objects(datastore_key, class_name, readers) WHERE NOT deleted
             """
         ),
+        Migration(
+            // Reader sets no object names are swept in two steps (PostgresStorage.sweepReaderSets):
+            // marked with the time a sweep found them unnamed, deleted by a sweep long after.
+            "v7: reader sets swept",
+            "ALTER TABLE reader_sets ADD COLUMN unnamed_since bigint"
+        ),
     ]
 
     /// Gives every user its name key (migration v5), the users read oldest first, written back

@@ -13,7 +13,8 @@ extension PostgresObjectWriter {
     /// held (no other transaction writes them, nor records their mutations' results), and the
     /// datastores' counters are checked again at the end (``settle()``). A write's rows stay in
     /// memory until they are flushed, so a mutation that fails is taken back by dropping them,
-    /// without a savepoint.
+    /// without a savepoint (a reader set it made stays, named by nothing: the history sweep
+    /// deletes it).
     final class Batch {
         /// One write's plan, with its reader set.
         struct Store {
@@ -54,6 +55,8 @@ extension PostgresObjectWriter {
         /// Keys of stored objects with writes not flushed yet.
         var unflushedKeys: Set<Int64> = []
         private var lastPlaceholder: Int64 = 0
+        /// Rows kept before the ones in memory: already written by a flush.
+        private var flushed: (stores: Int, results: Int) = (0, 0)
 
         /// A new object's placeholder key.
         func placeholder() -> Int64 {
@@ -61,10 +64,8 @@ extension PostgresObjectWriter {
             return lastPlaceholder
         }
 
-        /// Rows kept before the last ones in memory: already written by a flush.
-        private var flushed: (stores: Int, results: Int) = (0, 0)
-
-        /// How many rows were ever kept, to take a failed write's rows back (``rollBack(to:)``).
+        /// How many rows have been kept so far (written or in memory), to take a failed write's
+        /// rows back (``rollBack(to:)``).
         var mark: (stores: Int, results: Int) { (flushed.stores + stores.count, flushed.results + resultRows.count) }
 
         /// Drops the rows kept since `mark` that are not written yet. (A write's rows follow its
@@ -98,17 +99,17 @@ extension PostgresObjectWriter {
             let name = Locks.objectName(request)
             if batch.objects[name] == nil { batch.objects[name] = .some(nil) }
         }
-        let datastoreKeys = Dictionary(
-            batch.datastores.values.map { ($0.id.rawValue, $0.key) }, uniquingKeysWith: { first, _ in first })
         for row in try session.run(
             PostgresStatements.ObjectsByName(
                 datastoreKeys: requests.map(\.datastoreKey), classNames: requests.map(\.className),
                 objectIds: requests.map(\.objectId)))
         {
-            let object = try PostgresStorage.objectRow(row)
-            guard let datastoreKey = datastoreKeys[object.datastoreId] else { continue }
-            let name = Locks.objectName(datastoreKey: datastoreKey, className: object.className, objectId: object.objectId)
-            batch.objects[name] = try PostgresStorage.storedObject(row)
+            let found = try PostgresStorage.storedObject(row, from: 1)
+            let datastoreKey = try Array(row)[0].decode(Int64.self)
+            let snapshot = found.object.snapshot
+            let name = Locks.objectName(
+                datastoreKey: datastoreKey, className: snapshot.className, objectId: snapshot.objectId)
+            batch.objects[name] = found
         }
         var byScope: [String: [String]] = [:]
         for case let (scope, id)? in requests.map(\.mutation) { byScope[scope, default: []].append(id.rawValue) }
@@ -183,24 +184,24 @@ extension PostgresObjectWriter {
             // and the batch's rows are gone from memory.
             guard keys.count == new.count else { throw BatchFault(message: "new objects' keys are missing") }
         }
-        func key(_ store: Batch.Store) -> Int64 {
-            store.plan.existingKey ?? store.placeholder.flatMap { keys[$0] } ?? 0
+        let keyed = try stores.map { store in
+            guard let key = store.plan.existingKey ?? store.placeholder.flatMap({ keys[$0] }) else {
+                throw BatchFault(message: "a new object's key is missing")
+            }
+            return (key: key, store: store)
         }
         var rows = results
         for index in rows.indices {
             if let placeholder = rows[index].objectKey, placeholder < 0 { rows[index].objectKey = keys[placeholder] }
         }
-        let updated = try session.run(
-            PostgresStatements.StoreRows(stores: stores.map { (key($0), $0) }, results: rows)
-        ).first?.decode(Int64.self) ?? 0
+        let updated = try session.run(PostgresStatements.StoreRows(stores: keyed, results: rows)).first?
+            .decode(Int64.self) ?? 0
         let existing = stores.count - new.count
         guard updated == existing else {
             throw BatchFault(message: "\(existing - Int(updated)) objects' rows were deleted during the write")
         }
         if !settled {
-            for store in stores {
-                pending.writtenProvisionally(datastoreKey: store.plan.datastoreKey, objectKey: key(store))
-            }
+            for (key, store) in keyed { pending.writtenProvisionally(datastoreKey: store.plan.datastoreKey, objectKey: key) }
         }
     }
 

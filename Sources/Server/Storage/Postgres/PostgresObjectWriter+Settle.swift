@@ -30,16 +30,18 @@ extension PostgresObjectWriter {
         struct Staged {
             var datastoreKey: Int64
             var plan: ObjectStorePlan
-            /// Its key, or a new object's placeholder until the batch is written (``resolve(_:)``).
-            var objectKey: Int64
         }
 
         private(set) var datastores: [Int64: Datastore] = [:]
         var staged: Staged?
-        /// The objects whose locks were taken before any write (``lock(_:)``), by lock name.
+        /// The objects whose locks the transaction holds (taken by ``lock(_:)`` or by a write), by
+        /// lock name.
         var locked: Set<String> = []
         /// Reader sets known in the transaction, by text: found committed, or made by it.
         var readerSets: [String: Int64] = [:]
+        /// Sets found that a sweep has marked unnamed, by text: named by this transaction's
+        /// writes (its lock keeps them until it ends), never cached by the process.
+        var markedReaderSets: [String: Int64] = [:]
 
         /// Notes the limits a write to the datastore is decided under.
         func limit(_ datastoreKey: Int64, by limits: (records: Int, bytes: Int)?) {
@@ -65,8 +67,8 @@ extension PostgresObjectWriter {
             return -datastores[datastoreKey, default: Datastore()].changes
         }
 
-        func stage(_ plan: ObjectStorePlan, objectKey: Int64) {
-            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan, objectKey: objectKey)
+        func stage(_ plan: ObjectStorePlan) {
+            staged = Staged(datastoreKey: plan.datastoreKey, plan: plan)
         }
 
         /// Forgets what the write in progress staged (it failed, or it starts).
@@ -114,7 +116,7 @@ extension PostgresObjectWriter {
 
         /// An object's lock name: lengths first, so that no two objects have the same one.
         static func objectName(_ request: ObjectWriteRequest) -> String {
-            "\(request.datastoreKey) \(request.className.utf8.count) \(request.className) \(request.objectId)"
+            objectName(datastoreKey: request.datastoreKey, className: request.className, objectId: request.objectId)
         }
 
         var bindings: PostgresBindings {

@@ -5,9 +5,10 @@ import RooftopSQL
 /// mutations read, read ahead in one statement per table, and what they write, in one statement
 /// per kind of row for the whole push. Their SQL is constant: the rows go as arrays to `unnest`.
 extension PostgresStatements {
-    /// Objects by datastore, class and ID, with their readers (``PostgresStorage/storedObjectSelect``).
+    /// Objects by datastore, class and ID: each row's datastore key, then the columns of
+    /// ``PostgresStorage/storedObjectSelect`` (the object with its readers).
     struct ObjectsByName: PostgresRowStatement {
-        static let sql = PostgresStorage.storedObjectSelect + """
+        static let sql = "SELECT o.datastore_key, " + PostgresStorage.storedObjectSelect.dropFirst("SELECT ".count) + """
              JOIN unnest($1::bigint[], $2::text[], $3::text[]) AS p(datastore_key, class_name, object_id)
             ON o.datastore_key = p.datastore_key AND o.class_name = p.class_name AND o.object_id = p.object_id
             """

@@ -1,8 +1,8 @@
 import PostgresNIO
 import RooftopSQL
 
-/// The statements of the write path, prepared once per connection: a push runs them for every
-/// mutation, and a prepared statement skips the parse and plan an unnamed one pays on each run.
+/// The statements of the write path, prepared once per connection: every push runs them, and a
+/// prepared statement skips the parse and plan an unnamed one pays on each run.
 /// Their SQL is constant (arrays stand for the variable parts: an empty array writes no row), and
 /// every parameter is cast, so its type never depends on the first values bound (a `NULL` first
 /// would leave it to inference).
@@ -131,13 +131,18 @@ extension PostgresStatements {
     /// that make the same set at once each make their own, with the same members: texts are not
     /// unique, so that neither waits for the other's commit (a unique text would make the second
     /// wait until the first ends, and writers of one datastore would again take turns).
+    ///
+    /// A set found is locked `FOR KEY SHARE` until commit, so that a sweep deleting it waits and
+    /// then sees the object that names it (``PostgresStorage/sweepReaderSets(now:)``); answers
+    /// the ID and whether a sweep has marked the set unnamed (such a set is not cached).
     struct ReaderSet: PostgresRowStatement {
         static let sql = """
-            WITH found AS (SELECT id FROM reader_sets WHERE principals = $1::text ORDER BY id LIMIT 1),
+            WITH found AS (SELECT id, unnamed_since IS NOT NULL AS marked FROM reader_sets WHERE principals = $1::text
+            ORDER BY id LIMIT 1 FOR KEY SHARE),
             made AS (INSERT INTO reader_sets (principals) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM found)
             RETURNING id),
             members AS (INSERT INTO reader_set_members (principal, reader_set) SELECT unnest($2::text[]), id FROM made)
-            SELECT id, false FROM found UNION ALL SELECT id, true FROM made
+            SELECT id, marked FROM found UNION ALL SELECT id, false FROM made
             """
         var text: String
         var principals: [String]

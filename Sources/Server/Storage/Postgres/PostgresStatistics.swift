@@ -24,8 +24,11 @@ final class PostgresStatistics: Sendable {
     private struct State {
         /// Object writes committed since the last analysis started.
         var changed: Int64 = 0
-        /// The objects the last analysis counted.
+        /// The objects the last analysis counted (at least the writes committed before it: where
+        /// the analysis cannot count them, a role that may not analyze, the schedule still doubles).
         var objects: Int64 = 0
+        /// Every object write committed.
+        var writes: Int64 = 0
         /// The analysis running, if any.
         var running: Task<Void, Never>?
         var closed = false
@@ -45,10 +48,12 @@ final class PostgresStatistics: Sendable {
         guard writes > 0 else { return }
         state.withLock { state in
             state.changed += Int64(writes)
+            state.writes += Int64(writes)
             guard !state.closed, state.running == nil,
                 state.changed >= max(Self.minimumChanges, state.objects)
             else { return }
             state.changed = 0
+            let floor = state.writes
             let logger = self.logger
             state.running = Task {
                 var counted: Int64?
@@ -58,7 +63,7 @@ final class PostgresStatistics: Sendable {
                     logger.warning("updating the planner's statistics failed: \(error)")
                 }
                 self.state.withLock { state in
-                    if let counted { state.objects = counted }
+                    state.objects = max(counted ?? 0, floor)
                     state.running = nil
                 }
             }

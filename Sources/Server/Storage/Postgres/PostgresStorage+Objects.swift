@@ -24,9 +24,9 @@ extension PostgresStorage {
             sequence: try cells[first + 8].decode(Int64.self), deleted: try cells[first + 9].decode(Bool.self))
     }
 
-    /// The object of a ``storedObjectSelect`` row, with its readers.
-    static func storedObject(_ row: PostgresRow) throws -> (key: Int64, object: StoredObject) {
-        let (object, current, former) = try objectRowWithReaders(row)
+    /// The object of a ``storedObjectSelect`` row (whose columns start at `first`), with its readers.
+    static func storedObject(_ row: PostgresRow, from first: Int = 0) throws -> (key: Int64, object: StoredObject) {
+        let (object, current, former) = try objectRowWithReaders(row, from: first)
         return (object.key, try object.stored(current: current, former: former))
     }
 
@@ -37,14 +37,14 @@ extension PostgresStorage {
     }
 
     /// The ``ObjectRow`` of a ``storedObjectSelect`` row, with its current and former readers.
-    private static func objectRowWithReaders(_ row: PostgresRow) throws
+    private static func objectRowWithReaders(_ row: PostgresRow, from first: Int = 0) throws
         -> (row: ObjectRow, current: Set<String>, former: Set<String>)
     {
-        let object = try objectRow(row)
+        let object = try objectRow(row, from: first)
         let cells = Array(row)
-        guard cells.count == 12 else { throw RooftopError(.internal, "an object row has \(cells.count) columns") }
-        let current = try cells[10].decode([String].self)
-        let former = try cells[11].decode([String].self)
+        guard cells.count == first + 12 else { throw RooftopError(.internal, "an object row has \(cells.count) columns") }
+        let current = try cells[first + 10].decode([String].self)
+        let former = try cells[first + 11].decode([String].self)
         return (object, Set(current), Set(former))
     }
 
@@ -350,7 +350,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         try flush()
         return try session.run(
             PostgresStatements.ObjectByName(datastoreKey: datastoreKey, className: className, objectId: objectId)
-        ).first.map(PostgresStorage.storedObject)
+        ).first.map { try PostgresStorage.storedObject($0) }
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
@@ -388,23 +388,26 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
             batch.writtenKeys.insert(key)
             batch.unflushedKeys.insert(key)
         }
-        pending.stage(plan, objectKey: key)
+        pending.stage(plan)
         return key
     }
 
     /// The ID of the reader set of `readers` (``SQLIndexRows/readerSet(of:)``), made with its
     /// members when it is new; sets known in the transaction (``Pending/readerSets``) or found
     /// committed before by the process (``PostgresReaderSetCache``) are not asked for again.
-    /// Sets are never deleted: they are as many as the distinct ACLs ever written.
+    /// Sets no object names are deleted by the history sweep (``PostgresStorage/sweepReaderSets(now:)``).
     /// - Throws: `internal` when the set is neither found nor made; what the database throws.
     private func readerSetID(_ readers: Set<String>) throws -> Int64 {
         let text = SQLIndexRows.readerSetText(readers)
-        if let known = pending.readerSets[text] ?? readerSetCache?.id(of: text) { return known }
+        if let known = pending.readerSets[text] ?? pending.markedReaderSets[text] ?? readerSetCache?.id(of: text) {
+            return known
+        }
         let rows = try session.run(PostgresStatements.ReaderSet(text: text, principals: readers.sorted()))
         if let row = rows.first {
-            // The process keeps the transaction's sets once it commits (``PostgresStorage/writeObjects(_:)``).
-            let id = try row.decode((Int64, Bool).self).0
-            pending.readerSets[text] = id
+            // The process keeps the transaction's sets once it commits (``PostgresStorage/writeObjects(_:)``),
+            // but not those a sweep marked unnamed: this transaction's lock keeps them until it ends.
+            let (id, marked) = try row.decode((Int64, Bool).self)
+            if marked { pending.markedReaderSets[text] = id } else { pending.readerSets[text] = id }
             return id
         }
         throw RooftopError(.internal, "a reader set was neither found nor made")

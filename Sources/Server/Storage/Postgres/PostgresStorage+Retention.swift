@@ -23,12 +23,18 @@ extension PostgresStorage {
             return try rows.map { try $0.decode((Int64, Int64).self) }.map { ($0.0, $0.1) }
         }
         sweep.datastores = advanced.count
+        let seed = try await lockSeed()
         for (key, historyFrom) in advanced {
             sweep.tombstones += try await deleteInBatches { session in
-                try session.execute(
+                // The datastore's lock, exclusively (``PostgresStatements/LockWrites``): its writes
+                // in flight have read ahead the tombstones they bring back, and write them at
+                // their end; they commit first, and those that start wait for this batch.
+                try session.execute("SELECT pg_advisory_xact_lock(hashtextextended('d' || \(key)::text, \(seed)))")
+                return try session.execute(
                     """
                     DELETE FROM objects WHERE key IN (SELECT key FROM objects
                     WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom) LIMIT \(Self.sweepBatch))
+                    AND deleted AND sequence <= \(historyFrom)
                     """)
             }
             var after: Int64 = -1
@@ -65,7 +71,71 @@ extension PostgresStorage {
             }
         }
         sweep.mutationResults += try await sweepMutationResults(cutoff: cutoff)
+        sweep.readerSets += try await sweepReaderSets(now: now)
         return sweep
+    }
+
+    /// How long a reader set stays marked unnamed before a sweep deletes it
+    /// (``sweepReaderSets(now:)``): longer than the longest request (an hour at most) and than a
+    /// process keeps a set's ID (``PostgresReaderSetCache/timeToLive``).
+    static let readerSetGrace: Int64 = 2 * 3_600_000
+
+    /// Deletes the reader sets no object names (invented ACLs, ACLs changed since), in two steps,
+    /// as several processes' writers name sets without waiting for each other:
+    ///
+    /// 1. the sets no object names are read in one scan; those not marked yet are marked with
+    ///    `now`, and marked ones that an object names again are unmarked;
+    /// 2. those marked more than ``readerSetGrace`` ago are locked `FOR UPDATE` (a writer that
+    ///    found one holds it `FOR KEY SHARE` until its commit, so the lock waits for it), and,
+    ///    in a statement after the lock (which sees what committed meanwhile), those still
+    ///    unnamed are deleted with their members, a batch per transaction.
+    ///
+    /// A process uses a cached set's ID without locking it, but caches only unmarked sets, each
+    /// for five minutes at most: by the time a mark is old enough, no process uses it unlocked.
+    /// - Returns: How many sets were deleted.
+    /// - Throws: What the database answers.
+    func sweepReaderSets(now: Int64) async throws -> Int {
+        let unnamed: [Int64] = try await read { session in
+            try session.query(
+                "SELECT id FROM reader_sets s WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.readers = s.id) ORDER BY id"
+            ).map { try $0.decode(Int64.self) }
+        }
+        try await transaction { session in
+            try session.execute(
+                "UPDATE reader_sets SET unnamed_since = \(now) WHERE id = ANY(\(unnamed)) AND unnamed_since IS NULL")
+            try session.execute(
+                "UPDATE reader_sets SET unnamed_since = NULL WHERE unnamed_since IS NOT NULL AND NOT (id = ANY(\(unnamed)))")
+        }
+        let (due, overflow) = now.subtractingReportingOverflow(Self.readerSetGrace)
+        guard !overflow else { return 0 }
+        var deleted = 0
+        for start in stride(from: 0, to: unnamed.count, by: Int(Self.sweepBatch)) {
+            let batch = Array(unnamed[start..<min(start + Int(Self.sweepBatch), unnamed.count)])
+            deleted += try await transaction { session in
+                let locked = try session.query(
+                    "SELECT id FROM reader_sets WHERE id = ANY(\(batch)) AND unnamed_since <= \(due) ORDER BY id FOR UPDATE"
+                ).map { try $0.decode(Int64.self) }
+                guard !locked.isEmpty else { return 0 }
+                let named = Set(
+                    try session.query("SELECT DISTINCT readers FROM objects WHERE readers = ANY(\(locked))").map {
+                        try $0.decode(Int64.self)
+                    })
+                let doomed = locked.filter { !named.contains($0) }
+                guard !doomed.isEmpty else { return 0 }
+                // Members by key: a set's text lists them.
+                try session.execute(
+                    """
+                    DELETE FROM reader_set_members m
+                    USING reader_sets s, json_array_elements_text(s.principals::json) AS p(principal)
+                    WHERE s.id = ANY(\(doomed)) AND m.reader_set = s.id AND m.principal = p.principal
+                    """)
+                return try session.execute("DELETE FROM reader_sets WHERE id = ANY(\(doomed))")
+            }
+        }
+        // This process forgets them at once; the others within their cache's time to live, long
+        // before a set marked after they kept it can be deleted.
+        if deleted > 0 { readerSetCache.removeAll() }
+        return deleted
     }
 
     /// Deletes the mutation results recorded at or before `cutoff` (``ResultSweep``), each batch

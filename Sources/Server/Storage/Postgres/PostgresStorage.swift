@@ -86,7 +86,9 @@ public final class PostgresStorage: Storage {
     /// Analyzes the tables queries read (``PostgresStatistics``); answers the objects counted.
     /// - Throws: What the database answers.
     func analyzeObjectTables() async throws -> Int64 {
-        try await read { session in
+        try await transaction { session in
+            // Bounded: an analysis waiting behind another (autovacuum's, another process's) gives up.
+            try session.execute("SET LOCAL statement_timeout = '60s'")
             try session.execute("ANALYZE \(unescaped: PostgresStatistics.tables)")
             return try session.query("SELECT reltuples::bigint FROM pg_class WHERE oid = 'objects'::regclass").first?
                 .decode(Int64.self) ?? 0

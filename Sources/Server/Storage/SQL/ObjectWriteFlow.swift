@@ -28,11 +28,13 @@ protocol ObjectWriteBackend {
     /// Calls `body` with the object's operations, newest first, until it returns `false`.
     func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws
 
-    /// Inserts a mutation's result unless one is recorded already for its ID.
+    /// Inserts a mutation's result unless one is recorded already for its ID (or keeps it, to
+    /// be inserted with the transaction's other rows, on a backend that writes a push as a batch).
     func insertResult(_ row: MutationResultRow) throws
 
-    /// Writes what `plan` says (object row, index rows, readers, operation, counters); returns
-    /// the object's row key.
+    /// Writes what `plan` says (object row, index rows, readers, operation, counters), or keeps
+    /// it to be written with the transaction's other rows; returns the object's row key (for a
+    /// new object kept, a placeholder the backend replaces in the rows that name it).
     func store(_ plan: ObjectStorePlan) throws -> Int64
 }
 

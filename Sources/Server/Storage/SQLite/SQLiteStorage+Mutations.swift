@@ -38,7 +38,7 @@ extension SQLiteStorage {
     /// See ``Storage/writeObjects(_:)``.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
         let (result, writes) = try await pool.write { db in
-            let writer = SQLiteObjectWriter(db: db, now: self.now())
+            let writer = SQLiteObjectWriter(db: db, now: self.now(), readerSetWatch: self.readerSetWatch)
             let result = try body(writer)
             return (result, writer.tally.count)
         }
@@ -90,6 +90,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     let now: Timestamp
     /// How many writes were made.
     let tally = Tally()
+    /// Where the sets writes name are noted while a sweep runs (``SQLiteStorage/sweepReaderSets()``).
+    var readerSetWatch: ReaderSetWatch?
 
     /// A count kept across the writer's copies.
     final class Tally {
@@ -163,6 +165,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         let readers = try plan.readerSet.flatMap { readers throws in
             flagsChange ? try SQLiteStorage.readerSetID(readers, db) : nil
         }
+        if let readers { readerSetWatch?.note(readers) }
         var arguments: [DatabaseValue] = [
             plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
             plan.version.databaseValue, plan.sequence.databaseValue, plan.size.databaseValue,

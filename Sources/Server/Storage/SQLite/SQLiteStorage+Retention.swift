@@ -47,6 +47,7 @@ extension SQLiteStorage {
         sweep.mutationResults += try await deleteInBatches(
             sql: "DELETE FROM mutations WHERE rowid IN (SELECT rowid FROM mutations WHERE created_at <= ? LIMIT ?)",
             arguments: [cutoffMillis])
+        sweep.readerSets += try await sweepReaderSets()
         return sweep
     }
 

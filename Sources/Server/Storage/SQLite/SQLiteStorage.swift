@@ -19,6 +19,8 @@ public final class SQLiteStorage: Storage {
     /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
     /// reader of `pool`, which scans may all hold.
     let pointReader: DatabaseQueue
+    /// The reader sets writes name while a sweep of unnamed ones runs.
+    let readerSetWatch = ReaderSetWatch()
     /// Object writes since the query planner's statistics were last refreshed.
     let writesSinceAnalysis = Mutex(0)
     /// How many object writes make the statistics stale enough to refresh.
