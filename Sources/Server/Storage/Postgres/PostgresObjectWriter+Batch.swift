@@ -139,8 +139,8 @@ extension PostgresObjectWriter {
     /// every other row of the batch. `settled`: at the transaction's end, once ``settle()``
     /// numbered the changes, which the rows then carry; otherwise (before a read that must see
     /// them) they carry provisional sequences, which ``settle()`` renumbers.
-    /// - Throws: ``BatchFault`` when a row did not land (a sweep deleted a tombstone meanwhile:
-    ///   the push is retried); what the database answers. Never a ``RooftopError``: a push
+    /// - Throws: ``BatchFault`` when a row did not land (the push is retried); what the database
+    ///   answers. Never a ``RooftopError``: a push
     ///   records those as one mutation's refusal and goes on.
     func flush(settled: Bool = false) throws {
         guard !batch.stores.isEmpty || !batch.resultRows.isEmpty else { return }
@@ -180,10 +180,9 @@ extension PostgresObjectWriter {
                 keys[placeholder] = key
                 batch.writtenKeys.insert(key)
             }
-            // Not a ``RooftopError``: a push records those as its mutation's refusal and goes on,
-            // and the batch's rows are gone from memory.
-            guard keys.count == new.count else { throw BatchFault(message: "new objects' keys are missing") }
         }
+        // A missing key is a ``BatchFault``, not a ``RooftopError``: a push records those as its
+        // mutation's refusal and goes on, and the batch's rows are gone from memory.
         let keyed = try stores.map { store in
             guard let key = store.plan.existingKey ?? store.placeholder.flatMap({ keys[$0] }) else {
                 throw BatchFault(message: "a new object's key is missing")
@@ -205,10 +204,10 @@ extension PostgresObjectWriter {
         }
     }
 
-    /// A batch whose rows did not all land: an object this transaction read ahead and locked was
-    /// deleted meanwhile (a history sweep takes no object lock). A storage fault (503
-    /// `retryLater`: the push is retried), never a ``RooftopError``, which a push would record
-    /// as one mutation's refusal while the transaction goes on.
+    /// A batch whose rows did not all land (an object this transaction read ahead was deleted
+    /// meanwhile, which the history sweep, taking the datastore's lock exclusively, should never
+    /// do). A storage fault (503 `retryLater`: the push is retried), never a ``RooftopError``,
+    /// which a push would record as one mutation's refusal while the transaction goes on.
     struct BatchFault: StorageFaultReporting {
         var message: String
         var storageFault: String? { message }
