@@ -105,8 +105,17 @@ struct RequestBoundsTests {
             #expect(removal.status == 503 && removal.error?.code == .timeout, "\(removal.text.prefix(300))")
             #expect(took < .seconds(20), "answered after \(took)")
 
-            // What was removed stays removed, and nothing goes on removing after the answer.
-            let left = try await remaining()
+            // What was removed stays removed, and nothing goes on removing after the answer. (Under
+            // CI's load the deadline may pass before the first object is removed: the removal is
+            // sent again, and must again be stopped by the deadline.)
+            var left = try await remaining()
+            for _ in 0..<5 where left == total {
+                let again = try await client.send(
+                    .POST, "/v1/datastores/slow/remove", body: RemoveRequest(query: .query(Query("Item"))),
+                    token: user.token)
+                #expect(again.status == 503 && again.error?.code == .timeout, "\(again.text.prefix(300))")
+                left = try await remaining()
+            }
             #expect(left > 0 && left < total, "\(left) of \(total) left")
             for _ in 0..<20 { #expect(try await client.send(.GET, "/health").status == 200) }
             #expect(try await remaining() == left, "the removal stopped at its deadline")

@@ -52,7 +52,9 @@ final class QueryService: Sendable {
         let (query, resolved) = try await prepare(request, datastore: datastore, operation: .find, context: context)
         // The query's own limit is replaced by the removal's, but must still be one a find accepts.
         _ = try limits.queryLimit(requested: query.limit)
-        let pageSize = limits.maxQueryLimit
+        // Pages stay small, so the first removal comes soon after the request and a deadline finds
+        // work done: a page is read (and decoded) whole before its first object is removed.
+        let pageSize = min(limits.maxQueryLimit, Self.removalPageSize)
         var removed = 0
         var skipped = query.offset
         while limit.map({ removed < $0 }) ?? true {
@@ -74,6 +76,9 @@ final class QueryService: Sendable {
         }
         return removed
     }
+
+    /// The objects a removal reads at a time.
+    static let removalPageSize = 100
 
     private func prepare(
         _ request: QueryRequest, datastore: DatastoreID, operation: AccessOperation, context: AccessContext
