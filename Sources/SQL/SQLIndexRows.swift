@@ -106,6 +106,18 @@ package enum SQLIndexRows {
             removed: removed, added: added, unindexed: unindexed.filter { $0.value != 0 }.map { ($0.key, $0.value) })
     }
 
+    /// `snapshot` with only the fields in `fields` (all when `nil`): what a store that keeps rows
+    /// of those fields alone works its rows out from (built-in fields always have rows).
+    package static func keeping(_ fields: Set<String>?, of snapshot: ObjectSnapshot) -> ObjectSnapshot {
+        guard let fields else { return snapshot }
+        var kept = snapshot
+        kept.fields = snapshot.fields.filter { fields.contains($0.key) }
+        return kept
+    }
+
+    /// The built-in fields, which have rows in every store whatever a class declares.
+    package static let builtInFields: Set<String> = ["objectId", "createdAt", "updatedAt"]
+
     /// The principals a caller's queries are limited to (``SQLQueryCompiler``'s `readers`):
     /// `nil` (no limit) for the admin.
     package static func readers(for context: AccessContext) -> Set<String>? {

@@ -419,9 +419,12 @@ extension SQLQueryCompiler {
             point.latitude.arguments + point.longitude.arguments + [.real(other.latitude), .real(other.longitude)])
     }
 
-    /// Whether the store keeps `field`'s rows in its value indexes for the query's class.
+    /// Whether the store keeps `field`'s rows in its value indexes for the query's class: always
+    /// in a layout whose value indexes hold every row it keeps of every field (no
+    /// ``SQLIndexLayout/valueFlag``, no ``SQLIndexLayout/document``); else when
+    /// ``indexedFields`` names it (or is `nil`).
     func isValueIndexed(_ field: String) -> Bool {
-        layout.valueFlag == nil || indexedFields?.contains(field) ?? true
+        (layout.valueFlag == nil && layout.document == nil) || indexedFields?.contains(field) ?? true
     }
 
     /// Whether the store keeps no rows of `field` for the query's class: its conditions and

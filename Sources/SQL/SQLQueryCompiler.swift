@@ -27,8 +27,8 @@ package struct SQLQueryCompiler: Sendable {
     /// The fields of the query's class whose rows the store keeps in its value indexes (the rows
     /// whose ``SQLIndexLayout/valueFlag`` is 1); `nil` (the default) when it keeps every field's.
     /// Conditions on another field test each object's own rows, or its document when the store
-    /// keeps no rows of it (``SQLIndexLayout/document``). Ignored by a layout without a flag,
-    /// whose value indexes hold every row.
+    /// keeps no rows of it (``SQLIndexLayout/document``). Ignored by a layout with neither a flag
+    /// nor a document, whose value indexes hold every row of every field.
     package var indexedFields: Set<String>?
     /// The fields of the query's class whose `object_fields` rows the store keeps out of the
     /// value index, because each leads a compound index (``SQLCompoundIndex``) whose entries find

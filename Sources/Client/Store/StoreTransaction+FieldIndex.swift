@@ -133,10 +133,7 @@ extension StoreTransaction {
     /// and the built-in ones: a field nobody indexes, a 420-letter text say, is not made into a
     /// key only to be dropped (each save and each acknowledgement stores its object's rows).
     static func keptRows(of snapshot: ObjectSnapshot, _ valueIndexed: Set<String>?) -> SQLIndexRows.Change {
-        guard let valueIndexed else { return SQLIndexRows.diff(snapshot: snapshot, previous: nil) }
-        var indexed = snapshot
-        indexed.fields = snapshot.fields.filter { valueIndexed.contains($0.key) }
-        return SQLIndexRows.diff(snapshot: indexed, previous: nil)
+        SQLIndexRows.diff(snapshot: SQLIndexRows.keeping(valueIndexed, of: snapshot), previous: nil)
     }
 
     /// The rows of `rows` the store keeps: those of the value-indexed fields (all when `nil`).

@@ -17,7 +17,8 @@ public struct ClassSettings: Sendable, Hashable, Codable {
     /// the index in order instead of sorting every match (`category = ? order by score desc`
     /// with `["category", "score"]`). The fields they name are the only ones the local datastore
     /// keeps in its value indexes: a condition on another field looks up each object's own value
-    /// (every field is value-indexed in a class that declares none). Default: none.
+    /// (every field is value-indexed in a class that declares none). The server's SQLite storage
+    /// likewise keeps index rows only of the fields they name. Default: none.
     public var indexes: [[String]]
 
     /// The most indexes a class may declare.

@@ -119,14 +119,25 @@ extension ObjectSnapshot {
     }
 
     /// The value of one field of an object from the UTF-8 of its stored JSON, as
-    /// ``field(_:ofDocument:)-(_,String)`` reads it.
-    /// - Throws: What `JSONDecoder` throws for text that is not an object.
+    /// ``field(_:ofDocument:)-(_,String)`` reads it. The JSON is an object's (``ObjectSnapshot``'s
+    /// `Codable` form) or any document whose `fields` member holds the fields, as the server
+    /// stores an object's body: such a document has no built-in fields.
+    /// - Throws: What `JSONDecoder` throws for text that is neither.
     package static func field(_ name: String, ofDocument utf8: UnsafeBufferPointer<UInt8>) throws -> Value? {
         do {
             return try DocumentReader.read(bytes: utf8) { try $0.readField(name) }
         } catch {
             // Left to `Codable` (a pointer, bytes, an escaped key or a key the reader does not take).
-            return try decodeDocument(String(decoding: utf8, as: UTF8.self))[name]
+            let text = String(decoding: utf8, as: UTF8.self)
+            let document = try DocumentCoding.decode(FieldsDocument.self, from: text)
+            guard document.className != nil else { return document.fields[name] }
+            return try decodeDocument(text)[name]
         }
+    }
+
+    /// The `fields` of a stored document, and whether it is a whole object's (it has a class).
+    private struct FieldsDocument: Decodable {
+        var fields: [String: Value]
+        var className: String?
     }
 }

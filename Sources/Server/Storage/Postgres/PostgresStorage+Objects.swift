@@ -289,6 +289,10 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     // MARK: ObjectWriteBackend
 
+    /// PostgreSQL keeps every field's rows: its queries have no function reading a stored body
+    /// (``SQLIndexLayout/server``).
+    func rowFields(className: String, objectKey: Int64?) throws -> Set<String>? { nil }
+
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         pending.limit(request.datastoreKey, by: request.datastoreLimits)
         let name = Locks.objectName(request)

@@ -32,6 +32,10 @@ protocol ObjectWriteBackend {
     /// be inserted with the transaction's other rows, on a backend that writes a push as a batch).
     func insertResult(_ row: MutationResultRow) throws
 
+    /// The fields of `className` whose index rows the store keeps for the object with row key
+    /// `objectKey` (`nil`: a new object): `nil` for every field. Built-in fields always have rows.
+    func rowFields(className: String, objectKey: Int64?) throws -> Set<String>?
+
     /// Writes what `plan` says (object row, index rows, readers, operation, counters), or keeps
     /// it to be written with the transaction's other rows; returns the object's row key (for a
     /// new object kept, a placeholder the backend replaces in the rows that name it).
@@ -98,7 +102,8 @@ enum ObjectWriteFlow {
         case .write(let snapshot, let deleted, let operation, let merges):
             let plan = try ObjectStorePlan(
                 snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore),
-                datastoreKey: datastore.key, existing: existing)
+                datastoreKey: datastore.key, existing: existing,
+                rowFields: try backend.rowFields(className: snapshot.className, objectKey: existing?.key))
             let objectKey = try backend.store(plan)
             let result = MutationResult.applied(
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
@@ -231,10 +236,13 @@ struct ObjectStorePlan {
     var stored: StoredObject
 
     /// The plan of writing `snapshot` (a tombstone when `deleted`) over `existing` at `sequence`.
+    /// - Parameter rowFields: The fields whose index rows the store keeps for this object
+    ///   (``ObjectWriteBackend/rowFields(className:objectKey:)``); `nil` (the default) for every
+    ///   field. Rows of other fields are neither written nor removed.
     /// - Throws: What encoding the body or operation throws.
     init(
         snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64, datastoreKey: Int64,
-        existing: (key: Int64, object: StoredObject)?
+        existing: (key: Int64, object: StoredObject)?, rowFields: Set<String>? = nil
     ) throws {
         let body = StoredObjectBody(
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
@@ -252,7 +260,9 @@ struct ObjectStorePlan {
         self.size = size
 
         let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
-        let rows = SQLIndexRows.diff(snapshot: deleted ? nil : snapshot, previous: previous)
+        let rows = SQLIndexRows.diff(
+            snapshot: deleted ? nil : SQLIndexRows.keeping(rowFields, of: snapshot),
+            previous: previous.map { SQLIndexRows.keeping(rowFields, of: $0) })
         (removedFields, addedFields, unindexed) = (rows.removed, rows.added, rows.unindexed)
 
         // A tombstone keeps the readers of the last version: they are who is told of the delete.

@@ -13,6 +13,13 @@ extension SQLIndexLayout {
     static let server = SQLIndexLayout(
         source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
         readers: .perObject(current: "r.to_sequence IS NULL"))
+
+    /// The SQLite storage's layout: ``server``'s, and a class that declares indexes keeps rows
+    /// only of the fields they name; conditions on and orders by its other fields read the
+    /// stored body (``StoredObjectBody``) with the functions the storage registers
+    /// (``SQLiteStorage/rowFields(of:_:)``).
+    static let serverSQLite = SQLIndexLayout(
+        source: server.source, columns: server.columns, readers: server.readers, document: "o.body")
 }
 
 extension SQLFragment {

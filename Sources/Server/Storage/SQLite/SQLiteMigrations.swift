@@ -359,6 +359,26 @@ enum SQLiteMigrations {
                 CREATE INDEX objects_by_readers ON objects(datastore_key, class_name, readers) WHERE deleted = 0;
                 """)
         }
+        migrator.registerMigration("v11: rows of declared fields") { db in
+            // A class that declares indexes keeps index rows only of the fields they name
+            // (``RowFields``). Its objects still have rows of every field: a rebuild, started
+            // when the storage opens, removes the others batch by batch; until it has passed an
+            // object, writers keep that object's rows of the declared fields, which are complete.
+            try db.execute(
+                sql: """
+                    CREATE TABLE class_rows (
+                        class_name TEXT PRIMARY KEY,
+                        written TEXT,
+                        complete TEXT,
+                        rebuilt_to INTEGER
+                    ) WITHOUT ROWID
+                    """)
+            let settings = try String.fetchAll(db, sql: "SELECT settings FROM class_settings")
+            for text in settings {
+                let settings = try DocumentCoding.decode(ClassSettings.self, from: text)
+                _ = try SQLiteStorage.declareRowFields(settings, db)
+            }
+        }
         return migrator
     }
 }

@@ -93,9 +93,26 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// Where the sets writes name are noted while a sweep runs (``SQLiteStorage/sweepReaderSets()``).
     var readerSetWatch: ReaderSetWatch?
 
+    /// The classes' row-keeping states (``RowFields``) read in this transaction: a push writes
+    /// hundreds of objects of one class. (A declaration changes them in a transaction of its own.)
+    let rowStates = RowStates()
+
     /// A count kept across the writer's copies.
     final class Tally {
         var count = 0
+    }
+
+    /// The row-keeping states read so far, kept across the writer's copies.
+    final class RowStates {
+        private var states: [String: RowFields] = [:]
+
+        /// The state of `className`, read by `read` the first time.
+        func state(of className: String, read: () throws -> RowFields) rethrows -> RowFields {
+            if let known = states[className] { return known }
+            let state = try read()
+            states[className] = state
+            return state
+        }
     }
 
     func write(
@@ -116,6 +133,11 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     // MARK: ObjectWriteBackend
+
+    func rowFields(className: String, objectKey: Int64?) throws -> Set<String>? {
+        let state = try rowStates.state(of: className) { try SQLiteStorage.rowFields(of: className, db) }
+        return state.kept(objectKey: objectKey)
+    }
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
@@ -210,27 +232,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                     .execute(arguments: [key, removed.field])
             }
         }
-        for row in plan.addedFields {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [key, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude])
-            for element in row.elements {
-                try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"
-                ).execute(arguments: [key, row.field, Data(element)])
-            }
-        }
-        for (field, delta) in plan.unindexed {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO unindexed_fields (datastore_key, class_name, field, objects) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = objects + excluded.objects
-                    """
-            ).execute(arguments: [plan.datastoreKey, plan.className, field, delta])
-        }
+        try SQLiteStorage.insertRows(plan.addedFields, objectKey: key, db)
+        try SQLiteStorage.countUnindexed(plan.unindexed, datastoreKey: plan.datastoreKey, className: plan.className, db)
         for principal in plan.endedReaders {
             try db.cachedStatement(
                 sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"

@@ -5,7 +5,7 @@ import RooftopSQLite
 import RooftopShared
 
 extension SQLiteStorage {
-    private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .server)
+    private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
 
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
@@ -30,6 +30,10 @@ extension SQLiteStorage {
     ) throws -> SQLQueryRunner<ObjectSnapshot> {
         var compiler = compiler
         compiler.readerSets = try readerSets(of: readers, db)
+        // The fields with complete rows, read in the query's own transaction: others are read
+        // from the stored bodies.
+        let queried = try rowFields(of: className, db).queried
+        compiler.indexedFields = queried
         return SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
@@ -40,7 +44,8 @@ extension SQLiteStorage {
                                 SELECT field FROM unindexed_fields
                                 WHERE datastore_key = ? AND class_name = ? AND objects > 0
                                 """),
-                        arguments: [datastoreKey, className]))
+                        arguments: [datastoreKey, className])
+                ).filter { queried?.contains($0) ?? true }
             },
             objects: { select in
                 let rows = try Row.fetchCursor(db, sql: select.sql, arguments: arguments(select.arguments))

@@ -118,7 +118,7 @@ final class ReaderSetWatch: Sendable {
 
     /// Notes a set a write named, while a sweep runs.
     func note(_ id: Int64) {
-        state.withLock { named in named?.insert(id) }
+        state.withLock { named in _ = named?.insert(id) }
     }
 
     /// The sets written since the sweep began.

@@ -7,6 +7,8 @@ extension SQLiteStorage {
 
     /// See ``Storage/sweepHistory(cutoff:now:)``.
     public func sweepHistory(cutoff: Timestamp, now: Timestamp) async throws -> HistorySweep {
+        // A rebuild of index rows stopped by a failure resumes (nothing happens when none is due).
+        startRowRebuild()
         var sweep = HistorySweep()
         let cutoffMillis = cutoff.millisecondsSinceEpoch
         let advanced: [(key: Int64, historyFrom: Int64)] = try await pool.write { db in

@@ -27,15 +27,23 @@ public final class SQLiteStorage: Storage {
     static let analysisInterval = 10_000
     /// The time mutation results are recorded at (the server's clock).
     let now: @Sendable () -> Timestamp
+    /// The background rebuild of index rows after a class's declared indexes change (``RowFields``).
+    let rowRebuild: RowRebuild
 
     /// Opens (creating if needed) the database at `path`, private to the server's user (mode
     /// 0600, see ``PrivateDatabaseFile``).
     /// - Throws: GRDB errors when the file cannot be opened; `illegalArgument` when its mode
     ///   cannot be set.
-    /// - Parameter now: The clock results are dated by (default the system's; the server passes
-    ///   its own, which tests move by hand).
-    public init(path: String, now: @escaping @Sendable () -> Timestamp = { .now }) throws {
+    /// - Parameters:
+    ///   - now: The clock results are dated by (default the system's; the server passes its own,
+    ///     which tests move by hand).
+    ///   - rowRebuildBatch: The objects whose index rows one transaction rebuilds after a class's
+    ///     declared indexes change (default 1,000).
+    public init(
+        path: String, now: @escaping @Sendable () -> Timestamp = { .now }, rowRebuildBatch: Int = 1000
+    ) throws {
         self.now = now
+        rowRebuild = RowRebuild(batch: max(1, rowRebuildBatch))
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // The same distance as the shared evaluator, so `near` agrees to the last bit.
@@ -65,6 +73,8 @@ public final class SQLiteStorage: Storage {
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM objects LIMIT 1 OFFSET 999)") ?? false
         }
         if hasData { try await analyze() }
+        // A rebuild of index rows the last run did not finish goes on.
+        startRowRebuild()
     }
 
     /// Refreshes the query planner's statistics (`ANALYZE`, sampling at most 400 rows of each
@@ -97,6 +107,7 @@ public final class SQLiteStorage: Storage {
 
     /// Closes the database.
     public func close() async throws {
+        await rowRebuild.close()?.value
         try pointReader.close()
         try pool.close()
     }
@@ -270,14 +281,16 @@ public final class SQLiteStorage: Storage {
     /// See ``Storage/saveClassSettings(_:)``.
     public func saveClassSettings(_ settings: ClassSettings) async throws {
         let text = try DocumentCoding.encode(settings)
-        try await pool.write { db in
+        let rebuild = try await pool.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO class_settings (class_name, settings) VALUES (?, ?)
                     ON CONFLICT(class_name) DO UPDATE SET settings = excluded.settings
                     """,
                 arguments: [settings.className, text])
+            return try Self.declareRowFields(settings, db)
         }
+        if rebuild { startRowRebuild() }
     }
 }
 

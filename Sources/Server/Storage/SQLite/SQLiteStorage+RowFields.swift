@@ -1,0 +1,302 @@
+import Foundation
+import GRDB
+import Logging
+import RooftopSQL
+import RooftopShared
+import Synchronization
+
+/// Which fields of a class have index rows (`object_fields`, `object_elements`) in the SQLite
+/// storage. A class that declares no index keeps rows of every field, as before declarations
+/// existed; a class that declares indexes keeps rows only of the fields they name (and of the
+/// built-in ones): the rows of a 420-letter text or of fields nobody queries by are most of what
+/// a write writes (issue 19, "write less per record"). Conditions on and orders by a field
+/// without rows read it from the stored body (``SQLIndexLayout/serverSQLite``), with the same keys.
+///
+/// The state per class is a row of `class_rows` (none: every field, complete):
+/// - `written`: the fields writers keep rows of (JSON array; `NULL`: every field);
+/// - `complete`: the fields every object has exact rows of, which queries use (a subset of
+///   `written`);
+/// - `rebuilt_to`: while a declaration's change is being applied, the largest object key whose
+///   rows are rebuilt (`NULL` when none is under way).
+///
+/// A change of what a class declares never rewrites its objects in the request: fields it drops
+/// leave `complete` and `written` at once (their rows are no longer read), fields it adds join
+/// `written` only, and a rebuild in the background brings each object's rows to `written`, in
+/// batches of objects in key order, each batch a write transaction of its own. A writer keeps the
+/// rows of `written` for an object the rebuild has passed, of `complete` for one it has not yet
+/// reached (a new object included: its key is past every other), so that every object's rows of
+/// `complete` stay exact throughout and the rebuild finds nothing to reconcile. When it reaches
+/// the last object, `complete` becomes `written`.
+struct RowFields: Equatable {
+    /// The fields writers keep rows of; `nil`: every field.
+    var written: Set<String>?
+    /// The fields every object has exact rows of; `nil`: every field.
+    var complete: Set<String>?
+    /// The largest object key rebuilt so far, while a rebuild is under way.
+    var rebuiltTo: Int64?
+
+    /// Every field's rows, complete: a class without a row.
+    static let every = RowFields(written: nil, complete: nil, rebuiltTo: nil)
+
+    /// The fields whose rows a writer keeps for the object with key `objectKey` (`nil`: a new
+    /// object): `nil` for every field.
+    func kept(objectKey: Int64?) -> Set<String>? {
+        guard let rebuiltTo else { return written }
+        guard let objectKey, objectKey <= rebuiltTo else { return complete }
+        return written
+    }
+
+    /// The fields queries may read rows of, built-in fields included (``SQLQueryCompiler/indexedFields``).
+    var queried: Set<String>? { complete.map { $0.union(SQLIndexRows.builtInFields) } }
+
+    /// The value-indexed fields a class's declared indexes name: `nil` (every field) when it
+    /// declares none.
+    static func declared(by indexes: [[String]]) -> Set<String>? {
+        indexes.isEmpty ? nil : Set(indexes.joined())
+    }
+
+    /// The state after a class comes to declare `declared` (``declared(by:)``), or `nil` when its
+    /// rows stay as they are.
+    func declaring(_ declared: Set<String>?) -> RowFields? {
+        guard declared != written else { return nil }
+        let complete: Set<String>? =
+            switch (self.complete, declared) {
+            case (nil, let declared): declared
+            case (let complete, nil): complete
+            case (let complete?, let declared?): complete.intersection(declared)
+            }
+        // Every change starts a rebuild from the first object: it removes the rows of fields no
+        // longer kept, and adds those of fields kept now.
+        return RowFields(written: declared, complete: complete, rebuiltTo: complete == nil ? nil : 0)
+    }
+}
+
+extension SQLiteStorage {
+    /// The row-keeping state of `className` (``RowFields``), as of `db`'s transaction.
+    /// - Throws: GRDB errors; a decoding error for a state not written by this code.
+    static func rowFields(of className: String, _ db: Database) throws -> RowFields {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT written, complete, rebuilt_to FROM class_rows WHERE class_name = ?"),
+                arguments: [className])
+        else { return .every }
+        let fields = { (text: String?) throws -> Set<String>? in
+            try text.map { Set(try DocumentCoding.decode([String].self, from: $0)) }
+        }
+        return RowFields(written: try fields(row[0]), complete: try fields(row[1]), rebuiltTo: row[2])
+    }
+
+    /// Saves the row-keeping state of `className` (none kept for ``RowFields/every``).
+    static func saveRowFields(_ state: RowFields, of className: String, _ db: Database) throws {
+        guard state != .every else {
+            return try db.execute(sql: "DELETE FROM class_rows WHERE class_name = ?", arguments: [className])
+        }
+        let text = { (fields: Set<String>?) in fields.map { SQLTextSet.jsonArray($0.sorted()) } }
+        try db.execute(
+            sql: """
+                INSERT INTO class_rows (class_name, written, complete, rebuilt_to) VALUES (?, ?, ?, ?)
+                ON CONFLICT (class_name) DO UPDATE SET
+                written = excluded.written, complete = excluded.complete, rebuilt_to = excluded.rebuilt_to
+                """,
+            arguments: [className, text(state.written), text(state.complete), state.rebuiltTo])
+    }
+
+    /// Applies a class's declared indexes to what its objects keep rows of, in the transaction
+    /// that saves them: fields no longer declared stop being read at once; a rebuild is due when
+    /// the fields kept change (``startRowRebuild()``). Returns whether it is.
+    /// - Throws: GRDB errors.
+    static func declareRowFields(_ settings: ClassSettings, _ db: Database) throws -> Bool {
+        let current = try rowFields(of: settings.className, db)
+        guard let next = current.declaring(RowFields.declared(by: settings.indexes)) else { return false }
+        try saveRowFields(next, of: settings.className, db)
+        if let complete = next.complete {
+            // The counts of values too long to index are the rows' own: a field leaving
+            // `complete` loses them, and the rebuild counts those it adds again.
+            let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
+            try db.execute(
+                sql: "DELETE FROM unindexed_fields WHERE class_name = ? AND field NOT IN (\(kept.sql))",
+                arguments: StatementArguments([settings.className] + kept.arguments))
+        }
+        return next.rebuiltTo != nil
+    }
+
+    /// Rebuilds the rows of the next batch of objects of a class whose rows are being rebuilt
+    /// (``RowFields``), in one write transaction. Returns whether a rebuild is still under way.
+    /// - Throws: GRDB errors; what decoding a stored body throws.
+    func rebuildRowsBatch() async throws -> Bool {
+        let batch = rowRebuild.batch
+        return try await pool.write { db in
+            guard
+                let className = try String.fetchOne(
+                    db, sql: "SELECT class_name FROM class_rows WHERE rebuilt_to IS NOT NULL ORDER BY class_name LIMIT 1")
+            else { return false }
+            var state = try Self.rowFields(of: className, db)
+            guard let rebuiltTo = state.rebuiltTo, let complete = state.complete else {
+                // Every field complete: nothing to rebuild.
+                try Self.saveRowFields(RowFields(written: state.written, complete: state.written), of: className, db)
+                return true
+            }
+            let objects = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT key, datastore_key, body, deleted FROM objects
+                        WHERE class_name = ? AND key > ? ORDER BY key LIMIT ?
+                        """),
+                arguments: [className, rebuiltTo, batch])
+            let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
+            for object in objects {
+                let key: Int64 = object[0]
+                for table in ["object_fields", "object_elements"] {
+                    try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ? AND field NOT IN (\(kept.sql))")
+                        .execute(arguments: StatementArguments([key] + kept.arguments))
+                }
+                guard (object[3] as Int64) == 0 else { continue }
+                var fields = try StoredObjectBody.decodeDocument(object[2]).fields
+                fields = fields.filter { !complete.contains($0.key) && (state.written?.contains($0.key) ?? true) }
+                let rows = SQLIndexRows.diff(
+                    snapshot: ObjectSnapshot(className: className, objectId: "", fields: fields), previous: nil)
+                try Self.insertRows(
+                    rows.added.filter { !SQLIndexRows.builtInFields.contains($0.field) }, objectKey: key, db)
+                try Self.countUnindexed(
+                    rows.unindexed.filter { !SQLIndexRows.builtInFields.contains($0.field) }, datastoreKey: object[1],
+                    className: className, db)
+            }
+            if objects.count < batch {
+                state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
+            } else {
+                state.rebuiltTo = objects.last?[0]
+            }
+            try Self.saveRowFields(state, of: className, db)
+            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM class_rows WHERE rebuilt_to IS NOT NULL)")
+                ?? false
+        }
+    }
+
+    /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
+    static func insertRows(_ rows: [SQLIndexRows.FieldRow], objectKey: Int64, _ db: Database) throws {
+        for row in rows {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude])
+            for element in row.elements {
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"
+                ).execute(arguments: [objectKey, row.field, Data(element)])
+            }
+        }
+    }
+
+    /// Adds to the counts of objects per field whose values the index does not fully store.
+    static func countUnindexed(
+        _ deltas: [(field: String, delta: Int64)], datastoreKey: Int64, className: String, _ db: Database
+    ) throws {
+        for (field, delta) in deltas {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO unindexed_fields (datastore_key, class_name, field, objects) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = objects + excluded.objects
+                    """
+            ).execute(arguments: [datastoreKey, className, field, delta])
+        }
+    }
+
+    /// Starts rebuilding rows in the background, batch after batch, unless it runs already (then
+    /// it goes on to what is due now). A failure is logged; the rebuild resumes where it stopped
+    /// at the next start (a declaration, the server's start, the history sweep).
+    func startRowRebuild() {
+        guard let generation = rowRebuild.begin() else { return }
+        let task = Task {
+            repeat {
+                do {
+                    while !Task.isCancelled, try await rebuildRowsBatch() {}
+                } catch {
+                    Logger(label: "rooftop.storage").error(
+                        "index rows could not be rebuilt; resumed at the next start", metadata: ["error": "\(error)"])
+                }
+            } while !Task.isCancelled && rowRebuild.again()
+            rowRebuild.end()
+        }
+        rowRebuild.keep(task, generation: generation)
+    }
+
+    /// Waits until no rebuild of rows runs (tests, and ``close()``).
+    func rowRebuildFinished() async {
+        while let task = rowRebuild.running() { await task.value }
+    }
+}
+
+/// The background rebuild of index rows (``SQLiteStorage/startRowRebuild()``): at most one runs,
+/// and a start while it runs makes it look again when it has done.
+final class RowRebuild: Sendable {
+    /// Objects per batch (one write transaction each).
+    let batch: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var running = false
+        var again = false
+        var closed = false
+        /// Counts the rebuilds begun, so that a task is kept only as its own rebuild's.
+        var generation = 0
+        var task: Task<Void, Never>?
+    }
+
+    init(batch: Int) { self.batch = batch }
+
+    /// The new rebuild's generation when one should start (none runs, the storage is open);
+    /// `nil` otherwise.
+    func begin() -> Int? {
+        state.withLock { state in
+            guard !state.closed else { return nil }
+            guard !state.running else {
+                state.again = true
+                return nil
+            }
+            state.running = true
+            state.again = false
+            state.generation += 1
+            return state.generation
+        }
+    }
+
+    /// Whether the rebuild should look again (a start came while it ran).
+    func again() -> Bool {
+        state.withLock { state in
+            defer { state.again = false }
+            return state.again && !state.closed
+        }
+    }
+
+    /// Notes the end of the running rebuild.
+    func end() {
+        state.withLock { state in
+            state.running = false
+            state.task = nil
+        }
+    }
+
+    /// Keeps the task of rebuild `generation`, to wait for it, unless it has ended already.
+    func keep(_ task: Task<Void, Never>, generation: Int) {
+        state.withLock { state in
+            if state.running && state.generation == generation { state.task = task }
+            if state.closed { task.cancel() }
+        }
+    }
+
+    /// The running rebuild's task, if one runs.
+    func running() -> Task<Void, Never>? {
+        state.withLock { $0.task }
+    }
+
+    /// Stops starting rebuilds and cancels the running one; returns it, to wait for.
+    func close() -> Task<Void, Never>? {
+        state.withLock { state in
+            state.closed = true
+            state.task?.cancel()
+            return state.task
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import Foundation
+import GRDB
+import RooftopSQL
+import RooftopShared
+import Testing
+
+@testable import RooftopServer
+import RooftopTestSupport
+
+/// A class that declares indexes keeps index rows only of the fields they name on SQLite
+/// (``RowFields``); a change of what it declares is applied by a rebuild in the background, while
+/// writes and queries go on. At every moment queries agree with the evaluator, and once a rebuild
+/// has finished every object's rows are exactly those of the fields kept.
+@Suite("SQLite: index rows of declared fields")
+struct SQLiteRowFieldsTests {
+    @Test("a declaration's change: what writers keep, what queries read, when a rebuild is due")
+    func transitions() {
+        let every = RowFields.every
+        #expect(every.kept(objectKey: 5) == nil && every.queried == nil)
+        #expect(every.declaring(nil) == nil, "no declaration, no change")
+
+        // Declaring fields: they were complete (every field was), nothing to add; the rebuild
+        // only removes the others' rows.
+        let declared = every.declaring(["a", "b"])
+        #expect(declared == RowFields(written: ["a", "b"], complete: ["a", "b"], rebuiltTo: 0))
+        #expect(declared?.declaring(["a", "b"]) == nil)
+
+        // Adding a field: kept by writers behind the rebuild, read by queries once it is complete.
+        let added = RowFields(written: ["a", "b"], complete: ["a", "b"]).declaring(["a", "c"])
+        #expect(added == RowFields(written: ["a", "c"], complete: ["a"], rebuiltTo: 0))
+        var moving = added ?? every
+        moving.rebuiltTo = 10
+        #expect(moving.kept(objectKey: 10) == ["a", "c"] && moving.kept(objectKey: 11) == ["a"])
+        #expect(moving.kept(objectKey: nil) == ["a"], "a new object is past the rebuild")
+        #expect(moving.queried == Set(["a"]).union(SQLIndexRows.builtInFields))
+
+        // Declaring nothing again: every field, complete only once rebuilt.
+        let undeclared = RowFields(written: ["a"], complete: ["a"]).declaring(nil)
+        #expect(undeclared == RowFields(written: nil, complete: ["a"], rebuiltTo: 0))
+        #expect(RowFields.declared(by: []) == nil && RowFields.declared(by: [["x", "y"], ["y"]]) == ["x", "y"])
+    }
+
+    @Test("random declarations, changed and rebuilt batch by batch: queries agree with the evaluator between batches, rows are exact after each rebuild")
+    func differential() async throws {
+        for seed in TestSeeds.seeds(fixed: [11, 12, 13]) {
+            try await Self.withStorage(batch: 3) { storage in
+                var rng = SeededGenerator(seed: seed)
+                for className in DifferentialValues.classes {
+                    try await storage.saveClassSettings(
+                        ClassSettings(className: className, indexes: Self.randomIndexes(&rng)))
+                }
+                let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
+                await storage.rowRebuildFinished()
+                try await Self.expectExactRows(storage, "seed \(seed), declared first")
+                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared first")
+
+                // New declarations, saved without starting the rebuild: its batches are run here,
+                // one at a time, with queries between them.
+                var settings: [ClassSettings] = []
+                for className in DifferentialValues.classes {
+                    settings.append(ClassSettings(className: className, indexes: Self.randomIndexes(&rng)))
+                }
+                try await storage.pool.write { [settings] db in
+                    for declared in settings {
+                        try db.execute(
+                            sql: "UPDATE class_settings SET settings = ? WHERE class_name = ?",
+                            arguments: [try DocumentCoding.encode(declared), declared.className])
+                        _ = try SQLiteStorage.declareRowFields(declared, db)
+                    }
+                }
+                var batches = 0
+                repeat {
+                    batches += 1
+                    try await Self.queries(10, dataset, storage, &rng, "seed \(seed), rebuilding, batch \(batches)")
+                } while try await storage.rebuildRowsBatch()
+                try await Self.expectExactRows(storage, "seed \(seed), declared again")
+                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared again")
+            }
+        }
+    }
+
+    @Test("ten times a batch of objects rebuilt while they are written, created and deleted, three declarations in turn")
+    func rebuildUnderWrites() async throws {
+        let batch = 10
+        try await Self.withStorage(batch: batch) { storage in
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            var objects: [String: ObjectSnapshot] = [:]
+            var rng = SeededGenerator(seed: 7)
+            func object(_ id: String, version: Int64, _ rng: inout SeededGenerator) -> ObjectSnapshot {
+                ObjectSnapshot(
+                    className: "W", objectId: id, datastore: .default,
+                    fields: [
+                        "a": .int(Int64(rng.int(0...20))), "b": .string(rng.pick(["x", "y", "z"])),
+                        "t": .string(String(repeating: rng.pick(["p", "q"]), count: 300)),
+                        "tags": .list([.string(rng.pick(["red", "blue"])), .string(String(repeating: "l", count: 300))]),
+                    ], version: version)
+            }
+            for index in 0..<(10 * batch) {
+                let created = object("w\(index)", version: 1, &rng)
+                _ = try await StorageWrites.put(created, datastoreKey: datastore.key, into: storage)
+                objects[created.objectId] = created
+            }
+            for (step, indexes) in [[["a"]], [["a"], ["tags", "b"]], []].enumerated() {
+                try await storage.saveClassSettings(ClassSettings(className: "W", indexes: indexes))
+                // Writes while the rebuild runs: updates, creations past it, deletions.
+                for round in 0..<40 {
+                    let id = round % 4 == 3 ? "n\(step)-\(round)" : rng.pick(Array(objects.keys).sorted())
+                    if let current = objects[id], round % 7 == 6 {
+                        _ = try await StorageWrites.put(
+                            StorageWrites.tombstone(of: current), deleted: true, datastoreKey: datastore.key, into: storage)
+                        objects[id] = nil
+                    } else {
+                        let next = object(id, version: (objects[id]?.version ?? 0) + 1, &rng)
+                        _ = try await StorageWrites.put(next, datastoreKey: datastore.key, into: storage)
+                        objects[id] = next
+                    }
+                }
+                let live = DifferentialDataset(datastoreKey: datastore.key, live: Array(objects.values))
+                for text in ["where b = 'y'", "where tags contains 'red' order by a", "where a >= 5 order by b desc, a"] {
+                    let query = try Query.parse(className: "W", text: text)
+                    let outcome = try await DifferentialCheck.compare(query, readers: nil, dataset: live, storage: storage)
+                    #expect(outcome.mismatch == nil, "step \(step), \(text): \(outcome.mismatch ?? "")")
+                }
+                await storage.rowRebuildFinished()
+                try await Self.expectExactRows(storage, "step \(step)")
+            }
+        }
+    }
+
+    @Test("a database whose classes declared indexes before v11 drops the other fields' rows when it opens")
+    func migration() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        // Written with rows of every field, as storage before v11 wrote them (no class declares).
+        let old = try SQLiteStorage(path: fixture.path)
+        try await old.prepare()
+        let datastore = try await old.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+        for index in 0..<25 {
+            _ = try await StorageWrites.put(
+                ObjectSnapshot(
+                    className: "W", objectId: "w\(index)", datastore: .default,
+                    fields: ["a": .int(Int64(index)), "b": .string("b\(index % 3)")], version: 1),
+                datastoreKey: datastore.key, into: old)
+        }
+        // Then the database as v10 left it, with a class that declares an index.
+        try await old.pool.write { db in
+            try db.execute(sql: "DROP TABLE class_rows")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v11: rows of declared fields'")
+            try db.execute(
+                sql: "INSERT INTO class_settings (class_name, settings) VALUES (?, ?)",
+                arguments: ["W", try DocumentCoding.encode(ClassSettings(className: "W", indexes: [["a"]]))])
+        }
+        let before = try await old.pool.read { db in
+            try Set(String.fetchAll(db, sql: "SELECT DISTINCT field FROM object_fields"))
+        }
+        #expect(before.isSuperset(of: ["a", "b"]))
+        try await old.close()
+
+        let storage = try SQLiteStorage(path: fixture.path, rowRebuildBatch: 4)
+        try await storage.prepare()
+        await storage.rowRebuildFinished()
+        let fields = try await storage.pool.read { db in
+            try Set(String.fetchAll(db, sql: "SELECT DISTINCT field FROM object_fields"))
+        }
+        #expect(fields == ["a", "objectId"], "the declared field's and the built-in ones' (these objects have no dates)")
+        let page = try await storage.find(
+            try Query.parse(className: "W", text: "where b = 'b1' order by a"), datastoreKey: datastore.key, readers: nil, limit: 100)
+        #expect(page.objects.map(\.objectId) == ["w1", "w4", "w7", "w10", "w13", "w16", "w19", "w22"])
+        try await storage.close()
+    }
+
+    // MARK: Support
+
+    /// Runs `body` with a fresh SQLite storage rebuilding `batch` objects a transaction.
+    static func withStorage(batch: Int, _ body: (SQLiteStorage) async throws -> Void) async throws {
+        let fixture = try SQLiteFixture()
+        let storage = try SQLiteStorage(path: fixture.path, rowRebuildBatch: batch)
+        do {
+            try await storage.prepare()
+            try await body(storage)
+            try await storage.close()
+            try fixture.destroy()
+        } catch {
+            try? await storage.close()
+            try? fixture.destroy()
+            throw error
+        }
+    }
+
+    /// No index a quarter of the time; otherwise one to three of one or two random fields.
+    static func randomIndexes(_ rng: inout SeededGenerator) -> [[String]] {
+        guard rng.chance(75) else { return [] }
+        var indexes: [[String]] = []
+        for _ in 0..<rng.int(1...3) {
+            let first = rng.pick(DifferentialValues.fields)
+            var index = [first]
+            if rng.chance(40), let second = DifferentialValues.fields.filter({ $0 != first }).randomElement(using: &rng) {
+                index.append(second)
+            }
+            if !indexes.contains(index) { indexes.append(index) }
+        }
+        return indexes
+    }
+
+    /// Runs `count` random queries under random readers, each compared with the evaluator.
+    static func queries(
+        _ count: Int, _ dataset: DifferentialDataset, _ storage: SQLiteStorage, _ rng: inout SeededGenerator,
+        _ label: String
+    ) async throws {
+        var mismatches = 0
+        for index in 0..<count where mismatches < 3 {
+            let query = DifferentialQueries.query(&rng)
+            let readers = rng.pick(DifferentialDataset.readerSets)
+            let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
+            if let report = outcome.mismatch {
+                mismatches += 1
+                Issue.record("\(label), query #\(index): \(report)")
+            }
+        }
+    }
+
+    /// Checks that every object's index rows are exactly those its class keeps (``RowFields``,
+    /// no rebuild under way), worked out from its stored body, and that the counts of values too
+    /// long to index are those of the rows.
+    static func expectExactRows(_ storage: SQLiteStorage, _ label: String) async throws {
+        try await storage.pool.read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM class_rows WHERE rebuilt_to IS NOT NULL") == 0)
+            var expectedFields: Set<String> = []
+            var expectedElements: Set<String> = []
+            var expectedCounts: [String: Int64] = [:]
+            let objects = try Row.fetchAll(db, sql: "SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key")
+            for row in objects {
+                let object = ObjectRow(row)
+                guard !object.deleted else { continue }
+                let state = try SQLiteStorage.rowFields(of: object.className, db)
+                #expect(state.written == state.complete)
+                let snapshot = try object.snapshot()
+                let rows = SQLIndexRows.diff(snapshot: SQLIndexRows.keeping(state.written, of: snapshot), previous: nil)
+                for field in rows.added {
+                    expectedFields.insert(
+                        "\(object.key) \(field.field) \(field.kind) \(field.sortKey ?? []) \(field.latitude ?? 0) \(field.longitude ?? 0)")
+                    for element in field.elements { expectedElements.insert("\(object.key) \(field.field) \(element)") }
+                }
+                for (field, delta) in rows.unindexed {
+                    expectedCounts["\(row["datastore_key"] as Int64) \(object.className) \(field)", default: 0] += delta
+                }
+            }
+            let storedFields = Set(
+                try Row.fetchAll(db, sql: "SELECT * FROM object_fields").map { row in
+                    let key = (row["sort_key"] as Data?).map { Array($0) } ?? []
+                    return "\(row["object_key"] as Int64) \(row["field"] as String) \(row["kind"] as Int64) \(key) \(row["latitude"] as Double? ?? 0) \(row["longitude"] as Double? ?? 0)"
+                })
+            let storedElements = Set(
+                try Row.fetchAll(db, sql: "SELECT * FROM object_elements").map { row in
+                    "\(row["object_key"] as Int64) \(row["field"] as String) \(Array(row["element_key"] as Data))"
+                })
+            var storedCounts: [String: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM unindexed_fields WHERE objects != 0") {
+                storedCounts["\(row["datastore_key"] as Int64) \(row["class_name"] as String) \(row["field"] as String)"] =
+                    row["objects"]
+            }
+            #expect(storedFields == expectedFields, "\(label): field rows differ: \(storedFields.symmetricDifference(expectedFields).prefix(5))")
+            #expect(storedElements == expectedElements, "\(label): element rows differ: \(storedElements.symmetricDifference(expectedElements).prefix(5))")
+            #expect(storedCounts == expectedCounts.filter { $0.value != 0 }, "\(label): unindexed counts differ")
+        }
+    }
+}
