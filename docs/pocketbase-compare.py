@@ -8,7 +8,8 @@ single gets. Prints records per second, p50 latencies, and the server's CPU seco
 bytes when given its process ID and data directory.
 
     rooftop-server serve --port 0 --host 127.0.0.1 --data-dir DIR --admin-key KEY \\
-        --bcrypt-cost 4 --log-level warning --max-connections-per-address 0
+        --bcrypt-cost 4 --log-level warning --max-connections-per-address 0 \\
+        --max-datastore-bytes 1000000000 --max-records-per-datastore 10000000
     python3 docs/pocketbase-compare.py rooftop PORT DIR/tls/ca.pem [--index n] [--pid PID --dir DIR]
 
     pocketbase superuser upsert admin@example.com password123 --dir PBDIR
@@ -83,8 +84,8 @@ class Rooftop:
         mutations = [{"mutationId": letters(20), "datastore": "default", "className": "Item", "objectId": letters(16),
                       "change": {"fields": fields}} for fields in records]
         answer, _ = self.client.call("POST", "/v1/push", {"mutations": mutations, "compact": True})
-        if len(answer["results"]) != len(records):
-            raise SystemExit("a push was not answered whole")
+        if len(answer["results"]) != len(records) or any(r.get("status") != "applied" for r in answer["results"]):
+            raise SystemExit(f"a push was not applied whole: {answer['results'][:2]}")
 
     def pull(self):
         read = 0
