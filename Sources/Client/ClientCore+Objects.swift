@@ -29,6 +29,10 @@ extension ClientCore {
         // The fetched state without the unsaved changes (those are what is being queued).
         let fallbackBase = object.storedBase
         let mutationId = MutationID.generate()
+        // A round of the outbox under way may read the change once committed, before `queued`
+        // is published here: its events wait for that one.
+        outboxEngine.events.expect(mutationId)
+        defer { outboxEngine.events.forget(mutationId) }
         let view = try await store.writeGrouped(scope: scope) { transaction -> ObjectSnapshot? in
             let row = try transaction.object(key)
             // A fetched object that was not stored: its fetched state is the base.
@@ -52,7 +56,7 @@ extension ClientCore {
             return try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
         }
         object.clearSaved(count: count, base: view)
-        outboxEngine.events.publish(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))
+        outboxEngine.events.announce(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))
         outboxSignal.yield()
         return mutationId
     }

@@ -103,6 +103,8 @@ public struct Outbox: Sendable {
         guard try core.store.rejected(scope: scope).contains(where: { $0.mutation.mutationId == change.mutationId }) else {
             throw RooftopError(.notFound, "the refused change \(change.mutationId) is no longer set aside")
         }
+        core.outboxEngine.events.expect(id)
+        defer { core.outboxEngine.events.forget(id) }
         let view = try core.store.write(scope: scope) { transaction -> ObjectSnapshot? in
             try transaction.removeRejected(change.mutationId)
             let server = try transaction.object(key)?.server
@@ -117,7 +119,7 @@ public struct Outbox: Sendable {
             return try transaction.recomputeLocalView(key, server: server)
         }
         core.registry.existing(key)?.replaceBase(view)
-        core.outboxEngine.events.publish(OutboxEvent(mutationId: id, key: key, kind: .queued))
+        core.outboxEngine.events.announce(OutboxEvent(mutationId: id, key: key, kind: .queued))
         core.outboxSignal.yield()
         return id
     }

@@ -38,7 +38,7 @@ actor OutboxEngine {
     /// Set by ``stop()``: no more rounds, and flushes throw `closed`.
     private var stopped = false
     /// Everything that happens to queued changes.
-    nonisolated let events = Broadcaster<OutboxEvent>()
+    nonisolated let events = OutboxEvents()
     let clock: EngineClock
     let retry: RetryPolicy
     let random: @Sendable () -> Double
