@@ -56,17 +56,9 @@ struct SQLiteRowFieldsTests {
 
                 // New declarations, saved without starting the rebuild: its batches are run here,
                 // one at a time, with queries between them.
-                var settings: [ClassSettings] = []
                 for className in DifferentialValues.classes {
-                    settings.append(ClassSettings(className: className, indexes: Self.randomIndexes(&rng)))
-                }
-                try await storage.pool.write { [settings] db in
-                    for declared in settings {
-                        try db.execute(
-                            sql: "UPDATE class_settings SET settings = ? WHERE class_name = ?",
-                            arguments: [try DocumentCoding.encode(declared), declared.className])
-                        _ = try SQLiteStorage.declareRowFields(declared, db)
-                    }
+                    try await Self.declareWithoutRebuild(
+                        ClassSettings(className: className, indexes: Self.randomIndexes(&rng)), storage)
                 }
                 var batches = 0
                 repeat {
@@ -79,51 +71,121 @@ struct SQLiteRowFieldsTests {
         }
     }
 
-    @Test("ten times a batch of objects rebuilt while they are written, created and deleted, three declarations in turn")
+    @Test("ten times a batch of objects rebuilt batch by batch, written, created, deleted and re-created between the batches, in two datastores, keys used again behind the rebuild; three declarations in turn")
     func rebuildUnderWrites() async throws {
         let batch = 10
         try await Self.withStorage(batch: batch) { storage in
-            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
-            var objects: [String: ObjectSnapshot] = [:]
+            let first = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
             var rng = SeededGenerator(seed: 7)
-            func object(_ id: String, version: Int64, _ rng: inout SeededGenerator) -> ObjectSnapshot {
+            var objects: [String: (datastore: DatastoreRecord, object: ObjectSnapshot)] = [:]
+            var tombstones: [String: (datastore: DatastoreRecord, object: ObjectSnapshot)] = [:]
+            func object(_ id: String, in datastore: DatastoreRecord, version: Int64, _ rng: inout SeededGenerator)
+                -> ObjectSnapshot
+            {
                 ObjectSnapshot(
-                    className: "W", objectId: id, datastore: .default,
+                    className: "W", objectId: id, datastore: datastore.id,
                     fields: [
                         "a": .int(Int64(rng.int(0...20))), "b": .string(rng.pick(["x", "y", "z"])),
                         "t": .string(String(repeating: rng.pick(["p", "q"]), count: 300)),
                         "tags": .list([.string(rng.pick(["red", "blue"])), .string(String(repeating: "l", count: 300))]),
                     ], version: version)
             }
-            for index in 0..<(10 * batch) {
-                let created = object("w\(index)", version: 1, &rng)
-                _ = try await StorageWrites.put(created, datastoreKey: datastore.key, into: storage)
-                objects[created.objectId] = created
+            func put(_ id: String, in datastore: DatastoreRecord, _ rng: inout SeededGenerator) async throws {
+                let version = (objects[id]?.object.version ?? tombstones[id]?.object.version ?? 0) + 1
+                let next = object(id, in: datastore, version: version, &rng)
+                _ = try await StorageWrites.put(next, datastoreKey: datastore.key, into: storage)
+                objects[id] = (datastore, next)
+                tombstones[id] = nil
             }
-            for (step, indexes) in [[["a"]], [["a"], ["tags", "b"]], []].enumerated() {
-                try await storage.saveClassSettings(ClassSettings(className: "W", indexes: indexes))
-                // Writes while the rebuild runs: updates, creations past it, deletions.
-                for round in 0..<40 {
-                    let id = round % 4 == 3 ? "n\(step)-\(round)" : rng.pick(Array(objects.keys).sorted())
-                    if let current = objects[id], round % 7 == 6 {
-                        _ = try await StorageWrites.put(
-                            StorageWrites.tombstone(of: current), deleted: true, datastoreKey: datastore.key, into: storage)
-                        objects[id] = nil
-                    } else {
-                        let next = object(id, version: (objects[id]?.version ?? 0) + 1, &rng)
-                        _ = try await StorageWrites.put(next, datastoreKey: datastore.key, into: storage)
-                        objects[id] = next
+            /// Some writes of every kind: updates, creations, deletions, re-creations over tombstones.
+            /// (Creations go to `creating`.)
+            func writes(_ label: String, creating: DatastoreRecord, _ rng: inout SeededGenerator) async throws {
+                for round in 0..<6 {
+                    switch round % 3 {
+                    case 0:
+                        try await put("\(label)-\(round)", in: creating, &rng)
+                    case 1:
+                        guard let id = Array(objects.keys).sorted().randomElement(using: &rng), let entry = objects[id] else {
+                            continue
+                        }
+                        if rng.chance(30) {
+                            let tombstone = StorageWrites.tombstone(of: entry.object)
+                            _ = try await StorageWrites.put(
+                                tombstone, deleted: true, datastoreKey: entry.datastore.key, into: storage)
+                            objects[id] = nil
+                            tombstones[id] = (entry.datastore, tombstone)
+                        } else {
+                            try await put(id, in: entry.datastore, &rng)
+                        }
+                    default:
+                        if let id = Array(tombstones.keys).sorted().randomElement(using: &rng), let entry = tombstones[id] {
+                            try await put(id, in: entry.datastore, &rng)
+                        }
                     }
                 }
-                let live = DifferentialDataset(datastoreKey: datastore.key, live: Array(objects.values))
+            }
+            for index in 0..<(6 * batch) { try await put("w\(index)", in: first, &rng) }
+            for (step, indexes) in [[["a"]], [["a"], ["tags", "b"]], []].enumerated() {
+                // The objects with the largest keys, in a datastore of their own.
+                let second = try await storage.openOrCreateDatastore(
+                    id: try DatastoreID("tail\(step)"), ownerId: "u1", title: nil)
+                for index in 0..<(4 * batch) { try await put("t\(step)-\(index)", in: second, &rng) }
+                try await Self.declareWithoutRebuild(ClassSettings(className: "W", indexes: indexes), storage)
+                var batches = 0
+                var tailDeleted = false
+                repeat {
+                    batches += 1
+                    // Creations go to the tail while it is there, so that it keeps the largest keys.
+                    try await writes("s\(step)-b\(batches)", creating: tailDeleted ? first : second, &rng)
+                    let rebuiltTo = try await storage.pool.read { db in try SQLiteStorage.rowFields(of: "W", db).rebuiltTo }
+                    let tailStart = try await storage.pool.read { db in
+                        try Int64.fetchOne(db, sql: "SELECT min(key) FROM objects WHERE datastore_key = ?", arguments: [second.key])
+                    }
+                    if !tailDeleted, let rebuiltTo, let tailStart, rebuiltTo > tailStart {
+                        // The rebuild is inside the tail: deleting it makes new objects take keys it passed.
+                        try await storage.deleteDatastore(key: second.key)
+                        objects = objects.filter { $0.value.datastore.key != second.key }
+                        tombstones = tombstones.filter { $0.value.datastore.key != second.key }
+                        tailDeleted = true
+                        try await writes("s\(step)-reused", creating: first, &rng)
+                        let reused = try await storage.pool.read { db in
+                            try Int64.fetchOne(db, sql: "SELECT max(key) FROM objects") ?? 0
+                        }
+                        #expect(reused <= rebuiltTo, "step \(step): new objects took keys \(reused), past \(rebuiltTo)")
+                    }
+                } while try await storage.rebuildRowsBatch()
+                #expect(tailDeleted, "step \(step): the rebuild was never seen inside the tail")
+                #expect(batches >= 5, "step \(step): \(batches) batches")
+                try await Self.expectExactRows(storage, "step \(step)")
+                let live = DifferentialDataset(
+                    datastoreKey: first.key, live: objects.values.filter { $0.datastore.key == first.key }.map(\.object))
                 for text in ["where b = 'y'", "where tags contains 'red' order by a", "where a >= 5 order by b desc, a"] {
                     let query = try Query.parse(className: "W", text: text)
                     let outcome = try await DifferentialCheck.compare(query, readers: nil, dataset: live, storage: storage)
                     #expect(outcome.mismatch == nil, "step \(step), \(text): \(outcome.mismatch ?? "")")
                 }
-                await storage.rowRebuildFinished()
-                try await Self.expectExactRows(storage, "step \(step)")
             }
+        }
+    }
+
+    @Test("four declarations in a row, each made while the last one's rebuild may run, end with the last one's rows, complete")
+    func noLostStart() async throws {
+        try await Self.withStorage(batch: 2) { storage in
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            for index in 0..<40 {
+                _ = try await StorageWrites.put(
+                    ObjectSnapshot(
+                        className: "W", objectId: "w\(index)", datastore: .default,
+                        fields: ["a": .int(Int64(index)), "b": .string("b"), "c": .bool(true)], version: 1),
+                    datastoreKey: datastore.key, into: storage)
+            }
+            for indexes in [[["a"]], [["b"]], [["c"]], [["a"], ["c"]]] {
+                try await storage.saveClassSettings(ClassSettings(className: "W", indexes: indexes))
+            }
+            await storage.rowRebuildFinished()
+            try await Self.expectExactRows(storage, "after four declarations")
+            let state = try await storage.pool.read { db in try SQLiteStorage.rowFields(of: "W", db) }
+            #expect(state == RowFields(written: ["a", "c"], complete: ["a", "c"]))
         }
     }
 
@@ -184,6 +246,20 @@ struct SQLiteRowFieldsTests {
             try? await storage.close()
             try? fixture.destroy()
             throw error
+        }
+    }
+
+    /// Saves `settings` and applies its declaration to the rows, without starting the rebuild:
+    /// the test runs its batches.
+    static func declareWithoutRebuild(_ settings: ClassSettings, _ storage: SQLiteStorage) async throws {
+        try await storage.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO class_settings (class_name, settings) VALUES (?, ?)
+                    ON CONFLICT (class_name) DO UPDATE SET settings = excluded.settings
+                    """,
+                arguments: [settings.className, try DocumentCoding.encode(settings)])
+            _ = try SQLiteStorage.declareRowFields(settings, db)
         }
     }
 

@@ -34,9 +34,13 @@ struct ConvergenceRun {
         let rules: [String: MergeRule] = [
             "a": random.pick([.remote, .local, .max, .min]), "b": random.pick([.remote, .local]), "n": .sum,
         ]
-        try await api.setClass(ChaosReplica.className, rules: rules)
+        // Half the runs declare an index: the server then keeps rows only of its field, and the
+        // clients learn it for their local stores.
+        let indexes: [[String]] = random.chance(50) ? [[random.pick(["a", "b", "n"])]] : []
+        try await api.setClass(ChaosReplica.className, rules: rules, indexes: indexes)
         let datastore = try await api.shareableDatastore(owner: users[0], sharedWith: [users[1], users[2]])
         figures.mergeRules = rules.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            + (indexes.isEmpty ? "" : " index \(indexes[0][0])")
 
         let ledger = ConvergenceLedger()
         let caPEM = try String(contentsOfFile: server.caCertificatePath, encoding: .utf8)

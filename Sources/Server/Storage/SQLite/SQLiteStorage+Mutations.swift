@@ -223,6 +223,14 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                         plan.datastoreKey.databaseValue, plan.className.databaseValue, plan.objectId.databaseValue,
                     ]))
             key = db.lastInsertedRowID
+            // Kept as for an object the rebuild has not reached; behind it (a key used again), it
+            // also needs the rows the rebuild adds (``SQLiteStorage/addRows(of:beyond:className:objectKey:datastoreKey:_:)``).
+            let state = try rowStates.state(of: plan.className) { try SQLiteStorage.rowFields(of: plan.className, db) }
+            if !plan.deleted, let rebuiltTo = state.rebuiltTo, key <= rebuiltTo {
+                try SQLiteStorage.addRows(
+                    of: plan.stored.snapshot.fields, beyond: state, className: plan.className, objectKey: key,
+                    datastoreKey: plan.datastoreKey, db)
+            }
         }
         for removed in plan.removedFields {
             try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?")

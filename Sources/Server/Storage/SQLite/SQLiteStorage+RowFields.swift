@@ -122,9 +122,14 @@ extension SQLiteStorage {
 
     /// Rebuilds the rows of the next batch of objects of a class whose rows are being rebuilt
     /// (``RowFields``), in one write transaction. Returns whether a rebuild is still under way.
+    ///
+    /// A batch reads the class's objects in key order past `rebuilt_to`, and stops at whichever
+    /// comes first: ``RowRebuild/batch`` objects, ``RowRebuild/batchBytes`` of their bodies, or
+    /// ``RowRebuild/span`` keys scanned (a small class in a large table is found by a walk of
+    /// the table's keys: a batch walks a bounded part of it).
     /// - Throws: GRDB errors; what decoding a stored body throws.
     func rebuildRowsBatch() async throws -> Bool {
-        let batch = rowRebuild.batch
+        let rebuild = rowRebuild
         return try await pool.write { db in
             guard
                 let className = try String.fetchOne(
@@ -136,40 +141,65 @@ extension SQLiteStorage {
                 try Self.saveRowFields(RowFields(written: state.written, complete: state.written), of: className, db)
                 return true
             }
-            let objects = try Row.fetchAll(
+            let (limit, overflow) = rebuiltTo.addingReportingOverflow(rebuild.span)
+            let upper = overflow ? Int64.max : limit
+            let objects = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT key, datastore_key, body, deleted FROM objects
-                        WHERE class_name = ? AND key > ? ORDER BY key LIMIT ?
+                        WHERE class_name = ? AND key > ? AND key <= ? ORDER BY key LIMIT ?
                         """),
-                arguments: [className, rebuiltTo, batch])
+                arguments: [className, rebuiltTo, upper, rebuild.batch])
             let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
-            for object in objects {
+            var (count, bytes, last) = (0, 0, rebuiltTo)
+            while count < rebuild.batch, bytes < rebuild.batchBytes, let object = try objects.next() {
                 let key: Int64 = object[0]
                 for table in ["object_fields", "object_elements"] {
                     try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ? AND field NOT IN (\(kept.sql))")
                         .execute(arguments: StatementArguments([key] + kept.arguments))
                 }
-                guard (object[3] as Int64) == 0 else { continue }
-                var fields = try StoredObjectBody.decodeDocument(object[2]).fields
-                fields = fields.filter { !complete.contains($0.key) && (state.written?.contains($0.key) ?? true) }
-                let rows = SQLIndexRows.diff(
-                    snapshot: ObjectSnapshot(className: className, objectId: "", fields: fields), previous: nil)
-                try Self.insertRows(
-                    rows.added.filter { !SQLIndexRows.builtInFields.contains($0.field) }, objectKey: key, db)
-                try Self.countUnindexed(
-                    rows.unindexed.filter { !SQLIndexRows.builtInFields.contains($0.field) }, datastoreKey: object[1],
-                    className: className, db)
+                if (object[3] as Int64) == 0 {
+                    let body: String = object[2]
+                    bytes += body.utf8.count
+                    try Self.addRows(
+                        of: try StoredObjectBody.decodeDocument(body).fields, beyond: state, className: className,
+                        objectKey: key, datastoreKey: object[1], db)
+                }
+                (count, last) = (count + 1, key)
             }
-            if objects.count < batch {
+            // Past the last object read when the batch was cut short; else the whole span is done.
+            let cut = count == rebuild.batch || bytes >= rebuild.batchBytes
+            let reached = cut ? last : upper
+            let end = try Int64.fetchOne(db, sql: "SELECT max(key) FROM objects") ?? 0
+            if reached >= end {
                 state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
             } else {
-                state.rebuiltTo = objects.last?[0]
+                state.rebuiltTo = reached
             }
             try Self.saveRowFields(state, of: className, db)
             return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM class_rows WHERE rebuilt_to IS NOT NULL)")
                 ?? false
         }
+    }
+
+    /// Adds an object's rows (and counts) of the fields `state` keeps behind its rebuild but not
+    /// yet for objects ahead of it: `written` less `complete`. The rebuild does so for each object
+    /// it passes, and a writer for a new object whose key is behind it (SQLite gives a new row
+    /// the largest key plus one: when the objects with the largest keys were deleted, a key the
+    /// rebuild has passed comes again).
+    static func addRows(
+        of fields: [String: Value], beyond state: RowFields, className: String, objectKey: Int64, datastoreKey: Int64,
+        _ db: Database
+    ) throws {
+        guard let complete = state.complete else { return }
+        let added = fields.filter { !complete.contains($0.key) && (state.written?.contains($0.key) ?? true) }
+        guard !added.isEmpty else { return }
+        let rows = SQLIndexRows.diff(
+            snapshot: ObjectSnapshot(className: className, objectId: "", fields: added), previous: nil)
+        try insertRows(rows.added.filter { !SQLIndexRows.builtInFields.contains($0.field) }, objectKey: objectKey, db)
+        try countUnindexed(
+            rows.unindexed.filter { !SQLIndexRows.builtInFields.contains($0.field) }, datastoreKey: datastoreKey,
+            className: className, db)
     }
 
     /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
@@ -207,8 +237,7 @@ extension SQLiteStorage {
     /// it goes on to what is due now). A failure is logged; the rebuild resumes where it stopped
     /// at the next start (a declaration, the server's start, the history sweep).
     func startRowRebuild() {
-        guard let generation = rowRebuild.begin() else { return }
-        let task = Task {
+        rowRebuild.start { [self] in
             repeat {
                 do {
                     while !Task.isCancelled, try await rebuildRowsBatch() {}
@@ -216,10 +245,8 @@ extension SQLiteStorage {
                     Logger(label: "rooftop.storage").error(
                         "index rows could not be rebuilt; resumed at the next start", metadata: ["error": "\(error)"])
                 }
-            } while !Task.isCancelled && rowRebuild.again()
-            rowRebuild.end()
+            } while rowRebuild.goesOn()
         }
-        rowRebuild.keep(task, generation: generation)
     }
 
     /// Waits until no rebuild of rows runs (tests, and ``close()``).
@@ -231,58 +258,49 @@ extension SQLiteStorage {
 /// The background rebuild of index rows (``SQLiteStorage/startRowRebuild()``): at most one runs,
 /// and a start while it runs makes it look again when it has done.
 final class RowRebuild: Sendable {
-    /// Objects per batch (one write transaction each).
+    /// The most objects per batch (one write transaction each).
     let batch: Int
+    /// The most bytes of bodies a batch reads (then it ends after the object that passed it).
+    let batchBytes = 8 << 20
+    /// The most keys a batch walks past.
+    var span: Int64 { Int64(batch) * 50 }
     private let state = Mutex(State())
 
     private struct State {
         var running = false
         var again = false
         var closed = false
-        /// Counts the rebuilds begun, so that a task is kept only as its own rebuild's.
-        var generation = 0
         var task: Task<Void, Never>?
     }
 
     init(batch: Int) { self.batch = batch }
 
-    /// The new rebuild's generation when one should start (none runs, the storage is open);
-    /// `nil` otherwise.
-    func begin() -> Int? {
+    /// Runs `work` in a task of its own unless a rebuild runs (which then goes on when it has
+    /// done, see ``goesOn()``) or the storage is closed.
+    func start(_ work: @escaping @Sendable () async -> Void) {
         state.withLock { state in
-            guard !state.closed else { return nil }
+            guard !state.closed else { return }
             guard !state.running else {
                 state.again = true
-                return nil
+                return
             }
             state.running = true
             state.again = false
-            state.generation += 1
-            return state.generation
+            state.task = Task { await work() }
         }
     }
 
-    /// Whether the rebuild should look again (a start came while it ran).
-    func again() -> Bool {
+    /// Asked by the running rebuild when it has done: whether a start came meanwhile (it then
+    /// looks again); otherwise the rebuild is over, in the same step, so no start is lost.
+    func goesOn() -> Bool {
         state.withLock { state in
-            defer { state.again = false }
-            return state.again && !state.closed
-        }
-    }
-
-    /// Notes the end of the running rebuild.
-    func end() {
-        state.withLock { state in
+            if state.again && !state.closed {
+                state.again = false
+                return true
+            }
             state.running = false
             state.task = nil
-        }
-    }
-
-    /// Keeps the task of rebuild `generation`, to wait for it, unless it has ended already.
-    func keep(_ task: Task<Void, Never>, generation: Int) {
-        state.withLock { state in
-            if state.running && state.generation == generation { state.task = task }
-            if state.closed { task.cancel() }
+            return false
         }
     }
 
