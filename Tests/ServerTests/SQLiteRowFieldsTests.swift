@@ -189,6 +189,43 @@ struct SQLiteRowFieldsTests {
         }
     }
 
+    @Test("a class whose rebuild fails (a body that cannot be read) waits for the next start; the other classes' rebuilds go on")
+    func failingClass() async throws {
+        try await Self.withStorage(batch: 3) { storage in
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            for className in ["A", "B"] {
+                for index in 0..<10 {
+                    _ = try await StorageWrites.put(
+                        ObjectSnapshot(
+                            className: className, objectId: "o\(index)", datastore: .default,
+                            fields: ["a": .int(Int64(index)), "b": .string("b")], version: 1),
+                        datastoreKey: datastore.key, into: storage)
+                }
+            }
+            try await storage.pool.write { db in
+                try db.execute(sql: "UPDATE objects SET body = '{' WHERE class_name = 'A' AND object_id = 'o4'")
+            }
+            for className in ["A", "B"] {
+                try await storage.saveClassSettings(ClassSettings(className: className, indexes: [["a"]]))
+            }
+            await storage.rowRebuildFinished()
+            let states = try await storage.pool.read { db in
+                (try SQLiteStorage.rowFields(of: "A", db), try SQLiteStorage.rowFields(of: "B", db))
+            }
+            #expect(states.0.rebuiltTo != nil, "A's rebuild stopped at the unreadable body")
+            #expect(states.1 == RowFields(written: ["a"], complete: ["a"]), "B's went on: \(states.1)")
+            // Mended, A's rebuild ends at the next start.
+            try await storage.pool.write { db in
+                try db.execute(
+                    sql: "UPDATE objects SET body = ? WHERE class_name = 'A' AND object_id = 'o4'",
+                    arguments: [try StoredObjectBody(fields: ["a": .int(4), "b": .string("b")]).encodedDocument()])
+            }
+            storage.startRowRebuild()
+            await storage.rowRebuildFinished()
+            try await Self.expectExactRows(storage, "mended")
+        }
+    }
+
     @Test("a database whose classes declared indexes before v11 drops the other fields' rows when it opens")
     func migration() async throws {
         let fixture = try SQLiteFixture()

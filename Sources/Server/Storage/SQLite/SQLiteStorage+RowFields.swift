@@ -127,59 +127,75 @@ extension SQLiteStorage {
     /// comes first: ``RowRebuild/batch`` objects, ``RowRebuild/batchBytes`` of their bodies, or
     /// ``RowRebuild/span`` keys scanned (a small class in a large table is found by a walk of
     /// the table's keys: a batch walks a bounded part of it).
-    /// - Throws: GRDB errors; what decoding a stored body throws.
-    func rebuildRowsBatch() async throws -> Bool {
+    /// - Parameter skipping: Classes not to rebuild now (their batches failed).
+    /// - Throws: ``RowRebuildFailure`` naming the class whose batch failed.
+    func rebuildRowsBatch(skipping: Set<String> = []) async throws -> Bool {
         let rebuild = rowRebuild
+        let skipped = SQLTextSet.list(skipping, dialect: .sqlite)
+        let condition = skipping.isEmpty ? "" : " AND class_name NOT IN (\(skipped.sql))"
+        let pending = "SELECT class_name FROM class_rows WHERE rebuilt_to IS NOT NULL\(condition)"
         return try await pool.write { db in
             guard
                 let className = try String.fetchOne(
-                    db, sql: "SELECT class_name FROM class_rows WHERE rebuilt_to IS NOT NULL ORDER BY class_name LIMIT 1")
+                    db, sql: pending + " ORDER BY class_name LIMIT 1", arguments: StatementArguments(skipped.arguments))
             else { return false }
-            var state = try Self.rowFields(of: className, db)
-            guard let rebuiltTo = state.rebuiltTo, let complete = state.complete else {
-                // Every field complete: nothing to rebuild.
-                try Self.saveRowFields(RowFields(written: state.written, complete: state.written), of: className, db)
-                return true
+            let goesOn: Bool
+            do {
+                goesOn = try Self.rebuildRows(of: className, rebuild, db)
+            } catch {
+                throw RowRebuildFailure(className: className, error: error)
             }
-            let (limit, overflow) = rebuiltTo.addingReportingOverflow(rebuild.span)
-            let upper = overflow ? Int64.max : limit
-            let objects = try Row.fetchCursor(
-                db.cachedStatement(
-                    sql: """
-                        SELECT key, datastore_key, body, deleted FROM objects
-                        WHERE class_name = ? AND key > ? AND key <= ? ORDER BY key LIMIT ?
-                        """),
-                arguments: [className, rebuiltTo, upper, rebuild.batch])
-            let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
-            var (count, bytes, last) = (0, 0, rebuiltTo)
-            while count < rebuild.batch, bytes < rebuild.batchBytes, let object = try objects.next() {
-                let key: Int64 = object[0]
-                for table in ["object_fields", "object_elements"] {
-                    try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ? AND field NOT IN (\(kept.sql))")
-                        .execute(arguments: StatementArguments([key] + kept.arguments))
-                }
-                if (object[3] as Int64) == 0 {
-                    let body: String = object[2]
-                    bytes += body.utf8.count
-                    try Self.addRows(
-                        of: try StoredObjectBody.decodeDocument(body).fields, beyond: state, className: className,
-                        objectKey: key, datastoreKey: object[1], db)
-                }
-                (count, last) = (count + 1, key)
-            }
-            // Past the last object read when the batch was cut short; else the whole span is done.
-            let cut = count == rebuild.batch || bytes >= rebuild.batchBytes
-            let reached = cut ? last : upper
-            let end = try Int64.fetchOne(db, sql: "SELECT max(key) FROM objects") ?? 0
-            if reached >= end {
-                state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
-            } else {
-                state.rebuiltTo = reached
-            }
-            try Self.saveRowFields(state, of: className, db)
-            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM class_rows WHERE rebuilt_to IS NOT NULL)")
+            return try goesOn
+                || Bool.fetchOne(db, sql: "SELECT EXISTS (\(pending))", arguments: StatementArguments(skipped.arguments))
                 ?? false
         }
+    }
+
+    /// Rebuilds the next batch of `className`'s objects; returns whether its rebuild goes on.
+    private static func rebuildRows(of className: String, _ rebuild: RowRebuild, _ db: Database) throws -> Bool {
+        var state = try Self.rowFields(of: className, db)
+        guard let rebuiltTo = state.rebuiltTo, let complete = state.complete else {
+            // Every field complete: nothing to rebuild.
+            try Self.saveRowFields(RowFields(written: state.written, complete: state.written), of: className, db)
+            return false
+        }
+        let (limit, overflow) = rebuiltTo.addingReportingOverflow(rebuild.span)
+        let upper = overflow ? Int64.max : limit
+        let objects = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT key, datastore_key, body, deleted FROM objects
+                    WHERE class_name = ? AND key > ? AND key <= ? ORDER BY key LIMIT ?
+                    """),
+            arguments: [className, rebuiltTo, upper, rebuild.batch])
+        let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
+        var (count, bytes, last) = (0, 0, rebuiltTo)
+        while count < rebuild.batch, bytes < rebuild.batchBytes, let object = try objects.next() {
+            let key: Int64 = object[0]
+            for table in ["object_fields", "object_elements"] {
+                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ? AND field NOT IN (\(kept.sql))")
+                    .execute(arguments: StatementArguments([key] + kept.arguments))
+            }
+            if (object[3] as Int64) == 0 {
+                let body: String = object[2]
+                bytes += body.utf8.count
+                try Self.addRows(
+                    of: try StoredObjectBody.decodeDocument(body).fields, beyond: state, className: className,
+                    objectKey: key, datastoreKey: object[1], db)
+            }
+            (count, last) = (count + 1, key)
+        }
+        // Past the last object read when the batch was cut short; else the whole span is done.
+        let cut = count == rebuild.batch || bytes >= rebuild.batchBytes
+        let reached = cut ? last : upper
+        let end = try Int64.fetchOne(db, sql: "SELECT max(key) FROM objects") ?? 0
+        if reached >= end {
+            state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
+        } else {
+            state.rebuiltTo = reached
+        }
+        try Self.saveRowFields(state, of: className, db)
+        return state.rebuiltTo != nil
     }
 
     /// Adds an object's rows (and counts) of the fields `state` keeps behind its rebuild but not
@@ -239,11 +255,21 @@ extension SQLiteStorage {
     func startRowRebuild() {
         rowRebuild.start { [self] in
             repeat {
-                do {
-                    while !Task.isCancelled, try await rebuildRowsBatch() {}
-                } catch {
-                    Logger(label: "rooftop.storage").error(
-                        "index rows could not be rebuilt; resumed at the next start", metadata: ["error": "\(error)"])
+                // A class whose batch fails waits for the next start; the others go on.
+                var failing: Set<String> = []
+                while !Task.isCancelled {
+                    do {
+                        guard try await rebuildRowsBatch(skipping: failing) else { break }
+                    } catch let failure as RowRebuildFailure {
+                        failing.insert(failure.className)
+                        Logger(label: "rooftop.storage").error(
+                            "index rows could not be rebuilt; resumed at the next start",
+                            metadata: ["class": "\(failure.className)", "error": "\(failure.error)"])
+                    } catch {
+                        Logger(label: "rooftop.storage").error(
+                            "index rows could not be rebuilt; resumed at the next start", metadata: ["error": "\(error)"])
+                        break
+                    }
                 }
             } while rowRebuild.goesOn()
         }
@@ -253,6 +279,12 @@ extension SQLiteStorage {
     func rowRebuildFinished() async {
         while let task = rowRebuild.running() { await task.value }
     }
+}
+
+/// A batch of one class's rebuild that failed (a body that cannot be read, say).
+struct RowRebuildFailure: Error {
+    var className: String
+    var error: any Error
 }
 
 /// The background rebuild of index rows (``SQLiteStorage/startRowRebuild()``): at most one runs,
