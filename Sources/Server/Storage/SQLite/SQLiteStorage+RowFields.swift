@@ -24,7 +24,8 @@ import Synchronization
 /// `written` only, and a rebuild in the background brings each object's rows to `written`, in
 /// batches of objects in key order, each batch a write transaction of its own. A writer keeps the
 /// rows of `written` for an object the rebuild has passed, of `complete` for one it has not yet
-/// reached (a new object included: its key is past every other), so that every object's rows of
+/// reached (a new object too, and if SQLite gives it a key the rebuild has passed, the rows the
+/// rebuild would have added are written with it: ``SQLiteStorage/addRows(of:beyond:className:objectKey:datastoreKey:_:)``), so that every object's rows of
 /// `complete` stay exact throughout and the rebuild finds nothing to reconcile. When it reaches
 /// the last object, `complete` becomes `written`.
 struct RowFields: Equatable {
@@ -39,7 +40,8 @@ struct RowFields: Equatable {
     static let every = RowFields(written: nil, complete: nil, rebuiltTo: nil)
 
     /// The fields whose rows a writer keeps for the object with key `objectKey` (`nil`: a new
-    /// object): `nil` for every field.
+    /// object, whose key is not known yet: the writer adds what its key needs once inserted):
+    /// `nil` for every field.
     func kept(objectKey: Int64?) -> Set<String>? {
         guard let rebuiltTo else { return written }
         guard let objectKey, objectKey <= rebuiltTo else { return complete }
