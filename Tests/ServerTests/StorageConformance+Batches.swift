@@ -83,7 +83,7 @@ extension StorageConformance {
     static func readAhead(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-            let ids = try (0...6).map { try MutationID("m\($0)") }
+            let ids = try (0...7).map { try MutationID("m\($0)") }
             // Committed before: `p` by m0, `q` created and deleted.
             let p1 = object("p", fields: ["n": 1, "tag": "x"])
             _ = try await write(storage, datastoreKey: key, objectId: "p", base: nil, mutation: ("u1", ids[0])) { _ in
@@ -98,6 +98,7 @@ extension StorageConformance {
             let q3 = object("q", version: 3, fields: ["n": 3])
             let r1 = object("r", fields: ["list": .list([.string("a"), .string("b")])])
             let x1 = object("x")
+            let r2 = updated(r1, ["n": 2])
             let seen = Recorder<String>()
             let outcomes = try await storage.writeObjects { writer -> [ObjectWriteOutcome] in
                 func request(_ objectId: String, _ id: MutationID, base: Int64?) -> ObjectWriteRequest {
@@ -123,10 +124,20 @@ extension StorageConformance {
                     try write(requests[4], p1),
                     // Not read ahead.
                     try write(request("x", ids[5], base: nil), x1),
+                    // m3, read ahead as new and recorded by `r`'s write: its result, not a write of `s`.
+                    try write(request("s", ids[3], base: nil), object("s")),
+                    // Read ahead as new, refused: nothing counted.
+                    try writer.write(request("y", ids[6], base: nil)) { _ in .reject(RooftopError(.disallowed, "no")) },
+                    // `r`, read ahead as not stored, written by this transaction since: found.
+                    try write(request("r", ids[7], base: 1), r2),
                 ]
             }
-            #expect(seen.all == ["p: v1", "q: v2 deleted", "r: none", "p: v2", "x: none"])
-            #expect(outcomes.map { "\($0)".prefix(7) } == ["written", "written", "written", "written", "replaye", "written"])
+            #expect(seen.all == ["p: v1", "q: v2 deleted", "r: none", "p: v2", "x: none", "r: v1"])
+            #expect(
+                outcomes.map { "\($0)".prefix(7) }
+                    == ["written", "written", "written", "written", "replaye", "written", "replaye", "rejecte", "written"])
+            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "s") == nil)
+            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "y") == nil)
             if case .replayed(let result) = outcomes[4] {
                 #expect(result == .applied(mutationId: ids[0], version: 1, object: p3, merges: []))
             } else {
@@ -134,15 +145,16 @@ extension StorageConformance {
             }
 
             // Committed: the states, the feed in sequence order, the counters and the results.
-            for (objectId, expected) in [("p", p3), ("q", q3), ("r", r1), ("x", x1)] {
+            for (objectId, expected) in [("p", p3), ("q", q3), ("r", r2), ("x", x1)] {
                 #expect(try await storage.object(datastoreKey: key, className: "T", objectId: objectId)?.snapshot == expected)
             }
             let feed = try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil)
-            #expect(feed.map(\.objectId) == ["q", "r", "p", "x"] && feed.map(\.sequence) == [5, 6, 7, 8])
+            #expect(feed.map(\.objectId) == ["q", "p", "x", "r"] && feed.map(\.sequence) == [5, 7, 8, 9])
             let datastore = try #require(try await storage.datastore(key: key))
-            #expect(datastore.sequence == 8 && datastore.recordCount == 4)
+            #expect(datastore.sequence == 9 && datastore.recordCount == 4)
             let recorded = try await storage.mutationResults(scope: "u1", ids: ids)
-            #expect(Set(recorded.keys) == Set(ids[0...5]))
+            #expect(Set(recorded.keys) == Set(ids))
+            #expect(recorded[ids[6]] == .rejected(mutationId: ids[6], error: RooftopError(.disallowed, "no")))
             #expect(recorded[ids[4]] == .applied(mutationId: ids[4], version: 3, object: p3, merges: []))
             // The index rows follow: `p`'s dropped tag and its readers, `r`'s list.
             let readers: Set<String>? = ["u2", "*"]

@@ -96,6 +96,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// The classes' row-keeping states (``RowFields``) read in this transaction: a push writes
     /// hundreds of objects of one class. (A declaration changes them in a transaction of its own.)
     let rowStates = RowStates()
+    /// What a push's writes were found not to have, and its datastores (``ReadAhead``).
+    let readAhead = ReadAhead()
 
     /// A count kept across the writer's copies.
     final class Tally {
@@ -120,9 +122,14 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     ) throws -> ObjectWriteOutcome {
         tally.count += 1
         var outcome: ObjectWriteOutcome?
-        try db.inSavepoint {
-            outcome = try ObjectWriteFlow.write(self, request, at: now, decide: decide)
-            return .commit
+        do {
+            try db.inSavepoint {
+                outcome = try ObjectWriteFlow.write(self, request, at: now, decide: decide)
+                return .commit
+            }
+        } catch {
+            readAhead.rolledBack()
+            throw error
         }
         guard let outcome else { throw RooftopError(.internal, "a write ended without an outcome") }
         return outcome
@@ -130,6 +137,11 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func record(_ result: MutationResult, scope: String) throws -> MutationResult {
         try ObjectWriteFlow.record(self, result, scope: scope, at: now)
+    }
+
+    /// No locks (one writer at a time): reads ahead what the writes will look up (``ReadAhead``).
+    func lock(_ requests: [ObjectWriteRequest]) throws {
+        try readAhead.read(requests, db)
     }
 
     // MARK: ObjectWriteBackend
@@ -140,7 +152,9 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
-        try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+        try readAhead.datastore(request.datastoreKey) {
+            try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+        }
     }
 
     func nextSequence(after datastore: DatastoreRecord) -> Int64 {
@@ -149,11 +163,13 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult? {
-        try SQLiteStorage.recordedResult(db, scope: scope, id: id)
+        if readAhead.isUnrecorded(scope: scope, id: id) { return nil }
+        return try SQLiteStorage.recordedResult(db, scope: scope, id: id)
     }
 
     func object(datastoreKey: Int64, className: String, objectId: String) throws -> (key: Int64, object: StoredObject)? {
-        try SQLiteStorage.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)
+        if readAhead.isAbsent(datastoreKey: datastoreKey, className: className, objectId: objectId) { return nil }
+        return try SQLiteStorage.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
@@ -174,6 +190,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func insertResult(_ row: MutationResultRow) throws {
+        readAhead.recording(scope: row.scope, id: row.mutationId)
         try db.cachedStatement(
             sql: """
                 INSERT OR IGNORE INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
@@ -212,6 +229,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                 """
             try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
         } else {
+            readAhead.storing(datastoreKey: plan.datastoreKey, className: plan.className, objectId: plan.objectId)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO objects (body, created_at, updated_at, version, sequence, size_bytes, deleted,
@@ -258,6 +276,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         try db.cachedStatement(
             sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?"
         ).execute(arguments: [plan.sequence, plan.countDelta, plan.sizeDelta, plan.datastoreKey])
+        readAhead.stored(
+            datastoreKey: plan.datastoreKey, sequence: plan.sequence, countDelta: plan.countDelta, sizeDelta: plan.sizeDelta)
         return key
     }
 }

@@ -1,0 +1,146 @@
+import GRDB
+import RooftopShared
+
+extension SQLiteObjectWriter {
+    /// What a push's writes need to know before they run, read in a few statements for all of
+    /// them (``ObjectWriter/lock(_:)``): which mutation IDs have no recorded result and which
+    /// objects are not stored, so that a push of new objects does not look each one up twice
+    /// (its result in two tables, then the object); and each datastore written, read once per
+    /// transaction and kept with the counters its writes leave it.
+    ///
+    /// Only absences are kept, and a write that records a result or stores an object takes its
+    /// name out first, so the sets only shrink: a name in them is absent from the database as
+    /// well, whatever savepoints rolled back since. What was found present is read again when
+    /// asked, as without read-ahead (the rare case: a retried push).
+    final class ReadAhead {
+        /// The most names one statement reads (well under SQLite's bound on arguments).
+        static let chunk = 500
+
+        /// The (scope, mutation ID) pairs without a recorded result.
+        private(set) var unrecorded: Set<ResultKey> = []
+        /// The (datastore key, class, object ID) triples not stored, tombstones included.
+        private(set) var absent: Set<ObjectName> = []
+        /// The datastores read in this transaction, with what its writes since added; a write
+        /// that fails drops them (its savepoint took its counters back), to be read again.
+        private var datastores: [Int64: DatastoreRecord] = [:]
+
+        struct ResultKey: Hashable {
+            var scope: String
+            var mutationId: String
+        }
+
+        struct ObjectName: Hashable {
+            var datastoreKey: Int64
+            var className: String
+            var objectId: String
+        }
+
+        private struct ClassName: Hashable {
+            var datastoreKey: Int64
+            var className: String
+        }
+
+        /// Reads, for `requests`, which of their mutation IDs have no recorded result and which of
+        /// their objects are not stored.
+        /// - Throws: What the database throws.
+        func read(_ requests: [ObjectWriteRequest], _ db: Database) throws {
+            var byScope: [String: Set<String>] = [:]
+            for case let (scope, id)? in requests.map(\.mutation) { byScope[scope, default: []].insert(id.rawValue) }
+            for (scope, ids) in byScope {
+                var missing = ids
+                // Results recorded before the compact form (schema v4) are in their old table.
+                for table in ["mutation_results", "mutations"] {
+                    for found in try Self.chunked(Array(missing), db, select: { placeholders in
+                        ("SELECT mutation_id FROM \(table) WHERE scope = ? AND mutation_id IN (\(placeholders))", [scope.databaseValue])
+                    }) {
+                        missing.remove(found)
+                    }
+                }
+                for id in missing { unrecorded.insert(ResultKey(scope: scope, mutationId: id)) }
+            }
+            var byClass: [ClassName: Set<String>] = [:]
+            for request in requests {
+                byClass[ClassName(datastoreKey: request.datastoreKey, className: request.className), default: []]
+                    .insert(request.objectId)
+            }
+            for (group, ids) in byClass {
+                var missing = ids
+                for found in try Self.chunked(Array(ids), db, select: { placeholders in
+                    (
+                        "SELECT object_id FROM objects WHERE datastore_key = ? AND class_name = ? AND object_id IN (\(placeholders))",
+                        [group.datastoreKey.databaseValue, group.className.databaseValue]
+                    )
+                }) {
+                    missing.remove(found)
+                }
+                for id in missing {
+                    absent.insert(ObjectName(datastoreKey: group.datastoreKey, className: group.className, objectId: id))
+                }
+            }
+        }
+
+        /// The texts `select` finds for `names`, read `chunk` names per statement: `select` is
+        /// given the chunk's placeholders and answers its SQL and the arguments before them.
+        private static func chunked(
+            _ names: [String], _ db: Database,
+            select: (String) -> (sql: String, leading: [DatabaseValue])
+        ) throws -> [String] {
+            var found: [String] = []
+            for start in stride(from: 0, to: names.count, by: chunk) {
+                let part = names[start..<min(start + chunk, names.count)]
+                let (sql, leading) = select(repeatElement("?", count: part.count).joined(separator: ","))
+                found += try String.fetchAll(
+                    db, sql: sql, arguments: StatementArguments(leading + part.map(\.databaseValue)))
+            }
+            return found
+        }
+
+        /// Whether the mutation is known to have no recorded result.
+        func isUnrecorded(scope: String, id: MutationID) -> Bool {
+            unrecorded.contains(ResultKey(scope: scope, mutationId: id.rawValue))
+        }
+
+        /// Takes a mutation ID out, before its result is recorded.
+        func recording(scope: String, id: String) {
+            unrecorded.remove(ResultKey(scope: scope, mutationId: id))
+        }
+
+        /// Whether the object is known not to be stored.
+        func isAbsent(datastoreKey: Int64, className: String, objectId: String) -> Bool {
+            absent.contains(ObjectName(datastoreKey: datastoreKey, className: className, objectId: objectId))
+        }
+
+        /// Takes an object out, before it is stored.
+        func storing(datastoreKey: Int64, className: String, objectId: String) {
+            absent.remove(ObjectName(datastoreKey: datastoreKey, className: className, objectId: objectId))
+        }
+
+        /// The datastore as this transaction left it, read by `read` the first time.
+        func datastore(_ key: Int64, read: () throws -> DatastoreRecord?) rethrows -> DatastoreRecord? {
+            if let known = datastores[key] { return known }
+            let record = try read()
+            datastores[key] = record
+            return record
+        }
+
+        /// Adds a stored change to its datastore's kept counters, as the `UPDATE` of its row did.
+        func stored(datastoreKey: Int64, sequence: Int64, countDelta: Int64, sizeDelta: Int64) {
+            guard var record = datastores[datastoreKey] else { return }
+            let (count, countOverflow) = record.recordCount.addingReportingOverflow(Int(truncatingIfNeeded: countDelta))
+            let (size, sizeOverflow) = record.sizeBytes.addingReportingOverflow(Int(truncatingIfNeeded: sizeDelta))
+            guard !countOverflow, !sizeOverflow else {
+                datastores[datastoreKey] = nil
+                return
+            }
+            record.sequence = sequence
+            record.recordCount = count
+            record.sizeBytes = size
+            datastores[datastoreKey] = record
+        }
+
+        /// Drops the kept datastores: a write's savepoint rolled back, and its counters with it.
+        func rolledBack() {
+            datastores.removeAll()
+        }
+    }
+}
