@@ -1,3 +1,5 @@
+import RooftopShared
+
 /// The tables a store keeps for queries, as ``SQLQueryCompiler`` reads them: one layout for the
 /// client's local store and the server's storage, so that both answer a query with the same SQL.
 ///
@@ -37,6 +39,29 @@ package struct SQLIndexLayout: Sendable {
     /// Conditions and orders on a field without rows read its value from the document with the
     /// functions the SQLite storage registers (`RooftopSQLite.registerFunctions`).
     package var document: String?
+    /// The built-in fields a store reads from its objects' own columns rather than from rows
+    /// (the server's SQLite storage: `objectId` always, `createdAt` and `updatedAt` when the
+    /// class's rows leave them out, ``SQLQueryCompiler/indexedFields``), by name.
+    package var builtInColumns: [String: BuiltInColumn] = [:]
+
+    /// A built-in field held in a column of `objects o`, tested through its key
+    /// (`rooftop_key(kind, column)`, registered by `RooftopSQLite.registerFunctions`).
+    package struct BuiltInColumn: Sendable {
+        /// The kind of every value of the column.
+        package var kind: Value.Kind
+        /// The column's SQL (`o.object_id`).
+        package var column: String
+        /// Whether the store never keeps the field's rows (else only when the class's rows leave
+        /// it out).
+        package var always: Bool
+
+        /// A column.
+        package init(kind: Value.Kind, column: String, always: Bool) {
+            self.kind = kind
+            self.column = column
+            self.always = always
+        }
+    }
 
     /// How a store keeps who may read each object.
     package enum Readers: Sendable {

@@ -66,12 +66,13 @@ package enum SQLIndexRows {
         }
     }
 
-    /// The indexed values of an object: its fields and the built-in ones.
-    package static func indexedValues(_ snapshot: ObjectSnapshot) -> [String: Value] {
+    /// The indexed values of an object: its fields and the built-in ones named in `builtIns`
+    /// (all of them by default).
+    package static func indexedValues(_ snapshot: ObjectSnapshot, builtIns: Set<String> = builtInFields) -> [String: Value] {
         var indexed = snapshot.fields
-        indexed["objectId"] = .string(snapshot.objectId)
-        if let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
-        if let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
+        if builtIns.contains("objectId") { indexed["objectId"] = .string(snapshot.objectId) }
+        if builtIns.contains("createdAt"), let createdAt = snapshot.createdAt { indexed["createdAt"] = .date(createdAt) }
+        if builtIns.contains("updatedAt"), let updatedAt = snapshot.updatedAt { indexed["updatedAt"] = .date(updatedAt) }
         return indexed
     }
 
@@ -83,11 +84,16 @@ package enum SQLIndexRows {
     /// kind still answers `exists`), a list element or relation member that long gets no row, and
     /// either counts the object in `unindexed_fields` for the field, which tells queries on that
     /// field to let the shared evaluator decide (``SQLQueryCompiler/evaluation(of:unindexed:)``).
-    package static func diff(snapshot: ObjectSnapshot?, previous: ObjectSnapshot?) -> Change {
+    ///
+    /// `builtIns`: the built-in fields that have rows (all by default; a store that reads some
+    /// from its objects' own columns leaves those out, ``SQLIndexLayout/builtInColumns``).
+    package static func diff(
+        snapshot: ObjectSnapshot?, previous: ObjectSnapshot?, builtIns: Set<String> = builtInFields
+    ) -> Change {
         var removed: [(field: String, elements: Bool)] = []
         var added: [FieldRow] = []
-        let new = snapshot.map(indexedValues) ?? [:]
-        let old = previous.map(indexedValues) ?? [:]
+        let new = snapshot.map { indexedValues($0, builtIns: builtIns) } ?? [:]
+        let old = previous.map { indexedValues($0, builtIns: builtIns) } ?? [:]
         var unindexed: [String: Int64] = [:]
         for (field, value) in old where new[field] != value {
             removed.append((field, value.kind == .list || value.kind == .relation))
@@ -107,7 +113,7 @@ package enum SQLIndexRows {
     }
 
     /// `snapshot` with only the fields in `fields` (all when `nil`): what a store that keeps rows
-    /// of those fields alone works its rows out from (built-in fields always have rows).
+    /// of those fields alone works its rows out from (built-in fields have rows as ``diff(snapshot:previous:builtIns:)`` says).
     package static func keeping(_ fields: Set<String>?, of snapshot: ObjectSnapshot) -> ObjectSnapshot {
         guard let fields else { return snapshot }
         var kept = snapshot
@@ -115,7 +121,8 @@ package enum SQLIndexRows {
         return kept
     }
 
-    /// The built-in fields, which have rows in every store whatever a class declares.
+    /// The built-in fields, which have rows whatever a class declares, in every store but the
+    /// server's SQLite storage (``SQLIndexLayout/builtInColumns``).
     package static let builtInFields: Set<String> = ["objectId", "createdAt", "updatedAt"]
 
     /// The principals a caller's queries are limited to (``SQLQueryCompiler``'s `readers`):

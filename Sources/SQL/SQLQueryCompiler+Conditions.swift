@@ -60,7 +60,7 @@ extension SQLQueryCompiler {
         if !test.elements, let partition = entryKeyed[test.field] {
             return entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition)
         }
-        guard isValueIndexed(test.field) else { return nil }
+        guard builtInColumn(test.field) == nil, isValueIndexed(test.field) else { return nil }
         return keySet(test)
     }
 
@@ -255,9 +255,15 @@ extension SQLQueryCompiler {
             }
             return ownRow(test)
         }
-        if isValueIndexed(test.field) { return member(keySet(test)) }
-        if let document = layout.document {
-            let columns = documentColumns(test.field, document: document)
+        let rowless: Columns?
+        if let column = builtInColumn(test.field) {
+            rowless = builtInColumns(column)
+        } else if isValueIndexed(test.field) {
+            return member(keySet(test))
+        } else {
+            rowless = layout.document.map { documentColumns(test.field, document: $0) }
+        }
+        if let columns = rowless {
             var tests = test.elements ? test.tests : [.exists] + test.tests
             // A distance is known only for a point: one read of the document answers all three.
             if tests.contains(where: { if case .near = $0 { true } else { false } }) {
@@ -324,6 +330,28 @@ extension SQLQueryCompiler {
             latitude: documentColumn(field, "latitude"), longitude: documentColumn(field, "longitude"),
             element: SQLFragment("rooftop_field_contains(\(document), ?, ?)", [.text(field)]),
             distance: documentDistance(field), narrows: false)
+    }
+
+    /// The columns of a built-in field read from its own column: a string or a date, so never a
+    /// point, a list or a relation.
+    private func builtInColumns(_ column: SQLIndexLayout.BuiltInColumn) -> Columns {
+        let kind = column.kind.rawValue
+        return Columns(
+            kind: SQLFragment("(CASE WHEN \(column.column) IS NULL THEN NULL ELSE \(kind) END)"),
+            key: builtInKey(column), latitude: SQLFragment("NULL"), longitude: SQLFragment("NULL"),
+            element: SQLFragment("(0 = 1 AND ? IS NULL)"), distance: nil, narrows: false)
+    }
+
+    /// The key of a built-in field read from its column (``SQLIndexLayout/BuiltInColumn``).
+    func builtInKey(_ column: SQLIndexLayout.BuiltInColumn) -> SQLFragment {
+        SQLFragment("rooftop_key(\(column.kind.rawValue), \(column.column))")
+    }
+
+    /// The column a built-in field is read from: always for one the store keeps no rows of, else
+    /// when the class's rows leave it out (``indexedFields``); `nil` for other fields.
+    func builtInColumn(_ field: String) -> SQLIndexLayout.BuiltInColumn? {
+        guard let column = layout.builtInColumns[field], column.always || !isValueIndexed(field) else { return nil }
+        return column
     }
 
     /// The distance from the point that is `field`'s value in the object's document to another,

@@ -102,7 +102,9 @@ package struct SQLQueryCompiler: Sendable {
         }
         for (index, key) in query.order.enumerated() {
             let sortKey: SQLFragment
-            if isRowless(key.field) {
+            if let column = builtInColumn(key.field) {
+                sortKey = builtInKey(column)
+            } else if isRowless(key.field) {
                 sortKey = documentColumn(key.field, "key")
             } else {
                 joins = joins + SQLFragment(

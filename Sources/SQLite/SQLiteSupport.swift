@@ -20,7 +20,11 @@ package enum RooftopSQLite {
     ///   with an element, or a relation with a member, whose key is `key`; else 0;
     /// - `rooftop_field_distance(document, field, latitude, longitude)`: the distance in meters
     ///   from the point that is the value of `field` to the point at `latitude` and `longitude`, as
-    ///   `rooftop_distance` gives it; `NULL` when the value is not a point.
+    ///   `rooftop_distance` gives it; `NULL` when the value is not a point;
+    /// - `rooftop_key(kind, value)`: the key (``Value/sortKey``) of a built-in field read from its
+    ///   column (``SQLIndexLayout/BuiltInColumn``): of the string `value` when `kind` is
+    ///   ``Value/Kind/string``, of the date `value` milliseconds after the epoch when it is
+    ///   ``Value/Kind/date``; `NULL` for a `NULL` value, a value of another type or another kind.
     ///
     /// A document the reader cannot read (one it leaves to `Codable`, which refuses it) fails the
     /// statement with its decoding error. The reader checks only what it reads: text damaged
@@ -40,6 +44,16 @@ package enum RooftopSQLite {
                     let other = try? GeoPoint(latitude: otherLatitude, longitude: otherLongitude)
                 else { return nil }
                 return point.distanceMeters(to: other)
+            })
+        db.add(
+            function: DatabaseFunction("rooftop_key", argumentCount: 2, pure: true) { values in
+                guard let kind = Int.fromDatabaseValue(values[0]).flatMap(Value.Kind.init(rawValue:)) else { return nil }
+                switch (kind, values[1].storage) {
+                case (.string, .string(let text)): return Data(Value.string(text).sortKey)
+                case (.date, .int64(let milliseconds)):
+                    return Data(Value.date(Timestamp(millisecondsSinceEpoch: milliseconds)).sortKey)
+                default: return nil
+                }
             })
         FieldReads.register(on: db)
     }

@@ -32,7 +32,7 @@ struct SQLiteRowFieldsTests {
         moving.rebuiltTo = 10
         #expect(moving.kept(objectKey: 10) == ["a", "c"] && moving.kept(objectKey: 11) == ["a"])
         #expect(moving.kept(objectKey: nil) == ["a"], "a new object is past the rebuild")
-        #expect(moving.queried == Set(["a"]).union(SQLIndexRows.builtInFields))
+        #expect(moving.queried == ["a"], "built-in fields too only when kept: else read from their columns")
 
         // Declaring nothing again: every field, complete only once rebuilt.
         let undeclared = RowFields(written: ["a"], complete: ["a"]).declaring(nil)
@@ -261,10 +261,79 @@ struct SQLiteRowFieldsTests {
         let fields = try await storage.pool.read { db in
             try Set(String.fetchAll(db, sql: "SELECT DISTINCT field FROM object_fields"))
         }
-        #expect(fields == ["a", "objectId"], "the declared field's and the built-in ones' (these objects have no dates)")
+        #expect(fields == ["a"], "the declared field's only: the built-in ones are read from their columns")
         let page = try await storage.find(
             try Query.parse(className: "W", text: "where b = 'b1' order by a"), datastoreKey: datastore.key, readers: nil, limit: 100)
         #expect(page.objects.map(\.objectId) == ["w1", "w4", "w7", "w10", "w13", "w16", "w19", "w22"])
+        try await storage.close()
+    }
+
+    @Test("a database from before v12 loses its objectId rows, and its dates' rows where a declaring class does not name them")
+    func builtInsMigration() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let old = try SQLiteStorage(path: fixture.path)
+        try await old.prepare()
+        let datastore = try await old.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+        // `D` names no date, `E` names `createdAt`, `U` declares nothing.
+        try await old.saveClassSettings(ClassSettings(className: "D", indexes: [["a"]]))
+        try await old.saveClassSettings(ClassSettings(className: "E", indexes: [["createdAt"]]))
+        await old.rowRebuildFinished()
+        for className in ["D", "E", "U"] {
+            for index in 0..<12 {
+                _ = try await StorageWrites.put(
+                    ObjectSnapshot(
+                        className: className, objectId: "\(className.lowercased())\(index)", datastore: .default,
+                        fields: ["a": .int(Int64(index))],
+                        createdAt: Timestamp(millisecondsSinceEpoch: Int64(1_000 * ((index * 5) % 12))),
+                        updatedAt: Timestamp(millisecondsSinceEpoch: Int64(1_000 * ((index * 7) % 12))), version: 1),
+                    datastoreKey: datastore.key, into: old)
+            }
+        }
+        // The built-in fields' rows, as storage before v12 wrote them for every object.
+        try await old.pool.write { db in
+            for row in try Row.fetchAll(db, sql: "SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key") {
+                let object = ObjectRow(row)
+                let rows = SQLIndexRows.diff(snapshot: try object.snapshot(), previous: nil).added
+                try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ? AND field IN ('objectId', 'createdAt', 'updatedAt')", arguments: [object.key])
+                try SQLiteStorage.insertRows(
+                    rows.filter { SQLIndexRows.builtInFields.contains($0.field) }, objectKey: object.key, db)
+            }
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v12: built-in fields read from their columns'")
+        }
+        try await old.close()
+
+        let storage = try SQLiteStorage(path: fixture.path, rowRebuildBatch: 5)
+        try await storage.prepare()
+        await storage.rowRebuildFinished()
+        let fields = try await storage.pool.read { db in
+            try Dictionary(
+                grouping: Row.fetchAll(
+                    db, sql: "SELECT DISTINCT o.class_name, f.field FROM object_fields f JOIN objects o ON o.key = f.object_key"),
+                by: { $0["class_name"] as String }
+            ).mapValues { Set($0.map { $0["field"] as String }) }
+        }
+        #expect(fields["D"] == ["a"])
+        #expect(fields["E"] == ["createdAt"])
+        #expect(fields["U"] == ["a", "createdAt", "updatedAt"])
+        try await Self.expectExactRows(storage, "after v12")
+        for className in ["D", "E", "U"] {
+            let prefix = className.lowercased()
+            let newest = try await storage.find(
+                try Query.parse(className: className, text: "order by createdAt desc limit 3"), datastoreKey: datastore.key,
+                readers: nil, limit: 3)
+            #expect(newest.objects.map(\.objectId) == ["\(prefix)7", "\(prefix)2", "\(prefix)9"], "\(className)")
+            let one = try await storage.find(
+                try Query.parse(className: className, text: "where objectId = '\(prefix)4'"), datastoreKey: datastore.key,
+                readers: nil, limit: 10)
+            #expect(one.objects.map(\.objectId) == ["\(prefix)4"] && one.totalCount == 1, "\(className)")
+            let recent = try await storage.count(
+                try Query.parse(
+                    className: className, text: "where updatedAt >= ?",
+                    parameters: [.date(Timestamp(millisecondsSinceEpoch: 9_000))]),
+                datastoreKey: datastore.key, readers: nil)
+            #expect(recent == 3, "\(className)")
+        }
         try await storage.close()
     }
 
@@ -304,10 +373,12 @@ struct SQLiteRowFieldsTests {
     static func randomIndexes(_ rng: inout SeededGenerator) -> [[String]] {
         guard rng.chance(75) else { return [] }
         var indexes: [[String]] = []
+        // The dates too, whose rows a class keeps only when an index names them.
+        let fields = DifferentialValues.fields + ["createdAt", "updatedAt"]
         for _ in 0..<rng.int(1...3) {
-            let first = rng.pick(DifferentialValues.fields)
+            let first = rng.pick(fields)
             var index = [first]
-            if rng.chance(40), let second = DifferentialValues.fields.filter({ $0 != first }).randomElement(using: &rng) {
+            if rng.chance(40), let second = fields.filter({ $0 != first }).randomElement(using: &rng) {
                 index.append(second)
             }
             if !indexes.contains(index) { indexes.append(index) }
@@ -348,7 +419,9 @@ struct SQLiteRowFieldsTests {
                 let state = try SQLiteStorage.rowFields(of: object.className, db)
                 #expect(state.written == state.complete)
                 let snapshot = try object.snapshot()
-                let rows = SQLIndexRows.diff(snapshot: SQLIndexRows.keeping(state.written, of: snapshot), previous: nil)
+                let rows = SQLIndexRows.diff(
+                    snapshot: SQLIndexRows.keeping(state.written, of: snapshot), previous: nil,
+                    builtIns: SQLiteStorage.builtInRows(kept: state.written))
                 for field in rows.added {
                     expectedFields.insert(
                         "\(object.key) \(field.field) \(field.kind) \(field.sortKey ?? []) \(field.latitude ?? 0) \(field.longitude ?? 0)")

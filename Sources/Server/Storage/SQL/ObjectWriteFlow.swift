@@ -36,10 +36,19 @@ protocol ObjectWriteBackend {
     /// `objectKey` (`nil`: a new object): `nil` for every field. Built-in fields always have rows.
     func rowFields(className: String, objectKey: Int64?) throws -> Set<String>?
 
+    /// The built-in fields with index rows when an object keeps rows of `kept`
+    /// (``rowFields(className:objectKey:)``): all of them, but where the store reads some from
+    /// its objects' columns (``SQLIndexLayout/builtInColumns``).
+    func builtInRows(kept: Set<String>?) -> Set<String>
+
     /// Writes what `plan` says (object row, index rows, readers, operation, counters), or keeps
     /// it to be written with the transaction's other rows; returns the object's row key (for a
     /// new object kept, a placeholder the backend replaces in the rows that name it).
     func store(_ plan: ObjectStorePlan) throws -> Int64
+}
+
+extension ObjectWriteBackend {
+    func builtInRows(kept: Set<String>?) -> Set<String> { SQLIndexRows.builtInFields }
 }
 
 /// One object write, the same on every backend (see ``ObjectWriter/write(_:decide:)``).
@@ -100,10 +109,11 @@ enum ObjectWriteFlow {
             }
             return .unchanged(result)
         case .write(let snapshot, let deleted, let operation, let merges):
+            let rowFields = try backend.rowFields(className: snapshot.className, objectKey: existing?.key)
             let plan = try ObjectStorePlan(
                 snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore),
-                datastoreKey: datastore.key, existing: existing,
-                rowFields: try backend.rowFields(className: snapshot.className, objectKey: existing?.key))
+                datastoreKey: datastore.key, existing: existing, rowFields: rowFields,
+                builtInRows: backend.builtInRows(kept: rowFields))
             let objectKey = try backend.store(plan)
             let result = MutationResult.applied(
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
@@ -239,10 +249,13 @@ struct ObjectStorePlan {
     /// - Parameter rowFields: The fields whose index rows the store keeps for this object
     ///   (``ObjectWriteBackend/rowFields(className:objectKey:)``); `nil` (the default) for every
     ///   field. Rows of other fields are neither written nor removed.
+    /// - Parameter builtInRows: The built-in fields with rows (all by default,
+    ///   ``ObjectWriteBackend/builtInRows(kept:)``).
     /// - Throws: What encoding the body or operation throws.
     init(
         snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64, datastoreKey: Int64,
-        existing: (key: Int64, object: StoredObject)?, rowFields: Set<String>? = nil
+        existing: (key: Int64, object: StoredObject)?, rowFields: Set<String>? = nil,
+        builtInRows: Set<String> = SQLIndexRows.builtInFields
     ) throws {
         let body = StoredObjectBody(
             fields: deleted ? [:] : snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
@@ -262,7 +275,7 @@ struct ObjectStorePlan {
         let previous = existing.flatMap { $0.object.isDeleted ? nil : $0.object.snapshot }
         let rows = SQLIndexRows.diff(
             snapshot: deleted ? nil : SQLIndexRows.keeping(rowFields, of: snapshot),
-            previous: previous.map { SQLIndexRows.keeping(rowFields, of: $0) })
+            previous: previous.map { SQLIndexRows.keeping(rowFields, of: $0) }, builtIns: builtInRows)
         (removedFields, addedFields, unindexed) = (rows.removed, rows.added, rows.unindexed)
 
         // A tombstone keeps the readers of the last version: they are who is told of the delete.

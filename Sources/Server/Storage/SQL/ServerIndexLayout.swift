@@ -1,3 +1,4 @@
+import RooftopShared
 import RooftopSQL
 
 /// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
@@ -17,9 +18,19 @@ extension SQLIndexLayout {
     /// The SQLite storage's layout: ``server``'s, and a class that declares indexes keeps rows
     /// only of the fields they name; conditions on and orders by its other fields read the
     /// stored body (``StoredObjectBody``) with the functions the storage registers
-    /// (``SQLiteStorage/rowFields(of:_:)``).
-    static let serverSQLite = SQLIndexLayout(
-        source: server.source, columns: server.columns, readers: server.readers, document: "o.body")
+    /// (``SQLiteStorage/rowFields(of:_:)``). The built-in fields are the object row's own
+    /// columns: `objectId` has no rows at all, and `createdAt` and `updatedAt` have rows only
+    /// where other fields would (``SQLiteStorage/builtInRows(kept:)``).
+    static let serverSQLite: SQLIndexLayout = {
+        var layout = SQLIndexLayout(
+            source: server.source, columns: server.columns, readers: server.readers, document: "o.body")
+        layout.builtInColumns = [
+            "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true),
+            "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false),
+            "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false),
+        ]
+        return layout
+    }()
 }
 
 extension SQLFragment {

@@ -379,6 +379,19 @@ enum SQLiteMigrations {
                 _ = try SQLiteStorage.declareRowFields(settings, db)
             }
         }
+        migrator.registerMigration("v12: built-in fields read from their columns") { db in
+            // Queries read `objectId` from the objects' own column, which its unique index finds,
+            // and `createdAt` and `updatedAt` from theirs unless the class keeps their rows as it
+            // would any field's (``SQLIndexLayout/serverSQLite``): `objectId`'s rows go now; a
+            // class that declares indexes starts a rebuild, which removes its dates' rows unless
+            // an index names them. (One whose rebuild is under way already removes them from the
+            // objects it has still to pass; those it passed keep theirs, unread, until its next.)
+            try db.execute(
+                sql: """
+                    DELETE FROM object_fields WHERE field = 'objectId';
+                    UPDATE class_rows SET rebuilt_to = 0 WHERE complete IS NOT NULL AND rebuilt_to IS NULL;
+                    """)
+        }
         return migrator
     }
 }

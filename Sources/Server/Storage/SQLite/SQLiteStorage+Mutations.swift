@@ -151,6 +151,10 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         return state.kept(objectKey: objectKey)
     }
 
+    func builtInRows(kept: Set<String>?) -> Set<String> {
+        SQLiteStorage.builtInRows(kept: kept)
+    }
+
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         try readAhead.datastore(request.datastoreKey) {
             try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
@@ -246,7 +250,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
             let state = try rowStates.state(of: plan.className) { try SQLiteStorage.rowFields(of: plan.className, db) }
             if !plan.deleted, let rebuiltTo = state.rebuiltTo, key <= rebuiltTo {
                 try SQLiteStorage.addRows(
-                    of: plan.stored.snapshot.fields, beyond: state, className: plan.className, objectKey: key,
+                    of: plan.stored.snapshot, beyond: state, className: plan.className, objectKey: key,
                     datastoreKey: plan.datastoreKey, db)
             }
         }

@@ -48,8 +48,10 @@ struct RowFields: Equatable {
         return written
     }
 
-    /// The fields queries may read rows of, built-in fields included (``SQLQueryCompiler/indexedFields``).
-    var queried: Set<String>? { complete.map { $0.union(SQLIndexRows.builtInFields) } }
+    /// The fields queries may read rows of (``SQLQueryCompiler/indexedFields``): `createdAt` and
+    /// `updatedAt` too when they are among them, else read from the objects' columns; `objectId`
+    /// is always read from its column (``SQLIndexLayout/serverSQLite``).
+    var queried: Set<String>? { complete }
 
     /// The value-indexed fields a class's declared indexes name: `nil` (every field) when it
     /// declares none.
@@ -114,7 +116,7 @@ extension SQLiteStorage {
         if let complete = next.complete {
             // The counts of values too long to index are the rows' own: a field leaving
             // `complete` loses them, and the rebuild counts those it adds again.
-            let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
+            let kept = SQLTextSet.list(complete, dialect: .sqlite)
             try db.execute(
                 sql: "DELETE FROM unindexed_fields WHERE class_name = ? AND field NOT IN (\(kept.sql))",
                 arguments: StatementArguments([settings.className] + kept.arguments))
@@ -166,11 +168,12 @@ extension SQLiteStorage {
         let objects = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT key, datastore_key, body, deleted FROM objects
+                    SELECT key, datastore_key, body, deleted, created_at, updated_at FROM objects
                     WHERE class_name = ? AND key > ? AND key <= ? ORDER BY key LIMIT ?
                     """),
             arguments: [className, rebuiltTo, upper, rebuild.batch])
-        let kept = SQLTextSet.list(complete.union(SQLIndexRows.builtInFields), dialect: .sqlite)
+        // Rows of other fields go, built-in ones included (`objectId` never has rows).
+        let kept = SQLTextSet.list(complete, dialect: .sqlite)
         var (count, bytes, last) = (0, 0, rebuiltTo)
         while count < rebuild.batch, bytes < rebuild.batchBytes, let object = try objects.next() {
             let key: Int64 = object[0]
@@ -181,9 +184,12 @@ extension SQLiteStorage {
             if (object[3] as Int64) == 0 {
                 let body: String = object[2]
                 bytes += body.utf8.count
+                var snapshot = ObjectSnapshot(
+                    className: className, objectId: "", fields: try StoredObjectBody.decodeDocument(body).fields)
+                snapshot.createdAt = (object[4] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:))
+                snapshot.updatedAt = (object[5] as Int64?).map(Timestamp.init(millisecondsSinceEpoch:))
                 try Self.addRows(
-                    of: try StoredObjectBody.decodeDocument(body).fields, beyond: state, className: className,
-                    objectKey: key, datastoreKey: object[1], db)
+                    of: snapshot, beyond: state, className: className, objectKey: key, datastoreKey: object[1], db)
             }
             (count, last) = (count + 1, key)
         }
@@ -205,19 +211,27 @@ extension SQLiteStorage {
     /// it passes, and a writer for a new object whose key is behind it (SQLite gives a new row
     /// the largest key plus one: when the objects with the largest keys were deleted, a key the
     /// rebuild has passed comes again).
+    /// `object`'s fields and its dates (`createdAt`, `updatedAt`) are what may get rows.
     static func addRows(
-        of fields: [String: Value], beyond state: RowFields, className: String, objectKey: Int64, datastoreKey: Int64,
+        of object: ObjectSnapshot, beyond state: RowFields, className: String, objectKey: Int64, datastoreKey: Int64,
         _ db: Database
     ) throws {
         guard let complete = state.complete else { return }
-        let added = fields.filter { !complete.contains($0.key) && (state.written?.contains($0.key) ?? true) }
+        let values = SQLIndexRows.indexedValues(object, builtIns: builtInRows(kept: nil))
+        let added = values.filter { !complete.contains($0.key) && (state.written?.contains($0.key) ?? true) }
         guard !added.isEmpty else { return }
+        // The dates among them as fields of their own name: the same rows.
         let rows = SQLIndexRows.diff(
-            snapshot: ObjectSnapshot(className: className, objectId: "", fields: added), previous: nil)
-        try insertRows(rows.added.filter { !SQLIndexRows.builtInFields.contains($0.field) }, objectKey: objectKey, db)
-        try countUnindexed(
-            rows.unindexed.filter { !SQLIndexRows.builtInFields.contains($0.field) }, datastoreKey: datastoreKey,
-            className: className, db)
+            snapshot: ObjectSnapshot(className: className, objectId: "", fields: added), previous: nil, builtIns: [])
+        try insertRows(rows.added, objectKey: objectKey, db)
+        try countUnindexed(rows.unindexed, datastoreKey: datastoreKey, className: className, db)
+    }
+
+    /// The built-in fields with rows for an object that keeps rows of `kept` (`nil`: every
+    /// field): `createdAt` and `updatedAt` as any other field, never `objectId`, which queries
+    /// read from its column, where its unique index already finds it (``SQLIndexLayout/serverSQLite``).
+    static func builtInRows(kept: Set<String>?) -> Set<String> {
+        Set(["createdAt", "updatedAt"].filter { kept?.contains($0) ?? true })
     }
 
     /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
