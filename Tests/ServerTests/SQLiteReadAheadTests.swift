@@ -1,4 +1,5 @@
 import GRDB
+import RooftopSQL
 import RooftopShared
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// its savepoints take back: the datastore's counters it keeps, and results recorded in the table
 /// of schemas before v4. (``StorageConformance/readAhead(_:)`` covers what both backends share.)
 @Suite struct SQLiteReadAheadTests {
-    @Test("a write that fails after storing its object leaves no gap in the feed and no count behind")
+    @Test("a write that fails after storing its object leaves no gap in the feed, no count and no reader set behind")
     func failureAfterTheStore() async throws {
         try await SQLiteRowFieldsTests.withStorage(batch: 1000) { storage in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
@@ -30,9 +31,11 @@ import Testing
                 try writer.lock(requests)
                 let written = requests.map { request in
                     do {
+                        // o1 makes the reader set of u9, which its savepoint takes back: o2 makes it again.
+                        let acl = ["o1", "o2"].contains(request.objectId) ? StorageConformance.readable(by: .user("u9")) : nil
                         let outcome = try writer.write(request) { _ in
                             StorageWrites.decision(
-                                StorageConformance.object(request.objectId, fields: ["n": 1]), deleted: false)
+                                StorageConformance.object(request.objectId, fields: ["n": 1], acl: acl), deleted: false)
                         }
                         return "\(outcome)".hasPrefix("written") ? "written" : "\(outcome)"
                     } catch {
@@ -54,6 +57,14 @@ import Testing
             }
             #expect(recounted == 3)
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "o1") == nil)
+            let byU9 = try await storage.find(Query("T"), datastoreKey: key, readers: ["u9"], limit: 10)
+            #expect(byU9.objects.map(\.objectId) == ["o2"])
+            let filed = try await storage.pool.read { db in
+                try String.fetchOne(
+                    db,
+                    sql: "SELECT s.principals FROM objects o JOIN reader_sets s ON s.id = o.readers WHERE o.object_id = 'o2'")
+            }
+            #expect(filed == SQLIndexRows.readerSetText(["u9"]), "o2 is filed under a reader set that exists")
         }
     }
 

@@ -23,6 +23,9 @@ extension SQLiteObjectWriter {
         /// The datastores read in this transaction, with what its writes since added; a write
         /// that fails drops them (its savepoint took its counters back), to be read again.
         private var datastores: [Int64: DatastoreRecord] = [:]
+        /// The reader sets' IDs found or made in this transaction (a push's objects share a few);
+        /// dropped with the datastores, as a set made by a failed write is gone with it.
+        private var readerSets: [Set<String>: Int64] = [:]
 
         struct ResultKey: Hashable {
             var scope: String
@@ -138,9 +141,19 @@ extension SQLiteObjectWriter {
             datastores[datastoreKey] = record
         }
 
-        /// Drops the kept datastores: a write's savepoint rolled back, and its counters with it.
+        /// The ID of the reader set `readers`, found or made by `find` the first time.
+        func readerSet(_ readers: Set<String>, find: () throws -> Int64) rethrows -> Int64 {
+            if let known = readerSets[readers] { return known }
+            let id = try find()
+            readerSets[readers] = id
+            return id
+        }
+
+        /// Drops the kept datastores and reader sets: a write's savepoint rolled back, and with it
+        /// its counters and the sets it made.
         func rolledBack() {
             datastores.removeAll()
+            readerSets.removeAll()
         }
     }
 }

@@ -206,7 +206,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
         let flagsChange = plan.flagsChange || plan.existingKey == nil
         let readers = try plan.readerSet.flatMap { readers throws in
-            flagsChange ? try SQLiteStorage.readerSetID(readers, db) : nil
+            flagsChange ? try readAhead.readerSet(readers) { try SQLiteStorage.readerSetID(readers, db) } : nil
         }
         if let readers { readerSetWatch?.note(readers) }
         var arguments: [DatabaseValue] = [
