@@ -12,9 +12,13 @@ bytes when given its process ID and data directory.
         --max-datastore-bytes 1000000000 --max-records-per-datastore 10000000
     python3 docs/pocketbase-compare.py rooftop PORT DIR/tls/ca.pem [--index n] [--pid PID --dir DIR]
 
-    pocketbase superuser upsert admin@example.com password123 --dir PBDIR
-    pocketbase serve --http 127.0.0.1:PORT --dir PBDIR
+    pocketbase superuser upsert admin@example.com password123 --dir PBDIR --migrationsDir PBDIR/pb_migrations
+    pocketbase serve --http 127.0.0.1:PORT --dir PBDIR --migrationsDir PBDIR/pb_migrations
     python3 docs/pocketbase-compare.py pocketbase PORT - [--pid PID --dir PBDIR]
+
+(`--migrationsDir` inside the data directory: PocketBase writes a migration for the collection
+the workload creates next to its data directory by default, and a later run in a sibling
+directory would find the collection there already.)
 
 `--index n` declares an index on the field `n` first (PUT /v1/classes/Item with the admin key
 `--admin-key`): a class that declares indexes keeps index rows only of the fields they name.
