@@ -54,12 +54,16 @@ package struct SQLIndexLayout: Sendable {
         /// Whether the store never keeps the field's rows (else only when the class's rows leave
         /// it out).
         package var always: Bool
+        /// Whether the column may be `NULL` (the object then lacks the field).
+        package var nullable: Bool
 
-        /// A column.
-        package init(kind: Value.Kind, column: String, always: Bool) {
+        /// A column: of strings without a `00` byte, compared bytewise, or of dates as
+        /// milliseconds since the epoch (``SQLQueryCompiler``'s built-in tests, SQLite's text).
+        package init(kind: Value.Kind, column: String, always: Bool, nullable: Bool) {
             self.kind = kind
             self.column = column
             self.always = always
+            self.nullable = nullable
         }
     }
 

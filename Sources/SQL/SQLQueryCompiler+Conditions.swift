@@ -131,14 +131,14 @@ extension SQLQueryCompiler {
 
     /// A test of one field: of its value (`elements`: of its list elements or relation members),
     /// all of `tests` holding; none: the field exists.
-    private struct FieldTest {
+    struct FieldTest {
         var elements = false
         var field: String
         var tests: [KeyTest] = []
     }
 
     /// One test of a field's value, or of one of its elements.
-    private enum KeyTest {
+    enum KeyTest {
         /// The field is present.
         case exists
         /// Its key compares with a key so.
@@ -255,10 +255,9 @@ extension SQLQueryCompiler {
             }
             return ownRow(test)
         }
+        if let column = builtInColumn(test.field) { return holds(test, column) }
         let rowless: Columns?
-        if let column = builtInColumn(test.field) {
-            rowless = builtInColumns(column)
-        } else if isValueIndexed(test.field) {
+        if isValueIndexed(test.field) {
             return member(keySet(test))
         } else {
             rowless = layout.document.map { documentColumns(test.field, document: $0) }
@@ -299,7 +298,7 @@ extension SQLQueryCompiler {
     }
 
     /// Where a test reads a field's kind, key, coordinates and elements.
-    private struct Columns {
+    struct Columns {
         var kind: SQLFragment
         var key: SQLFragment
         var latitude: SQLFragment
@@ -311,6 +310,9 @@ extension SQLQueryCompiler {
         var distance: SQLFragment?
         /// Whether the key tests that narrow a read of the value index are worth making.
         var narrows = true
+        /// The built-in column the value is, whose key tests compare the column itself
+        /// (``builtInTest(_:_:)``).
+        var builtIn: SQLIndexLayout.BuiltInColumn? = nil
 
         /// The columns of an `object_fields f` row, or of an `object_elements e` row.
         static let rows = Columns(
@@ -332,28 +334,6 @@ extension SQLQueryCompiler {
             distance: documentDistance(field), narrows: false)
     }
 
-    /// The columns of a built-in field read from its own column: a string or a date, so never a
-    /// point, a list or a relation.
-    private func builtInColumns(_ column: SQLIndexLayout.BuiltInColumn) -> Columns {
-        let kind = column.kind.rawValue
-        return Columns(
-            kind: SQLFragment("(CASE WHEN \(column.column) IS NULL THEN NULL ELSE \(kind) END)"),
-            key: builtInKey(column), latitude: SQLFragment("NULL"), longitude: SQLFragment("NULL"),
-            element: SQLFragment("(0 = 1 AND ? IS NULL)"), distance: nil, narrows: false)
-    }
-
-    /// The key of a built-in field read from its column (``SQLIndexLayout/BuiltInColumn``).
-    func builtInKey(_ column: SQLIndexLayout.BuiltInColumn) -> SQLFragment {
-        SQLFragment("rooftop_key(\(column.kind.rawValue), \(column.column))")
-    }
-
-    /// The column a built-in field is read from: always for one the store keeps no rows of, else
-    /// when the class's rows leave it out (``indexedFields``); `nil` for other fields.
-    func builtInColumn(_ field: String) -> SQLIndexLayout.BuiltInColumn? {
-        guard let column = layout.builtInColumns[field], column.always || !isValueIndexed(field) else { return nil }
-        return column
-    }
-
     /// The distance from the point that is `field`'s value in the object's document to another,
     /// bound as the fragment's last two arguments (latitude, longitude).
     func documentDistance(_ field: String) -> SQLFragment {
@@ -368,7 +348,7 @@ extension SQLQueryCompiler {
 
     /// `tests`, all of them, on `columns`. Where keys narrow (not in a document), a band of
     /// points' keys already says the value is a point: that test is left out.
-    private func render(_ tests: [KeyTest], _ columns: Columns) -> SQLFragment {
+    func render(_ tests: [KeyTest], _ columns: Columns) -> SQLFragment {
         var tests = tests
         if columns.narrows, tests.contains(where: { if case .between = $0 { true } else { false } }) {
             tests.removeAll { if case .point = $0 { true } else { false } }
@@ -377,7 +357,8 @@ extension SQLQueryCompiler {
         return parts.dropFirst().reduce(parts.first ?? SQLFragment("1 = 1")) { $0 + SQLFragment(" AND ") + $1 }
     }
 
-    private func render(_ test: KeyTest, _ c: Columns) -> SQLFragment {
+    func render(_ test: KeyTest, _ c: Columns) -> SQLFragment {
+        if let column = c.builtIn, let fragment = builtInTest(test, column) { return fragment }
         switch test {
         case .exists:
             return c.kind + SQLFragment(" IS NOT NULL")

@@ -103,7 +103,7 @@ package struct SQLQueryCompiler: Sendable {
         for (index, key) in query.order.enumerated() {
             let sortKey: SQLFragment
             if let column = builtInColumn(key.field) {
-                sortKey = builtInKey(column)
+                sortKey = builtInOrder(column)
             } else if isRowless(key.field) {
                 sortKey = documentColumn(key.field, "key")
             } else {

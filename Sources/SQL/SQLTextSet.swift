@@ -6,7 +6,9 @@ package enum SQLTextSet {
     /// The most texts bound one by one.
     package static let inlineLimit = 64
 
-    /// The SQL inside `IN (…)` for `texts` (non-empty) and its arguments, in order.
+    /// The SQL inside `IN (…)` for `texts` and its arguments, in order. (Empty `texts` give
+    /// `IN ()`, which SQLite reads as holding for nothing and PostgreSQL refuses: only SQLite's
+    /// callers pass a set that may be empty.)
     package static func list(_ texts: Set<String>, dialect: SQLDialect) -> (sql: String, arguments: [String]) {
         let sorted = texts.sorted()
         guard sorted.count > inlineLimit else {

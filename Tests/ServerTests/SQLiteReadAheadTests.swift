@@ -1,6 +1,8 @@
+import Foundation
 import GRDB
 import RooftopSQL
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer
@@ -94,5 +96,106 @@ import Testing
             #expect(result == refusal)
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a") == nil)
         }
+    }
+}
+
+/// Conditions on the built-in fields the SQLite storage reads from its objects' columns use the
+/// objects' own indexes (``SQLIndexLayout/serverSQLite``).
+@Suite struct SQLiteBuiltInColumnTests {
+    @Test("objectId conditions search the unique (datastore, class, objectId) index, not the class")
+    func objectIdPlans() async throws {
+        try await SQLiteRowFieldsTests.withStorage(batch: 1000) { storage in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            try await storage.saveClassSettings(ClassSettings(className: "T", indexes: [["a"]]))
+            for index in 0..<50 {
+                try await StorageWrites.put(
+                    StorageConformance.object("o\(index)", fields: ["a": .int(Int64(index))]), datastoreKey: key,
+                    into: storage)
+            }
+            var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+            compiler.indexedFields = ["a"]
+            let queries: [(String, [Value], [String])] = [
+                ("where objectId = 'o7'", [], ["o7"]),
+                ("where objectId in ?", [.list([.string("o3"), .string("o30"), .int(3)])], ["o3", "o30"]),
+                // Bytewise: "o5" comes after "o47".
+                ("where objectId >= 'o47' order by objectId", [], ["o47", "o48", "o49", "o5", "o6", "o7", "o8", "o9"]),
+                (
+                    "where objectId starts with 'o4' and objectId != 'o4' order by objectId desc", [],
+                    (0..<10).reversed().map { "o4\($0)" }
+                ),
+            ]
+            for (text, parameters, expected) in queries {
+                let query = try Query.parse(className: "T", text: text, parameters: parameters)
+                let select = compiler.select(query, scope: .datastore(key), readers: nil, limit: 10)
+                let plan = try await storage.pool.read { db in
+                    try Row.fetchAll(
+                        db, sql: "EXPLAIN QUERY PLAN " + select.sql, arguments: SQLiteStorage.arguments(select.arguments)
+                    ).map { $0["detail"] as String }
+                }
+                #expect(
+                    plan.contains { $0.contains("SEARCH o USING INDEX sqlite_autoindex_objects_1") && $0.contains("object_id") },
+                    "\(text): \(plan)")
+                let page = try await storage.find(query, datastoreKey: key, readers: nil, limit: 10)
+                #expect(page.objects.map(\.objectId) == expected, "\(text)")
+            }
+        }
+    }
+
+    @Test("a bound on keys, as a bound on a string or date column's values, compares exactly as the keys do")
+    func columnBounds() throws {
+        var rng = SeededGenerator(seed: 12)
+        let alphabet: [UInt8] = Array("ab/+=.-_Zz09".utf8)
+        func text(_ rng: inout SeededGenerator) -> [UInt8] {
+            (0..<rng.int(0...4)).map { _ in rng.pick(alphabet) }
+        }
+        func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+            a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+        }
+        let operators: [QueryPredicate.ComparisonOperator] = [.less, .lessOrEqual, .equal, .greater, .greaterOrEqual]
+        for _ in 0..<3_000 {
+            // A string column: keys of other kinds, whole string keys (one with a 00 byte), and
+            // the prefixes and successors `starts with` makes.
+            let value = text(&rng)
+            var bound = rng.pick([Value.int(3), .string(""), .bool(false), .bool(true)]).sortKey
+            switch rng.int(0...3) {
+            case 0: break
+            case 1: bound = Value.string(String(decoding: text(&rng), as: UTF8.self)).sortKey
+            case 2: bound = Value.string(String(decoding: text(&rng) + [0] + text(&rng), as: UTF8.self)).sortKey
+            default:
+                bound = Value.string(String(decoding: text(&rng), as: UTF8.self)).sortKey
+                bound.removeLast(rng.int(1...2))
+                if rng.chance(50), let next = SQLQueryCompiler.successor(of: bound) { bound = next }
+            }
+            let key = Value.string(String(decoding: value, as: UTF8.self)).sortKey
+            let column = try #require(ColumnBound(bound, kind: .string))
+            for op in operators {
+                let expected: Bool =
+                    switch op {
+                    case .less: compare(key, bound) < 0
+                    case .lessOrEqual: compare(key, bound) <= 0
+                    case .equal: compare(key, bound) == 0
+                    case .greater: compare(key, bound) > 0
+                    default: compare(key, bound) >= 0
+                    }
+                let actual: Bool
+                switch column.test(op) {
+                case .every?: actual = true
+                case .nothing?: actual = false
+                case .compare(let sqlOperator, .blob(let other))?:
+                    let order = compare(value, other)
+                    actual = ["<": order < 0, "<=": order <= 0, "=": order == 0, ">": order > 0, ">=": order >= 0][sqlOperator] ?? false
+                default:
+                    Issue.record("no test for \(op) on \(bound)")
+                    continue
+                }
+                #expect(actual == expected, "\(value) \(op) \(bound)")
+            }
+        }
+        // A date column: whole date keys are its milliseconds; keys of other kinds bound all of them.
+        let date = Timestamp(millisecondsSinceEpoch: -5)
+        #expect(ColumnBound(Value.date(date).sortKey, kind: .date) == .value(.integer(-5), equal: 0))
+        #expect(ColumnBound(Value.int(1).sortKey, kind: .date) == .everyAbove)
+        #expect(ColumnBound(Value.string("x").sortKey, kind: .date) == .everyBelow)
+        #expect(ColumnBound(Array(Value.date(date).sortKey.dropLast()), kind: .date) == nil)
     }
 }

@@ -113,7 +113,8 @@ extension StorageConformance {
                 }
                 let requests = [
                     request("p", ids[1], base: 1), request("q", ids[2], base: nil), request("r", ids[3], base: nil),
-                    request("p", ids[4], base: 2), request("p", ids[0], base: nil),
+                    request("p", ids[4], base: 2), request("p", ids[0], base: nil), request("s", ids[3], base: nil),
+                    request("y", ids[6], base: nil), request("r", ids[7], base: 1), request("y", ids[6], base: nil),
                 ]
                 try writer.lock(requests)
                 return [
@@ -125,17 +126,19 @@ extension StorageConformance {
                     // Not read ahead.
                     try write(request("x", ids[5], base: nil), x1),
                     // m3, read ahead as new and recorded by `r`'s write: its result, not a write of `s`.
-                    try write(request("s", ids[3], base: nil), object("s")),
+                    try write(requests[5], object("s")),
                     // Read ahead as new, refused: nothing counted.
-                    try writer.write(request("y", ids[6], base: nil)) { _ in .reject(RooftopError(.disallowed, "no")) },
+                    try writer.write(requests[6]) { _ in .reject(RooftopError(.disallowed, "no")) },
                     // `r`, read ahead as not stored, written by this transaction since: found.
-                    try write(request("r", ids[7], base: 1), r2),
+                    try write(requests[7], r2),
+                    // m6 again: its refusal, recorded in this transaction.
+                    try write(requests[8], object("y")),
                 ]
             }
             #expect(seen.all == ["p: v1", "q: v2 deleted", "r: none", "p: v2", "x: none", "r: v1"])
             #expect(
                 outcomes.map { "\($0)".prefix(7) }
-                    == ["written", "written", "written", "written", "replaye", "written", "replaye", "rejecte", "written"])
+                    == ["written", "written", "written", "written", "replaye", "written", "replaye", "rejecte", "written", "replaye"])
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "s") == nil)
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "y") == nil)
             if case .replayed(let result) = outcomes[4] {

@@ -33,7 +33,8 @@ protocol ObjectWriteBackend {
     func insertResult(_ row: MutationResultRow) throws
 
     /// The fields of `className` whose index rows the store keeps for the object with row key
-    /// `objectKey` (`nil`: a new object): `nil` for every field. Built-in fields always have rows.
+    /// `objectKey` (`nil`: a new object): `nil` for every field. Which built-in fields have rows
+    /// is ``builtInRows(kept:)``'s to say.
     func rowFields(className: String, objectKey: Int64?) throws -> Set<String>?
 
     /// The built-in fields with index rows when an object keeps rows of `kept`

@@ -25,9 +25,9 @@ extension SQLIndexLayout {
         var layout = SQLIndexLayout(
             source: server.source, columns: server.columns, readers: server.readers, document: "o.body")
         layout.builtInColumns = [
-            "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true),
-            "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false),
-            "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false),
+            "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false),
+            "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),
+            "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false, nullable: true),
         ]
         return layout
     }()
