@@ -19,11 +19,6 @@ extension SQLQueryCompiler {
         return column
     }
 
-    /// The order of a built-in column's values: the column itself (see the type's note).
-    func builtInOrder(_ column: SQLIndexLayout.BuiltInColumn) -> SQLFragment {
-        SQLFragment(column.column)
-    }
-
     /// Whether the object meets `test` on a built-in column. Comparisons of a column that always
     /// has a value stand alone, where an index can answer them; other tests (and any on a column
     /// that may be `NULL`) are wrapped in `IS TRUE`, as a missing value's tests are unknown and

@@ -103,7 +103,8 @@ package struct SQLQueryCompiler: Sendable {
         for (index, key) in query.order.enumerated() {
             let sortKey: SQLFragment
             if let column = builtInColumn(key.field) {
-                sortKey = builtInOrder(column)
+                // The column itself, in its keys' order (``builtInColumn(_:)``'s note).
+                sortKey = SQLFragment(column.column)
             } else if isRowless(key.field) {
                 sortKey = documentColumn(key.field, "key")
             } else {

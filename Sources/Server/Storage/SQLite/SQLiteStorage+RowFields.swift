@@ -227,11 +227,14 @@ extension SQLiteStorage {
         try countUnindexed(rows.unindexed, datastoreKey: datastoreKey, className: className, db)
     }
 
+    /// The built-in fields that have rows like any other field (on every write: made once).
+    private static let dates: Set<String> = ["createdAt", "updatedAt"]
+
     /// The built-in fields with rows for an object that keeps rows of `kept` (`nil`: every
     /// field): `createdAt` and `updatedAt` as any other field, never `objectId`, which queries
     /// read from its column, where its unique index already finds it (``SQLIndexLayout/serverSQLite``).
     static func builtInRows(kept: Set<String>?) -> Set<String> {
-        Set(["createdAt", "updatedAt"].filter { kept?.contains($0) ?? true })
+        kept.map { dates.intersection($0) } ?? dates
     }
 
     /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
