@@ -12,6 +12,11 @@ import RooftopShared
 /// desc limit 50` with `["category", "score"]`: 50 entries read, not 100,000 sorted). Range
 /// conditions on the first ordered field narrow the range read.
 ///
+/// An index whose first field holds a list (or a relation) in some objects also has entries of
+/// each of the list's elements (``elementEntries``): `tags contains ?` reads the entries of that
+/// element, as IndexedDB's `multiEntry` and Firestore's `array-contains` indexes do, and counts
+/// them without looking any object up.
+///
 /// ```swift
 /// let index = SQLCompoundIndex(partition: 3, fields: ["category", "score"])
 /// let page = compiler.select(query, scope: scope, readers: nil, limit: 50, indexes: [index])
@@ -21,6 +26,9 @@ package struct SQLCompoundIndex: Sendable, Hashable {
     package var partition: Int64
     /// The fields, in order (1 to ``ClassSettings/maxIndexFields``).
     package var fields: [String]
+    /// Whether the entries are those of the elements of the first field's lists (see
+    /// ``elementEntries``) rather than of its whole values.
+    package var elements = false
 
     /// An index.
     package init(partition: Int64, fields: [String]) {
@@ -28,12 +36,33 @@ package struct SQLCompoundIndex: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// The entries of the same index that key each element of the first field's value instead
+    /// of the whole value: for an object whose first field is a list or a relation, one entry per
+    /// distinct element (or member) short enough to index (``SQLIndexRows/IndexedValue``), `k1`
+    /// the element's key and `k2`… the other fields' keys as in the index's own entries; none for
+    /// an object whose first field holds anything else. Their partition is the index's, negated
+    /// (partitions are positive row IDs), so that every rule that keeps entries by object — a
+    /// deletion, a readable flag's flip — keeps these too.
+    ///
+    /// An object has one such entry per element it holds, so a plan reads them only for a single
+    /// `contains` of the first field (``SQLCompoundPlan``): arms of several elements would meet
+    /// one object twice.
+    package var elementEntries: SQLCompoundIndex {
+        var twin = SQLCompoundIndex(partition: Self.elementPartition(of: partition), fields: fields)
+        twin.elements = true
+        return twin
+    }
+
+    /// The partition of the element entries (``elementEntries``) of the index whose entries'
+    /// partition is `partition`.
+    package static func elementPartition(of partition: Int64) -> Int64 { -partition }
+
     /// Whether a store that keeps counts per leading key (``SQLIndexEntries/keyCounts``) keeps
     /// them for this index: for two fields or more, whose first field is what a query's
-    /// equality names and whose next fields order its page. (The client's writer adds entries to
-    /// the counts by this; its SQL that builds entries, and its triggers that take them away,
-    /// say the same: `d.field2 != ''`.)
-    package var keepsKeyCounts: Bool { fields.count > 1 }
+    /// equality names and whose next fields order its page; never for ``elementEntries``. (The
+    /// client's writer adds entries to the counts by this; its SQL that builds entries, and its
+    /// triggers that take them away, say the same: `d.field2 != ''`, of a positive partition.)
+    package var keepsKeyCounts: Bool { fields.count > 1 && !elements }
 }
 
 /// What a store's entries of compound indexes hold, when a count may read them alone: they are
@@ -113,11 +142,17 @@ struct SQLCompoundPlan {
         var position = 0
         while position < index.fields.count {
             let field = index.fields[position]
+            // The first field of element entries is equal to one element: a `contains`.
+            let elements = index.elements && position == 0
             guard
                 let (at, keys) = operands.enumerated().lazy.compactMap({ offset, operand in
-                    SQLCompoundPlan.equalKeys(operand, field: field).map { (offset, $0) }
+                    (elements ? SQLCompoundPlan.elementKey(operand, field: field) : SQLCompoundPlan.equalKeys(operand, field: field))
+                        .map { (offset, $0) }
                 }).first(where: { !consumed.contains($0.0) })
-            else { break }
+            else {
+                if elements { return nil }
+                break
+            }
             guard arms.count * keys.count <= SQLCompoundPlan.maxArms else { return nil }
             consumed.insert(at)
             arms = arms.flatMap { arm in keys.map { arm + [$0] } }
@@ -184,6 +219,13 @@ struct SQLCompoundPlan {
             return nil
         }
         return Set(values.map(\.sortKey)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The key of the one element `operand` says a list field holds (`field contains v`), as
+    /// the entries of ``SQLCompoundIndex/elementEntries`` key it; `nil` for any other condition.
+    private static func elementKey(_ operand: QueryPredicate, field: String) -> [[UInt8]]? {
+        guard case .listContains(field, let value) = operand else { return nil }
+        return [value.sortKey]
     }
 
     /// The conditions on `c` of one arm: its partition, its equal keys and the range.

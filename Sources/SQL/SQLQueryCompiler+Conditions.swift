@@ -57,7 +57,8 @@ extension SQLQueryCompiler {
             return union.dropFirst().reduce(union[0]) { $0 + SQLFragment(" UNION ") + $1 }
         }
         guard let test = fieldTest(of: predicate) else { return nil }
-        if !test.elements, let partition = entryKeyed[test.field] {
+        if let partition = entryKeyed[test.field] {
+            if test.elements { return elementEntrySet(test, partition: partition) }
             return entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition)
         }
         guard builtInColumn(test.field) == nil, isValueIndexed(test.field) else { return nil }
@@ -74,6 +75,18 @@ extension SQLQueryCompiler {
         guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
         return SQLFragment("SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND c.k1 > X'' AND ", [.integer(partition)])
             + render(test.tests, .entries)
+    }
+
+    /// The `SELECT` of the keys of the objects whose list (or relation) in `test`'s field holds
+    /// the element `test` names, from the element entries of the compound index the field leads
+    /// (``SQLCompoundIndex/elementEntries``: partition `-partition`; none: no object), which hold
+    /// each object once per distinct element. `nil` when `test` is not one element's test.
+    private func elementEntrySet(_ test: FieldTest, partition: Int64?) -> SQLFragment? {
+        guard test.elements, test.tests.count == 1, case .element(let key) = test.tests[0] else { return nil }
+        guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
+        return SQLFragment(
+            "SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND c.k1 = ?",
+            [.integer(SQLCompoundIndex.elementPartition(of: partition)), .blob(key)])
     }
 
     /// The `SELECT` of the keys of the objects whose value of `test`'s field meets `test`, when
@@ -245,15 +258,17 @@ extension SQLQueryCompiler {
     ///   (field, key) find the matching rows once instead of a lookup per object of the class;
     /// - for a field whose rows are kept out of the value index (``entryKeyed``), the same over
     ///   the entries of the compound index it leads when `test` compares keys only, or over the
-    ///   range of them its keys narrow it to when it tests more (``narrowedEntrySet(_:partition:)``);
+    ///   range of them its keys narrow it to when it tests more (``narrowedEntrySet(_:partition:)``),
+    ///   or over the index's element entries when it names an element (``elementEntrySet(_:partition:)``);
     /// - for another field with rows, the `EXISTS` that looks up the object's own row;
     /// - for a field without rows, the test of its value read from the object's document.
     private func holds(_ test: FieldTest) -> SQLFragment {
-        if !test.elements, let partition = entryKeyed[test.field] {
-            if let entries = entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition) {
-                return member(entries)
-            }
-            return ownRow(test)
+        if let partition = entryKeyed[test.field] {
+            let entries =
+                test.elements
+                ? elementEntrySet(test, partition: partition)
+                : entrySet(test, partition: partition) ?? narrowedEntrySet(test, partition: partition)
+            return entries.map(member) ?? ownRow(test)
         }
         if let column = builtInColumn(test.field) { return holds(test, column) }
         let rowless: Columns?

@@ -34,7 +34,9 @@ package struct SQLQueryCompiler: Sendable {
     /// value index, because each leads a compound index (``SQLCompoundIndex``) whose entries find
     /// its values (their `k1`): by field, the partition of such an index in the query's scope,
     /// `nil` when the scope has none (no object of the class there). Key conditions on these
-    /// fields read the entries; other tests (presence, lists, points) each object's own row.
+    /// fields read the entries, and a list element's test the index's element entries
+    /// (``SQLCompoundIndex/elementEntries``, whose `object_elements` rows are kept out of the
+    /// value index too); other tests (presence, points) each object's own row.
     /// Empty (the default) for a store without entries.
     package var entryKeyed: [String: Int64?] = [:]
     /// The reader sets (`objects.readers`, ``SQLIndexRows/readerSet(of:)``) that have one of the

@@ -120,8 +120,10 @@ struct LocalStoreMigrationTests {
         let tags = try store.read { db in
             try Int.fetchAll(db, sql: "SELECT by_value FROM object_elements UNION ALL SELECT by_value FROM object_fields WHERE field = 'tags'")
         }
-        // Its elements in the value index; its own rows, the field leading `["tags"]`, out of it.
-        #expect(tags == [1, 1, 0, 0])
+        // Its rows and its elements' rows, the field leading `["tags"]`, out of the value index:
+        // the index's entries and element entries find them.
+        #expect(tags == [0, 0, 0, 0])
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM index_entries WHERE partition < 0") } == 2)
         #expect(try ids(.listContains(field: "tags", value: "y")) == ["t2"])
     }
 
@@ -362,6 +364,70 @@ struct LocalStoreMigrationTests {
                 """,
             arguments: [scope, object.datastore.rawValue, object.className, object.objectId, try object.encodedDocument()])
         return db.lastInsertedRowID
+    }
+
+    @Test("a v15 store's indexes led by a list get element entries through v16, and its element rows leave the value index")
+    func elementEntries() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v15-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v15: the queue's order without AUTOINCREMENT")
+        let tags: [[Value]] = [["x", "y", "x"], ["y"], [], ["z", 1]]
+        let objects = tags.enumerated().map { index, list in
+            ObjectSnapshot(
+                className: "Thing", objectId: "t\(index)", datastore: .app,
+                fields: ["tags": .list(list), "size": .int(Int64(index))], acl: nil, version: 1)
+        }
+        try old.write { db in
+            try db.execute(sql: "INSERT INTO class_indexes (class_name, field1, field2) VALUES ('Thing', 'tags', 'size')")
+            try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'size')")
+            // The class's count row makes its partitions (v7's trigger), as the writer does.
+            try db.execute(
+                sql: "INSERT INTO class_counts (scope, datastore, class_name, live, readable) VALUES ('u1', ?, 'Thing', 4, 0)",
+                arguments: [DatastoreID.app.rawValue])
+            for object in objects {
+                try StoreTransaction.index(
+                    objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, db)
+            }
+            // What a v15 writer left: no element entries, the element rows in the value index.
+            try db.execute(sql: "DELETE FROM index_entries WHERE partition < 0; UPDATE object_elements SET by_value = 1")
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let (entries, flags) = try store.read { db in
+            (
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT o.object_id, hex(c.k1) AS k1, hex(c.k2) AS k2 FROM index_entries c
+                        JOIN objects o ON o.key = c.object_key WHERE c.partition < 0 ORDER BY 1, 2
+                        """
+                ).map { "\($0["object_id"] as String) \($0["k1"] as String) \($0["k2"] as String)" },
+                try Int.fetchAll(db, sql: "SELECT DISTINCT by_value FROM object_elements")
+            )
+        }
+        let hex = { (value: Value) in value.sortKey.map { String(format: "%02X", $0) }.joined() }
+        let expected = objects.flatMap { object in
+            Set((object.fields["tags"]?.listValue ?? []).map(hex)).sorted().map { "\(object.objectId) \($0) \(hex(object.fields["size"] ?? .null))" }
+        }
+        #expect(entries == expected.sorted(), "one entry per distinct element, with the index's next key")
+        #expect(flags == [0], "the elements of a field that leads an index are out of the value index")
+        func find(_ value: Value) throws -> (ids: [String], count: Int) {
+            let query = Query(className: "Thing", predicate: .listContains(field: "tags", value: value))
+            let page = try store.find(query, scope: "u1", datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+            let count = try store.count(query, scope: "u1", datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+            return (page.rows.map(\.key.objectId), count)
+        }
+        #expect(try find("x") == (["t0"], 1), "an element held twice counts once")
+        #expect(try find("y") == (["t0", "t1"], 2))
+        #expect(try find(1) == (["t3"], 1))
+        #expect(try find("w") == ([], 0))
+        // Dropping the index takes its element entries with it.
+        try store.declareIndexes([["size"]], of: "Thing")
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM index_entries WHERE partition < 0") } == 0)
+        #expect(try find("y") == (["t0", "t1"], 2), "then read from the documents")
     }
 
     @Test("a v14 queue keeps its rows, IDs and order through v15, and a row queued after comes last, without AUTOINCREMENT")

@@ -122,15 +122,15 @@ struct QueryIndexTests {
                     OR EXISTS (SELECT 1 FROM class_indexes d WHERE d.class_name = o.class_name
                         AND n.field IN (d.field1, d.field2, d.field3, d.field4)))
                 """
-            // A field's rows are in the value index (`by_value`), but for the `object_fields` rows
-            // of a field that leads a declared index, whose entries find its values.
+            // A field's rows are in the value index (`by_value`), but for the rows of a field that
+            // leads a declared index, whose entries and element entries find its values.
             let leads = "EXISTS (SELECT 1 FROM class_indexes d WHERE d.class_name = o.class_name AND d.field1 = n.field)"
-            for (table, byValue) in [("object_fields", "NOT \(leads)"), ("object_elements", "1")] {
+            for table in ["object_fields", "object_elements"] {
                 wrong += try Int.fetchOne(
                     db,
                     sql: """
                         SELECT count(*) FROM \(table) n JOIN objects o ON o.key = n.object_key
-                        WHERE n.by_value != (\(byValue)) OR NOT \(named)
+                        WHERE n.by_value != (NOT \(leads)) OR NOT \(named)
                         """) ?? -1
             }
             // The fields of the live objects' documents, with whether each has its row.
@@ -161,7 +161,7 @@ struct QueryIndexTests {
             }
             return (
                 try Row.fetchAll(
-                    db, sql: "SELECT partition, hex(k1), hex(k2), hex(k3), hex(k4), object_key, readable FROM index_entries ORDER BY 1, 6"
+                    db, sql: "SELECT partition, hex(k1), hex(k2), hex(k3), hex(k4), object_key, readable FROM index_entries ORDER BY 1, 6, 2"
                 ).map { $0.databaseValues.map(\.description).joined(separator: " ") },
                 try Row.fetchAll(
                     db,
@@ -170,7 +170,14 @@ struct QueryIndexTests {
                             o.key, o.readable
                         FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
                         JOIN index_partitions p ON p.class_index = d.id AND p.scope = o.scope AND p.datastore = o.datastore
-                        WHERE o.deleted = 0 ORDER BY 1, 6
+                        WHERE o.deleted = 0
+                        UNION ALL
+                        SELECT -p.id, hex(e.element_key), hex(\(key("field2"))), hex(\(key("field3"))), hex(\(key("field4"))),
+                            o.key, o.readable
+                        FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
+                        JOIN index_partitions p ON p.class_index = d.id AND p.scope = o.scope AND p.datastore = o.datastore
+                        JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1
+                        WHERE o.deleted = 0 ORDER BY 1, 6, 2
                         """
                 ).map { $0.databaseValues.map(\.description).joined(separator: " ") }
             )
@@ -438,6 +445,69 @@ struct QueryIndexTests {
             #expect(thing.indexes.map(\.fields) == [["a", "b"], ["c"], ["b", "c"]] && thing.leading == ["a", "c", "b"])
             let none = try LocalStore.declaredIndexing(scope: "", datastore: .app, className: "None", db)
             #expect(none.indexes.isEmpty && none.valueIndexed == nil && none.leading.isEmpty)
+        }
+    }
+
+    @Test("a contains of a list that leads an index reads its element entries; its count, them alone; its order, the next field")
+    func elementEntryPlans() throws {
+        // Lists of one to three tags of six, some repeated; a fifth of the objects hold a string.
+        let store = try Self.things(declaring: [["tags", "b"]], count: 60) { index in
+            let tags: Value =
+                index % 5 == 0
+                ? .string("t\(index % 6)") : .list((0...(index % 3)).map { .string("t\((index + $0 * $0) % 6)") })
+            return ["tags": tags, "b": .int(Int64(60 - index))]
+        }
+        defer { store.close() }
+        let (compiler, indexes, entries) = try store.read { db in
+            let declared = try LocalStore.declaredIndexing(scope: "", datastore: .app, className: "Thing", db)
+            var compiler = LocalStore.queryCompiler
+            compiler.indexedFields = declared.valueIndexed
+            compiler.entryKeyed["tags"] = declared.indexes.first?.partition
+            return (compiler, declared.indexes + declared.indexes.map(\.elementEntries), SQLIndexEntries(readableOnly: false))
+        }
+        let scope = SQLFragment("o.scope = ? AND o.datastore = ?", [.text(""), .text(DatastoreID.app.rawValue)])
+        func explain(_ fragment: SQLFragment) throws -> String {
+            try store.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + fragment.sql, arguments: RooftopSQLite.arguments(fragment.arguments))
+                    .map { $0["detail"] as String }.joined(separator: "\n")
+            }
+        }
+        let contains = QueryPredicate.listContains(field: "tags", value: "t1")
+        let page = try explain(Self.select(contains, compiler))
+        #expect(page.contains("USING PRIMARY KEY (partition=? AND k1=?)") && !page.contains("object_elements"), "\(page)")
+        let count = compiler.count(
+            Query(className: "Thing", predicate: contains), scope: scope, readers: nil, indexes: indexes, entries: entries)
+        #expect(!count.sql.contains("objects") && count.sql.contains("c.partition = ?"), "\(count.sql)")
+        let ordered = compiler.select(
+            Query(className: "Thing", predicate: contains, order: [QueryOrder("b")]), scope: scope, readers: nil, limit: 5,
+            indexes: indexes, entries: entries)
+        #expect(ordered.sql.contains("ORDER BY c.k2 ASC"), "\(ordered.sql)")
+        // Two elements' arms would meet one object twice: no plan reads them.
+        let either = compiler.count(
+            Query(className: "Thing", predicate: .or([contains, .listContains(field: "tags", value: "t2")])), scope: scope,
+            readers: nil, indexes: indexes, entries: entries)
+        #expect(!either.sql.contains("SELECT count(*) FROM index_entries c WHERE"), "\(either.sql)")
+
+        let objects = try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT server FROM objects ORDER BY object_id").map {
+                try DocumentCoding.decode(ObjectSnapshot.self, from: $0["server"] as String)
+            }
+        }
+        for predicate in [
+            contains, .listContains(field: "tags", value: "t5"), .listContains(field: "tags", value: "t9"),
+            .or([contains, .listContains(field: "tags", value: "t2")]), .not(contains),
+            .containsAll(field: "tags", values: ["t1", "t2"]), .and([contains, .comparison(field: "b", op: .less, value: 30)]),
+        ] {
+            for order in [[], [QueryOrder("b")], [QueryOrder("b", descending: true)]] {
+                var query = Query(className: "Thing", predicate: predicate, order: order)
+                query.limit = 4
+                let expected = QueryEvaluator.run(query, over: objects, lookup: { _ in nil }, canRead: { _ in true })
+                let found = try store.find(query, scope: "", datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+                #expect(found.rows.map(\.key.objectId) == expected.objects.map(\.objectId), "\(predicate) \(order)")
+                #expect(found.totalCount == expected.totalCount, "\(predicate) \(order)")
+                let counted = try store.count(query, scope: "", datastore: .app, pinnedWith: nil, readers: nil, excluding: [])
+                #expect(counted == expected.totalCount, "\(predicate)")
+            }
         }
     }
 
@@ -765,7 +835,9 @@ extension SeededGenerator {
         case 4: .string(String(repeating: "x", count: 300) + String(next() % 3))
         case 5: .bool(next() % 2 == 0)
         case 6: .null
-        case 7: .list([.int(Int64(next() % 3))])
+        case 7:
+            // One to three elements, some repeated.
+            .list((0..<(next() % 3 + 1)).map { _ in .int(Int64(next() % 3)) })
         default: .date(Timestamp(millisecondsSinceEpoch: Int64(next() % 3)))
         }
     }

@@ -4,7 +4,8 @@ import RooftopSQLite
 import RooftopShared
 
 /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects one write
-/// transaction stores, and their counts per first key (`index_key_counts`).
+/// transaction stores (with the element entries of an index led by a list,
+/// ``SQLCompoundIndex/elementEntries``), and their counts per first key (`index_key_counts`).
 ///
 /// An entry's keys are the object's field rows' keys, which the writer already holds
 /// (``SQLIndexRows``): they are bound directly, not read back from `object_fields` by a
@@ -46,7 +47,11 @@ final class IndexEntryWriter {
         let indexes = try partitions(scope: scope, datastore: key.datastore, className: key.className, db)
         guard !indexes.isEmpty else { return }
         var keys: [String: [UInt8]] = [:]
-        for row in rows { keys[row.field] = row.sortKey ?? [] }
+        var elements: [String: [[UInt8]]] = [:]
+        for row in rows {
+            keys[row.field] = row.sortKey ?? []
+            if !row.elements.isEmpty { elements[row.field] = row.elements }
+        }
         let entry = DirectStatement(
             try db.cachedStatement(
                 sql: "INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable) VALUES (?, ?, ?, ?, ?, ?, ?)"))
@@ -60,6 +65,16 @@ final class IndexEntryWriter {
                 for entryKey in entryKeys { values.bind(entryKey) }
                 values.bind(objectKey)
                 values.bind(readable)
+            }
+            // A list (or relation) first: an entry per element too (the row's elements are distinct).
+            for element in elements[index.fields[0]] ?? [] {
+                try entry.execute { values in
+                    values.bind(SQLCompoundIndex.elementPartition(of: index.partition))
+                    values.bind(element)
+                    for entryKey in entryKeys.dropFirst() { values.bind(entryKey) }
+                    values.bind(objectKey)
+                    values.bind(readable)
+                }
             }
             guard index.keepsKeyCounts else { continue }
             let count = CountKey(partition: index.partition, key: entryKeys[0])

@@ -40,9 +40,14 @@ extension LocalStore {
             guard Set(kept.values) != wanted else { return false }
             let previouslyIndexed = try StoreTransaction.valueIndexedFields(of: className, db)
             for (id, fields) in kept where !wanted.contains(fields) {
+                // Its entries and its element entries (``SQLCompoundIndex/elementEntries``).
                 try db.execute(
-                    sql: "DELETE FROM index_entries WHERE partition IN (SELECT id FROM index_partitions WHERE class_index = ?)",
-                    arguments: [id])
+                    sql: """
+                        DELETE FROM index_entries WHERE partition IN (
+                            SELECT id FROM index_partitions WHERE class_index = ?
+                            UNION ALL SELECT -id FROM index_partitions WHERE class_index = ?)
+                        """,
+                    arguments: [id, id])
                 try db.execute(sql: "DELETE FROM index_partitions WHERE class_index = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM class_indexes WHERE id = ?", arguments: [id])
             }

@@ -141,11 +141,12 @@ extension LocalStore {
             })
         let declared = try LocalStore.declaredIndexing(
             scope: scope, datastore: datastore, className: query.className, db)
-        runner.indexes = declared.indexes
+        // Each index, and its element entries for `contains` of a list that leads it.
+        runner.indexes = declared.indexes + declared.indexes.map(\.elementEntries)
         runner.compiler.indexedFields = declared.valueIndexed
         // The fields whose values the entries of the index they lead find (``StoreTransaction/ValueFlags``).
         for field in declared.leading {
-            runner.compiler.entryKeyed[field] = .some(runner.indexes.first { $0.fields.first == field }?.partition)
+            runner.compiler.entryKeyed[field] = .some(declared.indexes.first { $0.fields.first == field }?.partition)
         }
         // A partition's entries are the datastore's live objects of the class, with their
         // readable flags: a count needs nothing else unless it is narrowed to a pin's objects or

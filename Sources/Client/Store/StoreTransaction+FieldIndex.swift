@@ -262,7 +262,7 @@ extension StoreTransaction {
                     values.bind(objectKey)
                     values.bind(row.field)
                     values.bind(key)
-                    if let flags { values.bind(flags.byValue(row.field, element: true)) }
+                    if let flags { values.bind(flags.byValue(row.field)) }
                 }
             }
         }
@@ -330,11 +330,11 @@ extension StoreTransaction {
         let leading = leadingOutOfValueIndex ? try leadingFields(of: className, db) : []
         for table in ["object_fields", "object_elements"] {
             // Every field when the class declares nothing; else the fields named, but for the
-            // fields rows of the fields that lead an index (``ValueFlags``).
+            // rows of the fields that lead an index (``ValueFlags``).
             var flag = "1"
             var names: [String] = []
             if let indexed {
-                let byValue = table == "object_fields" ? indexed.subtracting(leading) : indexed
+                let byValue = indexed.subtracting(leading)
                 let list = SQLTextSet.list(byValue, dialect: .sqlite)
                 flag = byValue.isEmpty ? "0" : "(field IN (\(list.sql)))"
                 names = list.arguments
@@ -356,22 +356,23 @@ extension StoreTransaction {
     }
 
     /// Which of a class's index rows are in the value indexes (`by_value = 1`): those of the
-    /// fields its declared indexes name (every field's when it declares none), except the
-    /// `object_fields` rows of a field that leads a declared index. That index's entries hold the
-    /// field's key first (``SQLCompoundIndex``): the compiler finds its values there
-    /// (``SQLQueryCompiler/entryKeyed``), and the row, still kept for each object's own tests
-    /// and orders, is spared a write into the value index, at a random place of a large index
-    /// (a fifth of an initial sync's writes with two declared indexes).
+    /// fields its declared indexes name (every field's when it declares none), except the rows
+    /// of a field that leads a declared index. That index's entries hold the field's key first,
+    /// and its element entries each element of a list (``SQLCompoundIndex/elementEntries``): the
+    /// compiler finds its values and elements there (``SQLQueryCompiler/entryKeyed``), and the
+    /// rows, still kept for each object's own tests and orders, are spared a write into the value
+    /// index, at a random place of a large index (a fifth of an initial sync's writes with two
+    /// declared indexes).
     struct ValueFlags {
         /// The fields with rows (``valueIndexedFields(of:_:)``); `nil`: every field.
         var indexed: Set<String>?
         /// The fields that lead a declared index (``leadingFields(of:_:)``).
         var leading: Set<String>
 
-        /// The flag of a row of `field`: of its value, or of one of its elements.
-        func byValue(_ field: String, element: Bool = false) -> Bool {
+        /// The flag of a row of `field` (of its value, or of one of its elements).
+        func byValue(_ field: String) -> Bool {
             guard indexed?.contains(field) ?? true else { return false }
-            return element || !leading.contains(field)
+            return !leading.contains(field)
         }
     }
 
@@ -379,7 +380,9 @@ extension StoreTransaction {
     static let indexTables = ["object_fields", "object_elements", "index_entries"]
 
     /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
-    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows, and
+    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows (and
+    /// the element entries of an index led by a list, ``SQLCompoundIndex/elementEntries``, from
+    /// its `object_elements` rows), and
     /// adds them to the counts per first key of the indexes that keep them
     /// (``SQLCompoundIndex/keepsKeyCounts``: `d.field2 != ''`; `counts`: `false` only for a
     /// store older than those counts).
@@ -400,6 +403,15 @@ extension StoreTransaction {
                 INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
                 SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
                 \(selected)
+                """
+        ).execute(arguments: arguments)
+        // The element entries of the indexes led by a list: one per element row of the field.
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
+                SELECT -p.id, e.element_key, \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
+                \(selected.replacingOccurrences(
+                    of: "WHERE", with: "JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1 WHERE"))
                 """
         ).execute(arguments: arguments)
         guard counts else { return }
