@@ -1,6 +1,7 @@
 import Foundation
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 import Testing
 
 /// `rooftop-server admin`, run as its own process against real servers.
@@ -204,11 +205,11 @@ struct AdminCLITests {
                     return try await Self.admin(server, ["tail", "--count", "1", "--interval", "0.1"])
                 }
                 var written = 0
-                let deadline = ContinuousClock.now + .seconds(60)
-                while !finished.isSet, ContinuousClock.now < deadline {
+                try await TestWait.until(within: .seconds(60), "the tail to print a change", every: .milliseconds(100)) {
+                    guard !finished.isSet else { return true }
                     written += 1
                     _ = try await api.create("Later", fields: ["n": .int(Int64(written))], objectId: "later\(written)", admin: true)
-                    try await Task.sleep(for: .milliseconds(100))
+                    return false
                 }
                 let tailed = try await tail.value
                 #expect(tailed.status == 0, "\(tailed.output)")

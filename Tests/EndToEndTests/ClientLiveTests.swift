@@ -170,12 +170,9 @@ struct ClientLiveRestartTests {
                 #expect(error.code == .auth)
             }
             await live.close()
-            let clock = ContinuousClock()
-            let end = clock.now.advanced(by: .seconds(2))
-            while TCPConnections.openConnections(toPort: server.port) > 0 && clock.now < end {
-                try await Task.sleep(for: .milliseconds(10))
+            try await TestWait.until(within: .seconds(30), "the declined connections to close", every: .milliseconds(10)) {
+                TCPConnections.openConnections(toPort: server.port) == 0
             }
-            #expect(TCPConnections.openConnections(toPort: server.port) == 0)
         }
     }
 

@@ -29,18 +29,15 @@ struct ClientSyncRetentionTests {
             let early = try await api.pull(PullRequest(datastore: datastore), token: owner.token)
             let deletion = try await api.delete(doomed, as: owner)
             #expect(deletion.status == 204, "\(deletion.text)")
-            try await withDeadline(.seconds(30), "the history to move past the checkpoint") {
-                while true {
-                    let reply = try await api.send(
-                        .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: early.checkpoint),
-                        token: owner.token)
-                    if reply.status == 410 {
-                        #expect(reply.error?.code == .historyExpired, "\(reply.text)")
-                        return
-                    }
-                    #expect(reply.status == 200, "\(reply.text)")
-                    try await Task.sleep(for: .milliseconds(100))
+            try await TestWait.until(within: .seconds(30), "the history to move past the checkpoint", every: .milliseconds(100)) {
+                let reply = try await api.send(
+                    .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: early.checkpoint), token: owner.token)
+                if reply.status == 410 {
+                    #expect(reply.error?.code == .historyExpired, "\(reply.text)")
+                    return true
                 }
+                #expect(reply.status == 200, "\(reply.text)")
+                return false
             }
             // The delete's tombstone goes too, once it is older than the history (the sweep that
             // passed the checkpoint may have run before the delete was a second old): then only

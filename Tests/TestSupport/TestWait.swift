@@ -9,11 +9,13 @@ public enum TestWait {
     ///   - limit: How long to wait at most (default 60 seconds: generous, since a loaded CI machine can stall
     ///     a process for tens of seconds; a wait that holds returns at once).
     ///   - what: What is awaited, for the timeout's message.
+    ///   - interval: The pause between checks (default 2 ms; longer for a check that is itself a
+    ///     request to a server).
     ///   - isolation: The caller's actor, where `condition` runs (the main actor for a view's state).
-    ///   - condition: Checked at once, then after each short pause; an error it throws ends the wait.
+    ///   - condition: Checked at once, then after each pause; an error it throws ends the wait.
     /// - Throws: ``TestSupportError`` naming `what` on timeout; whatever `condition` throws.
     public static func until(
-        within limit: Duration = .seconds(60), _ what: @autoclosure () -> String,
+        within limit: Duration = .seconds(60), _ what: @autoclosure () -> String, every interval: Duration = .milliseconds(2),
         isolation: isolated (any Actor)? = #isolation,
         _ condition: () async throws -> Bool
     ) async throws {
@@ -21,7 +23,7 @@ public enum TestWait {
         let end = clock.now.advanced(by: limit)
         while try await !condition() {
             guard clock.now < end else { throw TestSupportError("timed out after \(limit) waiting for \(what())") }
-            try await Task.sleep(for: .milliseconds(2))
+            try await Task.sleep(for: interval)
         }
     }
 }

@@ -28,7 +28,16 @@ struct NodeDecoder: Decoder {
     /// anything else by its own `Decodable` conformance.
     static func value<T: Decodable>(_ type: T.Type, from node: DecodingNode, codingPath: [any CodingKey]) throws -> T {
         if ModelValues.isSpecial(type) {
-            if let value = ModelValues.special(type, from: node) as? T { return value }
+            let special: Any?
+            do {
+                special = try ModelValues.special(type, from: node)
+            } catch {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: codingPath, debugDescription: "the JSON here does not read as a \(type)",
+                        underlyingError: error))
+            }
+            if let value = special as? T { return value }
             // A `Decimal` saved before models stored it as a `decimal`: Foundation's own
             // `Codable` form, read back by it.
             guard type == Decimal.self else { throw mismatch(type, node, codingPath) }

@@ -31,23 +31,25 @@ enum ModelValues {
 
     /// A special type read from a field value (or, inside a nested struct, from JSON); `nil` when
     /// the value does not hold one.
-    static func special(_ type: Any.Type, from node: DecodingNode) -> Any? {
+    /// - Throws: What reading JSON in its portable form as a field value throws (a tagged object
+    ///   that is not one: `{"$geoPoint": "north"}`), so that the decoder says why.
+    static func special(_ type: Any.Type, from node: DecodingNode) throws -> Any? {
         // The forms only JSON inside a nested struct has.
         switch type {
-        case is Date.Type: return timestamp(from: node)?.date
-        case is Timestamp.Type: return timestamp(from: node)
-        case is Data.Type: return bytes(from: node)?.data
-        case is BinaryValue.Type: return bytes(from: node)
+        case is Date.Type: return try timestamp(from: node)?.date
+        case is Timestamp.Type: return try timestamp(from: node)
+        case is Data.Type: return try bytes(from: node)?.data
+        case is BinaryValue.Type: return try bytes(from: node)
         case is JSONValue.Type:
             if case .json(let json) = node { return json }
         default:
             break
         }
-        guard let lossless = type as? any LosslessValueConvertible.Type, let value = node.fieldValue else { return nil }
+        guard let lossless = type as? any LosslessValueConvertible.Type, let value = try node.fieldValue() else { return nil }
         return lossless.init(rooftopValue: value)
     }
 
-    private static func timestamp(from node: DecodingNode) -> Timestamp? {
+    private static func timestamp(from node: DecodingNode) throws -> Timestamp? {
         switch node {
         case .value(.date(let timestamp)): return timestamp
         case .json(.string(let text)):
@@ -55,15 +57,15 @@ enum ModelValues {
             if let date = try? style.parse(text) { return Timestamp(date) }
             return (try? Date.ISO8601FormatStyle().parse(text)).map(Timestamp.init)
         case .json(.int(let milliseconds)): return Timestamp(millisecondsSinceEpoch: milliseconds)
-        default: return node.fieldValue?.dateValue
+        default: return try node.fieldValue()?.dateValue
         }
     }
 
-    private static func bytes(from node: DecodingNode) -> BinaryValue? {
+    private static func bytes(from node: DecodingNode) throws -> BinaryValue? {
         switch node {
         case .value(.bytes(let bytes)): return bytes
         case .json(.string(let base64)): return Data(base64Encoded: base64).map { BinaryValue($0) }
-        default: return node.fieldValue?.bytesValue
+        default: return try node.fieldValue()?.bytesValue
         }
     }
 
@@ -92,14 +94,13 @@ enum DecodingNode {
     case json(JSONValue)
 
     /// The node as a field value: JSON in its portable form is read back (a tagged object like
-    /// `{"$geoPoint": ...}` becomes that kind).
-    var fieldValue: Value? {
+    /// `{"$geoPoint": ...}` becomes that kind); `nil` for an object's fields.
+    /// - Throws: What encoding the JSON or reading it back as a field value throws.
+    func fieldValue() throws -> Value? {
         switch self {
         case .fields: return nil
         case .value(let value): return value
-        case .json(let json):
-            guard let data = try? JSONEncoder().encode(json) else { return nil }
-            return try? JSONDecoder().decode(Value.self, from: data)
+        case .json(let json): return try JSONDecoder().decode(Value.self, from: JSONEncoder().encode(json))
         }
     }
 }

@@ -8,10 +8,10 @@ actor ClassSettingsCache {
     /// The classes whose declared indexes the local store was given.
     private var declared: Set<String> = []
 
-    /// The class's rules, or `nil` when they cannot be fetched now.
-    func rules(for className: String, api: RemoteAPI) async -> MergeRules? {
-        guard let settings = try? await settings(of: className, api: api) else { return nil }
-        return MergeRules(classes: [className: settings.mergeRules])
+    /// The class's rules (its settings, fetched when first asked for).
+    /// - Throws: What fetching them throws.
+    func rules(for className: String, api: RemoteAPI) async throws(RooftopError) -> MergeRules {
+        MergeRules(classes: [className: try await settings(of: className, api: api).mergeRules])
     }
 
     /// The class's settings, fetched when first asked for.

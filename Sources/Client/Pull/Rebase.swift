@@ -23,29 +23,30 @@ struct Rebase: Sendable {
 
     /// The rebase over an upserted object's operations, or `nil` when it does not apply (rows
     /// that may have reached the server, records that do not reach the pulled version).
+    /// - Throws: What the merge throws: a queued change that does not apply to the fields
+    ///   before the remote operations (the caller leaves the rows to the server's merge).
     static func over(
         _ object: ObjectSnapshot, records: [OperationRecord], rows: [OutboxRow], rules: MergeRules
-    ) -> Rebase? {
+    ) throws(RooftopError) -> Rebase? {
         let remote = records.filter { $0.version <= object.version }
         guard let base = commonBase(rows), object.version > base, remote.last?.version == object.version else { return nil }
         let fields = OperationRecord.fields(before: remote, current: object.fields)
-        guard
-            let result = try? ObjectMerge.rebase(
-                local: rows.map(\.mutation.change), over: remote.map(\.change), base: fields,
-                className: object.className, rules: rules)
-        else { return nil }
+        let result = try ObjectMerge.rebase(
+            local: rows.map(\.mutation.change), over: remote.map(\.change), base: fields,
+            className: object.className, rules: rules)
         return Rebase(key: ObjectKey(object), rowIds: rows.map(\.mutation.mutationId), result: result, version: object.version)
     }
 
-    /// The rebase over a pulled tombstone, from the stored server state at the rows' base version.
+    /// The rebase over a pulled tombstone, from the stored server state at the rows' base
+    /// version; `nil` when it does not apply (see ``over(_:records:rows:rules:)``).
+    /// - Throws: What the merge throws, as ``over(_:records:rows:rules:)``.
     static func overDelete(
         key: ObjectKey, version: Int64, server: ObjectSnapshot?, rows: [OutboxRow], rules: MergeRules
-    ) -> Rebase? {
-        guard let base = commonBase(rows), let server, server.version == base, version > base,
-            let result = try? ObjectMerge.rebase(
-                local: rows.map(\.mutation.change), over: [.delete], base: server.fields, className: key.className,
-                rules: rules)
-        else { return nil }
+    ) throws(RooftopError) -> Rebase? {
+        guard let base = commonBase(rows), let server, server.version == base, version > base else { return nil }
+        let result = try ObjectMerge.rebase(
+            local: rows.map(\.mutation.change), over: [.delete], base: server.fields, className: key.className,
+            rules: rules)
         return Rebase(key: key, rowIds: rows.map(\.mutation.mutationId), result: result, version: version)
     }
 

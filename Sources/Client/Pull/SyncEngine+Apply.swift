@@ -150,11 +150,20 @@ extension SyncEngine {
         }
     }
 
+    /// Logs that an object's queued changes were not rebased over a pulled change, and why.
+    private static func notRebased(_ key: ObjectKey, because error: RooftopError) {
+        SyncEngine.logger.notice(
+            "queued changes not rebased over a pulled change; the server will merge them",
+            metadata: ["object": "\(key)", "error": "\(error)"])
+    }
+
     /// Works out the rebases of the page's objects that have unsent queued changes.
     ///
     /// A local store that cannot be read fails the page (it is pulled again later); a server
-    /// that cannot tell the operations since a queued change's base only leaves that change
-    /// un-rebased for now (logged): the server merges it field by field when it is pushed.
+    /// that cannot tell the operations since a queued change's base or the class's merge rules,
+    /// or a merge that fails (a queued change that no longer applies), only leaves that object's
+    /// changes un-rebased for now (logged with the reason): the server merges them field by
+    /// field when they are pushed, and refuses what does not apply.
     /// - Throws: `cache` when the queue or a stored object cannot be read.
     private func rebases(for page: PullResponse, datastore: DatastoreID, owner: String)
         async throws(RooftopError) -> [ObjectKey: Rebase]
@@ -171,26 +180,21 @@ extension SyncEngine {
             switch change {
             case .upsert(let object):
                 guard object.version > base else { continue }
-                let records: [OperationRecord]
                 do {
-                    records = try await dependencies.api.operations(key, after: base)
+                    let records = try await dependencies.api.operations(key, after: base)
+                    let rules = try await classes.rules(for: key.className, api: dependencies.api)
+                    rebases[key] = try Rebase.over(object, records: records, rows: rows, rules: rules)
                 } catch {
-                    SyncEngine.logger.notice(
-                        "queued changes not rebased over a pulled change; the server will merge them",
-                        metadata: ["object": "\(key)", "error": "\(error)"])
-                    continue
+                    Self.notRebased(key, because: error)
                 }
-                guard let rules = await classes.rules(for: key.className, api: dependencies.api),
-                    let rebase = Rebase.over(object, records: records, rows: rows, rules: rules)
-                else { continue }
-                rebases[key] = rebase
             case .tombstone(_, _, let version):
-                guard let rules = await classes.rules(for: key.className, api: dependencies.api),
-                    let rebase = Rebase.overDelete(
-                        key: key, version: version, server: try dependencies.store.object(key, scope: owner)?.server,
-                        rows: rows, rules: rules)
-                else { continue }
-                rebases[key] = rebase
+                let server = try dependencies.store.object(key, scope: owner)?.server
+                do {
+                    let rules = try await classes.rules(for: key.className, api: dependencies.api)
+                    rebases[key] = try Rebase.overDelete(key: key, version: version, server: server, rows: rows, rules: rules)
+                } catch {
+                    Self.notRebased(key, because: error)
+                }
             case .removal:
                 // Access lost: the server will refuse the changes, and they are set aside.
                 continue

@@ -3,13 +3,21 @@ import RooftopShared
 /// The local view of an object: the server's last state with the queued changes applied in order.
 ///
 /// A queued change that no longer applies (say, an increment of a field that a pulled change
-/// turned into a string) is left out of the view; the server will refuse it, and the refusal is
-/// set aside for the app.
-enum LocalView {
-    /// The view, and whether the object is deleted in it.
-    static func compute(key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation]) -> (ObjectSnapshot?, deleted: Bool) {
+/// turned into a string) is left out of the view, and said so (``skipped``, which the store logs);
+/// the server will refuse it, and the refusal is set aside for the app.
+struct LocalView {
+    /// The view; `nil` for an object deleted in it, or never created.
+    var view: ObjectSnapshot?
+    /// Whether the object is deleted in it.
+    var deleted: Bool
+    /// The queued changes left out, each with why it does not apply.
+    var skipped: [(mutation: MutationID, error: RooftopError)]
+
+    /// The view of `server` (the server's last state, if any) with `queued` applied in order.
+    static func compute(key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation]) -> LocalView {
         var view = server
         var deleted = false
+        var skipped: [(mutation: MutationID, error: RooftopError)] = []
         for mutation in queued {
             switch mutation.change {
             case .delete:
@@ -18,11 +26,14 @@ enum LocalView {
             case .update:
                 let base = view ?? ObjectSnapshot(
                     className: key.className, objectId: key.objectId, datastore: key.datastore)
-                guard let applied = try? base.applying(mutation.change) else { continue }
-                view = applied
-                deleted = false
+                do {
+                    view = try base.applying(mutation.change)
+                    deleted = false
+                } catch {
+                    skipped.append((mutation.mutationId, error))
+                }
             }
         }
-        return (view, deleted)
+        return LocalView(view: view, deleted: deleted, skipped: skipped)
     }
 }

@@ -1,4 +1,5 @@
 import GRDB
+import Logging
 import RooftopShared
 
 /// The local view's upkeep: an object's server state and the view the app reads (the server state
@@ -37,7 +38,13 @@ extension StoreTransaction {
         _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool = false, synced: Bool = false,
         prepared: PreparedObject? = nil
     ) throws -> ObjectSnapshot? {
-        let (view, deleted) = LocalView.compute(key: key, server: server, queued: queued)
+        let local = LocalView.compute(key: key, server: server, queued: queued)
+        let (view, deleted) = (local.view, local.deleted)
+        for (mutation, error) in local.skipped {
+            ClientCore.logger.notice(
+                "a queued change no longer applies to its object and is left out of its local view; the server will refuse it",
+                metadata: ["object": "\(key)", "mutation": "\(mutation)", "error": "\(error)"])
+        }
         try put(
             key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
             synced: synced, prepared: queued.isEmpty ? prepared : nil)

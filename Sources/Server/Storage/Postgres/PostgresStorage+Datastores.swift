@@ -15,10 +15,8 @@ extension PostgresStorage {
         let (key, id, owner, title, created, sequence, count, size, historyFrom, principals, roleNames) =
             try row.decode(
                 (Int64, String, String?, String?, Int64, Int64, Int64, Int64, Int64, [String], [String]).self)
-        var roles: [Principal: SharingRole] = [:]
-        for (principal, name) in zip(principals, roleNames) {
-            if let principal = try? Principal(principal), let role = SharingRole(name: name) { roles[principal] = role }
-        }
+        let roles = DatastoreRecord.sharingRoles(
+            zip(principals, roleNames).map { (principal: $0, role: $1) }, datastoreKey: key)
         var record = DatastoreRecord(
             key: key, id: try DatastoreID(id), ownerId: owner, title: title,
             createdAt: Timestamp(millisecondsSinceEpoch: created), sequence: sequence, recordCount: Int(count),

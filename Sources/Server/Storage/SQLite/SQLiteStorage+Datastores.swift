@@ -24,16 +24,12 @@ extension SQLiteStorage {
 
     static func datastore(from row: Row, _ db: Database) throws -> DatastoreRecord {
         let key: Int64 = row["key"]
-        var roles: [Principal: SharingRole] = [:]
-        for roleRow in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?"), arguments: [key])
-        {
-            if let principal = try? Principal(roleRow["principal"] as String),
-                let role = SharingRole(name: roleRow["role"])
-            {
-                roles[principal] = role
-            }
-        }
+        let roles = DatastoreRecord.sharingRoles(
+            try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?"),
+                arguments: [key]
+            ).map { (principal: $0["principal"], role: $0["role"]) },
+            datastoreKey: key)
         let idText: String = row["id"]
         let id = try DatastoreID(idText)
         var record = DatastoreRecord(
