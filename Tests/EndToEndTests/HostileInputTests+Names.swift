@@ -43,7 +43,7 @@ extension HostileInputTests {
             Refusal.expect(
                 try await client.send(.POST, "/v1/datastores/target/query", body: order, token: target.user.token),
                 "order by \(shown)", status: 400)
-            let rules = ClassSettingsBody(className: className, mergeRules: [name: .sum])
+            let rules = ClassSettingsChange(className: className, mergeRules: [name: .sum])
             Refusal.expect(
                 try await client.send(.PUT, "/v1/classes/\(className)", body: rules, admin: true),
                 "merge rule on \(shown)")

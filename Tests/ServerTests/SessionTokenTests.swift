@@ -16,3 +16,20 @@ import Testing
         }
     }
 }
+
+@Suite struct Base64URLTests {
+    @Test("unpadded base64url: the URL-safe digits, no padding, and every length reads back")
+    func roundTrips() {
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+        #expect(Base64URL.encode([]) == "")
+        var random = SystemRandomNumberGenerator()
+        for length in 0..<40 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let text = Base64URL.encode(bytes)
+            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+            #expect(Base64URL.decode(text).map(Array.init) == bytes, "\(length) bytes")
+        }
+        #expect(Base64URL.decode("a") == nil, "one digit left over is not base64")
+        #expect(Base64URL.decode("a b") == nil)
+    }
+}

@@ -365,9 +365,9 @@ struct DashboardRoutes {
             await action(request) { _, form in
                 let className = try context.parameter("className")
                 try Identifier.validate(className, as: .className)
-                let body: ClassSettingsBody
+                let body: ClassSettingsChange
                 do {
-                    body = try JSONDecoder().decode(ClassSettingsBody.self, from: Data((form["settings"] ?? "").utf8))
+                    body = try JSONDecoder().decode(ClassSettingsChange.self, from: Data((form["settings"] ?? "").utf8))
                 } catch let error as DecodingError {
                     throw RequestBody.describe(error)
                 }

@@ -98,7 +98,7 @@ struct AccountRoutes {
             try context.requireAdmin()
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
-            let body = try await RequestBody.decode(ClassSettingsBody.self, from: request, limits: limits)
+            let body = try await RequestBody.decode(ClassSettingsChange.self, from: request, limits: limits)
             // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
             let settings = try await services.classes.change(className, with: body)
             return try JSONBody.response(settings)

@@ -49,7 +49,7 @@ struct CheckpointCodec: Sendable {
             throw RooftopError(.internal, "a checkpoint could not be encoded", cause: error)
         }
         let signature = HMAC<SHA256>.authenticationCode(for: payload, using: key)
-        return Checkpoint(SessionToken.base64URL(Array(payload)) + "." + SessionToken.base64URL(Array(signature)))
+        return Checkpoint(Base64URL.encode(payload) + "." + Base64URL.encode(signature))
     }
 
     /// Verifies and decodes a checkpoint for a datastore and user.
@@ -57,8 +57,8 @@ struct CheckpointCodec: Sendable {
     ///   or user.
     func decode(_ checkpoint: Checkpoint, datastoreKey: Int64, userId: String) throws(RooftopError) -> State {
         let parts = checkpoint.rawValue.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let payload = CheckpointCodec.base64URLDecode(String(parts[0])),
-            let signature = CheckpointCodec.base64URLDecode(String(parts[1])),
+        guard parts.count == 2, let payload = Base64URL.decode(String(parts[0])),
+            let signature = Base64URL.decode(String(parts[1])),
             HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: payload, using: key),
             let state = try? JSONDecoder().decode(State.self, from: payload)
         else {
@@ -68,11 +68,5 @@ struct CheckpointCodec: Sendable {
             throw RooftopError(.illegalArgument, "the checkpoint belongs to another datastore or user")
         }
         return state
-    }
-
-    static func base64URLDecode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The body of `PUT /v1/classes/:className` (the server's `ClassSettings`, which lives in the
 /// server module the tests do not link).
-struct ClassSettingsBody: Codable, Sendable {
+struct ClassSettingsChange: Codable, Sendable {
     var className: String
     var permissions: ClassPermissions = .default
     var mergeRules: [String: MergeRule] = [:]
@@ -99,9 +99,9 @@ extension APIClient {
     )
         async throws
     {
-        let _: ClassSettingsBody = try await call(
+        let _: ClassSettingsChange = try await call(
             .PUT, "/v1/classes/\(className)",
-            body: ClassSettingsBody(className: className, permissions: permissions, mergeRules: rules, indexes: indexes),
+            body: ClassSettingsChange(className: className, permissions: permissions, mergeRules: rules, indexes: indexes),
             admin: true)
     }
 

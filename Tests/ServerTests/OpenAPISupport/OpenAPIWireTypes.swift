@@ -40,7 +40,7 @@ enum OpenAPIWireTypes {
         "PermissionRule": roundTrip(PermissionRule.self),
         "DefaultACL": roundTrip(DefaultACL.self),
         "ClassSettings": roundTrip(ClassSettings.self),
-        "ClassSettingsBody": roundTrip(ClassSettingsBody.self),
+        "ClassSettingsChange": roundTrip(ClassSettingsChange.self),
         "DatastoreSharing": roundTrip(DatastoreSharing.self),
         "DatastoreInfo": roundTrip(DatastoreInfo.self),
         "CreateDatastoreRequest": roundTrip(CreateDatastoreRequest.self),

@@ -8,7 +8,7 @@ enum SessionToken {
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
-        return "r:" + base64URL(bytes)
+        return "r:" + Base64URL.encode(bytes)
     }
 
     /// The stored form of a token: hex SHA-256.
@@ -28,12 +28,5 @@ enum SessionToken {
             }
             return at
         }
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -1,6 +1,7 @@
 import RooftopShared
 
-/// The body of `PUT /v1/classes/{className}`: new permissions (with the default ACL policy),
+/// A change of a class's settings (``ClassDirectory/change(_:with:)``), as `PUT
+/// /v1/classes/{className}` and the dashboard send it: new permissions (with the default ACL policy),
 /// merge rules and/or declared indexes. A member left out keeps its current value, so the shared
 /// ``ClassPermissionsRequest`` (`{"className": ..., "permissions": {...}}`) changes the
 /// permissions only. `className`, when present, must match the path.
@@ -12,7 +13,7 @@ import RooftopShared
 ///
 /// Unknown keys are refused (`request`): a misspelled `"mergeRule"` must not answer success with
 /// nothing changed.
-struct ClassSettingsBody: Codable, Sendable {
+struct ClassSettingsChange: Codable, Sendable {
     var className: String?
     var permissions: ClassPermissions?
     var mergeRules: [String: MergeRule]?

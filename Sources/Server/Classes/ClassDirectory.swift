@@ -86,7 +86,7 @@ actor ClassDirectory {
     /// - Throws: `illegalArgument` for a body naming another class, a merge rule for an invalid
     ///   field name or indexes that ``ClassSettings/validateIndexes(_:)`` refuses; storage errors.
     @discardableResult
-    func change(_ className: String, with body: ClassSettingsBody) async throws -> ClassSettings {
+    func change(_ className: String, with body: ClassSettingsChange) async throws -> ClassSettings {
         if let named = body.className, named != className {
             throw RooftopError(
                 .illegalArgument, "the body names class '\(named)' but the path '\(className)'", field: "className")
