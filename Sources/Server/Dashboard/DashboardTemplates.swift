@@ -25,10 +25,10 @@ enum DashboardTemplates {
     }()
 
     /// Renders a page inside the layout.
-    static func render(_ name: String, _ page: [String: Any], layout: [String: Any]) -> String {
+    static func render(_ name: String, _ page: some DashboardPage, layout: DashboardLayout) -> String {
         let body = library.render(page, withTemplate: name) ?? ""
         var frame = layout
-        frame["body"] = body
+        frame.body = body
         return library.render(frame, withTemplate: "layout") ?? body
     }
 
@@ -150,7 +150,7 @@ enum DashboardTemplates {
             <p><a href="{{classLink}}">{{className}}</a> in <a href="{{datastoreLink}}">{{datastore}}</a> · version {{version}} · created {{createdAt}} · updated {{updatedAt}}</p>
             <table id="fields">
               <tr><th>field</th><th>value</th></tr>
-              {{#fields}}<tr><td>{{name}}</td><td>{{> value}}</td></tr>{{/fields}}
+              {{#fields}}<tr><td>{{name}}</td><td>{{#value}}{{> value}}{{/value}}</td></tr>{{/fields}}
             </table>
             <p>ACL: <code>{{acl}}</code></p>
             <h2>Edit</h2>

@@ -8,21 +8,21 @@ enum DashboardValues {
     static let cellLength = 120
 
     /// A value's view: `kind`, `text`, and `link` / `links` for references.
-    static func view(_ value: Value?, datastoreKey: Int64, limit: Int = cellLength) -> [String: Any] {
-        guard let value else { return ["present": false, "hasLink": false, "links": [Any]()] }
-        var view: [String: Any] = ["present": true, "kind": kindName(value), "hasLink": false, "links": [Any]()]
+    static func view(_ value: Value?, datastoreKey: Int64, limit: Int = cellLength) -> ValueView {
+        guard let value else { return ValueView(present: false) }
+        var view = ValueView(present: true, kind: kindName(value))
         switch value {
         case .pointer(let pointer):
-            view["text"] = "\(pointer.className)/\(pointer.objectId)"
-            view["link"] = DashboardPath.object(datastoreKey, pointer.className, pointer.objectId)
-            view["hasLink"] = true
+            view.text = "\(pointer.className)/\(pointer.objectId)"
+            view.link = DashboardPath.object(datastoreKey, pointer.className, pointer.objectId)
+            view.hasLink = true
         case .relation(let relation):
-            view["text"] = "\(relation.className) ×\(relation.objectIds.count)"
-            view["links"] = relation.objectIds.prefix(20).map { id -> [String: Any] in
-                ["text": id, "link": DashboardPath.object(datastoreKey, relation.className, id), "hasLink": true]
+            view.text = "\(relation.className) ×\(relation.objectIds.count)"
+            view.links = relation.objectIds.prefix(20).map { id in
+                ValueView.Member(text: id, link: DashboardPath.object(datastoreKey, relation.className, id))
             }
         default:
-            view["text"] = truncated(text(value), to: limit)
+            view.text = truncated(text(value), to: limit)
         }
         return view
     }
