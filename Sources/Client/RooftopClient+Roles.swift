@@ -1,3 +1,4 @@
+import Logging
 import RooftopShared
 
 extension RooftopClient {
@@ -102,6 +103,9 @@ public struct RoleManager: Sendable {
             _ = try await core.refreshUser()
         } catch where error.isConnectivity {
             // The role change is done; the cached roles catch up at the next refresh.
+            ClientCore.logger.notice(
+                "the user's roles were not reloaded after a role change; they catch up at the next refresh",
+                metadata: ["error": "\(error)"])
         }
     }
 }

@@ -1,8 +1,10 @@
 import RooftopSQL
 import RooftopShared
 
-/// Local runs: the query evaluated by the shared ``QueryEvaluator`` over objects of the local
-/// datastore, as they read now (unsaved changes included), filtered by ACL.
+/// Local runs: the query answered in SQL by the local store (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``,
+/// the server's compiler over the same index layout), with the objects that hold unsaved edits
+/// evaluated by the shared ``QueryEvaluator`` as they read now and merged into the page, filtered
+/// by ACL.
 extension RooftopQuery {
     /// The cache key of this query in its datastore.
     var cacheHash: String {

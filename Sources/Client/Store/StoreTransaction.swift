@@ -565,7 +565,7 @@ final class StoreTransaction {
     }
 
     static func row(_ row: Row) throws -> LocalObjectRow {
-        guard let key = key(row) else { throw RooftopError(.cache, "a stored object has an invalid datastore ID") }
+        let key = try key(row)
         let serverText: String? = row["server"]
         let localText: String? = row["local"]
         let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
@@ -576,8 +576,15 @@ final class StoreTransaction {
         return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
     }
 
-    static func key(_ row: Row) -> ObjectKey? {
-        guard let datastore = try? DatastoreID(row["datastore"] as String) else { return nil }
+    /// The key of a stored object's row.
+    /// - Throws: `cache` when its datastore ID does not read (the ID's own error as the cause).
+    static func key(_ row: Row) throws(RooftopError) -> ObjectKey {
+        let datastore: DatastoreID
+        do {
+            datastore = try DatastoreID(row["datastore"] as String)
+        } catch {
+            throw RooftopError(.cache, "a stored object has an invalid datastore ID", cause: error)
+        }
         return ObjectKey(datastore: datastore, className: row["class_name"], objectId: row["object_id"])
     }
 
