@@ -137,14 +137,14 @@ extension StoreTransaction {
     }
 
     /// The rows of `rows` the store keeps: those of the value-indexed fields (all when `nil`).
-    private static func kept(_ rows: [SQLIndexRows.FieldRow], _ valueIndexed: Set<String>?) -> [SQLIndexRows.FieldRow] {
+    static func kept(_ rows: [SQLIndexRows.FieldRow], _ valueIndexed: Set<String>?) -> [SQLIndexRows.FieldRow] {
         guard let valueIndexed else { return rows }
         return rows.filter { valueIndexed.contains($0.field) }
     }
 
     /// The fields whose values the index does not fully store, among an object's rows `rows`
     /// (computed from no previous state).
-    private static func incompleteFields(_ rows: SQLIndexRows.Change) -> Set<String> {
+    static func incompleteFields(_ rows: SQLIndexRows.Change) -> Set<String> {
         Set(rows.unindexed.filter { $0.delta > 0 }.map(\.field))
     }
 
@@ -229,7 +229,7 @@ extension StoreTransaction {
 
     /// Inserts the `object_fields` and `object_elements` rows `added` of the object with row key
     /// `objectKey` (`incomplete`: the object's fields the index does not fully store).
-    private static func insert(
+    static func insert(
         _ added: [SQLIndexRows.FieldRow], objectKey: Int64, incomplete: Set<String>, flags: ValueFlags?, _ db: Database
     ) throws {
         guard !added.isEmpty else { return }
@@ -266,214 +266,5 @@ extension StoreTransaction {
                 }
             }
         }
-    }
-
-    /// The fields of `className` whose rows are in the value indexes: those its declared indexes
-    /// name, or `nil` (every field) when it declares none. A class with a million objects declares
-    /// the indexes its queries need, and each field kept by value is a write into a large index
-    /// for every object stored (three quarters of an initial sync's time when every field was);
-    /// the store keeps no rows of the other fields, whose conditions read each object's document.
-    static func valueIndexedFields(of className: String, _ db: Database) throws -> Set<String>? {
-        let rows = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT field1, field2, field3, field4 FROM class_indexes WHERE class_name = ?"),
-            arguments: [className])
-        var fields: Set<String>?
-        while let row = try rows.next() {
-            let named: [String] = (0..<4).map { row[$0] }
-            fields = (fields ?? []).union(named.filter { !$0.isEmpty })
-        }
-        return fields
-    }
-
-    /// Brings the rows of `className`'s objects to the fields its declared indexes name now
-    /// (``valueIndexedFields(of:_:)``), after a declaration changed them from `previously` (`nil`:
-    /// every field): the rows of fields no longer value-indexed go, and when fields were added,
-    /// each object's rows of those are made from its local view.
-    static func keepValueRows(of className: String, previously: Set<String>?, _ db: Database) throws {
-        let indexed = try valueIndexedFields(of: className, db)
-        if let indexed {
-            let list = SQLTextSet.list(indexed, dialect: .sqlite)
-            for table in ["object_fields", "object_elements"] {
-                try db.execute(
-                    sql: """
-                        DELETE FROM \(table) WHERE object_key IN (SELECT key FROM objects WHERE class_name = ?)
-                        AND field NOT IN (\(list.sql))
-                        """,
-                    arguments: StatementArguments([className] + list.arguments))
-            }
-        }
-        // Rows of every field were kept before (no declaration), or no field was added.
-        guard let previously else { return }
-        if let indexed, indexed.isSubset(of: previously) { return }
-        let leading = try leadingFields(of: className, db)
-        let objects = try Row.fetchCursor(
-            db, sql: "SELECT * FROM objects WHERE class_name = ? AND deleted = 0", arguments: [className])
-        let present = try db.cachedStatement(sql: "SELECT field FROM object_fields WHERE object_key = ?")
-        while let row = try objects.next() {
-            guard let local = try StoreTransaction.row(row).local else { continue }
-            let objectKey: Int64 = row["key"]
-            let stored = try Set(String.fetchCursor(present, arguments: [objectKey]))
-            let rows = SQLIndexRows.diff(snapshot: local, previous: nil)
-            try insert(
-                kept(rows.added, indexed).filter { !stored.contains($0.field) }, objectKey: objectKey,
-                incomplete: incompleteFields(rows), flags: ValueFlags(indexed: indexed, leading: leading), db)
-        }
-    }
-
-    /// Sets the value flags of the rows of `className`'s objects to what its declared indexes
-    /// name now (``valueIndexedFields(of:_:)``), touching only the rows whose flag changes (the
-    /// migration to v8; since v11 a store keeps no rows of other fields).
-    /// `leadingOutOfValueIndex`: `false` for the migration to v8, older than that rule, whose flags a
-    /// later migration (v11) acts on.
-    static func flagValueIndexed(of className: String, leadingOutOfValueIndex: Bool = true, _ db: Database) throws {
-        let indexed = try valueIndexedFields(of: className, db)
-        let leading = leadingOutOfValueIndex ? try leadingFields(of: className, db) : []
-        for table in ["object_fields", "object_elements"] {
-            // Every field when the class declares nothing; else the fields named, but for the
-            // rows of the fields that lead an index (``ValueFlags``).
-            var flag = "1"
-            var names: [String] = []
-            if let indexed {
-                let byValue = indexed.subtracting(leading)
-                let list = SQLTextSet.list(byValue, dialect: .sqlite)
-                flag = byValue.isEmpty ? "0" : "(field IN (\(list.sql)))"
-                names = list.arguments
-            }
-            try db.execute(
-                sql: """
-                    UPDATE \(table) SET by_value = \(flag)
-                    WHERE object_key IN (SELECT key FROM objects WHERE class_name = ?) AND by_value != \(flag)
-                    """,
-                arguments: StatementArguments(names + [className] + names))
-        }
-    }
-
-    /// The fields of `className` that lead one of its declared indexes: their `object_fields`
-    /// rows are kept out of the value index (``ValueFlags``).
-    static func leadingFields(of className: String, _ db: Database) throws -> Set<String> {
-        try Set(String.fetchAll(
-            db.cachedStatement(sql: "SELECT field1 FROM class_indexes WHERE class_name = ?"), arguments: [className]))
-    }
-
-    /// Which of a class's index rows are in the value indexes (`by_value = 1`): those of the
-    /// fields its declared indexes name (every field's when it declares none), except the rows
-    /// of a field that leads a declared index. That index's entries hold the field's key first,
-    /// and its element entries each element of a list (``SQLCompoundIndex/elementEntries``): the
-    /// compiler finds its values and elements there (``SQLQueryCompiler/entryKeyed``), and the
-    /// rows, still kept for each object's own tests and orders, are spared a write into the value
-    /// index, at a random place of a large index (a fifth of an initial sync's writes with two
-    /// declared indexes).
-    struct ValueFlags {
-        /// The fields with rows (``valueIndexedFields(of:_:)``); `nil`: every field.
-        var indexed: Set<String>?
-        /// The fields that lead a declared index (``leadingFields(of:_:)``).
-        var leading: Set<String>
-
-        /// The flag of a row of `field` (of its value, or of one of its elements).
-        func byValue(_ field: String) -> Bool {
-            guard indexed?.contains(field) ?? true else { return false }
-            return !leading.contains(field)
-        }
-    }
-
-    /// The tables of an object's index rows, keyed by `object_key`.
-    static let indexTables = ["object_fields", "object_elements", "index_entries"]
-
-    /// Writes the entries of the declared indexes (``SQLCompoundIndex``) of the objects `condition`
-    /// (on `objects o`, `d` the index declaration) selects, from their `object_fields` rows (and
-    /// the element entries of an index led by a list, ``SQLCompoundIndex/elementEntries``, from
-    /// its `object_elements` rows), and
-    /// adds them to the counts per first key of the indexes that keep them
-    /// (``SQLCompoundIndex/keepsKeyCounts``: `d.field2 != ''`; `counts`: `false` only for a
-    /// store older than those counts).
-    static func indexEntries(
-        where condition: String, _ arguments: StatementArguments, counts: Bool = true, _ db: Database
-    ) throws {
-        let key = { (field: String) in
-            "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
-        }
-        let selected = """
-            FROM objects o
-            JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
-            JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
-            WHERE \(condition) AND o.deleted = 0
-            """
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
-                SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
-                \(selected)
-                """
-        ).execute(arguments: arguments)
-        // The element entries of the indexes led by a list: one per element row of the field.
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
-                SELECT -p.id, e.element_key, \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
-                \(selected.replacingOccurrences(
-                    of: "WHERE", with: "JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1 WHERE"))
-                """
-        ).execute(arguments: arguments)
-        guard counts else { return }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO index_key_counts (partition, k1, live, readable)
-                SELECT p.id, \(key("field1")) AS k, count(*), sum(o.readable = 1)
-                \(selected) AND d.field2 != ''
-                GROUP BY p.id, k
-                ON CONFLICT (partition, k1) DO UPDATE SET live = live + excluded.live, readable = readable + excluded.readable
-                """
-        ).execute(arguments: arguments)
-    }
-
-    /// Builds the index of every stored object (the migration that adds it, before declared indexes).
-    static func indexAll(_ db: Database) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM objects WHERE deleted = 0")
-        while let row = try rows.next() {
-            let object = try StoreTransaction.row(row)
-            try index(objectKey: row["key"], local: object.local, replacing: false, declared: false, db)
-        }
-    }
-}
-
-/// What storing an object writes that depends on the object alone: its stored text and its index
-/// rows. A pull works these out for a batch of pulled objects while the batch before is being
-/// written (``SyncEngine/prepare(_:objectTexts:valueIndexed:)``), so that the one writer only binds and steps.
-struct PreparedObject: Sendable {
-    /// The object, as pulled.
-    let snapshot: ObjectSnapshot
-    /// Its stored JSON.
-    let text: String
-    /// Its `object_fields` and `object_elements` rows (none replaced): of the fields in
-    /// ``rowFields`` and the built-in ones.
-    private let rows: SQLIndexRows.Change
-    /// The fields ``rows`` cover besides the built-in ones; `nil` for every field.
-    let rowFields: Set<String>?
-    /// Who may read it (its reader set, ``StoreTransaction/readerSet(_:)``).
-    let readers: Set<String>
-
-    /// The preparation of `snapshot`, stored as `text` when given: its JSON as received, which
-    /// reads back as `snapshot` (``PullResponse/decodeDocumentWithObjectTexts(_:)``), so that it
-    /// is not encoded again.
-    /// - Parameter fields: The fields to work out rows of, besides the built-in ones: those of
-    ///   the class's value indexes (``StoreTransaction/valueIndexedFields(of:_:)``), which are
-    ///   all the store keeps; `nil` (the default) for every field. A 420-letter text, say, is not
-    ///   worked into a key only to be dropped.
-    /// - Throws: What encoding it throws.
-    init(_ snapshot: ObjectSnapshot, text: String? = nil, fields: Set<String>? = nil) throws {
-        self.snapshot = snapshot
-        self.text = try text ?? snapshot.encodedDocument()
-        rows = StoreTransaction.keptRows(of: snapshot, fields)
-        rowFields = fields
-        readers = SQLIndexRows.readers(of: snapshot.acl)
-    }
-
-    /// The rows, when they cover the fields `valueIndexed` (`nil`: every field) whose rows a
-    /// store keeps; `nil` when not (a declaration changed after the preparation): the writer
-    /// works them out then.
-    func rows(covering valueIndexed: Set<String>?) -> SQLIndexRows.Change? {
-        guard let rowFields else { return rows }
-        guard let valueIndexed, valueIndexed.isSubset(of: rowFields) else { return nil }
-        return rows
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import RooftopSQL
+import RooftopSQLite
+import RooftopShared
+
+/// Stored rows read back: objects, their keys and labels, queue rows.
+extension StoreTransaction {
+    static func object(_ key: ObjectKey, scope: String, _ db: Database) throws -> LocalObjectRow? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"),
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
+        ).map(row)
+    }
+
+    static func row(_ row: Row) throws -> LocalObjectRow {
+        let key = try key(row)
+        let serverText: String? = row["server"]
+        let localText: String? = row["local"]
+        let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
+        // Without queued changes the local view is the server state, stored once (rows from
+        // before v6, read by the migration that indexed them, had the same text twice).
+        let localIsServer = (row["local_is_server"] as Bool?) ?? (localText == serverText && serverText != nil)
+        let local = localIsServer ? server : try localText.map(SnapshotDecodeCache.snapshot(from:))
+        return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
+    }
+
+    /// The key of a stored object's row.
+    /// - Throws: `cache` when its datastore ID does not read (the ID's own error as the cause).
+    static func key(_ row: Row) throws(RooftopError) -> ObjectKey {
+        let datastore: DatastoreID
+        do {
+            datastore = try DatastoreID(row["datastore"] as String)
+        } catch {
+            throw RooftopError(.cache, "a stored object has an invalid datastore ID", cause: error)
+        }
+        return ObjectKey(datastore: datastore, className: row["class_name"], objectId: row["object_id"])
+    }
+
+    static func labels(of key: ObjectKey, scope: String, _ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT label FROM pins WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4
+                    UNION ALL
+                    SELECT '\(LocalStore.syncLabel)' FROM objects
+                    WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4 AND synced = 1
+                    ORDER BY 1
+                    """),
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
+    }
+
+    /// The condition on `objects o` that it is pinned with `label`.
+    static func pinned(with label: String) -> (sql: String, arguments: [String]) {
+        if label == LocalStore.syncLabel { return ("o.synced = 1", []) }
+        return (
+            "EXISTS (SELECT 1 FROM pins p WHERE p.scope = o.scope AND p.label = ? AND p.datastore = o.datastore"
+                + " AND p.class_name = o.class_name AND p.object_id = o.object_id)",
+            [label]
+        )
+    }
+
+    static func outboxRow(_ row: Row) throws -> OutboxRow {
+        OutboxRow(
+            seq: row["seq"],
+            mutation: try Mutation.decodeDocument(row["mutation"]),
+            state: OutboxState(rawValue: row["state"]) ?? .pending,
+            attempts: row["attempts"],
+            lastError: try (row["last_error"] as String?).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
+            nextAttemptAt: row["next_attempt_at"])
+    }
+}
+
+extension LocalStore {
+    /// The pin label holding a cached query result.
+    static func queryLabel(_ hash: String) -> String { "_query:" + hash }
+    /// The pin label `pin()` uses without a name.
+    static let defaultLabel = "_default"
+    /// The label holding objects with queued changes until the server has them (as in Parse's local datastore:
+    /// saveEventually pins the object until it is saved).
+    static let pendingLabel = "_pending"
+}

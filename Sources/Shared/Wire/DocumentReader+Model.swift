@@ -1,0 +1,149 @@
+import Foundation
+
+/// The data model read directly: values in their portable form, fields, field versions, ACLs and
+/// whole objects (``ObjectSnapshot``).
+extension DocumentReader {
+    /// A value in the portable form (see `Value`'s `Codable` conformance), for the kinds this
+    /// reader handles.
+    package mutating func readValue() throws -> Value {
+        switch try peek() {
+        case UInt8(ascii: "n"):
+            try consumeLiteral("null")
+            return .null
+        case UInt8(ascii: "t"), UInt8(ascii: "f"):
+            return .bool(try readBool())
+        case UInt8(ascii: "\""):
+            return .string(try readString())
+        case UInt8(ascii: "["):
+            var values: [Value] = []
+            try readArray { reader in values.append(try reader.readValue()) }
+            return .list(values)
+        case UInt8(ascii: "{"):
+            return try readTaggedValue()
+        default:
+            return .int(try readInt64())
+        }
+    }
+
+    private mutating func readTaggedValue() throws -> Value {
+        var value: Value?
+        try readObject { reader, key in
+            guard value == nil else { throw Unhandled() }
+            switch key {
+            case "$double":
+                guard let double = Value.parseDouble(try reader.readString()) else { throw Unhandled() }
+                value = .double(double)
+            case "$date":
+                value = .date(Timestamp(millisecondsSinceEpoch: try reader.readInt64()))
+            case "$geoPoint":
+                var latitude: Double?
+                var longitude: Double?
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "latitude": latitude = try reader.readDouble()
+                    case "longitude": longitude = try reader.readDouble()
+                    default: throw Unhandled()
+                    }
+                }
+                guard let latitude, let longitude,
+                    let point = try? GeoPoint(latitude: latitude, longitude: longitude)
+                else { throw Unhandled() }
+                value = .geoPoint(point)
+            default:
+                throw Unhandled()
+            }
+        }
+        guard let value else { throw Unhandled() }
+        return value
+    }
+
+    /// The fields a dictionary of an object's fields (or their versions) is made with room for.
+    static let typicalFieldCount = 8
+
+    /// Field values by name.
+    package mutating func readFields() throws -> [String: Value] {
+        // Room for a typical object's fields: growing from empty rehashed them three times.
+        var fields = [String: Value](minimumCapacity: Self.typicalFieldCount)
+        try readObject { reader, key in fields[key] = try reader.readValue() }
+        return fields
+    }
+
+    /// Field versions by name.
+    package mutating func readFieldVersions() throws -> [String: Int64] {
+        var versions = [String: Int64](minimumCapacity: Self.typicalFieldCount)
+        try readObject { reader, key in versions[key] = try reader.readInt64() }
+        return versions
+    }
+
+    /// An ACL in Parse's form, each principal validated.
+    ///
+    /// An ACL whose text is byte for byte the last one's is not read again: an object's text
+    /// ends where its braces balance, so the same bytes are the same ACL, ending at the same
+    /// place (a page of 500 objects sharing one ACL read it once; reading it was a third of
+    /// reading such an object).
+    package mutating func readACL() throws -> ACL {
+        skipWhitespace()
+        let start = index
+        if let last = lastACL, let base = bytes.baseAddress, last.text.count <= bytes.count - start,
+            memcmp(base + start, base + last.text.lowerBound, last.text.count) == 0
+        {
+            index = start + last.text.count
+            return last.acl
+        }
+        let acl = try readNewACL()
+        lastACL = (start..<index, acl)
+        return acl
+    }
+
+    private mutating func readNewACL() throws -> ACL {
+        var entries = [Principal: ACL.Access](minimumCapacity: 3)
+        try readObject { reader, key in
+            guard let principal = try? Principal(key) else { throw Unhandled() }
+            var access = ACL.Access(read: false, write: false)
+            try reader.readObject { reader, flag in
+                switch flag {
+                case "read": access.read = try reader.readBool()
+                case "write": access.write = try reader.readBool()
+                default: throw Unhandled()
+                }
+            }
+            entries[principal] = access
+        }
+        return ACL(entries)
+    }
+
+    /// A stored or sent object (``ObjectSnapshot``'s `Codable` form).
+    package mutating func readObjectSnapshot() throws -> ObjectSnapshot {
+        var className: String?
+        var objectId: String?
+        var datastore: DatastoreID?
+        var fields: [String: Value]?
+        var acl: ACL?
+        var createdAt: Timestamp?
+        var updatedAt: Timestamp?
+        var version: Int64?
+        var fieldVersions: [String: Int64]?
+        try readObject { reader, key in
+            switch key {
+            case "className": className = try reader.readString()
+            case "objectId": objectId = try reader.readString()
+            case "datastore":
+                guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
+                datastore = id
+            case "fields": fields = try reader.readFields()
+            case "acl": acl = try reader.readNull() ? nil : try reader.readACL()
+            case "createdAt":
+                createdAt = try reader.readNull() ? nil : Timestamp(millisecondsSinceEpoch: try reader.readInt64())
+            case "updatedAt":
+                updatedAt = try reader.readNull() ? nil : Timestamp(millisecondsSinceEpoch: try reader.readInt64())
+            case "version": version = try reader.readInt64()
+            case "fieldVersions": fieldVersions = try reader.readNull() ? nil : try reader.readFieldVersions()
+            default: throw Unhandled()
+            }
+        }
+        guard let className, let objectId, let datastore, let fields, let version else { throw Unhandled() }
+        return ObjectSnapshot(
+            className: className, objectId: objectId, datastore: datastore, fields: fields, acl: acl,
+            createdAt: createdAt, updatedAt: updatedAt, version: version, fieldVersions: fieldVersions)
+    }
+}
