@@ -15,7 +15,9 @@ struct LoginThrottleTests {
     }
 
     static func throttle(_ clock: ManualClock, capacity: Int = 20_000) -> LoginThrottle {
-        LoginThrottle(policy: .init(maxFailures: 5, window: .seconds(60), capacity: capacity), now: clock.now)
+        LoginThrottle(
+            policy: .init(maxFailures: 5, window: .seconds(60), capacity: capacity),
+            clock: ServerClock(now: { .now }, sleep: { try await Task.sleep(for: $0) }, monotonic: clock.now))
     }
 
     @Test("attempts count when reserved: 20 at once, none finished, only 5 pass")

@@ -47,4 +47,33 @@ struct ServerClockTests {
             #expect(try await server.storage.session(tokenHash: hash) == nil, "an expired session was kept")
         }
     }
+
+    @Test("the log-in throttle measures its window on the configuration's clock")
+    func throttleWindow() async throws {
+        let instant = Mutex(ContinuousClock.now)
+        try await OpenAPITestServer.with(configure: {
+            $0.clock = ServerClock(
+                now: { .now }, sleep: { try await Task.sleep(for: $0) }, monotonic: { instant.withLock { $0 } })
+            $0.loginThrottleAttempts = 2
+            $0.loginThrottleWindow = .seconds(60)
+        }) { server in
+            let auth = server.services.auth
+            _ = try await auth.signUp(SignUpRequest(username: "throttled", password: "password-1"))
+            let wrong = LogInRequest(username: "throttled", password: "wrong-password")
+            for _ in 0..<2 {
+                await #expect(throws: RooftopError.self) { _ = try await auth.logIn(wrong, clientAddress: "10.0.0.9") }
+            }
+            do {
+                _ = try await auth.logIn(LogInRequest(username: "throttled", password: "password-1"), clientAddress: "10.0.0.9")
+                Issue.record("a third attempt within the window was let through")
+            } catch {
+                #expect(RooftopError.translating(error).code == .retryLater, "\(error)")
+            }
+            // No real time passes: only the injected clock.
+            instant.withLock { $0 = $0.advanced(by: .seconds(61)) }
+            let session = try await auth.logIn(
+                LogInRequest(username: "throttled", password: "password-1"), clientAddress: "10.0.0.9")
+            #expect(!session.sessionToken.isEmpty)
+        }
+    }
 }

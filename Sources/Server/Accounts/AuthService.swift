@@ -37,7 +37,8 @@ final class AuthService: Sendable {
         self.roles = roles
         self.live = live
         self.throttle = LoginThrottle(
-            policy: .init(maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow))
+            policy: .init(maxFailures: configuration.loginThrottleAttempts, window: configuration.loginThrottleWindow),
+            clock: configuration.clock)
         self.sessionLifetime = configuration.sessionLifetime
         self.clock = configuration.clock
         self.bcryptCost = configuration.bcryptCost

@@ -50,12 +50,14 @@ actor LoginThrottle {
     }
 
     private let policy: Policy
-    private let now: @Sendable () -> ContinuousClock.Instant
+    /// Where windows are measured (its monotonic reading).
+    private let clock: ServerClock
     private var entries: [ThrottleKey: Entry] = [:]
 
-    init(policy: Policy, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    /// A throttle with `policy`, its windows measured on `clock` (default: the system's).
+    init(policy: Policy, clock: ServerClock = .system) {
         self.policy = policy
-        self.now = now
+        self.clock = clock
     }
 
     /// How many keys are kept now.
@@ -69,7 +71,7 @@ actor LoginThrottle {
     /// - Throws: ``RetryLaterError`` (`retryLater`, with the seconds to wait) when a hard key is
     ///   at its limit; nothing is counted then.
     func reserve(hard: [String], soft: [String] = []) throws(RetryLaterError) -> Reservation {
-        let current = now()
+        let current = clock.monotonic()
         try refuseIfLimited(hard, at: current)
         var delay = Duration.zero
         for key in soft {
@@ -87,7 +89,7 @@ actor LoginThrottle {
     /// (here or in another process) cannot wipe out an attacker's count from the same address.
     /// - Throws: ``RetryLaterError`` when throttled, whether `matches` or not.
     func check(hard: [String], matches: Bool) throws(RetryLaterError) {
-        let current = now()
+        let current = clock.monotonic()
         try refuseIfLimited(hard, at: current)
         if !matches { record(hard, at: current) }
     }
@@ -113,7 +115,7 @@ actor LoginThrottle {
 
     /// Records failures made through another server process.
     func recordFailure(_ keys: [String]) {
-        record(keys, at: now())
+        record(keys, at: clock.monotonic())
     }
 
     /// Forgets the keys' attempts after a success made through another server process.
