@@ -247,6 +247,13 @@ struct ModelValueMappingTests {
         #expect(earlier != value.rooftopValue, "the earlier form is not a decimal")
         let snapshot = ObjectSnapshot(className: "C", objectId: "o", fields: ["v": earlier])
         #expect(try FieldDecoder.decode(Box<Decimal>.self, from: snapshot).v == value)
+        // Inside a nested struct too, where it is JSON that reads as no field value.
+        guard case .json(let json) = earlier else {
+            Issue.record("the earlier form is JSON: \(earlier)")
+            return
+        }
+        let nested = ObjectSnapshot(className: "C", objectId: "o", fields: ["v": .json(.object(["v": json]))])
+        #expect(try FieldDecoder.decode(Box<Box<Decimal>>.self, from: nested).v.v == value)
     }
 
     @Test("numbers read back only when exact, as the typed accessors read them")

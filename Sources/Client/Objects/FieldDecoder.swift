@@ -31,6 +31,9 @@ struct NodeDecoder: Decoder {
             let special: Any?
             do {
                 special = try ModelValues.special(type, from: node)
+            } catch where type == Decimal.self {
+                // Foundation's own form of a `Decimal` (below) is JSON that reads as no value.
+                special = nil
             } catch {
                 throw DecodingError.dataCorrupted(
                     .init(

@@ -259,7 +259,7 @@ enum LocalStoreMigrations {
                 WHERE by_value = 1 AND EXISTS (
                     SELECT 1 FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
                     WHERE o.key = object_elements.object_key AND d.field1 = object_elements.field);
-                INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
+                INSERT OR IGNORE INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
                     SELECT -p.id, e.element_key, c.k2, c.k3, c.k4, c.object_key, c.readable
                     FROM index_entries c
                     JOIN index_partitions p ON p.id = c.partition

@@ -132,12 +132,13 @@ extension StoreTransaction {
         let key = { (field: String) in
             "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
         }
-        let selected = """
+        let joined = """
             FROM objects o
             JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
             JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
-            WHERE \(condition) AND o.deleted = 0
             """
+        let filtered = "WHERE \(condition) AND o.deleted = 0"
+        let selected = joined + "\n" + filtered
         try db.cachedStatement(
             sql: """
                 INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
@@ -150,8 +151,9 @@ extension StoreTransaction {
             sql: """
                 INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
                 SELECT -p.id, e.element_key, \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
-                \(selected.replacingOccurrences(
-                    of: "WHERE", with: "JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1 WHERE"))
+                \(joined)
+                JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1
+                \(filtered)
                 """
         ).execute(arguments: arguments)
         guard counts else { return }

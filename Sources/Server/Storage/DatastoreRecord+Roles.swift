@@ -15,7 +15,7 @@ extension DatastoreRecord {
     /// - Parameter logger: Where unreadable rows are reported (default: `rooftop.storage`).
     static func sharingRoles(
         _ rows: [(principal: String, role: String)], datastoreKey: Int64,
-        logger: Logger = Logger(label: "rooftop.storage")
+        logger: Logger = DatastoreRecord.storageLogger
     ) -> [Principal: SharingRole] {
         var roles: [Principal: SharingRole] = [:]
         for row in rows {
@@ -38,4 +38,8 @@ extension DatastoreRecord {
         }
         return roles
     }
+
+    /// The logger of ``sharingRoles(_:datastoreKey:logger:)``, made once (datastores are read on
+    /// every write).
+    static let storageLogger = Logger(label: "rooftop.storage")
 }
