@@ -47,11 +47,7 @@ final class IndexEntryWriter {
         let indexes = try partitions(scope: scope, datastore: key.datastore, className: key.className, db)
         guard !indexes.isEmpty else { return }
         var keys: [String: [UInt8]] = [:]
-        var elements: [String: [[UInt8]]] = [:]
-        for row in rows {
-            keys[row.field] = row.sortKey ?? []
-            if !row.elements.isEmpty { elements[row.field] = row.elements }
-        }
+        for row in rows { keys[row.field] = row.sortKey ?? [] }
         let entry = DirectStatement(
             try db.cachedStatement(
                 sql: "INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable) VALUES (?, ?, ?, ?, ?, ?, ?)"))
@@ -67,7 +63,7 @@ final class IndexEntryWriter {
                 values.bind(readable)
             }
             // A list (or relation) first: an entry per element too (the row's elements are distinct).
-            for element in elements[index.fields[0]] ?? [] {
+            for element in rows.first(where: { $0.field == index.fields[0] })?.elements ?? [] {
                 try entry.execute { values in
                     values.bind(SQLCompoundIndex.elementPartition(of: index.partition))
                     values.bind(element)
