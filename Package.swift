@@ -170,11 +170,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
-        // seeded randomness, property-check error recording, the fault-injecting proxy, the PostgreSQL
-        // test cluster).
+        // seeded randomness and the one random-value generator, property-check error recording, the
+        // fault-injecting proxy, the PostgreSQL test cluster).
         .target(
             name: "RooftopTestSupport",
             dependencies: [
+                "RooftopShared",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -268,6 +269,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/ServerTests",
             swiftSettings: testSwiftSettings

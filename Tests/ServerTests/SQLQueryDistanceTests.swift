@@ -1,4 +1,5 @@
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer

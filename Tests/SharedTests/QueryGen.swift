@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import RooftopShared
+import RooftopTestSupport
 
 /// Random values, objects, predicates and valid queries for the property tests. Values come from
 /// small pools so that conditions match often, with the awkward cases (NaN, -0.0, quotes,
@@ -24,26 +25,19 @@ enum QueryGen {
         items[Int.random(in: 0..<items.count, using: &rng)]
     }
 
-    static func randomValue(_ rng: inout RNG, depth: Int = 0) -> Value {
-        switch Int.random(in: 0..<15, using: &rng) {
-        case 0: return .null
-        case 1: return .bool(Bool.random(using: &rng))
-        case 2: return .int(pick([0, 1, 2, -1, 10, .max, .min], &rng))
-        case 3: return .double(pick([0.0, -0.0, 1.0, 2.5, -1.5, .nan, .infinity, -.infinity, 5e-324, 1e300, 0.1], &rng))
-        case 4: return .string(pick(strings, &rng))
-        case 5: return .date(Timestamp(millisecondsSinceEpoch: pick([0, -1, 1_700_000_000_000], &rng)))
-        case 6: return .day(Day(daysSinceEpoch: pick([0, 19_000, -1], &rng)))
-        case 7: return (try? DecimalNumber(pick(["1", "1.50", "-0.001"], &rng))).map(Value.decimal) ?? .null
-        case 8: return .geoPoint(pick(points, &rng))
-        case 9: return .bytes(BinaryValue(Data([1, 2, 3].prefix(Int.random(in: 0...3, using: &rng))), mimeType: pick([nil, "image/png"], &rng)))
-        case 10: return .json(pick([.null, .int(1), .object(["k": .array([.string("v")])])], &rng))
-        case 11:
-            guard depth < 2 else { return .int(1) }
-            return .list((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
-        case 12: return .pointer(Pointer(className: pick(["T", "_User"], &rng), objectId: pick(["a", "b", "u1"], &rng)))
-        case 13: return .relation(Relation(className: pick(["T", "_User"], &rng), objectIds: pick([[], ["a"], ["a", "u1"]], &rng)))
-        default: return .int(Int64.random(in: -3...3, using: &rng))
-        }
+    /// The shared generator's ``RandomValues/collisions`` pools, with this file's strings (quotes,
+    /// backticks, keywords, line breaks: the text form's cases), points and pointer targets.
+    static let pools: RandomValues = {
+        var values = RandomValues.collisions
+        values.strings = strings
+        values.points = points
+        values.classNames = ["T", "_User"]
+        values.objectIds = ["a", "b", "u1"]
+        return values
+    }()
+
+    static func randomValue(_ rng: inout RNG) -> Value {
+        pools.value(&rng, depth: 2)
     }
 
     static func randomValues(_ rng: inout RNG) -> [Value] {

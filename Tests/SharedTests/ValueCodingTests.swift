@@ -40,7 +40,7 @@ struct ValueCodingTests {
         }
     }
 
-    @Test("doubles round-trip bit-exactly, edge cases included", arguments: RandomValues.edgeDoubles)
+    @Test("doubles round-trip bit-exactly, edge cases included", arguments: RandomValues.edges.doubles)
     func edgeDoubles(_ double: Double) throws {
         let decoded = try roundTrip(.double(double))
         guard case .double(let back) = decoded else {

@@ -16,12 +16,12 @@ struct WireDocumentFieldTests {
         for round in 0..<150 {
             var fields: [String: Value] = [:]
             for name in Self.names.dropLast() where Bool.random(using: &rng) {
-                fields[name] = RandomValues.value(&rng)
+                fields[name] = RandomValues.edges.value(&rng, depth: 2)
             }
             let snapshot = ObjectSnapshot(
                 className: "Thing", objectId: "t\(round)", datastore: .app, fields: fields,
                 acl: Bool.random(using: &rng) ? nil : .only("u1"),
-                createdAt: Bool.random(using: &rng) ? nil : Timestamp(millisecondsSinceEpoch: RandomValues.int(&rng)),
+                createdAt: Bool.random(using: &rng) ? nil : Timestamp(millisecondsSinceEpoch: RandomValues.edges.int(&rng)),
                 updatedAt: Bool.random(using: &rng) ? nil : Timestamp(millisecondsSinceEpoch: 7),
                 version: 3, fieldVersions: Bool.random(using: &rng) ? nil : ["a": 2])
             let text = try snapshot.encodedDocument()

@@ -17,9 +17,6 @@ struct DifferentialDataset {
     /// The live objects of the main datastore, in their final state.
     var live: [ObjectSnapshot]
 
-    /// The principals ACLs name.
-    static let principals: [Principal] = [.everyone, .user("u1"), .user("u2"), .user("u3"), .role("R1"), .role("R2")]
-
     /// Reader sets queries run with: `nil` (an admin) and principal sets as an access context
     /// builds them, which always hold `*`.
     static let readerSets: [Set<String>?] = [
@@ -66,7 +63,7 @@ struct DifferentialDataset {
         className: String, objectId: String, datastore: DatastoreRecord, storage: any Storage,
         rng: inout SeededGenerator
     ) async throws -> ObjectSnapshot? {
-        var current = snapshot(className: className, objectId: objectId, datastore: datastore.id, version: 1, rng: &rng)
+        var current = DifferentialValues.snapshot(className: className, objectId: objectId, datastore: datastore.id, version: 1, rng: &rng)
         try await StorageWrites.put(current, datastoreKey: datastore.key, into: storage)
         var deleted = false
         for _ in 0..<rng.int(0...3) {
@@ -74,7 +71,7 @@ struct DifferentialDataset {
                 current = StorageWrites.tombstone(of: current)
                 deleted = true
             } else {
-                var next = snapshot(
+                var next = DifferentialValues.snapshot(
                     className: className, objectId: objectId, datastore: datastore.id, version: current.version + 1,
                     rng: &rng)
                 if !deleted && rng.chance(50) { next.createdAt = current.createdAt }
@@ -84,35 +81,5 @@ struct DifferentialDataset {
             try await StorageWrites.put(current, deleted: deleted, datastoreKey: datastore.key, into: storage)
         }
         return deleted ? nil : current
-    }
-
-    /// A random state of an object: random fields, ACL and timestamps (sometimes absent).
-    static func snapshot(
-        className: String, objectId: String, datastore: DatastoreID, version: Int64, rng: inout SeededGenerator
-    ) -> ObjectSnapshot {
-        var fields: [String: Value] = [:]
-        for field in DifferentialValues.fields where rng.chance(45) {
-            fields[field] = DifferentialValues.fieldValue(field, &rng)
-        }
-        return ObjectSnapshot(
-            className: className, objectId: objectId, datastore: datastore, fields: fields, acl: acl(&rng),
-            createdAt: timestamp(&rng), updatedAt: timestamp(&rng), version: version,
-            fieldVersions: rng.chance(50) ? fields.mapValues { _ in version } : nil)
-    }
-
-    /// No ACL a third of the time; otherwise random entries (possibly none that reads).
-    static func acl(_ rng: inout SeededGenerator) -> ACL? {
-        guard rng.chance(65) else { return nil }
-        var entries: [Principal: ACL.Access] = [:]
-        for principal in principals where rng.chance(35) {
-            entries[principal] = ACL.Access(read: rng.chance(70), write: rng.chance(50))
-        }
-        return ACL(entries)
-    }
-
-    /// A timestamp from a small pool (so ties happen), absent one time in ten.
-    static func timestamp(_ rng: inout SeededGenerator) -> Timestamp? {
-        guard rng.chance(90) else { return nil }
-        return Timestamp(millisecondsSinceEpoch: rng.pick([0, -5, 1_000, 1_700_000_000_000, 1_700_000_000_001]))
     }
 }

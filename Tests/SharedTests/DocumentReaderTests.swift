@@ -3,22 +3,20 @@ import RooftopShared
 import RooftopTestSupport
 import Testing
 
-@testable import RooftopServer
-
 /// ``DocumentReader`` must read every stored document exactly as `Codable` does, or leave it to
 /// `Codable`: random objects of every value kind (edge numbers, strings with NUL bytes and
 /// escapes, long texts) are encoded as the stores encode them and decoded both ways; damaged
 /// documents must fail or succeed alike both ways.
 @Suite("Stored documents: the direct reader agrees with Codable")
 struct DocumentReaderTests {
-    @Test("random objects and stored bodies decode to the same values both ways")
+    @Test("random objects decode to the same values both ways")
     func randomDocuments() throws {
         var read = 0
         var total = 0
         for seed in TestSeeds.seeds(fixed: [1, 2, 3]) {
             var rng = SeededGenerator(seed: seed)
             for index in 0..<400 {
-                let snapshot = DifferentialDataset.snapshot(
+                let snapshot = DifferentialValues.snapshot(
                     className: rng.pick(DifferentialValues.classes), objectId: "o\(index)",
                     datastore: rng.pick([.app, .default]), version: Int64(rng.int(0...9)), rng: &rng)
                 let text = try DocumentCoding.encode(snapshot)
@@ -28,11 +26,6 @@ struct DocumentReaderTests {
                 if (try? DocumentReader.read(text, { try $0.readObjectSnapshot() })) != nil { read += 1 }
                 total += 1
 
-                let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
-                let bodyText = try DocumentCoding.encode(body)
-                let bodyReference = try DocumentCoding.decode(StoredObjectBody.self, from: bodyText)
-                let bodyFast = try StoredObjectBody.decodeDocument(bodyText)
-                #expect(try DocumentCoding.encode(bodyFast) == DocumentCoding.encode(bodyReference), "\(bodyText)")
             }
         }
         // These objects mix every kind, half of which the reader leaves to Codable; still, some
@@ -89,7 +82,7 @@ struct DocumentReaderTests {
         var rng = SeededGenerator(seed: 7)
         let replacements = Array("{}[]\",:0123456789-.eE\\ntfu aé$".utf8)
         for index in 0..<3_000 {
-            let snapshot = DifferentialDataset.snapshot(
+            let snapshot = DifferentialValues.snapshot(
                 className: "T", objectId: "o\(index)", datastore: .default, version: 1, rng: &rng)
             var bytes = Array(try DocumentCoding.encode(snapshot).utf8)
             for _ in 0..<rng.int(1...3) {
@@ -160,7 +153,7 @@ struct DocumentReaderTests {
                 default:
                     changes.append(
                         .upsert(
-                            DifferentialDataset.snapshot(
+                            DifferentialValues.snapshot(
                                 className: "T", objectId: "u\(position)", datastore: .default, version: 2, rng: &rng)))
                 }
             }
@@ -201,110 +194,11 @@ struct DocumentReaderTests {
         #expect(read > 30, "the reader read \(read) of 300 pages itself")
     }
 
-    @Test("a page of stored bodies, spliced in as stored, reads as the page of the decoded objects")
-    func storedBodyPages() throws {
-        var rng = SeededGenerator(seed: 12)
-        for index in 0..<300 {
-            var changes: [PullPage.Change] = []
-            for position in 0..<rng.int(0...6) {
-                switch rng.int(0...3) {
-                case 0: changes.append(.notice(.tombstone(className: "T", objectId: "t\(position)", version: 3)))
-                case 1: changes.append(.notice(.removal(className: "U", objectId: "r\"\(position)")))
-                default:
-                    let snapshot = DifferentialDataset.snapshot(
-                        className: "T", objectId: "u\\\(position)", datastore: .default, version: Int64(rng.int(1...9)),
-                        rng: &rng)
-                    var body = try StoredObjectBody(
-                        fields: snapshot.fields, acl: snapshot.acl, fieldVersions: rng.chance(50) ? ["a": 2] : nil
-                    ).encodedDocument()
-                    // Bodies as other writers may have stored them: JSONEncoder's, or padded.
-                    if rng.chance(20) {
-                        body = String(
-                            decoding: try JSONEncoder().encode(
-                                StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: nil)),
-                            as: UTF8.self)
-                    }
-                    if rng.chance(20) { body = " \n" + body + "\t " }
-                    changes.append(
-                        .upsert(
-                            FeedObject(
-                                className: snapshot.className, objectId: snapshot.objectId,
-                                datastoreId: snapshot.datastore.rawValue, body: body,
-                                createdAt: rng.chance(70) ? Int64(rng.int(0...1_000_000)) : nil,
-                                updatedAt: rng.chance(70) ? Int64(rng.int(0...1_000_000)) : nil,
-                                version: snapshot.version, isDeleted: false, sequence: Int64(position), readers: ["*"],
-                                formerReaders: [])))
-                }
-            }
-            let page = PullPage(
-                changes: changes, checkpoint: Checkpoint("c\(index)"), hasMore: rng.chance(50),
-                remaining: rng.chance(50) ? rng.int(0...1000) : nil, roles: rng.chance(30) ? ["R"] : nil)
-            var writer = DocumentWriter()
-            try writer.pullPage(page)
-            let expected = try DocumentCoding.encode(try page.response())
-            let data = Data(writer.bytes)
-            #expect(try DocumentCoding.encode(JSONDecoder().decode(PullResponse.self, from: data)) == expected)
-            #expect(try DocumentCoding.encode(PullResponse.decodeDocument(data)) == expected)
-            #expect(PullResponse.continuation(of: data) == (page.hasMore ? page.checkpoint : nil))
-            // Sent as stored: each body's members are in the page byte for byte.
-            let text = String(decoding: data, as: UTF8.self)
-            for case .upsert(let object) in page.changes {
-                let trimmed = object.body.trimmingCharacters(in: .whitespacesAndNewlines)
-                #expect(text.contains(trimmed.dropFirst().dropLast()), "\(object.body)")
-            }
-        }
-    }
-
-    @Test("a stored body that is not an object of fields, ACL and field versions is decoded, never spliced")
-    func storedBodyNotSpliced() throws {
-        func page(_ body: String) -> PullPage {
-            PullPage(
-                changes: [
-                    .upsert(
-                        FeedObject(
-                            className: "T", objectId: "a", datastoreId: DatastoreID.default.rawValue, body: body,
-                            createdAt: nil, updatedAt: nil, version: 1, isDeleted: false, sequence: 1, readers: ["*"],
-                            formerReaders: []))
-                ], checkpoint: Checkpoint("c"), hasMore: false, remaining: nil, roles: nil)
-        }
-        // Not an object, or no fields: decoding fails, and so does the page.
-        for body in ["", "{}", " { } ", "[]", "null", "{\"fields\":", "{\"acl\":{}}"] {
-            var writer = DocumentWriter()
-            #expect(throws: (any Error).self, "\(body)") { try writer.pullPage(page(body)) }
-        }
-        // Damaged or foreign text that would add members to the object or changes to the page if
-        // spliced: decoded and written anew, or refused; never sent as it is.
-        let injected = #"{"kind":"upsert","object":{"className":"X","objectId":"x","datastore":"d","fields":{},"version":1}}"#
-        for body in [
-            #"{"fields":{}}},"# + injected + #",{"fields":{}"#,
-            #"{"fields":{"n":1},"className":"Y","version":9}"#,
-            #"{"fields":{"n":1},"fields":{"n":2}}"#,
-            #"{"fields":{"n":1}} {"fields":{}}"#,
-            #"{"fields":{"n":"unterminated}}"#,
-        ] {
-            var writer = DocumentWriter()
-            guard (try? writer.pullPage(page(body))) != nil else { continue }
-            let read = try JSONDecoder().decode(PullResponse.self, from: Data(writer.bytes))
-            #expect(read.changes.count == 1, "\(body)")
-            #expect(read.changes.first?.className == "T" && read.changes.first?.objectId == "a", "\(body)")
-            #expect(try DocumentCoding.encode(read) == DocumentCoding.encode(try page(body).response()), "\(body)")
-        }
-        // A body with extra members that decodes goes out as its decoded object, without them.
-        var writer = DocumentWriter()
-        try writer.pullPage(page(#"{"fields":{"n":1},"className":"Y","version":9}"#))
-        let read = try PullResponse.decodeDocument(Data(writer.bytes))
-        guard case .upsert(let object) = read.changes.first else {
-            Issue.record("no upsert in \(read.changes)")
-            return
-        }
-        #expect(object.fields == ["n": .int(1)] && object.className == "T" && object.version == 1)
-    }
-
     /// A random push: creations as plain fields, updates with operations (some of the kinds the
     /// reader leaves to Codable), deletes, ACLs, with and without base versions.
     private static func randomPush(_ index: Int, rng: inout SeededGenerator) -> PushRequest {
         let mutations = (0..<rng.int(0...5)).map { position -> Mutation in
-            let snapshot = DifferentialDataset.snapshot(
+            let snapshot = DifferentialValues.snapshot(
                 className: "T", objectId: "o\(position)", datastore: .default, version: 1, rng: &rng)
             let fields = snapshot.fields.map { FieldUpdate($0.key, .set($0.value)) }
             let change: ObjectChange
@@ -404,7 +298,7 @@ struct DocumentReaderTests {
         for index in 0..<400 {
             let results = try (0..<rng.int(0...4)).map { position -> MutationResult in
                 let id = try MutationID("m\(index)x\(position)")
-                let snapshot = DifferentialDataset.snapshot(
+                let snapshot = DifferentialValues.snapshot(
                     className: "T", objectId: "o\(position)", datastore: .default, version: 2, rng: &rng)
                 switch rng.int(0...5) {
                 case 0: return .rejected(mutationId: id, error: RooftopError(.disallowed, "no \"way\"", field: "x"))
@@ -488,18 +382,13 @@ struct DocumentReaderTests {
     func writerRoundTrips() throws {
         var rng = SeededGenerator(seed: 13)
         for index in 0..<1_000 {
-            let snapshot = DifferentialDataset.snapshot(
+            let snapshot = DifferentialValues.snapshot(
                 className: "T", objectId: "w\(index)", datastore: rng.pick([.app, .default]), version: 3, rng: &rng)
             let expected = try DocumentCoding.encode(snapshot)
             let written = try snapshot.encodedDocument()
             #expect(try DocumentCoding.encode(DocumentCoding.decode(ObjectSnapshot.self, from: written)) == expected, "\(written)")
             #expect(try DocumentCoding.encode(ObjectSnapshot.decodeDocument(written)) == expected, "\(written)")
 
-            let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
-            let bodyWritten = try body.encodedDocument()
-            #expect(
-                try DocumentCoding.encode(DocumentCoding.decode(StoredObjectBody.self, from: bodyWritten))
-                    == DocumentCoding.encode(body), "\(bodyWritten)")
 
             let page = PullResponse(
                 changes: [
