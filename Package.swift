@@ -153,6 +153,7 @@ let package = Package(
                 "RooftopServer",
                 "RooftopShared",
                 "RooftopSQLite",
+                "RooftopLauncher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -169,6 +170,13 @@ let package = Package(
             path: "Sources/rooftop-benchmark",
             swiftSettings: swiftSettings
         ),
+        // The one launcher of a built rooftop-server as its own process (posix_spawn, output on
+        // threads of their own, waits with deadlines), for the benchmark and the end-to-end tests.
+        .target(
+            name: "RooftopLauncher",
+            path: "Sources/Launcher",
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by every test target (ports, sockets, stream recording, deadline waits,
         // seeded randomness and the one random-value generator, property-check error recording, the
         // fault-injecting proxy, the PostgreSQL test cluster).
@@ -176,6 +184,7 @@ let package = Package(
             name: "RooftopTestSupport",
             dependencies: [
                 "RooftopShared",
+                "RooftopLauncher",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

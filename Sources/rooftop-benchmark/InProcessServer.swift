@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RooftopLauncher
 import RooftopServer
 import RooftopShared
 
@@ -12,16 +13,16 @@ final class InProcessServer: ServerUnderTest {
     let endpoint: ServerEndpoint
     let memoryScope = "RSS: this process = benchmark clients + in-process server together"
     private let task: Task<Void, any Error>
-    private let lines: PrintedLines
+    private let lines: ServerOutput
 
-    private init(endpoint: ServerEndpoint, task: Task<Void, any Error>, lines: PrintedLines) {
+    private init(endpoint: ServerEndpoint, task: Task<Void, any Error>, lines: ServerOutput) {
         self.endpoint = endpoint
         self.task = task
         self.lines = lines
     }
 
     /// What the server printed through its output callback (its log goes to standard error).
-    var output: String { lines.all }
+    var output: String { lines.text }
 
     /// Starts a server on `dataDirectory` and waits until it listens.
     /// - Throws: Configuration, storage and TLS errors; ``BenchmarkError/server`` when it stops
@@ -41,7 +42,7 @@ final class InProcessServer: ServerUnderTest {
         configuration.limits.maxRecordsPerDatastore = limits.maxRecordsPerDatastore
         // The live phase opens its many sockets from one address.
         configuration.connections.maxConnectionsPerAddress = 0
-        let lines = PrintedLines()
+        let lines = ServerOutput()
         let server = try await RooftopServer.start(configuration: configuration) { lines.append($0 + "\n") }
         let task = Task {
             do {
@@ -52,7 +53,14 @@ final class InProcessServer: ServerUnderTest {
                 throw error
             }
         }
-        let (port, caPath) = try await lines.waitForListening { lines.ended }
+        let port: Int
+        let caPath: String
+        do {
+            (port, caPath) = try await lines.waitForListening(deadline: .seconds(120)) { lines.ended }
+        } catch let error as ServerLaunchError {
+            task.cancel()
+            throw BenchmarkError.server("\(error)")
+        }
         let endpoint = ServerEndpoint(
             baseURL: "https://127.0.0.1:\(port)", caCertificatePath: caPath, adminKey: adminKey,
             appId: configuration.appId, dataDirectory: dataDirectory, processID: nil)

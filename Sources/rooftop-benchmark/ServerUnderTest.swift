@@ -1,6 +1,5 @@
 import Foundation
 import RooftopShared
-import Synchronization
 
 /// Where and how to reach the server under test.
 struct ServerEndpoint: Sendable {
@@ -92,54 +91,6 @@ struct BenchmarkLimits: Sendable {
     init(objects: Int) {
         maxDatastoreBytes = 1 << 36
         maxRecordsPerDatastore = max(Limits.default.maxRecordsPerDatastore, objects + 1000)
-    }
-}
-
-/// Lines a server printed, thread-safely, and the value after a known prefix.
-final class PrintedLines: Sendable {
-    private let text = Mutex("")
-    private let endReason = Mutex<String?>(nil)
-
-    /// Why the server ended, once it has (`nil` while it runs).
-    var ended: String? { endReason.withLock { $0 } }
-
-    /// Records that the server ended, and why.
-    func markEnded(_ reason: String) {
-        endReason.withLock { $0 = $0 ?? reason }
-    }
-
-    /// Everything printed so far.
-    var all: String { text.withLock { $0 } }
-
-    /// Appends output (complete lines or fragments).
-    func append(_ output: String) {
-        text.withLock { $0 += output }
-    }
-
-    /// The rest of the first complete line starting with `prefix`.
-    func value(after prefix: String) -> String? {
-        let lines = all.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        return lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-    }
-
-    /// Waits (polling) until the server printed its listening address and development CA.
-    /// - Returns: The port and the CA path.
-    /// - Throws: ``BenchmarkError/server`` when `failed()` says the server is gone, or on timeout.
-    func waitForListening(
-        deadline: Duration = .seconds(120), failed: () -> String? = { nil }
-    ) async throws -> (port: Int, caPath: String) {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while clock.now < end {
-            if let port = value(after: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
-                let ca = value(after: "development CA: ")
-            {
-                return (port, ca)
-            }
-            if let reason = failed() { throw BenchmarkError.server("\(reason):\n\(all)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw BenchmarkError.server("the server did not start listening within \(deadline):\n\(all)")
     }
 }
 

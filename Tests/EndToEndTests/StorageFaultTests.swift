@@ -123,7 +123,7 @@ struct StorageFaultTests {
             let server = try await ServerProcess.start(dataDirectory: data, deadline: .seconds(30))
             Issue.record("a server started on a read-only data directory")
             await server.stop()
-        } catch let error as ServerProcessError {
+        } catch let error as ServerLaunchError {
             guard case .exited(let status, let log) = error else {
                 Issue.record("expected the server to exit: \(error)")
                 return

@@ -51,7 +51,7 @@ final class ClientSyncHarness: Sendable {
             let port = Int.random(in: 20_000..<32_000)
             do {
                 return try await startServer(port: port)
-            } catch ServerProcessError.exited(_, let log) where log.contains("Address already in use") && attempts < 10 {
+            } catch ServerLaunchError.exited(_, let log) where log.contains("Address already in use") && attempts < 10 {
                 attempts += 1
             }
         }

@@ -4,63 +4,70 @@ import Synchronization
 import Testing
 
 /// A real `rooftop-server` process: the built executable, started with `serve --port 0` on a
-/// fresh (or given) data directory, over TLS with the development CA it creates.
+/// fresh (or given) data directory, over TLS with the development CA it creates — the package's
+/// one launcher (``LaunchedServer``) with the tests' defaults: bcrypt cost 4, the test admin key,
+/// the storage the run asks for (``TestStorage``), a long request timeout.
 ///
 /// Start it with ``withServer(dataDirectory:extraArguments:_:)`` so that it is stopped on every
 /// path. Waiting is always on a condition with a deadline, never a fixed sleep.
 final class ServerProcess: Sendable {
     /// `https://127.0.0.1:<port>`.
-    let baseURL: String
+    var baseURL: String { launched.baseURL }
     /// The port it listens on.
-    let port: Int
+    var port: Int { launched.port }
     /// The data directory.
     let dataDirectory: String
     /// The development CA the server created (trusted by test clients, nothing else is), or the
     /// certificate given with `--tls-cert`.
-    let caCertificatePath: String
+    var caCertificatePath: String { launched.caCertificatePath }
     /// The admin key it was started with.
     let adminKey: String
     /// The application ID it was started with.
-    let appId: String
+    let appId = "rooftop"
 
-    private let process: ChildProcess
-    private let output: OutputBuffer
+    private let launched: LaunchedServer
 
-    private init(
-        process: ChildProcess, output: OutputBuffer, port: Int, dataDirectory: String, caCertificatePath: String,
-        adminKey: String, appId: String
-    ) {
-        self.process = process
-        self.output = output
-        self.port = port
-        self.baseURL = "https://127.0.0.1:\(port)"
+    private init(launched: LaunchedServer, dataDirectory: String, adminKey: String) {
+        self.launched = launched
         self.dataDirectory = dataDirectory
-        self.caCertificatePath = caCertificatePath
         self.adminKey = adminKey
-        self.appId = appId
     }
 
     /// Everything the process printed so far (stdout and stderr), for failure messages.
-    var log: String { output.text }
+    var log: String { launched.output.text }
 
     /// Whether the process is still running.
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { launched.isRunning }
+
+    /// Its process ID.
+    var processIdentifier: Int32 { launched.processIdentifier }
 
     /// Starts a server and waits (up to `deadline`) until it prints its listening address.
     ///
     /// At most ``startGate``'s width of servers start at once: every suite starts its servers
     /// together, and on a 2-core machine the start-ups' work (migrations, TLS files) starved the
     /// servers already serving. The deadline counts from this server's own start.
+    /// - Throws: ``ServerLaunchError`` when it exits or does not listen in time;
+    ///   ``ServerProcessError/binaryNotFound(name:searched:)``.
     static func start(
         dataDirectory: String? = nil, extraArguments: [String] = [], adminKey: String = ServerProcess.testAdminKey,
         deadline: Duration = .seconds(60)
     ) async throws -> ServerProcess {
         await startGate.enter()
         do {
-            let server = try await launch(
-                dataDirectory: dataDirectory, extraArguments: extraArguments, adminKey: adminKey, deadline: deadline)
+            let directory = dataDirectory ?? TemporaryDirectory.make(prefix: "rooftop-e2e")
+            let arguments =
+                ["--data-dir", directory, "--admin-key", adminKey, "--bcrypt-cost", "4", "--log-level", "warning"]
+                + (extraArguments.contains("--storage") ? [] : try TestStorage.arguments(dataDirectory: directory))
+                // A loaded 2-core machine running every suite's servers at once (on PostgreSQL
+                // above all) can take longer than the default 30 s over a request that is not
+                // stuck; the deadline tests set their own.
+                + (extraArguments.contains("--request-timeout") ? [] : ["--request-timeout", "300"])
+                + extraArguments
+            let launched = try await LaunchedServer.start(
+                executable: try ServerBinary.url(), arguments: arguments, deadline: deadline)
             await startGate.leave()
-            return server
+            return ServerProcess(launched: launched, dataDirectory: directory, adminKey: adminKey)
         } catch {
             await startGate.leave()
             throw error
@@ -70,75 +77,21 @@ final class ServerProcess: Sendable {
     /// Server start-ups in flight at once: two, one a core.
     static let startGate = StartGate(width: 2)
 
-    private static func launch(
-        dataDirectory: String?, extraArguments: [String], adminKey: String, deadline: Duration
-    ) async throws -> ServerProcess {
-        let directory = dataDirectory ?? TemporaryDirectory.make(prefix: "rooftop-e2e")
-        let process = ChildProcess()
-        process.executableURL = try ServerBinary.url()
-        process.arguments =
-            [
-                "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", directory, "--admin-key", adminKey,
-                "--bcrypt-cost", "4", "--log-level", "warning",
-            ] + (extraArguments.contains("--storage") ? [] : try TestStorage.arguments(dataDirectory: directory))
-            // A loaded 2-core machine running every suite's servers at once (on PostgreSQL
-            // above all) can take longer than the default 30 s over a request that is not stuck;
-            // the deadline tests set their own.
-            + (extraArguments.contains("--request-timeout") ? [] : ["--request-timeout", "300"])
-            + extraArguments
-        var environment = ProcessInfo.processInfo.environment
-        environment = environment.filter { !$0.key.hasPrefix("ROOFTOP_") }
-        process.environment = environment
-        let output = OutputBuffer()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = .pipe(stdout)
-        process.standardError = .pipe(stderr)
-        output.attach(stdout)
-        output.attach(stderr)
-        try process.run()
-
-        // A server given its own certificate prints no development CA: clients trust that
-        // certificate instead.
-        let givenCertificate = extraArguments.firstIndex(of: "--tls-cert").flatMap {
-            extraArguments.indices.contains($0 + 1) ? extraArguments[$0 + 1] : nil
-        }
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while clock.now < end {
-            if let port = output.firstMatch(prefix: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
-                let ca = output.firstMatch(prefix: "development CA: ") ?? givenCertificate
-            {
-                return ServerProcess(
-                    process: process, output: output, port: port, dataDirectory: directory, caCertificatePath: ca,
-                    adminKey: adminKey, appId: "rooftop")
-            }
-            if !process.isRunning {
-                throw ServerProcessError.exited(status: process.terminationStatus, log: output.text)
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.terminate()
-        throw ServerProcessError.timedOut(log: output.text)
-    }
-
     /// Sends SIGTERM and waits (up to `deadline`) for the process to exit; SIGKILL after that.
     /// - Returns: The exit status.
     @discardableResult
     func stop(deadline: Duration = .seconds(30)) async -> Int32 {
-        if process.isRunning { process.terminate() }
-        return await waitForExit(deadline: deadline)
+        await launched.stop(deadline: deadline)
     }
 
     /// Kills the process with SIGKILL (a crash: no graceful shutdown) and waits for it to exit.
     func kill() async {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        _ = await waitForExit(deadline: .seconds(30))
+        await launched.kill()
     }
 
     /// Waits for the process to exit; kills it with SIGKILL if it has not by the deadline.
     func waitForExit(deadline: Duration) async -> Int32 {
-        await process.waitForExit(deadline: deadline)
+        await launched.waitForExit(deadline: deadline)
     }
 
     /// The admin key every test server is started with.
@@ -190,17 +143,13 @@ enum TestStorage {
     }
 }
 
+/// A package executable the tests need was not built.
 enum ServerProcessError: Error, CustomStringConvertible {
     case binaryNotFound(name: String, searched: [String])
-    case exited(status: Int32, log: String)
-    case timedOut(log: String)
 
     var description: String {
         switch self {
-        case .binaryNotFound(let name, let searched):
-            "\(name) not found (build it with `swift build`); looked in \(searched)"
-        case .exited(let status, let log): "the server exited with status \(status) before listening:\n\(log)"
-        case .timedOut(let log): "the server did not start listening in time:\n\(log)"
+        case .binaryNotFound(let name, let searched): "\(name) not found (build it with `swift build`); looked in \(searched)"
         }
     }
 }
@@ -230,28 +179,6 @@ enum BuiltExecutable {
             return URL(fileURLWithPath: candidate)
         }
         throw ServerProcessError.binaryNotFound(name: name, searched: candidates)
-    }
-}
-
-/// Collects a process's output lines, thread-safely.
-final class OutputBuffer: Sendable {
-    private let state = Mutex("")
-
-    var text: String { state.withLock { $0 } }
-
-    func attach(_ pipe: Pipe) {
-        BlockingRead.drain(pipe.fileHandleForReading) { [weak self] data in
-            self?.state.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-    }
-
-    /// The rest of the first line starting with `prefix`, once that line is complete.
-    func firstMatch(prefix: String) -> String? {
-        let text = self.text
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() where line.hasPrefix(prefix) {
-            return String(line.dropFirst(prefix.count))
-        }
-        return nil
     }
 }
 
