@@ -27,6 +27,26 @@ struct SaidErrorsTests {
         #expect(!local.deleted)
         #expect(local.skipped.map(\.mutation) == [increment.mutationId])
         #expect(local.skipped.first?.error.code == .badType, "\(String(describing: local.skipped.first?.error))")
+        // Said once: the view is computed again with every page or save touching the object.
+        #expect(local.unsaid.map(\.mutation) == [increment.mutationId])
+        #expect(LocalView.compute(key: key, server: server, queued: [increment, set]).unsaid.isEmpty)
+        #expect(LocalView.compute(key: key, server: server, queued: [increment, set]).skipped.count == 1)
+    }
+
+    @Test("the set of changes already said keeps the most recent, bounded, at ten times its capacity")
+    func recentSetBounded() {
+        var said = RecentSet<Int>(capacity: 1_000)
+        for member in 0..<10_000 {
+            let new = said.insert(member)
+            let again = said.insert(member)
+            #expect(new && !again, "\(member)")
+        }
+        #expect(said.count == 1_000)
+        #expect(said.contains(9_999) && said.contains(9_000) && !said.contains(8_999) && !said.contains(0))
+        // The forgotten are new again; the oldest kept goes to make room.
+        let forgotten = said.insert(0)
+        #expect(forgotten)
+        #expect(!said.contains(9_000) && said.contains(9_001) && said.count == 1_000)
     }
 
     @Test("a rebase whose queued change does not apply throws the merge's reason; one that does not apply at all is nil")

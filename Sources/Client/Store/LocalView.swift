@@ -1,4 +1,5 @@
 import RooftopShared
+import Synchronization
 
 /// The local view of an object: the server's last state with the queued changes applied in order.
 ///
@@ -12,6 +13,17 @@ struct LocalView {
     var deleted: Bool
     /// The queued changes left out, each with why it does not apply.
     var skipped: [(mutation: MutationID, error: RooftopError)]
+
+    /// The skipped changes already said: a view is computed again with every pull page or save
+    /// that touches its object, and a change that does not apply is logged once, not each time.
+    /// Bounded (mutation IDs are unique): past it, the oldest may be said again.
+    static let said = Mutex(RecentSet<MutationID>(capacity: 4_096))
+
+    /// The skipped changes not said before (``said``), now marked as said.
+    var unsaid: [(mutation: MutationID, error: RooftopError)] {
+        guard !skipped.isEmpty else { return [] }
+        return Self.said.withLock { said in skipped.filter { said.insert($0.mutation) } }
+    }
 
     /// The view of `server` (the server's last state, if any) with `queued` applied in order.
     static func compute(key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation]) -> LocalView {
