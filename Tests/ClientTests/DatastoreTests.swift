@@ -32,7 +32,7 @@ struct DatastoreTests {
         #expect(try settings.objects("Note").map(\.objectId) == [note.objectId])
 
         server.offline = false
-        try await client.logIn(username: "ann", password: "secret")
+        try await client.logIn(username: "ann", password: "secret-password")
         try await client.outbox.waitUntilIdle()
         #expect(server.object(prefs, owner: ann)?.fields == ["theme": "dark", "volume": 3], "merged on the server")
         #expect(server.object(note.key, owner: ann)?.fields["text"] == "written before signing in")

@@ -62,7 +62,7 @@ struct RebaseTests {
         let phone = try syncClient(server)
         _ = try await phone.signUpForTest("ann")
         let tablet = try syncClient(server)
-        try await tablet.logIn(username: "ann", password: "secret")
+        try await tablet.logIn(username: "ann", password: "secret-password")
         let key = try #require(server.seed(1, className: "Score") { _ in ["count": 10] }.first)
         try await phone.sync.pull(datastore: .default)
         try await tablet.sync.pull(datastore: .default)

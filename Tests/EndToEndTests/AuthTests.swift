@@ -1,6 +1,7 @@
 import Foundation
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Accounts and sessions against the real server: sign-up, log-in, log-out, `users/me`, bad
 /// tokens, the admin key, and how session tokens are stored.

@@ -2,6 +2,7 @@ import Foundation
 import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// docs/client.md's examples, compiled and run against the real server: every `swift` block of the
 /// guide is one of this file's marked blocks (compared line by line, indentation aside), so an

@@ -2,6 +2,7 @@ import Foundation
 import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Fetch policies when the server cannot answer: a server that hangs (requests time out), and
 /// the real server stopped and started again.

@@ -2,6 +2,7 @@ import Foundation
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// The client library's HTTP transport and typed API against the real server over TLS: which
 /// trust policies connect, how failures and error answers arrive, and IDs that need escaping.

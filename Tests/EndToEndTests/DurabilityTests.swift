@@ -1,6 +1,7 @@
 import Foundation
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// Durability: what the server acknowledged survives a crash (SIGKILL, no graceful shutdown) and a
 /// restart on the same data directory; so do sessions.

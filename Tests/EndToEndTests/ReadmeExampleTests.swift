@@ -2,6 +2,7 @@ import Foundation
 import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 // README example begin
 struct Note: RooftopModel {

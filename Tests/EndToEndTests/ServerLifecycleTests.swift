@@ -4,6 +4,7 @@ import NIOCore
 import NIOSSL
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 /// The server process itself: start-up on a fresh data directory, TLS only, health, shutdown.
 @Suite("Server process, TLS and health", .serialized)

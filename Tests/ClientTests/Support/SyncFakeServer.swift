@@ -62,7 +62,7 @@ final class SyncFakeServer: HTTPTransport {
 
     /// Creates an account directly; returns its user ID.
     @discardableResult
-    func addUser(_ username: String, password: String = "secret") -> String {
+    func addUser(_ username: String, password: String = "secret-password") -> String {
         state.withLock { $0.addUser(username, password: password).objectId }
     }
 
@@ -133,19 +133,7 @@ final class SyncFakeServer: HTTPTransport {
     func shutdown() async {}
 
     static func answer(_ error: RooftopError) -> TransportResponse {
-        let status: Int =
-            switch error.code {
-            case .auth: 401
-            case .disallowed: 403
-            case .notFound: 404
-            case .exists: 409
-            case .sizeLimit: 413
-            case .retryLater: 429
-            case .internal, .server: 500
-            default: 400
-            }
-        let body = (try? JSONEncoder().encode(error)) ?? Data()
-        return TransportResponse(status: status, body: body)
+        FaultTransport.answer(error)
     }
 
     static func ok(_ value: some Encodable) throws -> TransportResponse {
@@ -153,31 +141,41 @@ final class SyncFakeServer: HTTPTransport {
     }
 }
 
-/// A gate tasks pass while it is open and wait at while it is closed.
+/// A gate tasks pass while it is open and wait at while it is closed. The waiting go on when it
+/// opens, or are turned back (``drop()``: the connection they were on went down).
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((true, []))
+    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Bool, Never>])>((true, []))
 
     /// How many tasks wait at the gate.
     var waiting: Int { state.withLock { $0.waiting.count } }
 
     func close() { state.withLock { $0.open = false } }
 
-    func open() {
+    /// Opens the gate: the waiting go on, and later ones pass.
+    func open() { release(passing: true) }
+
+    /// Turns the waiting back; the gate stays closed.
+    func drop() { release(passing: false) }
+
+    private func release(passing: Bool) {
         let waiting = state.withLock { state in
-            state.open = true
+            if passing { state.open = true }
             defer { state.waiting = [] }
             return state.waiting
         }
-        for continuation in waiting { continuation.resume() }
+        for continuation in waiting { continuation.resume(returning: passing) }
     }
 
-    func pass() async {
+    /// Waits while the gate is closed.
+    /// - Returns: Whether the task goes on (false: turned back by ``drop()``).
+    @discardableResult
+    func pass() async -> Bool {
         await withCheckedContinuation { continuation in
             let open = state.withLock { state in
                 if !state.open { state.waiting.append(continuation) }
                 return state.open
             }
-            if open { continuation.resume() }
+            if open { continuation.resume(returning: true) }
         }
     }
 }

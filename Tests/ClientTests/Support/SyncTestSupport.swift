@@ -16,8 +16,8 @@ func syncClient(
 }
 
 extension RooftopClient {
-    /// Signs up on the fake server (the user's ID is `u<n>`).
+    /// Signs up (on the fake server the user's ID is `u<n>`; on the real one, random).
     func signUpForTest(_ username: String) async throws -> UserInfo {
-        try await signUp(username: username, password: "secret")
+        try await signUp(username: username, password: "secret-password")
     }
 }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import RooftopShared
+import RooftopTestSupport
 
 /// A minimal REST client for end-to-end tests: JSON over HTTPS, trusting only the test server's
 /// development CA. (The real client library is tested separately; this one exercises the wire.)

@@ -1,4 +1,5 @@
 import Testing
+import RooftopTestSupport
 
 /// One server (and client) shared by all tests of a suite whose tests do not interfere (each
 /// signs up its own users and uses its own datastores or classes), started once around the

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import RooftopShared
 import Synchronization
+import RooftopTestSupport
 
 /// The body of `PUT /v1/classes/:className` (the server's `ClassSettings`, which lives in the
 /// server module the tests do not link).

@@ -1,6 +1,4 @@
 import Foundation
-import RooftopTestSupport
-import Synchronization
 import Testing
 
 /// A real `rooftop-server` process: the built executable, started with `serve --port 0` on a
@@ -10,20 +8,20 @@ import Testing
 ///
 /// Start it with ``withServer(dataDirectory:extraArguments:_:)`` so that it is stopped on every
 /// path. Waiting is always on a condition with a deadline, never a fixed sleep.
-final class ServerProcess: Sendable {
+public final class ServerProcess: Sendable {
     /// `https://127.0.0.1:<port>`.
-    var baseURL: String { launched.baseURL }
+    public var baseURL: String { launched.baseURL }
     /// The port it listens on.
-    var port: Int { launched.port }
+    public var port: Int { launched.port }
     /// The data directory.
-    let dataDirectory: String
+    public let dataDirectory: String
     /// The development CA the server created (trusted by test clients, nothing else is), or the
     /// certificate given with `--tls-cert`.
-    var caCertificatePath: String { launched.caCertificatePath }
+    public var caCertificatePath: String { launched.caCertificatePath }
     /// The admin key it was started with.
-    let adminKey: String
+    public let adminKey: String
     /// The application ID it was started with.
-    let appId = "rooftop"
+    public let appId = "rooftop"
 
     private let launched: LaunchedServer
 
@@ -34,13 +32,13 @@ final class ServerProcess: Sendable {
     }
 
     /// Everything the process printed so far (stdout and stderr), for failure messages.
-    var log: String { launched.output.text }
+    public var log: String { launched.output.text }
 
     /// Whether the process is still running.
-    var isRunning: Bool { launched.isRunning }
+    public var isRunning: Bool { launched.isRunning }
 
     /// Its process ID.
-    var processIdentifier: Int32 { launched.processIdentifier }
+    public var processIdentifier: Int32 { launched.processIdentifier }
 
     /// Starts a server and waits (up to `deadline`) until it prints its listening address.
     ///
@@ -49,7 +47,7 @@ final class ServerProcess: Sendable {
     /// servers already serving. The deadline counts from this server's own start.
     /// - Throws: ``ServerLaunchError`` when it exits or does not listen in time;
     ///   ``ServerProcessError/binaryNotFound(name:searched:)``.
-    static func start(
+    public static func start(
         dataDirectory: String? = nil, extraArguments: [String] = [], adminKey: String = ServerProcess.testAdminKey,
         deadline: Duration = .seconds(60)
     ) async throws -> ServerProcess {
@@ -75,31 +73,31 @@ final class ServerProcess: Sendable {
     }
 
     /// Server start-ups in flight at once: two, one a core.
-    static let startGate = StartGate(width: 2)
+    public static let startGate = StartGate(width: 2)
 
     /// Sends SIGTERM and waits (up to `deadline`) for the process to exit; SIGKILL after that.
     /// - Returns: The exit status.
     @discardableResult
-    func stop(deadline: Duration = .seconds(30)) async -> Int32 {
+    public func stop(deadline: Duration = .seconds(30)) async -> Int32 {
         await launched.stop(deadline: deadline)
     }
 
     /// Kills the process with SIGKILL (a crash: no graceful shutdown) and waits for it to exit.
-    func kill() async {
+    public func kill() async {
         await launched.kill()
     }
 
     /// Waits for the process to exit; kills it with SIGKILL if it has not by the deadline.
-    func waitForExit(deadline: Duration) async -> Int32 {
+    public func waitForExit(deadline: Duration) async -> Int32 {
         await launched.waitForExit(deadline: deadline)
     }
 
     /// The admin key every test server is started with.
-    static let testAdminKey = "test-admin-key-0123456789abcdef"
+    public static let testAdminKey = "test-admin-key-0123456789abcdef"
 }
 
 /// Starts a server, runs `body`, and stops the server whatever happens.
-func withServer<T>(
+public func withServer<T>(
     dataDirectory: String? = nil, extraArguments: [String] = [], _ body: (ServerProcess) async throws -> T
 ) async throws -> T {
     let server = try await ServerProcess.start(dataDirectory: dataDirectory, extraArguments: extraArguments)
@@ -116,19 +114,19 @@ func withServer<T>(
 /// The storage the end-to-end servers use: the embedded SQLite file in their data directory, or,
 /// with `ROOFTOP_TEST_STORAGE=postgres`, a schema of their own in the PostgreSQL test cluster
 /// (``TestPostgres``), kept with the data directory so that a restarted server finds its data.
-enum TestStorage {
+public enum TestStorage {
     /// Whether the servers run on PostgreSQL.
-    static var isPostgres: Bool { ProcessInfo.processInfo.environment["ROOFTOP_TEST_STORAGE"] == "postgres" }
+    public static var isPostgres: Bool { ProcessInfo.processInfo.environment["ROOFTOP_TEST_STORAGE"] == "postgres" }
 
     /// For tests of the embedded SQLite file itself (its bytes, backups, disk faults): skipped
     /// when the servers run on PostgreSQL.
-    static var sqliteOnly: ConditionTrait {
+    public static var sqliteOnly: ConditionTrait {
         .enabled(if: !isPostgres, "tests the embedded SQLite storage's files; the servers run on PostgreSQL")
     }
 
     /// The `--storage` arguments for a server on `dataDirectory` (none for SQLite).
     /// - Throws: ``TestPostgres/ClusterError`` when PostgreSQL is asked for without a cluster.
-    static func arguments(dataDirectory: String) throws -> [String] {
+    public static func arguments(dataDirectory: String) throws -> [String] {
         guard isPostgres else { return [] }
         guard let cluster = TestPostgres.url else {
             throw TestPostgres.ClusterError("ROOFTOP_TEST_STORAGE=postgres needs ROOFTOP_TEST_POSTGRES_URL")
@@ -144,10 +142,10 @@ enum TestStorage {
 }
 
 /// A package executable the tests need was not built.
-enum ServerProcessError: Error, CustomStringConvertible {
+public enum ServerProcessError: Error, CustomStringConvertible {
     case binaryNotFound(name: String, searched: [String])
 
-    var description: String {
+    public var description: String {
         switch self {
         case .binaryNotFound(let name, let searched): "\(name) not found (build it with `swift build`); looked in \(searched)"
         }
@@ -156,16 +154,16 @@ enum ServerProcessError: Error, CustomStringConvertible {
 
 /// Where the built `rooftop-server` is: `ROOFTOP_SERVER_BINARY`, next to the test bundle, or
 /// in the package's `.build/debug`.
-enum ServerBinary {
-    static func url() throws -> URL {
+public enum ServerBinary {
+    public static func url() throws -> URL {
         try BuiltExecutable.url(named: "rooftop-server", environmentVariable: "ROOFTOP_SERVER_BINARY")
     }
 }
 
 /// Where one of the package's built executables is: the path in `environmentVariable` when set,
 /// next to the test bundle, or in the package's `.build/debug`.
-enum BuiltExecutable {
-    static func url(named name: String, environmentVariable: String) throws -> URL {
+public enum BuiltExecutable {
+    public static func url(named name: String, environmentVariable: String) throws -> URL {
         var candidates: [String] = []
         if let configured = ProcessInfo.processInfo.environment[environmentVariable] {
             candidates.append(configured)
@@ -173,7 +171,7 @@ enum BuiltExecutable {
         let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         candidates.append(testBundle.appendingPathComponent(name).path)
         let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(packageRoot.appendingPathComponent(".build/debug/\(name)").path)
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
             return URL(fileURLWithPath: candidate)
@@ -185,7 +183,7 @@ enum BuiltExecutable {
 /// Fresh temporary directories for test servers, all under one directory per test process
 /// (`<tmp>/rooftop-e2e-runs/<pid>`). A test process cannot clean up after itself at exit, so each
 /// run removes the directories of earlier runs whose process is gone.
-enum TemporaryDirectory {
+public enum TemporaryDirectory {
     private static let root: String = {
         let runs = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-e2e-runs")
         let manager = FileManager.default
@@ -200,7 +198,7 @@ enum TemporaryDirectory {
         return root
     }()
 
-    static func make(prefix: String) -> String {
+    public static func make(prefix: String) -> String {
         let path = URL(fileURLWithPath: root).appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -208,15 +206,15 @@ enum TemporaryDirectory {
 }
 
 /// At most `width` holders at once; the others wait their turn, first come first served.
-actor StartGate {
+public actor StartGate {
     private let width: Int
     private var holders = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(width: Int) { self.width = width }
+    public init(width: Int) { self.width = width }
 
     /// Waits for a place.
-    func enter() async {
+    public func enter() async {
         if holders < width {
             holders += 1
             return
@@ -225,7 +223,7 @@ actor StartGate {
     }
 
     /// Gives the place to the next in line, or frees it.
-    func leave() {
+    public func leave() {
         if waiting.isEmpty {
             holders -= 1
         } else {

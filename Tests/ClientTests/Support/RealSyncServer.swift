@@ -1,0 +1,274 @@
+import Foundation
+@testable import Rooftop
+import RooftopShared
+import RooftopTestSupport
+import Synchronization
+
+/// The real `rooftop-server` — its own process, over TLS with its test CA, on a free port, with
+/// a fresh database — behind the client tests' transport. The server decides every push, merge,
+/// refusal and pull as it does in production; the transport in front of it (``FaultTransport``)
+/// adds only what a test scripts about the network — offline, lost answers, failures, gates —
+/// and records what was sent.
+///
+/// ```swift
+/// try await withRealServer { server in
+///     let client = try server.client()
+///     _ = try await client.signUpForTest("ann")
+///     server.pushGate.close()
+/// }
+/// ```
+final class RealSyncServer: Sendable {
+    /// What the transport was told to do, and what it saw.
+    private struct Script {
+        var offline = false
+        var lostPushAnswers = 0
+        var failures: [(prefix: String, error: RooftopError)] = []
+        var log: [String] = []
+        var pushes: [PushRequest] = []
+    }
+
+    /// The server process.
+    let process: ServerProcess
+    /// Pulls wait here while it is closed (before they reach the server).
+    let pullGate = Gate()
+    /// Pushes wait here while it is closed (before they reach the server).
+    let pushGate = Gate()
+    private let script = Mutex(Script())
+    /// The harness's own calls (reads, metrics, class settings): no faults, not recorded.
+    private let direct: AsyncHTTPTransport
+    private let clients = Mutex<[RooftopClient]>([])
+
+    private init(process: ServerProcess, direct: AsyncHTTPTransport) {
+        self.process = process
+        self.direct = direct
+    }
+
+    /// Starts a fresh server.
+    /// - Throws: What starting the process throws.
+    static func start() async throws -> RealSyncServer {
+        let process = try await ServerProcess.start()
+        do {
+            let configuration = try configuration(of: process)
+            let direct = try AsyncHTTPTransport(
+                baseURL: configuration.serverURL, trust: configuration.trust, timeout: .seconds(60))
+            return RealSyncServer(process: process, direct: direct)
+        } catch {
+            await process.stop()
+            throw error
+        }
+    }
+
+    /// Shuts down the clients made here, then the server.
+    func stop() async {
+        for client in clients.withLock({ $0 }) { await client.shutdown() }
+        await direct.shutdown()
+        await process.stop()
+    }
+
+    /// A client configuration for the server: its URL, application ID and CA.
+    static func configuration(of process: ServerProcess) throws -> ClientConfiguration {
+        guard let url = URL(string: process.baseURL) else { throw RooftopError(.internal, "bad URL \(process.baseURL)") }
+        var configuration = ClientConfiguration(serverURL: url)
+        configuration.appId = process.appId
+        configuration.trust = .certificateAuthority(pem: try String(contentsOfFile: process.caCertificatePath, encoding: .utf8))
+        configuration.requestTimeout = .seconds(60)
+        return configuration
+    }
+
+    /// A client of the real library over this server's ``FaultTransport``, with a test clock and a
+    /// fixed retry jitter (0.5: no spread); shut down by ``stop()``.
+    func client(
+        clock: TestClock = TestClock(), storage: LocalStorage = .inMemory, retry: RetryPolicy = .default
+    ) throws -> RooftopClient {
+        var configuration = try Self.configuration(of: process)
+        configuration.storage = storage
+        configuration.clock = clock
+        configuration.retry = retry
+        let transport = FaultTransport(
+            server: self,
+            inner: try AsyncHTTPTransport(
+                baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout))
+        let client = try RooftopClient(configuration: configuration, transport: transport, random: { 0.5 })
+        clients.withLock { $0.append(client) }
+        return client
+    }
+
+    /// Shuts a client made here down now (as when the app quits); ``stop()`` will not again.
+    func shutdown(_ client: RooftopClient) async {
+        clients.withLock { $0.removeAll { $0 === client } }
+        await client.shutdown()
+    }
+
+    // MARK: Scripting the network
+
+    /// Whether every request fails with `noConnection` before reaching the server.
+    var offline: Bool {
+        get { script.withLock { $0.offline } }
+        set { script.withLock { $0.offline = newValue } }
+    }
+
+    /// Makes the next `count` pushes reach the server and apply, then lose the answer (`timeout`).
+    func loseNextPushAnswers(_ count: Int) { script.withLock { $0.lostPushAnswers += count } }
+
+    /// Makes the next request whose path starts with `prefix` fail with `error` without reaching
+    /// the server (transport errors are thrown, others answered with their HTTP status).
+    func failNext(_ prefix: String, with error: RooftopError, times: Int = 1) {
+        script.withLock { $0.failures += Array(repeating: (prefix, error), count: times) }
+    }
+
+    /// Drops the failures `failNext` queued and not yet served.
+    func clearFailures() { script.withLock { $0.failures = [] } }
+
+    /// Every push that went to the server (past the gate, not failed here), in order.
+    var pushes: [PushRequest] { script.withLock { $0.pushes } }
+
+    /// `METHOD path` of every request sent (or refused here), in order.
+    var requestLog: [String] { script.withLock { $0.log } }
+
+    // MARK: Reading and setting the server
+
+    /// The object as the server holds it, read with `client`'s session (`nil`: not there or not
+    /// readable by its user).
+    /// - Throws: When the server cannot be read.
+    func object(_ key: ObjectKey, as client: RooftopClient) async throws -> ObjectSnapshot? {
+        do {
+            return try await api(as: client).object(key, includes: []).object
+        } catch where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Pushes `mutations` with `client`'s session, around its transport (as another connection of
+    /// the same user: the request its own push would have made, say).
+    /// - Throws: When the push fails as a whole.
+    @discardableResult
+    func push(_ mutations: [Mutation], as client: RooftopClient) async throws -> PushResponse {
+        try await api(as: client).push(PushRequest(mutations: mutations))
+    }
+
+    /// The REST API over the harness's own transport, signed in with `client`'s session.
+    private func api(as client: RooftopClient) -> RemoteAPI {
+        let session = SessionTokenStore()
+        session.set(client.core.tokens.token)
+        return RemoteAPI(transport: direct, appId: process.appId, session: session)
+    }
+
+    /// How many mutations the server applied (not answered again from its idempotency record):
+    /// `rooftop_mutations_total{outcome="applied"}` of its metrics.
+    /// - Throws: When the metrics cannot be read.
+    func appliedMutationCount() async throws -> Int {
+        let response = try await direct.send(TransportRequest(method: "GET", path: "/metrics"))
+        let text = String(decoding: response.body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("rooftop_mutations_total{outcome=\"applied\"}") }
+        guard let line else { return 0 }
+        guard let count = line.split(separator: " ").last.flatMap({ Double($0) }) else {
+            throw RooftopError(.internal, "unreadable metric: \(line)")
+        }
+        return Int(count)
+    }
+
+    /// Refuses creating and changing objects of a class (its class permissions), or accepts them
+    /// again (`refused` false).
+    /// - Throws: When the admin call fails.
+    func refuse(_ className: String, _ refused: Bool = true) async throws {
+        let permissions = refused ? ClassPermissions(create: .nobody, update: .nobody) : ClassPermissions()
+        var request = TransportRequest(method: "PUT", path: "/v1/classes/\(RemoteAPI.escape(className))")
+        request.headers = [("X-Rooftop-Admin-Key", process.adminKey), ("X-Rooftop-Application-Id", process.appId)]
+        request.body = try JSONEncoder().encode(ClassPermissionsRequest(className: className, permissions: permissions))
+        let response = try await direct.send(request)
+        guard response.status == 200 else {
+            throw RemoteAPI.error(status: response.status, body: response.body)
+        }
+    }
+
+    // MARK: The transport's side
+
+    /// What to do with a request before it goes: fail it here, or send it.
+    fileprivate func admit(_ request: TransportRequest) -> RooftopError? {
+        let path = String(request.path.prefix { $0 != "?" })
+        return script.withLock { script in
+            script.log.append("\(request.method) \(path)")
+            if script.offline { return RooftopError(.noConnection, "offline (test transport)") }
+            guard let index = script.failures.firstIndex(where: { path.hasPrefix($0.prefix) }) else { return nil }
+            return script.failures.remove(at: index).error
+        }
+    }
+
+    /// Records a push on its way to the server.
+    fileprivate func record(_ request: TransportRequest) {
+        guard let body = request.body, let push = try? JSONDecoder().decode(PushRequest.self, from: body) else { return }
+        script.withLock { $0.pushes.append(push) }
+    }
+
+    /// Whether a push's answer is to be lost (counted down).
+    fileprivate func losesPushAnswer() -> Bool {
+        script.withLock { script in
+            guard script.lostPushAnswers > 0 else { return false }
+            script.lostPushAnswers -= 1
+            return true
+        }
+    }
+}
+
+/// The network between a client and the real server: requests go through unless the test
+/// scripted otherwise (``RealSyncServer``).
+final class FaultTransport: HTTPTransport {
+    private let server: RealSyncServer
+    private let inner: AsyncHTTPTransport
+
+    init(server: RealSyncServer, inner: AsyncHTTPTransport) {
+        self.server = server
+        self.inner = inner
+    }
+
+    func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
+        if let failure = server.admit(request) {
+            if failure.isConnectivity { throw failure }
+            return Self.answer(failure)
+        }
+        let path = String(request.path.prefix { $0 != "?" })
+        let gate = path == "/v1/pull" ? server.pullGate : path == "/v1/push" ? server.pushGate : nil
+        if let gate, !(await gate.pass()) {
+            throw RooftopError(.noConnection, "the connection went down while the request was held (test transport)")
+        }
+        if path == "/v1/push" { server.record(request) }
+        let response = try await inner.send(request)
+        if path == "/v1/push", server.losesPushAnswer() {
+            throw RooftopError(.timeout, "the push's answer was lost (test transport)")
+        }
+        return response
+    }
+
+    func shutdown() async {
+        await inner.shutdown()
+    }
+
+    /// An error answered as the server answers it: its HTTP status and `{code, message}` body.
+    static func answer(_ error: RooftopError) -> TransportResponse {
+        let status: Int =
+            switch error.code {
+            case .auth: 401
+            case .disallowed: 403
+            case .notFound: 404
+            case .exists: 409
+            case .sizeLimit: 413
+            case .retryLater: 429
+            case .internal, .server: 500
+            default: 400
+            }
+        return TransportResponse(status: status, body: (try? JSONEncoder().encode(error)) ?? Data())
+    }
+}
+
+/// Starts a fresh real server, runs `body`, and stops its clients and the server whatever happens.
+func withRealServer<T>(_ body: (RealSyncServer) async throws -> T) async throws -> T {
+    let server = try await RealSyncServer.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
