@@ -146,6 +146,64 @@ final class RealSyncServer: Sendable {
         try await api(as: client).push(PushRequest(mutations: mutations))
     }
 
+    /// Creates `count` objects of a class as another device of `client`'s user would (IDs
+    /// `<class in lower case><index>`, fields from `fields`).
+    /// - Returns: Their keys.
+    /// - Throws: When the push fails or refuses one.
+    @discardableResult
+    func seed(
+        _ count: Int, className: String = "Item", in datastore: DatastoreID = .default, as client: RooftopClient,
+        fields: (Int) -> [String: Value] = { ["i": .int(Int64($0))] }
+    ) async throws -> [ObjectKey] {
+        let keys = (0..<count).map {
+            ObjectKey(datastore: datastore, className: className, objectId: "\(className.lowercased())\($0)")
+        }
+        let mutations = keys.indices.map { index in
+            let updates = fields(index).sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
+            return Mutation(datastore: datastore, className: className, objectId: keys[index].objectId, change: .update(updates))
+        }
+        try Self.applied(try await push(mutations, as: client))
+        return keys
+    }
+
+    /// Changes an object as another device of `client`'s user would, on its current version.
+    /// - Throws: When the object cannot be read, or the change is refused.
+    @discardableResult
+    func update(_ key: ObjectKey, as client: RooftopClient, _ updates: [FieldUpdate]) async throws -> MutationResult {
+        try await change(key, as: client, .update(updates))
+    }
+
+    /// Deletes an object as another device of `client`'s user would.
+    /// - Throws: When the object cannot be read, or the delete is refused.
+    func delete(_ key: ObjectKey, as client: RooftopClient) async throws {
+        try await change(key, as: client, .delete)
+    }
+
+    @discardableResult
+    private func change(_ key: ObjectKey, as client: RooftopClient, _ change: ObjectChange) async throws -> MutationResult {
+        let version = try await object(key, as: client)?.version
+        let mutation = Mutation(
+            datastore: key.datastore, className: key.className, objectId: key.objectId, baseVersion: version, change: change)
+        let response = try await push([mutation], as: client)
+        try Self.applied(response)
+        guard let result = response.results.first else { throw RooftopError(.response, "no result for \(key)") }
+        return result
+    }
+
+    /// Throws the first refusal among a push's results.
+    private static func applied(_ response: PushResponse) throws {
+        for case .rejected(_, let error) in response.results { throw error }
+    }
+
+    /// Sets a class's merge rules (its other settings stay).
+    /// - Throws: When the admin call fails.
+    func setRules(_ rules: [String: MergeRule], for className: String) async throws {
+        let body = JSONValue.object([
+            "className": .string(className), "mergeRules": .object(rules.mapValues { JSONValue.string($0.rawValue) }),
+        ])
+        try await changeClass(className, body)
+    }
+
     /// The REST API over the harness's own transport, signed in with `client`'s session.
     private func api(as client: RooftopClient) -> RemoteAPI {
         let session = SessionTokenStore()
@@ -172,9 +230,17 @@ final class RealSyncServer: Sendable {
     /// - Throws: When the admin call fails.
     func refuse(_ className: String, _ refused: Bool = true) async throws {
         let permissions = refused ? ClassPermissions(create: .nobody, update: .nobody) : ClassPermissions()
+        try await changeClass(
+            className, try JSONDecoder().decode(
+                JSONValue.self,
+                from: JSONEncoder().encode(ClassPermissionsRequest(className: className, permissions: permissions))))
+    }
+
+    /// `PUT /v1/classes/<name>` with the admin key: the settings named in `body` change.
+    private func changeClass(_ className: String, _ body: JSONValue) async throws {
         var request = TransportRequest(method: "PUT", path: "/v1/classes/\(RemoteAPI.escape(className))")
         request.headers = [("X-Rooftop-Admin-Key", process.adminKey), ("X-Rooftop-Application-Id", process.appId)]
-        request.body = try JSONEncoder().encode(ClassPermissionsRequest(className: className, permissions: permissions))
+        request.body = try JSONEncoder().encode(body)
         let response = try await direct.send(request)
         guard response.status == 200 else {
             throw RemoteAPI.error(status: response.status, body: response.body)
