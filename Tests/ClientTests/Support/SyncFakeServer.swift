@@ -3,15 +3,16 @@ import Foundation
 import RooftopShared
 import Synchronization
 
-/// An in-process stand-in for `rooftop-server` behind the client's transport, with the server's
-/// sync semantics built from the shared model: idempotent pushes (a mutation ID is answered with
-/// its first result), merges of stale mutations with `ObjectMerge` and the class's merge rules,
+/// An in-process stand-in for `rooftop-server` behind the client's transport, for the pull-side
+/// tests not yet moved to the real server (``RealSyncServer``, which the outbox and rebase tests
+/// use): idempotent pushes (a mutation ID is answered with
+/// its first result), merges of stale mutations with `ObjectMerge` and the default rules,
 /// chains of one object's mutations on the same base in one push, an operation log per object,
 /// a paged change feed with checkpoints, tombstones and removals, `notFound` for a deleted
 /// datastore, accounts and datastores.
 ///
-/// Tests script it: take it offline, make it lose push answers after applying them, fail the
-/// next requests, stop pulls after some pages, hold pulls at a gate, write as another device.
+/// Tests script it: take it offline, fail the next requests, stop pulls after some pages, hold
+/// pulls at a gate, write as another device.
 final class SyncFakeServer: HTTPTransport {
     let state = Mutex(FakeServerState())
     /// Pulls wait here while it is closed.
@@ -27,17 +28,11 @@ final class SyncFakeServer: HTTPTransport {
         set { state.withLock { $0.offline = newValue } }
     }
 
-    /// Makes the next `count` pushes apply their mutations, then lose the answer (`timeout`).
-    func loseNextPushAnswers(_ count: Int) { state.withLock { $0.lostPushAnswers += count } }
-
     /// Makes the next request whose path starts with `prefix` fail with `error` (transport
     /// errors are thrown, others answered with their HTTP status).
     func failNext(_ prefix: String, with error: RooftopError, times: Int = 1) {
         state.withLock { $0.failures += Array(repeating: (prefix, error), count: times) }
     }
-
-    /// Drops the failures `failNext` queued and not yet served.
-    func clearFailures() { state.withLock { $0.failures = [] } }
 
     /// Makes pulls fail with `network` once this many more pages have been served.
     func interruptPulls(afterPages pages: Int) { state.withLock { $0.pagesBeforeInterruption = pages } }
@@ -45,16 +40,6 @@ final class SyncFakeServer: HTTPTransport {
     /// Sets the indexes a class declares.
     func setIndexes(_ indexes: [[String]], for className: String) {
         state.withLock { $0.indexes[className] = indexes }
-    }
-
-    /// Sets a class's merge rules.
-    func setRules(_ rules: [String: MergeRule], for className: String) {
-        state.withLock { $0.rules[className] = rules }
-    }
-
-    /// Refuses every mutation of a class with `error` (`nil`: accepts them again).
-    func refuse(_ className: String, with error: RooftopError?) {
-        state.withLock { $0.refusedClasses[className] = error }
     }
 
     /// Sets the default page size of pulls.

@@ -23,12 +23,11 @@ extension FakeServerState {
         -> MutationResult
     {
         let datastore = try datastore(mutation.datastore, user: user)
-        if let refusal = refusedClasses[mutation.className] { throw refusal }
         let objectKey = "\(mutation.className)/\(mutation.objectId)"
         let chainKey = datastore + "/" + objectKey
         let chain = chains[chainKey].flatMap { $0.sentBase == mutation.baseVersion ? $0 : nil }
         let current = datastores[datastore]?.objects[objectKey]
-        let rules = MergeRules(classes: [mutation.className: self.rules[mutation.className] ?? [:]])
+        let rules = MergeRules()
         let id = mutation.mutationId
         let origin = id.rawValue
         let all = mutation.baseVersion.map { base in current?.operations.filter { $0.version > base } ?? [] } ?? []

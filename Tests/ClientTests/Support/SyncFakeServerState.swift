@@ -30,13 +30,9 @@ struct FakeServerState {
     var datastores: [String: DatastoreState] = [:]
     var sequence: Int64 = 0
     var results: [String: MutationResult] = [:]
-    var rules: [String: [String: MergeRule]] = [:]
     /// The indexes each class declares (``ClassSettings/indexes``).
     var indexes: [String: [[String]]] = [:]
-    /// Classes whose mutations are refused (as a class permission would), with the error.
-    var refusedClasses: [String: RooftopError] = [:]
     var offline = false
-    var lostPushAnswers = 0
     var failures: [(String, RooftopError)] = []
     var pagesBeforeInterruption: Int?
     var pageSize = 100
