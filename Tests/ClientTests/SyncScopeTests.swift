@@ -1,77 +1,82 @@
 @testable import Rooftop
 import RooftopShared
 import Testing
+import RooftopTestSupport
 
 @Suite("Sync scope: classes and queries, narrowing and widening", .timeLimit(.minutes(5)))
 struct SyncScopeTests {
     private static let open = QueryPredicate.comparison(field: "done", op: .equal, value: false)
 
-    private func seed(_ server: SyncFakeServer) -> (tasks: [ObjectKey], projects: [ObjectKey]) {
-        let tasks = server.seed(4, className: "Task") { ["done": .bool($0 % 2 == 0)] }
-        let projects = server.seed(2, className: "Project")
+    /// Four tasks (every other one done) and two projects, written as another device of the
+    /// client's user.
+    private func seed(_ server: RealSyncServer, as client: RooftopClient) async throws
+        -> (tasks: [ObjectKey], projects: [ObjectKey])
+    {
+        let tasks = try await server.seed(4, className: "Task", as: client) { ["done": .bool($0 % 2 == 0)] }
+        let projects = try await server.seed(2, className: "Project", as: client)
         return (tasks, projects)
     }
 
     @Test("a class scope pulls only those classes; widening pulls only the added class from the beginning")
     func classes() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let (tasks, projects) = seed(server)
-        try await client.sync.pull(datastore: .default, scope: .classes("Task"))
-        #expect(server.pulls.last?.classes == ["Task"])
-        #expect(try client.storedKeys() == Set(tasks))
-        let checkpoint = try client.core.store.checkpoint(scope: "u1", datastore: .default)
+        try await withRealServer { server in
+            let client = try server.client()
+            let ann = try await client.signUpForTest("ann")
+            let (tasks, projects) = try await seed(server, as: client)
+            try await client.sync.pull(datastore: .default, scope: .classes("Task"))
+            #expect(server.pulls.last?.classes == ["Task"])
+            #expect(try client.storedKeys() == Set(tasks))
+            let checkpoint = try client.core.store.checkpoint(scope: ann.objectId, datastore: .default)
 
-        let before = server.pulls.count
-        try await client.sync.pull(datastore: .default, scope: SyncScope(classes: ["Task", "Project"]))
-        let requests = Array(server.pulls.dropFirst(before))
-        #expect(requests.first == PullRequest(datastore: .default, since: nil, classes: ["Project"]), "catch up on the added class")
-        #expect(requests.last?.since == checkpoint && requests.last?.classes == ["Project", "Task"])
-        #expect(try client.storedKeys() == Set(tasks + projects))
+            let before = server.pulls.count
+            try await client.sync.pull(datastore: .default, scope: SyncScope(classes: ["Task", "Project"]))
+            let requests = Array(server.pulls.dropFirst(before))
+            #expect(requests.first == PullRequest(datastore: .default, since: nil, classes: ["Project"]), "catch up on the added class")
+            #expect(requests.last?.since == checkpoint && requests.last?.classes == ["Project", "Task"])
+            #expect(try client.storedKeys() == Set(tasks + projects))
 
-        // The scope is remembered: a pull without one keeps it.
-        try await client.sync.pull(datastore: .default)
-        #expect(server.pulls.last?.classes == ["Project", "Task"])
-        await client.shutdown()
+            // The scope is remembered: a pull without one keeps it.
+            try await client.sync.pull(datastore: .default)
+            #expect(server.pulls.last?.classes == ["Project", "Task"])
+        }
     }
 
     @Test("narrowing drops the local copies that left the scope, except those pinned or with queued changes")
     func narrowing() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let (tasks, projects) = seed(server)
-        try await client.sync.pull(datastore: .default)
-        let pinned = client.object("Task", id: tasks[0].objectId, in: .default)
-        try await pinned.pin(label: "today")
-        try await client.sync.pull(datastore: .default, scope: .classes("Project"))
-        #expect(try client.storedKeys() == Set(projects + [tasks[0]]))
-        #expect(try pinned.pinLabels() == ["today"])
-        await client.shutdown()
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let (tasks, projects) = try await seed(server, as: client)
+            try await client.sync.pull(datastore: .default)
+            let pinned = client.object("Task", id: tasks[0].objectId, in: .default)
+            try await pinned.pin(label: "today")
+            try await client.sync.pull(datastore: .default, scope: .classes("Project"))
+            #expect(try client.storedKeys() == Set(projects + [tasks[0]]))
+            #expect(try pinned.pinLabels() == ["today"])
+        }
     }
 
     @Test("a query scope keeps only matching objects; changing the predicate re-pulls that class")
     func query() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let (tasks, projects) = seed(server)
-        let openTasks = SyncScope(filters: ["Task": Self.open])
-        try await client.sync.pull(datastore: .default, scope: openTasks)
-        #expect(try client.storedKeys() == Set([tasks[1], tasks[3]] + projects))
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let (tasks, projects) = try await seed(server, as: client)
+            let openTasks = SyncScope(filters: ["Task": Self.open])
+            try await client.sync.pull(datastore: .default, scope: openTasks)
+            #expect(try client.storedKeys() == Set([tasks[1], tasks[3]] + projects))
 
-        // A task done remotely leaves the scope.
-        server.update(tasks[1], [FieldUpdate("done", .set(true))])
-        try await client.sync.pull(datastore: .default)
-        #expect(try client.storedKeys(className: "Task") == [tasks[3]])
+            // A task done remotely leaves the scope.
+            try await server.update(tasks[1], as: client, [FieldUpdate("done", .set(true))])
+            try await client.sync.pull(datastore: .default)
+            #expect(try client.storedKeys(className: "Task") == [tasks[3]])
 
-        // Widening (no predicate): the class is pulled again from the beginning.
-        let before = server.pulls.count
-        try await client.sync.pull(datastore: .default, scope: .everything)
-        #expect(server.pulls.dropFirst(before).first == PullRequest(datastore: .default, since: nil, classes: ["Task"]))
-        #expect(try client.storedKeys(className: "Task") == Set(tasks))
-        await client.shutdown()
+            // Widening (no predicate): the class is pulled again from the beginning.
+            let before = server.pulls.count
+            try await client.sync.pull(datastore: .default, scope: .everything)
+            #expect(server.pulls.dropFirst(before).first == PullRequest(datastore: .default, since: nil, classes: ["Task"]))
+            #expect(try client.storedKeys(className: "Task") == Set(tasks))
+        }
     }
 
     @Test("SyncScope.query and transitions")

@@ -25,6 +25,7 @@ final class RealSyncServer: Sendable {
         var failures: [(prefix: String, error: RooftopError)] = []
         var log: [String] = []
         var pushes: [PushRequest] = []
+        var pulls: [PullRequest] = []
     }
 
     /// The server process.
@@ -121,6 +122,9 @@ final class RealSyncServer: Sendable {
 
     /// Every push that went to the server (past the gate, not failed here), in order.
     var pushes: [PushRequest] { script.withLock { $0.pushes } }
+
+    /// Every pull that went to the server (past the gate, not failed here), in order.
+    var pulls: [PullRequest] { script.withLock { $0.pulls } }
 
     /// `METHOD path` of every request sent (or refused here), in order.
     var requestLog: [String] { script.withLock { $0.log } }
@@ -260,10 +264,14 @@ final class RealSyncServer: Sendable {
         }
     }
 
-    /// Records a push on its way to the server.
-    fileprivate func record(_ request: TransportRequest) {
-        guard let body = request.body, let push = try? JSONDecoder().decode(PushRequest.self, from: body) else { return }
-        script.withLock { $0.pushes.append(push) }
+    /// Records a push or a pull on its way to the server.
+    fileprivate func record(_ request: TransportRequest, path: String) {
+        guard let body = request.body else { return }
+        if path == "/v1/push", let push = try? JSONDecoder().decode(PushRequest.self, from: body) {
+            script.withLock { $0.pushes.append(push) }
+        } else if path == "/v1/pull", let pull = try? JSONDecoder().decode(PullRequest.self, from: body) {
+            script.withLock { $0.pulls.append(pull) }
+        }
     }
 
     /// Whether a push's answer is to be lost (counted down).
@@ -297,7 +305,7 @@ final class FaultTransport: HTTPTransport {
         if let gate, !(await gate.pass()) {
             throw RooftopError(.noConnection, "the connection went down while the request was held (test transport)")
         }
-        if path == "/v1/push" { server.record(request) }
+        server.record(request, path: path)
         let response = try await inner.send(request)
         if path == "/v1/push", server.losesPushAnswer() {
             throw RooftopError(.timeout, "the push's answer was lost (test transport)")
