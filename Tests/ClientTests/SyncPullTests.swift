@@ -10,127 +10,133 @@ import RooftopTestSupport
 struct SyncPullTests {
     @Test("a pull pages through the feed, each page with its checkpoint; progress counts add up")
     func pagingAndProgress() async throws {
-        let server = SyncFakeServer()
-        server.setPageSize(2)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let keys = server.seed(5)
-        let stream = StreamRecorder(client.sync.progress)
-        let reports = ReportBox()
-        let count = try await client.sync.pull(datastore: .default) { reports.append($0) }
-        #expect(count == 5)
-        #expect(try client.storedKeys() == Set(keys))
-        #expect(server.pulls.map(\.since) == [nil, Checkpoint("c:2"), Checkpoint("c:4")])
-        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:5"))
-        let all = reports.all
-        #expect(all.first == SyncProgress(phase: .pull, datastore: .default, processed: 0, total: 5), "the total comes first")
-        #expect(all.map(\.processed) == [0, 2, 4, 5, 5])
-        #expect(all.allSatisfy { $0.total == 5 })
-        #expect(all.last?.isFinished == true && all.last?.error == nil)
-        try await stream.first("the stream's last report") { $0.isFinished }
-        #expect(stream.elements == all, "the stream and the callback see the same reports")
-        await client.shutdown()
+        try await withRealServer { server in
+            server.setPageSize(2)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let keys = try await server.seed(5, as: client)
+            let stream = StreamRecorder(client.sync.progress)
+            let reports = ReportBox()
+            let count = try await client.sync.pull(datastore: .default) { reports.append($0) }
+            #expect(count == 5)
+            #expect(try client.storedKeys() == Set(keys))
+            // Three pages (2, 2 and 1 changes), each asked for from the one before.
+            let checkpoints = server.pageCheckpoints
+            #expect(checkpoints.count == 3)
+            #expect(server.pulls.map(\.since) == [nil] + checkpoints.prefix(2))
+            #expect(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default) == checkpoints.last)
+            let all = reports.all
+            #expect(all.first == SyncProgress(phase: .pull, datastore: .default, processed: 0, total: 5), "the total comes first")
+            #expect(all.map(\.processed) == [0, 2, 4, 5, 5])
+            #expect(all.allSatisfy { $0.total == 5 })
+            #expect(all.last?.isFinished == true && all.last?.error == nil)
+            try await stream.first("the stream's last report") { $0.isFinished }
+            #expect(stream.elements == all, "the stream and the callback see the same reports")
+        }
     }
 
     @Test("pages share write transactions of at most PageBatch.maxChanges changes, written while the next pages come")
     func batchedWrites() async throws {
-        let server = SyncFakeServer()
-        let pages = 250
-        server.setPageSize(pages)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let count = SyncEngine.PageBatch.maxChanges + 2 * pages + 7
-        let keys = server.seed(count)
-        let reports = ReportBox()
-        #expect(try await client.sync.pull(datastore: .default) { reports.append($0) } == count)
-        #expect(try client.storedKeys() == Set(keys))
-        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:\(count)"))
-        let processed = reports.all.map(\.processed)
-        #expect(processed == processed.sorted() && processed.last == count)
-        #expect(try await client.query("Item", in: .default).fromLocalDatastore().count() == count)
-        await client.shutdown()
+        try await withRealServer { server in
+            let pages = 250
+            server.setPageSize(pages)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let count = SyncEngine.PageBatch.maxChanges + 2 * pages + 7
+            let keys = try await server.seed(count, as: client)
+            let reports = ReportBox()
+            #expect(try await client.sync.pull(datastore: .default) { reports.append($0) } == count)
+            #expect(try client.storedKeys() == Set(keys))
+            #expect(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default) == server.pageCheckpoints.last)
+            let processed = reports.all.map(\.processed)
+            #expect(processed == processed.sorted() && processed.last == count)
+            #expect(try await client.query("Item", in: .default).fromLocalDatastore().count() == count)
+        }
     }
 
     @Test("a batch whose write fails ends the pull: no batch after it is written, and the checkpoint stays before it")
     func failedBatch() async throws {
-        let server = SyncFakeServer()
-        server.setPageSize(500)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let batch = SyncEngine.PageBatch.maxChanges
-        let keys = server.seed(batch * 3 + 100)
-        // The second batch's write fails at its 500th object (a trigger of the test's), while the
-        // third may already wait for the writer behind it.
-        let poison = keys[batch + 499].objectId
-        try client.core.store.write(scope: "u1") { transaction in
-            try transaction.db.execute(
-                sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        try await withRealServer { server in
+            server.setPageSize(500)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let batch = SyncEngine.PageBatch.maxChanges
+            let keys = try await server.seed(batch * 3 + 100, as: client)
+            // The second batch's write fails at its 500th object (a trigger of the test's), while the
+            // third may already wait for the writer behind it.
+            let poison = keys[batch + 499].objectId
+            try client.core.store.write(scope: client.core.scope) { transaction in
+                try transaction.db.execute(
+                    sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+            }
+            await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
+            let stored = try client.storedKeys()
+            #expect(Set(keys.prefix(batch)).subtracting(stored).isEmpty, "the first batch is written")
+            #expect(stored.intersection(keys.suffix(from: 2 * batch)).count == 0, "nothing after the failed batch is")
+            // The checkpoint of the first batch's last page (pages of 500 changes).
+            #expect(
+                try client.core.store.checkpoint(scope: client.core.scope, datastore: .default)
+                    == server.pageCheckpoints[batch / 500 - 1])
+            // Once the write can succeed, the pull goes on from that checkpoint.
+            try client.core.store.write(scope: client.core.scope) { try $0.db.execute(sql: "DROP TRIGGER poison") }
+            #expect(try await client.sync.pull(datastore: .default) == keys.count - batch)
+            #expect(try client.storedKeys() == Set(keys))
         }
-        await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
-        let stored = try client.storedKeys()
-        #expect(Set(keys.prefix(batch)).subtracting(stored).isEmpty, "the first batch is written")
-        #expect(stored.intersection(keys.suffix(from: 2 * batch)).count == 0, "nothing after the failed batch is")
-        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:\(batch)"))
-        // Once the write can succeed, the pull goes on from that checkpoint.
-        try client.core.store.write(scope: "u1") { try $0.db.execute(sql: "DROP TRIGGER poison") }
-        #expect(try await client.sync.pull(datastore: .default) == keys.count - batch)
-        #expect(try client.storedKeys() == Set(keys))
-        await client.shutdown()
     }
 
     @Test("the rows a pull writes from objects prepared off the writer are those a write without preparation makes")
     func preparedRows() async throws {
-        let server = SyncFakeServer()
-        server.setPageSize(7)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        var random = SeededGenerator(seed: 31)
-        // Every kind the index tells apart: lists (with duplicates), points, text too long to
-        // index, nulls, nested objects; some objects without fields.
-        let keys = server.seed(40) { index in
-            var fields: [String: Value] = [:]
-            for name in ["a", "b", "c"] where random.next() % 4 != 0 { fields[name] = random.value() }
-            if index % 3 == 0 { fields["tags"] = .list([.string("x"), .int(1), .string("x")]) }
-            if index % 5 == 0, let point = try? GeoPoint(latitude: 1.5, longitude: Double(index)) { fields["at"] = .geoPoint(point) }
-            if index % 7 == 0 { fields["note"] = .string(String(repeating: "n", count: 300)) }
-            return fields
-        }
-        // Learned from the class's settings with the first page: only `a` and `b` in the value indexes.
-        server.setIndexes([["a", "b"]], for: "Item")
-        #expect(try await client.sync.pull(datastore: .default) == keys.count)
-        let store = client.core.store
-        let rows = {
-            try store.read { db in
-                try [
-                    "SELECT object_key, field, kind, hex(sort_key), latitude, longitude, complete, by_value FROM object_fields",
-                    "SELECT object_key, field, hex(element_key), by_value FROM object_elements",
-                    "SELECT o.key, m.principal, 0 FROM objects o JOIN reader_set_members m ON m.reader_set = o.readers",
-                    "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries",
-                ].map { sql in try Row.fetchAll(db, sql: sql + " ORDER BY 1, 2, 3").map(\.description) }
+        try await withRealServer { server in
+            server.setPageSize(7)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            var random = SeededGenerator(seed: 31)
+            // Every kind the index tells apart: lists (with duplicates), points, text too long to
+            // index, nulls, nested objects; some objects without fields.
+            let keys = try await server.seed(40, as: client) { index in
+                var fields: [String: Value] = [:]
+                for name in ["a", "b", "c"] where random.next() % 4 != 0 { fields[name] = random.value() }
+                if index % 3 == 0 { fields["tags"] = .list([.string("x"), .int(1), .string("x")]) }
+                if index % 5 == 0, let point = try? GeoPoint(latitude: 1.5, longitude: Double(index)) { fields["at"] = .geoPoint(point) }
+                if index % 7 == 0 { fields["note"] = .string(String(repeating: "n", count: 300)) }
+                return fields
             }
-        }
-        let pulled = try rows()
-        // Rows of `a` and `b` alone: the other fields are read from the objects' documents. An
-        // entry per object, and element entries of the lists in `a`.
-        let elementEntries = pulled[3].filter { $0.contains("partition:-") }.count
-        #expect(pulled[0].count > keys.count && pulled[3].count - elementEntries == keys.count, "\(pulled[0].prefix(3))")
-        #expect(elementEntries > 0, "lists in `a`, which leads the index, have element entries")
-        #expect(pulled[0].allSatisfy { $0.contains("field:\"a\"") || $0.contains("field:\"b\"") }, "\(pulled[0].prefix(3))")
-        #expect(
-            pulled[1].allSatisfy { $0.contains("field:\"a\"") || $0.contains("field:\"b\"") }, "no `tags` rows: \(pulled[1].prefix(3))")
-        // Summed per key over each page, as an initial sync writes them.
-        try expectKeyCountsCurrent(store, "pulled", counted: true)
-        // `a` leads the index, whose entries find its values: its rows are out of the value index.
-        #expect(pulled[0].allSatisfy { $0.contains("by_value:\($0.contains("field:\"a\"") ? 0 : 1)") })
-        // Rewritten one by one, each from its stored local view, without preparation.
-        try store.write(scope: "u1") { transaction in
-            for key in keys {
-                let local = try #require(try transaction.object(key)?.local)
-                try transaction.indexFields(key, local: local)
+            // Learned from the class's settings with the first page: only `a` and `b` in the value indexes.
+            try await server.setIndexes([["a", "b"]], for: "Item")
+            #expect(try await client.sync.pull(datastore: .default) == keys.count)
+            let store = client.core.store
+            let rows = {
+                try store.read { db in
+                    try [
+                        "SELECT object_key, field, kind, hex(sort_key), latitude, longitude, complete, by_value FROM object_fields",
+                        "SELECT object_key, field, hex(element_key), by_value FROM object_elements",
+                        "SELECT o.key, m.principal, 0 FROM objects o JOIN reader_set_members m ON m.reader_set = o.readers",
+                        "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries",
+                    ].map { sql in try Row.fetchAll(db, sql: sql + " ORDER BY 1, 2, 3").map(\.description) }
+                }
             }
+            let pulled = try rows()
+            // Rows of `a` and `b` alone: the other fields are read from the objects' documents. An
+            // entry per object, and element entries of the lists in `a`.
+            let elementEntries = pulled[3].filter { $0.contains("partition:-") }.count
+            #expect(pulled[0].count > keys.count && pulled[3].count - elementEntries == keys.count, "\(pulled[0].prefix(3))")
+            #expect(elementEntries > 0, "lists in `a`, which leads the index, have element entries")
+            #expect(pulled[0].allSatisfy { $0.contains("field:\"a\"") || $0.contains("field:\"b\"") }, "\(pulled[0].prefix(3))")
+            #expect(
+                pulled[1].allSatisfy { $0.contains("field:\"a\"") || $0.contains("field:\"b\"") }, "no `tags` rows: \(pulled[1].prefix(3))")
+            // Summed per key over each page, as an initial sync writes them.
+            try expectKeyCountsCurrent(store, "pulled", counted: true)
+            // `a` leads the index, whose entries find its values: its rows are out of the value index.
+            #expect(pulled[0].allSatisfy { $0.contains("by_value:\($0.contains("field:\"a\"") ? 0 : 1)") })
+            // Rewritten one by one, each from its stored local view, without preparation.
+            try store.write(scope: client.core.scope) { transaction in
+                for key in keys {
+                    let local = try #require(try transaction.object(key)?.local)
+                    try transaction.indexFields(key, local: local)
+                }
+            }
+            #expect(try rows() == pulled)
         }
-        #expect(try rows() == pulled)
-        await client.shutdown()
     }
 
     @Test("a batch of pages is one page: each object once, in its last state, in order, with the last checkpoint")
@@ -178,218 +184,223 @@ struct SyncPullTests {
 
     @Test("pulled pages are not written once another account is signed in")
     func accountChanged() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
-        let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
-        await #expect(throws: RooftopError.self) {
-            try await client.sync.apply(
-                page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
-                onChange: nil)
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
+            let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
+            await #expect(throws: RooftopError.self) {
+                try await client.sync.apply(
+                    page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
+                    onChange: nil)
+            }
+            #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
+            #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
         }
-        #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
-        #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
-        await client.shutdown()
     }
 
     @Test("a pulled object's JSON is stored as received, not encoded again, and local queries read it")
     func storedAsReceived() async throws {
-        let (client, owner) = try await signedUpSyncClient()
-        try client.core.store.declareIndexes([["i"]], of: "Item")
-        // As another writer may lay it out: members in another order, whitespace between tokens.
-        let object = #"{ "version": 3, "fields": {"name": "b\u00e9", "i": 7, "tags": ["x", "y"]},"#
-            + #" "objectId": "x", "className": "Item", "datastore": "\#(DatastoreID.default.rawValue)" }"#
-        let body = #"{"checkpoint":"c:1","hasMore":false,"changes":[{"kind":"upsert","object":"# + object
-            + #"},{"kind":"removal","className":"Item","objectId":"gone"}]}"#
-        let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
-        #expect(texts == [object, nil])
-        try await client.sync.apply(
-            page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
-            checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
-        let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
-        #expect(stored == object, "the text as received")
-        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
-        #expect(
-            try client.core.store.object(key, scope: owner)?.server
-                == ObjectSnapshot(
-                    className: "Item", objectId: "x", datastore: .default,
-                    fields: ["name": "bé", "i": 7, "tags": ["x", "y"]], version: 3))
-        // Through the rows of the declared field, and from the document for the others.
-        let local = { (text: String, arguments: [Value]) in
-            try await client.query("Item", in: .default).text(text, arguments).fromLocalDatastore().count()
+        try await withRealServer { server in
+            let (client, owner) = try await signedUpSyncClient(server)
+            try client.core.store.declareIndexes([["i"]], of: "Item")
+            // As another writer may lay it out: members in another order, whitespace between tokens.
+            let object = #"{ "version": 3, "fields": {"name": "b\u00e9", "i": 7, "tags": ["x", "y"]},"#
+                + #" "objectId": "x", "className": "Item", "datastore": "\#(DatastoreID.default.rawValue)" }"#
+            let body = #"{"checkpoint":"c:1","hasMore":false,"changes":[{"kind":"upsert","object":"# + object
+                + #"},{"kind":"removal","className":"Item","objectId":"gone"}]}"#
+            let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
+            #expect(texts == [object, nil])
+            try await client.sync.apply(
+                page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
+                checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
+            let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
+            #expect(stored == object, "the text as received")
+            let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+            #expect(
+                try client.core.store.object(key, scope: owner)?.server
+                    == ObjectSnapshot(
+                        className: "Item", objectId: "x", datastore: .default,
+                        fields: ["name": "bé", "i": 7, "tags": ["x", "y"]], version: 3))
+            // Through the rows of the declared field, and from the document for the others.
+            let local = { (text: String, arguments: [Value]) in
+                try await client.query("Item", in: .default).text(text, arguments).fromLocalDatastore().count()
+            }
+            #expect(try await local("where i = ?", [7]) == 1)
+            #expect(try await local("where name = ?", ["bé"]) == 1)
+            #expect(try await local("where tags contains ?", ["y"]) == 1)
+            #expect(try await local("where name = ?", ["be"]) == 0)
         }
-        #expect(try await local("where i = ?", [7]) == 1)
-        #expect(try await local("where name = ?", ["bé"]) == 1)
-        #expect(try await local("where tags contains ?", ["y"]) == 1)
-        #expect(try await local("where name = ?", ["be"]) == 0)
-        await client.shutdown()
     }
 
     @Test("a cancelled pull asks for no more pages: what it received is written with its checkpoint, and the next pull resumes there")
     func cancelledPullStops() async throws {
-        let server = SyncFakeServer()
-        server.setPageSize(10)
-        server.seed(200)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        server.pullGate.close()
-        let pull = Task { try await client.sync.pull(datastore: .default) }
-        try await TestWait.until("the first page asked for") { server.pullGate.waiting == 1 }
-        pull.cancel()
-        server.pullGate.open()
-        await #expect(throws: RooftopError.self) { try await pull.value }
-        // The first page, and at most the one asked for ahead of it: not the twenty.
-        let asked = server.pulls.count
-        #expect((1...2).contains(asked), "\(asked) pages asked for")
-        let checkpoint = try #require(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default))
-        #expect(try client.storedKeys().count == 10, "the first page written")
-        try await client.sync.pull(datastore: .default)
-        #expect(server.pulls.dropFirst(asked).first?.since == checkpoint, "resumed after the first page")
-        #expect(try client.storedKeys().count == 200)
-        await client.shutdown()
+        try await withRealServer { server in
+            server.setPageSize(10)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            try await server.seed(200, as: client)
+            server.pullGate.close()
+            let pull = Task { try await client.sync.pull(datastore: .default) }
+            try await TestWait.until("the first page asked for") { server.pullGate.waiting == 1 }
+            pull.cancel()
+            server.pullGate.open()
+            await #expect(throws: RooftopError.self) { try await pull.value }
+            // The first page, and at most the one asked for ahead of it: not the twenty.
+            let asked = server.pulls.count
+            #expect((1...2).contains(asked), "\(asked) pages asked for")
+            let checkpoint = try #require(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default))
+            #expect(try client.storedKeys().count == 10, "the first page written")
+            try await client.sync.pull(datastore: .default)
+            #expect(server.pulls.dropFirst(asked).first?.since == checkpoint, "resumed after the first page")
+            #expect(try client.storedKeys().count == 200)
+        }
     }
 
     @Test("a class whose settings fetch was cancelled (a pull stopped) has its indexes declared by a later pull")
     func cancelledSettingsFetchTriedAgain() async throws {
-        let server = SyncFakeServer()
-        server.setIndexes([["i"]], for: "Item")
-        server.seed(3)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        server.failNext("/v1/classes", with: RooftopError(.cancelled, "the request was cancelled"))
-        try await client.sync.pull(datastore: .default)
-        func declared() throws -> [[String]] {
-            try client.core.store.read { db in Array(try LocalStore.declaredIndexes(of: "Item", db).values) }
+        try await withRealServer { server in
+            try await server.setIndexes([["i"]], for: "Item")
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            try await server.seed(3, as: client)
+            server.failNext("/v1/classes", with: RooftopError(.cancelled, "the request was cancelled"))
+            try await client.sync.pull(datastore: .default)
+            func declared() throws -> [[String]] {
+                try client.core.store.read { db in Array(try LocalStore.declaredIndexes(of: "Item", db).values) }
+            }
+            #expect(try declared().isEmpty, "pulled without the indexes")
+            try await server.seed(1, className: "Item", as: client, fields: { _ in ["i": 99] })
+            try await client.sync.pull(datastore: .default)
+            #expect(try declared() == [["i"]], "asked again, not given up on")
         }
-        #expect(try declared().isEmpty, "pulled without the indexes")
-        server.seed(1, fields: { _ in ["i": 99] })
-        try await client.sync.pull(datastore: .default)
-        #expect(try declared() == [["i"]], "asked again, not given up on")
-        await client.shutdown()
     }
 
     @Test("a pulled object is prepared with the rows of the fields the store keeps; a declaration made before its write has them worked out again")
     func preparedForKeptFields() async throws {
-        let (client, owner) = try await signedUpSyncClient()
-        let store = client.core.store
-        try store.declareIndexes([["i"]], of: "Item")
-        let objects = (0..<3).map { n in
-            ObjectSnapshot(
-                className: "Item", objectId: "o\(n)", datastore: .default,
-                fields: ["i": .int(Int64(n)), "j": .int(Int64(10 + n)), "text": .string(String(repeating: "a", count: 420))],
-                version: 1)
+        try await withRealServer { server in
+            let (client, owner) = try await signedUpSyncClient(server)
+            let store = client.core.store
+            try store.declareIndexes([["i"]], of: "Item")
+            let objects = (0..<3).map { n in
+                ObjectSnapshot(
+                    className: "Item", objectId: "o\(n)", datastore: .default,
+                    fields: ["i": .int(Int64(n)), "j": .int(Int64(10 + n)), "text": .string(String(repeating: "a", count: 420))],
+                    version: 1)
+            }
+            let page = PullResponse(changes: objects.map { .upsert($0) }, checkpoint: Checkpoint("c:3"), hasMore: false)
+            let valueIndexed = try store.valueIndexedFields(of: ["Item", "Other"])
+            let expected: [String: Set<String>?] = ["Item": ["i"], "Other": .none]
+            #expect(valueIndexed == expected, "Other declares nothing: every field")
+            let prepared = SyncEngine.prepare(page, valueIndexed: valueIndexed)
+            let first = try #require(prepared.first ?? nil)
+            #expect(first.rowFields == ["i"])
+            #expect(first.rows(covering: ["i"])?.added.map(\.field).sorted() == ["i", "objectId"])
+            #expect(first.rows(covering: ["i", "j"]) == nil, "a field not worked out")
+            #expect(first.rows(covering: nil) == nil, "every field kept")
+            #expect(SyncEngine.prepare(page).first??.rows(covering: ["i", "j"]) != nil, "unrestricted: covers any")
+            // `j` is declared after the preparation, before the write.
+            try store.declareIndexes([["i"], ["j"]], of: "Item")
+            try await client.sync.apply(
+                page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
+                owner: owner, onChange: nil)
+            let rows = try store.read { db in
+                try String.fetchAll(db, sql: "SELECT field || by_value FROM object_fields ORDER BY field")
+            }
+            // Each leads an index: its rows are kept, out of the value index (the entries find its values).
+            #expect(rows == ["i0", "i0", "i0", "j0", "j0", "j0"])
+            #expect(try await client.query("Item", in: .default).text("where j = ?", [11]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i >= ?", [1]).fromLocalDatastore().count() == 2)
         }
-        let page = PullResponse(changes: objects.map { .upsert($0) }, checkpoint: Checkpoint("c:3"), hasMore: false)
-        let valueIndexed = try store.valueIndexedFields(of: ["Item", "Other"])
-        let expected: [String: Set<String>?] = ["Item": ["i"], "Other": .none]
-        #expect(valueIndexed == expected, "Other declares nothing: every field")
-        let prepared = SyncEngine.prepare(page, valueIndexed: valueIndexed)
-        let first = try #require(prepared.first ?? nil)
-        #expect(first.rowFields == ["i"])
-        #expect(first.rows(covering: ["i"])?.added.map(\.field).sorted() == ["i", "objectId"])
-        #expect(first.rows(covering: ["i", "j"]) == nil, "a field not worked out")
-        #expect(first.rows(covering: nil) == nil, "every field kept")
-        #expect(SyncEngine.prepare(page).first??.rows(covering: ["i", "j"]) != nil, "unrestricted: covers any")
-        // `j` is declared after the preparation, before the write.
-        try store.declareIndexes([["i"], ["j"]], of: "Item")
-        try await client.sync.apply(
-            page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
-            owner: owner, onChange: nil)
-        let rows = try store.read { db in
-            try String.fetchAll(db, sql: "SELECT field || by_value FROM object_fields ORDER BY field")
-        }
-        // Each leads an index: its rows are kept, out of the value index (the entries find its values).
-        #expect(rows == ["i0", "i0", "i0", "j0", "j0", "j0"])
-        #expect(try await client.query("Item", in: .default).text("where j = ?", [11]).fromLocalDatastore().count() == 1)
-        #expect(try await client.query("Item", in: .default).text("where i >= ?", [1]).fromLocalDatastore().count() == 2)
-        await client.shutdown()
     }
 
     @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state, counts included")
     func repeatedInPage() async throws {
-        let (client, owner) = try await signedUpSyncClient()
-        // Counted by `i`: a page's counts are summed and written as objects stored before in it
-        // change again or go.
-        try client.core.store.declareIndexes([["i", "objectId"]], of: "Item")
-        func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
-            .upsert(pulledItem(id, value, version: version))
+        try await withRealServer { server in
+            let (client, owner) = try await signedUpSyncClient(server)
+            // Counted by `i`: a page's counts are summed and written as objects stored before in it
+            // change again or go.
+            try client.core.store.declareIndexes([["i", "objectId"]], of: "Item")
+            func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
+                .upsert(pulledItem(id, value, version: version))
+            }
+            let page = PullResponse(
+                changes: [
+                    item("x", 1, version: 1), item("y", 5, version: 1), item("x", 2, version: 2),
+                    .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
+                ],
+                checkpoint: Checkpoint("c:5"), hasMore: false)
+            #expect(SyncEngine.prepare(page).compactMap { $0 }.count == 4, "every upsert is prepared")
+            // As a pull writes it: prepared off the writer, and without preparation.
+            for prepared in [SyncEngine.prepare(page), []] {
+                try await client.sync.apply(
+                    page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
+                    owner: owner, onChange: nil)
+                let local = client.query("Item", in: .default).fromLocalDatastore()
+                #expect(try await local.count() == 2)
+                #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+                #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
+                #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
+                try expectKeyCountsCurrent(client.core.store, prepared.isEmpty ? "written again" : "first written", counted: true)
+            }
         }
-        let page = PullResponse(
-            changes: [
-                item("x", 1, version: 1), item("y", 5, version: 1), item("x", 2, version: 2),
-                .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
-            ],
-            checkpoint: Checkpoint("c:5"), hasMore: false)
-        #expect(SyncEngine.prepare(page).compactMap { $0 }.count == 4, "every upsert is prepared")
-        // As a pull writes it: prepared off the writer, and without preparation.
-        for prepared in [SyncEngine.prepare(page), []] {
-            try await client.sync.apply(
-                page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
-                owner: owner, onChange: nil)
-            let local = client.query("Item", in: .default).fromLocalDatastore()
-            #expect(try await local.count() == 2)
-            #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
-            #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
-            #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
-            try expectKeyCountsCurrent(client.core.store, prepared.isEmpty ? "written again" : "first written", counted: true)
-        }
-        await client.shutdown()
     }
 
     @Test("a page's write lets a waiting write in after the slice under way, and stores its checkpoint with its last slice")
     func waitingWriteGoesBetweenSlices() async throws {
-        let (client, owner) = try await signedUpSyncClient()
-        let store = client.core.store
-        try store.declareIndexes([["i", "objectId"]], of: "Item")
-        let count = SyncEngine.sliceSize * 3 + 10
-        let page = PullResponse(
-            changes: (0..<count).map { .upsert(pulledItem("o\($0)", Int64($0), version: 1)) },
-            checkpoint: Checkpoint("c:\(count)"), hasMore: false)
-        // What a save arriving during the page's write sees when it runs: objects and checkpoint.
-        let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
-        let save = WaitingWrite(store) {
-            let found = try? store.write(scope: owner) { transaction in
-                (
-                    try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
-                    try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
-                )
+        try await withRealServer { server in
+            let (client, owner) = try await signedUpSyncClient(server)
+            let store = client.core.store
+            try store.declareIndexes([["i", "objectId"]], of: "Item")
+            let count = SyncEngine.sliceSize * 3 + 10
+            let page = PullResponse(
+                changes: (0..<count).map { .upsert(pulledItem("o\($0)", Int64($0), version: 1)) },
+                checkpoint: Checkpoint("c:\(count)"), hasMore: false)
+            // What a save arriving during the page's write sees when it runs: objects and checkpoint.
+            let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
+            let save = WaitingWrite(store) {
+                let found = try? store.write(scope: owner) { transaction in
+                    (
+                        try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
+                        try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
+                    )
+                }
+                seen.withLock { $0 = found }
             }
-            seen.withLock { $0 = found }
+            try await client.sync.apply(
+                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner,
+                onChange: save.observer)
+            #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
+            let during = try #require(seen.withLock { $0 })
+            #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
+            #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
+            #expect(try client.storedKeys().count == count)
+            #expect(try store.checkpoint(scope: owner, datastore: .default) == page.checkpoint)
+            try expectKeyCountsCurrent(store, "written in several transactions", counted: true)
         }
-        try await client.sync.apply(
-            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner,
-            onChange: save.observer)
-        #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
-        let during = try #require(seen.withLock { $0 })
-        #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
-        #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
-        #expect(try client.storedKeys().count == count)
-        #expect(try store.checkpoint(scope: owner, datastore: .default) == page.checkpoint)
-        try expectKeyCountsCurrent(store, "written in several transactions", counted: true)
-        await client.shutdown()
     }
 
     @Test("a prepared object older than the state already stored is not written: the stored state and its rows stay")
     func preparedOlderThanStored() async throws {
-        let (client, owner) = try await signedUpSyncClient()
-        func page(_ value: Int64, version: Int64) -> PullResponse {
-            PullResponse(
-                changes: [.upsert(pulledItem("x", value, version: version))],
-                checkpoint: Checkpoint("c:\(version)"), hasMore: false)
+        try await withRealServer { server in
+            let (client, owner) = try await signedUpSyncClient(server)
+            func page(_ value: Int64, version: Int64) -> PullResponse {
+                PullResponse(
+                    changes: [.upsert(pulledItem("x", value, version: version))],
+                    checkpoint: Checkpoint("c:\(version)"), hasMore: false)
+            }
+            // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
+            for (value, version) in [(2, 2), (1, 1)] as [(Int64, Int64)] {
+                let pulled = page(value, version: version)
+                try await client.sync.apply(
+                    pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
+                    owner: owner, onChange: nil)
+            }
+            let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+            #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [1]).fromLocalDatastore().count() == 0)
         }
-        // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
-        for (value, version) in [(2, 2), (1, 1)] as [(Int64, Int64)] {
-            let pulled = page(value, version: version)
-            try await client.sync.apply(
-                pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
-                owner: owner, onChange: nil)
-        }
-        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
-        #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)
-        #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
-        #expect(try await client.query("Item", in: .default).text("where i = ?", [1]).fromLocalDatastore().count() == 0)
-        await client.shutdown()
     }
 
     @Test("taking over the local scope's objects keeps the sync label of an object both scopes hold")
@@ -413,100 +424,102 @@ struct SyncPullTests {
 
     @Test("an interrupted pull resumes from the last page applied")
     func resume() async throws {
-        let server = SyncFakeServer()
-        server.setPageSize(2)
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        server.seed(5)
-        server.interruptPulls(afterPages: 1)
-        await #expect(throws: RooftopError.self) { try await client.sync.pull(datastore: .default) }
-        #expect(try client.storedKeys().count == 2, "the first page stays applied")
-        #expect(try client.core.store.checkpoint(scope: "u1", datastore: .default) == Checkpoint("c:2"))
-        let resumed = try await client.sync.pull(datastore: .default)
-        #expect(resumed == 3)
-        #expect(server.pulls.dropFirst(2).first?.since == Checkpoint("c:2"), "the retry starts at the stored checkpoint")
-        #expect(try client.storedKeys().count == 5)
-        server.seed(1, className: "Late")
-        #expect(try await client.sync.pull(datastore: .default) == 1, "only what changed since")
-        await client.shutdown()
+        try await withRealServer { server in
+            server.setPageSize(2)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            try await server.seed(5, as: client)
+            server.interruptPulls(afterPages: 1)
+            await #expect(throws: RooftopError.self) { try await client.sync.pull(datastore: .default) }
+            #expect(try client.storedKeys().count == 2, "the first page stays applied")
+            let first = try #require(server.pageCheckpoints.first)
+            #expect(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default) == first)
+            let asked = server.pulls.count
+            let resumed = try await client.sync.pull(datastore: .default)
+            #expect(resumed == 3)
+            #expect(server.pulls.dropFirst(asked).first?.since == first, "the retry starts at the stored checkpoint")
+            #expect(try client.storedKeys().count == 5)
+            try await server.seed(1, className: "Late", as: client)
+            #expect(try await client.sync.pull(datastore: .default) == 1, "only what changed since")
+        }
     }
 
     @Test("pulled changes update live objects, with their unsaved changes kept on top")
     func liveObjects() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let key = try #require(server.seed(1).first)
-        try await client.sync.pull(datastore: .default)
-        let item = client.object("Item", id: key.objectId, in: .default)
-        #expect(item.int("i") == 0 && item.version == 1)
-        item["note"] = "mine"
-        server.update(key, [FieldUpdate("i", .set(7))])
-        try await client.sync.pull(datastore: .default)
-        #expect(item.int("i") == 7 && item.version == 2)
-        #expect(item.string("note") == "mine" && item.hasUnsavedChanges)
-        await client.shutdown()
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let key = try #require(try await server.seed(1, as: client).first)
+            try await client.sync.pull(datastore: .default)
+            let item = client.object("Item", id: key.objectId, in: .default)
+            #expect(item.int("i") == 0 && item.version == 1)
+            item["note"] = "mine"
+            try await server.update(key, as: client, [FieldUpdate("i", .set(7))])
+            try await client.sync.pull(datastore: .default)
+            #expect(item.int("i") == 7 && item.version == 2)
+            #expect(item.string("note") == "mine" && item.hasUnsavedChanges)
+        }
     }
 
     @Test("tombstones and removals purge the local copies and their pins")
     func purges() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let keys = server.seed(3)
-        try await client.sync.pull(datastore: .default)
-        let deleted = client.object("Item", id: keys[0].objectId, in: .default)
-        try await deleted.pin(label: "favourites")
-        server.delete(keys[0])
-        server.hide(keys[1], owner: "u1", from: "u1")
-        try await client.sync.pull(datastore: .default)
-        #expect(try client.storedKeys() == [keys[2]])
-        #expect(try deleted.pinLabels().isEmpty)
-        #expect(deleted.isDeleted && deleted["i"] == nil)
-        #expect(try client.core.store.objects(scope: "u1", pinnedWith: "favourites").isEmpty)
-        await client.shutdown()
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let keys = try await server.seed(3, as: client)
+            try await client.sync.pull(datastore: .default)
+            let deleted = client.object("Item", id: keys[0].objectId, in: .default)
+            try await deleted.pin(label: "favourites")
+            try await server.delete(keys[0], as: client)
+            try await server.hide(keys[1], from: client)
+            try await client.sync.pull(datastore: .default)
+            #expect(try client.storedKeys() == [keys[2]])
+            #expect(try deleted.pinLabels().isEmpty)
+            #expect(deleted.isDeleted && deleted["i"] == nil)
+            #expect(try client.core.store.objects(scope: client.core.scope, pinnedWith: "favourites").isEmpty)
+        }
     }
 
     @Test("a datastore the server no longer has is purged locally; the pull says notFound and the status needsReset")
     func lostDatastore() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        let shared = try await client.datastores.create(title: "Trip")
-        server.seed(2, in: shared.id)
-        try await shared.sync()
-        #expect(try client.storedKeys(in: shared.id).count == 2)
-        server.deleteDatastore(shared.id, owner: "u1")
-        do {
-            try await client.sync.pull(datastore: shared.id)
-            Issue.record("the pull must fail")
-        } catch let error as RooftopError {
-            #expect(error.code == .notFound)
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let shared = try await client.datastores.create(title: "Trip")
+            try await server.seed(2, in: shared.id, as: client)
+            try await shared.sync()
+            #expect(try client.storedKeys(in: shared.id).count == 2)
+            try await server.deleteDatastore(shared.id, as: client)
+            do {
+                try await client.sync.pull(datastore: shared.id)
+                Issue.record("the pull must fail")
+            } catch let error as RooftopError {
+                #expect(error.code == .notFound)
+            }
+            #expect(try client.storedKeys(in: shared.id).isEmpty)
+            #expect(try client.core.store.checkpoint(scope: client.core.scope, datastore: shared.id) == nil)
+            let status = try shared.currentStatus()
+            #expect(status.needsReset && status.lastError?.code == .notFound)
+            try client.datastores.uncache(shared.id)
+            #expect(try !shared.currentStatus().needsReset)
         }
-        #expect(try client.storedKeys(in: shared.id).isEmpty)
-        #expect(try client.core.store.checkpoint(scope: "u1", datastore: shared.id) == nil)
-        let status = try shared.currentStatus()
-        #expect(status.needsReset && status.lastError?.code == .notFound)
-        try client.datastores.uncache(shared.id)
-        #expect(try !shared.currentStatus().needsReset)
-        await client.shutdown()
     }
 
     @Test("objects of a synced datastore stay stored after their queued changes are acknowledged")
     func syncedObjectsStay() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        server.seed(1)
-        try await client.sync.pull(datastore: .default)
-        let mine = client.object("Item", id: "mine", in: .default)
-        mine["i"] = 99
-        try await mine.saveEventually()
-        try await client.outbox.waitUntilIdle()
-        let row = try #require(try client.core.store.object(mine.key, scope: "u1"))
-        #expect(row.server?.version == 1 && row.local?.fields["i"] == 99)
-        #expect(try mine.pinLabels() == [LocalStore.syncLabel])
-        await client.shutdown()
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            try await server.seed(1, as: client)
+            try await client.sync.pull(datastore: .default)
+            let mine = client.object("Item", id: "mine", in: .default)
+            mine["i"] = 99
+            try await mine.saveEventually()
+            try await client.outbox.waitUntilIdle()
+            let row = try #require(try client.core.store.object(mine.key, scope: client.core.scope))
+            #expect(row.server?.version == 1 && row.local?.fields["i"] == 99)
+            #expect(try mine.pinLabels() == [LocalStore.syncLabel])
+        }
     }
 }
 
@@ -515,9 +528,9 @@ private func pulledItem(_ id: String, _ value: Int64, version: Int64) -> ObjectS
     ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: ["i": .int(value)], version: version)
 }
 
-/// A client of a fake server, signed up as `ann`, and its scope.
-private func signedUpSyncClient() async throws -> (RooftopClient, String) {
-    let client = try syncClient(SyncFakeServer())
+/// A client of `server`, signed up as `ann`, and its scope.
+private func signedUpSyncClient(_ server: RealSyncServer) async throws -> (RooftopClient, String) {
+    let client = try server.client()
     _ = try await client.signUpForTest("ann")
     return (client, client.core.scope)
 }

@@ -26,6 +26,9 @@ final class RealSyncServer: Sendable {
         var log: [String] = []
         var pushes: [PushRequest] = []
         var pulls: [PullRequest] = []
+        var checkpoints: [Checkpoint] = []
+        var pageSize: Int?
+        var pagesBeforeInterruption: Int?
     }
 
     /// The server process.
@@ -126,6 +129,16 @@ final class RealSyncServer: Sendable {
     /// Every pull that went to the server (past the gate, not failed here), in order.
     var pulls: [PullRequest] { script.withLock { $0.pulls } }
 
+    /// The checkpoint of every pull page the server answered, in order.
+    var pageCheckpoints: [Checkpoint] { script.withLock { $0.checkpoints } }
+
+    /// The most changes a pull asks for (the client never names a page size; `nil`: the
+    /// server's default).
+    func setPageSize(_ size: Int?) { script.withLock { $0.pageSize = size } }
+
+    /// Makes pulls fail with `network` once this many more pages have been answered.
+    func interruptPulls(afterPages pages: Int) { script.withLock { $0.pagesBeforeInterruption = pages } }
+
     /// `METHOD path` of every request sent (or refused here), in order.
     var requestLog: [String] { script.withLock { $0.log } }
 
@@ -166,7 +179,10 @@ final class RealSyncServer: Sendable {
             let updates = fields(index).sorted { $0.key < $1.key }.map { FieldUpdate($0.key, .set($0.value)) }
             return Mutation(datastore: datastore, className: className, objectId: keys[index].objectId, change: .update(updates))
         }
-        try Self.applied(try await push(mutations, as: client))
+        // In pushes of at most the server's limit.
+        for start in stride(from: 0, to: mutations.count, by: 500) {
+            try Self.applied(try await push(Array(mutations[start..<min(start + 500, mutations.count)]), as: client))
+        }
         return keys
     }
 
@@ -192,6 +208,30 @@ final class RealSyncServer: Sendable {
         try Self.applied(response)
         guard let result = response.results.first else { throw RooftopError(.response, "no result for \(key)") }
         return result
+    }
+
+    /// Takes an object away from `client`'s user as a change of its ACL would (it may still write
+    /// it, no longer read it): its next pull brings a removal.
+    /// - Throws: When the object cannot be read, or the change is refused.
+    func hide(_ key: ObjectKey, from client: RooftopClient) async throws {
+        guard let user = client.currentUser?.objectId else { throw RooftopError(.auth, "the client is not signed in") }
+        let writeOnly = ACL([.user(user): ACL.Access(read: false, write: true)])
+        try await change(key, as: client, .update([], acl: writeOnly))
+    }
+
+    /// Deletes a datastore with `client`'s session (its owner's): pulls of it answer `notFound`.
+    /// - Throws: When the server refuses.
+    func deleteDatastore(_ id: DatastoreID, as client: RooftopClient) async throws {
+        try await api(as: client).deleteDatastore(id)
+    }
+
+    /// Sets the indexes a class declares (its other settings stay).
+    /// - Throws: When the admin call fails.
+    func setIndexes(_ indexes: [[String]], for className: String) async throws {
+        let body = JSONValue.object([
+            "className": .string(className), "indexes": .array(indexes.map { .array($0.map(JSONValue.string)) }),
+        ])
+        try await changeClass(className, body)
     }
 
     /// Throws the first refusal among a push's results.
@@ -264,6 +304,34 @@ final class RealSyncServer: Sendable {
         }
     }
 
+    /// A pull's page size, rewritten when the test set one.
+    fileprivate func rewritten(_ request: TransportRequest, path: String) throws(RooftopError) -> TransportRequest {
+        guard path == "/v1/pull", let size = script.withLock({ $0.pageSize }), let body = request.body else { return request }
+        var request = request
+        do {
+            var pull = try JSONDecoder().decode(PullRequest.self, from: body)
+            pull.limit = size
+            request.body = try JSONEncoder().encode(pull)
+        } catch {
+            throw RooftopError(.internal, "the test transport could not rewrite a pull", cause: error)
+        }
+        return request
+    }
+
+    /// Whether a pull is interrupted (`network`) before reaching the server.
+    fileprivate func interruptsPull() -> Bool {
+        script.withLock { $0.pagesBeforeInterruption == 0 }
+    }
+
+    /// Records a pull page's answer: its checkpoint, and one page fewer before an interruption.
+    fileprivate func recordPage(_ response: TransportResponse) {
+        guard response.status == 200, let page = try? PullResponse.decodeDocument(response.body) else { return }
+        script.withLock { script in
+            script.checkpoints.append(page.checkpoint)
+            if let pages = script.pagesBeforeInterruption, pages > 0 { script.pagesBeforeInterruption = pages - 1 }
+        }
+    }
+
     /// Records a push or a pull on its way to the server.
     fileprivate func record(_ request: TransportRequest, path: String) {
         guard let body = request.body else { return }
@@ -305,8 +373,13 @@ final class FaultTransport: HTTPTransport {
         if let gate, !(await gate.pass()) {
             throw RooftopError(.noConnection, "the connection went down while the request was held (test transport)")
         }
+        if path == "/v1/pull", server.interruptsPull() {
+            throw RooftopError(.network, "the pull was interrupted (test transport)")
+        }
+        let request = try server.rewritten(request, path: path)
         server.record(request, path: path)
         let response = try await inner.send(request)
+        if path == "/v1/pull" { server.recordPage(response) }
         if path == "/v1/push", server.losesPushAnswer() {
             throw RooftopError(.timeout, "the push's answer was lost (test transport)")
         }
