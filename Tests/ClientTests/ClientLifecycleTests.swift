@@ -21,22 +21,26 @@ struct ClientLifecycleTests {
 
     @Test("after shutdown, pushes, pulls and continuous sync throw closed")
     func closedAfterShutdown() async throws {
-        let server = SyncFakeServer()
-        let client = try syncClient(server)
-        _ = try await client.signUpForTest("ann")
-        try await client.sync.pull(datastore: .default)
-        await client.shutdown()
-        #expect(await Self.failure { try await client.sync.push() } == .closed)
-        #expect(await Self.failure { try await client.sync.pull(datastore: .default) } == .closed)
-        #expect(await Self.failure { try await client.sync.startContinuous(datastores: [.default]) } == .closed)
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            try await client.sync.pull(datastore: .default)
+            await server.shutdown(client)
+            #expect(await Self.failure { try await client.sync.push() } == .closed)
+            #expect(await Self.failure { try await client.sync.pull(datastore: .default) } == .closed)
+            #expect(await Self.failure { try await client.sync.startContinuous(datastores: [.default]) } == .closed)
+        }
     }
 
     @Test("a client dropped without shutdown is freed, and its engines stop")
     func droppedClientStopsItsEngines() async throws {
-        let server = SyncFakeServer()
+        try await withRealServer { server in try await droppedClientStopsItsEngines(server) }
+    }
+
+    private func droppedClientStopsItsEngines(_ server: RealSyncServer) async throws {
         /// A client used (an object saved and pushed), then dropped: its core, weakly, and its sync engine.
         func used() async throws -> (core: () -> ClientCore?, sync: SyncEngine, events: AsyncStream<OutboxEvent>) {
-            let client = try syncClient(server)
+            let client = try server.client(kept: false)
             _ = try await client.signUpForTest("ann")
             let note = client.object("Note", id: "a")
             note["n"] = 1
@@ -53,7 +57,7 @@ struct ClientLifecycleTests {
             ended.withLock { $0 = true }
         }
         defer { listener.cancel() }
-        #expect(server.appliedMutationCount == 1)
+        #expect(try await server.appliedMutationCount() == 1)
         #expect(core() == nil, "nothing the engines hold leads back to the core")
         try await TestWait.until("the dropped client's engines stop") {
             await Self.failure { try await sync.push() } == .closed

@@ -23,7 +23,7 @@ struct SyncPullTests {
             // Three pages (2, 2 and 1 changes), each asked for from the one before.
             let checkpoints = server.pageCheckpoints
             #expect(checkpoints.count == 3)
-            #expect(server.pulls.map(\.since) == [nil] + checkpoints.prefix(2))
+            #expect(server.pulls.map(\.since) == [nil] + checkpoints.prefix(2).map { Optional($0) })
             #expect(try client.core.store.checkpoint(scope: client.core.scope, datastore: .default) == checkpoints.last)
             let all = reports.all
             #expect(all.first == SyncProgress(phase: .pull, datastore: .default, processed: 0, total: 5), "the total comes first")

@@ -80,9 +80,11 @@ final class RealSyncServer: Sendable {
     }
 
     /// A client of the real library over this server's ``FaultTransport``, with a test clock and a
-    /// fixed retry jitter (0.5: no spread); shut down by ``stop()``.
+    /// fixed retry jitter (0.5: no spread); shut down by ``stop()`` unless `kept` is false (a test
+    /// of a client the app drops: nothing here may hold it).
     func client(
-        clock: TestClock = TestClock(), storage: LocalStorage = .inMemory, retry: RetryPolicy = .default
+        clock: TestClock = TestClock(), storage: LocalStorage = .inMemory, retry: RetryPolicy = .default,
+        kept: Bool = true
     ) throws -> RooftopClient {
         var configuration = try Self.configuration(of: process)
         configuration.storage = storage
@@ -93,7 +95,7 @@ final class RealSyncServer: Sendable {
             inner: try AsyncHTTPTransport(
                 baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout))
         let client = try RooftopClient(configuration: configuration, transport: transport, random: { 0.5 })
-        clients.withLock { $0.append(client) }
+        if kept { clients.withLock { $0.append(client) } }
         return client
     }
 
@@ -391,7 +393,7 @@ final class FaultTransport: HTTPTransport {
     }
 
     /// An error answered as the server answers it: its HTTP status and `{code, message}` body.
-    static func answer(_ error: RooftopError) -> TransportResponse {
+    private static func answer(_ error: RooftopError) -> TransportResponse {
         let status: Int =
             switch error.code {
             case .auth: 401

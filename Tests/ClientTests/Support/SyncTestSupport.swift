@@ -1,23 +1,15 @@
 import Foundation
 @testable import Rooftop
 import RooftopShared
-import RooftopTestSupport
-
-/// A client over the fake server, with a test clock and a fixed retry jitter (0.5: no spread).
-func syncClient(
-    _ server: SyncFakeServer, clock: TestClock = TestClock(), storage: LocalStorage = .inMemory,
-    retry: RetryPolicy = .default
-) throws -> RooftopClient {
-    var configuration = ClientConfiguration(serverURL: URL(fileURLWithPath: "/"))
-    configuration.storage = storage
-    configuration.clock = clock
-    configuration.retry = retry
-    return try RooftopClient(configuration: configuration, transport: server, random: { 0.5 })
-}
 
 extension RooftopClient {
-    /// Signs up (on the fake server the user's ID is `u<n>`; on the real one, random).
+    /// Signs up with the tests' password.
     func signUpForTest(_ username: String) async throws -> UserInfo {
         try await signUp(username: username, password: "secret-password")
+    }
+
+    /// The keys stored locally in a datastore (deleted ones excluded).
+    func storedKeys(in datastore: DatastoreID = .default, className: String? = nil) throws -> Set<ObjectKey> {
+        Set(try core.store.objects(scope: core.scope, datastore: datastore, className: className).map(\.key))
     }
 }
