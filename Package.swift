@@ -219,7 +219,8 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
-        // The client library: unit tests over fake transports and injected clocks.
+        // The client library: what pushes or pulls against the real rooftop-server behind a scripted
+        // network, the rest over fakes; injected clocks.
         .testTarget(
             name: "ClientTests",
             dependencies: [
