@@ -34,14 +34,7 @@ enum ClientTransportFixture {
         let transport = try AsyncHTTPTransport(
             baseURL: configuration.serverURL, trust: configuration.trust, timeout: configuration.requestTimeout)
         let api = RemoteAPI(transport: transport, appId: appId ?? configuration.appId, session: session)
-        do {
-            let result = try await body(api)
-            await transport.shutdown()
-            return result
-        } catch {
-            await transport.shutdown()
-            throw error
-        }
+        return try await scoped(api, release: { _ in await transport.shutdown() }, body)
     }
 
     /// Signs up a new user through the client API and keeps its token in `session`.

@@ -146,15 +146,7 @@ public final class FaultProxy: Sendable {
 
     /// Runs `body` with a proxy to `127.0.0.1:targetPort`, shut down on every path.
     public static func with<T>(targetPort: Int, _ body: (FaultProxy) async throws -> T) async throws -> T {
-        let proxy = try await start(targetPort: targetPort)
-        do {
-            let result = try await body(proxy)
-            await proxy.shutdown()
-            return result
-        } catch {
-            await proxy.shutdown()
-            throw error
-        }
+        try await scoped(try await start(targetPort: targetPort), release: { await $0.shutdown() }, body)
     }
 
     /// What the proxy does now. Setting ``Mode/down`` cuts the open connections at once;

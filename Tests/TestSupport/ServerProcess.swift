@@ -101,14 +101,7 @@ public func withServer<T>(
     dataDirectory: String? = nil, extraArguments: [String] = [], _ body: (ServerProcess) async throws -> T
 ) async throws -> T {
     let server = try await ServerProcess.start(dataDirectory: dataDirectory, extraArguments: extraArguments)
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
+    return try await scoped(server, release: { await $0.stop() }, body)
 }
 
 /// The storage the end-to-end servers use: the embedded SQLite file in their data directory, or,

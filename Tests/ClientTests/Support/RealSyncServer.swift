@@ -411,13 +411,5 @@ final class FaultTransport: HTTPTransport {
 
 /// Starts a fresh real server, runs `body`, and stops its clients and the server whatever happens.
 func withRealServer<T>(_ body: (RealSyncServer) async throws -> T) async throws -> T {
-    let server = try await RealSyncServer.start()
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
+    try await scoped(try await RealSyncServer.start(), release: { await $0.stop() }, body)
 }

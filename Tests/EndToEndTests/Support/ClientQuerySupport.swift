@@ -57,14 +57,7 @@ enum ClientQueryFixture {
 
     /// Runs `body` with `client`, and shuts the client down whatever happens.
     static func using<T>(_ client: RooftopClient, _ body: (RooftopClient) async throws -> T) async throws -> T {
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        try await scoped(client, release: { await $0.shutdown() }, body)
     }
 
     /// Runs `body` with a client over `storage` whose server cannot be reached: it points at a

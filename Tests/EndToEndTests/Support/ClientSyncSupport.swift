@@ -165,15 +165,7 @@ final class ClientSyncHarness: Sendable {
 
 /// Runs `body` with a harness, tearing down whatever it started on every path.
 func withSyncHarness<T>(_ body: (ClientSyncHarness) async throws -> T) async throws -> T {
-    let harness = ClientSyncHarness()
-    do {
-        let result = try await body(harness)
-        await harness.tearDown()
-        return result
-    } catch {
-        await harness.tearDown()
-        throw error
-    }
+    try await scoped(ClientSyncHarness(), release: { await $0.tearDown() }, body)
 }
 
 /// Runs `body`, failing with a ``FixtureError`` when it has not finished within `limit` (the

@@ -225,12 +225,5 @@ func withLiveClient<T>(
     _ server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, _ body: (LiveClient) async throws -> T
 ) async throws -> T {
     let client = try await LiveClient.connect(to: server, appId: appId, sessionToken: sessionToken)
-    do {
-        let result = try await body(client)
-        await client.close()
-        return result
-    } catch {
-        await client.close()
-        throw error
-    }
+    return try await scoped(client, release: { await $0.close() }, body)
 }

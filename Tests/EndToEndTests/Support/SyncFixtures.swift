@@ -205,15 +205,7 @@ func uniqueClassName(_ prefix: String) -> String {
 
 /// Runs `body` with a client of `server`, shut down whatever happens.
 func withClient<T>(_ server: ServerProcess, _ body: (APIClient) async throws -> T) async throws -> T {
-    let client = try APIClient(server: server)
-    do {
-        let result = try await body(client)
-        await client.shutdown()
-        return result
-    } catch {
-        await client.shutdown()
-        throw error
-    }
+    try await scoped(try APIClient(server: server), release: { await $0.shutdown() }, body)
 }
 
 /// A flag one task sets and another reads.
