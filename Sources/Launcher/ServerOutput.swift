@@ -80,6 +80,7 @@ public enum ServerLaunchError: Error, CustomStringConvertible {
     /// It did not listen before the deadline.
     case timedOut(log: String)
 
+    /// What went wrong, with the server's output.
     public var description: String {
         switch self {
         case .notExecutable(let path): "\(path) is not an executable (build it with `swift build`)"

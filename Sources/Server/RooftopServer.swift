@@ -67,7 +67,7 @@ public final class RooftopServer: Sendable {
             try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
         let storage = try StorageFactory.open(
-            url: configuration.effectiveStorageURL, now: configuration.clock.now, logger: logger)
+            url: configuration.effectiveStorageURL, clock: configuration.clock, logger: logger)
         try await storage.prepare()
         let adminKeyHash = try await AdminKey.resolve(configured: configuration.adminKey, storage: storage, output: output)
         let tlsConfiguration = try TLSSetup.configuration(for: configuration, output: output)

@@ -66,7 +66,7 @@ struct ServerServices: Sendable {
             metrics: ServerMetrics.registry,
             openAPI: try OpenAPIDocument.load(),
             cluster: cluster,
-            activity: ActivityMeter(clock: configuration.clock.now),
+            activity: ActivityMeter(clock: configuration.clock),
             proxies: try TrustedProxies(configuration.trustedProxies))
     }
 }

@@ -57,9 +57,10 @@ final class InProcessServer: ServerUnderTest {
         let caPath: String
         do {
             (port, caPath) = try await lines.waitForListening(deadline: .seconds(120)) { lines.ended }
-        } catch let error as ServerLaunchError {
+        } catch {
             task.cancel()
-            throw BenchmarkError.server("\(error)")
+            if let error = error as? ServerLaunchError { throw BenchmarkError.server("\(error)") }
+            throw error
         }
         let endpoint = ServerEndpoint(
             baseURL: "https://127.0.0.1:\(port)", caCertificatePath: caPath, adminKey: adminKey,

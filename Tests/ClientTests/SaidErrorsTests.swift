@@ -28,8 +28,8 @@ struct SaidErrorsTests {
         #expect(local.skipped.map(\.mutation) == [increment.mutationId])
         #expect(local.skipped.first?.error.code == .badType, "\(String(describing: local.skipped.first?.error))")
         // Said once: the view is computed again with every page or save touching the object.
-        #expect(local.unsaid.map(\.mutation) == [increment.mutationId])
-        #expect(LocalView.compute(key: key, server: server, queued: [increment, set]).unsaid.isEmpty)
+        #expect(local.takeUnsaid().map(\.mutation) == [increment.mutationId])
+        #expect(LocalView.compute(key: key, server: server, queued: [increment, set]).takeUnsaid().isEmpty)
         #expect(LocalView.compute(key: key, server: server, queued: [increment, set]).skipped.count == 1)
     }
 

@@ -184,53 +184,51 @@ struct SyncPullTests {
 
     @Test("pulled pages are not written once another account is signed in")
     func accountChanged() async throws {
-        try await withRealServer { server in
-            let client = try server.client()
-            _ = try await client.signUpForTest("ann")
-            let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
-            let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
-            await #expect(throws: RooftopError.self) {
-                try await client.sync.apply(
-                    page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
-                    onChange: nil)
-            }
-            #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
-            #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
+        let (client, _) = try offlineClient()
+        try client.signInLocally("ann")
+        let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
+        let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
+        await #expect(throws: RooftopError.self) {
+            try await client.sync.apply(
+                page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: "someone-else",
+                onChange: nil)
         }
+        #expect(try client.core.store.object(ObjectKey(object), scope: "someone-else") == nil)
+        #expect(try client.core.store.checkpoint(scope: "someone-else", datastore: .default) == nil)
+        await client.shutdown()
     }
 
     @Test("a pulled object's JSON is stored as received, not encoded again, and local queries read it")
     func storedAsReceived() async throws {
-        try await withRealServer { server in
-            let (client, owner) = try await signedUpSyncClient(server)
-            try client.core.store.declareIndexes([["i"]], of: "Item")
-            // As another writer may lay it out: members in another order, whitespace between tokens.
-            let object = #"{ "version": 3, "fields": {"name": "b\u00e9", "i": 7, "tags": ["x", "y"]},"#
-                + #" "objectId": "x", "className": "Item", "datastore": "\#(DatastoreID.default.rawValue)" }"#
-            let body = #"{"checkpoint":"c:1","hasMore":false,"changes":[{"kind":"upsert","object":"# + object
-                + #"},{"kind":"removal","className":"Item","objectId":"gone"}]}"#
-            let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
-            #expect(texts == [object, nil])
-            try await client.sync.apply(
-                page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
-                checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
-            let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
-            #expect(stored == object, "the text as received")
-            let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
-            #expect(
-                try client.core.store.object(key, scope: owner)?.server
-                    == ObjectSnapshot(
-                        className: "Item", objectId: "x", datastore: .default,
-                        fields: ["name": "bé", "i": 7, "tags": ["x", "y"]], version: 3))
-            // Through the rows of the declared field, and from the document for the others.
-            let local = { (text: String, arguments: [Value]) in
-                try await client.query("Item", in: .default).text(text, arguments).fromLocalDatastore().count()
-            }
-            #expect(try await local("where i = ?", [7]) == 1)
-            #expect(try await local("where name = ?", ["bé"]) == 1)
-            #expect(try await local("where tags contains ?", ["y"]) == 1)
-            #expect(try await local("where name = ?", ["be"]) == 0)
+        let (client, owner) = try await signedUpSyncClient()
+        try client.core.store.declareIndexes([["i"]], of: "Item")
+        // As another writer may lay it out: members in another order, whitespace between tokens.
+        let object = #"{ "version": 3, "fields": {"name": "b\u00e9", "i": 7, "tags": ["x", "y"]},"#
+            + #" "objectId": "x", "className": "Item", "datastore": "\#(DatastoreID.default.rawValue)" }"#
+        let body = #"{"checkpoint":"c:1","hasMore":false,"changes":[{"kind":"upsert","object":"# + object
+            + #"},{"kind":"removal","className":"Item","objectId":"gone"}]}"#
+        let (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(Data(body.utf8))
+        #expect(texts == [object, nil])
+        try await client.sync.apply(
+            page, prepared: SyncEngine.prepare(page, objectTexts: texts), datastore: .default, scope: .everything,
+            checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
+        let stored = try client.core.store.read { db in try String.fetchOne(db, sql: "SELECT server FROM objects") }
+        #expect(stored == object, "the text as received")
+        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+        #expect(
+            try client.core.store.object(key, scope: owner)?.server
+                == ObjectSnapshot(
+                    className: "Item", objectId: "x", datastore: .default,
+                    fields: ["name": "bé", "i": 7, "tags": ["x", "y"]], version: 3))
+        // Through the rows of the declared field, and from the document for the others.
+        let local = { (text: String, arguments: [Value]) in
+            try await client.query("Item", in: .default).text(text, arguments).fromLocalDatastore().count()
         }
+        #expect(try await local("where i = ?", [7]) == 1)
+        #expect(try await local("where name = ?", ["bé"]) == 1)
+        #expect(try await local("where tags contains ?", ["y"]) == 1)
+        #expect(try await local("where name = ?", ["be"]) == 0)
+        await client.shutdown()
     }
 
     @Test("a cancelled pull asks for no more pages: what it received is written with its checkpoint, and the next pull resumes there")
@@ -278,129 +276,125 @@ struct SyncPullTests {
 
     @Test("a pulled object is prepared with the rows of the fields the store keeps; a declaration made before its write has them worked out again")
     func preparedForKeptFields() async throws {
-        try await withRealServer { server in
-            let (client, owner) = try await signedUpSyncClient(server)
-            let store = client.core.store
-            try store.declareIndexes([["i"]], of: "Item")
-            let objects = (0..<3).map { n in
-                ObjectSnapshot(
-                    className: "Item", objectId: "o\(n)", datastore: .default,
-                    fields: ["i": .int(Int64(n)), "j": .int(Int64(10 + n)), "text": .string(String(repeating: "a", count: 420))],
-                    version: 1)
-            }
-            let page = PullResponse(changes: objects.map { .upsert($0) }, checkpoint: Checkpoint("c:3"), hasMore: false)
-            let valueIndexed = try store.valueIndexedFields(of: ["Item", "Other"])
-            let expected: [String: Set<String>?] = ["Item": ["i"], "Other": .none]
-            #expect(valueIndexed == expected, "Other declares nothing: every field")
-            let prepared = SyncEngine.prepare(page, valueIndexed: valueIndexed)
-            let first = try #require(prepared.first ?? nil)
-            #expect(first.rowFields == ["i"])
-            #expect(first.rows(covering: ["i"])?.added.map(\.field).sorted() == ["i", "objectId"])
-            #expect(first.rows(covering: ["i", "j"]) == nil, "a field not worked out")
-            #expect(first.rows(covering: nil) == nil, "every field kept")
-            #expect(SyncEngine.prepare(page).first??.rows(covering: ["i", "j"]) != nil, "unrestricted: covers any")
-            // `j` is declared after the preparation, before the write.
-            try store.declareIndexes([["i"], ["j"]], of: "Item")
-            try await client.sync.apply(
-                page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
-                owner: owner, onChange: nil)
-            let rows = try store.read { db in
-                try String.fetchAll(db, sql: "SELECT field || by_value FROM object_fields ORDER BY field")
-            }
-            // Each leads an index: its rows are kept, out of the value index (the entries find its values).
-            #expect(rows == ["i0", "i0", "i0", "j0", "j0", "j0"])
-            #expect(try await client.query("Item", in: .default).text("where j = ?", [11]).fromLocalDatastore().count() == 1)
-            #expect(try await client.query("Item", in: .default).text("where i >= ?", [1]).fromLocalDatastore().count() == 2)
+        let (client, owner) = try await signedUpSyncClient()
+        let store = client.core.store
+        try store.declareIndexes([["i"]], of: "Item")
+        let objects = (0..<3).map { n in
+            ObjectSnapshot(
+                className: "Item", objectId: "o\(n)", datastore: .default,
+                fields: ["i": .int(Int64(n)), "j": .int(Int64(10 + n)), "text": .string(String(repeating: "a", count: 420))],
+                version: 1)
         }
+        let page = PullResponse(changes: objects.map { .upsert($0) }, checkpoint: Checkpoint("c:3"), hasMore: false)
+        let valueIndexed = try store.valueIndexedFields(of: ["Item", "Other"])
+        let expected: [String: Set<String>?] = ["Item": ["i"], "Other": .none]
+        #expect(valueIndexed == expected, "Other declares nothing: every field")
+        let prepared = SyncEngine.prepare(page, valueIndexed: valueIndexed)
+        let first = try #require(prepared.first ?? nil)
+        #expect(first.rowFields == ["i"])
+        #expect(first.rows(covering: ["i"])?.added.map(\.field).sorted() == ["i", "objectId"])
+        #expect(first.rows(covering: ["i", "j"]) == nil, "a field not worked out")
+        #expect(first.rows(covering: nil) == nil, "every field kept")
+        #expect(SyncEngine.prepare(page).first??.rows(covering: ["i", "j"]) != nil, "unrestricted: covers any")
+        // `j` is declared after the preparation, before the write.
+        try store.declareIndexes([["i"], ["j"]], of: "Item")
+        try await client.sync.apply(
+            page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: page.checkpoint,
+            owner: owner, onChange: nil)
+        let rows = try store.read { db in
+            try String.fetchAll(db, sql: "SELECT field || by_value FROM object_fields ORDER BY field")
+        }
+        // Each leads an index: its rows are kept, out of the value index (the entries find its values).
+        #expect(rows == ["i0", "i0", "i0", "j0", "j0", "j0"])
+        #expect(try await client.query("Item", in: .default).text("where j = ?", [11]).fromLocalDatastore().count() == 1)
+        #expect(try await client.query("Item", in: .default).text("where i >= ?", [1]).fromLocalDatastore().count() == 2)
+        await client.shutdown()
     }
 
     @Test("a page that names an object twice, then removes another and brings it back, stores each once in its last state, counts included")
     func repeatedInPage() async throws {
-        try await withRealServer { server in
-            let (client, owner) = try await signedUpSyncClient(server)
-            // Counted by `i`: a page's counts are summed and written as objects stored before in it
-            // change again or go.
-            try client.core.store.declareIndexes([["i", "objectId"]], of: "Item")
-            func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
-                .upsert(pulledItem(id, value, version: version))
-            }
-            let page = PullResponse(
-                changes: [
-                    item("x", 1, version: 1), item("y", 5, version: 1), item("x", 2, version: 2),
-                    .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
-                ],
-                checkpoint: Checkpoint("c:5"), hasMore: false)
-            #expect(SyncEngine.prepare(page).compactMap { $0 }.count == 4, "every upsert is prepared")
-            // As a pull writes it: prepared off the writer, and without preparation.
-            for prepared in [SyncEngine.prepare(page), []] {
-                try await client.sync.apply(
-                    page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
-                    owner: owner, onChange: nil)
-                let local = client.query("Item", in: .default).fromLocalDatastore()
-                #expect(try await local.count() == 2)
-                #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
-                #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
-                #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
-                try expectKeyCountsCurrent(client.core.store, prepared.isEmpty ? "written again" : "first written", counted: true)
-            }
+        let (client, owner) = try await signedUpSyncClient()
+        // Counted by `i`: a page's counts are summed and written as objects stored before in it
+        // change again or go.
+        try client.core.store.declareIndexes([["i", "objectId"]], of: "Item")
+        func item(_ id: String, _ value: Int64, version: Int64) -> PullChange {
+            .upsert(pulledItem(id, value, version: version))
         }
+        let page = PullResponse(
+            changes: [
+                item("x", 1, version: 1), item("y", 5, version: 1), item("x", 2, version: 2),
+                .tombstone(className: "Item", objectId: "y", version: 2), item("y", 6, version: 3),
+            ],
+            checkpoint: Checkpoint("c:5"), hasMore: false)
+        #expect(SyncEngine.prepare(page).compactMap { $0 }.count == 4, "every upsert is prepared")
+        // As a pull writes it: prepared off the writer, and without preparation.
+        for prepared in [SyncEngine.prepare(page), []] {
+            try await client.sync.apply(
+                page, prepared: prepared, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:5"),
+                owner: owner, onChange: nil)
+            let local = client.query("Item", in: .default).fromLocalDatastore()
+            #expect(try await local.count() == 2)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i = ?", [6]).fromLocalDatastore().count() == 1)
+            #expect(try await client.query("Item", in: .default).text("where i < ?", [2]).fromLocalDatastore().count() == 0)
+            try expectKeyCountsCurrent(client.core.store, prepared.isEmpty ? "written again" : "first written", counted: true)
+        }
+        await client.shutdown()
     }
 
     @Test("a page's write lets a waiting write in after the slice under way, and stores its checkpoint with its last slice")
     func waitingWriteGoesBetweenSlices() async throws {
-        try await withRealServer { server in
-            let (client, owner) = try await signedUpSyncClient(server)
-            let store = client.core.store
-            try store.declareIndexes([["i", "objectId"]], of: "Item")
-            let count = SyncEngine.sliceSize * 3 + 10
-            let page = PullResponse(
-                changes: (0..<count).map { .upsert(pulledItem("o\($0)", Int64($0), version: 1)) },
-                checkpoint: Checkpoint("c:\(count)"), hasMore: false)
-            // What a save arriving during the page's write sees when it runs: objects and checkpoint.
-            let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
-            let save = WaitingWrite(store) {
-                let found = try? store.write(scope: owner) { transaction in
-                    (
-                        try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
-                        try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
-                    )
-                }
-                seen.withLock { $0 = found }
+        let (client, owner) = try await signedUpSyncClient()
+        let store = client.core.store
+        try store.declareIndexes([["i", "objectId"]], of: "Item")
+        let count = SyncEngine.sliceSize * 3 + 10
+        let page = PullResponse(
+            changes: (0..<count).map { .upsert(pulledItem("o\($0)", Int64($0), version: 1)) },
+            checkpoint: Checkpoint("c:\(count)"), hasMore: false)
+        // What a save arriving during the page's write sees when it runs: objects and checkpoint.
+        let seen = Mutex<(objects: Int, checkpoint: Checkpoint?)?>(nil)
+        let save = WaitingWrite(store) {
+            let found = try? store.write(scope: owner) { transaction in
+                (
+                    try Int.fetchOne(transaction.db, sql: "SELECT count(*) FROM objects WHERE class_name = 'Item'") ?? -1,
+                    try String.fetchOne(transaction.db, sql: "SELECT checkpoint FROM checkpoints").map(Checkpoint.init)
+                )
             }
-            try await client.sync.apply(
-                page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner,
-                onChange: save.observer)
-            #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
-            let during = try #require(seen.withLock { $0 })
-            #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
-            #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
-            #expect(try client.storedKeys().count == count)
-            #expect(try store.checkpoint(scope: owner, datastore: .default) == page.checkpoint)
-            try expectKeyCountsCurrent(store, "written in several transactions", counted: true)
+            seen.withLock { $0 = found }
         }
+        try await client.sync.apply(
+            page, datastore: .default, scope: .everything, checkpoint: page.checkpoint, owner: owner,
+            onChange: save.observer)
+        #expect(save.ran.wait(timeout: .now() + 10) == .success, "the waiting write ran")
+        let during = try #require(seen.withLock { $0 })
+        #expect(during.objects == SyncEngine.sliceSize, "it ran after the first slice, not after the page")
+        #expect(during.checkpoint == nil, "the checkpoint waits for the page's last slice")
+        #expect(try client.storedKeys().count == count)
+        #expect(try store.checkpoint(scope: owner, datastore: .default) == page.checkpoint)
+        try expectKeyCountsCurrent(store, "written in several transactions", counted: true)
+        await client.shutdown()
     }
 
     @Test("a prepared object older than the state already stored is not written: the stored state and its rows stay")
     func preparedOlderThanStored() async throws {
-        try await withRealServer { server in
-            let (client, owner) = try await signedUpSyncClient(server)
-            func page(_ value: Int64, version: Int64) -> PullResponse {
-                PullResponse(
-                    changes: [.upsert(pulledItem("x", value, version: version))],
-                    checkpoint: Checkpoint("c:\(version)"), hasMore: false)
-            }
-            // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
-            for (value, version) in [(2, 2), (1, 1)] as [(Int64, Int64)] {
-                let pulled = page(value, version: version)
-                try await client.sync.apply(
-                    pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
-                    owner: owner, onChange: nil)
-            }
-            let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
-            #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)
-            #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
-            #expect(try await client.query("Item", in: .default).text("where i = ?", [1]).fromLocalDatastore().count() == 0)
+        let (client, owner) = try await signedUpSyncClient()
+        func page(_ value: Int64, version: Int64) -> PullResponse {
+            PullResponse(
+                changes: [.upsert(pulledItem("x", value, version: version))],
+                checkpoint: Checkpoint("c:\(version)"), hasMore: false)
         }
+        // Version 2 first (as an acknowledgement may store it), then a page still carrying version 1.
+        for (value, version) in [(2, 2), (1, 1)] as [(Int64, Int64)] {
+            let pulled = page(value, version: version)
+            try await client.sync.apply(
+                pulled, prepared: SyncEngine.prepare(pulled), datastore: .default, scope: .everything, checkpoint: nil,
+                owner: owner, onChange: nil)
+        }
+        let key = ObjectKey(datastore: .default, className: "Item", objectId: "x")
+        #expect(try client.core.store.object(key, scope: owner)?.server?.version == 2)
+        #expect(try await client.query("Item", in: .default).text("where i = ?", [2]).fromLocalDatastore().count() == 1)
+        #expect(try await client.query("Item", in: .default).text("where i = ?", [1]).fromLocalDatastore().count() == 0)
+        await client.shutdown()
     }
 
     @Test("taking over the local scope's objects keeps the sync label of an object both scopes hold")
@@ -528,9 +522,10 @@ private func pulledItem(_ id: String, _ value: Int64, version: Int64) -> ObjectS
     ObjectSnapshot(className: "Item", objectId: id, datastore: .default, fields: ["i": .int(value)], version: version)
 }
 
-/// A client of `server`, signed up as `ann`, and its scope.
-private func signedUpSyncClient(_ server: RealSyncServer) async throws -> (RooftopClient, String) {
-    let client = try server.client()
-    _ = try await client.signUpForTest("ann")
+/// A client with no server (these tests apply pages themselves), signed in locally as `ann`,
+/// and its scope.
+private func signedUpSyncClient() async throws -> (RooftopClient, String) {
+    let (client, _) = try offlineClient()
+    try client.signInLocally("ann")
     return (client, client.core.scope)
 }

@@ -78,7 +78,7 @@ public struct RandomValues: Sendable {
             "0", "-0.0", "1.50", "1.5", "-1.5", "+7", ".5", "5.", "123456789012345678901234567890.5", "1e-30", "-2E+5",
             "0.001",
         ],
-        points: [(-90, 0), (90, 0), (0, -180), (0, 180), (0, 0), (-90, -180), (90, 180)].compactMap {
+        points: [(-90, 0), (90, 0), (0, -180), (0, 180), (0, 0), (-90, -180), (90, 180), (-90, 180), (90, -180)].compactMap {
             try? GeoPoint(latitude: $0.0, longitude: $0.1)
         },
         bytes: [[], [0], [0xFF]],
@@ -102,11 +102,14 @@ public struct RandomValues: Sendable {
         days: [0, -1, 19_000, 2_932_896],
         decimals: ["0", "1", "1.50", "1.5", "-0.001", "123456789012345678901234567890.5"],
         points: collisionPoints,
-        bytes: [[], [0], [0, 0], [1, 2, 3], [0xFF]],
+        bytes: [[], [0], [0, 0], [1], [1, 2], [1, 2, 3], [0xFF]],
         mimeTypes: [nil, "image/png", ""],
         classNames: ["T", "U", "V"],
         objectIds: ["a", "b", "c", "A", "B", "Z9", "a.b", "_x"],
-        jsons: [.null, .int(1), .string("a"), .array([.int(1), .string("x")]), .object(["k": .bool(true)])],
+        jsons: [
+            .null, .int(1), .string("a"), .array([.int(1), .string("x")]), .object(["k": .bool(true)]),
+            .object(["k": .array([.string("v")])]),
+        ],
         arbitrary: false)
 
     /// Strings of the ``collisions`` pools, including prefixes of each other in bytes but not in
@@ -172,9 +175,11 @@ public struct RandomValues: Sendable {
         arbitrary(&rng) ? Int64(bitPattern: rng.next()) : Self.pick(ints, &rng)
     }
 
-    /// A double (any bit pattern when arbitrary: NaNs with payloads, subnormals).
+    /// A double; when arbitrary, any bit pattern (NaNs with payloads, subnormals) or an ordinary
+    /// finite one between -1000 and 1000, half of the time each.
     public func double<R: RandomNumberGenerator>(_ rng: inout R) -> Double {
-        arbitrary(&rng) ? Double(bitPattern: rng.next()) : Self.pick(doubles, &rng)
+        guard arbitrary(&rng) else { return Self.pick(doubles, &rng) }
+        return Bool.random(using: &rng) ? Double(bitPattern: rng.next()) : Double.random(in: -1000...1000, using: &rng)
     }
 
     /// A string.
@@ -194,12 +199,15 @@ public struct RandomValues: Sendable {
         arbitrary(&rng) ? Int64.random(in: -719_162...2_932_896, using: &rng) : Self.pick(days, &rng)
     }
 
-    /// A point.
+    /// A point; when arbitrary, anywhere, or at a random latitude on the antimeridian or the
+    /// prime meridian one time in four.
     public func point<R: RandomNumberGenerator>(_ rng: inout R) -> GeoPoint {
         guard arbitrary(&rng) else { return Self.pick(points, &rng) }
-        let point = try? GeoPoint(
-            latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
-        return point ?? Self.pick(points, &rng)
+        let latitude = Double.random(in: -90...90, using: &rng)
+        let longitude =
+            Int.random(in: 0..<4, using: &rng) == 0
+            ? Self.pick([-180, 0, 180], &rng) : Double.random(in: -180...180, using: &rng)
+        return (try? GeoPoint(latitude: latitude, longitude: longitude)) ?? Self.pick(points, &rng)
     }
 
     /// A byte string.
@@ -217,17 +225,22 @@ public struct RandomValues: Sendable {
 
     /// A pointer.
     public func pointer<R: RandomNumberGenerator>(_ rng: inout R) -> Pointer {
-        Pointer(className: arbitrary(&rng) ? id(&rng) : Self.pick(classNames, &rng), objectId: id(&rng))
+        Pointer(className: className(&rng), objectId: id(&rng))
+    }
+
+    /// A class name (any of `abcXYZ019._-+/=` when arbitrary).
+    public func className<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        arbitrary(&rng) ? id(&rng) : Self.pick(classNames, &rng)
     }
 
     /// A relation of 0-3 members (distinct ones from the pool).
     public func relation<R: RandomNumberGenerator>(_ rng: inout R) -> Relation {
-        let className = Self.pick(classNames, &rng)
+        let target = className(&rng)
         let count = Int.random(in: 0...3, using: &rng)
         guard arbitrary(&rng) else {
-            return Relation(className: className, objectIds: Array(objectIds.shuffled(using: &rng).prefix(count)))
+            return Relation(className: target, objectIds: Array(objectIds.shuffled(using: &rng).prefix(count)))
         }
-        return Relation(className: className, objectIds: (0..<count).map { _ in id(&rng) })
+        return Relation(className: target, objectIds: (0..<count).map { _ in id(&rng) })
     }
 
     /// A JSON value; arbitrary ones nest arrays and objects up to `depth` levels.
@@ -263,8 +276,8 @@ public struct RandomValues: Sendable {
         case 5: return .listRemove(index: index)
         case 6: return .listMove(from: index, to: Int.random(in: 0...5, using: &rng))
         case 7: return .listReplace(index: index, value: value(&rng))
-        case 8: return .relationAdd(className: Self.pick(classNames, &rng), objectIds: [id(&rng)])
-        default: return .relationRemove(className: Self.pick(classNames, &rng), objectIds: [id(&rng), id(&rng)])
+        case 8: return .relationAdd(className: className(&rng), objectIds: [id(&rng)])
+        default: return .relationRemove(className: className(&rng), objectIds: [id(&rng), id(&rng)])
         }
     }
 

@@ -19,8 +19,8 @@ struct LocalView {
     /// Bounded (mutation IDs are unique): past it, the oldest may be said again.
     static let said = Mutex(RecentSet<MutationID>(capacity: 4_096))
 
-    /// The skipped changes not said before (``said``), now marked as said.
-    var unsaid: [(mutation: MutationID, error: RooftopError)] {
+    /// The skipped changes not said before (``said``), which this call marks as said.
+    func takeUnsaid() -> [(mutation: MutationID, error: RooftopError)] {
         guard !skipped.isEmpty else { return [] }
         return Self.said.withLock { said in skipped.filter { said.insert($0.mutation) } }
     }

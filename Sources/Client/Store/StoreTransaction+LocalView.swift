@@ -40,7 +40,7 @@ extension StoreTransaction {
     ) throws -> ObjectSnapshot? {
         let local = LocalView.compute(key: key, server: server, queued: queued)
         let (view, deleted) = (local.view, local.deleted)
-        for (mutation, error) in local.unsaid {
+        for (mutation, error) in local.takeUnsaid() {
             ClientCore.logger.notice(
                 "a queued change no longer applies to its object and is left out of its local view; the server will refuse it",
                 metadata: ["object": "\(key)", "mutation": "\(mutation)", "error": "\(error)"])

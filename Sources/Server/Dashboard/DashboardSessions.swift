@@ -22,9 +22,9 @@ final class DashboardSessions: Sendable {
     static let maxTokenBytes = 128
 
     private let storage: any Storage
-    private let clock: @Sendable () -> Timestamp
+    private let clock: ServerClock
 
-    init(storage: any Storage, clock: @escaping @Sendable () -> Timestamp) {
+    init(storage: any Storage, clock: ServerClock) {
         self.storage = storage
         self.clock = clock
     }
@@ -39,7 +39,7 @@ final class DashboardSessions: Sendable {
     /// - Throws: Storage errors.
     func start() async throws -> (token: String, session: Session) {
         let token = SessionToken.generate()
-        let now = clock()
+        let now = clock.now()
         let expiresAt = now.millisecondsSinceEpoch.addingSaturating(Self.lifetime)
         try await storage.insertDashboardSession(
             tokenHash: SessionToken.hash(token), expiresAt: Timestamp(millisecondsSinceEpoch: expiresAt), now: now)
@@ -52,7 +52,7 @@ final class DashboardSessions: Sendable {
     func session(token: String?) async throws -> Session? {
         guard let token, !token.isEmpty, token.utf8.count <= Self.maxTokenBytes else { return nil }
         guard let expiry = try await storage.dashboardSessionExpiry(tokenHash: SessionToken.hash(token)),
-            expiry.millisecondsSinceEpoch > clock().millisecondsSinceEpoch
+            expiry.millisecondsSinceEpoch > clock.now().millisecondsSinceEpoch
         else { return nil }
         return Session(token: token, expiresAt: expiry.millisecondsSinceEpoch)
     }

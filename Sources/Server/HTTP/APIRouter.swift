@@ -56,7 +56,7 @@ struct APIRouter {
         // cookie), outside the JSON API's authentication.
         DashboardRoutes(
             services: services,
-            sessions: DashboardSessions(storage: services.storage, clock: configuration.clock.now),
+            sessions: DashboardSessions(storage: services.storage, clock: configuration.clock),
             secureCookie: !configuration.insecureHTTP
         ).register(on: router)
         let api = router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))

@@ -17,19 +17,19 @@ final class ActivityMeter: Sendable {
         var pulls = 0
     }
 
-    private let clock: @Sendable () -> Timestamp
+    private let clock: ServerClock
     private let minutes = Mutex<[Minute]>([])
 
     /// The most minutes kept.
     static let kept = 60
 
-    init(clock: @escaping @Sendable () -> Timestamp) {
+    init(clock: ServerClock) {
         self.clock = clock
     }
 
     /// Counts one request.
     func record(_ kind: Kind) {
-        let now = clock().millisecondsSinceEpoch / 60_000
+        let now = clock.now().millisecondsSinceEpoch / 60_000
         minutes.withLock { minutes in
             if minutes.last?.minute != now {
                 minutes.append(Minute(minute: now))
@@ -45,7 +45,7 @@ final class ActivityMeter: Sendable {
     /// The last `count` minutes, oldest first, ending with the current one (minutes without any
     /// request count zero).
     func last(_ count: Int) -> [Minute] {
-        let now = clock().millisecondsSinceEpoch / 60_000
+        let now = clock.now().millisecondsSinceEpoch / 60_000
         let recorded = minutes.withLock { minutes in Dictionary(minutes.map { ($0.minute, $0) }) { _, newer in newer } }
         let span = Int64(max(1, min(count, Self.kept)))
         return ((now - span + 1)...now).map { recorded[$0] ?? Minute(minute: $0) }

@@ -17,18 +17,19 @@ public enum StorageFactory {
     /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage;
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`, with
     /// `?sslmode=disable|prefer|require`) the PostgreSQL storage, for several server processes.
-    /// - Parameter now: The server's clock, which the storage dates what it records by.
+    /// - Parameter clock: The server's clock, which the storage dates what it records by
+    ///   (default the system's).
     /// - Throws: `illegalArgument` for an unsupported URL.
     static func open(
-        url: String, now: @escaping @Sendable () -> Timestamp = { .now }, logger: Logger = Logger(label: "rooftop.storage")
+        url: String, clock: ServerClock = .system, logger: Logger = Logger(label: "rooftop.storage")
     ) throws -> any Storage {
         if let path = try sqlitePath(url: url) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try SQLiteStorage(path: path, now: now)
+            return try SQLiteStorage(path: path, clock: clock)
         }
         if url.hasPrefix("postgres:") || url.hasPrefix("postgresql:") {
-            return try PostgresStorage(url: url, logger: logger, now: now)
+            return try PostgresStorage(url: url, logger: logger, clock: clock)
         }
         throw RooftopError(
             .illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path> or postgres://USER@HOST/DATABASE")

@@ -5,6 +5,9 @@ import Synchronization
 final class Gate: Sendable {
     private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Bool, Never>])>((true, []))
 
+    /// Whether tasks pass without waiting.
+    var isOpen: Bool { state.withLock { $0.open } }
+
     /// How many tasks wait at the gate.
     var waiting: Int { state.withLock { $0.waiting.count } }
 

@@ -62,9 +62,16 @@ final class RealSyncServer: Sendable {
         }
     }
 
-    /// Shuts down the clients made here, then the server.
+    /// Shuts down the clients made here, then the server. Requests still held at a gate are
+    /// turned back; the clients are let go (each one's transport holds this server).
     func stop() async {
-        for client in clients.withLock({ $0 }) { await client.shutdown() }
+        pushGate.drop()
+        pullGate.drop()
+        let made = clients.withLock { clients in
+            defer { clients = [] }
+            return clients
+        }
+        for client in made { await client.shutdown() }
         await direct.shutdown()
         await process.stop()
     }
@@ -138,7 +145,7 @@ final class RealSyncServer: Sendable {
     /// server's default).
     func setPageSize(_ size: Int?) { script.withLock { $0.pageSize = size } }
 
-    /// Makes pulls fail with `network` once this many more pages have been answered.
+    /// Makes one pull fail with `network` once this many more pages have been answered.
     func interruptPulls(afterPages pages: Int) { script.withLock { $0.pagesBeforeInterruption = pages } }
 
     /// `METHOD path` of every request sent (or refused here), in order.
@@ -262,6 +269,8 @@ final class RealSyncServer: Sendable {
     /// - Throws: When the metrics cannot be read.
     func appliedMutationCount() async throws -> Int {
         let response = try await direct.send(TransportRequest(method: "GET", path: "/metrics"))
+        guard response.status == 200 else { throw RemoteAPI.error(status: response.status, body: response.body) }
+        // The counter's line appears with the first mutation applied.
         let text = String(decoding: response.body, as: UTF8.self)
         let line = text.split(separator: "\n").first { $0.hasPrefix("rooftop_mutations_total{outcome=\"applied\"}") }
         guard let line else { return 0 }
@@ -293,10 +302,10 @@ final class RealSyncServer: Sendable {
         }
     }
 
-    // MARK: The transport's side
+    // MARK: The transport's side (``FaultTransport``)
 
     /// What to do with a request before it goes: fail it here, or send it.
-    fileprivate func admit(_ request: TransportRequest) -> RooftopError? {
+    func admit(_ request: TransportRequest) -> RooftopError? {
         let path = String(request.path.prefix { $0 != "?" })
         return script.withLock { script in
             script.log.append("\(request.method) \(path)")
@@ -307,7 +316,7 @@ final class RealSyncServer: Sendable {
     }
 
     /// A pull's page size, rewritten when the test set one.
-    fileprivate func rewritten(_ request: TransportRequest, path: String) throws(RooftopError) -> TransportRequest {
+    func rewritten(_ request: TransportRequest, path: String) throws(RooftopError) -> TransportRequest {
         guard path == "/v1/pull", let size = script.withLock({ $0.pageSize }), let body = request.body else { return request }
         var request = request
         do {
@@ -321,12 +330,16 @@ final class RealSyncServer: Sendable {
     }
 
     /// Whether a pull is interrupted (`network`) before reaching the server.
-    fileprivate func interruptsPull() -> Bool {
-        script.withLock { $0.pagesBeforeInterruption == 0 }
+    func interruptsPull() -> Bool {
+        script.withLock { script in
+            guard script.pagesBeforeInterruption == 0 else { return false }
+            script.pagesBeforeInterruption = nil
+            return true
+        }
     }
 
     /// Records a pull page's answer: its checkpoint, and one page fewer before an interruption.
-    fileprivate func recordPage(_ response: TransportResponse) {
+    func recordPage(_ response: TransportResponse) {
         guard response.status == 200, let page = try? PullResponse.decodeDocument(response.body) else { return }
         script.withLock { script in
             script.checkpoints.append(page.checkpoint)
@@ -335,7 +348,7 @@ final class RealSyncServer: Sendable {
     }
 
     /// Records a push or a pull on its way to the server.
-    fileprivate func record(_ request: TransportRequest, path: String) {
+    func record(_ request: TransportRequest, path: String) {
         guard let body = request.body else { return }
         if path == "/v1/push", let push = try? JSONDecoder().decode(PushRequest.self, from: body) {
             script.withLock { $0.pushes.append(push) }
@@ -345,67 +358,12 @@ final class RealSyncServer: Sendable {
     }
 
     /// Whether a push's answer is to be lost (counted down).
-    fileprivate func losesPushAnswer() -> Bool {
+    func losesPushAnswer() -> Bool {
         script.withLock { script in
             guard script.lostPushAnswers > 0 else { return false }
             script.lostPushAnswers -= 1
             return true
         }
-    }
-}
-
-/// The network between a client and the real server: requests go through unless the test
-/// scripted otherwise (``RealSyncServer``).
-final class FaultTransport: HTTPTransport {
-    private let server: RealSyncServer
-    private let inner: AsyncHTTPTransport
-
-    init(server: RealSyncServer, inner: AsyncHTTPTransport) {
-        self.server = server
-        self.inner = inner
-    }
-
-    func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
-        if let failure = server.admit(request) {
-            if failure.isConnectivity { throw failure }
-            return Self.answer(failure)
-        }
-        let path = String(request.path.prefix { $0 != "?" })
-        let gate = path == "/v1/pull" ? server.pullGate : path == "/v1/push" ? server.pushGate : nil
-        if let gate, !(await gate.pass()) {
-            throw RooftopError(.noConnection, "the connection went down while the request was held (test transport)")
-        }
-        if path == "/v1/pull", server.interruptsPull() {
-            throw RooftopError(.network, "the pull was interrupted (test transport)")
-        }
-        let request = try server.rewritten(request, path: path)
-        server.record(request, path: path)
-        let response = try await inner.send(request)
-        if path == "/v1/pull" { server.recordPage(response) }
-        if path == "/v1/push", server.losesPushAnswer() {
-            throw RooftopError(.timeout, "the push's answer was lost (test transport)")
-        }
-        return response
-    }
-
-    func shutdown() async {
-        await inner.shutdown()
-    }
-
-    /// An error answered as the server answers it: its HTTP status and `{code, message}` body.
-    private static func answer(_ error: RooftopError) -> TransportResponse {
-        let status: Int =
-            switch error.code {
-            case .auth: 401
-            case .disallowed: 403
-            case .notFound: 404
-            case .exists: 409
-            case .sizeLimit: 413
-            case .retryLater: 429
-            case .internal, .server: 500
-            default: 400
-            }
-        return TransportResponse(status: status, body: (try? JSONEncoder().encode(error)) ?? Data())
     }
 }
 

@@ -42,10 +42,10 @@ struct OpenAPITestServer {
             do {
                 let storage: any Storage =
                     if let database {
-                        try PostgresStorage(url: database, maximumConnections: 4, now: configuration.clock.now)
+                        try PostgresStorage(url: database, maximumConnections: 4, clock: configuration.clock)
                     } else {
                         try SQLiteStorage(
-                            path: directory.appendingPathComponent("rooftop.sqlite").path, now: configuration.clock.now)
+                            path: directory.appendingPathComponent("rooftop.sqlite").path, clock: configuration.clock)
                     }
                 do {
                     try await storage.prepare()

@@ -125,7 +125,7 @@ extension PostgresStorage {
     private func writeObjects<T: Sendable>(alone: Bool, _ body: @Sendable (any ObjectWriter) throws -> T) async throws
         -> T
     {
-        let now = self.now()
+        let now = self.clock.now()
         let seed = try await lockSeed()
         // Given back once the transaction has ended, with its locks.
         let permits = lockBudget.permits()

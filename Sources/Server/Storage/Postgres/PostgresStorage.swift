@@ -33,8 +33,8 @@ import Synchronization
 /// ```
 public final class PostgresStorage: Storage {
     let pool: PostgresPool
-    /// The time mutation results are recorded at (the server's clock).
-    let now: @Sendable () -> Timestamp
+    /// The server's clock: mutation results are dated by it.
+    let clock: ServerClock
     /// Messages to the other server processes: each committed object write is announced in its
     /// own transaction (``ClusterMessage/changed(datastoreKey:sequence:className:readers:)``).
     let notifier: PostgresNotifier
@@ -51,15 +51,15 @@ public final class PostgresStorage: Storage {
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
     /// - Parameters:
     ///   - maximumConnections: The pool's size (default 20).
-    ///   - now: The clock results are dated by (default the system's).
+    ///   - clock: The clock results are dated by (default the system's).
     /// - Throws: `illegalArgument` for a URL that is not a PostgreSQL URL.
     public init(
         url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "rooftop.storage"),
-        now: @escaping @Sendable () -> Timestamp = { .now }
+        clock: ServerClock = .system
     ) throws {
         lockBudget = PostgresLockBudget(capacity: PostgresLockBudget.defaultCapacity)
         pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
-        self.now = now
+        self.clock = clock
         notifier = PostgresNotifier(pool: pool)
         statistics = PostgresStatistics(logger: logger)
     }

@@ -38,7 +38,7 @@ extension SQLiteStorage {
     /// See ``Storage/writeObjects(_:)``.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
         let (result, writes) = try await pool.write { db in
-            let writer = SQLiteObjectWriter(db: db, now: self.now(), readerSetWatch: self.readerSetWatch)
+            let writer = SQLiteObjectWriter(db: db, now: self.clock.now(), readerSetWatch: self.readerSetWatch)
             let result = try body(writer)
             return (result, writer.tally.count)
         }

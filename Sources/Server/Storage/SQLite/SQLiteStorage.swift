@@ -25,8 +25,8 @@ public final class SQLiteStorage: Storage {
     let writesSinceAnalysis = Mutex(0)
     /// How many object writes make the statistics stale enough to refresh.
     static let analysisInterval = 10_000
-    /// The time mutation results are recorded at (the server's clock).
-    let now: @Sendable () -> Timestamp
+    /// The server's clock: mutation results are dated by it.
+    let clock: ServerClock
     /// The background rebuild of index rows after a class's declared indexes change (``RowFields``).
     let rowRebuild: RowRebuild
 
@@ -35,14 +35,14 @@ public final class SQLiteStorage: Storage {
     /// - Throws: GRDB errors when the file cannot be opened; `illegalArgument` when its mode
     ///   cannot be set.
     /// - Parameters:
-    ///   - now: The clock results are dated by (default the system's; the server passes its own,
-    ///     which tests move by hand).
+    ///   - clock: The clock results are dated by (default the system's; the server passes its
+    ///     own, which tests move by hand).
     ///   - rowRebuildBatch: The objects whose index rows one transaction rebuilds after a class's
     ///     declared indexes change (default 1,000).
     public init(
-        path: String, now: @escaping @Sendable () -> Timestamp = { .now }, rowRebuildBatch: Int = 1000
+        path: String, clock: ServerClock = .system, rowRebuildBatch: Int = 1000
     ) throws {
-        self.now = now
+        self.clock = clock
         rowRebuild = RowRebuild(batch: max(1, rowRebuildBatch))
         var configuration = Configuration()
         configuration.prepareDatabase { db in
