@@ -37,7 +37,7 @@ struct GroupCommitTests {
         let firstWrite = LocalStore.GroupedWrite(
             body: { transaction in
                 let clock = ContinuousClock()
-                let end = clock.now.advanced(by: .seconds(20))
+                let end = clock.now.advanced(by: .seconds(120))
                 while store.group.withLock({ $0.waiting.count }) < others, clock.now < end {
                     Thread.sleep(forTimeInterval: 0.001)
                 }
@@ -153,7 +153,7 @@ struct GroupCommitTests {
                     },
                     committed: {
                         let clock = ContinuousClock()
-                        let end = clock.now.advanced(by: .seconds(20))
+                        let end = clock.now.advanced(by: .seconds(120))
                         while !stored(2), clock.now < end { Thread.sleep(forTimeInterval: 0.001) }
                         order.append(stored(2) ? "first, after the second's commit" : "first, alone")
                         order.append(store.isPublishing ? "publishing" : "not publishing")
