@@ -18,6 +18,12 @@ final class FaultTransport: HTTPTransport {
             if failure.isConnectivity { throw failure }
             return Self.answer(failure)
         }
+        if server.stalls {
+            // Not a wait for something to happen: a request that never gets an answer.
+            do { try await Task.sleep(for: .seconds(3600)) } catch {}
+            server.countCancelled()
+            throw RooftopError(.cancelled, "the request was cancelled")
+        }
         let path = String(request.path.prefix { $0 != "?" })
         let gate = path == "/v1/pull" ? server.pullGate : path == "/v1/push" ? server.pushGate : nil
         let held = gate.map { !$0.isOpen } ?? false

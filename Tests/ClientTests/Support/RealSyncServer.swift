@@ -29,6 +29,9 @@ final class RealSyncServer: Sendable {
         var checkpoints: [Checkpoint] = []
         var pageSize: Int?
         var pagesBeforeInterruption: Int?
+        var failure: RooftopError?
+        var stalls = false
+        var cancelled = 0
     }
 
     /// The server process.
@@ -41,6 +44,8 @@ final class RealSyncServer: Sendable {
     /// The harness's own calls (reads, metrics, class settings): no faults, not recorded.
     private let direct: AsyncHTTPTransport
     private let clients = Mutex<[RooftopClient]>([])
+    /// The session of the harness's own user (``writer()``), once signed up.
+    private let writerSession = Mutex<SessionTokenStore?>(nil)
 
     private init(process: ServerProcess, direct: AsyncHTTPTransport) {
         self.process = process
@@ -120,6 +125,28 @@ final class RealSyncServer: Sendable {
         set { script.withLock { $0.offline = newValue } }
     }
 
+    /// Whether requests reach the server; `false` fails them with `noConnection` (``offline``).
+    var isOnline: Bool {
+        get { !offline }
+        set { offline = !newValue }
+    }
+
+    /// Makes every request fail with `error` without reaching the server, until `nil` is set
+    /// (transport errors such as `timeout` are thrown, others answered with their HTTP status).
+    func fail(with error: RooftopError?) { script.withLock { $0.failure = error } }
+
+    /// Makes requests hang until their task is cancelled (they then fail with `cancelled`).
+    func stall(_ stalls: Bool) { script.withLock { $0.stalls = stalls } }
+
+    /// How many stalled requests were cancelled.
+    var cancelledCount: Int { script.withLock { $0.cancelled } }
+
+    /// `METHOD path?query` of every request sent (or refused here), in order.
+    var requests: [String] { script.withLock { $0.log } }
+
+    /// How many requests were sent (or refused here).
+    var requestCount: Int { requests.count }
+
     /// Makes the next `count` pushes reach the server and apply, then lose the answer (`timeout`).
     func loseNextPushAnswers(_ count: Int) { script.withLock { $0.lostPushAnswers += count } }
 
@@ -148,8 +175,8 @@ final class RealSyncServer: Sendable {
     /// Makes one pull fail with `network` once this many more pages have been answered.
     func interruptPulls(afterPages pages: Int) { script.withLock { $0.pagesBeforeInterruption = pages } }
 
-    /// `METHOD path` of every request sent (or refused here), in order.
-    var requestLog: [String] { script.withLock { $0.log } }
+    /// `METHOD path` of every request sent (or refused here), in order, without query strings.
+    var requestLog: [String] { script.withLock { $0.log.map { String($0.prefix { $0 != "?" }) } } }
 
     // MARK: Reading and setting the server
 
@@ -257,6 +284,20 @@ final class RealSyncServer: Sendable {
         try await changeClass(className, body)
     }
 
+    /// The REST API signed in as the harness's own user, signed up the first time.
+    /// - Throws: When the sign-up fails.
+    func writer() async throws -> RemoteAPI {
+        if let session = writerSession.withLock({ $0 }) {
+            return RemoteAPI(transport: direct, appId: process.appId, session: session)
+        }
+        let session = SessionTokenStore()
+        let api = RemoteAPI(transport: direct, appId: process.appId, session: session)
+        let signedUp = try await api.signUp(SignUpRequest(username: "writer", password: "secret-password"))
+        session.set(signedUp.sessionToken)
+        writerSession.withLock { $0 = session }
+        return api
+    }
+
     /// The REST API over the harness's own transport, signed in with `client`'s session.
     private func api(as client: RooftopClient) -> RemoteAPI {
         let session = SessionTokenStore()
@@ -308,8 +349,9 @@ final class RealSyncServer: Sendable {
     func admit(_ request: TransportRequest) -> RooftopError? {
         let path = String(request.path.prefix { $0 != "?" })
         return script.withLock { script in
-            script.log.append("\(request.method) \(path)")
+            script.log.append("\(request.method) \(request.path)")
             if script.offline { return RooftopError(.noConnection, "offline (test transport)") }
+            if let failure = script.failure { return failure }
             guard let index = script.failures.firstIndex(where: { path.hasPrefix($0.prefix) }) else { return nil }
             return script.failures.remove(at: index).error
         }
@@ -346,6 +388,12 @@ final class RealSyncServer: Sendable {
             if let pages = script.pagesBeforeInterruption, pages > 0 { script.pagesBeforeInterruption = pages - 1 }
         }
     }
+
+    /// Whether requests hang until cancelled (``stall(_:)``).
+    var stalls: Bool { script.withLock { $0.stalls } }
+
+    /// Counts a stalled request that was cancelled.
+    func countCancelled() { script.withLock { $0.cancelled += 1 } }
 
     /// Records a push or a pull on its way to the server.
     func record(_ request: TransportRequest, path: String) {
