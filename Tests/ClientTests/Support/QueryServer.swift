@@ -4,11 +4,13 @@ import Synchronization
 
 @testable import Rooftop
 
-/// A scripted stand-in for the server, as an ``HTTPTransport``: it keeps objects in memory and
-/// answers the endpoints the query layer uses — query, count, remove, get with includes, push —
-/// with the shared ``QueryEvaluator`` (the reference semantics the real server's SQL is tested
-/// against). It can be switched offline (`noConnection`), made to fail with any error, and it
-/// records the requests it saw.
+/// A scripted stand-in for the server, as an ``HTTPTransport``, for the tests of the local
+/// datastore (local queries, pins, models, observation), which mostly run it offline: it keeps
+/// objects in memory and answers the endpoints the query layer uses — query, count, remove, get
+/// with includes, push (a plain apply: no idempotency, no merges) — with the shared
+/// ``QueryEvaluator``. It can be switched offline (`noConnection`), made to fail with any error,
+/// and it records the requests it saw. Tests of what the server decides (pushes, merges, the
+/// feed, remote queries and fetch policies) use the real server (``RealSyncServer``).
 final class QueryServer: HTTPTransport {
     private struct State {
         var objects: [ObjectKey: ObjectSnapshot] = [:]
