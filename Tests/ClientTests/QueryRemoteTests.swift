@@ -49,10 +49,12 @@ struct QueryRemoteTests {
             let client = try await server.writerClient()
             try await server.put("Counter", "c1", ["count": 1, "label": "a"])
             let counter = try await client.query("Counter").getObject("c1")
-            server.isOnline = false
+            // The increment stays queued: its push waits at the gate while the server's state
+            // changes and the query runs (sent first, it would make the server's state 6, and
+            // the later write of 10, on a stale base, would lose to it by the default rule).
+            server.pushGate.close()
             try counter.increment("count", by: 5)
             try await counter.saveEventually()
-            server.isOnline = true
             try await server.put("Counter", "c1", ["count": 10, "label": "b"])
             let result = try await client.query("Counter").find()
             #expect(result.objects.first === counter)
