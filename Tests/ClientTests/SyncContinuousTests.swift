@@ -62,6 +62,24 @@ struct SyncContinuousTests {
         }
     }
 
+    @Test("the server's confirmation of the subscription pulls again: a change no one was told of is caught")
+    func subscribedPulls() async throws {
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let channel = FakeLiveChannel()
+            await client.sync.startContinuous(datastores: [.default], scope: nil, channel: channel)
+            try await client.sync.waitForContinuousIdle()
+            // Committed after the first pull read the feed, before the subscription was
+            // registered: no `changed` signal comes for it.
+            let missed = try await server.seed(1, className: "Missed", as: client)
+            channel.emit(.subscribed([.default]))
+            try await TestWait.until("the pull after the confirmation") {
+                try client.storedKeys(className: "Missed") == Set(missed)
+            }
+        }
+    }
+
     @Test("without a live connection, continuous sync polls on the configured clock; stop() ends it")
     func polling() async throws {
         try await withRealServer { server in

@@ -68,7 +68,9 @@ actor ContinuousSync {
         case .disconnected:
             activity.setConnected(false)
         case .subscribed:
-            break
+            // Changes committed after the first pulls read the feed but before the server
+            // registered the subscription were told to no one: one more pull catches them.
+            for datastore in datastores { requestPull(datastore) }
         case .changed(let datastore, _):
             guard datastores.contains(datastore) else { return }
             activity.update(datastore) { $0.incoming = true }
