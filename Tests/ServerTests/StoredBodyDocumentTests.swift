@@ -12,22 +12,16 @@ import Testing
 struct StoredBodyDocumentTests {
     @Test("random stored bodies decode and encode to the same values both ways")
     func randomBodies() throws {
-        for seed in TestSeeds.seeds(fixed: [1, 2, 3]) {
-            var rng = SeededGenerator(seed: seed)
-            for index in 0..<400 {
-                let snapshot = DifferentialValues.snapshot(
-                    className: rng.pick(DifferentialValues.classes), objectId: "o\(index)",
-                    datastore: rng.pick([.app, .default]), version: Int64(rng.int(0...9)), rng: &rng)
-                let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
-                let bodyText = try DocumentCoding.encode(body)
-                let bodyReference = try DocumentCoding.decode(StoredObjectBody.self, from: bodyText)
-                let bodyFast = try StoredObjectBody.decodeDocument(bodyText)
-                #expect(try DocumentCoding.encode(bodyFast) == DocumentCoding.encode(bodyReference), "\(bodyText)")
-                let bodyWritten = try body.encodedDocument()
-                #expect(
-                    try DocumentCoding.encode(DocumentCoding.decode(StoredObjectBody.self, from: bodyWritten))
-                        == DocumentCoding.encode(body), "\(bodyWritten)")
-            }
+        try DifferentialValues.forEachSnapshot(count: 400) { snapshot, _, _ in
+            let body = StoredObjectBody(fields: snapshot.fields, acl: snapshot.acl, fieldVersions: snapshot.fieldVersions)
+            let bodyText = try DocumentCoding.encode(body)
+            let bodyReference = try DocumentCoding.decode(StoredObjectBody.self, from: bodyText)
+            let bodyFast = try StoredObjectBody.decodeDocument(bodyText)
+            #expect(try DocumentCoding.encode(bodyFast) == DocumentCoding.encode(bodyReference), "\(bodyText)")
+            let bodyWritten = try body.encodedDocument()
+            #expect(
+                try DocumentCoding.encode(DocumentCoding.decode(StoredObjectBody.self, from: bodyWritten))
+                    == DocumentCoding.encode(body), "\(bodyWritten)")
         }
     }
 

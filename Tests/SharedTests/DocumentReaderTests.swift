@@ -13,20 +13,13 @@ struct DocumentReaderTests {
     func randomDocuments() throws {
         var read = 0
         var total = 0
-        for seed in TestSeeds.seeds(fixed: [1, 2, 3]) {
-            var rng = SeededGenerator(seed: seed)
-            for index in 0..<400 {
-                let snapshot = DifferentialValues.snapshot(
-                    className: rng.pick(DifferentialValues.classes), objectId: "o\(index)",
-                    datastore: rng.pick([.app, .default]), version: Int64(rng.int(0...9)), rng: &rng)
-                let text = try DocumentCoding.encode(snapshot)
-                let reference = try DocumentCoding.decode(ObjectSnapshot.self, from: text)
-                let fast = try ObjectSnapshot.decodeDocument(text)
-                #expect(try DocumentCoding.encode(fast) == DocumentCoding.encode(reference), "seed \(seed) #\(index): \(text)")
-                if (try? DocumentReader.read(text, { try $0.readObjectSnapshot() })) != nil { read += 1 }
-                total += 1
-
-            }
+        try DifferentialValues.forEachSnapshot(count: 400) { snapshot, seed, index in
+            let text = try DocumentCoding.encode(snapshot)
+            let reference = try DocumentCoding.decode(ObjectSnapshot.self, from: text)
+            let fast = try ObjectSnapshot.decodeDocument(text)
+            #expect(try DocumentCoding.encode(fast) == DocumentCoding.encode(reference), "seed \(seed) #\(index): \(text)")
+            if (try? DocumentReader.read(text, { try $0.readObjectSnapshot() })) != nil { read += 1 }
+            total += 1
         }
         // These objects mix every kind, half of which the reader leaves to Codable; still, some
         // documents must be read directly, or the comparison above compares nothing.

@@ -81,6 +81,23 @@ public enum DifferentialValues {
             fieldVersions: rng.chance(50) ? fields.mapValues { _ in version } : nil)
     }
 
+    /// `count` random objects (``snapshot(className:objectId:datastore:version:rng:)``, IDs `o0`,
+    /// `o1`, …) for each seed of the run (``TestSeeds``, `fixed` unless replaced), handed to `body`
+    /// with their seed and index.
+    public static func forEachSnapshot(
+        seeds fixed: [UInt64] = [1, 2, 3], count: Int, _ body: (ObjectSnapshot, UInt64, Int) throws -> Void
+    ) rethrows {
+        for seed in TestSeeds.seeds(fixed: fixed) {
+            var rng = SeededGenerator(seed: seed)
+            for index in 0..<count {
+                let snapshot = Self.snapshot(
+                    className: rng.pick(classes), objectId: "o\(index)", datastore: rng.pick([.app, .default]),
+                    version: Int64(rng.int(0...9)), rng: &rng)
+                try body(snapshot, seed, index)
+            }
+        }
+    }
+
     /// No ACL a third of the time; otherwise random entries (possibly none that reads).
     public static func acl(_ rng: inout SeededGenerator) -> ACL? {
         guard rng.chance(65) else { return nil }
