@@ -126,7 +126,7 @@ let package = Package(
             path: "Sources/Server",
             // The OpenAPI document is compiled into the binary (no resource bundle to ship or find
             // at run time); OpenAPIDocument serves it as YAML and, converted once, as JSON.
-            resources: [.embedInCode("OpenAPI/openapi.yaml")],
+            resources: [.embedInCode("OpenAPI/openapi-components.yaml")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -132,7 +132,7 @@ struct OpenAPIDocumentTests {
         }
     }
 
-    @Test("GET /openapi.yaml serves the file as it is and /openapi.json its JSON form, without credentials")
+    @Test("GET /openapi.yaml serves the document and /openapi.json its JSON form, without credentials")
     func servedByTheRouter() async throws {
         try await OpenAPITestServer.with { server in
             let application = Application(router: server.router())

@@ -71,6 +71,25 @@ struct OpenAPIRouteTests {
         #expect(webSockets == ["GET \(LiveEndpoint.path)"])
     }
 
+    @Test("the document's operations are the API's, with their methods, paths and IDs")
+    func documentIsTheAPI() throws {
+        let documented = try OpenAPITestSupport.documentedOperations().routes
+        #expect(documented == Set(API.all.map { "\($0.method.rawValue) \($0.path)" }))
+    }
+
+    @Test("API templates become router paths below their group, and back")
+    func routerPaths() {
+        #expect(APIRoutes.routerPath("/v1/roles/{name}", under: "/v1") == "roles/:name")
+        #expect(
+            APIRoutes.routerPath("/v1/datastores/{datastore}/classes/{className}/objects", under: "/v1")
+                == "datastores/:datastore/classes/:className/objects")
+        #expect(APIRoutes.routerPath("/health", under: "") == "health")
+        for operation in API.all where operation.tag != .operations {
+            let routed = "/v1/" + APIRoutes.routerPath(operation.path, under: "/v1")
+            #expect(OpenAPITestSupport.template(routed) == operation.path)
+        }
+    }
+
     @Test("router paths convert to templates")
     func templates() {
         #expect(OpenAPITestSupport.template("/v1/roles/:name") == "/v1/roles/{name}")

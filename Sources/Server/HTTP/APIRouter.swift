@@ -23,23 +23,22 @@ struct APIRouter {
         // Inside the error middleware, which answers its `timeout` as 503.
         router.middlewares.add(RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
 
-        router.get("health") { _, _ in
-            try JSONBody.response(HealthStatus(status: "ok", version: RooftopServerInfo.version))
-        }
+        let operational = APIRoutes(router.group(), at: "", limits: services.limits)
+        operational.on(API.getHealth) { _, _ in HealthStatus(status: "ok", version: RooftopServerInfo.version) }
         let document = services.openAPI
-        router.get("openapi.yaml") { _, _ in
+        operational.on(raw: API.getOpenAPIDocumentYAML) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: OpenAPIDocument.yamlContentType],
                 body: .init(byteBuffer: .init(bytes: document.yaml)))
         }
-        router.get("openapi.json") { _, _ in
+        operational.on(raw: API.getOpenAPIDocument) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: OpenAPIDocument.jsonContentType],
                 body: .init(byteBuffer: .init(bytes: document.json)))
         }
         let registry = services.metrics
         let metricsToken = configuration.metricsToken.map { SessionToken.hash($0) }
-        router.get("metrics") { request, _ in
+        operational.on(raw: API.getMetrics) { request, _ in
             if let metricsToken {
                 // Compared as hashes: the time taken says nothing of how much of the token matched.
                 let given = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
@@ -59,14 +58,14 @@ struct APIRouter {
             sessions: DashboardSessions(storage: services.storage, clock: configuration.clock),
             secureCookie: !configuration.insecureHTTP
         ).register(on: router)
-        let api = router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))
+        let api = APIRoutes(
+            router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth)),
+            at: "/v1", limits: services.limits)
         let limits = services.limits
-        api.get("info") { _, _ in
-            try JSONBody.response(ServerInfo(version: RooftopServerInfo.version, limits: limits))
-        }
+        api.on(API.getServerInfo) { _, _ in ServerInfo(version: RooftopServerInfo.version, limits: limits) }
         // The live endpoint is a WebSocket (see LiveEndpoint); a request that was not upgraded
         // lands here, after authentication: a bad session answers 401, a plain GET 400.
-        api.get("live") { _, _ -> Response in
+        api.on(raw: API.live) { _, _ -> Response in
             throw RooftopError(
                 .request, "\(LiveEndpoint.path) is a WebSocket endpoint: connect with an HTTP/1.1 upgrade request")
         }
@@ -79,10 +78,4 @@ struct APIRouter {
         router.middlewares.add(MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
-}
-
-/// The body of `GET /health`.
-struct HealthStatus: Codable, Sendable {
-    var status: String
-    var version: String
 }

@@ -19,89 +19,75 @@ struct AccountRoutes {
         return limit
     }
 
-    func register(on api: RouterGroup<RooftopRequestContext>) {
+    func register(on api: APIRoutes) {
         let services = self.services
-        let limits = services.limits
-        api.post("users") { request, _ in
-            let body = try await RequestBody.decode(SignUpRequest.self, from: request, limits: limits)
-            return try JSONBody.response(try await services.auth.signUp(body), status: .created)
-        }
-        api.post("login") { request, context in
-            let body = try await RequestBody.decode(LogInRequest.self, from: request, limits: limits)
-            return try JSONBody.response(try await services.auth.logIn(body, clientAddress: context.clientAddress))
-        }
-        api.post("logout") { _, context in
+        api.on(API.signUp) { body, _, _ in try await services.auth.signUp(body) }
+        api.on(API.logIn) { body, _, context in try await services.auth.logIn(body, clientAddress: context.clientAddress) }
+        api.on(API.logOut) { _, context in
             guard let token = context.sessionToken else { throw RooftopError(.auth, "not logged in") }
             try await services.auth.logOut(token: token)
-            return Response(status: .noContent)
+            return NoBody()
         }
-        api.get("users/me") { _, context in
+        api.on(API.getCurrentUser) { _, context in
             let userId = try context.requireUser()
             guard let user = try await services.storage.user(id: userId) else {
                 throw RooftopError(.auth, "the user no longer exists")
             }
-            return try JSONBody.response(try await services.auth.userInfo(user))
+            return try await services.auth.userInfo(user)
         }
 
         // Administration of users: the admin key only.
-        api.get("users") { request, context in
+        api.on(API.listUsers) { request, context in
             try context.requireAdmin()
             let limit = try Self.pageLimit(request.uri.queryParameters.get("limit"))
-            return try JSONBody.response(
-                try await services.auth.users(after: request.uri.queryParameters.get("after"), limit: limit))
+            return try await services.auth.users(after: request.uri.queryParameters.get("after"), limit: limit)
         }
-        api.get("users/:userId") { _, context in
+        api.on(API.getUser) { _, context in
             try context.requireAdmin()
             let user = try await services.auth.existingUser(id: try context.parameter("userId"))
-            return try JSONBody.response(try await services.auth.userInfo(user))
+            return try await services.auth.userInfo(user)
         }
-        api.put("users/:userId/password") { request, context in
+        // The admin check comes before the body is read: a caller without the key learns nothing
+        // of what its body should have been.
+        api.on(raw: API.setUserPassword) { request, context in
             try context.requireAdmin()
-            let body = try await RequestBody.decode(SetPasswordRequest.self, from: request, limits: limits)
+            let body = try await RequestBody.decode(SetPasswordRequest.self, from: request, limits: api.limits)
             try await services.auth.setPassword(body, userId: try context.parameter("userId"))
-            return Response(status: .noContent)
+            return Response(status: APIRoutes.status(API.setUserPassword.operation))
         }
-        api.get("users/:userId/sessions") { _, context in
+        api.on(API.listUserSessions) { _, context in
             try context.requireAdmin()
-            let sessions = try await services.auth.sessions(ofUser: try context.parameter("userId"))
-            return try JSONBody.response(SessionList(sessions: sessions))
+            return SessionList(sessions: try await services.auth.sessions(ofUser: try context.parameter("userId")))
         }
-        api.delete("users/:userId/sessions") { _, context in
+        api.on(API.revokeUserSessions) { _, context in
             try context.requireAdmin()
-            let revoked = try await services.auth.revokeSessions(userId: try context.parameter("userId"))
-            return try JSONBody.response(RevokedSessions(revoked: revoked))
+            return RevokedSessions(revoked: try await services.auth.revokeSessions(userId: try context.parameter("userId")))
         }
 
-        api.post("roles") { request, context in
-            let body = try await RequestBody.decode(CreateRoleRequest.self, from: request, limits: limits)
-            return try JSONBody.response(try await services.roleService.create(body, by: context.access), status: .created)
+        api.on(API.createRole) { body, _, context in try await services.roleService.create(body, by: context.access) }
+        api.on(API.getRole) { _, context in
+            try await services.roleService.get(try context.parameter("name"), by: context.access)
         }
-        api.get("roles/:name") { _, context in
-            try JSONBody.response(try await services.roleService.get(try context.parameter("name"), by: context.access))
+        api.on(API.updateRole) { body, _, context in
+            try await services.roleService.update(try context.parameter("name"), body, by: context.access)
         }
-        api.patch("roles/:name") { request, context in
-            let body = try await RequestBody.decode(UpdateRoleRequest.self, from: request, limits: limits)
-            return try JSONBody.response(
-                try await services.roleService.update(try context.parameter("name"), body, by: context.access))
-        }
-        api.delete("roles/:name") { _, context in
+        api.on(API.deleteRole) { _, context in
             try await services.roleService.delete(try context.parameter("name"), by: context.access)
-            return Response(status: .noContent)
+            return NoBody()
         }
 
-        api.get("classes/:className") { _, context in
+        api.on(API.getClassSettings) { _, context in
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
-            return try JSONBody.response(try await services.classes.settings(of: className))
+            return try await services.classes.settings(of: className)
         }
-        api.put("classes/:className") { request, context in
+        api.on(raw: API.putClassSettings) { request, context in
             try context.requireAdmin()
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
-            let body = try await RequestBody.decode(ClassSettingsChange.self, from: request, limits: limits)
+            let body = try await RequestBody.decode(ClassSettingsChange.self, from: request, limits: api.limits)
             // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
-            let settings = try await services.classes.change(className, with: body)
-            return try JSONBody.response(settings)
+            return try JSONBody.response(try await services.classes.change(className, with: body))
         }
     }
 }

@@ -5,47 +5,37 @@ import RooftopShared
 struct DatastoreRoutes {
     let services: ServerServices
 
-    func register(on api: RouterGroup<RooftopRequestContext>) {
-        let services = self.services
-        let limits = services.limits
-        api.get("datastores") { _, context in
-            try JSONBody.response(DatastoreList(datastores: try await services.datastores.list(for: context.access)))
-        }
-        api.post("datastores") { request, context in
-            let body = try await RequestBody.decode(CreateDatastoreRequest.self, from: request, limits: limits)
+    func register(on api: APIRoutes) {
+        let datastores = services.datastores
+        api.on(API.listDatastores) { _, context in DatastoreList(datastores: try await datastores.list(for: context.access)) }
+        api.on(API.createDatastore) { body, _, context in
             try body.validate()
-            return try JSONBody.response(
-                try await services.datastores.createShareable(title: body.title, for: context.access), status: .created)
+            return try await datastores.createShareable(title: body.title, for: context.access)
         }
-        api.put("datastores/:datastore") { _, context in
-            let id = try context.datastoreID()
-            let resolved = try await services.datastores.resolve(id, for: context.access, create: true)
-            return try JSONBody.response(services.datastores.info(resolved.record, role: resolved.role))
+        api.on(API.openDatastore) { _, context in
+            let resolved = try await datastores.resolve(try context.datastoreID(), for: context.access, create: true)
+            return datastores.info(resolved.record, role: resolved.role)
         }
-        api.get("datastores/:datastore") { _, context in
-            let resolved = try await services.datastores.resolve(try context.datastoreID(), for: context.access, create: false)
-            return try JSONBody.response(services.datastores.info(resolved.record, role: resolved.role))
+        api.on(API.getDatastore) { _, context in
+            let resolved = try await datastores.resolve(try context.datastoreID(), for: context.access, create: false)
+            return datastores.info(resolved.record, role: resolved.role)
         }
-        api.delete("datastores/:datastore") { _, context in
-            try await services.datastores.delete(try context.datastoreID(), by: context.access)
-            return Response(status: .noContent)
+        api.on(API.deleteDatastore) { _, context in
+            try await datastores.delete(try context.datastoreID(), by: context.access)
+            return NoBody()
         }
-        api.get("datastores/:datastore/roles") { _, context in
-            let resolved = try await services.datastores.resolve(try context.datastoreID(), for: context.access, create: false)
+        api.on(API.getDatastoreSharing) { _, context in
+            let resolved = try await datastores.resolve(try context.datastoreID(), for: context.access, create: false)
             guard let sharing = resolved.record.sharing else {
                 throw RooftopError(.badState, "the datastore has an inconsistent sharing state")
             }
-            return try JSONBody.response(sharing)
+            return sharing
         }
-        api.put("datastores/:datastore/roles") { request, context in
-            let body = try await RequestBody.decode(SetRoleRequest.self, from: request, limits: limits)
-            return try JSONBody.response(
-                try await services.datastores.setRole(
-                    body.role, for: body.principal, on: try context.datastoreID(), by: context.access))
+        api.on(API.setDatastoreRole) { body, _, context in
+            try await datastores.setRole(body.role, for: body.principal, on: try context.datastoreID(), by: context.access)
         }
     }
 }
-
 
 extension RooftopRequestContext {
     /// The `:datastore` path parameter, validated.

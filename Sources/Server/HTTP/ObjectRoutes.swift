@@ -9,12 +9,10 @@ import RooftopShared
 struct ObjectRoutes {
     let services: ServerServices
 
-    func register(on api: RouterGroup<RooftopRequestContext>) {
+    func register(on api: APIRoutes) {
         let services = self.services
         let limits = services.limits
-        let objects = api.group("datastores/:datastore/classes/:className/objects")
-
-        objects.post { request, context in
+        api.on(raw: API.createObject) { request, context in
             let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
             let mutation = Mutation(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
@@ -22,9 +20,9 @@ struct ObjectRoutes {
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
                 try await services.objects.write(mutation, context: context.access, idempotent: false, createOnly: true),
-                objectId: mutation.objectId, status: .created)
+                objectId: mutation.objectId, status: APIRoutes.status(API.createObject.operation))
         }
-        objects.get(":objectId") { request, context in
+        api.on(raw: API.getObject) { request, context in
             let includes = (request.uri.queryParameters.get("include") ?? "")
                 .split(separator: ",").map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
             try Query.validateIncludes(includes, maxDepth: limits.maxNestingDepth)
@@ -35,7 +33,7 @@ struct ObjectRoutes {
             try writer.objectWithIncludes(ObjectWithIncludes(object: found.object, included: found.included))
             return JSONBody.response(writer)
         }
-        objects.patch(":objectId") { request, context in
+        api.on(raw: API.updateObject) { request, context in
             let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
             let objectId = try context.parameter("objectId")
             // An update names its object in the path; a different ID in the body is a mistake.
@@ -50,45 +48,41 @@ struct ObjectRoutes {
                 change: .update(body.updates(), acl: body.acl))
             return try ObjectRoutes.respond(
                 try await services.objects.write(mutation, context: context.access, idempotent: false, mustExist: true),
-                objectId: objectId, status: .ok)
+                objectId: objectId, status: APIRoutes.status(API.updateObject.operation))
         }
-        objects.delete(":objectId") { _, context in
+        api.on(API.deleteObject) { _, context in
             let mutation = Mutation(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: try context.parameter("objectId"), baseVersion: nil, change: .delete)
             let result = try await services.objects.write(
                 mutation, context: context.access, idempotent: false, mustExist: true)
             if let error = result.error { throw error }
-            return Response(status: .noContent)
+            return NoBody()
         }
-        objects.get(":objectId/operations") { request, context in
+        api.on(API.listObjectOperations) { request, context in
             let after = Int64(request.uri.queryParameters.get("after") ?? "0") ?? -1
             guard after >= 0 else { throw RooftopError(.request, "'after' must be a version number") }
             let records = try await services.objects.operations(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: try context.parameter("objectId"), after: after, context: context.access)
-            return try JSONBody.response(OperationList(operations: records))
+            return OperationList(operations: records)
         }
 
-        let datastore = api.group("datastores/:datastore")
-        datastore.post("query") { request, context in
+        api.on(raw: API.queryObjects) { request, context in
             let body = try await RequestBody.decode(QueryRequest.self, from: request, limits: limits)
             var writer = DocumentWriter(capacity: 64 << 10)
             try writer.queryResult(
                 try await services.queries.find(body, in: try context.datastoreID(), context: context.access))
             return JSONBody.response(writer)
         }
-        datastore.post("count") { request, context in
-            let body = try await RequestBody.decode(QueryRequest.self, from: request, limits: limits)
-            let count = try await services.queries.count(body, in: try context.datastoreID(), context: context.access)
-            return try JSONBody.response(CountResponse(count: count))
+        api.on(API.countObjects) { body, _, context in
+            CountResponse(count: try await services.queries.count(body, in: try context.datastoreID(), context: context.access))
         }
-        datastore.post("remove") { request, context in
-            let body = try await RequestBody.decode(RemoveRequest.self, from: request, limits: limits)
+        api.on(API.removeObjects) { body, _, context in
             if let limit = body.limit, limit < 0 { throw RooftopError(.illegalArgument, "'limit' must not be negative") }
             let removed = try await services.queries.remove(
                 body.query, in: try context.datastoreID(), limit: body.limit, context: context.access)
-            return try JSONBody.response(RemoveResponse(removed: removed))
+            return RemoveResponse(removed: removed)
         }
     }
 

@@ -5,10 +5,10 @@ import RooftopShared
 struct SyncRoutes {
     let services: ServerServices
 
-    func register(on api: RouterGroup<RooftopRequestContext>) {
+    func register(on api: APIRoutes) {
         let services = self.services
         let limits = services.limits
-        api.post("push") { request, context in
+        api.on(raw: API.push) { request, context in
             services.activity.record(.push)
             // Pushes are the bulk of what the server reads: their common shapes are read directly.
             let body = try await RequestBody.decode(PushRequest.self, from: request, limits: limits) {
@@ -18,7 +18,7 @@ struct SyncRoutes {
             try writer.pushResponse(try await services.push.push(body, context: context.access))
             return JSONBody.response(writer)
         }
-        api.post("pull") { request, context in
+        api.on(raw: API.pull) { request, context in
             services.activity.record(.pull)
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
             // Pages are the bulk of what the server sends: written directly, not through Codable.

@@ -23,7 +23,7 @@ struct LiveEndpoint: Sendable {
     static let maxMessageBytes = 64 * 1024
 
     /// The path the upgrade is accepted on.
-    static let path = "/v1/live"
+    static let path = API.live.operation.path
 
     func shouldUpgrade(_ request: HTTPRequest, channel: any Channel, logger: Logger) async throws
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>

@@ -1,14 +1,19 @@
 import RooftopShared
+import Yams
 
-/// The OpenAPI 3.1 description of the server's HTTP API: `openapi.yaml` beside this file, the one
-/// source of truth, compiled into the binary and served as it is at `GET /openapi.yaml`, and as
-/// JSON (converted once, when the server starts) at `GET /openapi.json`.
+/// The OpenAPI 3.1 description of the server's HTTP API, served at `GET /openapi.yaml` and, as
+/// JSON, at `GET /openapi.json`. It is put together when the server starts from the API's one
+/// statement and the schemas it names:
+/// - `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the router
+///   registers, the client library and the admin CLI call;
+/// - everything else (the title, the tags, the component schemas, shared parameters and
+///   responses): `openapi-components.yaml` beside this file, compiled into the binary.
 ///
-/// The tests keep the file true to the code: every route the router registers is documented and
-/// every documented operation is routed, the document passes `openapi-spec-validator`, JSON
-/// encoded by the wire types validates against its schemas, recorded exchanges validate against
-/// the documented responses, and schemathesis (`Tests/contract/run-schemathesis.sh`) checks the
-/// running server against it.
+/// The tests keep the two true to each other and to the code: every router route is an ``API``
+/// operation and every operation is routed, every schema an operation names is a component, the
+/// document passes `openapi-spec-validator`, JSON encoded by the wire types validates against its
+/// schemas, recorded exchanges validate against the documented answers, and schemathesis
+/// (`Tests/contract/run-schemathesis.sh`) checks the running server against it.
 ///
 /// ```swift
 /// let document = try OpenAPIDocument.load()
@@ -23,26 +28,46 @@ struct OpenAPIDocument: Sendable {
     /// The media type of ``json``.
     static let jsonContentType = "application/json; charset=utf-8"
 
-    /// The document as written in `openapi.yaml`, byte for byte.
+    /// The document as YAML.
     let yaml: [UInt8]
-    /// The same document as UTF-8 JSON, members in the file's order.
+    /// The same document as UTF-8 JSON, members in the YAML's order.
     let json: [UInt8]
 
-    /// The embedded `openapi.yaml`, parsed and converted to JSON.
-    /// - Throws: ``RooftopError/Code/internal`` when the embedded file is not UTF-8 or not a YAML
-    ///   document JSON can express: a build defect the tests catch, never input from outside.
+    /// The document of ``API/all`` with the embedded components.
+    /// - Throws: ``RooftopError/Code/internal`` when the embedded components are not UTF-8 or not
+    ///   a YAML mapping JSON can express: a build defect the tests catch, never input from outside.
     static func load() throws(RooftopError) -> OpenAPIDocument {
-        try OpenAPIDocument(yaml: PackageResources.openapi_yaml)
+        guard let components = String(validating: PackageResources.openapi_components_yaml, as: UTF8.self) else {
+            throw RooftopError(.internal, "the OpenAPI components are not UTF-8")
+        }
+        return try OpenAPIDocument(components: components, operations: API.all)
     }
 
-    /// A document from YAML text.
-    /// - Throws: ``RooftopError/Code/internal`` when `yaml` is not UTF-8, not YAML, or holds what
-    ///   JSON cannot express (non-finite numbers, duplicate keys).
-    init(yaml: [UInt8]) throws(RooftopError) {
-        guard let text = String(validating: yaml, as: UTF8.self) else {
-            throw RooftopError(.internal, "the OpenAPI document is not UTF-8")
+    /// The document of `operations` with `components` (YAML: every member of the document but
+    /// `paths`, which goes after `tags`).
+    /// - Throws: ``RooftopError/Code/internal`` when `components` is not a YAML mapping, or the
+    ///   document holds what JSON cannot express (non-finite numbers, duplicate keys).
+    init(components: String, operations: [APIOperation]) throws(RooftopError) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: components)
+        } catch {
+            throw RooftopError(.internal, "the OpenAPI components are not valid YAML: \(error)", cause: error)
         }
-        self.yaml = yaml
-        self.json = Array(try YAMLToJSON.convert(text).utf8)
+        guard case .mapping(let members)? = root else {
+            throw RooftopError(.internal, "the OpenAPI components are not a YAML mapping")
+        }
+        var pairs = members.map { ($0.key, $0.value) }
+        let after = pairs.firstIndex { $0.0.string == "tags" }.map { $0 + 1 } ?? pairs.count
+        pairs.insert((OpenAPIPaths.text("paths"), OpenAPIPaths.node(operations)), at: after)
+        let text: String
+        do {
+            text = try Yams.serialize(
+                node: .mapping(Node.Mapping(pairs, members.tag, members.style)), indent: 2, width: 118, allowUnicode: true)
+        } catch {
+            throw RooftopError(.internal, "the OpenAPI document could not be written as YAML: \(error)", cause: error)
+        }
+        yaml = Array(text.utf8)
+        json = Array(try YAMLToJSON.convert(text).utf8)
     }
 }

@@ -4,7 +4,7 @@ import RooftopShared
 
 /// Reading the served document back as plain JSON, the way a client would.
 extension OpenAPITestSupport {
-    /// The document the server serves (the embedded `openapi.yaml`, converted to JSON).
+    /// The document the server serves (``API``'s paths with the embedded components, as JSON).
     static func served() throws -> OpenAPIDocument {
         try OpenAPIDocument.load()
     }

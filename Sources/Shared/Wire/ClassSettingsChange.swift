@@ -1,8 +1,6 @@
-import RooftopShared
-
-/// A change of a class's settings (``ClassDirectory/change(_:with:)``), as `PUT
-/// /v1/classes/{className}` and the dashboard send it: new permissions (with the default ACL policy),
-/// merge rules and/or declared indexes. A member left out keeps its current value, so the shared
+/// A change of a class's settings, as `PUT /v1/classes/{className}` (``API/putClassSettings``) and
+/// the dashboard send it: new permissions (with the default ACL policy), merge rules and/or declared
+/// indexes. A member left out keeps its current value, so the shared
 /// ``ClassPermissionsRequest`` (`{"className": ..., "permissions": {...}}`) changes the
 /// permissions only. `className`, when present, must match the path.
 ///
@@ -13,13 +11,18 @@ import RooftopShared
 ///
 /// Unknown keys are refused (`request`): a misspelled `"mergeRule"` must not answer success with
 /// nothing changed.
-struct ClassSettingsChange: Codable, Sendable {
-    var className: String?
-    var permissions: ClassPermissions?
-    var mergeRules: [String: MergeRule]?
-    var indexes: [[String]]?
+public struct ClassSettingsChange: Codable, Sendable {
+    /// The class, when named (it must match the path).
+    public var className: String?
+    /// The new permissions, with the default ACL policy.
+    public var permissions: ClassPermissions?
+    /// The new merge rules, by field.
+    public var mergeRules: [String: MergeRule]?
+    /// The new declared indexes, each a list of fields.
+    public var indexes: [[String]]?
 
-    init(
+    /// A change; members left `nil` keep their current values.
+    public init(
         className: String? = nil, permissions: ClassPermissions? = nil, mergeRules: [String: MergeRule]? = nil,
         indexes: [[String]]? = nil
     ) {
@@ -29,7 +32,8 @@ struct ClassSettingsChange: Codable, Sendable {
         self.indexes = indexes
     }
 
-    init(from decoder: any Decoder) throws {
+    /// Decodes the wire form, refusing unknown keys.
+    public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), in: "class settings body")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         className = try container.decodeIfPresent(String.self, forKey: .className)
