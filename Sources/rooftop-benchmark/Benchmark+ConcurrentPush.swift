@@ -7,12 +7,12 @@ extension Benchmark {
     /// writers of one datastore, against `push create`'s one.
     func pushConcurrently() async throws {
         let shared = try await clients[0].call(
-            .POST, "/v1/datastores", body: CreateDatastoreRequest(title: "concurrent writers"), as: DatastoreInfo.self
+            API.createDatastore, body: CreateDatastoreRequest(title: "concurrent writers")
         ).value.id
         for userId in userIds.dropFirst() {
             _ = try await clients[0].call(
-                .PUT, "/v1/datastores/\(shared)/roles", body: SetRoleRequest(principal: .user(userId), role: .editor),
-                as: DatastoreInfo.self)
+                API.setDatastoreRole, API.setDatastoreRole.path(shared.rawValue),
+                body: SetRoleRequest(principal: .user(userId), role: .editor))
         }
         try await createConcurrently("push concurrent", prefix: "c", datastores: [shared])
     }
@@ -49,8 +49,7 @@ extension Benchmark {
                     group.addTask {
                         for mutations in pushes {
                             let answer = try await client.call(
-                                .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true),
-                                as: PushResponse.self)
+                                API.push, body: PushRequest(mutations: mutations, compact: true))
                             await samples.add([answer.elapsed])
                             guard answer.value.results.count == mutations.count,
                                 answer.value.results.allSatisfy({ if case .applied = $0 { true } else { false } })

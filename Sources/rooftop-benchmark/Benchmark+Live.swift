@@ -41,7 +41,7 @@ extension Benchmark {
                             acl: objectACL))
                     board.startWrite()
                     let pushed = try await clients[0].call(
-                        .POST, "/v1/push", body: PushRequest(mutations: [mutation]), as: PushResponse.self)
+                        API.push, body: PushRequest(mutations: [mutation]))
                     try require(pushed.value.results.allSatisfy(\.isApplied), "a live benchmark write was refused")
                     try await board.waitUntilHeard(timeout: .seconds(30))
                 }
@@ -62,7 +62,7 @@ struct LiveTarget: Sendable {
     let logger = Logger(label: "rooftop-benchmark.live")
 
     init(endpoint: ServerEndpoint) throws {
-        url = endpoint.baseURL.replacingOccurrences(of: "https://", with: "wss://") + "/v1/live"
+        url = endpoint.baseURL.replacingOccurrences(of: "https://", with: "wss://") + API.live.operation.path
         var headers = HTTPFields()
         if let name = HTTPField.Name("X-Rooftop-Application-Id") { headers[name] = endpoint.appId }
         var configuration = WebSocketClientConfiguration(

@@ -44,8 +44,7 @@ extension Benchmark {
         try await measure("pull idle", unit: "req") { samples in
             for _ in 0..<settings.queryRepeats {
                 let answer = try await puller.call(
-                    .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: since, limit: settings.pageSize),
-                    as: PullResponse.self)
+                    API.pull, body: PullRequest(datastore: datastore, since: since, limit: settings.pageSize))
                 await samples.add([answer.elapsed])
                 try require(
                     answer.value.changes.isEmpty && !answer.value.hasMore,
@@ -67,8 +66,7 @@ extension Benchmark {
         var transfer = Duration.zero
         while true {
             let answer = try await puller.call(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: checkpoint, limit: settings.pageSize),
-                as: PullResponse.self)
+                API.pull, body: PullRequest(datastore: datastore, since: checkpoint, limit: settings.pageSize))
             await samples.add([answer.elapsed])
             pages += 1
             bytes += answer.receivedBytes

@@ -23,7 +23,7 @@ extension Benchmark {
                         change: .update(updates, acl: acl))
                 }
                 let answer = try await client.call(
-                    .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true), as: PushResponse.self)
+                    API.push, body: PushRequest(mutations: mutations, compact: true))
                 await samples.add([answer.elapsed])
                 sentBytes += answer.sentBytes
                 receivedBytes += answer.receivedBytes
@@ -99,7 +99,7 @@ private struct UpdateContext: Sendable {
                     baseVersion: known[index], change: .update([FieldUpdate("sum", .increment(1))]))
             }
             let answer = try await client.call(
-                .POST, "/v1/push", body: PushRequest(mutations: mutations, compact: true), as: PushResponse.self)
+                API.push, body: PushRequest(mutations: mutations, compact: true))
             await samples.add([answer.elapsed])
             let response = answer.value
             guard response.results.count == mutations.count else {

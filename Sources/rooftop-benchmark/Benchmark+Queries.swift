@@ -2,10 +2,6 @@ import NIOHTTP1
 import RooftopShared
 
 /// `{"count": n}`.
-private struct CountAnswer: Decodable, Sendable {
-    var count: Int
-}
-
 extension Benchmark {
     /// The query phases, each `queryRepeats` queries with fresh random parameters, one after the
     /// other from one client. Every answer's total count (and its first page where cheap) is
@@ -104,9 +100,8 @@ extension Benchmark {
                 let answer: BenchmarkHTTPClient.Answer<QueryResponse>
                 do {
                     answer = try await client.call(
-                        .POST, "/v1/datastores/\(datastore)/query",
-                        body: QueryRequest.text(className: Dataset.className, text: text, parameters: values),
-                        as: QueryResponse.self)
+                        API.queryObjects, API.queryObjects.path(datastore.rawValue),
+                        body: QueryRequest.text(className: Dataset.className, text: text, parameters: values))
                 } catch BenchmarkError.request(let text) where text.contains("HTTP 503") && text.contains("\"timeout\"") {
                     Report.progress("\(name): stopped by the server's request time limit after \(answered) queries")
                     return (answered, ["stopped by the request time limit": 1])
@@ -129,9 +124,8 @@ extension Benchmark {
             for _ in 0..<settings.queryRepeats {
                 let (values, expected) = try parameters(&random)
                 let answer = try await client.call(
-                    .POST, "/v1/datastores/\(datastore)/count",
-                    body: QueryRequest.text(className: Dataset.className, text: text, parameters: values),
-                    as: CountAnswer.self)
+                    API.countObjects, API.countObjects.path(datastore.rawValue),
+                    body: QueryRequest.text(className: Dataset.className, text: text, parameters: values))
                 await samples.add([answer.elapsed])
                 try require(answer.value.count == expected, "\(name) counted \(answer.value.count), not \(expected)")
             }

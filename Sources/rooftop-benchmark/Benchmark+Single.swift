@@ -10,22 +10,22 @@ extension Benchmark {
     /// `POST …/objects`, then `GET …/objects/{id}` of each). The figure that matters is the p50.
     func singleObjects() async throws {
         let client = clients[0]
-        let path = "/v1/datastores/\(datastore)/classes/\(Dataset.className)/objects"
         var created: [String] = []
         try await measure("single create", unit: "req") { samples in
             for index in 0..<singleCount {
                 let object = dataset.objects[index % dataset.objects.count]
-                let body = SingleObjectBody(objectId: ObjectID.generate(), fields: object.fields, acl: objectACL)
-                let answer = try await client.call(.POST, path, body: body, as: SingleWriteReply.self)
+                let body = ObjectWriteBody(objectId: ObjectID.generate(), fields: object.fields, acl: objectACL)
+                let answer = try await client.call(
+                    API.createObject, API.createObject.path(datastore.rawValue, Dataset.className), body: body)
                 await samples.add([answer.elapsed])
                 try require(answer.value.object?.fields == object.fields, "a single create answered other fields")
-                created.append(body.objectId)
+                created.append(answer.value.objectId)
             }
             return (created.count, [:])
         }
         try await measure("single get", unit: "req") { samples in
             for id in created {
-                let answer = try await client.call(.GET, path + "/" + id, as: SingleGetReply.self)
+                let answer = try await client.call(API.getObject, API.getObject.path(datastore.rawValue, Dataset.className, id))
                 await samples.add([answer.elapsed])
                 try require(answer.value.object.objectId == id, "a single get answered another object")
             }
@@ -46,13 +46,12 @@ extension Benchmark {
                     dataset.objects[index % dataset.objects.count].fields.sorted { $0.key < $1.key }
                         .map { FieldUpdate($0.key, .set($0.value)) }, acl: objectACL))
         }
-        let pushed = try await clients[0].call(.POST, "/v1/push", body: PushRequest(mutations: fresh), as: PushResponse.self)
+        let pushed = try await clients[0].call(API.push, body: PushRequest(mutations: fresh))
         try require(pushed.value.results.allSatisfy(\.isApplied), "a push of 100 new objects was refused")
         let synced = checkpoint
         try await measure("pull 100 new", unit: "obj") { samples in
             let answer = try await puller.call(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: synced, limit: settings.pageSize),
-                as: PullResponse.self)
+                API.pull, body: PullRequest(datastore: datastore, since: synced, limit: settings.pageSize))
             await samples.add([answer.elapsed])
             let ids = Set(answer.value.changes.map(\.objectId))
             try require(
@@ -61,22 +60,4 @@ extension Benchmark {
             return (answer.value.changes.count, [:])
         }
     }
-}
-
-/// The body of a REST create.
-private struct SingleObjectBody: Encodable {
-    var objectId: String
-    var fields: [String: Value]
-    var acl: ACL
-}
-
-/// The answer to a REST create.
-private struct SingleWriteReply: Decodable, Sendable {
-    var version: Int64
-    var object: ObjectSnapshot?
-}
-
-/// The answer to a REST get.
-private struct SingleGetReply: Decodable, Sendable {
-    var object: ObjectSnapshot
 }

@@ -132,7 +132,7 @@ final class Benchmark {
         try await measure("signup", unit: "req") { samples in
             for index in 0..<settings.clients {
                 let request = SignUpRequest(username: "bench-\(run)-\(index)", password: Benchmark.password)
-                let answer = try await anonymous.call(.POST, "/v1/users", body: request, as: Session.self)
+                let answer = try await anonymous.call(API.signUp, body: request)
                 await samples.add([answer.elapsed])
                 let session = answer.value
                 // Spread over the server processes.
@@ -151,18 +151,17 @@ final class Benchmark {
     /// queries are compared with, which also has `latitude` and the tags), and a shareable datastore owned by client 0 where every other client is an
     /// editor.
     func prepareDatastore() async throws {
-        let settingsBody = ClassSettings(
+        let settingsBody = ClassSettingsChange(
             className: Dataset.className, mergeRules: ["sum": .sum], indexes: settings.indexes)
         _ = try await anonymous.call(
-            .PUT, "/v1/classes/\(Dataset.className)", body: settingsBody, admin: true, as: ClassSettings.self)
+            API.putClassSettings, API.putClassSettings.path(Dataset.className), body: settingsBody, admin: true)
         datastore = try await clients[0].call(
-            .POST, "/v1/datastores", body: CreateDatastoreRequest(title: "benchmark"), as: DatastoreInfo.self
+            API.createDatastore, body: CreateDatastoreRequest(title: "benchmark")
         ).value.id
         for userId in userIds.dropFirst() {
             _ = try await clients[0].call(
-                .PUT, "/v1/datastores/\(datastore)/roles",
-                body: SetRoleRequest(principal: .user(userId), role: .editor),
-                as: DatastoreInfo.self)
+                API.setDatastoreRole, API.setDatastoreRole.path(datastore.rawValue),
+                body: SetRoleRequest(principal: .user(userId), role: .editor))
         }
     }
 

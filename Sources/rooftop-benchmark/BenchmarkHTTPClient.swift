@@ -75,12 +75,14 @@ final class BenchmarkHTTPClient: Sendable {
         var receivedBytes: Int
     }
 
-    /// Sends `body` encoded as JSON, requires a 2xx answer and decodes it as `T`.
+    /// Sends `body` encoded as JSON to `endpoint` (at `path`, by default its own: an endpoint
+    /// without parameters), requires a 2xx answer and decodes it as the endpoint's answer.
     /// - Throws: ``BenchmarkError/request`` on any other status, and decoding errors.
-    func call<T: Decodable & Sendable>(
-        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil, admin: Bool = false,
-        as type: T.Type = T.self
-    ) async throws -> Answer<T> {
+    func call<Sent: Encodable, Received: Decodable & Sendable>(
+        _ endpoint: APIEndpoint<Sent, Received>, _ path: String? = nil, body: Sent? = nil, admin: Bool = false
+    ) async throws -> Answer<Received> {
+        let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
+        let path = path ?? endpoint.operation.path
         let encoded = try body.map { try JSONEncoder().encode($0) }
         let reply = try await send(method, path, body: encoded, admin: admin)
         guard (200..<300).contains(reply.status) else {
@@ -88,11 +90,11 @@ final class BenchmarkHTTPClient: Sendable {
             throw BenchmarkError.request("\(method) \(path) answered HTTP \(reply.status): \(text)")
         }
         // Pull pages are read as the client library reads them (``PullResponse/decodeDocument(_:)``).
-        let value: T =
-            if T.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? T {
+        let value: Received =
+            if Received.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? Received {
                 page
             } else {
-                try JSONDecoder().decode(T.self, from: reply.body)
+                try JSONDecoder().decode(Received.self, from: reply.body)
             }
         return Answer(
             value: value, elapsed: reply.elapsed, sentBytes: encoded?.count ?? 0, receivedBytes: reply.body.count)

@@ -98,7 +98,7 @@ import Testing
         let alphabet = Array("ABCXYZabcxyz0189.-_+/=:") as [Character]
         let id = Gen<Character?>.element(of: alphabet).map { $0 ?? "a" }.string(of: 1...64)
         await propertyCheck(count: 500, input: id) { id in
-            let escaped = RemoteAPI.escape(id)
+            let escaped = APIOperation.escape(id)
             #expect(escaped.removingPercentEncoding == id)
             #expect(!escaped.contains("/") && !escaped.contains("+") && !escaped.contains("="))
             #expect(escaped.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~:%".contains($0)) })
@@ -106,8 +106,8 @@ import Testing
     }
 
     @Test func nonASCIIIsPercentEncodedAsUTF8() {
-        #expect(RemoteAPI.escape("é") == "%C3%A9")
-        #expect(RemoteAPI.escape("a b?c#d") == "a%20b%3Fc%23d")
+        #expect(APIOperation.escape("é") == "%C3%A9")
+        #expect(APIOperation.escape("a b?c#d") == "a%20b%3Fc%23d")
     }
 
     // MARK: Bodies and answers

@@ -84,7 +84,7 @@ struct AccessClassPermissionTests {
             permissions: ClassPermissions(create: .nobody, update: .nobody, delete: .nobody), by: owner)
 
         let create = try await client.send(
-            .POST, APIClient.objectPath(.app, object.className), body: ObjectBody(fields: ["n": .int(2)]),
+            .POST, APIClient.objectPath(.app, object.className), body: ObjectWriteBody(fields: ["n": .int(2)]),
             token: owner.token)
         #expect(create.status == 403, "\(create.text)")
         #expect(create.error?.code == .disallowed)
@@ -118,7 +118,7 @@ struct AccessClassPermissionTests {
             try await client.update(object, fields: ["n": .int(9)]),
             try await client.send(
                 .POST, APIClient.objectPath(.app, object.className),
-                body: ObjectBody(fields: ["n": .int(2)], acl: .publicReadWrite)),
+                body: ObjectWriteBody(fields: ["n": .int(2)], acl: .publicReadWrite)),
         ] {
             #expect([401, 403].contains(reply.status), "\(reply.text)")
             #expect([RooftopError.Code.auth, .disallowed].contains(reply.error?.code))
@@ -139,7 +139,7 @@ struct AccessClassPermissionTests {
             ClassPermissions(create: PermissionRule(principals: [.role(matrix.role)])), of: className)
         for caller in [Caller.member, .childMember, .owner, .other] {
             let reply = try await client.send(
-                .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["by": .string(caller.rawValue)]),
+                .POST, APIClient.objectPath(.app, className), body: ObjectWriteBody(fields: ["by": .string(caller.rawValue)]),
                 token: matrix.user(caller)?.token)
             let allowed = caller == .member || caller == .childMember
             #expect(reply.status == (allowed ? 201 : 403), "\(caller): \(reply.text)")
@@ -175,7 +175,7 @@ struct AccessClassPermissionTests {
         #expect(try await client.get(object).status == 404)
         // An anonymous caller cannot create an object nobody could ever read.
         let anonymous = try await client.send(
-            .POST, APIClient.objectPath(.app, object.className), body: ObjectBody(fields: ["n": .int(2)]))
+            .POST, APIClient.objectPath(.app, object.className), body: ObjectWriteBody(fields: ["n": .int(2)]))
         #expect(anonymous.status == 403)
         #expect(anonymous.error?.code == .disallowed)
     }

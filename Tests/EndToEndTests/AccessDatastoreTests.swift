@@ -25,7 +25,7 @@ struct AccessDatastoreTests {
         for (user, name) in [(ada, "ada"), (bob, "bob")] {
             let found = try await client.find(Query(className), in: .default, as: user)
             #expect(found.objects.map { $0.fields["who"] } == [.string(name)])
-            let got = try await client.get(adaNote, as: user).decode(ObjectReply.self)
+            let got = try await client.get(adaNote, as: user).decode(ObjectWithIncludes.self)
             #expect(got.object.fields["who"] == .string(name))
             let pulled = try await client.pullAll(.default, classes: [className], as: user).changes
             #expect(pulled.count == 1)
@@ -64,9 +64,9 @@ struct AccessDatastoreTests {
         // An ID that was never created answers the same way.
         let unknown = try await client.send(.GET, "/v1/datastores/.\(Unique.name("nothing"))", token: stranger.token)
         #expect(unknown.status == 404)
-        let listed: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: owner.token)
+        let listed: DatastoreList = try await client.call(.GET, "/v1/datastores", token: owner.token)
         #expect(listed.datastores.map(\.id).contains(datastore.id))
-        let notListed: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: stranger.token)
+        let notListed: DatastoreList = try await client.call(.GET, "/v1/datastores", token: stranger.token)
         #expect(!notListed.datastores.map(\.id).contains(datastore.id))
         #expect(try await client.get(object, as: owner).status == 200)
     }
@@ -87,7 +87,7 @@ struct AccessDatastoreTests {
             try await client.update(object, fields: ["n": .int(2)], as: viewer),
             try await client.delete(object, as: viewer),
             try await client.send(
-                .POST, APIClient.objectPath(datastore, "Stop"), body: ObjectBody(fields: ["n": .int(3)]), token: viewer.token),
+                .POST, APIClient.objectPath(datastore, "Stop"), body: ObjectWriteBody(fields: ["n": .int(3)]), token: viewer.token),
             try await client.setRole(.editor, for: viewer.principal, on: datastore, by: viewer),
         ]
         for reply in writes {
@@ -120,13 +120,13 @@ struct AccessDatastoreTests {
         #expect(try await client.update(object, fields: ["n": .int(2)], as: member).status == 200)
         #expect(try await client.get(object, as: stranger).status == 404)
 
-        let memberList: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: member.token)
+        let memberList: DatastoreList = try await client.call(.GET, "/v1/datastores", token: member.token)
         #expect(memberList.datastores.first { $0.id == datastore }?.role == .editor, "shared with the member's team")
 
         #expect(try await client.setRole(.viewer, for: .everyone, on: datastore, by: owner).status == 200)
         try await expectCanRead(object, as: stranger)
         // Public access is by ID: public datastores are not listed to every user.
-        let strangerList: DatastoreListReply = try await client.call(.GET, "/v1/datastores", token: stranger.token)
+        let strangerList: DatastoreList = try await client.call(.GET, "/v1/datastores", token: stranger.token)
         #expect(!strangerList.datastores.map(\.id).contains(datastore))
         #expect(try await client.get(object).status == 200, "anonymous callers hold *")
         let write = try await client.update(object, fields: ["n": .int(3)], as: stranger)

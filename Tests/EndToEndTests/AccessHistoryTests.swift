@@ -79,7 +79,7 @@ struct AccessHistoryTests {
             object, fields: [:],
             acl: .of((alice.principal, read: true, write: true), (bob.principal, read: true, write: false)), as: alice)
         #expect(widened.status == 200, "\(widened.text)")
-        #expect(try widened.decode(WriteReply.self).version == 3)
+        #expect(try widened.decode(WriteResponse.self).version == 3)
 
         for after: Int64 in [0, 1, 2] {
             let reply = try await operations(client, object, after: after, as: bob)

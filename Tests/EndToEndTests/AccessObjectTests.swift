@@ -23,7 +23,7 @@ struct AccessObjectTests {
                 let reply = try await matrix.get(object, as: caller)
                 if kind.readers.contains(caller) {
                     #expect(reply.status == 200, "\(caller) reading \(kind): \(reply.text)")
-                    #expect(try reply.decode(ObjectReply.self).object.fields["kind"] == .string(kind.rawValue))
+                    #expect(try reply.decode(ObjectWithIncludes.self).object.fields["kind"] == .string(kind.rawValue))
                 } else {
                     #expect(reply.status == 404, "\(caller) reading \(kind): \(reply.text)")
                     #expect(reply.error?.code == .notFound)
@@ -82,7 +82,7 @@ struct AccessObjectTests {
             for (kind, holder) in holders {
                 let reply = try await matrix.get(holder, include: "ref", as: caller)
                 #expect(reply.status == 200)
-                let included = try reply.decode(ObjectReply.self).included.map(\.objectId)
+                let included = try reply.decode(ObjectWithIncludes.self).included.map(\.objectId)
                 #expect(included == (kind.readers.contains(caller) ? [targets[kind]?.objectId] : []), "\(caller) \(kind)")
             }
         }
@@ -114,7 +114,7 @@ struct AccessObjectTests {
         }
         // The refused updates changed nothing: one version per accepted update.
         for (kind, object) in objects {
-            let stored = try await matrix.get(object, as: .admin).decode(ObjectReply.self).object
+            let stored = try await matrix.get(object, as: .admin).decode(ObjectWithIncludes.self).object
             #expect(stored.version == object.version + Int64(kind.writers.count), "\(kind)")
         }
     }
@@ -230,11 +230,11 @@ struct AccessObjectTests {
         // Anonymous callers can write nothing of the matrix; the admin key removes everything.
         let className = Unique.name("Doc")
         let objects = try await matrix.createObjects(in: className)
-        let anonymous: RemoveReply = try await client.call(
-            .POST, "/v1/datastores/:app/remove", body: RemoveBody(query: .query(Query(className))))
+        let anonymous: RemoveResponse = try await client.call(
+            .POST, "/v1/datastores/:app/remove", body: RemoveRequest(query: .query(Query(className))))
         #expect(anonymous.removed == 0)
-        let admin: RemoveReply = try await client.call(
-            .POST, "/v1/datastores/:app/remove", body: RemoveBody(query: .query(Query(className))), admin: true)
+        let admin: RemoveResponse = try await client.call(
+            .POST, "/v1/datastores/:app/remove", body: RemoveRequest(query: .query(Query(className))), admin: true)
         #expect(admin.removed == objects.count)
     }
 
@@ -248,7 +248,7 @@ struct AccessObjectTests {
             for (kind, object) in objects {
                 let reply = try await client.send(
                     .POST, APIClient.objectPath(.app, className),
-                    body: ObjectBody(objectId: object.objectId, fields: ["kind": "taken"], acl: nil),
+                    body: ObjectWriteBody(objectId: object.objectId, fields: ["kind": "taken"], acl: nil),
                     token: matrix.user(caller)?.token, admin: caller == .admin)
                 if kind.readers.contains(caller) {
                     #expect(reply.status == 409, "\(caller) creating over \(kind): \(reply.text)")
@@ -264,8 +264,8 @@ struct AccessObjectTests {
         // Nothing was overwritten.
         for (kind, object) in objects {
             let reply = try await matrix.get(object, as: .owner)
-            #expect(try reply.decode(ObjectReply.self).object.fields["kind"] == .string(kind.rawValue))
-            #expect(try reply.decode(ObjectReply.self).object.version == object.version)
+            #expect(try reply.decode(ObjectWithIncludes.self).object.fields["kind"] == .string(kind.rawValue))
+            #expect(try reply.decode(ObjectWithIncludes.self).object.version == object.version)
         }
     }
 }
@@ -280,14 +280,14 @@ extension AccessObjectTests {
         let nobodysName = ACL([.user("zz-nobody"): ACL.Access(read: true, write: true)])
         for acl in [hidden, writeOnly, nobodysName] {
             let create = try await client.send(
-                .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["n": 1], acl: acl))
+                .POST, APIClient.objectPath(.app, className), body: ObjectWriteBody(fields: ["n": 1], acl: acl))
             #expect(create.status == 403 && create.error?.code == .disallowed, "\(create.text.prefix(200))")
             let pushed = try await client.push(Mutations.create(.app, className, fields: ["n": 1], acl: acl), token: nil)
             #expect(pushed.error?.code == .disallowed)
         }
         #expect(try await client.sendCount(Query(className), admin: true).decode(CountResponse.self).count == 0, "nothing written")
         let readable = try await client.send(
-            .POST, APIClient.objectPath(.app, className), body: ObjectBody(fields: ["n": 1], acl: .publicReadWrite))
+            .POST, APIClient.objectPath(.app, className), body: ObjectWriteBody(fields: ["n": 1], acl: .publicReadWrite))
         #expect(readable.status == 201, "\(readable.text.prefix(200))")
         let user = try await client.newUser("reporter")
         let own = try await client.create(className, fields: ["n": 2], acl: hidden, as: user)

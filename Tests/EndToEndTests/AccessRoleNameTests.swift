@@ -77,7 +77,7 @@ struct AccessRoleNameTests {
         #expect(unchanged.users == [maker.id])
         // The class `:Role` is only a permission: it holds no objects.
         let object = try await client.send(
-            .POST, APIClient.objectPath(.app, ":Role"), body: ObjectBody(fields: ["x": 1]), token: maker.token)
+            .POST, APIClient.objectPath(.app, ":Role"), body: ObjectWriteBody(fields: ["x": 1]), token: maker.token)
         #expect(object.status == 400)
     }
 }

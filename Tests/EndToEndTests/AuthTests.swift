@@ -147,7 +147,7 @@ struct AuthTests {
         #expect(try await client.get(object, as: other).status == 404)
         let read = try await client.get(object, admin: true)
         #expect(read.status == 200)
-        #expect(try read.decode(ObjectReply.self).object.fields["n"] == .int(1))
+        #expect(try read.decode(ObjectWithIncludes.self).object.fields["n"] == .int(1))
         #expect(try await client.update(object, fields: ["n": .int(2)], admin: true).status == 200)
         #expect(try await client.find(Query(className), admin: true).ids == [object.objectId])
 

@@ -44,7 +44,7 @@ struct ClientQueryPinTests {
         func setScore(_ score: Int64) async throws {
             let reply = try await api.send(
                 .PATCH, APIClient.objectPath(.app, scene.className, id),
-                body: ObjectBody(fields: ["score": .int(score)]), token: scene.user.token)
+                body: ObjectWriteBody(fields: ["score": .int(score)]), token: scene.user.token)
             guard reply.status == 200 else { throw FixtureError("update answered \(reply.status): \(reply.text)") }
         }
         func storedScore() async throws -> Int64? {

@@ -215,7 +215,7 @@ extension HostileInputTests {
             for id in ids {
                 let got = try await client.send(.GET, path(className, id), token: user.token)
                 #expect(got.status == 200, "GET \(className)/\(id): \(got.text.prefix(200))")
-                #expect((try? got.decode(ObjectEnvelope.self))?.object.objectId == id)
+                #expect((try? got.decode(ObjectWithIncludes.self))?.object.objectId == id)
                 let patched = try await client.send(
                     .PATCH, path(className, id), raw: Data(#"{"fields": {"patched": true}}"#.utf8), token: user.token)
                 #expect(patched.status == 200, "PATCH \(className)/\(id): \(patched.text.prefix(200))")

@@ -107,7 +107,7 @@ struct HostileNumberTests {
         try await expectAlive("pulls and operations")
         // The object is as created: nothing above was applied.
         let stored = try await client.send(.GET, "/v1/datastores/default/classes/Item/objects/big", token: user.token)
-        let object = try stored.decode(ObjectReply.self).object
+        let object = try stored.decode(ObjectWithIncludes.self).object
         #expect(object.fields["n"] == .int(.max))
         #expect(object.fields["m"] == .int(.min))
         #expect(object.fields["list"] == ["a", "b"])

@@ -69,7 +69,7 @@ struct StorageFaultTests {
             for index in 0..<400 {
                 let reply = try await client.send(
                     .POST, APIClient.objectPath(.default, "Bulk"),
-                    body: ObjectBody(objectId: "b\(index)", fields: Self.bulky(index), acl: nil), token: user.token)
+                    body: ObjectWriteBody(objectId: "b\(index)", fields: Self.bulky(index), acl: nil), token: user.token)
                 if reply.status == 201 || reply.status == 200 {
                     acknowledged.append("b\(index)")
                 } else {

@@ -54,7 +54,7 @@ struct LiveSocketTarget: Sendable {
         base.fragment = nil
         var path = base.path
         while path.hasSuffix("/") { path.removeLast() }
-        base.path = path + "/v1/live"
+        base.path = path + API.live.operation.path
         guard let url = base.string else {
             throw RooftopError(.illegalArgument, "the server URL cannot be turned into a WebSocket URL: \(serverURL)")
         }

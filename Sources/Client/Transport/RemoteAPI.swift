@@ -19,55 +19,55 @@ final class RemoteAPI: Sendable {
     // MARK: Accounts
 
     func info() async throws(RooftopError) -> ServerInfo {
-        try await call("GET", "/v1/info")
+        try await call(API.getServerInfo)
     }
 
     func signUp(_ request: SignUpRequest) async throws(RooftopError) -> Session {
-        try await call("POST", "/v1/users", body: request, authenticated: false)
+        try await call(API.signUp, body: request, authenticated: false)
     }
 
     func logIn(_ request: LogInRequest) async throws(RooftopError) -> Session {
-        try await call("POST", "/v1/login", body: request, authenticated: false)
+        try await call(API.logIn, body: request, authenticated: false)
     }
 
     func logOut() async throws(RooftopError) {
-        try await send("POST", "/v1/logout")
+        try await send(API.logOut)
     }
 
     func currentUser() async throws(RooftopError) -> UserInfo {
-        try await call("GET", "/v1/users/me")
+        try await call(API.getCurrentUser)
     }
 
     func classSettings(_ className: String) async throws(RooftopError) -> ClassSettings {
-        try await call("GET", "/v1/classes/\(RemoteAPI.escape(className))")
+        try await call(API.getClassSettings, API.getClassSettings.path(className))
     }
 
     // MARK: Roles
 
     func createRole(_ request: CreateRoleRequest) async throws(RooftopError) -> RoleInfo {
-        try await call("POST", "/v1/roles", body: request)
+        try await call(API.createRole, body: request)
     }
 
     func role(named name: String) async throws(RooftopError) -> RoleInfo {
-        try await call("GET", "/v1/roles/\(RemoteAPI.escape(name))")
+        try await call(API.getRole, API.getRole.path(name))
     }
 
     func updateRole(named name: String, _ request: UpdateRoleRequest) async throws(RooftopError) -> RoleInfo {
-        try await call("PATCH", "/v1/roles/\(RemoteAPI.escape(name))", body: request)
+        try await call(API.updateRole, API.updateRole.path(name), body: request)
     }
 
     func deleteRole(named name: String) async throws(RooftopError) {
-        try await send("DELETE", "/v1/roles/\(RemoteAPI.escape(name))")
+        try await send(API.deleteRole, API.deleteRole.path(name))
     }
 
     // MARK: Objects and queries
 
     func object(_ key: ObjectKey, includes: [[String]]) async throws(RooftopError) -> ObjectWithIncludes {
-        var path = RemoteAPI.objectPath(key)
+        var path = API.getObject.path(key.datastore.rawValue, key.className, key.objectId)
         if !includes.isEmpty {
-            path += "?include=" + includes.map { $0.map(RemoteAPI.escape).joined(separator: ".") }.joined(separator: ",")
+            path += "?include=" + includes.map { $0.map(APIOperation.escape).joined(separator: ".") }.joined(separator: ",")
         }
-        let answer: ObjectWithIncludes = try await call("GET", path)
+        let answer = try await call(API.getObject, path)
         try RemoteAPI.checkIdentifiers([answer.object] + answer.included, answering: "GET \(path)")
         return answer
     }
@@ -77,8 +77,8 @@ final class RemoteAPI: Sendable {
     ///   a rebase writes its fields into the local view, so they are checked as an object's are
     ///   (``checkIdentifiers(_:answering:)``).
     func operations(_ key: ObjectKey, after version: Int64) async throws(RooftopError) -> [OperationRecord] {
-        let path = RemoteAPI.objectPath(key) + "/operations?after=\(version)"
-        let list: OperationList = try await call("GET", path)
+        let path = API.listObjectOperations.path(key.datastore.rawValue, key.className, key.objectId) + "?after=\(version)"
+        let list = try await call(API.listObjectOperations, path)
         for (position, record) in list.operations.enumerated() {
             var fields = Array(record.priorValues.keys)
             if case .update(let updates, _) = record.change { fields += updates.map(\.field) }
@@ -88,29 +88,25 @@ final class RemoteAPI: Sendable {
     }
 
     func query(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> QueryResponse {
-        let path = "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/query"
-        let answer: QueryResponse = try await call("POST", path, body: request)
+        let path = API.queryObjects.path(datastore.rawValue)
+        let answer = try await call(API.queryObjects, path, body: request)
         try RemoteAPI.checkIdentifiers(answer.objects + answer.included, answering: "POST \(path)")
         return answer
     }
 
     func count(_ request: QueryRequest, in datastore: DatastoreID) async throws(RooftopError) -> Int {
-        let response: CountResponse = try await call(
-            "POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/count", body: request)
-        return response.count
+        try await call(API.countObjects, API.countObjects.path(datastore.rawValue), body: request).count
     }
 
     func remove(_ request: RemoveRequest, in datastore: DatastoreID) async throws(RooftopError) -> Int {
-        let response: RemoveResponse = try await call(
-            "POST", "/v1/datastores/\(RemoteAPI.escape(datastore.rawValue))/remove", body: request)
-        return response.removed
+        try await call(API.removeObjects, API.removeObjects.path(datastore.rawValue), body: request).removed
     }
 
     // MARK: Sync
 
     /// Sends a push; its answer is read directly (``PushResponse/decodeDocument(_:)``).
     func push(_ request: PushRequest) async throws(RooftopError) -> PushResponse {
-        let response = try await send("POST", "/v1/push", body: request)
+        let response = try await send(API.push, body: request)
         let answer: PushResponse
         do {
             answer = try PushResponse.decodeDocument(response.body)
@@ -172,39 +168,37 @@ final class RemoteAPI: Sendable {
 
     /// Asks for a pull page (``pull(_:)``) without reading its changes yet.
     func receivePage(_ request: PullRequest) async throws(RooftopError) -> ReceivedPage {
-        let response = try await send("POST", "/v1/pull", body: request)
+        let response = try await send(API.pull, body: request)
         return ReceivedPage(body: response.body, next: PullResponse.continuation(of: response.body))
     }
 
     // MARK: Datastores
 
     func datastores() async throws(RooftopError) -> [DatastoreInfo] {
-        let list: DatastoreList = try await call("GET", "/v1/datastores")
-        return list.datastores
+        try await call(API.listDatastores).datastores
     }
 
     func createDatastore(title: String?) async throws(RooftopError) -> DatastoreInfo {
-        try await call("POST", "/v1/datastores", body: CreateDatastoreRequest(title: title))
+        try await call(API.createDatastore, body: CreateDatastoreRequest(title: title))
     }
 
     func openDatastore(_ id: DatastoreID) async throws(RooftopError) -> DatastoreInfo {
-        try await call("PUT", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))")
+        try await call(API.openDatastore, API.openDatastore.path(id.rawValue))
     }
 
     func deleteDatastore(_ id: DatastoreID) async throws(RooftopError) {
-        try await send("DELETE", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))")
+        try await send(API.deleteDatastore, API.deleteDatastore.path(id.rawValue))
     }
 
     func setRole(_ role: SharingRole, for principal: Principal, on id: DatastoreID) async throws(RooftopError)
         -> DatastoreInfo
     {
         try await call(
-            "PUT", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))/roles",
-            body: SetRoleRequest(principal: principal, role: role))
+            API.setDatastoreRole, API.setDatastoreRole.path(id.rawValue), body: SetRoleRequest(principal: principal, role: role))
     }
 
     func sharing(of id: DatastoreID) async throws(RooftopError) -> DatastoreSharing {
-        try await call("GET", "/v1/datastores/\(RemoteAPI.escape(id.rawValue))/roles")
+        try await call(API.getDatastoreSharing, API.getDatastoreSharing.path(id.rawValue))
     }
 
     // MARK: Plumbing
@@ -259,24 +253,29 @@ final class RemoteAPI: Sendable {
         try checkIdentifiers(objects.lazy.map { ($0.className, $0.objectId, $0.fields) }, answering: request)
     }
 
-    /// Sends a request and decodes a 2xx answer as `T`.
-    private func call<T: Decodable>(
-        _ method: String, _ path: String, body: (any Encodable)? = nil, authenticated: Bool = true
-    ) async throws(RooftopError) -> T {
-        let response = try await send(method, path, body: body, authenticated: authenticated)
+    /// Sends a request to `endpoint` (at `path`, by default its own: an endpoint without
+    /// parameters) and decodes a 2xx answer as its `Answer`.
+    private func call<Body: Encodable, Answer: Decodable>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
+    ) async throws(RooftopError) -> Answer {
+        let path = path ?? endpoint.operation.path
+        let response = try await send(endpoint, path, body: body, authenticated: authenticated)
         do {
-            return try JSONDecoder().decode(T.self, from: response.body)
+            return try JSONDecoder().decode(Answer.self, from: response.body)
         } catch {
+            let method = endpoint.operation.method.rawValue
             throw RooftopError(.response, "the server's answer to \(method) \(path) could not be read", cause: error)
         }
     }
 
-    /// Sends a request; a non-2xx answer becomes the server's error.
+    /// Sends a request to `endpoint` (at `path`, by default its own); a non-2xx answer becomes
+    /// the server's error.
     @discardableResult
-    private func send(
-        _ method: String, _ path: String, body: (any Encodable)? = nil, authenticated: Bool = true
+    private func send<Body: Encodable, Answer>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> TransportResponse {
-        var request = TransportRequest(method: method, path: path)
+        var request = TransportRequest(
+            method: endpoint.operation.method.rawValue, path: path ?? endpoint.operation.path)
         request.headers.append(("X-Rooftop-Application-Id", appId))
         if authenticated, let token = session.token {
             request.headers.append(("X-Rooftop-Session-Token", token))
@@ -311,16 +310,6 @@ final class RemoteAPI: Sendable {
         }
     }
 
-    static func objectPath(_ key: ObjectKey) -> String {
-        "/v1/datastores/\(escape(key.datastore.rawValue))/classes/\(escape(key.className))/objects/\(escape(key.objectId))"
-    }
-
-    /// Percent-encodes a path segment (IDs may contain `/`, `+`, `=`).
-    static func escape(_ segment: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~:")
-        return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
-    }
 }
 
 /// The session token requests are signed with, shared by the client's components.

@@ -68,25 +68,34 @@ final class AdminAPI: Sendable {
         try await http.shutdown()
     }
 
-    /// Sends a request and decodes a 2xx answer as `T`.
+    /// Sends a request to `endpoint` (at `path`, by default its own: an endpoint without
+    /// parameters) and decodes a 2xx answer as its `Answer`.
     /// - Throws: The server's `RooftopError` for a non-2xx answer; `network` when it cannot be
     ///   reached; `response` for an answer that does not decode.
-    func call<T: Decodable>(_ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil) async throws -> T {
-        let data = try await send(method, path, body: body)
+    func call<Body: Encodable, Answer: Decodable>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil
+    ) async throws -> Answer {
+        let path = path ?? endpoint.operation.path
+        let data = try await send(endpoint, path, body: body)
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try JSONDecoder().decode(Answer.self, from: data)
         } catch {
-            throw RooftopError(.response, "the answer to \(method) \(path) could not be read", cause: error)
+            throw RooftopError(
+                .response, "the answer to \(endpoint.operation.method.rawValue) \(path) could not be read", cause: error)
         }
     }
 
     /// Sends a request; returns a 2xx answer's body.
     /// - Throws: As ``call(_:_:body:)``.
-    /// - Parameter sessionToken: Sent instead of the admin key, to act as that session's user.
+    /// - Parameters:
+    ///   - path: The path, by default the endpoint's own (an endpoint without parameters).
+    ///   - sessionToken: Sent instead of the admin key, to act as that session's user.
     @discardableResult
-    func send(_ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil, sessionToken: String? = nil)
-        async throws -> Data
-    {
+    func send<Body: Encodable, Answer>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, sessionToken: String? = nil
+    ) async throws -> Data {
+        let path = path ?? endpoint.operation.path
+        let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         request.headers.add(name: "X-Rooftop-Application-Id", value: appId)
@@ -118,21 +127,11 @@ final class AdminAPI: Sendable {
 
     /// One page of a datastore's change feed.
     func pull(_ request: PullRequest) async throws -> PullResponse {
-        let data = try await send(.POST, "/v1/pull", body: request)
+        let data = try await send(API.pull, body: request)
         do {
             return try PullResponse.decodeDocument(data)
         } catch {
             throw RooftopError(.response, "the answer to POST /v1/pull could not be read", cause: error)
         }
-    }
-
-    /// `/v1/datastores/ID` with the ID escaped.
-    static func datastorePath(_ id: DatastoreID, _ rest: String = "") -> String {
-        "/v1/datastores/" + escape(id.rawValue) + rest
-    }
-
-    /// A path segment, percent-escaped.
-    static func escape(_ segment: String) -> String {
-        segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? segment
     }
 }

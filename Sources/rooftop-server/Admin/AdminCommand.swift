@@ -34,14 +34,11 @@ func withAdminAPI(_ connection: AdminConnection, _ body: (AdminAPI) async throws
     }
 }
 
-/// Sends one request with the admin key and prints its answer, decoded as `T`, as JSON.
-func printCall<T: Codable & Sendable>(
-    _ connection: AdminConnection, _ type: T.Type, _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil
+/// Sends one request to `endpoint` at `path` with the admin key and prints its answer as JSON.
+func printCall<Body: Encodable & Sendable, Answer: Codable & Sendable>(
+    _ connection: AdminConnection, _ endpoint: APIEndpoint<Body, Answer>, _ path: String, body: Body? = nil
 ) async throws {
-    try await withAdminAPI(connection) { api in
-        let answer: T = try await api.call(method, path, body: body)
-        return answer
-    }
+    try await withAdminAPI(connection) { api in try await api.call(endpoint, path, body: body) }
 }
 
 /// `rooftop-server admin roles …`.
@@ -66,7 +63,7 @@ struct AdminRoles: AsyncParsableCommand {
             try await withAdminAPI(connection) { api in
                 let request = CreateRoleRequest(name: name, users: members.users, roles: members.roles)
                 try request.validate()
-                let role: RoleInfo = try await api.call(.POST, "/v1/roles", body: request)
+                let role: RoleInfo = try await api.call(API.createRole, body: request)
                 return role
             }
         }
@@ -77,7 +74,7 @@ struct AdminRoles: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The role's name.") var name: String
         func run() async throws {
-            try await printCall(connection, RoleInfo.self, .GET, "/v1/roles/" + AdminAPI.escape(name))
+            try await printCall(connection, API.getRole, API.getRole.path(name))
         }
     }
 
@@ -87,7 +84,7 @@ struct AdminRoles: AsyncParsableCommand {
         @Argument(help: "The role's name.") var name: String
         @OptionGroup var members: Members
         func run() async throws {
-            try await printCall(connection, RoleInfo.self, .PATCH, "/v1/roles/" + AdminAPI.escape(name),
+            try await printCall(connection, API.updateRole, API.updateRole.path(name),
                 body: UpdateRoleRequest(addUsers: members.users, addRoles: members.roles))
         }
     }
@@ -98,7 +95,7 @@ struct AdminRoles: AsyncParsableCommand {
         @Argument(help: "The role's name.") var name: String
         @OptionGroup var members: Members
         func run() async throws {
-            try await printCall(connection, RoleInfo.self, .PATCH, "/v1/roles/" + AdminAPI.escape(name),
+            try await printCall(connection, API.updateRole, API.updateRole.path(name),
                 body: UpdateRoleRequest(removeUsers: members.users, removeRoles: members.roles))
         }
     }
@@ -109,7 +106,7 @@ struct AdminRoles: AsyncParsableCommand {
         @Argument(help: "The role's name.") var name: String
         func run() async throws {
             try await withAdminAPI(connection) { api in
-                try await api.send(.DELETE, "/v1/roles/" + AdminAPI.escape(name))
+                try await api.send(API.deleteRole, API.deleteRole.path(name))
                 return nil
             }
         }
@@ -127,7 +124,7 @@ struct AdminClasses: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The class.") var className: String
         func run() async throws {
-            try await printCall(connection, ClassSettings.self, .GET, "/v1/classes/" + AdminAPI.escape(className))
+            try await printCall(connection, API.getClassSettings, API.getClassSettings.path(className))
         }
     }
 
@@ -140,16 +137,14 @@ struct AdminClasses: AsyncParsableCommand {
         func run() async throws {
             let data = try file.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
                 ?? FileHandle.standardInput.readToEnd() ?? Data()
-            // Sent as written: members left out keep their values (the server checks the rest).
-            let document: JSONValue
+            // Members left out keep their values; unknown members are refused here as the server would.
+            let change: ClassSettingsChange
             do {
-                document = try JSONDecoder().decode(JSONValue.self, from: data)
+                change = try JSONDecoder().decode(ClassSettingsChange.self, from: data)
             } catch {
-                throw ValidationError("the settings are not JSON: \(error)")
+                throw ValidationError("the settings are not a class settings document: \(error)")
             }
-            guard case .object = document else { throw ValidationError("the settings must be a JSON object") }
-            try await printCall(connection, ClassSettings.self, .PUT, "/v1/classes/" + AdminAPI.escape(className),
-                body: document)
+            try await printCall(connection, API.putClassSettings, API.putClassSettings.path(className), body: change)
         }
     }
 }
@@ -166,7 +161,7 @@ struct AdminDatastores: AsyncParsableCommand {
         @Argument(help: "The datastore (:app or .ID).") var datastore: String
         func run() async throws {
             let id = try DatastoreID.parse(datastore)
-            try await printCall(connection, DatastoreInfo.self, .GET, AdminAPI.datastorePath(id))
+            try await printCall(connection, API.getDatastore, API.getDatastore.path(id.rawValue))
         }
     }
 
@@ -176,7 +171,7 @@ struct AdminDatastores: AsyncParsableCommand {
         @Argument(help: "The datastore (.ID).") var datastore: String
         func run() async throws {
             let id = try DatastoreID.parse(datastore)
-            try await printCall(connection, DatastoreSharing.self, .GET, AdminAPI.datastorePath(id, "/roles"))
+            try await printCall(connection, API.getDatastoreSharing, API.getDatastoreSharing.path(id.rawValue))
         }
     }
 
@@ -194,7 +189,7 @@ struct AdminDatastores: AsyncParsableCommand {
             guard let sharingRole = SharingRole.allCases.first(where: { $0.name == role }), sharingRole != .owner else {
                 throw ValidationError("'\(role)' is not a sharing role (editor, viewer, none)")
             }
-            try await printCall(connection, DatastoreInfo.self, .PUT, AdminAPI.datastorePath(id, "/roles"),
+            try await printCall(connection, API.setDatastoreRole, API.setDatastoreRole.path(id.rawValue),
                 body: SetRoleRequest(principal: who, role: sharingRole))
         }
     }
@@ -206,7 +201,7 @@ struct AdminDatastores: AsyncParsableCommand {
         func run() async throws {
             let id = try DatastoreID.parse(datastore)
             try await withAdminAPI(connection) { api in
-                try await api.send(.DELETE, AdminAPI.datastorePath(id))
+                try await api.send(API.deleteDatastore, API.deleteDatastore.path(id.rawValue))
                 return nil
             }
         }
@@ -228,8 +223,8 @@ struct AdminUsers: AsyncParsableCommand {
                 var users: [UserInfo] = []
                 var next = after
                 repeat {
-                    let query = next.map { "?limit=1000&after=" + AdminAPI.escape($0) } ?? "?limit=1000"
-                    let page: UserList = try await api.call(.GET, "/v1/users" + query)
+                    let query = next.map { "?limit=1000&after=" + APIOperation.escape($0) } ?? "?limit=1000"
+                    let page = try await api.call(API.listUsers, API.listUsers.operation.path + query)
                     users += page.users
                     next = page.next
                 } while next != nil
@@ -243,7 +238,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await printCall(connection, UserInfo.self, .GET, "/v1/users/" + AdminAPI.escape(userId))
+            try await printCall(connection, API.getUser, API.getUser.path(userId))
         }
     }
 
@@ -258,7 +253,8 @@ struct AdminUsers: AsyncParsableCommand {
                 throw ValidationError("a password is needed: --password or ROOFTOP_NEW_PASSWORD")
             }
             try await withAdminAPI(connection) { api in
-                try await api.send(.PUT, "/v1/users/\(AdminAPI.escape(userId))/password", body: SetPasswordRequest(password: password))
+                try await api.send(
+                    API.setUserPassword, API.setUserPassword.path(userId), body: SetPasswordRequest(password: password))
                 return nil
             }
         }
@@ -269,7 +265,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await printCall(connection, SessionList.self, .GET, "/v1/users/\(AdminAPI.escape(userId))/sessions")
+            try await printCall(connection, API.listUserSessions, API.listUserSessions.path(userId))
         }
     }
 
@@ -278,7 +274,7 @@ struct AdminUsers: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnection
         @Argument(help: "The user's ID.") var userId: String
         func run() async throws {
-            try await printCall(connection, RevokedSessions.self, .DELETE, "/v1/users/\(AdminAPI.escape(userId))/sessions")
+            try await printCall(connection, API.revokeUserSessions, API.revokeUserSessions.path(userId))
         }
     }
 
@@ -294,9 +290,9 @@ struct AdminUsers: AsyncParsableCommand {
                 throw ValidationError("a password is needed: --password or ROOFTOP_NEW_PASSWORD")
             }
             try await withAdminAPI(connection) { api in
-                let session: Session = try await api.call(
-                    .POST, "/v1/users", body: SignUpRequest(username: username, password: password, email: email))
-                try await api.send(.POST, "/v1/logout", sessionToken: session.sessionToken)
+                let session = try await api.call(
+                    API.signUp, body: SignUpRequest(username: username, password: password, email: email))
+                try await api.send(API.logOut, sessionToken: session.sessionToken)
                 return session.user
             }
         }

@@ -130,7 +130,7 @@ struct Import: AsyncParsableCommand {
         let target = try datastore.map(DatastoreID.parse) ?? header.datastore
         let api = try connection.open()
         do {
-            let info: ServerInfo = try await api.call(.GET, "/v1/info")
+            let info = try await api.call(API.getServerInfo)
             guard batch <= info.limits.maxMutationsPerPush else {
                 throw ValidationError(
                     "--batch \(batch) is more than the server takes in one push (maxMutationsPerPush \(info.limits.maxMutationsPerPush))")
@@ -141,7 +141,7 @@ struct Import: AsyncParsableCommand {
             var line = 1
             func flush() async throws {
                 guard !pending.isEmpty else { return }
-                let response: PushResponse = try await api.call(.POST, "/v1/push", body: PushRequest(mutations: pending, compact: true))
+                let response = try await api.call(API.push, body: PushRequest(mutations: pending, compact: true))
                 for (mutation, result) in zip(pending, response.results) {
                     // Deleting what is missing already leaves it missing, as the export meant.
                     if case .rejected(_, let error) = result, !(mutation.change == .delete && error.code == .notFound) {

@@ -25,12 +25,12 @@ final class FaultTransport: HTTPTransport {
             throw RooftopError(.cancelled, "the request was cancelled")
         }
         let path = String(request.path.prefix { $0 != "?" })
-        let gate = path == "/v1/pull" ? server.pullGate : path == "/v1/push" ? server.pushGate : nil
+        let gate = path == API.pull.operation.path ? server.pullGate : path == API.push.operation.path ? server.pushGate : nil
         let held = gate.map { !$0.isOpen } ?? false
         if let gate, !(await gate.pass()) {
             throw RooftopError(.noConnection, "the connection went down while the request was held (test transport)")
         }
-        if path == "/v1/pull", server.interruptsPull() {
+        if path == API.pull.operation.path, server.interruptsPull() {
             throw RooftopError(.network, "the pull was interrupted (test transport)")
         }
         let request = try server.rewritten(request, path: path)
@@ -38,8 +38,8 @@ final class FaultTransport: HTTPTransport {
         // A request held at a gate was on its way already: it arrives, and is answered, even if
         // its task was cancelled meanwhile (the real transport would otherwise cancel it).
         let response = held ? try await Self.uncancelled(request, through: inner) : try await inner.send(request)
-        if path == "/v1/pull" { server.recordPage(response) }
-        if path == "/v1/push", response.status == 200, server.losesPushAnswer() {
+        if path == API.pull.operation.path { server.recordPage(response) }
+        if path == API.push.operation.path, response.status == 200, server.losesPushAnswer() {
             throw RooftopError(.timeout, "the push's answer was lost (test transport)")
         }
         return response

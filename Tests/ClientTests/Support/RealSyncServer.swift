@@ -264,10 +264,7 @@ final class RealSyncServer: Sendable {
     /// Sets the indexes a class declares (its other settings stay).
     /// - Throws: When the admin call fails.
     func setIndexes(_ indexes: [[String]], for className: String) async throws {
-        let body = JSONValue.object([
-            "className": .string(className), "indexes": .array(indexes.map { .array($0.map(JSONValue.string)) }),
-        ])
-        try await changeClass(className, body)
+        try await changeClass(className, ClassSettingsChange(className: className, indexes: indexes))
     }
 
     /// Throws the first refusal among a push's results.
@@ -278,10 +275,7 @@ final class RealSyncServer: Sendable {
     /// Sets a class's merge rules (its other settings stay).
     /// - Throws: When the admin call fails.
     func setRules(_ rules: [String: MergeRule], for className: String) async throws {
-        let body = JSONValue.object([
-            "className": .string(className), "mergeRules": .object(rules.mapValues { JSONValue.string($0.rawValue) }),
-        ])
-        try await changeClass(className, body)
+        try await changeClass(className, ClassSettingsChange(className: className, mergeRules: rules))
     }
 
     /// The REST API signed in as the harness's own user, signed up the first time.
@@ -326,15 +320,13 @@ final class RealSyncServer: Sendable {
     /// - Throws: When the admin call fails.
     func refuse(_ className: String, _ refused: Bool = true) async throws {
         let permissions = refused ? ClassPermissions(create: .nobody, update: .nobody) : ClassPermissions()
-        try await changeClass(
-            className, try JSONDecoder().decode(
-                JSONValue.self,
-                from: JSONEncoder().encode(ClassPermissionsRequest(className: className, permissions: permissions))))
+        try await changeClass(className, ClassSettingsChange(className: className, permissions: permissions))
     }
 
-    /// `PUT /v1/classes/<name>` with the admin key: the settings named in `body` change.
-    private func changeClass(_ className: String, _ body: JSONValue) async throws {
-        var request = TransportRequest(method: "PUT", path: "/v1/classes/\(RemoteAPI.escape(className))")
+    /// ``API/putClassSettings`` with the admin key: the settings named in `body` change.
+    private func changeClass(_ className: String, _ body: ClassSettingsChange) async throws {
+        let endpoint = API.putClassSettings
+        var request = TransportRequest(method: endpoint.operation.method.rawValue, path: endpoint.path(className))
         request.headers = [("X-Rooftop-Admin-Key", process.adminKey), ("X-Rooftop-Application-Id", process.appId)]
         request.body = try JSONEncoder().encode(body)
         let response = try await direct.send(request)
@@ -359,7 +351,7 @@ final class RealSyncServer: Sendable {
 
     /// A pull's page size, rewritten when the test set one.
     func rewritten(_ request: TransportRequest, path: String) throws(RooftopError) -> TransportRequest {
-        guard path == "/v1/pull", let size = script.withLock({ $0.pageSize }), let body = request.body else { return request }
+        guard path == API.pull.operation.path, let size = script.withLock({ $0.pageSize }), let body = request.body else { return request }
         var request = request
         do {
             var pull = try JSONDecoder().decode(PullRequest.self, from: body)
@@ -398,9 +390,9 @@ final class RealSyncServer: Sendable {
     /// Records a push or a pull on its way to the server.
     func record(_ request: TransportRequest, path: String) {
         guard let body = request.body else { return }
-        if path == "/v1/push", let push = try? JSONDecoder().decode(PushRequest.self, from: body) {
+        if path == API.push.operation.path, let push = try? JSONDecoder().decode(PushRequest.self, from: body) {
             script.withLock { $0.pushes.append(push) }
-        } else if path == "/v1/pull", let pull = try? JSONDecoder().decode(PullRequest.self, from: body) {
+        } else if path == API.pull.operation.path, let pull = try? JSONDecoder().decode(PullRequest.self, from: body) {
             script.withLock { $0.pulls.append(pull) }
         }
     }

@@ -91,9 +91,41 @@ final class APIClient: Sendable {
         return try reply.decode(T.self)
     }
 
+    /// Sends a request to `endpoint`, at `path` (by default the endpoint's own: one without
+    /// parameters). The body is any JSON: the tests send bodies the endpoint refuses too.
+    func send<Body, Answer>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: (any Encodable)? = nil, raw: Data? = nil,
+        token: String? = nil, admin: Bool = false, appId: String?? = .none
+    ) async throws -> Reply {
+        try await send(
+            HTTPMethod(rawValue: endpoint.operation.method.rawValue), path ?? endpoint.operation.path, body: body, raw: raw,
+            token: token, admin: admin, appId: appId)
+    }
+
+    /// Sends a request to `endpoint` (as `send(_:_:body:…)` does) and decodes a successful (2xx) answer as the endpoint's answer, or as `type`: a test's
+    /// own reading of it.
+    func call<Body, Answer, T: Decodable>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: (any Encodable)? = nil,
+        token: String? = nil, admin: Bool = false, as type: T.Type
+    ) async throws -> T {
+        let reply = try await send(endpoint, path, body: body, token: token, admin: admin)
+        guard (200..<300).contains(reply.status) else {
+            throw APIClientError.status(reply.status, reply.error, reply.text)
+        }
+        return try reply.decode(T.self)
+    }
+
+    /// ``call(_:_:body:token:admin:as:)`` decoding the endpoint's own answer type.
+    func call<Body, Answer: Decodable>(
+        _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: (any Encodable)? = nil,
+        token: String? = nil, admin: Bool = false
+    ) async throws -> Answer {
+        try await call(endpoint, path, body: body, token: token, admin: admin, as: Answer.self)
+    }
+
     /// Signs a new user up and returns the session.
     func signUp(_ username: String, password: String = "password-1") async throws -> Session {
-        try await call(.POST, "/v1/users", body: SignUpRequest(username: username, password: password))
+        try await call(API.signUp, body: SignUpRequest(username: username, password: password))
     }
 }
 

@@ -130,7 +130,7 @@ struct ClientScoreScene: Sendable {
     /// Deletes a score on the server (as the user).
     func delete(_ score: Int64) async throws {
         let id = try requireID(ids[score], score)
-        let reply = try await api.send(.DELETE, APIClient.objectPath(.app, className, id), token: user.token)
+        let reply = try await api.send(API.deleteObject, APIClient.objectPath(.app, className, id), token: user.token)
         guard (200..<300).contains(reply.status) else { throw FixtureError("delete answered \(reply.status): \(reply.text)") }
     }
 

@@ -23,49 +23,6 @@ enum Unique {
     }
 }
 
-// Test-side mirrors of server answers that have no shared wire type.
-
-/// The answer to a REST create or update.
-struct WriteReply: Decodable, Sendable {
-    var objectId: String
-    var version: Int64
-    var object: ObjectSnapshot?
-}
-
-/// The answer to a REST get.
-struct ObjectReply: Decodable, Sendable {
-    var object: ObjectSnapshot
-    var included: [ObjectSnapshot]
-}
-
-/// The answer to `POST .../count`.
-struct CountReply: Decodable, Sendable {
-    var count: Int
-}
-
-/// The answer to `POST .../remove`.
-struct RemoveReply: Decodable, Sendable {
-    var removed: Int
-}
-
-/// The answer to `GET /v1/datastores`.
-struct DatastoreListReply: Decodable, Sendable {
-    var datastores: [DatastoreInfo]
-}
-
-/// The body of a REST create or update.
-struct ObjectBody: Encodable, Sendable {
-    var objectId: String?
-    var fields: [String: Value]?
-    var acl: ACL?
-}
-
-/// The body of `POST .../remove`.
-struct RemoveBody: Encodable, Sendable {
-    var query: QueryRequest
-    var limit: Int?
-}
-
 extension ACL {
     /// An ACL from `(principal, read, write)` triples.
     static func of(_ entries: (Principal, read: Bool, write: Bool)...) -> ACL {
@@ -87,9 +44,11 @@ extension APIClient {
             token: session.sessionToken)
     }
 
-    /// `/v1/datastores/<datastore>/classes/<className>/objects[/<objectId>]`.
+    /// `/v1/datastores/<datastore>/classes/<className>/objects[/<objectId>]` (``API/createObject``,
+    /// ``API/getObject``).
     static func objectPath(_ datastore: DatastoreID, _ className: String, _ objectId: String? = nil) -> String {
-        "/v1/datastores/\(datastore.rawValue)/classes/\(className)/objects" + (objectId.map { "/" + $0 } ?? "")
+        if let objectId { API.getObject.path(datastore.rawValue, className, objectId) }
+        else { API.createObject.path(datastore.rawValue, className) }
     }
 
     /// Creates an object and returns it as stored.
@@ -97,9 +56,9 @@ extension APIClient {
         _ className: String, in datastore: DatastoreID = .app, fields: [String: Value] = [:], acl: ACL? = nil,
         objectId: String? = nil, as user: TestUser? = nil, admin: Bool = false
     ) async throws -> ObjectSnapshot {
-        let reply: WriteReply = try await call(
-            .POST, APIClient.objectPath(datastore, className),
-            body: ObjectBody(objectId: objectId, fields: fields, acl: acl), token: user?.token, admin: admin)
+        let reply = try await call(
+            API.createObject, APIClient.objectPath(datastore, className),
+            body: ObjectWriteBody(objectId: objectId, fields: fields, acl: acl), token: user?.token, admin: admin)
         guard let object = reply.object else { throw FixtureError("create answered without an object") }
         // The new ID is at the top of the answer, for a create that named none as for one that did.
         guard reply.objectId == object.objectId, objectId == nil || objectId == reply.objectId else {
@@ -114,7 +73,7 @@ extension APIClient {
     ) async throws -> Reply {
         let query = include.map { "?include=" + $0 } ?? ""
         return try await send(
-            .GET, APIClient.objectPath(object.datastore, object.className, object.objectId) + query,
+            API.getObject, APIClient.objectPath(object.datastore, object.className, object.objectId) + query,
             token: user?.token, admin: admin)
     }
 
@@ -124,14 +83,14 @@ extension APIClient {
         admin: Bool = false
     ) async throws -> Reply {
         try await send(
-            .PATCH, APIClient.objectPath(object.datastore, object.className, object.objectId),
-            body: ObjectBody(fields: fields, acl: acl), token: user?.token, admin: admin)
+            API.updateObject, APIClient.objectPath(object.datastore, object.className, object.objectId),
+            body: ObjectWriteBody(fields: fields, acl: acl), token: user?.token, admin: admin)
     }
 
     /// `DELETE` of one object, answer unchecked.
     func delete(_ object: ObjectSnapshot, as user: TestUser? = nil, admin: Bool = false) async throws -> Reply {
         try await send(
-            .DELETE, APIClient.objectPath(object.datastore, object.className, object.objectId), token: user?.token,
+            API.deleteObject, APIClient.objectPath(object.datastore, object.className, object.objectId), token: user?.token,
             admin: admin)
     }
 
@@ -140,7 +99,7 @@ extension APIClient {
         async throws -> Reply
     {
         try await send(
-            .POST, "/v1/datastores/\(datastore.rawValue)/query", body: QueryRequest.query(query), token: user?.token,
+            API.queryObjects, API.queryObjects.path(datastore.rawValue), body: QueryRequest.query(query), token: user?.token,
             admin: admin)
     }
 
@@ -149,7 +108,7 @@ extension APIClient {
         async throws -> QueryResponse
     {
         try await call(
-            .POST, "/v1/datastores/\(datastore.rawValue)/query", body: QueryRequest.query(query), token: user?.token,
+            API.queryObjects, API.queryObjects.path(datastore.rawValue), body: QueryRequest.query(query), token: user?.token,
             admin: admin)
     }
 
@@ -158,7 +117,7 @@ extension APIClient {
         async throws -> Reply
     {
         try await send(
-            .POST, "/v1/datastores/\(datastore.rawValue)/count", body: QueryRequest.query(query), token: user?.token,
+            API.countObjects, API.countObjects.path(datastore.rawValue), body: QueryRequest.query(query), token: user?.token,
             admin: admin)
     }
 
@@ -166,8 +125,8 @@ extension APIClient {
     func count(_ query: Query, in datastore: DatastoreID = .app, as user: TestUser? = nil, admin: Bool = false)
         async throws -> Int
     {
-        let reply: CountReply = try await call(
-            .POST, "/v1/datastores/\(datastore.rawValue)/count", body: QueryRequest.query(query), token: user?.token,
+        let reply = try await call(
+            API.countObjects, API.countObjects.path(datastore.rawValue), body: QueryRequest.query(query), token: user?.token,
             admin: admin)
         return reply.count
     }
@@ -176,8 +135,8 @@ extension APIClient {
     func remove(_ query: Query, in datastore: DatastoreID = .app, limit: Int? = nil, as user: TestUser? = nil)
         async throws -> Int
     {
-        let reply: RemoveReply = try await call(
-            .POST, "/v1/datastores/\(datastore.rawValue)/remove", body: RemoveBody(query: .query(query), limit: limit),
+        let reply = try await call(
+            API.removeObjects, API.removeObjects.path(datastore.rawValue), body: RemoveRequest(query: .query(query), limit: limit),
             token: user?.token)
         return reply.removed
     }
@@ -188,7 +147,7 @@ extension APIClient {
         admin: Bool = false
     ) async throws -> Reply {
         try await send(
-            .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: since, classes: classes),
+            API.pull, body: PullRequest(datastore: datastore, since: since, classes: classes),
             token: user?.token, admin: admin)
     }
 
@@ -200,8 +159,8 @@ extension APIClient {
         var changes: [PullChange] = []
         var checkpoint = since
         while true {
-            let page: PullResponse = try await call(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: checkpoint, limit: limit, classes: classes),
+            let page = try await call(
+                API.pull, body: PullRequest(datastore: datastore, since: checkpoint, limit: limit, classes: classes),
                 token: user?.token, admin: admin)
             changes += page.changes
             checkpoint = page.checkpoint
@@ -215,27 +174,27 @@ extension APIClient {
         async throws -> RoleInfo
     {
         try await call(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: name, users: users.map(\.id), roles: roles),
+            API.createRole, body: CreateRoleRequest(name: name, users: users.map(\.id), roles: roles),
             token: owner?.token, admin: owner == nil)
     }
 
     /// Changes a role's members with the admin key.
     @discardableResult
     func updateRole(_ name: String, _ change: UpdateRoleRequest) async throws -> RoleInfo {
-        try await call(.PATCH, "/v1/roles/\(name)", body: change, admin: true)
+        try await call(API.updateRole, API.updateRole.path(name), body: change, admin: true)
     }
 
     /// Sets a class's permissions with the admin key, sending the shared wire type.
     func setPermissions(_ permissions: ClassPermissions, of className: String) async throws {
         let reply = try await send(
-            .PUT, "/v1/classes/\(className)",
+            API.putClassSettings, API.putClassSettings.path(className),
             body: ClassPermissionsRequest(className: className, permissions: permissions), admin: true)
         guard reply.status == 200 else { throw APIClientError.status(reply.status, reply.error, reply.text) }
     }
 
     /// Creates a shareable datastore owned by `user`.
     func createShareable(by user: TestUser, title: String? = nil) async throws -> DatastoreInfo {
-        try await call(.POST, "/v1/datastores", body: CreateDatastoreRequest(title: title), token: user.token)
+        try await call(API.createDatastore, body: CreateDatastoreRequest(title: title), token: user.token)
     }
 
     /// Gives `principal` a role on a shareable datastore, as `user`; answer unchecked.
@@ -243,7 +202,7 @@ extension APIClient {
         async throws -> Reply
     {
         try await send(
-            .PUT, "/v1/datastores/\(datastore.rawValue)/roles", body: SetRoleRequest(principal: principal, role: role),
+            API.setDatastoreRole, API.setDatastoreRole.path(datastore.rawValue), body: SetRoleRequest(principal: principal, role: role),
             token: user.token)
     }
 }
@@ -271,7 +230,7 @@ extension APIClient {
     func logIn(
         _ username: String, password: String, from localAddress: String, headers: [String: String] = [:]
     ) async throws -> Reply {
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/login")
+        var request = HTTPClientRequest(url: server.baseURL + API.logIn.path())
         request.method = .POST
         request.localAddress = localAddress
         request.headers.add(name: "X-Rooftop-Application-Id", value: server.appId)

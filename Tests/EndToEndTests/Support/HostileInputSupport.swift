@@ -77,7 +77,7 @@ extension APIClient {
     /// The IDs of the datastores a user has.
     func datastoreIDs(token: String?) async throws -> Set<String> {
         struct List: Decodable { var datastores: [DatastoreInfo] }
-        let list = try await call(.GET, "/v1/datastores", token: token, as: List.self)
+        let list = try await call(API.listDatastores, token: token, as: List.self)
         return Set(list.datastores.map(\.id.rawValue))
     }
 

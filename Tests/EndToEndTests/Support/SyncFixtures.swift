@@ -18,7 +18,7 @@ struct ClassSettingsChange: Codable, Sendable {
 extension APIClient {
     /// Pushes mutations and decodes the answer (fails on any non-2xx status).
     func push(_ mutations: [Mutation], token: String?) async throws -> PushResponse {
-        try await call(.POST, "/v1/push", body: PushRequest(mutations: mutations), token: token)
+        try await call(API.push, body: PushRequest(mutations: mutations), token: token)
     }
 
     /// Pushes one mutation and returns its result.
@@ -32,7 +32,7 @@ extension APIClient {
 
     /// One page of the change feed.
     func pull(_ request: PullRequest, token: String?, admin: Bool = false) async throws -> PullResponse {
-        try await call(.POST, "/v1/pull", body: request, token: token, admin: admin)
+        try await call(API.pull, body: request, token: token, admin: admin)
     }
 
     /// Pulls pages until `hasMore` is false; returns every page.
@@ -58,7 +58,7 @@ extension APIClient {
         admin: Bool = false
     ) async throws -> QueryResponse {
         try await call(
-            .POST, "/v1/datastores/\(datastore)/query",
+            API.queryObjects, API.queryObjects.path(datastore.rawValue),
             body: QueryRequest.text(className: className, text: text, parameters: parameters), token: token,
             admin: admin)
     }
@@ -74,9 +74,9 @@ extension APIClient {
     /// The number of objects of a class a caller can see.
     func count(_ datastore: DatastoreID, className: String, token: String?) async throws -> Int {
         let response = try await call(
-            .POST, "/v1/datastores/\(datastore)/count",
+            API.countObjects, API.countObjects.path(datastore.rawValue),
             body: QueryRequest.text(className: className, text: "", parameters: []),
-            token: token, as: CountBody.self)
+            token: token)
         return response.count
     }
 
@@ -87,10 +87,10 @@ extension APIClient {
         -> ObjectSnapshot?
     {
         let reply = try await send(
-            .GET, "/v1/datastores/\(datastore)/classes/\(className)/objects/\(objectId)", token: token)
+            API.getObject, API.getObject.path(datastore.rawValue, className, objectId), token: token)
         if reply.status == 404 { return nil }
         guard reply.status == 200 else { throw APIClientError.status(reply.status, reply.error, reply.text) }
-        return try reply.decode(ObjectEnvelope.self).object
+        return try reply.decode(ObjectWithIncludes.self).object
     }
 
     /// Sets a class's permissions, merge rules and declared indexes (admin).
@@ -100,8 +100,8 @@ extension APIClient {
     )
         async throws
     {
-        let _: ClassSettingsChange = try await call(
-            .PUT, "/v1/classes/\(className)",
+        _ = try await call(
+            API.putClassSettings, API.putClassSettings.path(className),
             body: ClassSettingsChange(className: className, permissions: permissions, mergeRules: rules, indexes: indexes),
             admin: true)
     }
@@ -112,8 +112,8 @@ extension APIClient {
     )
         async throws -> DatastoreID
     {
-        let info: DatastoreInfo = try await call(
-            .POST, "/v1/datastores", body: CreateDatastoreRequest(title: "shared"), token: owner.token)
+        let info = try await call(
+            API.createDatastore, body: CreateDatastoreRequest(title: "shared"), token: owner.token)
         for other in others {
             try await share(info.id, role, with: other, by: owner)
         }
@@ -122,20 +122,10 @@ extension APIClient {
 
     /// Sets a user's role on a shareable datastore; must succeed.
     func share(_ datastore: DatastoreID, _ role: SharingRole, with user: TestUser, by owner: TestUser) async throws {
-        let _: DatastoreInfo = try await call(
-            .PUT, "/v1/datastores/\(datastore)/roles", body: SetRoleRequest(principal: .user(user.id), role: role),
+        _ = try await call(
+            API.setDatastoreRole, API.setDatastoreRole.path(datastore.rawValue), body: SetRoleRequest(principal: .user(user.id), role: role),
             token: owner.token)
     }
-}
-
-/// `{"count": n}`.
-struct CountBody: Decodable {
-    var count: Int
-}
-
-/// `{"object": {...}, "included": [...]}`.
-struct ObjectEnvelope: Decodable {
-    var object: ObjectSnapshot
 }
 
 /// Mutation builders.
