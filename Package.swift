@@ -124,8 +124,8 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             path: "Sources/Server",
-            // The OpenAPI document is compiled into the binary (no resource bundle to ship or find
-            // at run time); OpenAPIDocument serves it as YAML and, converted once, as JSON.
+            // The OpenAPI document's components are compiled into the binary (no resource bundle to
+            // ship or find at run time); OpenAPIDocument adds the paths of RooftopShared's `API`.
             resources: [.embedInCode("OpenAPI/openapi-components.yaml")],
             swiftSettings: swiftSettings
         ),

@@ -1,7 +1,5 @@
-import NIOHTTP1
 import RooftopShared
 
-/// `{"count": n}`.
 extension Benchmark {
     /// The query phases, each `queryRepeats` queries with fresh random parameters, one after the
     /// other from one client. Every answer's total count (and its first page where cheap) is

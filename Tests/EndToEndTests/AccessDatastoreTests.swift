@@ -64,9 +64,9 @@ struct AccessDatastoreTests {
         // An ID that was never created answers the same way.
         let unknown = try await client.send(.GET, "/v1/datastores/.\(Unique.name("nothing"))", token: stranger.token)
         #expect(unknown.status == 404)
-        let listed: DatastoreList = try await client.call(.GET, "/v1/datastores", token: owner.token)
+        let listed: DatastoreList = try await client.call(API.listDatastores, token: owner.token)
         #expect(listed.datastores.map(\.id).contains(datastore.id))
-        let notListed: DatastoreList = try await client.call(.GET, "/v1/datastores", token: stranger.token)
+        let notListed: DatastoreList = try await client.call(API.listDatastores, token: stranger.token)
         #expect(!notListed.datastores.map(\.id).contains(datastore.id))
         #expect(try await client.get(object, as: owner).status == 200)
     }
@@ -120,13 +120,13 @@ struct AccessDatastoreTests {
         #expect(try await client.update(object, fields: ["n": .int(2)], as: member).status == 200)
         #expect(try await client.get(object, as: stranger).status == 404)
 
-        let memberList: DatastoreList = try await client.call(.GET, "/v1/datastores", token: member.token)
+        let memberList: DatastoreList = try await client.call(API.listDatastores, token: member.token)
         #expect(memberList.datastores.first { $0.id == datastore }?.role == .editor, "shared with the member's team")
 
         #expect(try await client.setRole(.viewer, for: .everyone, on: datastore, by: owner).status == 200)
         try await expectCanRead(object, as: stranger)
         // Public access is by ID: public datastores are not listed to every user.
-        let strangerList: DatastoreList = try await client.call(.GET, "/v1/datastores", token: stranger.token)
+        let strangerList: DatastoreList = try await client.call(API.listDatastores, token: stranger.token)
         #expect(!strangerList.datastores.map(\.id).contains(datastore))
         #expect(try await client.get(object).status == 200, "anonymous callers hold *")
         let write = try await client.update(object, fields: ["n": .int(3)], as: stranger)

@@ -135,7 +135,7 @@ struct AccessObjectTests {
                 }
             }
             let response: PushResponse = try await client.call(
-                .POST, "/v1/push", body: PushRequest(mutations: mutations), token: matrix.user(caller)?.token,
+                API.push, body: PushRequest(mutations: mutations), token: matrix.user(caller)?.token,
                 admin: caller == .admin)
             #expect(response.results.count == kinds.count)
             for (kind, result) in zip(kinds, response.results) {

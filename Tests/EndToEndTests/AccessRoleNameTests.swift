@@ -20,10 +20,10 @@ struct AccessRoleNameTests {
         let className = Unique.name("Doc")
 
         // By default only the admin key creates roles: a signed-in user may not take an unused name.
-        let squat = try await client.send(.POST, "/v1/roles", body: CreateRoleRequest(name: editors), token: mallory.token)
+        let squat = try await client.send(API.createRole, body: CreateRoleRequest(name: editors), token: mallory.token)
         #expect(squat.status == 403, "\(squat.text)")
         #expect(squat.error?.code == .disallowed)
-        let anonymous = try await client.send(.POST, "/v1/roles", body: CreateRoleRequest(name: editors))
+        let anonymous = try await client.send(API.createRole, body: CreateRoleRequest(name: editors))
         #expect(anonymous.status == 401)
         #expect(try await client.send(.GET, "/v1/roles/\(editors)", admin: true).status == 404, "nothing was created")
 
@@ -41,16 +41,16 @@ struct AccessRoleNameTests {
         #expect(try await client.send(.DELETE, "/v1/roles/\(editors)", admin: true).status == 204)
         try await client.setPermissions(ClassPermissions(create: .authenticated), of: ":Role")
         let retaken = try await client.send(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: editors, users: [mallory.id]), token: mallory.token)
+            API.createRole, body: CreateRoleRequest(name: editors, users: [mallory.id]), token: mallory.token)
         #expect(retaken.status == 409, "\(retaken.text)")
         #expect(retaken.error?.code == .exists)
-        let byAdmin = try await client.send(.POST, "/v1/roles", body: CreateRoleRequest(name: editors), admin: true)
+        let byAdmin = try await client.send(API.createRole, body: CreateRoleRequest(name: editors), admin: true)
         #expect(byAdmin.status == 409)
         #expect(try await client.get(secret, as: mallory).status == 404, "the old grant reaches no one new")
         #expect(try await client.send(.GET, "/v1/datastores/\(shared.id.rawValue)", token: mallory.token).status != 200)
         // An unused name is free to signed-in users now.
         let fresh = try await client.send(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Fresh")), token: mallory.token)
+            API.createRole, body: CreateRoleRequest(name: Unique.name("Fresh")), token: mallory.token)
         #expect(fresh.status == 201, "\(fresh.text)")
 
         // Narrowed to the members of one role.
@@ -58,10 +58,10 @@ struct AccessRoleNameTests {
         try await client.createRole(makers, users: [maker])
         try await client.setPermissions(ClassPermissions(create: PermissionRule(principals: [.role(makers)])), of: ":Role")
         let refused = try await client.send(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Other")), token: mallory.token)
+            API.createRole, body: CreateRoleRequest(name: Unique.name("Other")), token: mallory.token)
         #expect(refused.status == 403, "\(refused.text)")
         let allowed = try await client.send(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Team")), token: maker.token)
+            API.createRole, body: CreateRoleRequest(name: Unique.name("Team")), token: maker.token)
         #expect(allowed.status == 201, "\(allowed.text)")
         // Role writes are bounded: more than 1,000 names in a list is a clear 413, changing nothing.
         let tooMany = (0...1_000).map { "u\($0)" }
@@ -70,7 +70,7 @@ struct AccessRoleNameTests {
         #expect(flood.status == 413, "\(flood.text)")
         #expect(flood.error?.code == .sizeLimit)
         let bigRole = try await client.send(
-            .POST, "/v1/roles", body: CreateRoleRequest(name: Unique.name("Big"), roles: tooMany.map { "R" + $0 }),
+            API.createRole, body: CreateRoleRequest(name: Unique.name("Big"), roles: tooMany.map { "R" + $0 }),
             admin: true)
         #expect(bigRole.status == 413)
         let unchanged: RoleInfo = try await client.call(.GET, "/v1/roles/\(makers)", admin: true)

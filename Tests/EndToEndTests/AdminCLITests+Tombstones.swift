@@ -20,7 +20,7 @@ extension AdminCLITests {
                     let mutations = (batch..<batch + 350).map {
                         Mutations.create(.app, "Doc", "o\($0)", fields: ["n": .int(Int64($0)), "text": .string(filler)])
                     }
-                    let _: PushResponse = try await api.call(.POST, "/v1/push", body: PushRequest(mutations: mutations), admin: true)
+                    let _: PushResponse = try await api.call(API.push, body: PushRequest(mutations: mutations), admin: true)
                 }
                 let process = ChildProcess()
                 process.executableURL = try ServerBinary.url()

@@ -170,17 +170,17 @@ struct AdminCLITests {
                 let none = try await Self.admin(server, ["users", "sessions", carol.objectId])
                 #expect(try JSONDecoder().decode(SessionList.self, from: Data(none.output.utf8)).sessions.isEmpty, "\(none.output)")
                 let carolSession: Session = try await api.call(
-                    .POST, "/v1/login", body: LogInRequest(username: "carol", password: "first password"))
+                    API.logIn, body: LogInRequest(username: "carol", password: "first password"))
                 let one = try await Self.admin(server, ["users", "sessions", carol.objectId])
                 #expect(try JSONDecoder().decode(SessionList.self, from: Data(one.output.utf8)).sessions.count == 1)
                 let revoked = try await Self.admin(server, ["users", "revoke", carol.objectId])
                 #expect(try JSONDecoder().decode(RevokedSessions.self, from: Data(revoked.output.utf8)).revoked == 1)
-                let refused = try await api.send(.GET, "/v1/users/me", token: carolSession.sessionToken)
+                let refused = try await api.send(API.getCurrentUser, token: carolSession.sessionToken)
                 #expect(refused.status == 401, "the revoked session is refused")
                 let reset = try await Self.admin(server, ["users", "set-password", carol.objectId, "--password", "second password"])
                 #expect(reset.status == 0, "\(reset.output)")
                 let _: Session = try await api.call(
-                    .POST, "/v1/login", body: LogInRequest(username: "carol", password: "second password"))
+                    API.logIn, body: LogInRequest(username: "carol", password: "second password"))
 
                 let app = try await Self.admin(server, ["datastores", "get", ":app"])
                 #expect(app.status == 0 && app.output.contains("\"usage\""), "\(app.output)")

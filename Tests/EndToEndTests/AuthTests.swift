@@ -11,7 +11,7 @@ struct AuthTests {
     func signUp() async throws {
         let (_, client) = try SharedServer.require()
         let name = Unique.name("ada")
-        let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: "long-enough-1"))
+        let reply = try await client.send(API.signUp, body: SignUpRequest(username: name, password: "long-enough-1"))
         #expect(reply.status == 201, "\(reply.text)")
         let session = try reply.decode(Session.self)
         #expect(session.user.username == name)
@@ -21,7 +21,7 @@ struct AuthTests {
 
         // Every session gets its own token.
         let again = try await client.call(
-            .POST, "/v1/login", body: LogInRequest(username: name, password: "long-enough-1"), as: Session.self)
+            API.logIn, body: LogInRequest(username: name, password: "long-enough-1"), as: Session.self)
         #expect(again.sessionToken != session.sessionToken)
         #expect(again.user.objectId == session.user.objectId)
     }
@@ -30,12 +30,12 @@ struct AuthTests {
     func duplicateUserName() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser("dup")
-        let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: user.username, password: "other-password"))
+        let reply = try await client.send(API.signUp, body: SignUpRequest(username: user.username, password: "other-password"))
         #expect(reply.status == 409)
         #expect(reply.error?.code == .exists)
         // The first account is untouched: its password still works.
         let session = try await client.call(
-            .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
+            API.logIn, body: LogInRequest(username: user.username, password: user.password), as: Session.self)
         #expect(session.user.objectId == user.id)
     }
 
@@ -43,11 +43,11 @@ struct AuthTests {
     func weakPassword(password: String) async throws {
         let (_, client) = try SharedServer.require()
         let name = Unique.name("weak")
-        let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: password))
+        let reply = try await client.send(API.signUp, body: SignUpRequest(username: name, password: password))
         #expect(reply.status == 400)
         #expect(reply.error?.code == .illegalArgument)
         // Nothing was created: the name is still free.
-        let created = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: "now-strong-1"))
+        let created = try await client.send(API.signUp, body: SignUpRequest(username: name, password: "now-strong-1"))
         #expect(created.status == 201)
     }
 
@@ -56,31 +56,31 @@ struct AuthTests {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser("login")
         let session = try await client.call(
-            .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
+            API.logIn, body: LogInRequest(username: user.username, password: user.password), as: Session.self)
         #expect(session.user.objectId == user.id)
 
-        let wrong = try await client.send(.POST, "/v1/login", body: LogInRequest(username: user.username, password: "wrong-pass"))
+        let wrong = try await client.send(API.logIn, body: LogInRequest(username: user.username, password: "wrong-pass"))
         #expect(wrong.status == 401)
         #expect(wrong.error?.code == .auth)
         let unknown = try await client.send(
-            .POST, "/v1/login", body: LogInRequest(username: Unique.name("nobody"), password: "wrong-pass"))
+            API.logIn, body: LogInRequest(username: Unique.name("nobody"), password: "wrong-pass"))
         #expect(unknown.status == 401)
         #expect(unknown.error?.code == .auth)
         #expect(unknown.error?.message == wrong.error?.message)
         #expect(wrong.error?.message.contains(user.username) == false)
         // A success clears this address's failures for the rest of the suite.
         _ = try await client.call(
-            .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
+            API.logIn, body: LogInRequest(username: user.username, password: user.password), as: Session.self)
     }
 
     @Test("users/me describes the session's user; anonymous callers get auth")
     func me() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser("me")
-        let me = try await client.call(.GET, "/v1/users/me", token: user.token, as: UserInfo.self)
+        let me = try await client.call(API.getCurrentUser, token: user.token, as: UserInfo.self)
         #expect(me.objectId == user.id)
         #expect(me.username == user.username)
-        let anonymous = try await client.send(.GET, "/v1/users/me")
+        let anonymous = try await client.send(API.getCurrentUser)
         #expect(anonymous.status == 401)
         #expect(anonymous.error?.code == .auth)
     }
@@ -102,9 +102,9 @@ struct AuthTests {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser("logout")
         let second = try await client.call(
-            .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
+            API.logIn, body: LogInRequest(username: user.username, password: user.password), as: Session.self)
 
-        let out = try await client.send(.POST, "/v1/logout", token: user.token)
+        let out = try await client.send(API.logOut, token: user.token)
         #expect(out.status == 204)
         for path in ["/v1/users/me", "/v1/info"] {
             let reply = try await client.send(.GET, path, token: user.token)
@@ -112,10 +112,10 @@ struct AuthTests {
             #expect(reply.error?.code == .auth, "\(path)")
             #expect(reply.headers.first(name: "WWW-Authenticate") != nil)
         }
-        let again = try await client.send(.POST, "/v1/logout", token: user.token)
+        let again = try await client.send(API.logOut, token: user.token)
         #expect(again.status == 401)
         // The user's other session is unaffected.
-        let me = try await client.call(.GET, "/v1/users/me", token: second.sessionToken, as: UserInfo.self)
+        let me = try await client.call(API.getCurrentUser, token: second.sessionToken, as: UserInfo.self)
         #expect(me.objectId == user.id)
     }
 
@@ -127,8 +127,8 @@ struct AuthTests {
         let owner = try await client.newUser("pub")
         let object = try await client.create("Public", fields: ["n": .int(1)], acl: .of((.everyone, read: true, write: false)), as: owner)
         for reply in [
-            try await client.send(.GET, "/v1/users/me", token: token),
-            try await client.send(.GET, "/v1/info", token: token),
+            try await client.send(API.getCurrentUser, token: token),
+            try await client.send(API.getServerInfo, token: token),
             try await client.get(object, as: TestUser(id: "", username: "", password: "", token: token)),
         ] {
             #expect(reply.status == 401, "\(reply.text)")
@@ -188,7 +188,7 @@ struct AuthTests {
             tokens.append(user.token)
             names.append(user.username)
             let session = try await client.call(
-                .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password), as: Session.self)
+                API.logIn, body: LogInRequest(username: user.username, password: user.password), as: Session.self)
             tokens.append(session.sessionToken)
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory)

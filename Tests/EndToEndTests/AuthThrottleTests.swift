@@ -30,7 +30,7 @@ struct AuthThrottleTests {
         let retryAfter = refused.headers.first(name: "Retry-After").flatMap { Int($0) }
         #expect(retryAfter.map { (1...60).contains($0) } == true, "Retry-After: \(String(describing: retryAfter))")
         // The refusal did not sign in: the existing session is all the user has.
-        let me = try await client.call(.GET, "/v1/users/me", token: user.token, as: UserInfo.self)
+        let me = try await client.call(API.getCurrentUser, token: user.token, as: UserInfo.self)
         #expect(me.objectId == user.id)
     }
 
@@ -180,7 +180,7 @@ struct AuthThrottleTests {
                 let live = try await LiveClient.connect(to: server, adminKey: server.adminKey)
                 await live.close()
             }
-            #expect(try await client.send(.GET, "/v1/users", admin: true).status == 429)
+            #expect(try await client.send(API.listUsers, admin: true).status == 429)
             // A live connection without an admin key is not affected.
             let user = try await client.newUser("live")
             try await withLiveClient(server) { live in try await live.subscribe(to: [.default], as: user) }

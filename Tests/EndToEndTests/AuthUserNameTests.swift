@@ -48,7 +48,7 @@ struct AuthUserNameTests {
         let lookAlike = pair.lookAlike(unique)
         #expect(Array(original.utf8) != Array(lookAlike.utf8), "the pair must differ byte for byte")
         let first = try await client.signUp(original, password: "first-password")
-        let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: lookAlike, password: "second-password"))
+        let reply = try await client.send(API.signUp, body: SignUpRequest(username: lookAlike, password: "second-password"))
         #expect(reply.status == 409, "\(reply.text)")
         #expect(reply.error?.code == .exists)
         let session = try await client.logIn(original, password: "first-password", from: "127.0.10.\(pair.index)")
@@ -75,7 +75,7 @@ struct AuthUserNameTests {
         let unique = Unique.name("")
         let session = try await client.signUp("Rene\u{301}e" + unique + "\u{FF21}")
         #expect(Array(session.user.username.utf8) == Array(("Ren\u{E9}e" + unique + "\u{FF21}").utf8))
-        let me = try await client.call(.GET, "/v1/users/me", token: session.sessionToken, as: UserInfo.self)
+        let me = try await client.call(API.getCurrentUser, token: session.sessionToken, as: UserInfo.self)
         #expect(Array(me.username.utf8) == Array(session.user.username.utf8))
     }
 
@@ -84,7 +84,7 @@ struct AuthUserNameTests {
         let (_, client) = try SharedServer.require()
         // U+0958 is 3 bytes, and 6 in NFC (U+0915 U+093C): 42 of them are 126 bytes as typed, 252 in NFC.
         for name in ["\u{200B}", "\u{AD}\u{200D}", String(repeating: "\u{958}", count: 42)] {
-            let reply = try await client.send(.POST, "/v1/users", body: SignUpRequest(username: name, password: "password-1"))
+            let reply = try await client.send(API.signUp, body: SignUpRequest(username: name, password: "password-1"))
             #expect(reply.status == 400, "\(name.unicodeScalars.count) scalars: \(reply.text)")
             #expect(reply.error?.code == .illegalArgument)
             #expect(reply.error?.field == "username")

@@ -15,7 +15,7 @@ extension ClientPolicyTests {
             // The client's own session (not the one the scene's user was made with).
             let token = try #require(client.core.currentSession?.token)
             #expect(token != scene.user.token)
-            let reply = try await api.send(.POST, "/v1/logout", token: token)
+            let reply = try await api.send(API.logOut, token: token)
             #expect((200..<300).contains(reply.status), "\(reply.status): \(reply.text)")
 
             let refused = await #expect(throws: RooftopError.self) { try await top.find(policy: .remoteElseLocal) }

@@ -31,7 +31,7 @@ struct ClientSyncRetentionTests {
             #expect(deletion.status == 204, "\(deletion.text)")
             try await TestWait.until(within: .seconds(30), "the history to move past the checkpoint", every: .milliseconds(100)) {
                 let reply = try await api.send(
-                    .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: early.checkpoint), token: owner.token)
+                    API.pull, body: PullRequest(datastore: datastore, since: early.checkpoint), token: owner.token)
                 if reply.status == 410 {
                     #expect(reply.error?.code == .historyExpired, "\(reply.text)")
                     return true

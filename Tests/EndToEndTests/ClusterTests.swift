@@ -184,19 +184,19 @@ struct ClusterTests {
             let (apiA, apiB) = (try harness.api(a), try harness.api(b))
             let user = try await apiA.newUser("victim")
             // A session ended through A no longer works through B.
-            #expect(try await apiB.send(.GET, "/v1/users/me", token: user.token).status == 200)
-            #expect(try await apiA.send(.POST, "/v1/logout", token: user.token).status == 204)
-            #expect(try await apiB.send(.GET, "/v1/users/me", token: user.token).status == 401)
+            #expect(try await apiB.send(API.getCurrentUser, token: user.token).status == 200)
+            #expect(try await apiA.send(API.logOut, token: user.token).status == 204)
+            #expect(try await apiB.send(API.getCurrentUser, token: user.token).status == 401)
             // Five failures (the default limit) through A: B refuses the next attempt, even with
             // the right password.
             for _ in 0..<5 {
                 let reply = try await apiA.send(
-                    .POST, "/v1/login", body: LogInRequest(username: user.username, password: "wrong"))
+                    API.logIn, body: LogInRequest(username: user.username, password: "wrong"))
                 #expect(reply.status == 401)
             }
             try await TestWait.until("B throttles the user name") {
                 let reply = try await apiB.send(
-                    .POST, "/v1/login", body: LogInRequest(username: user.username, password: user.password))
+                    API.logIn, body: LogInRequest(username: user.username, password: user.password))
                 return reply.status == 429
             }
         }

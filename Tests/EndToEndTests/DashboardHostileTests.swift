@@ -60,7 +60,7 @@ struct DashboardHostileTests {
                 let owner = try await api.newUser("owner")
                 for title in Self.hostile {
                     let _: DatastoreInfo = try await api.call(
-                        .POST, "/v1/datastores", body: CreateDatastoreRequest(title: title), token: owner.token)
+                        API.createDatastore, body: CreateDatastoreRequest(title: title), token: owner.token)
                 }
                 var fields: [String: Value] = [:]
                 for (index, text) in Self.hostile.enumerated() { fields["s\(index)"] = .string(text) }

@@ -126,13 +126,13 @@ struct DashboardTests {
                 let settingsPage = try await Self.request(pages, .GET, "/dashboard/classes/Note", cookie: cookie)
                 #expect(settingsPage.body.contains("&quot;sum&quot;"), "the merge rule was saved")
                 let user = try await api.newUser("dash")
-                let shared: DatastoreInfo = try await api.call(.POST, "/v1/datastores", body: CreateDatastoreRequest(title: "Team"), token: user.token)
+                let shared: DatastoreInfo = try await api.call(API.createDatastore, body: CreateDatastoreRequest(title: "Team"), token: user.token)
                 let userPage = try await Self.request(pages, .GET, "/dashboard/users/\(user.id)", cookie: cookie)
                 #expect(userPage.status == 200 && userPage.body.contains("<td><code>"), "the sign-up's session is listed")
                 let revoked = try await Self.request(
                     pages, .POST, "/dashboard/users/\(user.id)/revoke", form: "csrf=" + token, cookie: cookie)
                 #expect(revoked.status == 303)
-                #expect(try await api.send(.GET, "/v1/users/me", token: user.token).status == 401, "the session was ended")
+                #expect(try await api.send(API.getCurrentUser, token: user.token).status == 401, "the session was ended")
                 let shortPassword = try await Self.request(
                     pages, .POST, "/dashboard/users/\(user.id)/password", form: "password=short&csrf=" + token, cookie: cookie)
                 #expect(shortPassword.status == 400)

@@ -70,8 +70,8 @@ struct DurabilityTests {
                 let username = "durable-\(UUID().uuidString.prefix(8).lowercased())"
                 let first = try await client.signUp(username, password: "password-1")
                 let second: Session = try await client.call(
-                    .POST, "/v1/login", body: LogInRequest(username: username, password: "password-1"))
-                let reply = try await client.send(.POST, "/v1/logout", token: second.sessionToken)
+                    API.logIn, body: LogInRequest(username: username, password: "password-1"))
+                let reply = try await client.send(API.logOut, token: second.sessionToken)
                 #expect(reply.status == 204)
                 await server.kill()
                 return (first.sessionToken, second.sessionToken, username)
@@ -79,12 +79,12 @@ struct DurabilityTests {
         }
         try await withServer(dataDirectory: directory) { server in
             try await withClient(server) { client in
-                let me = try await client.call(.GET, "/v1/users/me", token: kept, as: UserInfo.self)
+                let me = try await client.call(API.getCurrentUser, token: kept, as: UserInfo.self)
                 #expect(me.username == username)
                 let write = try await client.push(
                     Mutations.create(.default, "AfterCrash", "a", fields: ["x": 1]), token: kept)
                 #expect(write.isApplied)
-                let refused = try await client.send(.GET, "/v1/users/me", token: loggedOut)
+                let refused = try await client.send(API.getCurrentUser, token: loggedOut)
                 #expect(refused.status == 401)
                 #expect(refused.error?.code == .auth)
             }

@@ -21,7 +21,7 @@ extension HostileInputTests {
         for name in Self.hostileNames + Self.unwritableNames {
             let shown = String(name.prefix(40).debugDescription)
             let push = try await client.send(
-                .POST, "/v1/push",
+                API.push,
                 body: PushRequest(mutations: [
                     Mutations.update(target.datastore, "Item", "one", base: 1, [FieldUpdate(name, .set(1))]),
                     Mutations.create(target.datastore, "Item", "new", fields: [name: 1]),
@@ -162,7 +162,7 @@ extension HostileInputTests {
             ("negative base", Mutations.update(target.datastore, "Item", "one", base: -1, [FieldUpdate("n", .set(2))])),
         ] {
             let reply = try await client.send(
-                .POST, "/v1/push", body: PushRequest(mutations: [mutation]), token: target.user.token)
+                API.push, body: PushRequest(mutations: [mutation]), token: target.user.token)
             Refusal.expectPushRefused(reply, "push with an invalid \(what)")
         }
         // A REST create never reads a base version, but a negative one is still malformed
@@ -183,11 +183,11 @@ extension HostileInputTests {
         ] {
             let body = envelope.replacingOccurrences(of: "MID", with: mutationId).replacingOccurrences(
                 of: "DS", with: datastore)
-            let reply = try await client.send(.POST, "/v1/push", raw: Data(body.utf8), token: target.user.token)
+            let reply = try await client.send(API.push, raw: Data(body.utf8), token: target.user.token)
             Refusal.expect(
                 reply, "push with mutation ID '\(mutationId.prefix(20))' in '\(datastore.prefix(20))'", status: 400)
             let pull = try await client.send(
-                .POST, "/v1/pull", raw: Data(#"{"datastore": "\#(datastore)"}"#.utf8), token: target.user.token)
+                API.pull, raw: Data(#"{"datastore": "\#(datastore)"}"#.utf8), token: target.user.token)
             if datastore != "target" { Refusal.expect(pull, "pull of '\(datastore.prefix(20))'", status: 400) }
         }
         try await expectUnchanged(target, client)

@@ -50,7 +50,7 @@ struct HostileNumberTests {
                 #"{"mutations":[{"mutationId":"m-\#(UUID().uuidString)","datastore":"default","className":"Item","objectId":"d1","change":{"update":[{"field":"d","do":{"op":"set","value":\#(value)}}]}}]}"#
                     .utf8)
             Refusal.expectPushRefused(
-                try await client.send(.POST, "/v1/push", raw: push, token: user.token), "push with decimal \(text.prefix(30))")
+                try await client.send(API.push, raw: push, token: user.token), "push with decimal \(text.prefix(30))")
             try await expectAlive("field value \(text.prefix(30))")
         }
         let stored = try await client.send(.GET, "/v1/datastores/default/classes/Item/objects/d1", token: user.token)
@@ -91,14 +91,14 @@ struct HostileNumberTests {
             let push = Data(
                 #"{"mutations":[{"mutationId":"m-\#(UUID().uuidString)","datastore":"default","className":"Item","objectId":"big","baseVersion":9223372036854775807,"change":{"update":[\#(update)]}}]}"#
                     .utf8)
-            let reply = try await client.send(.POST, "/v1/push", raw: push, token: user.token)
+            let reply = try await client.send(API.push, raw: push, token: user.token)
             #expect(Refusal.isWellBehaved(reply), "\(what): \(reply.status) \(reply.text.prefix(200))")
             try await expectAlive(what)
         }
         for body in [
             #"{"datastore":"default","limit":9223372036854775807}"#, #"{"datastore":"default","limit":-9223372036854775808}"#,
         ] {
-            let reply = try await client.send(.POST, "/v1/pull", raw: Data(body.utf8), token: user.token)
+            let reply = try await client.send(API.pull, raw: Data(body.utf8), token: user.token)
             #expect(Refusal.isWellBehaved(reply), "pull \(body): \(reply.status) \(reply.text.prefix(200))")
         }
         let operations = try await client.send(

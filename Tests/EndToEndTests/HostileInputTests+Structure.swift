@@ -24,10 +24,10 @@ extension HostileInputTests {
         let token = target.user.token
         for depth in [60, 10_000, 1_000_000] {
             let reply = try await client.send(
-                .POST, "/v1/push", raw: Self.pushSetting(Self.nested(depth)), token: token)
+                API.push, raw: Self.pushSetting(Self.nested(depth)), token: token)
             Refusal.expect(reply, "push nested \(depth) deep", status: 400, code: .request)
             let unclosed = try await client.send(
-                .POST, "/v1/push", raw: Data(String(repeating: "[", count: depth).utf8), token: token)
+                API.push, raw: Data(String(repeating: "[", count: depth).utf8), token: token)
             Refusal.expect(unclosed, "unclosed \(depth) deep", status: 400)
         }
         // Within the body's depth but deeper than a value may be: the mutation is rejected.
@@ -36,7 +36,7 @@ extension HostileInputTests {
             ("a list 33 deep", Self.nested(33)), ("a list 41 deep", Self.nested(41)),
             ("JSON 40 deep", #"{"$json": \#(objectDepth)}"#),
         ] {
-            let reply = try await client.send(.POST, "/v1/push", raw: Self.pushSetting(value), token: token)
+            let reply = try await client.send(API.push, raw: Self.pushSetting(value), token: token)
             Refusal.expectPushRefused(reply, "push of \(what)", code: .sizeLimit)
         }
         // Predicates and query text.
@@ -63,10 +63,10 @@ extension HostileInputTests {
         // At the limit, and brackets inside strings, are fine.
         let deep = try DatastoreID("deep")
         let atLimit = try await client.send(
-            .POST, "/v1/push", raw: Self.pushSetting(Self.nested(32), datastore: "deep"), token: token)
+            API.push, raw: Self.pushSetting(Self.nested(32), datastore: "deep"), token: token)
         let brackets = String(repeating: "[{", count: 500)
         let inString = try await client.send(
-            .POST, "/v1/push", raw: Self.pushSetting(#""\"\#(brackets)""#, objectId: "str", datastore: "deep"),
+            API.push, raw: Self.pushSetting(#""\"\#(brackets)""#, objectId: "str", datastore: "deep"),
             token: token)
         #expect(try atLimit.decode(PushResponse.self).results.allSatisfy { $0.isApplied }, "\(atLimit.text)")
         #expect(try inString.decode(PushResponse.self).results.allSatisfy { $0.isApplied }, "\(inString.text)")
@@ -89,7 +89,7 @@ extension HostileInputTests {
             #"{"$json": }"#, "1e400", "-1e400", "NaN", "Infinity", "01", "+1", ".5", "1.", "0x10",
         ]
         for value in values {
-            let reply = try await client.send(.POST, "/v1/push", raw: Self.pushSetting(value), token: target.user.token)
+            let reply = try await client.send(API.push, raw: Self.pushSetting(value), token: target.user.token)
             Refusal.expectPushRefused(reply, "value \(value)")
         }
         try await expectUnchanged(target, client)
@@ -109,7 +109,7 @@ extension HostileInputTests {
         ]
         for (index, (json, expected)) in accepted.enumerated() {
             let reply = try await client.send(
-                .POST, "/v1/push", raw: Self.pushSetting(json, objectId: "a\(index)", datastore: "numbers"),
+                API.push, raw: Self.pushSetting(json, objectId: "a\(index)", datastore: "numbers"),
                 token: user.token)
             let result = try #require(try reply.decode(PushResponse.self).results.first)
             #expect(result.appliedObject?.fields["v"] == expected, "\(json): \(reply.text)")
@@ -117,7 +117,7 @@ extension HostileInputTests {
         // Numbers that JSON can carry but a value cannot: refused or turned into a double, never a 500.
         for json in ["99999999999999999999", "9223372036854775808", "-9223372036854775809", "1e-400", "123456789e-5"] {
             let reply = try await client.send(
-                .POST, "/v1/push", raw: Self.pushSetting(json, objectId: "b", datastore: "numbers"), token: user.token)
+                API.push, raw: Self.pushSetting(json, objectId: "b", datastore: "numbers"), token: user.token)
             #expect(Refusal.isWellBehaved(reply), "\(json): HTTP \(reply.status) \(reply.text)")
         }
 
@@ -160,7 +160,7 @@ extension HostileInputTests {
             Refusal.expect(reply, body)
         }
         let pull = try await client.send(
-            .POST, "/v1/pull", raw: Data(#"{"datastore": "numbers", "limit": 9223372036854775807}"#.utf8),
+            API.pull, raw: Data(#"{"datastore": "numbers", "limit": 9223372036854775807}"#.utf8),
             token: user.token)
         Refusal.expect(pull, "pull with the largest limit", status: 413, code: .sizeLimit)
     }
@@ -225,7 +225,7 @@ extension HostileInputTests {
             }
         }
         let classes = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: target.datastore, classes: (0..<40_000).map { "C\($0)" }),
+            API.pull, body: PullRequest(datastore: target.datastore, classes: (0..<40_000).map { "C\($0)" }),
             token: target.user.token)
         Refusal.expect(classes, "pull filtered by 40000 classes", status: 400, code: .illegalArgument)
         try await expectUnchanged(target, client)

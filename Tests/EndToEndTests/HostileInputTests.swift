@@ -123,7 +123,7 @@ struct HostileInputTests {
         ])
         let body = try JSONEncoder().encode(push)
         for length in stride(from: 0, to: body.count, by: 3) {
-            let reply = try await client.send(.POST, "/v1/push", raw: body.prefix(length), token: target.user.token)
+            let reply = try await client.send(API.push, raw: body.prefix(length), token: target.user.token)
             Refusal.expect(reply, "push truncated to \(length) of \(body.count) bytes", status: 400)
         }
         try await expectUnchanged(target, client)
@@ -183,7 +183,7 @@ struct HostileInputTests {
             ("null change", mutation(#""change": null"#)),
         ]
         for (what, body) in pushes {
-            let reply = try await client.send(.POST, "/v1/push", raw: body, token: target.user.token)
+            let reply = try await client.send(API.push, raw: body, token: target.user.token)
             Refusal.expect(reply, "push with \(what)", status: 400)
         }
         let pulls = [
@@ -193,7 +193,7 @@ struct HostileInputTests {
         ]
         for body in pulls {
             Refusal.expect(
-                try await client.send(.POST, "/v1/pull", raw: Data(body.utf8), token: target.user.token),
+                try await client.send(API.pull, raw: Data(body.utf8), token: target.user.token),
                 "pull \(body)", status: 400)
         }
         let queries = [

@@ -10,7 +10,7 @@ struct LimitsDefaultTests {
     func mutationsPerPush() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
         let maximum = info.limits.maxMutationsPerPush
         let datastore = try DatastoreID("many")
         func batch(_ objectId: String, _ count: Int) -> [Mutation] {
@@ -21,7 +21,7 @@ struct LimitsDefaultTests {
         }
         let atLimit = try await client.push(batch("fits", maximum), token: user.token)
         let over = try await client.send(
-            .POST, "/v1/push", body: PushRequest(mutations: batch("over", maximum + 1)), token: user.token)
+            API.push, body: PushRequest(mutations: batch("over", maximum + 1)), token: user.token)
 
         #expect(atLimit.results.count == maximum && atLimit.results.allSatisfy { $0.isApplied })
         #expect(over.status == 413)
@@ -35,7 +35,7 @@ struct LimitsDefaultTests {
     func queryLimits() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
         let datastore = try DatastoreID("queried")
         let total = info.limits.defaultQueryLimit + 5
         _ = try await client.push(
@@ -69,15 +69,15 @@ struct LimitsDefaultTests {
     func pullLimits() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
         let maximum = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize),
+            API.pull, body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize),
             token: user.token)
         let tooMany = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize + 1),
+            API.pull, body: PullRequest(datastore: .default, limit: info.limits.maxPullPageSize + 1),
             token: user.token)
         let zero = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, limit: 0), token: user.token)
+            API.pull, body: PullRequest(datastore: .default, limit: 0), token: user.token)
 
         #expect(maximum.status == 200)
         #expect(tooMany.status == 413)

@@ -17,7 +17,7 @@ struct LimitsTests {
     @Test("the server reports the limits it was started with")
     func reportedLimits() async throws {
         let (_, client) = try SharedServer.require()
-        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
         #expect(info.limits.maxRecordBytes == 1000)
         #expect(info.limits.maxRecordsPerDatastore == 5)
         #expect(info.limits.maxDatastoreBytes == 4000)
@@ -45,7 +45,7 @@ struct LimitsTests {
         _ = try await client.push(Mutations.delete(datastore, "Rec", "a", base: 1), token: user.token)
         #expect(try await usage() == DatastoreUsage(records: 1, maxRecords: 5, bytes: one.bytes - 100, maxBytes: 4000))
         // The list of datastores tells it too.
-        let list = try await client.call(.GET, "/v1/datastores", token: user.token, as: DatastoreList.self)
+        let list = try await client.call(API.listDatastores, token: user.token, as: DatastoreList.self)
         #expect(list.datastores.first { $0.id == datastore }?.usage?.records == 1)
     }
 
@@ -175,9 +175,9 @@ struct LimitsTests {
         #expect(atLimit.results.count == 19 && atLimit.results.allSatisfy { $0.isApplied })
 
         let over = try await client.send(
-            .POST, "/v1/push", body: PushRequest(mutations: batch("over", 20)), token: user.token)
+            API.push, body: PushRequest(mutations: batch("over", 20)), token: user.token)
         let overByText = try await client.send(
-            .POST, "/v1/push",
+            API.push,
             body: PushRequest(mutations: [Mutations.create(datastore, "Pushed", "text", fields: ["s": text(1801)])]),
             token: user.token)
         #expect(over.status == 413)
@@ -201,10 +201,10 @@ struct LimitsTests {
             body.append(Data(repeating: UInt8(ascii: " "), count: size - body.count))
             return body
         }
-        let atLimit = try await client.send(.POST, "/v1/push", raw: try padded("fits", to: 16000), token: user.token)
-        let over = try await client.send(.POST, "/v1/push", raw: try padded("over", to: 16001), token: user.token)
+        let atLimit = try await client.send(API.push, raw: try padded("fits", to: 16000), token: user.token)
+        let over = try await client.send(API.push, raw: try padded("over", to: 16001), token: user.token)
         let huge = try await client.send(
-            .POST, "/v1/push", raw: try padded("huge", to: 4 * 1024 * 1024), token: user.token)
+            API.push, raw: try padded("huge", to: 4 * 1024 * 1024), token: user.token)
 
         #expect(atLimit.status == 200, "\(atLimit.text)")
         #expect(over.status == 413)

@@ -11,7 +11,7 @@ struct LiveErrorTests {
     func badTokenOnUpgrade() async throws {
         let (server, client) = try SharedServer.require()
         let user = try await client.newUser("live")
-        #expect(try await client.send(.POST, "/v1/logout", token: user.token).status == 204)
+        #expect(try await client.send(API.logOut, token: user.token).status == 204)
         for token in ["r:forged-token", user.token] {
             await #expect(throws: LiveClientError.self, "token \(token)") {
                 let live = try await LiveClient.connect(to: server, sessionToken: token)

@@ -13,7 +13,7 @@ struct LiveSessionTests {
             live.send(.subscribe(datastores: [.default], sessionToken: reader.token))
             #expect(try await live.next() == .subscribed(datastores: [.default]))
 
-            let logOut = try await client.send(.POST, "/v1/logout", token: reader.token)
+            let logOut = try await client.send(API.logOut, token: reader.token)
             #expect(logOut.status == 204)
             guard case .error(let error, let datastore) = try await live.next() else {
                 Issue.record("expected an error after the log-out")
@@ -26,7 +26,7 @@ struct LiveSessionTests {
             // answers the write, so a notification would arrive before the answer to the
             // subscribe sent afterwards.
             let again = try await client.call(
-                .POST, "/v1/login", body: LogInRequest(username: reader.username, password: reader.password),
+                API.logIn, body: LogInRequest(username: reader.username, password: reader.password),
                 as: Session.self)
             let renewed = TestUser(id: reader.id, username: reader.username, password: reader.password, token: again.sessionToken)
             _ = try await client.create(Unique.name("Note"), in: .default, fields: ["n": .int(1)], as: renewed)

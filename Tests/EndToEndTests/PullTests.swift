@@ -45,7 +45,7 @@ struct PullTests {
     func pageByteLimit() async throws {
         let (_, client) = try SharedServer.require()
         let user = try await client.newUser()
-        let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+        let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
         let datastore = try DatastoreID("large")
         // Records just under the record limit: the page byte limit is reached long before the count.
         let text = Value.string(String(repeating: "L", count: info.limits.maxRecordBytes - 300))
@@ -117,7 +117,7 @@ struct PullTests {
         #expect(none.changes.isEmpty && !none.hasMore)
 
         let bad = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: datastore, classes: ["Al pha"]), token: user.token)
+            API.pull, body: PullRequest(datastore: datastore, classes: ["Al pha"]), token: user.token)
         #expect(bad.status == 400)
         #expect(bad.error?.code == .illegalArgument)
     }
@@ -146,13 +146,13 @@ struct PullTests {
         ]
         for (what, datastore, checkpoint) in attempts {
             let reply = try await client.send(
-                .POST, "/v1/pull", body: PullRequest(datastore: datastore, since: checkpoint), token: bob.token)
+                API.pull, body: PullRequest(datastore: datastore, since: checkpoint), token: bob.token)
             #expect(reply.status == 400, "\(what): \(reply.text)")
             #expect(reply.error?.code == .illegalArgument, "\(what)")
         }
         // Bob's own checkpoint still works.
         let own = try await client.send(
-            .POST, "/v1/pull", body: PullRequest(datastore: .default, since: bobsPrivate), token: bob.token)
+            API.pull, body: PullRequest(datastore: .default, since: bobsPrivate), token: bob.token)
         #expect(own.status == 200)
     }
 

@@ -14,7 +14,7 @@ struct PushPlainFieldsTests {
         let id = "m-\(UUID().uuidString.prefix(13))"
         let body =
             #"{"mutations": [{"mutationId": "\#(id)", "datastore": ":app", "className": "Item", "objectId": "plain1", "change": {"fields": {"title": "Ada", "when": {"$date": 1700000000000}, "tags": ["a", "b"], "n": 1}, "update": [{"field": "n", "do": {"op": "increment", "amount": 2}}]}}]}"#
-        let reply = try await client.send(.POST, "/v1/push", raw: Data(body.utf8), token: user.token)
+        let reply = try await client.send(API.push, raw: Data(body.utf8), token: user.token)
         #expect(reply.status == 200, "\(reply.text)")
         let response = try reply.decode(PushResponse.self)
         let object = try #require(response.results.first?.appliedObject, "\(reply.text)")
@@ -26,13 +26,13 @@ struct PushPlainFieldsTests {
         // A field the app may not write is the mutation's refusal, as with an operation.
         let reserved =
             #"{"mutations": [{"mutationId": "m-\#(UUID().uuidString.prefix(13))", "datastore": ":app", "className": "Item", "objectId": "plain2", "change": {"fields": {"objectId": "x"}}}]}"#
-        let refused = try await client.send(.POST, "/v1/push", raw: Data(reserved.utf8), token: user.token)
+        let refused = try await client.send(API.push, raw: Data(reserved.utf8), token: user.token)
         #expect(refused.status == 200, "\(refused.text)")
         #expect(try refused.decode(PushResponse.self).results.first?.error?.code == .invalidOperation)
         // A name that is no identifier cannot even be read: the request is refused.
         let malformed =
             #"{"mutations": [{"mutationId": "m-\#(UUID().uuidString.prefix(13))", "datastore": ":app", "className": "Item", "objectId": "plain3", "change": {"fields": {"a b": 1}}}]}"#
-        let bad = try await client.send(.POST, "/v1/push", raw: Data(malformed.utf8), token: user.token)
+        let bad = try await client.send(API.push, raw: Data(malformed.utf8), token: user.token)
         Refusal.expect(bad, "a field name with a space", status: 400, code: .request)
         #expect(try await client.object(.app, className: "Item", objectId: "plain3", token: user.token) == nil)
     }
@@ -51,7 +51,7 @@ struct PushPlainFieldsTests {
         let refused = Mutations.create(.app, "Counter", "bad id", fields: ["n": 0])
         let request = PushRequest(mutations: [mine, refused], compact: true)
         for attempt in ["first", "retry"] {
-            let reply = try await client.send(.POST, "/v1/push", body: request, token: user.token)
+            let reply = try await client.send(API.push, body: request, token: user.token)
             #expect(reply.status == 200, "\(reply.text)")
             #expect(!reply.text.contains("\"object\""), "\(attempt): \(reply.text)")
             let results = try reply.decode(PushResponse.self).results

@@ -88,10 +88,10 @@ struct RequestBoundsTests {
             // had applied is answered, not applied again.
             for batch in stride(from: 0, to: total, by: 50) {
                 let body = PushRequest(mutations: Array(mutations[batch..<batch + 50]))
-                var reply = try await client.send(.POST, "/v1/push", body: body, token: user.token)
+                var reply = try await client.send(API.push, body: body, token: user.token)
                 for _ in 0..<20 where reply.status == 503 {
                     #expect(reply.error?.code == .timeout)
-                    reply = try await client.send(.POST, "/v1/push", body: body, token: user.token)
+                    reply = try await client.send(API.push, body: body, token: user.token)
                 }
                 #expect(try reply.decode(PushResponse.self).results.allSatisfy { $0.isApplied }, "\(reply.text.prefix(300))")
             }
@@ -146,16 +146,16 @@ struct RequestBoundsTests {
             for name in ["one", "two"] {
                 #expect(try await client.sendPull(try DatastoreID(name), as: user).status == 200)
             }
-            let shareable = try await client.send(.POST, "/v1/datastores", body: CreateDatastoreRequest(title: "t"), token: user.token)
+            let shareable = try await client.send(API.createDatastore, body: CreateDatastoreRequest(title: "t"), token: user.token)
             #expect(shareable.status == 201 || shareable.status == 200, "\(shareable.text.prefix(200))")
             let fourth = try await client.sendPull(try DatastoreID("three"), as: user)
             #expect(fourth.status == 403 && fourth.error?.code == .quota, "\(fourth.text.prefix(200))")
             let push = try await client.send(
-                .POST, "/v1/push", body: PushRequest(mutations: [Mutations.create(try DatastoreID("four"), "Item", fields: ["n": 1])]),
+                API.push, body: PushRequest(mutations: [Mutations.create(try DatastoreID("four"), "Item", fields: ["n": 1])]),
                 token: user.token)
             let results = try push.decode(PushResponse.self).results
             #expect(results.first?.error?.code == .quota, "a write to a fifth is refused as well")
-            let another = try await client.send(.POST, "/v1/datastores", body: CreateDatastoreRequest(title: "t"), token: user.token)
+            let another = try await client.send(API.createDatastore, body: CreateDatastoreRequest(title: "t"), token: user.token)
             #expect(another.status == 403 && another.error?.code == .quota)
             #expect(try await client.sendPull(try DatastoreID("one"), as: user).status == 200, "existing ones still open")
             let other = try await client.newUser("other")

@@ -81,7 +81,7 @@ struct ServerLifecycleTests {
         }
         try await withServer(dataDirectory: directory) { server in
             let client = try APIClient(server: server)
-            let me = try await client.call(.GET, "/v1/users/me", token: token, as: UserInfo.self)
+            let me = try await client.call(API.getCurrentUser, token: token, as: UserInfo.self)
             await client.shutdown()
             #expect(me.username == "restart-user")
         }
@@ -90,12 +90,12 @@ struct ServerLifecycleTests {
     @Test("API requests need the application ID")
     func applicationIdRequired() async throws {
         try await withServerAndClient { _, client in
-            let missing = try await client.send(.GET, "/v1/info", appId: .some(nil))
+            let missing = try await client.send(API.getServerInfo, appId: .some(nil))
             #expect(missing.status == 401)
             #expect(missing.error?.code == .auth)
-            let wrong = try await client.send(.GET, "/v1/info", appId: "other-app")
+            let wrong = try await client.send(API.getServerInfo, appId: "other-app")
             #expect(wrong.status == 401)
-            let info = try await client.call(.GET, "/v1/info", as: ServerInfo.self)
+            let info = try await client.call(API.getServerInfo, as: ServerInfo.self)
             #expect(info.limits.maxRecordBytes == 100 * 1024)
         }
     }

@@ -65,6 +65,29 @@ struct OpenAPIRouteTests {
         }
     }
 
+    @Test("operations for the admin key alone refuse other callers before reading their bodies")
+    func adminBeforeBody() async throws {
+        let adminOnly = API.all.filter { $0.access == .admin }
+        #expect(adminOnly.count >= 6)
+        try await OpenAPITestServer.with { server in
+            try await Application(router: server.router()).test(.router) { client in
+                for operation in adminOnly {
+                    let path = operation.path(operation.pathParameters.map { _ in "x1" })
+                    // A body that is not JSON: read first, it would answer 400.
+                    try await client.execute(
+                        uri: path, method: .init(operation.method),
+                        headers: [RooftopHeader.applicationId: OpenAPITestServer.appId],
+                        body: ByteBuffer(string: "{not json")
+                    ) { response in
+                        #expect(response.status == .forbidden, "\(operation) answered \(response.status)")
+                        let error = try JSONDecoder().decode(RooftopError.self, from: Data(response.body.readableBytesView))
+                        #expect(error.code == .disallowed, "\(operation)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("the only WebSocket operation is the live endpoint's upgrade")
     func webSocketMatchesLiveEndpoint() throws {
         let webSockets = try OpenAPITestSupport.documentedOperations().webSockets

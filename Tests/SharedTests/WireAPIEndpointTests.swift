@@ -46,8 +46,12 @@ struct WireAPIEndpointTests {
             API.getObject.path(":app", "Game+Score", "a/b=c d")
                 == "/v1/datastores/:app/classes/Game%2BScore/objects/a%2Fb%3Dc%20d")
         #expect(API.getRole.path("é?#") == "/v1/roles/%C3%A9%3F%23")
+        // A segment of dots alone is encoded whole: nothing on the way may read it as `.` or `..`.
+        #expect(APIOperation.escape(".") == "%2E")
+        #expect(API.getObject.path(":app", "..", "...") == "/v1/datastores/:app/classes/%2E%2E/objects/%2E%2E%2E")
+        #expect(APIOperation.escape("a.b") == "a.b" && APIOperation.escape(".a") == ".a")
         // Every character outside the unreserved set is encoded; those inside are not.
-        for scalar in (0x20...0x7E).compactMap(Unicode.Scalar.init) {
+        for scalar in (0x20...0x7E).compactMap(Unicode.Scalar.init) where scalar != "." {
             let escaped = APIOperation.escape(String(scalar))
             let unreserved = CharacterSet(charactersIn: "-._~:").union(.init(charactersIn: "a"..."z"))
                 .union(.init(charactersIn: "A"..."Z")).union(.init(charactersIn: "0"..."9"))

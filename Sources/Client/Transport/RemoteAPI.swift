@@ -111,13 +111,13 @@ final class RemoteAPI: Sendable {
         do {
             answer = try PushResponse.decodeDocument(response.body)
         } catch {
-            throw RooftopError(.response, "the server's answer to POST /v1/push could not be read", cause: error)
+            throw RooftopError(.response, "the server's answer to \(API.push.operation) could not be read", cause: error)
         }
         try RemoteAPI.checkIdentifiers(
             answer.results.lazy.compactMap { result in
                 if case .applied(_, _, let object?, _) = result { object } else { nil }
             },
-            answering: "POST /v1/push")
+            answering: "\(API.push.operation)")
         return answer
     }
 
@@ -145,14 +145,14 @@ final class RemoteAPI: Sendable {
             do {
                 (page, texts) = try PullResponse.decodeDocumentWithObjectTexts(body)
             } catch {
-                throw RooftopError(.response, "the server's answer to POST /v1/pull could not be read", cause: error)
+                throw RooftopError(.response, "the server's answer to \(API.pull.operation) could not be read", cause: error)
             }
             try RemoteAPI.checkIdentifiers(
                 page.changes.lazy.map { change in
                     if case .upsert(let object) = change { (object.className, object.objectId, object.fields) }
                     else { (change.className, change.objectId, nil) }
                 },
-                answering: "POST /v1/pull")
+                answering: "\(API.pull.operation)")
             return ReadPage(response: page, objectTexts: texts)
         }
     }
@@ -258,7 +258,7 @@ final class RemoteAPI: Sendable {
     private func call<Body: Encodable, Answer: Decodable>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> Answer {
-        let path = path ?? endpoint.operation.path
+        let path = path ?? endpoint.path()
         let response = try await send(endpoint, path, body: body, authenticated: authenticated)
         do {
             return try JSONDecoder().decode(Answer.self, from: response.body)
@@ -275,7 +275,7 @@ final class RemoteAPI: Sendable {
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> TransportResponse {
         var request = TransportRequest(
-            method: endpoint.operation.method.rawValue, path: path ?? endpoint.operation.path)
+            method: endpoint.operation.method.rawValue, path: path ?? endpoint.path())
         request.headers.append(("X-Rooftop-Application-Id", appId))
         if authenticated, let token = session.token {
             request.headers.append(("X-Rooftop-Session-Token", token))

@@ -23,7 +23,7 @@ struct APIRouter {
         // Inside the error middleware, which answers its `timeout` as 503.
         router.middlewares.add(RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
 
-        let operational = APIRoutes(router.group(), at: "", limits: services.limits)
+        let operational = APIRoutes(router, at: "", limits: services.limits)
         operational.on(API.getHealth) { _, _ in HealthStatus(status: "ok", version: RooftopServerInfo.version) }
         let document = services.openAPI
         operational.on(raw: API.getOpenAPIDocumentYAML) { _, _ in
@@ -59,8 +59,8 @@ struct APIRouter {
             secureCookie: !configuration.insecureHTTP
         ).register(on: router)
         let api = APIRoutes(
-            router.group("v1").add(middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth)),
-            at: "/v1", limits: services.limits)
+            router, at: "/v1", limits: services.limits,
+            middleware: AuthenticationMiddleware(appId: configuration.appId, auth: services.auth))
         let limits = services.limits
         api.on(API.getServerInfo) { _, _ in ServerInfo(version: RooftopServerInfo.version, limits: limits) }
         // The live endpoint is a WebSocket (see LiveEndpoint); a request that was not upgraded

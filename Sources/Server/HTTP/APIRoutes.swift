@@ -3,10 +3,11 @@ import RooftopShared
 
 /// Registers the handlers of the API's operations (``API``) at their methods and paths, so that
 /// the router serves exactly what the API states (`OpenAPIRouteTests` checks both ways), and
-/// writes each successful answer with its operation's status.
+/// writes each successful answer with its operation's status. An operation for the admin key
+/// alone (``APIOperation/Access/admin``) refuses other callers before its body is read.
 ///
 /// ```swift
-/// let api = APIRoutes(router.group("v1"), at: "/v1", limits: limits)
+/// let api = APIRoutes(router, at: "/v1", limits: limits, middleware: authentication)
 /// api.on(API.getRole) { _, context in try await roles.get(try context.parameter("name"), by: context.access) }
 /// api.on(API.createRole) { body, _, context in try await roles.create(body, by: context.access) }
 /// ```
@@ -18,7 +19,13 @@ struct APIRoutes {
     /// The limits request bodies are read within.
     let limits: Limits
 
-    init(_ group: RouterGroup<RooftopRequestContext>, at prefix: String, limits: Limits) {
+    /// The routes under `prefix` (`""` for the router's root, `"/v1"`), behind `middleware` when given.
+    init(
+        _ router: Router<RooftopRequestContext>, at prefix: String, limits: Limits,
+        middleware: AuthenticationMiddleware? = nil
+    ) {
+        let group = router.group(RouterPath(String(prefix.drop { $0 == "/" })))
+        if let middleware { group.add(middleware: middleware) }
         self.group = group
         self.prefix = prefix
         self.limits = limits
@@ -73,7 +80,12 @@ struct APIRoutes {
     private func register(
         _ operation: APIOperation, _ handler: @escaping @Sendable (Request, RooftopRequestContext) async throws -> Response
     ) {
-        group.on(RouterPath(Self.routerPath(operation.path, under: prefix)), method: .init(operation.method), use: handler)
+        let adminOnly = operation.access == .admin
+        group.on(RouterPath(Self.routerPath(operation.path, under: prefix)), method: .init(operation.method)) {
+            request, context in
+            if adminOnly { try context.requireAdmin() }
+            return try await handler(request, context)
+        }
     }
 
     /// A path template in Hummingbird's form, relative to `prefix` (`/v1/roles/{name}` under `/v1`

@@ -36,32 +36,24 @@ struct AccountRoutes {
             return try await services.auth.userInfo(user)
         }
 
-        // Administration of users: the admin key only.
-        api.on(API.listUsers) { request, context in
-            try context.requireAdmin()
+        // Administration of users: the admin key only (checked by APIRoutes, before any body).
+        api.on(API.listUsers) { request, _ in
             let limit = try Self.pageLimit(request.uri.queryParameters.get("limit"))
             return try await services.auth.users(after: request.uri.queryParameters.get("after"), limit: limit)
         }
         api.on(API.getUser) { _, context in
-            try context.requireAdmin()
             let user = try await services.auth.existingUser(id: try context.parameter("userId"))
             return try await services.auth.userInfo(user)
         }
-        // The admin check comes before the body is read: a caller without the key learns nothing
-        // of what its body should have been.
-        api.on(raw: API.setUserPassword) { request, context in
-            try context.requireAdmin()
-            let body = try await RequestBody.decode(SetPasswordRequest.self, from: request, limits: api.limits)
+        api.on(API.setUserPassword) { body, _, context in
             try await services.auth.setPassword(body, userId: try context.parameter("userId"))
-            return Response(status: APIRoutes.status(API.setUserPassword.operation))
+            return NoBody()
         }
         api.on(API.listUserSessions) { _, context in
-            try context.requireAdmin()
-            return SessionList(sessions: try await services.auth.sessions(ofUser: try context.parameter("userId")))
+            SessionList(sessions: try await services.auth.sessions(ofUser: try context.parameter("userId")))
         }
         api.on(API.revokeUserSessions) { _, context in
-            try context.requireAdmin()
-            return RevokedSessions(revoked: try await services.auth.revokeSessions(userId: try context.parameter("userId")))
+            RevokedSessions(revoked: try await services.auth.revokeSessions(userId: try context.parameter("userId")))
         }
 
         api.on(API.createRole) { body, _, context in try await services.roleService.create(body, by: context.access) }
@@ -81,13 +73,11 @@ struct AccountRoutes {
             try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
             return try await services.classes.settings(of: className)
         }
-        api.on(raw: API.putClassSettings) { request, context in
-            try context.requireAdmin()
+        api.on(API.putClassSettings) { body, _, context in
             let className = try context.parameter("className")
             try Identifier.validate(className, as: .className, allowReserved: className == RoleService.permissionClass)
-            let body = try await RequestBody.decode(ClassSettingsChange.self, from: request, limits: api.limits)
             // Members left out keep their values: a ClassPermissionsRequest changes permissions only.
-            return try JSONBody.response(try await services.classes.change(className, with: body))
+            return try await services.classes.change(className, with: body)
         }
     }
 }

@@ -17,7 +17,7 @@ import Yams
 ///
 /// ```swift
 /// let document = try OpenAPIDocument.load()
-/// router.get("openapi.yaml") { _, _ in
+/// routes.on(raw: API.getOpenAPIDocumentYAML) { _, _ in
 ///     Response(status: .ok, headers: [.contentType: OpenAPIDocument.yamlContentType],
 ///              body: .init(byteBuffer: ByteBuffer(bytes: document.yaml)))
 /// }

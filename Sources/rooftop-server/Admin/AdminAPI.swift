@@ -75,7 +75,7 @@ final class AdminAPI: Sendable {
     func call<Body: Encodable, Answer: Decodable>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil
     ) async throws -> Answer {
-        let path = path ?? endpoint.operation.path
+        let path = path ?? endpoint.path()
         let data = try await send(endpoint, path, body: body)
         do {
             return try JSONDecoder().decode(Answer.self, from: data)
@@ -94,7 +94,7 @@ final class AdminAPI: Sendable {
     func send<Body: Encodable, Answer>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, sessionToken: String? = nil
     ) async throws -> Data {
-        let path = path ?? endpoint.operation.path
+        let path = path ?? endpoint.path()
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         var request = HTTPClientRequest(url: base + path)
         request.method = method
@@ -131,7 +131,7 @@ final class AdminAPI: Sendable {
         do {
             return try PullResponse.decodeDocument(data)
         } catch {
-            throw RooftopError(.response, "the answer to POST /v1/pull could not be read", cause: error)
+            throw RooftopError(.response, "the answer to \(API.pull.operation) could not be read", cause: error)
         }
     }
 }

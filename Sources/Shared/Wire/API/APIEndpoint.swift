@@ -49,10 +49,12 @@ public struct APIEndpoint<Body: Sendable, Answer: Sendable>: Sendable {
     }
 
     /// The request path with `arguments` in place of the template's parameters, in order, each
-    /// percent-encoded as one path segment (IDs may hold `/`, `+`, `=`).
+    /// percent-encoded as one path segment (IDs may hold `/`, `+`, `=`; ``APIOperation/escape(_:)``).
     ///
-    /// A call with fewer or more arguments than the template has parameters is a programming
-    /// error; the missing ones are left empty and extra ones dropped.
+    /// Give exactly as many arguments as the template has parameters (none for a path without):
+    /// anything else is a programming error and stops the program. An empty argument makes an
+    /// empty segment, which the server's router skips: callers pass identifiers they have
+    /// checked (``Identifier``), which are never empty.
     public func path(_ arguments: String...) -> String {
         operation.path(arguments)
     }
@@ -66,7 +68,7 @@ public struct NoBody: Codable, Sendable, Hashable {
 
 /// An operation of the HTTP API with what its OpenAPI document says of it (``APIEndpoint``
 /// without its types): path, method, who may call it, parameters, request body, answers.
-public struct APIOperation: Sendable, Hashable {
+public struct APIOperation: Sendable, Hashable, CustomStringConvertible {
     /// The HTTP methods the API uses.
     public enum Method: String, Sendable, Hashable, CaseIterable {
         case get = "GET"
@@ -193,6 +195,9 @@ public struct APIOperation: Sendable, Hashable {
     /// Whether it is a WebSocket upgrade.
     public let webSocket: Bool
 
+    /// The method and path template, as in `POST /v1/push`.
+    public var description: String { "\(method.rawValue) \(path)" }
+
     /// The names of the template's parameters, in order (`["datastore", "className"]`).
     public var pathParameters: [String] {
         path.split(separator: "/").compactMap { segment in
@@ -200,8 +205,12 @@ public struct APIOperation: Sendable, Hashable {
         }
     }
 
-    /// The path with `arguments` in place of its parameters, in order, each percent-encoded.
+    /// The path with `arguments` in place of its parameters, in order, each percent-encoded
+    /// (``APIEndpoint/path(_:)``).
     public func path(_ arguments: [String]) -> String {
+        precondition(
+            arguments.count == pathParameters.count,
+            "\(method.rawValue) \(path) takes \(pathParameters.count) path arguments, not \(arguments.count)")
         var remaining = arguments[...]
         return "/" + path.split(separator: "/").map { segment -> String in
             guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
@@ -209,10 +218,15 @@ public struct APIOperation: Sendable, Hashable {
         }.joined(separator: "/")
     }
 
-    /// Percent-encodes a path segment: letters, digits and `-._~:` stay, everything else
-    /// (`/`, `+`, `=`, spaces, non-ASCII) is encoded.
+    /// Percent-encodes a path segment: ASCII letters, digits and `-._~:` stay, everything else
+    /// (`/`, `+`, `=`, `%`, spaces, non-ASCII) is encoded. A segment of dots alone (`.`, `..`,
+    /// valid IDs) is encoded whole (`%2E%2E`), so that nothing on the way resolves it as a
+    /// relative path.
     public static func escape(_ segment: String) -> String {
-        segment.addingPercentEncoding(withAllowedCharacters: unescaped) ?? segment
+        if !segment.isEmpty, segment.allSatisfy({ $0 == "." }) {
+            return String(repeating: "%2E", count: segment.count)
+        }
+        return segment.addingPercentEncoding(withAllowedCharacters: unescaped) ?? segment
     }
 
     /// ASCII letters and digits and `-._~:`: what a path segment keeps as it is.
