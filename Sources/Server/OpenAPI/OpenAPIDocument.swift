@@ -4,9 +4,9 @@ import Yams
 /// The OpenAPI 3.1 description of the server's HTTP API, served at `GET /openapi.yaml` and, as
 /// JSON, at `GET /openapi.json`. It is put together when the server starts from the API's one
 /// statement and the schemas it names:
-/// - `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the router
-///   registers, the client library and the admin CLI call;
-/// - everything else (the title, the tags, the component schemas, shared parameters and
+/// - `tags` and `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the
+///   router registers, the client library and the admin CLI call;
+/// - everything else (the title and description, the component schemas, shared parameters and
 ///   responses): `openapi-components.yaml` beside this file, compiled into the binary.
 ///
 /// The tests keep the two true to each other and to the code: every router route is an ``API``
@@ -44,7 +44,7 @@ struct OpenAPIDocument: Sendable {
     }
 
     /// The document of `operations` with `components` (YAML: every member of the document but
-    /// `paths`, which goes after `tags`).
+    /// `tags` and `paths`, which go after `info`).
     /// - Throws: ``RooftopError/Code/internal`` when `components` is not a YAML mapping, or the
     ///   document holds what JSON cannot express (non-finite numbers, duplicate keys).
     init(components: String, operations: [APIOperation]) throws(RooftopError) {
@@ -58,8 +58,12 @@ struct OpenAPIDocument: Sendable {
             throw RooftopError(.internal, "the OpenAPI components are not a YAML mapping")
         }
         var pairs = members.map { ($0.key, $0.value) }
-        let after = pairs.firstIndex { $0.0.string == "tags" }.map { $0 + 1 } ?? pairs.count
-        pairs.insert((OpenAPIPaths.text("paths"), OpenAPIPaths.node(operations)), at: after)
+        let after = pairs.firstIndex { $0.0.string == "info" }.map { $0 + 1 } ?? pairs.count
+        pairs.insert(
+            contentsOf: [
+                (OpenAPIPaths.text("tags"), OpenAPIPaths.tags()),
+                (OpenAPIPaths.text("paths"), OpenAPIPaths.node(operations)),
+            ], at: after)
         let text: String
         do {
             text = try Yams.serialize(

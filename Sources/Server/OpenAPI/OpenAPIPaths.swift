@@ -1,11 +1,18 @@
 import RooftopShared
 import Yams
 
-/// The `paths` of the OpenAPI document, generated from the API's one statement (``API``): each
-/// operation's method and path, who may call it, its parameters, request body, successful answer
-/// and error answers. The schemas, shared parameters and shared responses they name are the
-/// document's components (`openapi-components.yaml`).
+/// The `tags` and `paths` of the OpenAPI document, generated from the API's one statement
+/// (``API``): each operation's method and path, who may call it, its parameters, request body,
+/// successful answer and error answers. The schemas, shared parameters and shared responses they
+/// name are the document's components (`openapi-components.yaml`).
 enum OpenAPIPaths {
+    /// The `tags` sequence: every group operations are listed under, with its description.
+    static func tags() -> Node {
+        .sequence(.init(APIOperation.Tag.allCases.map { tag in
+            mapping([(text("name"), text(tag.rawValue)), (text("description"), text(tag.summary))])
+        }))
+    }
+
     /// The `paths` mapping of `operations`: paths in the order they first appear, each path's
     /// methods in their order.
     static func node(_ operations: [APIOperation]) -> Node {

@@ -86,6 +86,18 @@ public struct APIOperation: Sendable, Hashable, CustomStringConvertible {
         case datastores = "Datastores"
         case objects = "Objects"
         case sync = "Sync"
+
+        /// What the group holds, as the document describes it.
+        public var summary: String {
+            switch self {
+            case .operations: "Health, metrics and this document (no credentials); the server's limits."
+            case .accounts: "Sign-up, log-in, sessions and roles."
+            case .classes: "Class permissions, merge rules and declared indexes."
+            case .datastores: "Listing, opening, creating, sharing and deleting datastores."
+            case .objects: "Objects over REST: writes, reads, queries."
+            case .sync: "Push, pull and live notifications."
+            }
+        }
     }
 
     /// The credentials a request may carry: the document's security schemes.
