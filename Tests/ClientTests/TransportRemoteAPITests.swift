@@ -56,6 +56,19 @@ import Testing
 
     // MARK: Paths
 
+    @Test func anEmptyNameOrIDIsRefusedBeforeAnythingIsSent() async throws {
+        let (api, transport) = api { _ in .json(RoleInfo(name: "x", users: [], roles: [])) }
+        let error = await #expect(throws: RooftopError.self) { try await api.role(named: "") }
+        #expect(error?.code == .illegalArgument)
+        let key = ObjectKey(datastore: .default, className: "Note", objectId: "")
+        await #expect(throws: RooftopError.self) { try await api.operations(key, after: 1) }
+        #expect(transport.requests.isEmpty)
+        // Only the path counts: a query may hold anything.
+        #expect(!APIOperation.hasEmptySegment("/v1/datastores/a/query?x=//"))
+        #expect(APIOperation.hasEmptySegment("/v1/users//sessions") && APIOperation.hasEmptySegment("/v1/roles/"))
+        #expect(!APIOperation.hasEmptySegment("/health") && !APIOperation.hasEmptySegment("/v1/push"))
+    }
+
     @Test func objectPathsEscapeSlashPlusAndEquals() async throws {
         let snapshot = ObjectSnapshot(className: "Game+Score", objectId: "a/b+c=d", datastore: .default)
         let (api, transport) = api { _ in .json(ObjectWithIncludes(object: snapshot, included: [])) }

@@ -111,7 +111,7 @@ struct AdminCLITests {
         #expect(copied["obj0"]?.fields["negativeZero"]?.doubleValue?.sign == .minus)
     }
 
-    @Test("import refuses a file that is no export, and names a refused object")
+    @Test("import refuses a file that is no export and names a refused object; empty IDs and misspelled settings are refused")
     func importRefusals() async throws {
         let directory = TemporaryDirectory.make(prefix: "admin-cli")
         let notExport = directory + "/not.ndjson"
@@ -131,6 +131,15 @@ struct AdminCLITests {
             #expect(badRun.output.contains("Thing/bad was refused"), "\(badRun.output)")
             let noKey = try await BackupTests.command(["admin", "export", "--server", server.baseURL])
             #expect(noKey.status != 0 && noKey.output.contains("an admin key is needed"), "\(noKey.output)")
+            // An empty ID would make an empty path segment, which the router skips (`/v1/users//sessions`
+            // read as user "sessions"): refused before anything is sent.
+            let empty = try await Self.admin(server, ["users", "sessions", ""])
+            #expect(empty.status != 0 && empty.output.contains("needs a non-empty name or ID"), "\(empty.output)")
+            // Class settings are read as the server reads them: an unknown member is refused here.
+            let settings = directory + "/settings.json"
+            try Data(#"{"mergeRule": {"score": "max"}}"#.utf8).write(to: URL(fileURLWithPath: settings))
+            let misspelled = try await Self.admin(server, ["classes", "set", "Game", "--file", settings])
+            #expect(misspelled.status != 0 && misspelled.output.contains("mergeRule"), "\(misspelled.output)")
         }
     }
 

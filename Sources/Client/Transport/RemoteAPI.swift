@@ -270,12 +270,18 @@ final class RemoteAPI: Sendable {
 
     /// Sends a request to `endpoint` (at `path`, by default its own); a non-2xx answer becomes
     /// the server's error.
+    /// - Throws: `illegalArgument` without sending anything when the path has an empty segment
+    ///   (an empty name or ID: the server's router would skip the segment and read the path as
+    ///   another route's).
     @discardableResult
     private func send<Body: Encodable, Answer>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> TransportResponse {
-        var request = TransportRequest(
-            method: endpoint.operation.method.rawValue, path: path ?? endpoint.path())
+        let path = path ?? endpoint.path()
+        guard !APIOperation.hasEmptySegment(path) else {
+            throw RooftopError(.illegalArgument, "\(endpoint.operation) needs a non-empty name or ID (\(path))")
+        }
+        var request = TransportRequest(method: endpoint.operation.method.rawValue, path: path)
         request.headers.append(("X-Rooftop-Application-Id", appId))
         if authenticated, let token = session.token {
             request.headers.append(("X-Rooftop-Session-Token", token))

@@ -95,6 +95,9 @@ final class AdminAPI: Sendable {
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, sessionToken: String? = nil
     ) async throws -> Data {
         let path = path ?? endpoint.path()
+        guard !APIOperation.hasEmptySegment(path) else {
+            throw ValidationError("\(endpoint.operation) needs a non-empty name or ID")
+        }
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         var request = HTTPClientRequest(url: base + path)
         request.method = method

@@ -230,6 +230,14 @@ public struct APIOperation: Sendable, Hashable, CustomStringConvertible {
         }.joined(separator: "/")
     }
 
+    /// Whether a request path (its query aside) has an empty segment (`/v1/users//sessions`):
+    /// what an empty name or ID makes, and what the server's router skips, reading the path as
+    /// another route's. Clients refuse to send such a path.
+    public static func hasEmptySegment(_ path: String) -> Bool {
+        let route = path.prefix { $0 != "?" }
+        return route.dropFirst().split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty }
+    }
+
     /// Percent-encodes a path segment: ASCII letters, digits and `-._~:` stay, everything else
     /// (`/`, `+`, `=`, `%`, spaces, non-ASCII) is encoded. A segment of dots alone (`.`, `..`,
     /// valid IDs) is encoded whole (`%2E%2E`), so that nothing on the way resolves it as a
