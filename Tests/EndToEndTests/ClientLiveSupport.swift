@@ -6,7 +6,7 @@ import RooftopTestSupport
 
 extension StreamRecorder where Element == LiveEvent {
     /// The next `.changed` event.
-    func nextChange(within limit: Duration = .seconds(20)) async throws -> (DatastoreID, Int64) {
+    func nextChange(within limit: Duration = TestWait.patience) async throws -> (DatastoreID, Int64) {
         let event = try await next(within: limit, "a changed event") {
             if case .changed = $0 { true } else { false }
         }

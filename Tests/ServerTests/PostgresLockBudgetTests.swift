@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+import RooftopTestSupport
 
 @testable import RooftopServer
 
@@ -24,7 +25,7 @@ struct PostgresLockBudgetTests {
         }
         #expect(took.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "no room for 4 more")
         first.release()
-        #expect(took.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(took.wait(timeout: .now() + .seconds(60)) == .success)
         #expect(budget.inUse == 4)
 
         // More than the whole budget: capped, so it runs alone instead of never.
@@ -48,7 +49,7 @@ struct PostgresLockBudgetTests {
             large.acquire(8)
             tookLarge.signal()
         }
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + TestWait.patience
         while budget.waiting < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         #expect(budget.waiting == 1, "the large one waits: 5 + 8 do not fit")
         DispatchQueue.global().async {
@@ -58,8 +59,8 @@ struct PostgresLockBudgetTests {
         while budget.waiting < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         #expect(budget.waiting == 2, "2 fit, but the small one came second: it waits too")
         holder.release()
-        #expect(tookLarge.wait(timeout: .now() + .seconds(20)) == .success)
-        #expect(tookSmall.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(tookLarge.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(tookSmall.wait(timeout: .now() + .seconds(60)) == .success)
         #expect(budget.inUse == 10)
         large.release()
         small.release()

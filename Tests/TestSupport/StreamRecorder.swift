@@ -70,7 +70,7 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     /// - Throws: ``TestSupportError`` when none comes in time.
     @discardableResult
     public func first(
-        _ what: String, within limit: Duration = .seconds(20), where predicate: (Element) -> Bool
+        _ what: String, within limit: Duration = TestWait.patience, where predicate: (Element) -> Bool
     ) async throws -> Element {
         var found: Element?
         try await TestWait.until(within: limit, "\(what); got \(elements)") {

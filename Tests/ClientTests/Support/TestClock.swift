@@ -96,7 +96,7 @@ final class TestClock: Clock, Sendable {
 
     /// Waits (in real time, up to `limit`) until `count` sleeps are waiting.
     /// - Throws: ``TestSupportError`` when they do not come in time.
-    func waitForSleepers(_ count: Int, within limit: Duration = .seconds(20)) async throws {
+    func waitForSleepers(_ count: Int, within limit: Duration = TestWait.patience) async throws {
         try await TestWait.until(within: limit, "\(count) sleepers on the test clock (have \(sleeperCount))") {
             sleeperCount >= count
         }

@@ -35,7 +35,7 @@ final class LiveClient: Sendable {
     ///   - adminKey: An admin key header to send on the upgrade request.
     static func connect(
         to server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, adminKey: String? = nil,
-        deadline: Duration = .seconds(20)
+        deadline: Duration = TestWait.patience
     ) async throws -> LiveClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.caCertificatePath))
