@@ -82,7 +82,7 @@ final class BenchmarkHTTPClient: Sendable {
         _ endpoint: APIEndpoint<Sent, Received>, _ path: String? = nil, body: Sent? = nil, admin: Bool = false
     ) async throws -> Answer<Received> {
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
-        let path = path ?? endpoint.path()
+        let path = try endpoint.requestPath(path)
         let encoded = try body.map { try JSONEncoder().encode($0) }
         let reply = try await send(method, path, body: encoded, admin: admin)
         guard (200..<300).contains(reply.status) else {

@@ -258,7 +258,7 @@ final class RemoteAPI: Sendable {
     private func call<Body: Encodable, Answer: Decodable>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> Answer {
-        let path = path ?? endpoint.path()
+        let path = try endpoint.requestPath(path)
         let response = try await send(endpoint, path, body: body, authenticated: authenticated)
         do {
             return try JSONDecoder().decode(Answer.self, from: response.body)
@@ -271,16 +271,12 @@ final class RemoteAPI: Sendable {
     /// Sends a request to `endpoint` (at `path`, by default its own); a non-2xx answer becomes
     /// the server's error.
     /// - Throws: `illegalArgument` without sending anything when the path has an empty segment
-    ///   (an empty name or ID: the server's router would skip the segment and read the path as
-    ///   another route's).
+    ///   (``APIEndpoint/requestPath(_:)``).
     @discardableResult
     private func send<Body: Encodable, Answer>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, authenticated: Bool = true
     ) async throws(RooftopError) -> TransportResponse {
-        let path = path ?? endpoint.path()
-        guard !APIOperation.hasEmptySegment(path) else {
-            throw RooftopError(.illegalArgument, "\(endpoint.operation) needs a non-empty name or ID (\(path))")
-        }
+        let path = try endpoint.requestPath(path)
         var request = TransportRequest(method: endpoint.operation.method.rawValue, path: path)
         request.headers.append(("X-Rooftop-Application-Id", appId))
         if authenticated, let token = session.token {

@@ -75,7 +75,7 @@ final class AdminAPI: Sendable {
     func call<Body: Encodable, Answer: Decodable>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil
     ) async throws -> Answer {
-        let path = path ?? endpoint.path()
+        let path = try Self.requestPath(endpoint, path)
         let data = try await send(endpoint, path, body: body)
         do {
             return try JSONDecoder().decode(Answer.self, from: data)
@@ -94,10 +94,7 @@ final class AdminAPI: Sendable {
     func send<Body: Encodable, Answer>(
         _ endpoint: APIEndpoint<Body, Answer>, _ path: String? = nil, body: Body? = nil, sessionToken: String? = nil
     ) async throws -> Data {
-        let path = path ?? endpoint.path()
-        guard !APIOperation.hasEmptySegment(path) else {
-            throw ValidationError("\(endpoint.operation) needs a non-empty name or ID")
-        }
+        let path = try Self.requestPath(endpoint, path)
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         var request = HTTPClientRequest(url: base + path)
         request.method = method
@@ -135,6 +132,15 @@ final class AdminAPI: Sendable {
             return try PullResponse.decodeDocument(data)
         } catch {
             throw RooftopError(.response, "the answer to \(API.pull.operation) could not be read", cause: error)
+        }
+    }
+
+    /// ``APIEndpoint/requestPath(_:)``, an empty name or ID reported as a usage error.
+    private static func requestPath<Body, Answer>(_ endpoint: APIEndpoint<Body, Answer>, _ path: String?) throws -> String {
+        do {
+            return try endpoint.requestPath(path)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 }

@@ -58,6 +58,19 @@ public struct APIEndpoint<Body: Sendable, Answer: Sendable>: Sendable {
     public func path(_ arguments: String...) -> String {
         operation.path(arguments)
     }
+
+    /// Where a request to this endpoint goes: `path` as built by ``path(_:)`` (a query may
+    /// follow), or the endpoint's own path when it has no parameters (`path` `nil`).
+    /// - Throws: `illegalArgument` when the path has an empty segment
+    ///   (``APIOperation/hasEmptySegment(_:)``): an empty name or ID, which the server's router
+    ///   would skip, reading the path as another route's. Nothing should be sent then.
+    public func requestPath(_ path: String? = nil) throws(RooftopError) -> String {
+        let path = path ?? self.path()
+        guard !APIOperation.hasEmptySegment(path) else {
+            throw RooftopError(.illegalArgument, "\(operation) needs a non-empty name or ID (\(path))")
+        }
+        return path
+    }
 }
 
 /// The body of a request that has none, or of a `204 No Content` answer.
