@@ -205,8 +205,7 @@ struct GroupCommitTests {
     func concurrentSaves() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let (client, server) = try queryClient(storage: .file(path: path))
-        server.isOnline = false
+        let (client, _) = try offlineClient(storage: .file(path: path))
         let ids = try await withThrowingTaskGroup(of: MutationID?.self) { group in
             for index in 0..<40 {
                 group.addTask {

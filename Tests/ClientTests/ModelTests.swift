@@ -72,7 +72,7 @@ struct ModelTests {
 
     @Test("models round-trip through objects")
     func roundTrip() throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let model = GameScore(
             score: 7, playerName: "Ann", level: .hard, tags: ["t"], history: [nil, 2],
             stats: Stats(wins: 1, ratio: 1.5, lastWin: Date(timeIntervalSince1970: 1_700_000_000.5), badges: []),
@@ -86,7 +86,7 @@ struct ModelTests {
 
     @Test("decoding reads built-in fields, converts exact numbers and reports mismatches as badType")
     func decoding() throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         var fields = try FieldEncoder.encode(GameScore(objectId: "g1", score: 0, playerName: "Bo")).values
         fields["score"] = .double(12)
         fields["ratio"] = .int(2)
@@ -117,43 +117,47 @@ struct ModelTests {
 
     @Test("assigning a model sets changed fields and unsets nil optionals only")
     func assign() async throws {
-        let (client, server) = try queryClient()
-        var model = GameScore(score: 1, playerName: "Sean", nickname: "S")
-        let object = try await client.save(model)
-        #expect(server.object("GameScore", model.objectId)?.fields["nickname"] == "S")
-        server.put(
-            "GameScore", model.objectId,
-            (server.object("GameScore", model.objectId)?.fields ?? [:]).merging(["foreign": 1]) { $1 })
-        try await object.fetch()
-        model.nickname = nil
-        model.score = 2
-        try object.assign(model)
-        #expect(object.snapshot.fields["nickname"] == nil)
-        #expect(object.int("foreign") == 1, "fields the model does not declare are left alone")
-        guard case .update(let updates, _)? = object.pendingChange()?.change else {
-            Issue.record("no pending change")
-            return
+        try await withRealServer { server in
+            let client = try await server.writerClient()
+            var model = GameScore(score: 1, playerName: "Sean", nickname: "S")
+            let object = try await client.save(model)
+            #expect(try await server.object("GameScore", model.objectId)?.fields["nickname"] == "S")
+            try await server.put("GameScore", model.objectId, ["foreign": 1])
+            try await object.fetch()
+            model.nickname = nil
+            model.score = 2
+            try object.assign(model)
+            #expect(object.snapshot.fields["nickname"] == nil)
+            #expect(object.int("foreign") == 1, "fields the model does not declare are left alone")
+            guard case .update(let updates, _)? = object.pendingChange()?.change else {
+                Issue.record("no pending change")
+                return
+            }
+            #expect(updates == [FieldUpdate("score", .set(2)), FieldUpdate("nickname", .unset)])
         }
-        #expect(updates == [FieldUpdate("score", .set(2)), FieldUpdate("nickname", .unset)])
     }
 
     @Test("save(model, eventually:) queues the change; queries decode models")
     func saveAndQuery() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
-        let scores = [GameScore(score: 5, playerName: "A"), GameScore(score: 9, playerName: "B")]
-        for score in scores { try await client.save(score, eventually: true) }
-        #expect(try client.core.store.outbox(scope: "").count == 2)
-        let local = try await client.query(GameScore.self).fromLocalDatastore().order(by: "score", descending: true)
-            .find(as: GameScore.self)
-        #expect(local == scores.reversed())
-        server.isOnline = true
-        for score in [GameScore(score: 7, playerName: "C"), GameScore(score: 3, playerName: "D")] {
-            try await client.save(score)
+        try await withRealServer { server in
+            let client = try await server.writerClient()
+            server.isOnline = false
+            let scores = [GameScore(score: 5, playerName: "A"), GameScore(score: 9, playerName: "B")]
+            for score in scores { try await client.save(score, eventually: true) }
+            #expect(try client.core.store.outbox(scope: client.core.scope).count == 2)
+            let local = try await client.query(GameScore.self).fromLocalDatastore().order(by: "score", descending: true)
+                .find(as: GameScore.self)
+            #expect(local == scores.reversed())
+            server.isOnline = true
+            for score in [GameScore(score: 7, playerName: "C"), GameScore(score: 3, playerName: "D")] {
+                try await client.save(score)
+            }
+            try await client.outbox.waitUntilIdle()
+            let remote = try await client.query(GameScore.self).where(Field("score") > 6).order(by: "score")
+                .find().models(as: GameScore.self)
+            #expect(remote.map(\.playerName) == ["C", "B"], "the queued saves reached the server once it could be reached")
+            #expect(remote.allSatisfy { $0.createdAt != nil }, "the server's timestamps")
         }
-        let remote = try await client.query(GameScore.self).where(Field("score") > 6).find().models(as: GameScore.self)
-        #expect(remote.map(\.playerName) == ["C"])
-        #expect(remote.first?.createdAt != nil, "the server's timestamp")
     }
 
     @Test("a model that is not a keyed container is refused")
@@ -168,7 +172,7 @@ struct ModelTests {
             init() {}
             init(from decoder: any Decoder) throws {}
         }
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let error = #expect(throws: RooftopError.self) { try client.object("Bare", id: "b1").assign(Bare()) }
         #expect(error?.code == .badType)
     }

@@ -10,8 +10,7 @@ import RooftopTestSupport
 struct ObservationTests {
     @Test("an object yields its state first, then on unsaved changes, queued changes and deletion")
     func objectChanges() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let score = client.object("GameScore")
         let probe = StreamRecorder(score.changes)
         defer { probe.cancel() }
@@ -32,30 +31,37 @@ struct ObservationTests {
 
     @Test("an object yields a state fetched from the server")
     func objectFetched() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "g1", ["score": 1])
-        let score = try await client.query("GameScore").getObject("g1")
-        try await score.pin()
-        let probe = StreamRecorder(score.changes)
-        defer { probe.cancel() }
-        try await probe.next("the initial state") { $0?["score"] == 1 }
-        server.put("GameScore", "g1", ["score": 2])
-        try await score.fetch()
-        let fetched = try await probe.next("the fetched state") { $0?["score"] == 2 }
-        #expect(fetched?.version == 2)
+        try await withRealServer { server in
+            try await server.put("GameScore", "g1", ["score": 1])
+            let client = try server.client()
+            let score = try await client.query("GameScore").getObject("g1")
+            try await score.pin()
+            let probe = StreamRecorder(score.changes)
+            defer { probe.cancel() }
+            try await probe.next("the initial state") { $0?["score"] == 1 }
+            let changed = try await server.put("GameScore", "g1", ["score": 2])
+            try await score.fetch()
+            let fetched = try await probe.next("the fetched state") { $0?["score"] == 2 }
+            #expect(fetched?.version == changed.version)
+        }
     }
 
     @Test("a newer stored state reaches the live object, its stream and local queries")
     func storeOnlyChange() async throws {
-        let (client, server) = try queryClient()
-        let first = server.put("GameScore", "g1", ["score": 1])
-        let score = client.core.adopt(first)
+        let (client, _) = try offlineClient()
+        func state(_ score: Int64, version: Int64) -> ObjectSnapshot {
+            ObjectSnapshot(
+                className: "GameScore", objectId: "g1", fields: ["score": .int(score)],
+                createdAt: Timestamp(millisecondsSinceEpoch: 1_000), updatedAt: Timestamp(millisecondsSinceEpoch: version * 1_000),
+                version: version)
+        }
+        let score = client.core.adopt(state(1, version: 1))
         try await score.pin()
         let probe = StreamRecorder(score.changes)
         defer { probe.cancel() }
         try await probe.next("the initial state") { $0?["score"] == 1 }
         // As a pull would: the store gets the server's new state.
-        try client.core.storeServerState(server.put("GameScore", "g1", ["score": 2]))
+        try client.core.storeServerState(state(2, version: 2))
         try await probe.next("the pulled state") { $0?["score"] == 2 }
         #expect(score.int("score") == 2)
         #expect(try await client.query("GameScore").fromLocalDatastore().where(Field("score") == 2).count() == 1)
@@ -63,7 +69,7 @@ struct ObservationTests {
 
     @Test("a local query yields again when objects of its class change, stored or unsaved")
     func queryChanges() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let high = client.query("GameScore").fromLocalDatastore().where(Field("score") > 10)
         let probe = StreamRecorder(high.changes())
         defer { probe.cancel() }
@@ -86,7 +92,7 @@ struct ObservationTests {
 
     @Test("bursts of changes coalesce into fewer evaluations that end on the last state")
     func coalescing() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let score = client.object("GameScore")
         score["score"] = 0
         try await score.pin()
@@ -101,18 +107,20 @@ struct ObservationTests {
 
     @Test("a server query observes its cached result, which remoteAndStore refreshes")
     func cachedQueryChanges() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "g1", ["score": 10])
-        let top = client.query("GameScore").order(by: "score", descending: true).limit(5)
-        let probe = StreamRecorder(top.changes())
-        defer { probe.cancel() }
-        #expect(try await probe.next("the empty result").objects.isEmpty)
-        _ = try await top.find(policy: .remoteAndStore)
-        let cached = try await probe.next("the cached result") { $0.totalCount == 1 }
-        #expect(cached.objectIds == ["g1"])
-        server.put("GameScore", "g2", ["score": 20])
-        _ = try await top.find(policy: .remoteAndStore)
-        try await probe.next("the refreshed result") { $0.objectIds == ["g2", "g1"] }
+        try await withRealServer { server in
+            try await server.put("GameScore", "g1", ["score": 10])
+            let client = try server.client()
+            let top = client.query("GameScore").order(by: "score", descending: true).limit(5)
+            let probe = StreamRecorder(top.changes())
+            defer { probe.cancel() }
+            #expect(try await probe.next("the empty result").objects.isEmpty)
+            _ = try await top.find(policy: .remoteAndStore)
+            let cached = try await probe.next("the cached result") { $0.totalCount == 1 }
+            #expect(cached.objectIds == ["g1"])
+            try await server.put("GameScore", "g2", ["score": 20])
+            _ = try await top.find(policy: .remoteAndStore)
+            try await probe.next("the refreshed result") { $0.objectIds == ["g2", "g1"] }
+        }
     }
 
     @Test("a store-change stream opened after the store closed ends at once")
@@ -130,7 +138,7 @@ struct ObservationTests {
 
     @Test("streams let go of their subscriptions when the consumer stops")
     func noLeaks() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let bus = client.core.store.changes
         let edits = client.core.edits
         let score = client.object("GameScore")
@@ -157,7 +165,7 @@ struct ObservationTests {
 
     @Test("shutting the client down ends the streams")
     func shutdownEnds() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let probe = StreamRecorder(client.query("GameScore").fromLocalDatastore().changes())
         try await probe.next("the initial result")
         await client.shutdown()

@@ -3,6 +3,7 @@ import RooftopShared
 import Testing
 
 @testable import Rooftop
+import RooftopTestSupport
 
 /// The scenarios of Parse's local datastore guide not covered by ObjectTests, each named
 /// after its section.
@@ -10,12 +11,14 @@ import Testing
 struct PinScenarioTests {
     @Test("one instance per object: a query returns the instance already in memory")
     func oneInstance() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "xWMyZ4YEGZ", ["score": 1337])
-        let inMemory = client.object("GameScore", id: "xWMyZ4YEGZ")
-        let found = try await client.query("GameScore").where(Field("objectId") == "xWMyZ4YEGZ").find()
-        #expect(found.objects.first === inMemory)
-        #expect(inMemory.int("score") == 1337)
+        try await withRealServer { server in
+            try await server.put("GameScore", "xWMyZ4YEGZ", ["score": 1337])
+            let client = try server.client()
+            let inMemory = client.object("GameScore", id: "xWMyZ4YEGZ")
+            let found = try await client.query("GameScore").where(Field("objectId") == "xWMyZ4YEGZ").find()
+            #expect(found.objects.first === inMemory)
+            #expect(inMemory.int("score") == 1337)
+        }
     }
 
     @Test("the current user is kept in the local datastore across restarts")
@@ -23,11 +26,11 @@ struct PinScenarioTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-pin-\(UUID()).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
-            let (client, _) = try queryClient(storage: .file(path: path))
+            let (client, _) = try offlineClient(storage: .file(path: path))
             try client.signInLocally("sean", roles: ["Players"])
             await client.shutdown()
         }
-        let (reopened, _) = try queryClient(storage: .file(path: path))
+        let (reopened, _) = try offlineClient(storage: .file(path: path))
         #expect(reopened.currentUser?.objectId == "sean")
         #expect(reopened.currentUser?.roles == ["Players"])
         await reopened.shutdown()
@@ -35,8 +38,7 @@ struct PinScenarioTests {
 
     @Test("pinning: pin and pinAll store objects, found by fromLocalDatastore")
     func pinAndPinAll() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let gameScore = client.object("GameScore")
         gameScore["score"] = 1337
         gameScore["playerName"] = "Sean Plott"
@@ -56,38 +58,42 @@ struct PinScenarioTests {
 
     @Test("retrieving: getObject from the local datastore")
     func retrieving() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "xWMyZ4YE", ["score": 1337])
-        try await client.query("GameScore").getObject("xWMyZ4YE").pin()
-        server.isOnline = false
-        let query = client.query("GameScore").fromLocalDatastore()
-        #expect(try await query.getObject("xWMyZ4YE").int("score") == 1337)
-        let missing = await #expect(throws: RooftopError.self) { try await query.getObject("unknown") }
-        #expect(missing?.code == .notFound)
-        #expect(server.requestCount == 1, "the local lookups did not use the network")
+        try await withRealServer { server in
+            try await server.put("GameScore", "xWMyZ4YE", ["score": 1337])
+            let client = try server.client()
+            try await client.query("GameScore").getObject("xWMyZ4YE").pin()
+            server.isOnline = false
+            let query = client.query("GameScore").fromLocalDatastore()
+            #expect(try await query.getObject("xWMyZ4YE").int("score") == 1337)
+            let missing = await #expect(throws: RooftopError.self) { try await query.getObject("unknown") }
+            #expect(missing?.code == .notFound)
+            #expect(server.requestCount == 1, "the local lookups did not use the network")
+        }
     }
 
     @Test("pinned objects are updated when fetched or saved")
     func updatedWhenFetchedOrSaved() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "g1", ["score": 1])
-        let score = try await client.query("GameScore").getObject("g1")
-        try await score.pin()
-        server.put("GameScore", "g1", ["score": 2])
-        try await score.fetch()
-        let stored = { try client.core.store.object(score.key, scope: "")?.local?["score"] }
-        #expect(try stored() == 2, "updated by a fetch")
-        score["score"] = 3
-        try await score.save()
-        #expect(try stored() == 3, "updated by a save")
-        #expect(server.object("GameScore", "g1")?.fields["score"] == 3)
-        server.isOnline = false
-        #expect(try await client.query("GameScore").fromLocalDatastore().where(Field("score") == 3).count() == 1)
+        try await withRealServer { server in
+            try await server.put("GameScore", "g1", ["score": 1])
+            let client = try server.client()
+            let score = try await client.query("GameScore").getObject("g1")
+            try await score.pin()
+            try await server.put("GameScore", "g1", ["score": 2])
+            try await score.fetch()
+            let stored = { try client.core.store.object(score.key, scope: client.core.scope)?.local?["score"] }
+            #expect(try stored() == 2, "updated by a fetch")
+            score["score"] = 3
+            try await score.save()
+            #expect(try stored() == 3, "updated by a save")
+            #expect(try await server.object("GameScore", "g1")?.fields["score"] == 3)
+            server.isOnline = false
+            #expect(try await client.query("GameScore").fromLocalDatastore().where(Field("score") == 3).count() == 1)
+        }
     }
 
     @Test("unpinning: unpin and unpinAll remove objects from the local datastore")
     func unpinning() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let scores = (1...3).map { index in
             let score = client.object("GameScore")
             score["score"] = .int(Int64(index))
@@ -104,7 +110,7 @@ struct PinScenarioTests {
 
     @Test("labels: an object stays while any label holds it; unpinAll(label:) drops a whole label")
     func labels() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let someGameScores = (1...2).map { index in
             let score = client.object("GameScore")
             score["score"] = .int(Int64(index))
@@ -126,52 +132,55 @@ struct PinScenarioTests {
 
     @Test("caching query results: the HighScores flow, read back from the local datastore")
     func highScores() async throws {
-        let (client, server) = try queryClient()
-        for (index, score) in [50, 300, 120, 990].enumerated() {
-            server.put("GameScore", "g\(index)", ["score": .int(Int64(score))])
+        try await withRealServer { server in
+            for (index, score) in [50, 300, 120, 990].enumerated() {
+                try await server.put("GameScore", "g\(index)", ["score": .int(Int64(score))])
+            }
+            let client = try server.client()
+            let query = client.query("GameScore").order(by: "score", descending: true)
+            let scores = try await query.find().objects
+            try await client.unpinAll(label: "HighScores")
+            try await client.pinAll(scores, label: "HighScores")
+
+            try await server.put("GameScore", "g0", ["score": 2000])
+            try await server.put("GameScore", "g9", ["score": 1])
+            let refreshed = try await query.find().objects
+            try await client.unpinAll(label: "HighScores")
+            try await client.pinAll(refreshed, label: "HighScores")
+
+            server.isOnline = false
+            let cached = try await query.fromLocalDatastore().find()
+            #expect(cached.objects.map(\.objectId) == ["g0", "g3", "g1", "g2", "g9"])
+            #expect(cached.objects.first?.int("score") == 2000)
+            #expect(try await query.fromPin("HighScores").count() == 5)
         }
-        let query = client.query("GameScore").order(by: "score", descending: true)
-        let scores = try await query.find().objects
-        try await client.unpinAll(label: "HighScores")
-        try await client.pinAll(scores, label: "HighScores")
-
-        server.put("GameScore", "g0", ["score": 2000])
-        server.put("GameScore", "g9", ["score": 1])
-        let refreshed = try await query.find().objects
-        try await client.unpinAll(label: "HighScores")
-        try await client.pinAll(refreshed, label: "HighScores")
-
-        server.isOnline = false
-        let cached = try await query.fromLocalDatastore().find()
-        #expect(cached.objects.map(\.objectId) == ["g0", "g3", "g1", "g2", "g9"])
-        #expect(cached.objects.first?.int("score") == 2000)
-        #expect(try await query.fromPin("HighScores").count() == 5)
     }
 
     @Test("syncing local changes: fromPin(\"MyChanges\"), save each, unpin")
     func myChanges() async throws {
-        let (client, server) = try queryClient()
-        let changed = (1...3).map { index in
-            let score = client.object("GameScore")
-            score["score"] = .int(Int64(index))
-            return score
+        try await withRealServer { server in
+            let client = try await server.writerClient()
+            let changed = (1...3).map { index in
+                let score = client.object("GameScore")
+                score["score"] = .int(Int64(index))
+                return score
+            }
+            try await client.pinAll(changed, label: "MyChanges")
+            let pending = try await client.query("GameScore").fromPin("MyChanges").find()
+            #expect(pending.objects.count == 3)
+            for score in pending.objects {
+                try await score.save()
+                try await score.unpin(label: "MyChanges")
+            }
+            #expect(try await client.query("GameScore").fromPin("MyChanges").count() == 0)
+            #expect(try await client.query("GameScore").count() == 3, "all three reached the server")
+            #expect(try await server.object("GameScore", changed[2].objectId)?.fields["score"] == 3)
         }
-        try await client.pinAll(changed, label: "MyChanges")
-        let pending = try await client.query("GameScore").fromPin("MyChanges").find()
-        #expect(pending.objects.count == 3)
-        for score in pending.objects {
-            try await score.save()
-            try await score.unpin(label: "MyChanges")
-        }
-        #expect(try await client.query("GameScore").fromPin("MyChanges").count() == 0)
-        #expect(try await client.query("GameScore").count() == 3, "all three reached the server")
-        #expect(server.object("GameScore", changed[2].objectId)?.fields["score"] == 3)
     }
 
     @Test("security: local queries apply ACLs; role ACLs work offline; ignoreACLs")
     func security() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         try client.signInLocally("u1", roles: ["Moderators"])
         var moderators = ACL()
         moderators.setReadAccess(true, for: .role("Moderators"))

@@ -8,7 +8,7 @@ import Testing
 struct QueryBuilderTests {
     @Test("builder methods refine a copy of the shared query")
     func builder() throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let base = client.query("GameScore")
         let query = base.where(Field("score") > 100).order(by: "score", descending: true).limit(10).offset(20)
             .including("author", "company")
@@ -29,7 +29,7 @@ struct QueryBuilderTests {
 
     @Test("text adds its clauses to the query")
     func textForm() throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let query = try client.query("GameScore").where(Field("cheatMode") == false)
             .text(
                 "where score > ? and playerName = ? order by score desc limit 5 offset 10 include author",
@@ -46,7 +46,7 @@ struct QueryBuilderTests {
 
     @Test("a text that does not parse throws invalidQuery with the position")
     func textErrors() throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let error = #expect(throws: RooftopError.self) { try client.query("GameScore").text("where score >> 3") }
         #expect(error?.code == .invalidQuery)
         #expect(error?.position == 13)

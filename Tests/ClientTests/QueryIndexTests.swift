@@ -23,8 +23,7 @@ struct QueryIndexTests {
     @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...6)
     func differential(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let declares = seed > 3
         let narrow = seed == 6
         let store = client.core.store
@@ -190,8 +189,7 @@ struct QueryIndexTests {
     @Test("a class's count comes from the counts the store keeps, which follow writes, deletions, roles and uncaching")
     func classCounts() async throws {
         var random = SeededGenerator(seed: 7)
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         var objects: [RooftopObject] = []
         // Before signing in: objects of the local scope, adopted by alice's at sign-in.
         for index in 0..<5 {
@@ -263,8 +261,7 @@ struct QueryIndexTests {
     @Test("pages of several keys of a compound index read its entries alone and answer as the evaluator")
     func entryArms() async throws {
         var random = SeededGenerator(seed: 41)
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         try client.core.store.declareIndexes([["a", "b"]], of: "Thing")
         try client.signInLocally("alice")
         let acls: [ACL?] = [nil, ACL.only("alice"), ACL.only("bob")]
@@ -667,8 +664,7 @@ struct QueryIndexTests {
     @Test("a save rewrites only the index rows that differ, and leaves the rows a full rewrite would make")
     func incrementalRows() async throws {
         var random = SeededGenerator(seed: 11)
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let store = client.core.store
         try store.declareIndexes([["a", "b"], ["c"]], of: "Thing")
         try client.signInLocally("alice", roles: ["Staff"])
@@ -785,8 +781,7 @@ struct QueryIndexTests {
 
     @Test("index rows follow saves, deletions and uncaching")
     func maintenance() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let thing = client.object("Thing", id: "t1")
         thing["size"] = 3
         try await thing.saveEventually()

@@ -10,8 +10,7 @@ import Testing
 struct QueryLocalTests {
     @Test("fromLocalDatastore sees unsaved changes of stored objects, and only stored objects")
     func unsavedChanges() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, transport) = try offlineClient()
         let joe = client.object("GameScore")
         joe["playerName"] = "Joe Bob"
         joe["score"] = 10
@@ -29,13 +28,12 @@ struct QueryLocalTests {
         let loose = client.object("GameScore")
         loose["playerName"] = "Joe Bob"
         #expect(try await byJoe.count() == 2, "an object never stored is not in the local datastore")
-        #expect(server.requestCount == 0)
+        #expect(transport.requestCount == 0)
     }
 
     @Test("a live instance that reads differently from its stored view (a write it has not caught up with) is judged as it reads")
     func liveInstanceLaggingBehindTheStore() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let note = client.object("Note", id: "n1")
         note["text"] = "live"
         try await note.saveEventually()
@@ -53,8 +51,7 @@ struct QueryLocalTests {
 
     @Test("a page's objects are made from their stored texts and decoded when first read")
     func pagesDecodeWhenRead() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let store = client.core.store
         let created = Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)
         try store.write(scope: client.core.scope) { transaction in
@@ -85,8 +82,7 @@ struct QueryLocalTests {
 
     @Test("a stored text that is no object: the page still answers, and its instance reads as a new object")
     func undecodableStoredText() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let note = client.object("Note", id: "n1")
         note["text"] = "hello"
         try await note.saveEventually()
@@ -107,8 +103,7 @@ struct QueryLocalTests {
 
     @Test("objects deleted locally are not found")
     func deletedLocally() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         let note = client.object("Note")
         note["text"] = "bye"
         try await note.saveEventually()
@@ -121,8 +116,7 @@ struct QueryLocalTests {
 
     @Test("ACLs apply locally, role ACLs through the cached effective roles; ignoringACLs skips them")
     func acls() async throws {
-        let (client, server) = try queryClient()
-        server.isOnline = false
+        let (client, _) = try offlineClient()
         try client.signInLocally("alice", roles: ["Staff"])
         var staffOnly = ACL()
         staffOnly.setReadAccess(true, for: .role("Staff"))
@@ -190,7 +184,7 @@ struct QueryLocalTests {
 
     @Test("an anonymous user reads public objects and objects without an ACL only")
     func anonymous() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         var publicRead = ACL()
         publicRead.setReadAccess(true, for: .everyone)
         for (id, acl) in [("open", nil), ("public", publicRead), ("private", ACL.only("alice"))] as [(String, ACL?)] {
@@ -207,7 +201,7 @@ struct QueryLocalTests {
 
     @Test("fromPin runs over one label's objects")
     func fromPin() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let a = client.object("GameScore")
         a["score"] = 1
         let b = client.object("GameScore")
@@ -225,7 +219,7 @@ struct QueryLocalTests {
 
     @Test("includes resolve through the local datastore and stay with the result")
     func includes() async throws {
-        let (client, _) = try queryClient()
+        let (client, _) = try offlineClient()
         let company = client.object("Company", id: "acme")
         company["name"] = "Acme"
         let author = client.object("Author", id: "ann")
@@ -245,15 +239,17 @@ struct QueryLocalTests {
 
     @Test("results of every kind go through the identity map")
     func identityAcrossResults() async throws {
-        let (client, server) = try queryClient()
-        server.put("GameScore", "g1", ["score": 1, "playerName": "Sean"])
-        let held = client.object("GameScore", id: "g1")
-        let remote = try await client.query("GameScore").find(policy: .remoteAndStore)
-        #expect(remote.objects.first === held, "the same instance as the one already in memory, as in Parse")
-        #expect(held.string("playerName") == "Sean")
-        let local = try await client.query("GameScore").fromLocalDatastore().find()
-        #expect(local.objects.first === held)
-        let byId = try await client.query("GameScore").getObject("g1")
-        #expect(byId === held)
+        try await withRealServer { server in
+            try await server.put("GameScore", "g1", ["score": 1, "playerName": "Sean"])
+            let client = try server.client()
+            let held = client.object("GameScore", id: "g1")
+            let remote = try await client.query("GameScore").find(policy: .remoteAndStore)
+            #expect(remote.objects.first === held, "the same instance as the one already in memory, as in Parse")
+            #expect(held.string("playerName") == "Sean")
+            let local = try await client.query("GameScore").fromLocalDatastore().find()
+            #expect(local.objects.first === held)
+            let byId = try await client.query("GameScore").getObject("g1")
+            #expect(byId === held)
+        }
     }
 }

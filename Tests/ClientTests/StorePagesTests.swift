@@ -48,8 +48,7 @@ struct StorePagesTests {
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
-        let (client, server) = try queryClient(storage: .file(path: path))
-        server.isOnline = false
+        let (client, _) = try offlineClient(storage: .file(path: path))
         let store = client.core.store
         try store.declareIndexes([["category", "score"], ["score"]], of: "Note")
         for index in 0..<200 {

@@ -25,3 +25,15 @@ func offlineClient(storage: LocalStorage = .inMemory) throws -> (RooftopClient, 
     configuration.storage = storage
     return (try RooftopClient(configuration: configuration, transport: transport), transport)
 }
+
+extension RooftopClient {
+    /// Signs a user in locally, as a log-in answer would, with effective roles: for tests of the
+    /// local datastore that run offline (ACLs evaluated with cached roles, a session kept across
+    /// restarts).
+    func signInLocally(_ userId: String, roles: [String] = []) throws {
+        try core.begin(
+            Session(
+                user: UserInfo(objectId: userId, username: userId, roles: roles), sessionToken: "token-\(userId)",
+                expiresAt: Timestamp(millisecondsSinceEpoch: Int64.max / 2)))
+    }
+}
