@@ -42,11 +42,15 @@ struct LiveTests {
         }
     }
 
-    @Test("the session token may also come on the upgrade request")
-    func tokenOnUpgrade() async throws {
+    @Test(
+        "the session token may also come on the upgrade request, in its header or as a bearer token",
+        arguments: [false, true])
+    func tokenOnUpgrade(asBearer: Bool) async throws {
         let (server, client) = try SharedServer.require()
         let reader = try await client.newUser("reader")
-        try await withLiveClient(server, sessionToken: reader.token) { live in
+        try await withLiveClient(
+            server, sessionToken: asBearer ? nil : reader.token, bearer: asBearer ? reader.token : nil
+        ) { live in
             live.send(.subscribe(datastores: [.default], sessionToken: nil))
             #expect(try await live.next() == .subscribed(datastores: [.default]))
             _ = try await client.create(Unique.name("Note"), in: .default, fields: ["n": .int(1)], as: reader)

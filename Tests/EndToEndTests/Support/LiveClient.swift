@@ -32,10 +32,11 @@ final class LiveClient: Sendable {
     /// - Parameters:
     ///   - appId: The application ID header to send (default the server's).
     ///   - sessionToken: A session token header to send on the upgrade request.
+    ///   - bearer: A session token to send as `Authorization: Bearer` on the upgrade request.
     ///   - adminKey: An admin key header to send on the upgrade request.
     static func connect(
-        to server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, adminKey: String? = nil,
-        deadline: Duration = TestWait.patience
+        to server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, bearer: String? = nil,
+        adminKey: String? = nil, deadline: Duration = TestWait.patience
     ) async throws -> LiveClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.caCertificatePath))
@@ -47,6 +48,7 @@ final class LiveClient: Sendable {
         if let name = HTTPField.Name("X-Rooftop-Application-Id") { headers[name] = appId ?? server.appId }
         if let sessionToken, let name = HTTPField.Name("X-Rooftop-Session-Token") { headers[name] = sessionToken }
         if let adminKey, let name = HTTPField.Name("X-Rooftop-Admin-Key") { headers[name] = adminKey }
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         // The server listens on 127.0.0.1; its certificate also names localhost, which SNI needs
         // (an IP address cannot be sent as an SNI host name).
         let configuration = WebSocketClientConfiguration(
@@ -222,8 +224,9 @@ enum LiveClientError: Error, CustomStringConvertible {
 
 /// Runs `body` with a live connection, closed whatever happens.
 func withLiveClient<T>(
-    _ server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, _ body: (LiveClient) async throws -> T
+    _ server: ServerProcess, appId: String? = nil, sessionToken: String? = nil, bearer: String? = nil,
+    _ body: (LiveClient) async throws -> T
 ) async throws -> T {
-    let client = try await LiveClient.connect(to: server, appId: appId, sessionToken: sessionToken)
+    let client = try await LiveClient.connect(to: server, appId: appId, sessionToken: sessionToken, bearer: bearer)
     return try await scoped(client, release: { await $0.close() }, body)
 }

@@ -31,7 +31,7 @@ extension API {
     /// `GET /v1/live`: Live notifications (WebSocket).
     public static let live = APIEndpoint<NoBody, NoBody>(
         .get, "/v1/live",
-        id: "live", tag: .sync, access: .init([[.applicationId], [.applicationId, .sessionToken]]),
+        id: "live", tag: .sync, access: .application,
         summary: "Live notifications (WebSocket)",
         details: """
             A WebSocket (`Connection: Upgrade`, `Upgrade: websocket`) carrying JSON text messages. The upgrade needs \
