@@ -33,6 +33,7 @@ extension ClientCore {
         // is published here: its events wait for that one.
         outboxEngine.events.expect(mutationId)
         defer { outboxEngine.events.forget(mutationId) }
+        let limits = configuration.limits
         let view = try await store.writeGrouped(scope: scope) { transaction -> ObjectSnapshot? in
             let row = try transaction.object(key)
             // A fetched object that was not stored: its fetched state is the base.
@@ -53,7 +54,11 @@ extension ClientCore {
                 try transaction.put(key, server: server, local: server, deleted: false)
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            return try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
+            let view = try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
+            // Over the size limit, the server would refuse it: the change is not queued (this
+            // throw rolls the transaction back), as a bad field name is not.
+            if let view { try limits.checkRecord(view) }
+            return view
         }
         object.clearSaved(count: count, base: view)
         outboxEngine.events.announce(OutboxEvent(mutationId: mutationId, key: key, kind: .queued))

@@ -74,6 +74,44 @@ struct ObjectSwiftValueTests {
         #expect(query.query.predicate == (Field("author") == author && Field("score") > 10))
     }
 
+    @Test("an object assigned by subscript is stored as a pointer to it and reads back as the same instance")
+    func objectBySubscript() throws {
+        let (client, _) = try offlineClient()
+        let owner = client.object("_User", id: "u1")
+        let post = client.object("Post")
+        post["owner"] = owner
+        #expect(post.pointer("owner") == Pointer(className: "_User", objectId: "u1"))
+        #expect(post.pendingChange()?.change == .update([FieldUpdate("owner", .set(owner.rooftopValue))], acl: nil))
+        let read: RooftopObject? = post["owner"]
+        #expect(read === owner)
+        // Without a type to pick, the subscript still reads values; `nil` still unsets.
+        post["score"] = 3
+        let score = post["score"]
+        #expect(score == .int(3))
+        let absent: RooftopObject? = post["score"]
+        #expect(absent == nil, "not a pointer")
+        post["owner"] = nil as RooftopObject?
+        #expect(post["owner"] == nil)
+    }
+
+    @Test("saveEventually refuses a record over the size limit before queueing it, as the server would")
+    func sizeLimitBeforeQueueing() async throws {
+        let (client, _) = try offlineClient()
+        let note = client.object("Note")
+        note["text"] = "short"
+        try await note.saveEventually()
+        note["text"] = .string(String(repeating: "x", count: Limits.default.maxRecordBytes))
+        let refused = await #expect(throws: RooftopError.self) { try await note.saveEventually() }
+        #expect(refused?.code == .sizeLimit)
+        #expect(try client.core.store.outbox(scope: "").count == 1, "only the first change is queued")
+        #expect(note.hasUnsavedChanges, "the refused change stays unsaved")
+        let stored = try client.core.store.object(note.key, scope: "")?.local
+        #expect(stored?["text"] == "short", "the stored view is the one before it")
+        note["text"] = "short again"
+        try await note.saveEventually()
+        #expect(try client.core.store.outbox(scope: "").count == 2)
+    }
+
     @Test("the checked setter refuses a bad name at once; the subscript's bad name is refused when saved, nothing queued")
     func fieldNames() async throws {
         let (client, _) = try offlineClient()

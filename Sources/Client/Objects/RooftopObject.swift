@@ -165,6 +165,32 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         set { record(FieldUpdate(field, newValue.map { .set($0.rooftopValue) } ?? .unset)) }
     }
 
+    /// A pointer field as the object it points to; setting it to an object records a `set` of a
+    /// pointer to that object (or, with `nil`, an `unset`) to save later, unchecked as with the
+    /// `Value` subscript.
+    ///
+    /// ```swift
+    /// post["author"] = user                   // a pointer to another object
+    /// let author: RooftopObject? = post["author"]
+    /// ```
+    ///
+    /// Reading gives what ``object(_:)`` gives (`nil` when the field is absent or not a pointer);
+    /// when the local store cannot be read, an object that is not loaded yet (the failure is
+    /// logged): call ``object(_:)`` to have it thrown.
+    @_disfavoredOverload
+    public subscript(field: String) -> RooftopObject? {
+        get {
+            guard let pointer = snapshot[field]?.pointerValue else { return nil }
+            do {
+                return try object(field)
+            } catch {
+                return core.objectOrUnloaded(
+                    for: ObjectKey(datastore: datastore, className: pointer.className, objectId: pointer.objectId))
+            }
+        }
+        set { record(FieldUpdate(field, newValue.map { .set($0.rooftopValue) } ?? .unset)) }
+    }
+
     /// Sets a field, checking now that the name is valid and writable.
     ///
     /// ```swift

@@ -43,7 +43,7 @@ public struct Outbox: Sendable {
     /// do not count).
     /// - Throws: `cache` when the local datastore cannot be read.
     public var hasPendingWrites: Bool {
-        get throws(RooftopError) { try core.store.outboxCount(scope: core.scope) > 0 }
+        get throws { try core.store.outboxCount(scope: core.scope) > 0 }
     }
 
     /// Returns once nothing is queued any more (every change acknowledged or refused). Without an
