@@ -80,6 +80,54 @@ struct SyncContinuousTests {
         }
     }
 
+    @Test("subscribed is the ready signal: set by the server's confirmation, cleared by a lost connection and by stop(), which leaves no error behind")
+    func subscribedStatus() async throws {
+        try await withRealServer { server in
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let datastore = try await client.datastores.open(.default)
+            #expect(try !datastore.currentStatus().subscribed, "not before continuous sync starts")
+            let channel = FakeLiveChannel()
+            // A pull that stop() will cancel halfway.
+            server.pullGate.close()
+            await client.sync.startContinuous(datastores: [.default], scope: nil, channel: channel)
+            try await TestWait.until("the first pull waits") { server.pullGate.waiting == 1 }
+            #expect(try !datastore.currentStatus().subscribed, "not before the server confirms the subscription")
+            let statuses = StreamRecorder(datastore.status)
+            defer { statuses.cancel() }
+            channel.emit(.subscribed([.default]))
+            try await statuses.next("the confirmation") { $0.subscribed }
+            channel.emit(.disconnected)
+            try await statuses.next("the connection lost") { !$0.subscribed && !$0.connected }
+            channel.emit(.connected)
+            try await TestWait.until("connected again") { try datastore.currentStatus().connected }
+            #expect(try !datastore.currentStatus().subscribed, "connected, not yet subscribed again")
+            channel.emit(.subscribed([.default]))
+            try await statuses.next("subscribed again") { $0.subscribed }
+            await client.sync.stop()
+            server.pullGate.open()
+            let stopped = try datastore.currentStatus()
+            #expect(!stopped.subscribed, "stop() ends the subscription")
+            #expect(stopped.lastError == nil, "a stopped sync is not an error")
+        }
+    }
+
+    @Test("polling (no live connection) is subscribed once started, and no longer after stop()")
+    func pollingSubscribed() async throws {
+        try await withRealServer { server in
+            let client = try server.client(clock: TestClock())
+            _ = try await client.signUpForTest("ann")
+            let datastore = try await client.datastores.open(.default)
+            try await client.sync.startContinuous(datastores: [.default])
+            try await TestWait.until("subscribed") { try datastore.currentStatus().subscribed }
+            try await client.sync.waitForContinuousIdle()
+            await client.sync.stop()
+            let stopped = try datastore.currentStatus()
+            #expect(!stopped.subscribed && stopped.lastError == nil)
+            #expect(stopped.connected, "the server still answers: connected says so, subscribed does not")
+        }
+    }
+
     @Test("without a live connection, continuous sync polls on the configured clock; stop() ends it")
     func polling() async throws {
         try await withRealServer { server in

@@ -16,6 +16,8 @@ final class DatastoreActivity: Sendable {
         var needsReset = false
         /// The last error of a push or pull; cleared by a success.
         var lastError: RooftopError?
+        /// Continuous sync follows the datastore (the server confirmed the subscription).
+        var subscribed = false
     }
 
     private struct State {
@@ -58,8 +60,10 @@ final class DatastoreActivity: Sendable {
     }
 
     /// Records the outcome of a request about some datastores: an error for them (and, for a
-    /// connectivity error, the connection lost), or a success.
+    /// connectivity error, the connection lost), or a success. A cancelled request (sync stopped,
+    /// the client shut down) is neither.
     func record(_ error: RooftopError?, for datastores: some Sequence<DatastoreID>) {
+        if error?.code == .cancelled { return }
         for datastore in datastores { update(datastore) { $0.lastError = error } }
         if let error {
             if error.isConnectivity { setConnected(false) }

@@ -82,7 +82,7 @@ public struct Datastore: Sendable {
         let entry = activity.entry(id)
         let pulled = try core.store.checkpoint(scope: owner, datastore: id) != nil
         return DatastoreStatus(
-            connected: activity.connected, downloading: entry.pulls > 0 || (!pulled && !entry.needsReset),
+            connected: activity.connected, subscribed: entry.subscribed, downloading: entry.pulls > 0 || (!pulled && !entry.needsReset),
             uploading: queue.sent > 0, incoming: entry.incoming, outgoing: queue.queued > 0,
             needsReset: entry.needsReset, lastError: entry.lastError)
     }

@@ -8,8 +8,19 @@ import RooftopShared
 /// the server's answer, `uploading` while some are on the way.
 public struct DatastoreStatus: Sendable, Equatable {
     /// Whether the client is in touch with the server: the live channel is up, or (without
-    /// continuous sync) the last request got an answer.
+    /// continuous sync, also after ``SyncEngine/stop()``) the last request got an answer. It says
+    /// the server can be reached, not that changes arrive by themselves: that is ``subscribed``.
     public var connected: Bool
+    /// Whether continuous sync follows the datastore: the server confirmed its subscription
+    /// (without a live connection, polling started), so changes committed from now on arrive
+    /// without a call. `false` before ``SyncEngine/startContinuous(datastores:scope:)``, while the
+    /// live connection is down, and after ``SyncEngine/stop()``. The ready signal:
+    ///
+    /// ```swift
+    /// try await client.sync.startContinuous(datastores: [.app])
+    /// for await status in try await client.datastores.open(.app).status where status.subscribed { break }
+    /// ```
+    public var subscribed: Bool
     /// Whether a pull is running, or the datastore was never pulled (always so for a datastore
     /// used without an account).
     public var downloading: Bool
@@ -27,10 +38,11 @@ public struct DatastoreStatus: Sendable, Equatable {
 
     /// A status.
     public init(
-        connected: Bool = false, downloading: Bool = false, uploading: Bool = false, incoming: Bool = false,
-        outgoing: Bool = false, needsReset: Bool = false, lastError: RooftopError? = nil
+        connected: Bool = false, subscribed: Bool = false, downloading: Bool = false, uploading: Bool = false,
+        incoming: Bool = false, outgoing: Bool = false, needsReset: Bool = false, lastError: RooftopError? = nil
     ) {
         self.connected = connected
+        self.subscribed = subscribed
         self.downloading = downloading
         self.uploading = uploading
         self.incoming = incoming

@@ -46,7 +46,8 @@ actor ContinuousSync {
         for datastore in datastores { requestPull(datastore) }
     }
 
-    /// Stops listening and pulling, and closes the channel.
+    /// Stops listening and pulling, and closes the channel: the datastores are no longer
+    /// subscribed.
     func stop() async {
         stopped = true
         listener?.cancel()
@@ -54,6 +55,9 @@ actor ContinuousSync {
         for task in pulls.values { task.cancel() }
         pulls = [:]
         await channel.close()
+        if let activity = engine?.dependencies.activity {
+            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
+        }
     }
 
     private func handle(_ signal: LiveSignal) {
@@ -67,9 +71,13 @@ actor ContinuousSync {
             for datastore in datastores { requestPull(datastore) }
         case .disconnected:
             activity.setConnected(false)
-        case .subscribed:
+            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
+        case .subscribed(let confirmed):
             // Changes committed after the first pulls read the feed but before the server
             // registered the subscription were told to no one: one more pull catches them.
+            for datastore in datastores where confirmed.contains(datastore) {
+                activity.update(datastore) { $0.subscribed = true }
+            }
             for datastore in datastores { requestPull(datastore) }
         case .changed(let datastore, _):
             guard datastores.contains(datastore) else { return }

@@ -31,9 +31,10 @@ extension SyncEngine {
             reporter.finish()
             return count
         } catch {
-            // A pull stopped on purpose (its task cancelled: continuous sync stopped) is no
-            // failure of the datastore's to show.
-            if !(error.code == .cancelled && Task.isCancelled) {
+            // A pull stopped on purpose (continuous sync stopped, the client shut down) is no
+            // failure of the datastore's to show: a cancelled request is never one, whether the
+            // cancellation reached this task or only the request's.
+            if error.code != .cancelled {
                 activity.update(datastore) { $0.lastError = error }
             }
             reporter.fail(error)
