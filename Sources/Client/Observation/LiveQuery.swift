@@ -8,6 +8,7 @@ import Synchronization
 ///
 /// It follows ``RooftopQuery/changes()``: a `fromLocalDatastore` or `fromPin` query is evaluated
 /// over its source; a server query over its cached result, which ``refresh(policy:)`` fetches.
+/// Code outside SwiftUI reads the same results as an async sequence, ``updates``.
 ///
 /// ```swift
 /// struct TopScores: View {
@@ -37,6 +38,17 @@ public final class LiveQuery {
     public private(set) var lastError: RooftopError?
 
     @ObservationIgnored private let following = FollowingTask()
+    @ObservationIgnored private let shown = ShownValues<FetchResult>()
+
+    /// The results this object shows, as an async sequence: the one shown now (once
+    /// ``isLoaded``), then each one it shows after it, in order. It ends when the object goes
+    /// away (or the client shuts down and nothing more can change).
+    ///
+    /// ```swift
+    /// let scores = LiveQuery(client.query("GameScore").fromLocalDatastore())
+    /// for await result in scores.updates where result.totalCount >= 10 { break }
+    /// ```
+    public var updates: AsyncStream<FetchResult> { shown.stream() }
 
     /// Follows a query's result; the first result arrives at once (read locally).
     /// - Parameter query: The query (its local source, or its cached server result).
@@ -53,7 +65,8 @@ public final class LiveQuery {
     }
 
     /// Fetches the query from the server and stores the answer as its cached result, which the
-    /// object then shows. A failure is kept in ``lastError`` (the shown result stays).
+    /// object shows by the time this returns (``objects`` and ``totalCount`` hold it). A failure
+    /// is kept in ``lastError`` (the shown result stays).
     /// - Parameter policy: How to fetch (default ``FetchPolicy/remoteAndStore``).
     public func refresh(policy: FetchPolicy = .remoteAndStore) async {
         isRefreshing = true
@@ -61,7 +74,14 @@ public final class LiveQuery {
         do {
             let result = try await query.find(policy: policy)
             lastError = nil
-            if query.isLocal || policy != .remoteAndStore { show(result) }
+            if query.isLocal || policy != .remoteAndStore {
+                show(result)
+            } else if let cached = try query.cachedResult() {
+                // The stored answer as the observation reads it (unsaved changes on top), shown
+                // now rather than on a later turn of the main actor, when the observation's own
+                // reading of it arrives (and shows the same).
+                show(cached)
+            }
         } catch let error as RooftopError {
             lastError = error
         } catch {
@@ -75,6 +95,7 @@ public final class LiveQuery {
         // Assigned even when the same objects come back: a result is only yielded when it reads
         // differently, so their fields changed, and views reading them must read again.
         objects = result.objects
+        shown.show(result)
     }
 }
 
@@ -100,6 +121,16 @@ public final class LiveSyncStatus {
     public private(set) var status = DatastoreStatus()
 
     @ObservationIgnored private let following = FollowingTask()
+    @ObservationIgnored private let shown = ShownValues<DatastoreStatus>()
+
+    /// The statuses this object shows, as an async sequence: the one shown now (after the first
+    /// reading), then each change, in order. It ends when the object goes away.
+    ///
+    /// ```swift
+    /// let sync = LiveSyncStatus(try await client.datastores.open(.app))
+    /// for await status in sync.updates where status.subscribed { break }
+    /// ```
+    public var updates: AsyncStream<DatastoreStatus> { shown.stream() }
 
     /// Follows a datastore's status; the first reading arrives at once.
     public init(_ datastore: Datastore) {
@@ -114,7 +145,9 @@ public final class LiveSyncStatus {
     }
 
     private func show(_ status: DatastoreStatus) {
-        if self.status != status { self.status = status }
+        guard self.status != status || shown.isEmpty else { return }
+        self.status = status
+        shown.show(status)
     }
 }
 
