@@ -205,6 +205,7 @@ struct AdminCLITests {
                     (try? JSONDecoder().decode(TailProbe.self, from: Data($0.utf8)))?.objectId
                 }
                 #expect(ids == ["before", "after1", "after2", "after3"], "\(whole.output)")
+                #expect(whole.output.contains("following :app from the start"), "\(whole.output)")
 
                 // Without it, only what commits after the tail started: objects are written until
                 // the tail has printed one (it skips the existing feed first, at its own pace).
@@ -226,6 +227,7 @@ struct AdminCLITests {
                 #expect(printed.count == 1, "\(tailed.output)")
                 let line = try JSONDecoder().decode(TailProbe.self, from: Data(try #require(printed.first).utf8))
                 #expect(line.change == "upsert" && line.className == "Later", "\(tailed.output)")
+                #expect(tailed.output.contains("following :app from now on (skipped "), "the skip is said: \(tailed.output)")
                 await api.shutdown()
             } catch {
                 await api.shutdown()

@@ -204,7 +204,10 @@ struct Tail: AsyncParsableCommand {
         discussion: """
             Each line is {"change": "upsert" | "tombstone" | "removal", "className": ..., \
             "objectId": ..., "version": ..., "object": ...}. Without --from-start only changes after \
-            the command starts are printed. The feed is polled every --interval seconds.
+            the command starts are printed. The feed is polled every --interval seconds. Once the \
+            existing feed is skipped (or, with --from-start, before it is printed), one line on \
+            standard error says where the tail starts: "following :app from now on (skipped 42 \
+            changes)".
             """)
 
     @OptionGroup var connection: AdminConnection
@@ -228,13 +231,18 @@ struct Tail: AsyncParsableCommand {
         let api = try connection.open()
         do {
             var since: Checkpoint?
-            if !fromStart {
+            if fromStart {
+                Self.say("following \(id) from the start")
+            } else {
                 // Skip the existing feed: page through it without printing.
+                var skipped = 0
                 repeat {
                     let page = try await api.pull(PullRequest(datastore: id, since: since))
                     since = page.checkpoint
+                    skipped = skipped.addingReportingOverflow(page.changes.count).partialValue
                     if !page.hasMore { break }
                 } while true
+                Self.say("following \(id) from now on (skipped \(skipped) change\(skipped == 1 ? "" : "s"))")
             }
             var printed = 0
             let encoder = JSONEncoder()
@@ -256,6 +264,13 @@ struct Tail: AsyncParsableCommand {
             try await api.shutdown()
             throw error
         }
+    }
+}
+
+extension Tail {
+    /// A line for the person watching, on standard error (standard output is the changes alone).
+    static func say(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
 
