@@ -28,7 +28,7 @@ public struct ClientConfiguration: Sendable {
     /// (default: the continuous clock).
     public var clock: any Clock<Duration> = ContinuousClock()
     /// The server's limits, as its `GET /v1/info` states them (default: a server's defaults,
-    /// ``Limits/default``). The client refuses a change that would make a record larger than
+    /// `Limits.default`). The client refuses a change that would make a record larger than
     /// `maxRecordBytes` before queueing it (``RooftopObject/saveEventually()`` throws
     /// `sizeLimit`), instead of queueing what the server would refuse.
     public var limits: Limits = .default
