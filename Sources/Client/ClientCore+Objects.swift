@@ -55,9 +55,16 @@ extension ClientCore {
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
             let view = try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
-            // Over the size limit, the server would refuse it: the change is not queued (this
-            // throw rolls the transaction back), as a bad field name is not.
-            if let view { try limits.checkRecord(view) }
+            // A change that makes the record larger than the limit would be refused by the
+            // server: it is not queued (this throw rolls the transaction back), as a bad field
+            // name is not. One that leaves a record already over it (saved directly, written
+            // over REST) no larger is let through: the server decides on those.
+            if let view {
+                let size = SizeAccounting.recordSize(view)
+                if size > limits.maxRecordBytes, size > row?.local.map({ SizeAccounting.recordSize($0) }) ?? 0 {
+                    try limits.checkRecordSize(size, className: key.className, objectId: key.objectId)
+                }
+            }
             return view
         }
         object.clearSaved(count: count, base: view)

@@ -110,6 +110,20 @@ struct ObjectSwiftValueTests {
         note["text"] = "short again"
         try await note.saveEventually()
         #expect(try client.core.store.outbox(scope: "").count == 2)
+
+        // A record already over the limit (saved directly by another client, say) is not made
+        // unsaveable: changes that leave it no larger are queued; one that grows it is not.
+        let big = ObjectSnapshot(
+            className: "Note", objectId: "big", fields: ["text": .string(String(repeating: "y", count: Limits.default.maxRecordBytes)), "n": 1],
+            createdAt: Timestamp(millisecondsSinceEpoch: 1_000), updatedAt: Timestamp(millisecondsSinceEpoch: 1_000), version: 1)
+        try client.core.storeServerState(big)
+        let oversized = client.object("Note", id: "big")
+        try oversized.increment("n", by: 1)
+        try await oversized.saveEventually()
+        oversized["text"] = .string(String(repeating: "y", count: Limits.default.maxRecordBytes + 10))
+        let grown = await #expect(throws: RooftopError.self) { try await oversized.saveEventually() }
+        #expect(grown?.code == .sizeLimit)
+        #expect(try client.core.store.outbox(scope: "").count == 3)
     }
 
     @Test("the checked setter refuses a bad name at once; the subscript's bad name is refused when saved, nothing queued")

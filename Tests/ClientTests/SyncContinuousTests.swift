@@ -106,6 +106,9 @@ struct SyncContinuousTests {
             try await statuses.next("subscribed again") { $0.subscribed }
             await client.sync.stop()
             server.pullGate.open()
+            try await TestWait.until("the cancelled pull has ended") {
+                client.core.services.activity.entry(.default).pulls == 0
+            }
             let stopped = try datastore.currentStatus()
             #expect(!stopped.subscribed, "stop() ends the subscription")
             #expect(stopped.lastError == nil, "a stopped sync is not an error")

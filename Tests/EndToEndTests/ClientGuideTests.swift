@@ -82,6 +82,7 @@ struct ClientGuideTests {
         let pngData = Data([0x89, 0x50, 0x4E, 0x47])
         let ownerId = aliceId
         let reviewer = score
+        let manager = score
         // docs/client.md begin
         let place = client.object("Place")
         place["location"] = try GeoPoint(latitude: 40.4168, longitude: -3.7038)
@@ -91,7 +92,11 @@ struct ClientGuideTests {
         place["hours"] = JSONValue.object(["mon": .string("9-17"), "sun": .null])
         place["owner"] = Pointer(className: "_User", objectId: ownerId)
         try place.set("reviewer", to: reviewer)  // an object or a model: a pointer to it
+        place["manager"] = manager  // an object by subscript: a pointer to it too
+        let pointed: RooftopObject? = place["reviewer"]  // the object a pointer points to
         // docs/client.md end
+        #expect(pointed === reviewer, "the live instance")
+        #expect(place.pointer("manager") == Pointer(className: "GameScore", objectId: score.objectId))
 
         // docs/client.md begin
         var acl = ACL.only(ownerId)  // the owner reads and writes
@@ -145,10 +150,31 @@ struct ClientGuideTests {
         }
         try await client.sync.push()
         try await client.sync.startContinuous(datastores: [.app])  // live WebSocket notifications
+        // Ready: the server confirmed the subscription, so changes arrive without a call.
+        for await status in try await client.datastores.open(.app).status where status.subscribed { break }
         // docs/client.md end
         _ = changed
         #expect(try await client.query("GameScore").fromLocalDatastore().count() == 1)
+        #expect(try await client.datastores.open(.app).currentStatus().subscribed)
+        let first = await Self.firstNonEmpty(client)
+        #expect(first.objects.count == 1)
         await client.sync.stop()
+        #expect(try await !client.datastores.open(.app).currentStatus().subscribed)
+    }
+
+    /// The guide's `LiveQuery.updates` example (on the main actor, as a `LiveQuery` lives).
+    @MainActor
+    static func firstNonEmpty(_ client: RooftopClient) async -> FetchResult {
+        var first = FetchResult(objects: [], totalCount: 0, fromCache: true)
+        // docs/client.md begin
+        let scores = LiveQuery(client.query("GameScore").fromLocalDatastore())
+        for await result in scores.updates where !result.objects.isEmpty { break }  // the first non-empty
+        // docs/client.md end
+        for await result in scores.updates {
+            first = result
+            break
+        }
+        return first
     }
 }
 

@@ -27,10 +27,11 @@ public struct ClientConfiguration: Sendable {
     /// The clock that times retries; inject a test clock to test backoff without waiting
     /// (default: the continuous clock).
     public var clock: any Clock<Duration> = ContinuousClock()
-    /// The server's limits, as its `GET /v1/info` states them (default: a server's defaults,
-    /// `Limits.default`). The client refuses a change that would make a record larger than
-    /// `maxRecordBytes` before queueing it (``RooftopObject/saveEventually()`` throws
-    /// `sizeLimit`), instead of queueing what the server would refuse.
+    /// The limits the client checks before queueing a change (default: a server's defaults,
+    /// `Limits.default`): a change that would make a record larger than `maxRecordBytes` is
+    /// refused (``RooftopObject/saveEventually()`` throws `sizeLimit`) instead of queued for the
+    /// server to refuse. The client does not ask the server for its limits: for a server started
+    /// with others (`ROOFTOP_MAX_RECORD_BYTES`), set them to what its `GET /v1/info` states.
     public var limits: Limits = .default
 
     /// A configuration for a server, with the defaults for everything else.

@@ -8,8 +8,9 @@ import RooftopShared
 /// the server's answer, `uploading` while some are on the way.
 public struct DatastoreStatus: Sendable, Equatable {
     /// Whether the client is in touch with the server: the live channel is up, or (without
-    /// continuous sync, also after ``SyncEngine/stop()``) the last request got an answer. It says
-    /// the server can be reached, not that changes arrive by themselves: that is ``subscribed``.
+    /// continuous sync) the last request got an answer; after ``SyncEngine/stop()`` it keeps its
+    /// last reading until the next request. It says the server can be reached, not that changes
+    /// arrive by themselves: that is ``subscribed``.
     public var connected: Bool
     /// Whether continuous sync follows the datastore: the server confirmed its subscription
     /// (without a live connection, polling started), so changes committed from now on arrive

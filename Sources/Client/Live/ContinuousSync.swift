@@ -50,18 +50,21 @@ actor ContinuousSync {
     /// subscribed.
     func stop() async {
         stopped = true
+        // Before anything is awaited: a sync started after this one (``SyncEngine`` stops the
+        // previous one first) must not have its flags cleared by this one's late end.
+        if let activity = engine?.dependencies.activity {
+            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
+        }
         listener?.cancel()
         listener = nil
         for task in pulls.values { task.cancel() }
         pulls = [:]
         await channel.close()
-        if let activity = engine?.dependencies.activity {
-            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
-        }
     }
 
     private func handle(_ signal: LiveSignal) {
-        guard let engine else { return }
+        // Signals still buffered when the listener was cancelled: this sync is over.
+        guard !stopped, let engine else { return }
         let activity = engine.dependencies.activity
         switch signal {
         case .connected:
@@ -90,6 +93,7 @@ actor ContinuousSync {
 
     /// Pulls a datastore, or, when a pull of it runs, makes sure one more follows.
     private func requestPull(_ datastore: DatastoreID) {
+        guard !stopped else { return }
         guard !running.contains(datastore) else {
             again.insert(datastore)
             return

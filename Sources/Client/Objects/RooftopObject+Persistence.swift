@@ -38,8 +38,8 @@ extension RooftopObject {
     /// order, exactly once, when the server can be reached (Parse's saveEventually).
     /// - Returns: The queued mutation's ID (its status is observable on the client's outbox).
     /// - Throws: `illegalArgument` / `invalidOperation` for a field name set through the
-    ///   subscript that is invalid or built-in; `sizeLimit` when the record would be larger than
-    ///   the server's `maxRecordBytes` (``ClientConfiguration/limits``); `cache` when the local
+    ///   subscript that is invalid or built-in; `sizeLimit` when the change would make the record
+    ///   larger than `maxRecordBytes` (``ClientConfiguration/limits``); `cache` when the local
     ///   database fails. Nothing is queued then, and the changes stay unsaved.
     @discardableResult
     public func saveEventually() async throws -> MutationID? {

@@ -39,6 +39,8 @@ public final class LiveQuery {
 
     @ObservationIgnored private let following = FollowingTask()
     @ObservationIgnored private let shown = ShownValues<FetchResult>()
+    /// What the result shown last read as when it was shown.
+    @ObservationIgnored private var shownFingerprint: FetchResult.Fingerprint?
 
     /// The results this object shows, as an async sequence: the one shown now (once
     /// ``isLoaded``), then each one it shows after it, in order. It ends when the object goes
@@ -61,6 +63,8 @@ public final class LiveQuery {
                 guard let self else { return }
                 self.show(result)
             }
+            // The client shut down: nothing more can change.
+            self?.shown.finish()
         }
     }
 
@@ -90,6 +94,10 @@ public final class LiveQuery {
     }
 
     private func show(_ result: FetchResult) {
+        // The observation's own reading of what a refresh already showed is not shown twice.
+        let fingerprint = result.fingerprint
+        guard fingerprint != shownFingerprint else { return }
+        shownFingerprint = fingerprint
         if !isLoaded { isLoaded = true }
         if totalCount != result.totalCount { totalCount = result.totalCount }
         // Assigned even when the same objects come back: a result is only yielded when it reads
@@ -141,6 +149,7 @@ public final class LiveSyncStatus {
                 guard let self else { return }
                 self.show(status)
             }
+            self?.shown.finish()
         }
     }
 

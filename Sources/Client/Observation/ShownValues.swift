@@ -3,7 +3,8 @@ import Synchronization
 
 /// What an observable object (``LiveQuery``, ``LiveSyncStatus``) shows, as async sequences for
 /// code outside SwiftUI: each stream gives the value shown when it is made (if any), then every
-/// value shown after it, in order; every stream ends when the object goes away.
+/// value shown after it, in order; every stream ends when the object goes away or stops following
+/// (``finish()``).
 ///
 /// Streams buffer without bound, as the engines' broadcasts do: a slow reader never holds up the
 /// object, and reads every value it showed.
@@ -11,6 +12,7 @@ final class ShownValues<Value: Sendable>: Sendable {
     private struct State {
         var last: Value?
         var observers: [UUID: AsyncStream<Value>.Continuation] = [:]
+        var finished = false
     }
 
     private let state = Mutex(State())
@@ -31,11 +33,24 @@ final class ShownValues<Value: Sendable>: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
         }
-        state.withLock { state in
+        let finished = state.withLock { state in
             if let last = state.last { continuation.yield(last) }
-            state.observers[id] = continuation
+            if !state.finished { state.observers[id] = continuation }
+            return state.finished
         }
+        if finished { continuation.finish() }
         return stream
+    }
+
+    /// Ends every stream, present and future (the object will show nothing more).
+    func finish() {
+        let observers = state.withLock { state in
+            state.finished = true
+            defer { state.observers.removeAll() }
+            return Array(state.observers.values)
+        }
+        // Outside the lock: finishing runs `onTermination`.
+        for observer in observers { observer.finish() }
     }
 
     /// Whether nothing was shown yet.

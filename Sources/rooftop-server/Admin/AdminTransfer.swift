@@ -239,7 +239,7 @@ struct Tail: AsyncParsableCommand {
                 repeat {
                     let page = try await api.pull(PullRequest(datastore: id, since: since))
                     since = page.checkpoint
-                    skipped = skipped.addingReportingOverflow(page.changes.count).partialValue
+                    skipped += page.changes.count
                     if !page.hasMore { break }
                 } while true
                 Self.say("following \(id) from now on (skipped \(skipped) change\(skipped == 1 ? "" : "s"))")
