@@ -52,9 +52,7 @@ actor ContinuousSync {
         stopped = true
         // Before anything is awaited: a sync started after this one (``SyncEngine`` stops the
         // previous one first) must not have its flags cleared by this one's late end.
-        if let activity = engine?.dependencies.activity {
-            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
-        }
+        if let activity = engine?.dependencies.activity { markSubscribed(false, datastores, in: activity) }
         listener?.cancel()
         listener = nil
         for task in pulls.values { task.cancel() }
@@ -74,13 +72,11 @@ actor ContinuousSync {
             for datastore in datastores { requestPull(datastore) }
         case .disconnected:
             activity.setConnected(false)
-            for datastore in datastores { activity.update(datastore) { $0.subscribed = false } }
+            markSubscribed(false, datastores, in: activity)
         case .subscribed(let confirmed):
             // Changes committed after the first pulls read the feed but before the server
             // registered the subscription were told to no one: one more pull catches them.
-            for datastore in datastores where confirmed.contains(datastore) {
-                activity.update(datastore) { $0.subscribed = true }
-            }
+            markSubscribed(true, datastores.filter(confirmed.contains), in: activity)
             for datastore in datastores { requestPull(datastore) }
         case .changed(let datastore, _):
             guard datastores.contains(datastore) else { return }
@@ -89,6 +85,11 @@ actor ContinuousSync {
         case .error(let error):
             for datastore in datastores { activity.update(datastore) { $0.lastError = error } }
         }
+    }
+
+    /// Records whether continuous sync follows these datastores (``DatastoreStatus/subscribed``).
+    private func markSubscribed(_ subscribed: Bool, _ datastores: [DatastoreID], in activity: DatastoreActivity) {
+        for datastore in datastores { activity.update(datastore) { $0.subscribed = subscribed } }
     }
 
     /// Pulls a datastore, or, when a pull of it runs, makes sure one more follows.
