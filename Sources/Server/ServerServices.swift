@@ -64,7 +64,7 @@ struct ServerServices: Sendable {
                 limits: configuration.limits),
             live: live,
             metrics: ServerMetrics.registry,
-            openAPI: try OpenAPIDocument.load(),
+            openAPI: try OpenAPIDocument.shared.get(),
             cluster: cluster,
             activity: ActivityMeter(clock: configuration.clock),
             proxies: try TrustedProxies(configuration.trustedProxies))

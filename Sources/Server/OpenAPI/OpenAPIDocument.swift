@@ -6,8 +6,11 @@ import Yams
 /// statement and the schemas it names:
 /// - `tags` and `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the
 ///   router registers, the client library and the admin CLI call;
-/// - everything else (the title and description, the component schemas, shared parameters and
-///   responses): `openapi-components.yaml` beside this file, compiled into the binary.
+/// - the schemas of object types (request and answer bodies, and the objects they hold): derived
+///   from the wire types themselves (``SchemaBuilder``, over ``WireSchemas/documented``);
+/// - everything else (the title and description, the schemas of unions and of strings of a given
+///   form, shared parameters and responses): `openapi-components.yaml` beside this file, compiled
+///   into the binary.
 ///
 /// The tests keep the two true to each other and to the code: every router route is an ``API``
 /// operation and every operation is routed, every schema an operation names is a component, the
@@ -33,6 +36,10 @@ struct OpenAPIDocument: Sendable {
     /// The same document as UTF-8 JSON, members in the YAML's order.
     let json: [UInt8]
 
+    /// The document of ``API/all`` with the embedded components, put together once per process
+    /// (every server of a process serves the same one).
+    static let shared: Result<OpenAPIDocument, RooftopError> = Result { () throws(RooftopError) in try load() }
+
     /// The document of ``API/all`` with the embedded components.
     /// - Throws: ``RooftopError/Code/internal`` when the embedded components are not UTF-8 or not
     ///   a YAML mapping JSON can express: a build defect the tests catch, never input from outside.
@@ -40,14 +47,39 @@ struct OpenAPIDocument: Sendable {
         guard let components = String(validating: PackageResources.openapi_components_yaml, as: UTF8.self) else {
             throw RooftopError(.internal, "the OpenAPI components are not UTF-8")
         }
-        return try OpenAPIDocument(components: components, operations: API.all)
+        let written: [String: Node]
+        do {
+            written = try Self.writtenSchemas(components)
+        } catch {
+            throw RooftopError(.internal, "the OpenAPI components are not valid YAML: \(error)", cause: error)
+        }
+        let schemas: [(name: String, schema: Node)]
+        do {
+            schemas = try SchemaBuilder.schemas(
+                WireSchemas.documented, written: written, requests: Set(API.all.compactMap(\.body?.schema)))
+        } catch {
+            throw RooftopError(.internal, "the OpenAPI schemas could not be derived: \(error)", cause: error)
+        }
+        return try OpenAPIDocument(components: components, schemas: schemas, operations: API.all)
+    }
+
+    /// The component schemas written in `components`, by name.
+    private static func writtenSchemas(_ components: String) throws -> [String: Node] {
+        let schemas = try Yams.compose(yaml: components)?["components"]?["schemas"]?.mapping
+        return Dictionary(
+            (schemas ?? Node.Mapping([])).compactMap { key, value in key.string.map { ($0, value) } },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The document of `operations` with `components` (YAML: every member of the document but
-    /// `tags` and `paths`, which go after `info`).
-    /// - Throws: ``RooftopError/Code/internal`` when `components` is not a YAML mapping, or the
-    ///   document holds what JSON cannot express (non-finite numbers, duplicate keys).
-    init(components: String, operations: [APIOperation]) throws(RooftopError) {
+    /// `tags` and `paths`, which go after `info`) and the derived `schemas`, which go after the
+    /// component schemas written in `components`.
+    /// - Throws: ``RooftopError/Code/internal`` when `components` is not a YAML mapping, a derived
+    ///   schema's name is taken, or the document holds what JSON cannot express (non-finite
+    ///   numbers, duplicate keys).
+    init(
+        components: String, schemas: [(name: String, schema: Node)] = [], operations: [APIOperation]
+    ) throws(RooftopError) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: components)
@@ -58,6 +90,9 @@ struct OpenAPIDocument: Sendable {
             throw RooftopError(.internal, "the OpenAPI components are not a YAML mapping")
         }
         var pairs = members.map { ($0.key, $0.value) }
+        if !schemas.isEmpty {
+            try Self.add(schemas, to: &pairs)
+        }
         let after = pairs.firstIndex { $0.0.string == "info" }.map { $0 + 1 } ?? pairs.count
         pairs.insert(
             contentsOf: [
@@ -73,5 +108,23 @@ struct OpenAPIDocument: Sendable {
         }
         yaml = Array(text.utf8)
         json = Array(try YAMLToJSON.convert(text).utf8)
+    }
+
+    /// `schemas` added at the end of `components.schemas` in `pairs` (the document's members).
+    private static func add(_ schemas: [(name: String, schema: Node)], to pairs: inout [(Node, Node)]) throws(RooftopError) {
+        guard let index = pairs.firstIndex(where: { $0.0.string == "components" }),
+            case .mapping(var components) = pairs[index].1
+        else {
+            throw RooftopError(.internal, "the OpenAPI components have no components mapping")
+        }
+        var written = components["schemas"]?.mapping ?? Node.Mapping([])
+        for (name, schema) in schemas {
+            guard written[name] == nil else {
+                throw RooftopError(.internal, "the OpenAPI schema \(name) is both written and derived")
+            }
+            written[name] = schema
+        }
+        components["schemas"] = .mapping(written)
+        pairs[index].1 = .mapping(components)
     }
 }

@@ -4,7 +4,8 @@ import Yams
 /// The `tags` and `paths` of the OpenAPI document, generated from the API's one statement
 /// (``API``): each operation's method and path, who may call it, its parameters, request body,
 /// successful answer and error answers. The schemas, shared parameters and shared responses they
-/// name are the document's components (`openapi-components.yaml`).
+/// name are the document's components (derived by ``SchemaBuilder`` or written in
+/// `openapi-components.yaml`).
 enum OpenAPIPaths {
     /// The `tags` sequence: every group operations are listed under, with its description.
     static func tags() -> Node {

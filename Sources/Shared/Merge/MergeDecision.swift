@@ -9,7 +9,7 @@
 /// field set to ``Value/null`` and a missing `"local"` an absent field.
 public struct MergeDecision: Hashable, Sendable {
     /// How a decision was reached.
-    public enum Resolution: String, Hashable, Sendable, Codable {
+    public enum Resolution: String, Hashable, Sendable, Codable, CaseIterable {
         /// The field's ``MergeRule`` chose between (or combined) the local and remote values.
         case rule
         /// List operations on both sides were merged by transforming the local indices; no rule

@@ -1,0 +1,263 @@
+import Foundation
+import RooftopShared
+import Yams
+
+/// The component schemas of ``DocumentedSchema`` types, derived from the types: an object schema
+/// whose members, required list and member types come from recording how the type decodes its
+/// examples (``SchemaRecorder``), with the descriptions and constraints of its notes.
+///
+/// A member's Swift type gives its schema: a ``NamedSchema`` is a `$ref` to its component, an
+/// ``EnumeratedSchema`` a string enumeration, `String`, `Bool`, integers and floating-point
+/// numbers their JSON types, arrays and sets `array` of their elements' schema, string-keyed
+/// dictionaries `object` of their values' schema. Any other type is a defect: the builder throws,
+/// naming it.
+///
+/// Which members are required depends on who writes the JSON. A schema a request can hold (one
+/// a request body refers to, directly or through other schemas) requires what the type's decoder
+/// requires: what a caller must send. A schema only answers hold also requires what the type's
+/// encoder always writes (``SchemaRecorder/alwaysWritten(_:examples:required:)``): what a caller
+/// can count on finding.
+enum SchemaBuilder {
+    /// The schema of each of `types`, by name, in their order.
+    /// - Parameters:
+    ///   - types: The types.
+    ///   - written: The component schemas written by hand, by name: their references count when
+    ///     working out which schemas a request can hold.
+    ///   - requests: The schemas of request bodies.
+    /// - Throws: ``SchemaRecorder/Failure`` naming the type and member when an example does not
+    ///   decode, a member's type has no schema, or the notes describe a member the type does not read.
+    static func schemas(
+        _ types: [any DocumentedSchema.Type], written: [String: Node] = [:], requests: Set<String> = []
+    ) throws -> [(name: String, schema: Node)] {
+        let recordings = try types.map(Recording.init)
+        var graph: [String: [String]] = [:]
+        for (name, schema) in written { graph[name] = references(in: schema) }
+        for recording in recordings { graph[recording.name] = recording.properties.flatMap { references(in: $0.1) } }
+        var reachable: Set<String> = []
+        var next = Array(requests)
+        while let name = next.popLast() {
+            guard reachable.insert(name).inserted else { continue }
+            next.append(contentsOf: graph[name] ?? [])
+        }
+        return recordings.map { ($0.name, $0.node(answerOnly: !reachable.contains($0.name))) }
+    }
+
+    /// The object schema of `type`; when `answerOnly`, its encoder's always-written members are
+    /// required too.
+    /// - Throws: ``SchemaRecorder/Failure`` as ``schemas(_:written:requests:)`` does.
+    static func schema(of type: any DocumentedSchema.Type, answerOnly: Bool = false) throws -> Node {
+        try Recording(type).node(answerOnly: answerOnly)
+    }
+
+    /// What is recorded of one type: its members, the schema of each, what its encoder always
+    /// writes.
+    private struct Recording {
+        var name: String
+        var description: String
+        var members: [SchemaRecorder.Member]
+        var alwaysWritten: Set<String>
+        var properties: [(Node, Node)]
+        var examples: [Node]
+
+        init(_ type: any DocumentedSchema.Type) throws {
+            do {
+                try self.init(recording: type)
+            } catch {
+                throw SchemaRecorder.Failure(description: "the schema of \(type.schemaName): \(error)")
+            }
+        }
+
+        private init(recording type: any DocumentedSchema.Type) throws {
+            let notes = type.schemaNotes
+            let values = notes.examples + notes.recorded
+            guard !values.isEmpty else { throw SchemaRecorder.Failure(description: "no example to record") }
+            var members: [SchemaRecorder.Member] = []
+            for example in values {
+                for member in try SchemaRecorder.members(of: type, example: example) {
+                    if let index = members.firstIndex(where: { $0.name == member.name }) {
+                        members[index].required = members[index].required && member.required
+                    } else {
+                        members.append(member)
+                    }
+                }
+            }
+            if let stray = notes.properties.keys.sorted().first(where: { name in !members.contains { $0.name == name } }) {
+                throw SchemaRecorder.Failure(description: "the notes describe '\(stray)', which the type does not read")
+            }
+            name = type.schemaName
+            description = notes.description
+            self.members = members
+            alwaysWritten = try SchemaRecorder.alwaysWritten(
+                type, examples: values, required: members.filter(\.required).map(\.name))
+            properties = try members.map { member in
+                (text(member.name), try property(member, notes.properties[member.name] ?? PropertyNote()))
+            }
+            examples = try notes.examples.map(json)
+        }
+
+        /// The schema; when `answerOnly`, what the encoder always writes is required too.
+        func node(answerOnly: Bool) -> Node {
+            var pairs: [(Node, Node)] = [
+                (text("type"), text("object")),
+                (text("description"), text(description)),
+            ]
+            let required = members.filter { $0.required || (answerOnly && alwaysWritten.contains($0.name)) }
+            if !required.isEmpty { pairs.append((text("required"), .sequence(.init(required.map { text($0.name) })))) }
+            pairs.append((text("properties"), .mapping(.init(properties))))
+            pairs.append((text("additionalProperties"), Node("false")))
+            if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
+            return .mapping(.init(pairs))
+        }
+    }
+
+    /// The names of the component schemas `node` refers to.
+    private static func references(in node: Node) -> [String] {
+        let prefix = "#/components/schemas/"
+        switch node {
+        case .mapping(let mapping):
+            return mapping.flatMap { key, value -> [String] in
+                if key.string == "$ref", let target = value.string, target.hasPrefix(prefix) {
+                    return [String(target.dropFirst(prefix.count))]
+                }
+                return references(in: value)
+            }
+        case .sequence(let sequence):
+            return sequence.flatMap(references)
+        case .scalar, .alias:
+            return []
+        }
+    }
+
+    /// One member's schema: derived or given, then its description and constraints.
+    private static func property(_ member: SchemaRecorder.Member, _ note: PropertyNote) throws -> Node {
+        var base: [(Node, Node)]
+        if let yaml = note.schema {
+            guard case .mapping(let given)? = try Yams.compose(yaml: yaml) else {
+                throw SchemaRecorder.Failure(description: "the schema of '\(member.name)' is not a YAML mapping")
+            }
+            base = given.map { ($0.key, block($0.value)) }
+        } else if let name = note.reference {
+            base = [reference(name)]
+        } else if let name = note.items {
+            guard member.type is any SchemaSequence.Type else {
+                throw SchemaRecorder.Failure(description: "'\(member.name)' has items in its notes but is not an array")
+            }
+            base = [(text("type"), text("array")), (text("items"), .mapping(.init([reference(name)])))]
+        } else {
+            guard let derived = derivedSchema(of: member.type) else {
+                throw SchemaRecorder.Failure(
+                    description: "'\(member.name)' is a \(member.type), which has no schema: make it a NamedSchema or give one")
+            }
+            base = derived
+        }
+        if note.nullable {
+            base = [(text("anyOf"), .sequence(.init([.mapping(.init(base)), .mapping(.init([(text("type"), text("null"))]))])))]
+        }
+        if let description = note.description { base.append((text("description"), text(description))) }
+        for constraint in note.constraints { base.append(try keyword(constraint)) }
+        return .mapping(.init(base))
+    }
+
+    /// The schema a Swift type states, as mapping members; `nil` when it states none.
+    static func derivedSchema(of type: Any.Type) -> [(Node, Node)]? {
+        if let named = type as? any NamedSchema.Type { return [reference(named.schemaName)] }
+        if let enumerated = type as? any EnumeratedSchema.Type {
+            return [(text("type"), text("string")), (text("enum"), .sequence(.init(enumerated.schemaCases.map(text))))]
+        }
+        switch type {
+        case is String.Type: return [(text("type"), text("string"))]
+        case is Bool.Type: return [(text("type"), text("boolean"))]
+        case is Int.Type, is Int64.Type: return [(text("type"), text("integer")), (text("format"), text("int64"))]
+        case is Int32.Type: return [(text("type"), text("integer")), (text("format"), text("int32"))]
+        case is Double.Type: return [(text("type"), text("number")), (text("format"), text("double"))]
+        default: break
+        }
+        if let sequence = type as? any SchemaSequence.Type, let items = derivedSchema(of: sequence.elementType) {
+            var pairs: [(Node, Node)] = [(text("type"), text("array")), (text("items"), .mapping(.init(items)))]
+            if sequence.unique { pairs.append((text("uniqueItems"), Node("true"))) }
+            return pairs
+        }
+        if let map = type as? any SchemaMap.Type, let values = derivedSchema(of: map.valueType) {
+            return [(text("type"), text("object")), (text("additionalProperties"), .mapping(.init(values)))]
+        }
+        return nil
+    }
+
+    private static func keyword(_ constraint: SchemaConstraint) throws -> (Node, Node) {
+        switch constraint {
+        case .minimum(let value): (text("minimum"), number(value))
+        case .maximum(let value): (text("maximum"), number(value))
+        case .minLength(let value): (text("minLength"), Node(String(value)))
+        case .maxLength(let value): (text("maxLength"), Node(String(value)))
+        case .minItems(let value): (text("minItems"), Node(String(value)))
+        case .maxItems(let value): (text("maxItems"), Node(String(value)))
+        case .pattern(let value): (text("pattern"), text(value))
+        case .format(let value): (text("format"), text(value))
+        case .defaultValue(let value): (text("default"), Node(value ? "true" : "false"))
+        case .examples(let values): (text("examples"), .sequence(.init(try values.map(json))))
+        case .keys(let name): (text("propertyNames"), .mapping(.init([reference(name)])))
+        case .uniqueItems: (text("uniqueItems"), Node("true"))
+        }
+    }
+
+    /// A number as YAML writes it: whole numbers without a fraction.
+    private static func number(_ value: Double) -> Node {
+        if value.rounded() == value, abs(value) < 1e15, let whole = Int64(exactly: value) { return Node(String(whole)) }
+        return Node(String(value))
+    }
+
+    /// `$ref: '#/components/schemas/NAME'`.
+    private static func reference(_ name: String) -> (Node, Node) {
+        (text("$ref"), text("#/components/schemas/\(name)"))
+    }
+
+    /// A JSON text as a node, in block style like the rest of the document.
+    private static func json(_ source: String) throws -> Node {
+        guard let node = try Yams.compose(yaml: source) else {
+            throw SchemaRecorder.Failure(description: "an empty example")
+        }
+        return block(node)
+    }
+
+    /// `node` with every mapping and sequence in block style, and strings as plain as YAML allows.
+    private static func block(_ node: Node) -> Node {
+        switch node {
+        case .mapping(let mapping):
+            return .mapping(.init(mapping.map { (block($0.key), block($0.value)) }, mapping.tag, .block))
+        case .sequence(let sequence):
+            return .sequence(.init(sequence.map(block), sequence.tag, .block))
+        case .scalar(let scalar):
+            guard scalar.style == .doubleQuoted || scalar.style == .singleQuoted else { return node }
+            return text(scalar.string)
+        case .alias:
+            return node
+        }
+    }
+
+    private static func text(_ string: String) -> Node { OpenAPIPaths.text(string) }
+}
+
+/// An array or a set, for ``SchemaBuilder``: the schema of its elements.
+protocol SchemaSequence {
+    static var elementType: Any.Type { get }
+    static var unique: Bool { get }
+}
+
+extension Array: SchemaSequence {
+    static var elementType: Any.Type { Element.self }
+    static var unique: Bool { false }
+}
+
+extension Set: SchemaSequence {
+    static var elementType: Any.Type { Element.self }
+    static var unique: Bool { true }
+}
+
+/// A string-keyed dictionary, for ``SchemaBuilder``: the schema of its values.
+protocol SchemaMap {
+    static var valueType: Any.Type { get }
+}
+
+extension Dictionary: SchemaMap where Key == String {
+    static var valueType: Any.Type { Value.self }
+}

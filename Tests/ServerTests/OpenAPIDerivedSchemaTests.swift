@@ -1,0 +1,139 @@
+import Foundation
+@testable import RooftopServer
+import RooftopShared
+import Testing
+import Yams
+
+/// Component schemas derived from the wire types: what a type reads is what its schema says,
+/// whatever its coding code looks like, and a type the builder cannot describe fails loudly.
+@Suite("OpenAPI derived schemas")
+struct OpenAPIDerivedSchemaTests {
+    @Test("members, required members and member types come from how the type decodes")
+    func derivedFromDecoding() throws {
+        let schema = try json(SchemaBuilder.schema(of: Sample.self))
+        #expect(schema["required"] as? [String] == ["name", "tags"])
+        let properties = try #require(schema["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == ["name", "count", "tags", "rules", "sharing", "probed", "kind", "unique"])
+        #expect(properties["name"] as? [String: String] == ["type": "string", "description": "A name."])
+        let count = try #require(properties["count"] as? [String: Any])
+        #expect(count["type"] as? String == "integer" && count["format"] as? String == "int64")
+        #expect(count["minimum"] as? Int == 0)
+        #expect((properties["tags"] as? [String: Any])?["items"] as? [String: String] == ["type": "string"])
+        let rules = try #require(properties["rules"] as? [String: Any])
+        #expect(rules["additionalProperties"] as? [String: String] == ["$ref": "#/components/schemas/MergeRule"])
+        #expect(properties["sharing"] as? [String: String] == ["$ref": "#/components/schemas/SharingRole"])
+        #expect(properties["probed"] as? [String: String] == ["type": "boolean"])
+        let kind = try #require(properties["kind"] as? [String: Any])
+        #expect(kind["enum"] as? [String] == MergeDecision.Resolution.allCases.map(\.rawValue))
+        #expect((properties["unique"] as? [String: Any])?["uniqueItems"] as? Bool == true)
+        #expect(schema["additionalProperties"] as? Bool == false)
+        #expect(schema["examples"] == nil, "recorded values are not shown")
+    }
+
+    @Test("an answer's schema also requires what its encoder always writes; a request's does not")
+    func answersRequireWhatIsAlwaysWritten() throws {
+        let asAnswer = try json(SchemaBuilder.schema(of: Sample.self, answerOnly: true))
+        #expect(asAnswer["required"] as? [String] == ["name", "count", "tags", "probed"])
+        let documents = try SchemaBuilder.schemas([Sample.self], requests: ["Sample"])
+        #expect(try json(documents[0].schema)["required"] as? [String] == ["name", "tags"])
+        let unreferenced = try SchemaBuilder.schemas([Sample.self], requests: ["Other"])
+        #expect(try json(unreferenced[0].schema)["required"] as? [String] == ["name", "count", "tags", "probed"])
+        let other = try #require(try compose(yaml: "$ref: '#/components/schemas/Sample'"))
+        let throughWritten = try SchemaBuilder.schemas([Sample.self], written: ["Other": other], requests: ["Other"])
+        #expect(try json(throughWritten[0].schema)["required"] as? [String] == ["name", "tags"])
+    }
+
+    @Test("a type the builder cannot describe, or notes on a member the type does not read, fail with the type's name")
+    func defectsFail() throws {
+        #expect(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([Undescribable.self]) }
+        do {
+            _ = try SchemaBuilder.schemas([Undescribable.self])
+        } catch {
+            #expect("\(error)".contains("Undescribable") && "\(error)".contains("'when'"), "\(error)")
+        }
+        #expect(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([StrayNote.self]) }
+        #expect(throws: (any Error).self) { try SchemaBuilder.schemas([BadExample.self]) }
+    }
+
+    @Test("every wire type's derived schema describes each of its members")
+    func everyMemberDescribed() throws {
+        let document = try OpenAPIDocument.load()
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(document.json)) as? [String: Any])
+        let schemas = try #require((root["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        var undescribed: [String] = []
+        for type in WireSchemas.documented {
+            let schema = try #require(schemas[type.schemaName], "\(type.schemaName) is not in the document")
+            #expect(schema["description"] as? String != "", "\(type.schemaName) has no description")
+            for (name, member) in schema["properties"] as? [String: [String: Any]] ?? [:] {
+                if member["description"] == nil && member["$ref"] == nil { undescribed.append("\(type.schemaName).\(name)") }
+            }
+        }
+        #expect(undescribed.isEmpty, "members with neither a description nor a component: \(undescribed.sorted())")
+    }
+
+    private func json(_ node: Node) throws -> [String: Any] {
+        let text = try YAMLToJSON.convert(serialize(node: node))
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+}
+
+/// Reads its members every way a hand-written decoder does.
+private struct Sample: DocumentedSchema {
+    var name: String
+    var count: Int
+    var tags: [String]
+    var rules: [String: MergeRule]?
+    var sharing: SharingRole?
+    var probed: Bool
+    var kind: MergeDecision.Resolution?
+    var unique: Set<String>?
+
+    static let schemaNotes = SchemaNotes(
+        "A sample.", recorded: [#"{"name": "a", "tags": [], "probed": true, "kind": "rule", "unique": ["x"]}"#],
+        properties: ["name": .init("A name."), "count": .init(constraints: [.minimum(0)])])
+
+    private enum CodingKeys: String, CodingKey { case name, count, tags, rules, sharing, probed, kind, unique }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 0
+        tags = try container.decode([String].self, forKey: .tags)
+        rules = try container.decodeIfPresent([String: MergeRule].self, forKey: .rules)
+        sharing = try container.decodeIfPresent(SharingRole.self, forKey: .sharing)
+        probed = container.contains(.probed) ? try container.decode(Bool.self, forKey: .probed) : false
+        kind = try container.decodeIfPresent(MergeDecision.Resolution.self, forKey: .kind)
+        unique = try container.decodeIfPresent(Set<String>.self, forKey: .unique)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(count, forKey: .count)
+        try container.encode(tags, forKey: .tags)
+        try container.encodeIfPresent(rules, forKey: .rules)
+        try container.encodeIfPresent(sharing, forKey: .sharing)
+        try container.encode(probed, forKey: .probed)
+        try container.encodeIfPresent(kind, forKey: .kind)
+        try container.encodeIfPresent(unique, forKey: .unique)
+    }
+}
+
+/// Holds a type no schema is derived for.
+private struct Undescribable: DocumentedSchema {
+    var when: Date
+    static let schemaNotes = SchemaNotes("Undescribable.", recorded: [#"{"when": 0}"#])
+}
+
+/// Its notes describe a member it does not have.
+private struct StrayNote: DocumentedSchema {
+    var name: String
+    static let schemaNotes = SchemaNotes(
+        "Stray.", recorded: [#"{"name": "a"}"#], properties: ["nmae": .init("A typo.")])
+}
+
+/// Its only example is not a value of it.
+private struct BadExample: DocumentedSchema {
+    var name: String
+    static let schemaNotes = SchemaNotes("Bad.", examples: [#"{"name": 1}"#])
+}
