@@ -45,17 +45,77 @@ struct OpenAPIDerivedSchemaTests {
 
     @Test("a type the builder cannot describe, or notes on a member the type does not read, fail with the type's name")
     func defectsFail() throws {
-        #expect(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([Undescribable.self]) }
-        do {
-            _ = try SchemaBuilder.schemas([Undescribable.self])
-        } catch {
-            #expect("\(error)".contains("Undescribable") && "\(error)".contains("'when'"), "\(error)")
-        }
-        #expect(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([StrayNote.self]) }
-        #expect(throws: (any Error).self) { try SchemaBuilder.schemas([BadExample.self]) }
+        let undescribable = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([Undescribable.self]) }
+        #expect(undescribable.description.contains("Undescribable") && undescribable.description.contains("'when'"))
+        let stray = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([StrayNote.self]) }
+        #expect(stray.description.contains("StrayNote") && stray.description.contains("'nmae'"))
+        let bad = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([BadExample.self]) }
+        #expect(bad.description.contains("BadExample"))
+        let twice = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([ReadTwice.self]) }
+        #expect(twice.description.contains("'name' is read as Int and as Double"))
+        let nested = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([NestedRead.self]) }
+        #expect(nested.description.contains("'inner'") && nested.description.contains("no schema"))
     }
 
-    @Test("every wire type's derived schema describes each of its members")
+    @Test("a member read as a nested object takes the schema its notes give; decodeNil requires the member")
+    func nestedAndNil() throws {
+        let schema = try json(SchemaBuilder.schema(of: NestedDescribed.self))
+        #expect(schema["required"] as? [String] == ["inner", "maybe"])
+        let properties = try #require(schema["properties"] as? [String: [String: Any]])
+        #expect(properties["inner"]?["type"] as? String == "object")
+        let maybe = try #require(properties["maybe"]?["anyOf"] as? [[String: String]])
+        #expect(maybe == [["type": "string"], ["type": "null"]])
+    }
+
+    @Test("requests reach schemas through derived members and through written schemas, nullable ones included")
+    func reachability() throws {
+        let derived = try SchemaBuilder.schemas([Holder.self, Sample.self], requests: ["Holder"])
+        #expect(try json(derived[1].schema)["required"] as? [String] == ["name", "tags"])
+        let alone = try SchemaBuilder.schemas([Holder.self, Sample.self], requests: [])
+        #expect(try json(alone[1].schema)["required"] as? [String] == ["name", "count", "tags", "probed"])
+    }
+
+    @Test("a derived schema whose name is also written by hand stops the document")
+    func nameTaken() throws {
+        let components = "components:\n  schemas:\n    Sample:\n      type: string\n"
+        let schemas = try SchemaBuilder.schemas([Sample.self])
+        #expect(throws: RooftopError.self) { try OpenAPIDocument(components: components, schemas: schemas, operations: []) }
+    }
+
+    @Test("every wire type's recording agrees with its coding: what it writes it reads, what it requires it needs")
+    func recordingsAgreeWithCoding() throws {
+        var disagreements: [String] = []
+        for type in WireSchemas.documented {
+            let examples = type.schemaNotes.examples + type.schemaNotes.recorded
+            let members = try examples.flatMap { try SchemaRecorder.record(type, example: $0).members }
+            let names = Set(members.map(\.name))
+            for example in examples {
+                let written = try SchemaRecorder.writtenKeys(of: JSONDecoder().decode(type, from: Data(example.utf8)))
+                for key in written where !names.contains(key) { disagreements.append("\(type.schemaName) writes '\(key)', never read") }
+            }
+            let schema = try json(SchemaBuilder.schema(of: type))
+            let required = Set(schema["required"] as? [String] ?? [])
+            for name in names.sorted() {
+                var decodedWithout = false
+                var present = false
+                for example in examples {
+                    var object = try #require(try JSONSerialization.jsonObject(with: Data(example.utf8)) as? [String: Any])
+                    if object.removeValue(forKey: name) != nil { present = true }
+                    let data = try JSONSerialization.data(withJSONObject: object)
+                    if (try? JSONDecoder().decode(type, from: data)) != nil { decodedWithout = true }
+                }
+                if required.contains(name) && decodedWithout {
+                    disagreements.append("\(type.schemaName).\(name) is required but a value without it decodes")
+                }
+                if !required.contains(name) && present && !decodedWithout {
+                    disagreements.append("\(type.schemaName).\(name) is optional but no example decodes without it")
+                }
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.joined(separator: "\n"))")
+    }
+
+    @Test("every wire type's derived schema has a description, and so does each member that is not a component")
     func everyMemberDescribed() throws {
         let document = try OpenAPIDocument.load()
         let root = try #require(try JSONSerialization.jsonObject(with: Data(document.json)) as? [String: Any])
@@ -63,7 +123,7 @@ struct OpenAPIDerivedSchemaTests {
         var undescribed: [String] = []
         for type in WireSchemas.documented {
             let schema = try #require(schemas[type.schemaName], "\(type.schemaName) is not in the document")
-            #expect(schema["description"] as? String != "", "\(type.schemaName) has no description")
+            #expect((schema["description"] as? String)?.isEmpty == false, "\(type.schemaName) has no description")
             for (name, member) in schema["properties"] as? [String: [String: Any]] ?? [:] {
                 if member["description"] == nil && member["$ref"] == nil { undescribed.append("\(type.schemaName).\(name)") }
             }
@@ -136,4 +196,55 @@ private struct StrayNote: DocumentedSchema {
 private struct BadExample: DocumentedSchema {
     var name: String
     static let schemaNotes = SchemaNotes("Bad.", examples: [#"{"name": 1}"#])
+}
+
+/// Reads one member as two types.
+private struct ReadTwice: DocumentedSchema {
+    static let schemaNotes = SchemaNotes("Twice.", recorded: [#"{"name": 1}"#])
+    private enum CodingKeys: String, CodingKey { case name }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _ = try container.decodeIfPresent(Int.self, forKey: .name)
+        _ = try container.decode(Double.self, forKey: .name)
+    }
+    func encode(to encoder: any Encoder) throws {}
+}
+
+/// Reads a nested object, and a member that may be null with `decodeNil`.
+private struct NestedDescribed: DocumentedSchema {
+    static let schemaNotes = SchemaNotes(
+        "Nested.", recorded: [#"{"inner": {"a": 1}, "maybe": null}"#, #"{"inner": {"a": 1}, "maybe": "x"}"#],
+        properties: ["inner": .init("Inner.", schema: "type: object"), "maybe": .init("Maybe.", nullable: true)])
+    private enum CodingKeys: String, CodingKey { case inner, maybe }
+    private enum InnerKeys: String, CodingKey { case a }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _ = try container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner).decode(Int.self, forKey: .a)
+        if try !container.decodeNil(forKey: .maybe) { _ = try container.decode(String.self, forKey: .maybe) }
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        var inner = container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner)
+        try inner.encode(1, forKey: .a)
+        try container.encodeNil(forKey: .maybe)
+    }
+}
+
+/// Reads a nested object without notes giving its schema.
+private struct NestedRead: DocumentedSchema {
+    static let schemaNotes = SchemaNotes("Nested.", recorded: [#"{"inner": {"a": 1}}"#])
+    private enum CodingKeys: String, CodingKey { case inner }
+    private enum InnerKeys: String, CodingKey { case a }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _ = try container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner).decode(Int.self, forKey: .a)
+    }
+    func encode(to encoder: any Encoder) throws {}
+}
+
+/// Holds a ``Sample``, which may be null.
+private struct Holder: DocumentedSchema {
+    var sample: Sample?
+    static let schemaNotes = SchemaNotes(
+        "Holder.", recorded: [#"{"sample": {"name": "a", "tags": []}}"#], properties: ["sample": .init(nullable: true)])
 }

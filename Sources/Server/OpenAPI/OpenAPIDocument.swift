@@ -56,7 +56,9 @@ struct OpenAPIDocument: Sendable {
         let schemas: [(name: String, schema: Node)]
         do {
             schemas = try SchemaBuilder.schemas(
-                WireSchemas.documented, written: written, requests: Set(API.all.compactMap(\.body?.schema)))
+                WireSchemas.documented, written: written,
+                // Clients send request bodies, and live messages over the WebSocket.
+                requests: Set(API.all.compactMap(\.body?.schema) + ["LiveClientMessage"]))
         } catch {
             throw RooftopError(.internal, "the OpenAPI schemas could not be derived: \(error)", cause: error)
         }

@@ -32,14 +32,16 @@ enum SchemaBuilder {
         let recordings = try types.map(Recording.init)
         var graph: [String: [String]] = [:]
         for (name, schema) in written { graph[name] = references(in: schema) }
-        for recording in recordings { graph[recording.name] = recording.properties.flatMap { references(in: $0.1) } }
+        for recording in recordings {
+            graph[recording.name] = recording.properties.flatMap { references(in: $0.schema) }
+        }
         var reachable: Set<String> = []
         var next = Array(requests)
         while let name = next.popLast() {
             guard reachable.insert(name).inserted else { continue }
             next.append(contentsOf: graph[name] ?? [])
         }
-        return recordings.map { ($0.name, $0.node(answerOnly: !reachable.contains($0.name))) }
+        return try recordings.map { ($0.name, try $0.node(answerOnly: !reachable.contains($0.name))) }
     }
 
     /// The object schema of `type`; when `answerOnly`, its encoder's always-written members are
@@ -49,14 +51,18 @@ enum SchemaBuilder {
         try Recording(type).node(answerOnly: answerOnly)
     }
 
-    /// What is recorded of one type: its members, the schema of each, what its encoder always
-    /// writes.
+    /// What is recorded of one type: its members and the schema of each.
     private struct Recording {
+        /// The type.
+        var type: any DocumentedSchema.Type
+        /// The component's name.
         var name: String
-        var description: String
+        /// The members, in the order the type writes them for the fullest example (then any it
+        /// reads but did not write there, in the order it reads them).
         var members: [SchemaRecorder.Member]
-        var alwaysWritten: Set<String>
-        var properties: [(Node, Node)]
+        /// Each member's name and schema, in the same order.
+        var properties: [(name: Node, schema: Node)]
+        /// The examples shown, as nodes.
         var examples: [Node]
 
         init(_ type: any DocumentedSchema.Type) throws {
@@ -72,8 +78,14 @@ enum SchemaBuilder {
             let values = notes.examples + notes.recorded
             guard !values.isEmpty else { throw SchemaRecorder.Failure(description: "no example to record") }
             var members: [SchemaRecorder.Member] = []
+            var order: [String] = []
             for example in values {
-                for member in try SchemaRecorder.members(of: type, example: example) {
+                let (read, value) = try SchemaRecorder.record(type, example: example)
+                if let encodable = value as? any Encodable {
+                    let written = try SchemaRecorder.writtenKeys(of: encodable)
+                    if written.count > order.count { order = written }
+                }
+                for member in read {
                     if let index = members.firstIndex(where: { $0.name == member.name }) {
                         members[index].required = members[index].required && member.required
                     } else {
@@ -84,26 +96,35 @@ enum SchemaBuilder {
             if let stray = notes.properties.keys.sorted().first(where: { name in !members.contains { $0.name == name } }) {
                 throw SchemaRecorder.Failure(description: "the notes describe '\(stray)', which the type does not read")
             }
+            let rank = { (name: String) in order.firstIndex(of: name) ?? order.count }
+            self.type = type
             name = type.schemaName
-            description = notes.description
-            self.members = members
-            alwaysWritten = try SchemaRecorder.alwaysWritten(
-                type, examples: values, required: members.filter(\.required).map(\.name))
-            properties = try members.map { member in
+            self.members = members.enumerated()
+                .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
+                .map(\.element)
+            properties = try self.members.map { member in
                 (text(member.name), try property(member, notes.properties[member.name] ?? PropertyNote()))
             }
             examples = try notes.examples.map(json)
         }
 
         /// The schema; when `answerOnly`, what the encoder always writes is required too.
-        func node(answerOnly: Bool) -> Node {
+        /// - Throws: ``SchemaRecorder/Failure`` when working out what the encoder always writes fails.
+        func node(answerOnly: Bool) throws -> Node {
+            let notes = type.schemaNotes
             var pairs: [(Node, Node)] = [
                 (text("type"), text("object")),
-                (text("description"), text(description)),
+                (text("description"), text(notes.description)),
             ]
-            let required = members.filter { $0.required || (answerOnly && alwaysWritten.contains($0.name)) }
-            if !required.isEmpty { pairs.append((text("required"), .sequence(.init(required.map { text($0.name) })))) }
-            pairs.append((text("properties"), .mapping(.init(properties))))
+            var required = Set(members.filter(\.required).map(\.name))
+            if answerOnly {
+                required.formUnion(
+                    try SchemaRecorder.alwaysWritten(
+                        type, examples: notes.examples + notes.recorded, required: Array(required)))
+            }
+            let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
+            if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
+            pairs.append((text("properties"), .mapping(.init(properties.map { ($0.name, $0.schema) }))))
             pairs.append((text("additionalProperties"), Node("false")))
             if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
             return .mapping(.init(pairs))
@@ -183,6 +204,7 @@ enum SchemaBuilder {
         return nil
     }
 
+    /// A constraint as a schema keyword and its value.
     private static func keyword(_ constraint: SchemaConstraint) throws -> (Node, Node) {
         switch constraint {
         case .minimum(let value): (text("minimum"), number(value))
@@ -234,12 +256,15 @@ enum SchemaBuilder {
         }
     }
 
+    /// A string scalar (``OpenAPIPaths/text(_:)``).
     private static func text(_ string: String) -> Node { OpenAPIPaths.text(string) }
 }
 
 /// An array or a set, for ``SchemaBuilder``: the schema of its elements.
 protocol SchemaSequence {
+    /// The elements' Swift type.
     static var elementType: Any.Type { get }
+    /// Whether the elements are distinct (a set).
     static var unique: Bool { get }
 }
 
@@ -255,6 +280,7 @@ extension Set: SchemaSequence {
 
 /// A string-keyed dictionary, for ``SchemaBuilder``: the schema of its values.
 protocol SchemaMap {
+    /// The values' Swift type.
     static var valueType: Any.Type { get }
 }
 

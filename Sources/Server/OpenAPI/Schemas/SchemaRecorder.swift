@@ -17,8 +17,11 @@ import RooftopShared
 enum SchemaRecorder {
     /// A member the type read.
     struct Member {
+        /// Its name on the wire.
         var name: String
+        /// The Swift type it was read as.
         var type: any Decodable.Type
+        /// Whether every read of it was a plain `decode` with no `contains` before it.
         var required: Bool
     }
 
@@ -28,6 +31,7 @@ enum SchemaRecorder {
     /// What went wrong recording a type: the example is not JSON, not an object, or not a value
     /// of the type, or the type reads its JSON in a way no schema can be derived from.
     struct Failure: Error, CustomStringConvertible {
+        /// What went wrong, naming the type and member where known.
         var description: String
     }
 
@@ -52,12 +56,20 @@ enum SchemaRecorder {
 
     /// The members read so far, and which were asked about with `contains` first.
     fileprivate final class Log {
+        /// The members, in the order they were first read.
         var members: [Member] = []
+        /// The members asked about with `contains`: optional when read later.
         var probed: Set<String> = []
 
-        func record(_ name: String, _ type: any Decodable.Type, required: Bool) {
+        /// Notes a read of `name` as `type`; a member read twice is required only if both reads
+        /// are.
+        /// - Throws: ``Failure`` when `name` was read before as another type.
+        func record(_ name: String, _ type: any Decodable.Type, required: Bool) throws {
             let required = required && !probed.contains(name)
             if let index = members.firstIndex(where: { $0.name == name }) {
+                guard members[index].type == type else {
+                    throw Failure(description: "'\(name)' is read as \(members[index].type) and as \(type)")
+                }
                 members[index].required = members[index].required && required
             } else {
                 members.append(Member(name: name, type: type, required: required))
@@ -65,6 +77,7 @@ enum SchemaRecorder {
         }
     }
 
+    /// The decoder a type reads its example from: keyed containers only.
     fileprivate struct Recorder: Decoder {
         let object: [String: Any]
         let log: Log
@@ -84,6 +97,7 @@ enum SchemaRecorder {
         }
     }
 
+    /// The example's members, read and recorded.
     fileprivate struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let object: [String: Any]
         let log: Log
@@ -95,9 +109,15 @@ enum SchemaRecorder {
             return object[key.stringValue] != nil
         }
 
+        /// As `JSONDecoder`'s: a missing member is an error, so a member read after it stays
+        /// required (`decodeNil` then `decode` is a member that must be there and may be null;
+        /// its notes say it is nullable).
         func decodeNil(forKey key: Key) throws -> Bool {
-            log.probed.insert(key.stringValue)
-            return object[key.stringValue] is NSNull
+            guard let value = object[key.stringValue] else {
+                throw DecodingError.keyNotFound(
+                    key, .init(codingPath: [], debugDescription: "the example lacks '\(key.stringValue)'"))
+            }
+            return value is NSNull
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try read(type, key) }
@@ -118,7 +138,7 @@ enum SchemaRecorder {
 
         /// A required member: recorded, then decoded from the example.
         private func read<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-            log.record(key.stringValue, type, required: true)
+            try log.record(key.stringValue, type, required: true)
             guard let value = object[key.stringValue] else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: [], debugDescription: "the example lacks the required '\(key.stringValue)'"))
@@ -144,7 +164,7 @@ enum SchemaRecorder {
 
         /// An optional member: recorded, then decoded from the example when it is there and not null.
         private func readIfPresent<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
-            log.record(key.stringValue, type, required: false)
+            try log.record(key.stringValue, type, required: false)
             guard let value = object[key.stringValue], !(value is NSNull) else { return nil }
             return try Self.decode(type, from: value)
         }
@@ -154,7 +174,7 @@ enum SchemaRecorder {
         func nestedContainer<NestedKey: CodingKey>(
             keyedBy type: NestedKey.Type, forKey key: Key
         ) throws -> KeyedDecodingContainer<NestedKey> {
-            log.record(key.stringValue, Nested.self, required: true)
+            try log.record(key.stringValue, Nested.self, required: true)
             guard let nested = object[key.stringValue] as? [String: Any] else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: [], debugDescription: "the example has no object '\(key.stringValue)'"))
@@ -182,113 +202,3 @@ enum SchemaRecorder {
     }
 }
 
-extension SchemaRecorder {
-    /// The members a type writes even when it holds nothing optional. Those are required too:
-    /// whoever reads the type's JSON can count on them (an answer's list written even when empty,
-    /// say). They are the members the type writes for the value it decodes from the first of
-    /// `examples` cut down to its `required` members; when that is not a value of the type (one
-    /// member requires another), the members it writes for every one of `examples`.
-    /// - Throws: ``Failure`` when an example does not decode or encode as an object.
-    static func alwaysWritten(_ type: any Codable.Type, examples: [String], required: [String]) throws -> Set<String> {
-        func written(_ json: Data) throws -> Set<String> {
-            guard let keys = Self.written(by: try JSONDecoder().decode(type, from: json)) else {
-                throw Failure(description: "it does not encode as an object")
-            }
-            return Set(keys)
-        }
-        guard let first = examples.first,
-            let object = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any]
-        else {
-            throw Failure(description: "no example of \(type) is a JSON object")
-        }
-        if let minimal = try? written(JSONSerialization.data(withJSONObject: object.filter { required.contains($0.key) })) {
-            return minimal
-        }
-        return try examples.dropFirst().reduce(written(Data(first.utf8))) { $0.intersection(try written(Data($1.utf8))) }
-    }
-
-    /// The members `value` writes at the top of its JSON object, in order; `nil` when it writes
-    /// something else (an array, a single value).
-    static func written(by value: any Encodable) -> [String]? {
-        let log = KeyLog()
-        do {
-            try value.encode(to: KeyWriter(log: log))
-        } catch {
-            return nil
-        }
-        return log.isObject ? log.keys : nil
-    }
-
-    fileprivate final class KeyLog {
-        var keys: [String] = []
-        var isObject = true
-
-        func write(_ key: String) {
-            if !keys.contains(key) { keys.append(key) }
-        }
-    }
-
-    /// An `Encoder` that notes the keys written at the top level and nothing else.
-    fileprivate struct KeyWriter: Encoder {
-        let log: KeyLog
-        var codingPath: [any CodingKey] { [] }
-        var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            KeyedEncodingContainer(KeyContainer<Key>(log: log))
-        }
-
-        func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            log.isObject = false
-            return Ignored()
-        }
-
-        func singleValueContainer() -> any SingleValueEncodingContainer {
-            log.isObject = false
-            return Ignored()
-        }
-    }
-
-    fileprivate struct KeyContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-        let log: KeyLog
-        var codingPath: [any CodingKey] { [] }
-
-        mutating func encodeNil(forKey key: Key) throws { log.write(key.stringValue) }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { log.write(key.stringValue) }
-
-        mutating func nestedContainer<NestedKey: CodingKey>(
-            keyedBy keyType: NestedKey.Type, forKey key: Key
-        ) -> KeyedEncodingContainer<NestedKey> {
-            log.write(key.stringValue)
-            return KeyedEncodingContainer(KeyContainer<NestedKey>(log: KeyLog()))
-        }
-
-        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            log.write(key.stringValue)
-            return Ignored()
-        }
-
-        mutating func superEncoder() -> any Encoder { KeyWriter(log: KeyLog()) }
-
-        mutating func superEncoder(forKey key: Key) -> any Encoder {
-            log.write(key.stringValue)
-            return KeyWriter(log: KeyLog())
-        }
-    }
-
-    /// Takes whatever is written into an array or a single value, and keeps none of it.
-    fileprivate struct Ignored: UnkeyedEncodingContainer, SingleValueEncodingContainer {
-        var codingPath: [any CodingKey] { [] }
-        var count = 0
-
-        mutating func encodeNil() throws {}
-        mutating func encode<T: Encodable>(_ value: T) throws {}
-
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-            KeyedEncodingContainer(KeyContainer<NestedKey>(log: KeyLog()))
-        }
-
-        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Ignored() }
-        mutating func superEncoder() -> any Encoder { KeyWriter(log: KeyLog()) }
-    }
-}

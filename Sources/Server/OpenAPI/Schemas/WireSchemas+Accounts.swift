@@ -126,6 +126,12 @@ extension UserInfo: DocumentedSchema {
         examples: [
             #"{"objectId": "u1", "username": "ada", "roles": ["Members"], "createdAt": 1763779346123}"#
         ],
+        recorded: [
+            #"""
+                {"objectId": "u1", "username": "ada", "email": "ada@example.com", "roles": ["Members"], \#
+                "createdAt": 1763779346123}
+                """#
+        ],
         properties: [
             "objectId": .init("The user's ID (the principal used in ACLs).", reference: "Identifier"),
             "username": .init("The user name, as signed up, in Unicode NFC."),

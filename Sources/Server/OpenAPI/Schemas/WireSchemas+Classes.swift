@@ -70,6 +70,12 @@ extension ClassSettingsChange: DocumentedSchema {
         examples: [
             #"{"permissions": {"delete": {}}, "mergeRules": {"score": "sum"}}"#
         ],
+        recorded: [
+            #"""
+                {"className": "GameScore", "permissions": {"delete": {}}, "mergeRules": {"score": "sum"}, \#
+                "indexes": [["team", "score"]]}
+                """#
+        ],
         properties: [
             "className": .init("`null` is the same as absent.", reference: "ClassSettingsName", nullable: true),
             "permissions": .init("`null` is the same as absent.", nullable: true),

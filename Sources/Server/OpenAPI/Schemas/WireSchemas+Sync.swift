@@ -41,8 +41,9 @@ extension PushRequest: DocumentedSchema {
             "mutations": .init("The mutations."),
             "compact": .init("""
                 Leave the objects out of the answer. Applied results then carry the version and the merge \
-                decisions only, for a client that reads the objects from its next pull or does not need them.
-                """, constraints: [.defaultValue(false)])
+                decisions only, for a client that reads the objects from its next pull or does not need them. \
+                `null` is the same as absent.
+                """, nullable: true, constraints: [.defaultValue(false)])
         ])
 }
 
@@ -72,6 +73,7 @@ extension PullRequest: DocumentedSchema {
         examples: [
             #"{"datastore": ":app", "limit": 500, "classes": ["GameScore"]}"#
         ],
+        recorded: [#"{"datastore": ":app", "since": "c:1042", "limit": 500, "classes": ["GameScore"]}"#],
         properties: [
             "since": .init("""
                 The previous pull's checkpoint; absent to start from the beginning. `null` is the same as absent.

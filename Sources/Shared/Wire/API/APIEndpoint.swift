@@ -267,7 +267,7 @@ public struct APIOperation: Sendable, Hashable, CustomStringConvertible {
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:")
 
     /// The component schema named after a wire type (`QueryResult` is `QueryResponse` on the wire).
-    public static func schemaName(of type: Any.Type) -> String {
+    package static func schemaName(of type: Any.Type) -> String {
         let name = String(describing: type)
         return name == "QueryResult" ? "QueryResponse" : name
     }
