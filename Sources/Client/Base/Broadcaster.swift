@@ -2,19 +2,38 @@ import Foundation
 import Synchronization
 
 /// Sends every element it is given to any number of observers, each through its own
-/// `AsyncStream` (observers that subscribe later miss what came before).
+/// `AsyncStream`, in the order they were published.
 ///
-/// Streams buffer without bound, so a slow observer never blocks the engines; it ends when the
-/// task iterating it stops, or when the broadcaster finishes.
+/// By default an observer that subscribes later misses what came before. A broadcaster made with
+/// `replayingLatest: true` gives each new stream the latest element first — what an observable
+/// object (``LiveQuery``, ``LiveSyncStatus``) shows now, then every value it shows after it.
+///
+/// Streams buffer without bound, so a slow observer never blocks the engines; a stream ends when
+/// the task iterating it stops, when the broadcaster finishes, or when it goes away.
+///
+/// ```swift
+/// let shown = Broadcaster<DatastoreStatus>(replayingLatest: true)
+/// shown.publish(status)
+/// for await status in shown.stream() { ... }  // `status` first, then every later one
+/// ```
 final class Broadcaster<Element: Sendable>: Sendable {
     private struct State {
+        var latest: Element?
         var observers: [UUID: AsyncStream<Element>.Continuation] = [:]
         var finished = false
     }
 
     private let state = Mutex(State())
+    private let replayingLatest: Bool
 
-    /// A stream of every element published from now on.
+    /// A broadcaster.
+    /// - Parameter replayingLatest: Whether a new stream starts with the latest element published
+    ///   (default `false`).
+    init(replayingLatest: Bool = false) {
+        self.replayingLatest = replayingLatest
+    }
+
+    /// A stream of every element published from now on, after the latest one when replaying.
     func stream() -> AsyncStream<Element> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
@@ -22,12 +41,17 @@ final class Broadcaster<Element: Sendable>: Sendable {
             _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
         }
         let finished = state.withLock { state in
+            if let latest = state.latest { continuation.yield(latest) }
             if !state.finished { state.observers[id] = continuation }
             return state.finished
         }
+        // Outside the lock: finishing runs `onTermination`, which takes it.
         if finished { continuation.finish() }
         return stream
     }
+
+    /// The latest element published, when replaying; `nil` before the first or when not replaying.
+    var latest: Element? { state.withLock { $0.latest } }
 
     /// Whether anyone is listening (lets callers skip building elements nobody reads).
     var hasObservers: Bool { state.withLock { !$0.observers.isEmpty } }
@@ -37,16 +61,24 @@ final class Broadcaster<Element: Sendable>: Sendable {
 
     /// Sends an element to every current observer.
     func publish(_ element: Element) {
-        for continuation in state.withLock({ Array($0.observers.values) }) { continuation.yield(element) }
+        state.withLock { state in
+            if replayingLatest { state.latest = element }
+            // Under the lock, so that every stream gets the elements in the order they were published.
+            for observer in state.observers.values { observer.yield(element) }
+        }
     }
 
     /// Ends every stream, present and future.
     func finish() {
-        let continuations = state.withLock { state in
+        let observers = state.withLock { state in
             state.finished = true
             defer { state.observers.removeAll() }
             return Array(state.observers.values)
         }
-        for continuation in continuations { continuation.finish() }
+        for observer in observers { observer.finish() }
+    }
+
+    deinit {
+        for observer in state.withLock({ Array($0.observers.values) }) { observer.finish() }
     }
 }

@@ -38,7 +38,7 @@ public final class LiveQuery {
     public private(set) var lastError: RooftopError?
 
     @ObservationIgnored private let following = FollowingTask()
-    @ObservationIgnored private let shown = ShownValues<FetchResult>()
+    @ObservationIgnored private let shown = Broadcaster<FetchResult>(replayingLatest: true)
     /// What the result shown last read as when it was shown.
     @ObservationIgnored private var shownFingerprint: FetchResult.Fingerprint?
 
@@ -103,7 +103,7 @@ public final class LiveQuery {
         // Assigned even when the same objects come back: a result is only yielded when it reads
         // differently, so their fields changed, and views reading them must read again.
         objects = result.objects
-        shown.show(result)
+        shown.publish(result)
     }
 }
 
@@ -129,7 +129,7 @@ public final class LiveSyncStatus {
     public private(set) var status = DatastoreStatus()
 
     @ObservationIgnored private let following = FollowingTask()
-    @ObservationIgnored private let shown = ShownValues<DatastoreStatus>()
+    @ObservationIgnored private let shown = Broadcaster<DatastoreStatus>(replayingLatest: true)
 
     /// The statuses this object shows, as an async sequence: the one shown now (after the first
     /// reading), then each change, in order. It ends when the object goes away.
@@ -154,9 +154,9 @@ public final class LiveSyncStatus {
     }
 
     private func show(_ status: DatastoreStatus) {
-        guard self.status != status || shown.isEmpty else { return }
+        guard self.status != status || shown.latest == nil else { return }
         self.status = status
-        shown.show(status)
+        shown.publish(status)
     }
 }
 
