@@ -19,8 +19,6 @@ struct ServerServices: Sendable {
     let pull: PullService
     let live: LiveHub
     let metrics: PrometheusCollectorRegistry
-    /// The API's OpenAPI document, converted to JSON once, here.
-    let openAPI: OpenAPIDocument
     /// The other server processes sharing the database, if any.
     let cluster: ClusterLink
     /// Pushes and pulls per minute, for the dashboard.
@@ -64,7 +62,6 @@ struct ServerServices: Sendable {
                 limits: configuration.limits),
             live: live,
             metrics: ServerMetrics.registry,
-            openAPI: try OpenAPIDocument.shared.get(),
             cluster: cluster,
             activity: ActivityMeter(clock: configuration.clock),
             proxies: try TrustedProxies(configuration.trustedProxies))

@@ -25,16 +25,16 @@ struct APIRouter {
 
         let operational = APIRoutes(router, at: "", limits: services.limits)
         operational.on(API.getHealth) { _, _ in HealthStatus(status: "ok", version: RooftopServerInfo.version) }
-        let document = services.openAPI
+        // Put together when first asked for, once per process: a server starts without that work.
         operational.on(raw: API.getOpenAPIDocumentYAML) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: OpenAPIDocument.yamlContentType],
-                body: .init(byteBuffer: .init(bytes: document.yaml)))
+                body: .init(byteBuffer: .init(bytes: try OpenAPIDocument.shared.get().yaml)))
         }
         operational.on(raw: API.getOpenAPIDocument) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: OpenAPIDocument.jsonContentType],
-                body: .init(byteBuffer: .init(bytes: document.json)))
+                body: .init(byteBuffer: .init(bytes: try OpenAPIDocument.shared.get().json)))
         }
         let registry = services.metrics
         let metricsToken = configuration.metricsToken.map { SessionToken.hash($0) }

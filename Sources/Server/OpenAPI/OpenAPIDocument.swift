@@ -2,8 +2,8 @@ import RooftopShared
 import Yams
 
 /// The OpenAPI 3.1 description of the server's HTTP API, served at `GET /openapi.yaml` and, as
-/// JSON, at `GET /openapi.json`. It is put together when the server starts from the API's one
-/// statement and the schemas it names:
+/// JSON, at `GET /openapi.json`. It is put together when first asked for (once per process, so
+/// that a server starts without that work) from the API's one statement and the schemas it names:
 /// - `tags` and `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the
 ///   router registers, the client library and the admin CLI call;
 /// - the schemas of object types (request and answer bodies, and the objects they hold): derived
@@ -19,10 +19,9 @@ import Yams
 /// (`Tests/contract/run-schemathesis.sh`) checks the running server against it.
 ///
 /// ```swift
-/// let document = try OpenAPIDocument.load()
 /// routes.on(raw: API.getOpenAPIDocumentYAML) { _, _ in
 ///     Response(status: .ok, headers: [.contentType: OpenAPIDocument.yamlContentType],
-///              body: .init(byteBuffer: ByteBuffer(bytes: document.yaml)))
+///              body: .init(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.shared.get().yaml)))
 /// }
 /// ```
 struct OpenAPIDocument: Sendable {
@@ -36,8 +35,9 @@ struct OpenAPIDocument: Sendable {
     /// The same document as UTF-8 JSON, members in the YAML's order.
     let json: [UInt8]
 
-    /// The document of ``API/all`` with the embedded components, put together once per process
-    /// (every server of a process serves the same one).
+    /// The document of ``API/all`` with the embedded components, put together once per process,
+    /// when first asked for (every server of a process serves the same one). A failure is a build
+    /// defect the tests catch; a server would answer it as `500 internal`.
     static let shared: Result<OpenAPIDocument, RooftopError> = Result { () throws(RooftopError) in try load() }
 
     /// The document of ``API/all`` with the embedded components.
