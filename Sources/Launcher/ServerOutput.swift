@@ -56,16 +56,18 @@ public final class ServerOutput: Sendable {
     ) async throws -> (port: Int, caPath: String) {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: deadline)
-        while clock.now < end {
+        while true {
             if let port = firstMatch(prefix: "listening on https://127.0.0.1:").flatMap({ Int($0) }),
                 let ca = firstMatch(prefix: "development CA: ") ?? givenCertificate
             {
                 return (port, ca)
             }
             if let reason = failed() { throw ServerLaunchError.ended(reason, log: text) }
+            // Checked after the output, never before: a waiter that ran late (its threads busy
+            // with other work past the deadline) still finds a server that listens meanwhile.
+            guard clock.now < end else { throw ServerLaunchError.timedOut(log: text) }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw ServerLaunchError.timedOut(log: text)
     }
 }
 
