@@ -32,24 +32,12 @@ extension SchemaRecorder {
     }
 
     /// The members `value` writes at the top of its JSON object.
-    /// - Throws: ``Failure`` when it writes something else.
+    /// - Throws: ``Failure`` when it writes something else; what its encoder throws.
     static func writtenKeys(of value: any Encodable) throws -> [String] {
-        guard let keys = written(by: value) else {
-            throw Failure(description: "\(type(of: value)) does not encode as an object")
-        }
-        return keys
-    }
-
-    /// The members `value` writes at the top of its JSON object, in order; `nil` when it writes
-    /// something else (an array, a single value).
-    static func written(by value: any Encodable) -> [String]? {
         let log = KeyLog()
-        do {
-            try value.encode(to: KeyWriter(log: log))
-        } catch {
-            return nil
-        }
-        return log.isObject ? log.keys : nil
+        try value.encode(to: KeyWriter(log: log))
+        guard log.isObject else { throw Failure(description: "\(type(of: value)) does not encode as an object") }
+        return log.keys
     }
 
     /// The keys written so far.

@@ -11,7 +11,7 @@ import RooftopShared
 /// would on the wire.
 ///
 /// ```swift
-/// let members = try SchemaRecorder.members(of: PushRequest.self, example: #"{"mutations": []}"#)
+/// let (members, _) = try SchemaRecorder.record(PushRequest.self, example: #"{"mutations": []}"#)
 /// // [("mutations", [Mutation].self, required), ("compact", Bool.self, optional)]
 /// ```
 enum SchemaRecorder {
@@ -33,12 +33,6 @@ enum SchemaRecorder {
     struct Failure: Error, CustomStringConvertible {
         /// What went wrong, naming the type and member where known.
         var description: String
-    }
-
-    /// The members `type` reads from `example` (a JSON object), in the order it first reads them.
-    /// - Throws: ``Failure``, or the type's own decoding error when `example` is not a value of it.
-    static func members(of type: any Decodable.Type, example: String) throws -> [Member] {
-        try record(type, example: example).members
     }
 
     /// The members `type` reads from `example` (a JSON object), in the order it first reads them,
