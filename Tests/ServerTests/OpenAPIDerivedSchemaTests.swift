@@ -85,56 +85,98 @@ struct OpenAPIDerivedSchemaTests {
     @Test("every wire type's recording agrees with its coding: what it writes it reads, what it requires it needs")
     func recordingsAgreeWithCoding() throws {
         var disagreements: [String] = []
-        for type in WireSchemas.documented {
-            let examples = type.schemaNotes.examples + type.schemaNotes.recorded
-            let members = try examples.flatMap { try SchemaRecorder.record(type, example: $0).members }
+        for subject in try Self.subjects() {
+            let members = try subject.examples.flatMap { try SchemaRecorder.record(subject.type, example: $0).members }
             let names = Set(members.map(\.name))
-            for example in examples {
-                let written = try SchemaRecorder.writtenKeys(of: JSONDecoder().decode(type, from: Data(example.utf8)))
-                for key in written where !names.contains(key) { disagreements.append("\(type.schemaName) writes '\(key)', never read") }
+            for example in subject.examples {
+                let value = try JSONDecoder().decode(subject.type, from: Data(example.utf8))
+                for key in try SchemaRecorder.writtenKeys(of: value) where !names.contains(key) {
+                    disagreements.append("\(subject.name) writes '\(key)', never read")
+                }
             }
-            let schema = try json(SchemaBuilder.schema(of: type))
-            let required = Set(schema["required"] as? [String] ?? [])
+            let required = Set(subject.schema["required"] as? [String] ?? [])
             for name in names.sorted() {
                 var decodedWithout = false
                 var present = false
-                for example in examples {
+                for example in subject.examples {
                     var object = try #require(try JSONSerialization.jsonObject(with: Data(example.utf8)) as? [String: Any])
                     if object.removeValue(forKey: name) != nil { present = true }
                     let data = try JSONSerialization.data(withJSONObject: object)
-                    if (try? JSONDecoder().decode(type, from: data)) != nil { decodedWithout = true }
+                    // A union's value without the member may decode as another variant: that is not this one.
+                    if let decoded = try? JSONDecoder().decode(subject.type, from: data),
+                        (decoded as? any UnionSchema)?.schemaVariant ?? subject.name == subject.name
+                    {
+                        decodedWithout = true
+                    }
                 }
                 if required.contains(name) && decodedWithout {
-                    disagreements.append("\(type.schemaName).\(name) is required but a value without it decodes")
+                    disagreements.append("\(subject.name).\(name) is required but a value without it decodes")
                 }
                 if !required.contains(name) && present && !decodedWithout {
-                    disagreements.append("\(type.schemaName).\(name) is optional but no example decodes without it")
+                    disagreements.append("\(subject.name).\(name) is optional but no example decodes without it")
                 }
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.joined(separator: "\n"))")
     }
 
-    @Test("every wire type's derived schema has a description, and so does each member that is not a component")
+    @Test("every derived schema has a description, and so does each member that is not a component or a constant")
     func everyMemberDescribed() throws {
         let document = try OpenAPIDocument.load()
         let root = try #require(try JSONSerialization.jsonObject(with: Data(document.json)) as? [String: Any])
         let schemas = try #require((root["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
         var undescribed: [String] = []
-        for type in WireSchemas.documented {
-            let schema = try #require(schemas[type.schemaName], "\(type.schemaName) is not in the document")
-            #expect((schema["description"] as? String)?.isEmpty == false, "\(type.schemaName) has no description")
-            for (name, member) in schema["properties"] as? [String: [String: Any]] ?? [:] {
-                if member["description"] == nil && member["$ref"] == nil { undescribed.append("\(type.schemaName).\(name)") }
+        var names: [String] = []
+        for type in WireSchemas.documented { names.append(type.schemaName) }
+        for union in WireSchemas.unions {
+            names.append(union.schemaName)
+            for variant in union.unionNotes.variants { names.append(variant.name) }
+        }
+        for name in names {
+            let schema = try #require(schemas[name], "\(name) is not in the document")
+            #expect((schema["description"] as? String)?.isEmpty == false, "\(name) has no description")
+            for (member, property) in schema["properties"] as? [String: [String: Any]] ?? [:] {
+                let said = ["description", "$ref", "const", "enum"].contains { property[$0] != nil }
+                if !said { undescribed.append("\(name).\(member)") }
             }
         }
         #expect(undescribed.isEmpty, "members with neither a description nor a component: \(undescribed.sorted())")
     }
 
-    private func json(_ node: Node) throws -> [String: Any] {
+    /// A schema derived from recordings: a documented type, or a union's variant.
+    struct Subject {
+        var name: String
+        var type: any Codable.Type
+        var examples: [String]
+        var schema: [String: Any]
+    }
+
+    /// Every documented type and every variant of every union, with its derived schema.
+    static func subjects() throws -> [Subject] {
+        let documented = try WireSchemas.documented.map { type in
+            Subject(
+                name: type.schemaName, type: type, examples: type.schemaNotes.examples + type.schemaNotes.recorded,
+                schema: try schemaJSON(SchemaBuilder.schema(of: type)))
+        }
+        let variants = try WireSchemas.unions.flatMap { union in
+            let schemas = try SchemaBuilder.schemas([], unions: [union], requests: [union.schemaName])
+            return try union.unionNotes.variants.map { variant in
+                let schema = try #require(schemas.first { $0.name == variant.name }?.schema)
+                return Subject(
+                    name: variant.name, type: union, examples: variant.notes.examples + variant.notes.recorded,
+                    schema: try schemaJSON(schema))
+            }
+        }
+        return documented + variants
+    }
+
+    /// A schema node as JSON.
+    static func schemaJSON(_ node: Node) throws -> [String: Any] {
         let text = try YAMLToJSON.convert(serialize(node: node))
         return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
+
+    private func json(_ node: Node) throws -> [String: Any] { try Self.schemaJSON(node) }
 }
 
 /// Reads its members every way a hand-written decoder does.

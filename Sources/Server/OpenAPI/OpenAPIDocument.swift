@@ -6,11 +6,12 @@ import Yams
 /// that a server starts without that work) from the API's one statement and the schemas it names:
 /// - `tags` and `paths`: every operation of ``API`` (``OpenAPIPaths``) — the same endpoints the
 ///   router registers, the client library and the admin CLI call;
-/// - the schemas of object types (request and answer bodies, and the objects they hold): derived
-///   from the wire types themselves (``SchemaBuilder``, over ``WireSchemas/documented``);
-/// - everything else (the title and description, the schemas of unions and of strings of a given
-///   form, shared parameters and responses): `openapi-components.yaml` beside this file, compiled
-///   into the binary.
+/// - the schemas of object types (request and answer bodies, and the objects they hold) and of
+///   unions and their variants: derived from the wire types themselves (``SchemaBuilder``, over
+///   ``WireSchemas/documented`` and ``WireSchemas/unions``);
+/// - everything else (the title and description, the schemas of strings of a given form, shared
+///   parameters and responses): `openapi-components.yaml` beside this file, compiled into the
+///   binary.
 ///
 /// The tests keep the two true to each other and to the code: every router route is an ``API``
 /// operation and every operation is routed, every schema an operation names is a component, the
@@ -47,30 +48,22 @@ struct OpenAPIDocument: Sendable {
         guard let components = String(validating: PackageResources.openapi_components_yaml, as: UTF8.self) else {
             throw RooftopError(.internal, "the OpenAPI components are not UTF-8")
         }
-        let written: [String: Node]
-        do {
-            written = try Self.writtenSchemas(components)
-        } catch {
-            throw RooftopError(.internal, "the OpenAPI components are not valid YAML: \(error)", cause: error)
-        }
+        let root = try Self.compose(components)
+        let written = Dictionary(
+            (root["components"]?["schemas"]?.mapping ?? Node.Mapping([])).compactMap { key, value in
+                key.string.map { ($0, value) }
+            },
+            uniquingKeysWith: { first, _ in first })
         let schemas: [(name: String, schema: Node)]
         do {
             schemas = try SchemaBuilder.schemas(
-                WireSchemas.documented, written: written,
+                WireSchemas.documented, unions: WireSchemas.unions, written: written,
                 // Clients send request bodies, and live messages over the WebSocket.
                 requests: Set(API.all.compactMap(\.body?.schema) + ["LiveClientMessage"]))
         } catch {
             throw RooftopError(.internal, "the OpenAPI schemas could not be derived: \(error)", cause: error)
         }
-        return try OpenAPIDocument(components: components, schemas: schemas, operations: API.all)
-    }
-
-    /// The component schemas written in `components`, by name.
-    private static func writtenSchemas(_ components: String) throws -> [String: Node] {
-        let schemas = try Yams.compose(yaml: components)?["components"]?["schemas"]?.mapping
-        return Dictionary(
-            (schemas ?? Node.Mapping([])).compactMap { key, value in key.string.map { ($0, value) } },
-            uniquingKeysWith: { first, _ in first })
+        return try OpenAPIDocument(root: root, schemas: schemas, operations: API.all)
     }
 
     /// The document of `operations` with `components` (YAML: every member of the document but
@@ -82,13 +75,26 @@ struct OpenAPIDocument: Sendable {
     init(
         components: String, schemas: [(name: String, schema: Node)] = [], operations: [APIOperation]
     ) throws(RooftopError) {
+        try self.init(root: try Self.compose(components), schemas: schemas, operations: operations)
+    }
+
+    /// `components` parsed.
+    /// - Throws: ``RooftopError/Code/internal`` when it is not valid YAML.
+    private static func compose(_ components: String) throws(RooftopError) -> Node {
         let root: Node?
         do {
             root = try Yams.compose(yaml: components)
         } catch {
             throw RooftopError(.internal, "the OpenAPI components are not valid YAML: \(error)", cause: error)
         }
-        guard case .mapping(let members)? = root else {
+        guard let root else { throw RooftopError(.internal, "the OpenAPI components are empty") }
+        return root
+    }
+
+    /// The document of `operations` with the parsed components `root` and the derived `schemas`
+    /// (as ``init(components:schemas:operations:)``).
+    private init(root: Node, schemas: [(name: String, schema: Node)], operations: [APIOperation]) throws(RooftopError) {
+        guard case .mapping(let members) = root else {
             throw RooftopError(.internal, "the OpenAPI components are not a YAML mapping")
         }
         var pairs = members.map { ($0.key, $0.value) }

@@ -2,8 +2,8 @@ import RooftopShared
 import Yams
 
 /// A type the OpenAPI document names by a component schema: either one derived from the type
-/// (``DocumentedSchema``) or one written by hand in `openapi-components.yaml` (types whose JSON
-/// is a union, or a string of a given form, decoded by code no recorder can follow).
+/// (``DocumentedSchema``, ``UnionSchema``) or one written by hand in `openapi-components.yaml`
+/// (a string of a given form, a map whose keys have one: JSON no decoder's reads describe).
 protocol NamedSchema {
     /// The component's name: `#/components/schemas/NAME`.
     static var schemaName: String { get }
@@ -132,4 +132,6 @@ enum SchemaConstraint: Sendable, Hashable {
     case keys(String)
     /// `uniqueItems: true`: an array's elements are distinct.
     case uniqueItems
+    /// `contentEncoding`: how a string encodes bytes (`base64`).
+    case contentEncoding(String)
 }

@@ -4,7 +4,10 @@ import Yams
 
 /// The component schemas of ``DocumentedSchema`` types, derived from the types: an object schema
 /// whose members, required list and member types come from recording how the type decodes its
-/// examples (``SchemaRecorder``), with the descriptions and constraints of its notes.
+/// examples (``SchemaRecorder``), with the descriptions and constraints of its notes. A
+/// ``UnionSchema`` type gives a `oneOf` schema over its variants, and each variant an object
+/// schema recorded the same way through the union's decoder (see ``UnionSchema`` for how its
+/// required members and constants are found).
 ///
 /// A member's Swift type gives its schema: a ``NamedSchema`` is a `$ref` to its component, an
 /// ``EnumeratedSchema`` a string enumeration, `String`, `Bool`, integers and floating-point
@@ -18,22 +21,33 @@ import Yams
 /// encoder always writes (``SchemaRecorder/alwaysWritten(_:examples:required:)``): what a caller
 /// can count on finding.
 enum SchemaBuilder {
-    /// The schema of each of `types`, by name, in their order.
+    /// The schema of each of `types`, then of each of `unions` followed by its variants', by name.
     /// - Parameters:
-    ///   - types: The types.
+    ///   - types: The object types.
+    ///   - unions: The union types (default none).
     ///   - written: The component schemas written by hand, by name: their references count when
     ///     working out which schemas a request can hold.
     ///   - requests: The schemas of request bodies.
-    /// - Throws: ``SchemaRecorder/Failure`` naming the type and member when an example does not
-    ///   decode, a member's type has no schema, or the notes describe a member the type does not read.
+    /// - Throws: ``SchemaRecorder/Failure`` naming the type (or variant) and member when an example
+    ///   does not decode (or decodes as another variant), a member's type has no schema, or the
+    ///   notes describe a member the type does not read.
     static func schemas(
-        _ types: [any DocumentedSchema.Type], written: [String: Node] = [:], requests: Set<String> = []
+        _ types: [any DocumentedSchema.Type], unions: [any UnionSchema.Type] = [], written: [String: Node] = [:],
+        requests: Set<String> = []
     ) throws -> [(name: String, schema: Node)] {
-        let recordings = try types.map(Recording.init)
+        var entries: [Entry] = try types.map { .object(try Recording($0)) }
+        for union in unions {
+            let variants = try union.unionNotes.variants.map { try Recording(variant: $0, of: union) }
+            entries.append(.union(name: union.schemaName, schema: try unionSchema(union, variants: variants)))
+            entries += variants.map(Entry.object)
+        }
         var graph: [String: [String]] = [:]
         for (name, schema) in written { graph[name] = references(in: schema) }
-        for recording in recordings {
-            graph[recording.name] = recording.properties.flatMap { references(in: $0.schema) }
+        for entry in entries {
+            switch entry {
+            case .object(let recording): graph[recording.name] = recording.properties.flatMap { references(in: $0.schema) }
+            case .union(let name, let schema): graph[name] = references(in: schema)
+            }
         }
         var reachable: Set<String> = []
         var next = Array(requests)
@@ -41,98 +55,71 @@ enum SchemaBuilder {
             guard reachable.insert(name).inserted else { continue }
             next.append(contentsOf: graph[name] ?? [])
         }
-        return try recordings.map { ($0.name, try $0.node(answerOnly: !reachable.contains($0.name))) }
+        return try entries.map { entry in
+            switch entry {
+            case .object(let recording): (recording.name, try recording.node(answerOnly: !reachable.contains(recording.name)))
+            case .union(let name, let schema): (name, schema)
+            }
+        }
     }
 
     /// The object schema of `type`; when `answerOnly`, its encoder's always-written members are
     /// required too.
-    /// - Throws: ``SchemaRecorder/Failure`` as ``schemas(_:written:requests:)`` does.
+    /// - Throws: ``SchemaRecorder/Failure`` as ``schemas(_:unions:written:requests:)`` does.
     static func schema(of type: any DocumentedSchema.Type, answerOnly: Bool = false) throws -> Node {
         try Recording(type).node(answerOnly: answerOnly)
     }
 
-    /// What is recorded of one type: its members and the schema of each.
-    private struct Recording {
-        /// The type.
-        var type: any DocumentedSchema.Type
-        /// The component's name.
-        var name: String
-        /// The members, in the order the type writes them for the fullest example (then any it
-        /// reads but did not write there, in the order it reads them).
-        var members: [SchemaRecorder.Member]
-        /// Each member's name and schema, in the same order.
-        var properties: [(name: Node, schema: Node)]
-        /// The examples shown, as nodes.
-        var examples: [Node]
+    /// A schema of the document, in the order it is written.
+    private enum Entry {
+        /// An object: a documented type or a union's variant.
+        case object(Recording)
+        /// A union's `oneOf`.
+        case union(name: String, schema: Node)
+    }
 
-        init(_ type: any DocumentedSchema.Type) throws {
-            do {
-                try self.init(recording: type)
-            } catch {
-                throw SchemaRecorder.Failure(description: "the schema of \(type.schemaName): \(error)")
-            }
-        }
-
-        private init(recording type: any DocumentedSchema.Type) throws {
-            let notes = type.schemaNotes
-            let values = notes.examples + notes.recorded
-            guard !values.isEmpty else { throw SchemaRecorder.Failure(description: "no example to record") }
-            var members: [SchemaRecorder.Member] = []
-            var order: [String] = []
-            for example in values {
-                let (read, value) = try SchemaRecorder.record(type, example: example)
-                if let encodable = value as? any Encodable {
-                    let written = try SchemaRecorder.writtenKeys(of: encodable)
-                    if written.count > order.count { order = written }
+    /// The `oneOf` schema of `union` over its recorded `variants`: the alternatives that are not
+    /// objects, then a reference to each variant; the discriminator's mapping from each variant's
+    /// values of it; the union's examples, each decoded by the union.
+    /// - Throws: ``SchemaRecorder/Failure`` when an example does not decode, the alternatives are
+    ///   not a YAML sequence, or two variants claim one discriminator value.
+    private static func unionSchema(_ union: any UnionSchema.Type, variants: [Recording]) throws -> Node {
+        let notes = union.unionNotes
+        do {
+            var choices: [Node] = []
+            if let yaml = notes.alternatives {
+                guard case .sequence(let given)? = try Yams.compose(yaml: yaml) else {
+                    throw SchemaRecorder.Failure(description: "the alternatives are not a YAML sequence")
                 }
-                for member in read {
-                    if let index = members.firstIndex(where: { $0.name == member.name }) {
-                        members[index].required = members[index].required && member.required
-                    } else {
-                        members.append(member)
+                choices = given.map(block)
+            }
+            choices += variants.map { .mapping(.init([reference($0.name)])) }
+            var pairs: [(Node, Node)] = [(text("description"), text(notes.description)), (text("oneOf"), .sequence(.init(choices)))]
+            if let discriminator = notes.discriminator {
+                var mapping: [(Node, Node)] = []
+                var claimed: Set<String> = []
+                for variant in variants {
+                    for value in variant.constants[discriminator] ?? [] {
+                        guard claimed.insert(value).inserted else {
+                            throw SchemaRecorder.Failure(description: "two variants have \(discriminator) '\(value)'")
+                        }
+                        mapping.append((text(value), text("#/components/schemas/\(variant.name)")))
                     }
                 }
+                pairs.append(
+                    (text("discriminator"),
+                     .mapping(.init([(text("propertyName"), text(discriminator)), (text("mapping"), .mapping(.init(mapping)))]))))
             }
-            if let stray = notes.properties.keys.sorted().first(where: { name in !members.contains { $0.name == name } }) {
-                throw SchemaRecorder.Failure(description: "the notes describe '\(stray)', which the type does not read")
-            }
-            let rank = { (name: String) in order.firstIndex(of: name) ?? order.count }
-            self.type = type
-            name = type.schemaName
-            self.members = members.enumerated()
-                .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
-                .map(\.element)
-            properties = try self.members.map { member in
-                (text(member.name), try property(member, notes.properties[member.name] ?? PropertyNote()))
-            }
-            examples = try notes.examples.map(json)
-        }
-
-        /// The schema; when `answerOnly`, what the encoder always writes is required too.
-        /// - Throws: ``SchemaRecorder/Failure`` when working out what the encoder always writes fails.
-        func node(answerOnly: Bool) throws -> Node {
-            let notes = type.schemaNotes
-            var pairs: [(Node, Node)] = [
-                (text("type"), text("object")),
-                (text("description"), text(notes.description)),
-            ]
-            var required = Set(members.filter(\.required).map(\.name))
-            if answerOnly {
-                required.formUnion(
-                    try SchemaRecorder.alwaysWritten(
-                        type, examples: notes.examples + notes.recorded, required: Array(required)))
-            }
-            let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
-            if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
-            pairs.append((text("properties"), .mapping(.init(properties.map { ($0.name, $0.schema) }))))
-            pairs.append((text("additionalProperties"), Node("false")))
-            if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
+            for example in notes.examples { _ = try JSONDecoder().decode(union, from: Data(example.utf8)) }
+            if !notes.examples.isEmpty { pairs.append((text("examples"), .sequence(.init(try notes.examples.map(json))))) }
             return .mapping(.init(pairs))
+        } catch {
+            throw SchemaRecorder.Failure(description: "the schema of \(union.schemaName): \(error)")
         }
     }
 
     /// The names of the component schemas `node` refers to.
-    private static func references(in node: Node) -> [String] {
+    static func references(in node: Node) -> [String] {
         let prefix = "#/components/schemas/"
         switch node {
         case .mapping(let mapping):
@@ -150,7 +137,7 @@ enum SchemaBuilder {
     }
 
     /// One member's schema: derived or given, then its description and constraints.
-    private static func property(_ member: SchemaRecorder.Member, _ note: PropertyNote) throws -> Node {
+    static func property(_ member: SchemaRecorder.Member, _ note: PropertyNote) throws -> Node {
         var base: [(Node, Node)]
         if let yaml = note.schema {
             guard case .mapping(let given)? = try Yams.compose(yaml: yaml) else {
@@ -219,6 +206,7 @@ enum SchemaBuilder {
         case .examples(let values): (text("examples"), .sequence(.init(try values.map(json))))
         case .keys(let name): (text("propertyNames"), .mapping(.init([reference(name)])))
         case .uniqueItems: (text("uniqueItems"), Node("true"))
+        case .contentEncoding(let value): (text("contentEncoding"), text(value))
         }
     }
 
@@ -229,12 +217,12 @@ enum SchemaBuilder {
     }
 
     /// `$ref: '#/components/schemas/NAME'`.
-    private static func reference(_ name: String) -> (Node, Node) {
+    static func reference(_ name: String) -> (Node, Node) {
         (text("$ref"), text("#/components/schemas/\(name)"))
     }
 
     /// A JSON text as a node, in block style like the rest of the document.
-    private static func json(_ source: String) throws -> Node {
+    static func json(_ source: String) throws -> Node {
         guard let node = try Yams.compose(yaml: source) else {
             throw SchemaRecorder.Failure(description: "an empty example")
         }
@@ -242,7 +230,7 @@ enum SchemaBuilder {
     }
 
     /// `node` with every mapping and sequence in block style, and strings as plain as YAML allows.
-    private static func block(_ node: Node) -> Node {
+    static func block(_ node: Node) -> Node {
         switch node {
         case .mapping(let mapping):
             return .mapping(.init(mapping.map { (block($0.key), block($0.value)) }, mapping.tag, .block))
@@ -257,7 +245,7 @@ enum SchemaBuilder {
     }
 
     /// A string scalar (``OpenAPIPaths/text(_:)``).
-    private static func text(_ string: String) -> Node { OpenAPIPaths.text(string) }
+    static func text(_ string: String) -> Node { OpenAPIPaths.text(string) }
 }
 
 /// An array or a set, for ``SchemaBuilder``: the schema of its elements.

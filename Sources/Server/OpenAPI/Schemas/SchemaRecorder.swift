@@ -86,8 +86,35 @@ enum SchemaRecorder {
             throw Failure(description: "the type reads a JSON array, not an object")
         }
 
-        func singleValueContainer() throws -> any SingleValueDecodingContainer {
-            throw Failure(description: "the type reads a single value, not an object")
+        /// As `JSONDecoder`'s over an object: it is not null, and no single value decodes from it
+        /// (a type that tries the scalars first, as `Value` does, then reads the object).
+        func singleValueContainer() throws -> any SingleValueDecodingContainer { ObjectAsSingleValue() }
+    }
+
+    /// An object read as a single value: every read is a type mismatch.
+    fileprivate struct ObjectAsSingleValue: SingleValueDecodingContainer {
+        var codingPath: [any CodingKey] { [] }
+
+        func decodeNil() -> Bool { false }
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { throw Self.mismatch(type) }
+        func decode(_ type: Bool.Type) throws -> Bool { throw Self.mismatch(type) }
+        func decode(_ type: String.Type) throws -> String { throw Self.mismatch(type) }
+        func decode(_ type: Double.Type) throws -> Double { throw Self.mismatch(type) }
+        func decode(_ type: Float.Type) throws -> Float { throw Self.mismatch(type) }
+        func decode(_ type: Int.Type) throws -> Int { throw Self.mismatch(type) }
+        func decode(_ type: Int8.Type) throws -> Int8 { throw Self.mismatch(type) }
+        func decode(_ type: Int16.Type) throws -> Int16 { throw Self.mismatch(type) }
+        func decode(_ type: Int32.Type) throws -> Int32 { throw Self.mismatch(type) }
+        func decode(_ type: Int64.Type) throws -> Int64 { throw Self.mismatch(type) }
+        func decode(_ type: UInt.Type) throws -> UInt { throw Self.mismatch(type) }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { throw Self.mismatch(type) }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { throw Self.mismatch(type) }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { throw Self.mismatch(type) }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { throw Self.mismatch(type) }
+
+        private static func mismatch(_ type: Any.Type) -> DecodingError {
+            .typeMismatch(type, .init(codingPath: [], debugDescription: "the example is an object"))
         }
     }
 

@@ -77,8 +77,14 @@ extension ClassSettingsChange: DocumentedSchema {
                 """#
         ],
         properties: [
-            "className": .init("`null` is the same as absent.", reference: "ClassSettingsName", nullable: true),
-            "permissions": .init("`null` is the same as absent.", nullable: true),
+            "className": .init("""
+                The class whose settings change: when given, it must be the path's class (else `400 illegalArgument`). \
+                `null` is the same as absent.
+                """, reference: "ClassSettingsName", nullable: true),
+            "permissions": .init("""
+                The class's new permissions (each operation's rule, and the default ACL policy), replacing the \
+                current ones whole. `null` is the same as absent.
+                """, nullable: true),
             "mergeRules": .init("""
                 Merge rules by field name; fields not listed use the default rule. `null` is the same as absent.
                 """, nullable: true, constraints: [.keys("Identifier")]),

@@ -117,3 +117,85 @@ extension PullResponse: DocumentedSchema {
                 """, constraints: [.maxItems(1000)])
         ])
 }
+
+extension MutationResult: UnionSchema {
+    var schemaVariant: String {
+        switch self {
+        case .applied: "AppliedResult"
+        case .rejected: "RejectedResult"
+        }
+    }
+
+    static let unionNotes = UnionNotes(
+        """
+            What the server did with one mutation. A mutation ID the server has already applied gets the first \
+            result again (status, version, merges or error), with the object's current state.
+            """,
+        discriminator: "status",
+        variants: [
+            .init(
+                "AppliedResult", "The change was applied.",
+                recorded: [
+                    #"""
+                        {"mutationId": "m1", "status": "applied", "version": 4, "object": {"className": "GameScore", \#
+                        "objectId": "abc", "datastore": ":app", "fields": {"score": 10}, "version": 4}, "merges": \#
+                        [{"base": 10, "field": "score", "local": 15, "remote": 20, "resolution": "rule", "result": 25, \#
+                        "rule": "sum"}]}
+                        """#,
+                    #"{"mutationId": "m2", "status": "applied", "version": 9}"#,
+                ],
+                properties: [
+                    "version": .init("The object's new version.", constraints: [.minimum(0)]),
+                    "object": .init("The object after the change; absent after a delete."),
+                    "merges": .init("Merge decisions taken against concurrent changes; absent when none."),
+                ]),
+            .init(
+                "RejectedResult", "The change was refused; nothing of it was applied.",
+                recorded: [
+                    #"{"mutationId": "m3", "status": "rejected", "error": {"code": "forbidden", "message": "no write access"}}"#
+                ]),
+        ])
+}
+
+extension PullChange: UnionSchema {
+    var schemaVariant: String {
+        switch self {
+        case .upsert: "UpsertChange"
+        case .tombstone: "TombstoneChange"
+        case .removal: "RemovalChange"
+        }
+    }
+
+    static let unionNotes = UnionNotes(
+        "One entry of a pull page.",
+        discriminator: "kind",
+        variants: [
+            .init(
+                "UpsertChange", "The object as it is now: store it.",
+                recorded: [
+                    #"""
+                        {"kind": "upsert", "object": {"className": "GameScore", "objectId": "abc", "datastore": ":app", \#
+                        "fields": {"score": 10}, "version": 1}}
+                        """#
+                ]),
+            .init(
+                "TombstoneChange", "The object was deleted at `version`: delete it locally.",
+                recorded: [#"{"kind": "tombstone", "className": "GameScore", "objectId": "abc", "version": 5}"#],
+                properties: [
+                    "className": .init(reference: "Identifier"),
+                    "objectId": .init(reference: "Identifier"),
+                    "version": .init("The version of the delete.", constraints: [.minimum(0)]),
+                ]),
+            .init(
+                "RemovalChange",
+                """
+                    The object exists but the caller can no longer read it (its ACL, a role or the datastore role \
+                    changed): purge it locally.
+                    """,
+                recorded: [#"{"kind": "removal", "className": "GameScore", "objectId": "abc"}"#],
+                properties: [
+                    "className": .init(reference: "Identifier"),
+                    "objectId": .init(reference: "Identifier"),
+                ]),
+        ])
+}

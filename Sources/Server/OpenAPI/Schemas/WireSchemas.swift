@@ -2,12 +2,12 @@ import RooftopShared
 
 /// The wire types of the OpenAPI document's components.
 ///
-/// Object types are ``DocumentedSchema``s: their schemas are derived from the types, in this
+/// Object types are ``DocumentedSchema``s and unions (values, operations, predicates, results,
+/// changes, live messages) ``UnionSchema``s: their schemas are derived from the types, in this
 /// order (their notes are in the `WireSchemas+*.swift` files beside this one, by subject). The
-/// other components — unions (values, operations, predicates, results, changes, live messages)
-/// and strings of a given form (identifiers, checkpoints, principals) — are decoded by code that
-/// branches on what it reads; their schemas are written in `openapi-components.yaml`, and the
-/// types below name them so that members of those types refer to them.
+/// other components — strings of a given form (identifiers, checkpoints, principals) and maps
+/// with keys of a given form (ACLs) — are written in `openapi-components.yaml`, and the types
+/// below name them so that members of those types refer to them.
 enum WireSchemas {
     /// Every type whose schema is derived, in the document's order.
     static let documented: [any DocumentedSchema.Type] = [
@@ -22,26 +22,23 @@ enum WireSchemas {
         SignUpRequest.self, LogInRequest.self, Session.self, UserInfo.self, RoleInfo.self, CreateRoleRequest.self,
         UpdateRoleRequest.self, ServerInfo.self, Limits.self, HealthStatus.self, RooftopError.self,
     ]
+
+    /// Every union whose schema (and its variants') is derived, in the document's order.
+    static let unions: [any UnionSchema.Type] = [
+        Value.self, FieldOperation.self, ObjectChange.self, QueryRequest.self, QueryPredicate.self,
+        MutationResult.self, PullChange.self, LiveClientMessage.self, LiveServerMessage.self,
+    ]
 }
 
 extension RooftopError: NamedSchema {
     static var schemaName: String { "Error" }
 }
 
-extension Value: NamedSchema {}
 extension Timestamp: NamedSchema {}
 extension DatastoreID: NamedSchema {}
 extension MutationID: NamedSchema {}
 extension Checkpoint: NamedSchema {}
 extension Principal: NamedSchema {}
-extension FieldOperation: NamedSchema {}
-extension ObjectChange: NamedSchema {}
-extension QueryRequest: NamedSchema {}
-extension QueryPredicate: NamedSchema {}
-extension MutationResult: NamedSchema {}
-extension PullChange: NamedSchema {}
-extension LiveClientMessage: NamedSchema {}
-extension LiveServerMessage: NamedSchema {}
 extension ACL: NamedSchema {}
 extension PermissionRule: NamedSchema {}
 extension DefaultACL: NamedSchema {}

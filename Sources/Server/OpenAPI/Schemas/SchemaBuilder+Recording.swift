@@ -1,0 +1,171 @@
+import Foundation
+import RooftopShared
+import Yams
+
+extension SchemaBuilder {
+    /// What is recorded of one object schema (a ``DocumentedSchema`` type, or one variant of a
+    /// ``UnionSchema``): its members and the schema of each.
+    struct Recording {
+        /// The component's name.
+        var name: String
+        /// The type whose coding is recorded: the documented type, or the variant's union.
+        var type: any Codable.Type
+        /// The description, examples and member notes.
+        var notes: SchemaNotes
+        /// The members, in the order the type writes them for the fullest example (then any it
+        /// reads but did not write there, in the order it reads them).
+        var members: [SchemaRecorder.Member]
+        /// The values each constant member takes in the examples, in the order they show them.
+        var constants: [String: [String]]
+        /// Each member's name and schema, in the same order.
+        var properties: [(name: Node, schema: Node)]
+        /// The examples shown, as nodes.
+        var examples: [Node]
+
+        /// The recording of a documented type.
+        /// - Throws: ``SchemaRecorder/Failure`` naming the type.
+        init(_ type: any DocumentedSchema.Type) throws {
+            do {
+                try self.init(name: type.schemaName, type: type, notes: type.schemaNotes)
+            } catch {
+                throw SchemaRecorder.Failure(description: "the schema of \(type.schemaName): \(error)")
+            }
+        }
+
+        /// The recording of one variant of `union`: its examples decoded by the union, each
+        /// required to be this variant; its required members found by taking each away.
+        /// - Throws: ``SchemaRecorder/Failure`` naming the variant.
+        init(variant: VariantNotes, of union: any UnionSchema.Type) throws {
+            do {
+                var constants = variant.constants
+                if let discriminator = union.unionNotes.discriminator { constants.insert(discriminator, at: 0) }
+                try self.init(name: variant.name, type: union, notes: variant.notes, variant: true, constants: constants)
+            } catch {
+                throw SchemaRecorder.Failure(description: "the schema of \(variant.name): \(error)")
+            }
+        }
+
+        private init(
+            name: String, type: any Codable.Type, notes: SchemaNotes, variant: Bool = false, constants: [String] = []
+        ) throws {
+            let values = notes.examples + notes.recorded
+            guard !values.isEmpty else { throw SchemaRecorder.Failure(description: "no example to record") }
+            var members: [SchemaRecorder.Member] = []
+            var order: [String] = []
+            for example in values {
+                let (read, value) = try SchemaRecorder.record(type, example: example)
+                if variant, let decoded = (value as? any UnionSchema)?.schemaVariant, decoded != name {
+                    throw SchemaRecorder.Failure(description: "an example decodes as \(decoded): \(example)")
+                }
+                if let encodable = value as? any Encodable {
+                    let written = try SchemaRecorder.writtenKeys(of: encodable)
+                    if written.count > order.count { order = written }
+                }
+                for member in read {
+                    if let index = members.firstIndex(where: { $0.name == member.name }) {
+                        members[index].required = members[index].required && member.required
+                    } else {
+                        members.append(member)
+                    }
+                }
+            }
+            if variant {
+                // A union's decoder asks `contains` to pick its branch: what the variant needs is
+                // what it cannot decode as itself without.
+                for index in members.indices {
+                    members[index].required = try Self.needed(members[index].name, by: name, of: type, in: values)
+                }
+            }
+            for stray in notes.properties.keys.sorted() + constants where !members.contains(where: { $0.name == stray }) {
+                throw SchemaRecorder.Failure(description: "the notes describe '\(stray)', which the type does not read")
+            }
+            var shown: [String: [String]] = [:]
+            for constant in constants {
+                shown[constant] = try Self.values(of: constant, in: values, members: members)
+            }
+            let rank = { (name: String) in order.firstIndex(of: name) ?? order.count }
+            self.name = name
+            self.type = type
+            self.notes = notes
+            self.constants = shown
+            self.members = members.enumerated()
+                .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
+                .map(\.element)
+            properties = try self.members.map { member in
+                let note = notes.properties[member.name] ?? PropertyNote()
+                if let values = shown[member.name] {
+                    return (text(member.name), SchemaBuilder.constant(values, note))
+                }
+                return (text(member.name), try property(member, note))
+            }
+            examples = try notes.examples.map(json)
+        }
+
+        /// Whether variant `name` of `union` needs member `member`: every value holds it, and none
+        /// decodes as that variant without it.
+        private static func needed(_ member: String, by name: String, of union: any Codable.Type, in values: [String]) throws -> Bool {
+            for value in values {
+                guard var object = try JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any],
+                    object.removeValue(forKey: member) != nil
+                else { return false }
+                let without = try JSONSerialization.data(withJSONObject: object)
+                // A value that no longer decodes needs the member: the error is the answer.
+                if let decoded = try? JSONDecoder().decode(union, from: without),
+                    (decoded as? any UnionSchema)?.schemaVariant == name
+                {
+                    return false
+                }
+            }
+            return true
+        }
+
+        /// The values `constant` takes in `values`, each a string, in order, without repeats.
+        private static func values(of constant: String, in values: [String], members: [SchemaRecorder.Member]) throws -> [String] {
+            guard members.first(where: { $0.name == constant })?.type == String.self else {
+                throw SchemaRecorder.Failure(description: "the constant '\(constant)' is not read as a String")
+            }
+            var shown: [String] = []
+            for value in values {
+                let object = try JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any]
+                guard let string = object?[constant] as? String else {
+                    throw SchemaRecorder.Failure(description: "an example has no string '\(constant)': \(value)")
+                }
+                if !shown.contains(string) { shown.append(string) }
+            }
+            return shown
+        }
+
+        /// The schema; when `answerOnly`, what the encoder always writes is required too.
+        /// - Throws: ``SchemaRecorder/Failure`` when working out what the encoder always writes fails.
+        func node(answerOnly: Bool) throws -> Node {
+            var pairs: [(Node, Node)] = [
+                (text("type"), text("object")),
+                (text("description"), text(notes.description)),
+            ]
+            var required = Set(members.filter(\.required).map(\.name))
+            if answerOnly {
+                required.formUnion(
+                    try SchemaRecorder.alwaysWritten(type, examples: notes.examples + notes.recorded, required: Array(required)))
+            }
+            let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
+            if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
+            pairs.append((text("properties"), .mapping(.init(properties.map { ($0.name, $0.schema) }))))
+            pairs.append((text("additionalProperties"), Node("false")))
+            if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
+            return .mapping(.init(pairs))
+        }
+    }
+
+    /// The schema of a string member that takes only `values`: a `const` for one, an `enum` for
+    /// more, with its note's description.
+    fileprivate static func constant(_ values: [String], _ note: PropertyNote) -> Node {
+        var pairs: [(Node, Node)] = [(text("type"), text("string"))]
+        if values.count == 1 {
+            pairs.append((text("const"), text(values[0])))
+        } else {
+            pairs.append((text("enum"), .sequence(.init(values.map(text)))))
+        }
+        if let description = note.description { pairs.append((text("description"), text(description))) }
+        return .mapping(.init(pairs))
+    }
+}
