@@ -12,28 +12,30 @@ struct OpenAPIDerivedSchemaTests {
     func derivedFromDecoding() throws {
         let schema = try json(SchemaBuilder.schema(of: Sample.self))
         #expect(schema["required"] as? [String] == ["name", "tags"])
-        let properties = try #require(schema["properties"] as? [String: Any])
+        let properties = try #require(schema["properties"] as? [String: [String: Any]])
         #expect(Set(properties.keys) == ["name", "count", "tags", "rules", "sharing", "probed", "kind", "unique"])
         #expect(properties["name"] as? [String: String] == ["type": "string", "description": "A name."])
-        let count = try #require(properties["count"] as? [String: Any])
+        // What the type reads with `decodeIfPresent` takes `null` too (it reads it as absent);
+        // what it reads with `decode`, after `contains` or not, does not.
+        let count = try Self.nonNull(properties["count"])
         #expect(count["type"] as? String == "integer" && count["format"] as? String == "int64")
-        #expect(count["minimum"] as? Int == 0)
-        #expect((properties["tags"] as? [String: Any])?["items"] as? [String: String] == ["type": "string"])
-        let rules = try #require(properties["rules"] as? [String: Any])
-        #expect(rules["additionalProperties"] as? [String: String] == ["$ref": "#/components/schemas/MergeRule"])
-        #expect(properties["sharing"] as? [String: String] == ["$ref": "#/components/schemas/SharingRole"])
+        #expect(properties["count"]?["minimum"] as? Int == 0)
+        #expect(properties["tags"]?["items"] as? [String: String] == ["type": "string"])
+        #expect(try Self.nonNull(properties["rules"])["additionalProperties"] as? [String: String] == ["$ref": "#/components/schemas/MergeRule"])
+        #expect(try Self.nonNull(properties["sharing"]) as? [String: String] == ["$ref": "#/components/schemas/SharingRole"])
         #expect(properties["probed"] as? [String: String] == ["type": "boolean"])
-        let kind = try #require(properties["kind"] as? [String: Any])
-        #expect(kind["enum"] as? [String] == MergeDecision.Resolution.allCases.map(\.rawValue))
-        #expect((properties["unique"] as? [String: Any])?["uniqueItems"] as? Bool == true)
+        #expect(try Self.nonNull(properties["kind"])["enum"] as? [String] == MergeDecision.Resolution.allCases.map(\.rawValue))
+        #expect(try Self.nonNull(properties["unique"])["uniqueItems"] as? Bool == true)
         #expect(schema["additionalProperties"] as? Bool == false)
         #expect(schema["examples"] == nil, "recorded values are not shown")
     }
 
-    @Test("an answer's schema also requires what its encoder always writes; a request's does not")
+    @Test("an answer's schema also requires what its encoder always writes, and holds no null; a request's does not")
     func answersRequireWhatIsAlwaysWritten() throws {
         let asAnswer = try json(SchemaBuilder.schema(of: Sample.self, answerOnly: true))
         #expect(asAnswer["required"] as? [String] == ["name", "count", "tags", "probed"])
+        let answerMembers = try #require(asAnswer["properties"] as? [String: [String: Any]])
+        #expect(answerMembers.values.allSatisfy { $0["anyOf"] == nil }, "an answer's encoder leaves out what it lacks")
         let documents = try SchemaBuilder.schemas([Sample.self], requests: ["Sample"])
         #expect(try json(documents[0].schema)["required"] as? [String] == ["name", "tags"])
         let unreferenced = try SchemaBuilder.schemas([Sample.self], requests: ["Other"])
@@ -41,6 +43,14 @@ struct OpenAPIDerivedSchemaTests {
         let other = try #require(try compose(yaml: "$ref: '#/components/schemas/Sample'"))
         let throughWritten = try SchemaBuilder.schemas([Sample.self], written: ["Other": other], requests: ["Other"])
         #expect(try json(throughWritten[0].schema)["required"] as? [String] == ["name", "tags"])
+    }
+
+    /// The schema of a member that takes `null` too, without `null`: fails when `null` is not
+    /// one of its values.
+    private static func nonNull(_ property: [String: Any]?) throws -> [String: Any] {
+        let choices = try #require(property?["anyOf"] as? [[String: Any]], "\(String(describing: property)) takes no null")
+        #expect(choices.count == 2 && choices.last as? [String: String] == ["type": "null"])
+        return try #require(choices.first)
     }
 
     @Test("a type the builder cannot describe, or notes on a member the type does not read, fail with the type's name")
@@ -256,7 +266,7 @@ private struct ReadTwice: DocumentedSchema {
 private struct NestedDescribed: DocumentedSchema {
     static let schemaNotes = SchemaNotes(
         "Nested.", recorded: [#"{"inner": {"a": 1}, "maybe": null}"#, #"{"inner": {"a": 1}, "maybe": "x"}"#],
-        properties: ["inner": .init("Inner.", schema: "type: object"), "maybe": .init("Maybe.", nullable: true)])
+        properties: ["inner": .init("Inner.", schema: "type: object"), "maybe": .init("Maybe.")])
     private enum CodingKeys: String, CodingKey { case inner, maybe }
     private enum InnerKeys: String, CodingKey { case a }
     init(from decoder: any Decoder) throws {
@@ -288,5 +298,5 @@ private struct NestedRead: DocumentedSchema {
 private struct Holder: DocumentedSchema {
     var sample: Sample?
     static let schemaNotes = SchemaNotes(
-        "Holder.", recorded: [#"{"sample": {"name": "a", "tags": []}}"#], properties: ["sample": .init(nullable: true)])
+        "Holder.", recorded: [#"{"sample": {"name": "a", "tags": []}}"#], properties: ["sample": .init("A sample.")])
 }

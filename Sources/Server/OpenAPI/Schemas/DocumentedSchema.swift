@@ -87,8 +87,6 @@ struct PropertyNote: Sendable {
     /// A schema written out in full (YAML), for shapes no Swift type states; overrides
     /// ``reference`` and the derived schema.
     var schema: String?
-    /// Whether JSON `null` is accepted as well (`anyOf: [schema, {type: 'null'}]`).
-    var nullable: Bool
     /// Keywords after the type: ranges, lengths, patterns, formats, defaults.
     var constraints: [SchemaConstraint]
 
@@ -99,17 +97,15 @@ struct PropertyNote: Sendable {
     ///     (default none).
     ///   - items: A component an array member's elements follow (default none).
     ///   - schema: The member's whole schema as YAML (default none).
-    ///   - nullable: Whether `null` is accepted too (default `false`).
     ///   - constraints: Keywords after the type (default none).
     init(
         _ description: String? = nil, reference: String? = nil, items: String? = nil, schema: String? = nil,
-        nullable: Bool = false, constraints: [SchemaConstraint] = []
+        constraints: [SchemaConstraint] = []
     ) {
         self.description = description
         self.reference = reference
         self.items = items
         self.schema = schema
-        self.nullable = nullable
         self.constraints = constraints
     }
 }

@@ -17,8 +17,11 @@ extension SchemaBuilder {
         var members: [SchemaRecorder.Member]
         /// The values each constant member takes in the examples, in the order they show them.
         var constants: [String: [String]]
-        /// Each member's name and schema, in the same order.
+        /// Each member's name and schema, in the same order: `null` among the values of those
+        /// the type takes it for (what a request may send).
         var properties: [(name: Node, schema: Node)]
+        /// The same without `null`: what an answer holds (its encoder leaves out what it lacks).
+        var answerProperties: [(name: Node, schema: Node)]
         /// The examples shown, as nodes.
         var examples: [Node]
 
@@ -63,7 +66,7 @@ extension SchemaBuilder {
                 }
                 for member in read {
                     if let index = members.firstIndex(where: { $0.name == member.name }) {
-                        members[index].required = members[index].required && member.required
+                        members[index].merge(member)
                     } else {
                         members.append(member)
                     }
@@ -91,13 +94,15 @@ extension SchemaBuilder {
             self.members = members.enumerated()
                 .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
                 .map(\.element)
-            properties = try self.members.map { member in
+            let schema = { (member: SchemaRecorder.Member, nullable: Bool) throws -> (name: Node, schema: Node) in
                 let note = notes.properties[member.name] ?? PropertyNote()
                 if let values = shown[member.name] {
                     return (text(member.name), SchemaBuilder.constant(values, note))
                 }
-                return (text(member.name), try property(member, note))
+                return (text(member.name), try property(member, note, nullable: nullable))
             }
+            properties = try self.members.map { try schema($0, $0.acceptsNull) }
+            answerProperties = try self.members.map { try schema($0, false) }
             examples = try notes.examples.map(json)
         }
 
@@ -135,7 +140,8 @@ extension SchemaBuilder {
             return shown
         }
 
-        /// The schema; when `answerOnly`, what the encoder always writes is required too.
+        /// The schema; when `answerOnly`, what the encoder always writes is required too, and
+        /// `null` is no member's value.
         /// - Throws: ``SchemaRecorder/Failure`` when working out what the encoder always writes fails.
         func node(answerOnly: Bool) throws -> Node {
             var pairs: [(Node, Node)] = [
@@ -149,7 +155,8 @@ extension SchemaBuilder {
             }
             let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
             if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
-            pairs.append((text("properties"), .mapping(.init(properties.map { ($0.name, $0.schema) }))))
+            let members = answerOnly ? answerProperties : properties
+            pairs.append((text("properties"), .mapping(.init(members.map { ($0.name, $0.schema) }))))
             pairs.append((text("additionalProperties"), Node("false")))
             if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
             return .mapping(.init(pairs))

@@ -19,7 +19,9 @@ import Yams
 /// a request body refers to, directly or through other schemas) requires what the type's decoder
 /// requires: what a caller must send. A schema only answers hold also requires what the type's
 /// encoder always writes (``SchemaRecorder/alwaysWritten(_:examples:required:)``): what a caller
-/// can count on finding.
+/// can count on finding. Likewise `null`: a request's schema takes it for each member the type
+/// takes it for (``SchemaRecorder/Member/acceptsNull``: read with `decodeIfPresent`, which reads
+/// `null` as absent); an answer's holds none, its encoder leaving out what a value lacks.
 enum SchemaBuilder {
     /// The schema of each of `types`, then of each of `unions` followed by its variants', by name.
     /// - Parameters:
@@ -137,7 +139,9 @@ enum SchemaBuilder {
     }
 
     /// One member's schema: derived or given, then its description and constraints.
-    static func property(_ member: SchemaRecorder.Member, _ note: PropertyNote) throws -> Node {
+    /// - Parameters:
+    ///   - nullable: Whether `null` is one of its values (`anyOf` the schema and `null`).
+    static func property(_ member: SchemaRecorder.Member, _ note: PropertyNote, nullable: Bool) throws -> Node {
         var base: [(Node, Node)]
         if let yaml = note.schema {
             guard case .mapping(let given)? = try Yams.compose(yaml: yaml) else {
@@ -158,7 +162,7 @@ enum SchemaBuilder {
             }
             base = derived
         }
-        if note.nullable {
+        if nullable {
             base = [(text("anyOf"), .sequence(.init([.mapping(.init(base)), .mapping(.init([(text("type"), text("null"))]))])))]
         }
         if let description = note.description { base.append((text("description"), text(description))) }

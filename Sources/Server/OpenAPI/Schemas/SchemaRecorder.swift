@@ -23,6 +23,22 @@ enum SchemaRecorder {
         var type: any Decodable.Type
         /// Whether every read of it was a plain `decode` with no `contains` before it.
         var required: Bool
+        /// Whether every read of it was a `decodeIfPresent`, which reads `null` as absent.
+        var readIfPresent: Bool
+        /// Whether it was asked about with `decodeNil`: `null` is one of its values.
+        var nilChecked: Bool
+
+        /// Whether the type takes `null` for it: it asks with `decodeNil`, or it reads `null` as
+        /// absent and does without it.
+        var acceptsNull: Bool { nilChecked || (readIfPresent && !required) }
+
+        /// Another read of the same member: required only if both are, read if present only if
+        /// both are, checked for `null` if either is.
+        mutating func merge(_ other: Member) {
+            required = required && other.required
+            readIfPresent = readIfPresent && other.readIfPresent
+            nilChecked = nilChecked || other.nilChecked
+        }
     }
 
     /// The type of a member read as a nested container: no Swift type states its schema.
@@ -54,19 +70,25 @@ enum SchemaRecorder {
         var members: [Member] = []
         /// The members asked about with `contains`: optional when read later.
         var probed: Set<String> = []
+        /// The members asked about with `decodeNil`: `null` is one of their values.
+        var nilChecked: Set<String> = []
 
         /// Notes a read of `name` as `type`; a member read twice is required only if both reads
-        /// are.
+        /// are, and takes `null` only if both do.
+        /// - Parameters:
+        ///   - required: Whether the read is a plain `decode` (else `decodeIfPresent`).
         /// - Throws: ``Failure`` when `name` was read before as another type.
         func record(_ name: String, _ type: any Decodable.Type, required: Bool) throws {
-            let required = required && !probed.contains(name)
+            let member = Member(
+                name: name, type: type, required: required && !probed.contains(name), readIfPresent: !required,
+                nilChecked: nilChecked.contains(name))
             if let index = members.firstIndex(where: { $0.name == name }) {
                 guard members[index].type == type else {
                     throw Failure(description: "'\(name)' is read as \(members[index].type) and as \(type)")
                 }
-                members[index].required = members[index].required && required
+                members[index].merge(member)
             } else {
-                members.append(Member(name: name, type: type, required: required))
+                members.append(member)
             }
         }
     }
@@ -131,9 +153,9 @@ enum SchemaRecorder {
         }
 
         /// As `JSONDecoder`'s: a missing member is an error, so a member read after it stays
-        /// required (`decodeNil` then `decode` is a member that must be there and may be null;
-        /// its notes say it is nullable).
+        /// required (`decodeNil` then `decode` is a member that must be there and may be null).
         func decodeNil(forKey key: Key) throws -> Bool {
+            log.nilChecked.insert(key.stringValue)
             guard let value = object[key.stringValue] else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: [], debugDescription: "the example lacks '\(key.stringValue)'"))

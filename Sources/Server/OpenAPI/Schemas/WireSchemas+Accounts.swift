@@ -78,7 +78,6 @@ extension SignUpRequest: DocumentedSchema {
                 constraints: [.minLength(8), .maxLength(1024)]),
             "email": .init(
                 "An e-mail address. `null` is the same as absent.",
-                nullable: true,
                 constraints: [.format("email")])
         ])
 }
@@ -181,15 +180,12 @@ extension CreateRoleRequest: DocumentedSchema {
             "name": .init("The role's name.", constraints: [.pattern("^[A-Za-z0-9._+/=-]{1,64}$")]),
             "users": .init(
                 "Users to list directly (default none). `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true),
+                items: "Identifier"),
             "roles": .init(
                 "Child roles whose members join this role (default none). `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true),
+                items: "Identifier"),
             "acl": .init(
-                "Accepted for compatibility; the server does not store it. `null` is the same as absent.",
-                nullable: true)
+                "Accepted for compatibility; the server does not store it. `null` is the same as absent.")
         ])
 }
 
@@ -200,18 +196,15 @@ extension UpdateRoleRequest: DocumentedSchema {
             #"{"addUsers": ["u3"], "removeUsers": ["u1"]}"#
         ],
         properties: [
-            "addUsers": .init("Users to add. `null` is the same as absent.", items: "Identifier", nullable: true),
+            "addUsers": .init("Users to add. `null` is the same as absent.", items: "Identifier"),
             "removeUsers": .init(
                 "Users to remove. `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true),
+                items: "Identifier"),
             "addRoles": .init(
                 "Child roles to add. `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true),
+                items: "Identifier"),
             "removeRoles": .init(
                 "Child roles to remove. `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true)
+                items: "Identifier")
         ])
 }

@@ -16,24 +16,21 @@ extension ClassPermissions: DocumentedSchema {
         properties: [
             "get": .init(#"""
                 Who may read one object by ID. Missing: everyone (`{"*": true}`). `null` is the same as absent.
-                """#, nullable: true),
+                """#),
             "find": .init(#"""
                 Who may query, pull and be notified about objects. Missing: everyone (`{"*": true}`). `null` is \#
                 the same as absent.
-                """#, nullable: true),
+                """#),
             "count": .init(
-                #"Who may count objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#,
-                nullable: true),
+                #"Who may count objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#),
             "create": .init(
-                #"Who may create objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#,
-                nullable: true),
+                #"Who may create objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#),
             "update": .init(#"""
                 Who may change existing objects. Missing: everyone (`{"*": true}`). `null` is the same as absent.
-                """#, nullable: true),
+                """#),
             "delete": .init(
-                #"Who may delete objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#,
-                nullable: true),
-            "defaultACL": .init("Missing: `creatorOnly`. `null` is the same as absent.", nullable: true)
+                #"Who may delete objects. Missing: everyone (`{"*": true}`). `null` is the same as absent."#),
+            "defaultACL": .init("Missing: `creatorOnly`. `null` is the same as absent.")
         ])
 }
 
@@ -80,17 +77,17 @@ extension ClassSettingsChange: DocumentedSchema {
             "className": .init("""
                 The class whose settings change: when given, it must be the path's class (else `400 illegalArgument`). \
                 `null` is the same as absent.
-                """, reference: "ClassSettingsName", nullable: true),
+                """, reference: "ClassSettingsName"),
             "permissions": .init("""
                 The class's new permissions (each operation's rule, and the default ACL policy), replacing the \
                 current ones whole. `null` is the same as absent.
-                """, nullable: true),
+                """),
             "mergeRules": .init("""
                 Merge rules by field name; fields not listed use the default rule. `null` is the same as absent.
-                """, nullable: true, constraints: [.keys("Identifier")]),
+                """, constraints: [.keys("Identifier")]),
             "indexes": .init("""
                 The class's declared indexes, replacing the current ones (at most 8, none twice). `null` is the \
                 same as absent.
-                """, items: "ClassIndex", nullable: true, constraints: [.maxItems(8), .uniqueItems])
+                """, items: "ClassIndex", constraints: [.maxItems(8), .uniqueItems])
         ])
 }

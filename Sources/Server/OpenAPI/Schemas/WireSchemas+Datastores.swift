@@ -80,7 +80,6 @@ extension CreateDatastoreRequest: DocumentedSchema {
         properties: [
             "title": .init(
                 "A title for people, at most 1000 UTF-8 bytes. `null` is the same as absent.",
-                nullable: true,
                 constraints: [.maxLength(1000)])
         ])
 }

@@ -21,7 +21,8 @@ extension LiveClientMessage: UnionSchema {
                 examples: [#"{"type": "subscribe", "datastores": [":app", ".Xy3"], "sessionToken": "r:9f8e"}"#],
                 properties: [
                     "datastores": .init("The datastores."),
-                    "sessionToken": .init("A session token; replaces the identity of the connection."),
+                    "sessionToken": .init(
+                        "A session token; replaces the identity of the connection. `null` is the same as absent."),
                 ]),
             .init(
                 "LiveUnsubscribe", "Stop receiving notifications for these datastores.",

@@ -120,19 +120,17 @@ extension ObjectWriteBody: DocumentedSchema {
             "objectId": .init("""
                 The new object's ID when creating (default: a new ID); when updating, if given, it must be the \
                 path's. `null` is the same as absent.
-                """, reference: "Identifier", nullable: true),
+                """, reference: "Identifier"),
             "fields": .init(
                 "Fields to set. `null` is the same as absent.",
-                nullable: true,
                 constraints: [.keys("Identifier")]),
-            "update": .init("Field updates, after `fields`. `null` is the same as absent.", nullable: true),
+            "update": .init("Field updates, after `fields`. `null` is the same as absent."),
             "acl": .init(
-                "The object's ACL (default on create: the class's default ACL). `null` is the same as absent.",
-                nullable: true),
+                "The object's ACL (default on create: the class's default ACL). `null` is the same as absent."),
             "baseVersion": .init("""
                 The version the change was made on (update only); concurrent changes since are merged. `null` is \
                 the same as absent.
-                """, nullable: true, constraints: [.minimum(0)])
+                """, constraints: [.minimum(0)])
         ])
 }
 

@@ -98,10 +98,10 @@ extension ObjectChange: UnionSchema {
                 ],
                 properties: [
                     "fields": .init(
-                        "Fields to set, applied first, in name order. `null` is the same as absent.", nullable: true,
+                        "Fields to set, applied first, in name order. `null` is the same as absent.",
                         constraints: [.keys("AnyIdentifier")]),
-                    "update": .init("The updates, after `fields` (default none). `null` is the same as absent.", nullable: true),
-                    "acl": .init("The object's new ACL. `null` is the same as absent.", nullable: true),
+                    "update": .init("The updates, after `fields` (default none). `null` is the same as absent."),
+                    "acl": .init("The object's new ACL. `null` is the same as absent."),
                 ]),
             .init(
                 "ObjectDelete", "Deletes the object; cannot be combined with updates.", recorded: [#"{"delete": true}"#],

@@ -26,7 +26,7 @@ extension QueryRequest: UnionSchema {
                     "className": .init("The class queried.", reference: "AnyIdentifier"),
                     "text": .init("The query text.", constraints: [.examples([#""where score > ? and tag in ? order by score desc""#])]),
                     "parameters": .init(
-                        "The values of the `?` marks, in order (default none). `null` is the same as absent.", nullable: true),
+                        "The values of the `?` marks, in order (default none). `null` is the same as absent."),
                 ]),
         ])
 }
@@ -143,7 +143,7 @@ extension QueryPredicate: UnionSchema {
                 properties: [
                     "field": field,
                     "maxDistanceMeters": .init(
-                        "The greatest distance (haversine, inclusive). `null` is the same as absent.", nullable: true),
+                        "The greatest distance (haversine, inclusive). `null` is the same as absent."),
                 ]),
             .init(
                 "PredicateWithinBox",

@@ -16,19 +16,16 @@ extension Query: DocumentedSchema {
         properties: [
             "className": .init("The class queried.", reference: "AnyIdentifier"),
             "predicate": .init(
-                "The condition; absent matches every object. `null` is the same as absent.",
-                nullable: true),
+                "The condition; absent matches every object. `null` is the same as absent."),
             "order": .init(
-                "Sort keys, most significant first (default: by `objectId`). `null` is the same as absent.",
-                nullable: true),
+                "Sort keys, most significant first (default: by `objectId`). `null` is the same as absent."),
             "limit": .init("""
                 The most results (absent: the server's `defaultQueryLimit`, 100 by default; at most \
                 `maxQueryLimit`, 1000 by default, above which the server answers 413 `sizeLimit`). Ignored by \
                 count. `null` is the same as absent.
-                """, nullable: true, constraints: [.minimum(0), .maximum(1000)]),
+                """, constraints: [.minimum(0), .maximum(1000)]),
             "offset": .init(
                 "Results to skip (default 0). `null` is the same as absent.",
-                nullable: true,
                 constraints: [.minimum(0)]),
             "includes": .init(#"""
                 Pointer paths whose targets are returned in `included`, e.g. `[["author"], ["author", \#
@@ -44,7 +41,7 @@ extension Query: DocumentedSchema {
                   items:
                     $ref: '#/components/schemas/AnyIdentifier'
                   description: A path of pointer fields followed one after the other.
-                """, nullable: true)
+                """)
         ])
 }
 
@@ -58,7 +55,7 @@ extension QueryOrder: DocumentedSchema {
             "field": .init(
                 "The field (built-ins `objectId`, `createdAt`, `updatedAt` included).",
                 reference: "AnyIdentifier"),
-            "descending": .init("Largest first (default `false`). `null` is the same as absent.", nullable: true)
+            "descending": .init("Largest first (default `false`). `null` is the same as absent.")
         ])
 }
 
@@ -112,7 +109,6 @@ extension RemoveRequest: DocumentedSchema {
         properties: [
             "limit": .init(
                 "The most objects to delete (default all). `null` is the same as absent.",
-                nullable: true,
                 constraints: [.minimum(0)])
         ])
 }

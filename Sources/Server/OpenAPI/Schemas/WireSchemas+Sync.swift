@@ -19,7 +19,6 @@ extension Mutation: DocumentedSchema {
             "objectId": .init(reference: "Identifier"),
             "baseVersion": .init(
                 "The object version the change was made on. `null` is the same as absent.",
-                nullable: true,
                 constraints: [.minimum(0)])
         ])
 }
@@ -43,7 +42,7 @@ extension PushRequest: DocumentedSchema {
                 Leave the objects out of the answer. Applied results then carry the version and the merge \
                 decisions only, for a client that reads the objects from its next pull or does not need them. \
                 `null` is the same as absent.
-                """, nullable: true, constraints: [.defaultValue(false)])
+                """, constraints: [.defaultValue(false)])
         ])
 }
 
@@ -77,16 +76,15 @@ extension PullRequest: DocumentedSchema {
         properties: [
             "since": .init("""
                 The previous pull's checkpoint; absent to start from the beginning. `null` is the same as absent.
-                """, nullable: true),
+                """),
             "limit": .init("""
                 The most changes in this page (absent: `defaultPullPageSize`, 500 by default; 1 to \
                 `maxPullPageSize`, 1000 by default, above which the server answers 413 `sizeLimit`). `null` is the \
                 same as absent.
-                """, nullable: true, constraints: [.minimum(1), .maximum(1000)]),
+                """, constraints: [.minimum(1), .maximum(1000)]),
             "classes": .init(
                 "Only these classes (default all). `null` is the same as absent.",
-                items: "Identifier",
-                nullable: true)
+                items: "Identifier")
         ])
 }
 

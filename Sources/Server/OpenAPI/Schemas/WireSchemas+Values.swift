@@ -70,7 +70,7 @@ extension Value: UnionSchema {
                 recorded: [#"{"$bytes": "aGVsbG8=", "mimeType": "text/plain"}"#],
                 properties: [
                     "$bytes": .init("The bytes, base64-encoded.", constraints: [.contentEncoding("base64")]),
-                    "mimeType": .init("The media type, e.g. `image/png`. `null` is the same as absent.", nullable: true),
+                    "mimeType": .init("The media type, e.g. `image/png`. `null` is the same as absent."),
                 ]),
             .init(
                 "DecimalValue", "An arbitrary-precision decimal number.", recorded: [#"{"$decimal": "1.50"}"#],
