@@ -66,24 +66,70 @@ struct OpenAPIUnionSchemaTests {
         #expect(stray.description.contains("'size'"))
     }
 
-    @Test("the served unions are the registry's, each variant's examples decode as that variant")
-    func servedUnions() throws {
-        let document = try OpenAPIDocument.load()
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(document.json)) as? [String: Any])
-        let schemas = try #require((root["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
-        for union in WireSchemas.unions {
-            let choices = try #require(schemas[union.schemaName]?["oneOf"] as? [[String: Any]])
-            let references = choices.compactMap { $0["$ref"] as? String }
-            #expect(references == union.unionNotes.variants.map { "#/components/schemas/\($0.name)" })
-            for variant in union.unionNotes.variants {
-                for example in variant.notes.examples + variant.notes.recorded {
-                    let value = try JSONDecoder().decode(union, from: Data(example.utf8))
-                    #expect((value as? any UnionSchema)?.schemaVariant == variant.name, "\(example)")
-                }
-            }
+    @Test("removing a member that makes a value another variant's requires it; an answer's variant requires what it always writes")
+    func requiredAcrossVariants() throws {
+        // A `loose` shape with a radius is a circle, without one a box: the radius is not optional.
+        let schemas = try SchemaBuilder.schemas([], unions: [Shape<Fallback>.self], requests: ["Shape"])
+        let circle = try OpenAPIDerivedSchemaTests.schemaJSON(schemas[1].schema)
+        #expect(circle["required"] as? [String] == ["kind", "radius"])
+        let answers = try SchemaBuilder.schemas([], unions: [Shape<Notes>.self], requests: [])
+        let box = try OpenAPIDerivedSchemaTests.schemaJSON(answers[2].schema)
+        #expect(box["required"] as? [String] == ["kind", "width"], "a box always writes its kind and width, not its label")
+        let members = try #require(box["properties"] as? [String: [String: Any]])
+        #expect(members.values.allSatisfy { $0["anyOf"] == nil })
+    }
+
+    @Test("a variant without examples, alternatives that are no sequence, a union example that does not decode, a constant an example lacks or describes beyond words stop the document")
+    func moreDefectsFail() throws {
+        let cases: [(any UnionSchema.Type, String)] = [
+            (Shape<NoExample>.self, "no example to record"),
+            (Shape<BadAlternatives>.self, "the alternatives are not a YAML sequence"),
+            (Shape<BadUnionExample>.self, "Shape"),
+            (Shape<ConstantLacking>.self, "an example has no string 'label'"),
+            (Shape<ConstantNoted>.self, "the constant 'kind' has a note beyond its description"),
+            (Shape<Unheld>.self, "'radius' is read but no example holds it"),
+        ]
+        for (union, message) in cases {
+            let failure = try #require(throws: SchemaRecorder.Failure.self) { try SchemaBuilder.schemas([], unions: [union]) }
+            #expect(failure.description.contains(message), "\(failure.description)")
         }
-        let value = try #require(schemas["Value"]?["oneOf"] as? [[String: Any]])
-        #expect(value.prefix(5).compactMap { $0["type"] as? String } == ["null", "boolean", "number", "string", "array"])
+    }
+
+    @Test("a value of every case of every union is a documented variant and validates against the union's schema")
+    func everyCaseDocumented() async throws {
+        var checker = OpenAPISchemaChecker()
+        var problems: [String] = []
+        try check(Value.self, UnionCases.values, cases: 14, UnionCases.index, &checker, &problems)
+        try check(FieldOperation.self, UnionCases.operations, cases: 10, UnionCases.index, &checker, &problems)
+        try check(ObjectChange.self, UnionCases.changes, cases: 2, UnionCases.index, &checker, &problems)
+        try check(QueryRequest.self, UnionCases.requests, cases: 2, UnionCases.index, &checker, &problems)
+        try check(
+            QueryPredicate.self, UnionCases.predicates, cases: 13 + QueryPredicate.ComparisonOperator.allCases.count,
+            UnionCases.index, &checker, &problems)
+        try check(MutationResult.self, UnionCases.results, cases: 2, UnionCases.index, &checker, &problems)
+        try check(PullChange.self, UnionCases.pullChanges, cases: 3, UnionCases.index, &checker, &problems)
+        try check(LiveClientMessage.self, UnionCases.clientMessages, cases: 2, UnionCases.index, &checker, &problems)
+        try check(LiveServerMessage.self, UnionCases.serverMessages, cases: 3, UnionCases.index, &checker, &problems)
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        let failures = try await checker.failures()
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    /// Checks that `samples` (JSON texts) hold every one of `union`'s `cases` (numbered by
+    /// `index`, an exhaustive switch), that each is a variant the notes list (or, for a value, one
+    /// of JSON's own kinds), and adds each, as the union encodes it, to `checker`.
+    private func check<U: UnionSchema>(
+        _ union: U.Type, _ samples: [String], cases: Int, _ index: (U) -> Int,
+        _ checker: inout OpenAPISchemaChecker, _ problems: inout [String]
+    ) throws {
+        let values = try samples.map { try JSONDecoder().decode(U.self, from: Data($0.utf8)) }
+        let missing = Set(0..<cases).subtracting(values.map(index))
+        if !missing.isEmpty { problems.append("\(U.schemaName): no sample of cases \(missing.sorted())") }
+        let variants = Set(U.unionNotes.variants.map(\.name)).union(["null", "boolean", "number", "string", "array"])
+        for (sample, value) in zip(samples, values) {
+            if !variants.contains(value.schemaVariant) { problems.append("\(U.schemaName): \(sample) is \(value.schemaVariant)") }
+            try checker.add("\(U.schemaName): \(sample)", value, schema: U.schemaName)
+        }
     }
 }
 
@@ -93,7 +139,8 @@ private protocol ShapeNotes {
 }
 
 /// A union told apart by `kind`, whose decoder asks `contains` before reading, as the wire unions
-/// do. Kind `shape` is a circle with a radius, else a box.
+/// do. Kind `shape` is a circle with a radius, else a box; kind `loose` tries a circle's radius
+/// and falls back to a box without reading more.
 private enum Shape<N: ShapeNotes>: UnionSchema {
     case circle(radius: Double)
     case box(width: Int, label: String?, kind: String)
@@ -113,6 +160,15 @@ private enum Shape<N: ShapeNotes>: UnionSchema {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try container.decode(String.self, forKey: .kind)
+        if kind == "loose" {
+            // Tries a circle, then falls back to a box, as a decoder that tries branches does.
+            if let radius = try? container.decode(Double.self, forKey: .radius) {
+                self = .circle(radius: radius)
+            } else {
+                self = .box(width: 1, label: nil, kind: kind)
+            }
+            return
+        }
         if kind == "circle" || (kind == "shape" && container.contains(.radius)) {
             self = .circle(radius: try container.decode(Double.self, forKey: .radius))
             return
@@ -138,6 +194,7 @@ private enum Shape<N: ShapeNotes>: UnionSchema {
     }
 }
 
+/// A circle's variant, rightly noted.
 private let circle = VariantNotes(
     "Circle", "A circle.", recorded: [#"{"kind": "circle", "radius": 1.5}"#], properties: ["radius": .init("The radius.")])
 
@@ -181,4 +238,56 @@ private enum NumericConstant: ShapeNotes {
 private enum StrayConstant: ShapeNotes {
     static let notes = UnionNotes(
         "A shape.", variants: [.init("Circle", "A circle.", recorded: [#"{"kind": "circle", "radius": 1}"#], constants: ["size"])])
+}
+
+/// A `loose` circle, whose radius's absence makes it a box.
+private enum Fallback: ShapeNotes {
+    static let notes = UnionNotes(
+        "A shape.",
+        variants: [
+            .init("Circle", "A circle.", recorded: [#"{"kind": "loose", "radius": 2}"#], properties: ["radius": .init("Radius.")]),
+            .init("Box", "A box.", recorded: [#"{"kind": "box", "width": 2}"#]),
+        ])
+}
+
+/// A variant without an example.
+private enum NoExample: ShapeNotes {
+    static let notes = UnionNotes("A shape.", variants: [.init("Circle", "A circle.")])
+}
+
+/// Alternatives written as a mapping.
+private enum BadAlternatives: ShapeNotes {
+    static let notes = UnionNotes("A shape.", alternatives: "type: 'null'", variants: [circle])
+}
+
+/// A union example that is no shape.
+private enum BadUnionExample: ShapeNotes {
+    static let notes = UnionNotes("A shape.", examples: [#"{"kind": "triangle"}"#], variants: [circle])
+}
+
+/// A constant member one example lacks.
+private enum ConstantLacking: ShapeNotes {
+    static let notes = UnionNotes(
+        "A shape.",
+        variants: [
+            .init(
+                "Box", "A box.", recorded: [#"{"kind": "box", "width": 2, "label": "a"}"#, #"{"kind": "box", "width": 2}"#],
+                constants: ["label"])
+        ])
+}
+
+/// A constant whose note gives it a pattern.
+private enum ConstantNoted: ShapeNotes {
+    static let notes = UnionNotes(
+        "A shape.", discriminator: "kind",
+        variants: [
+            .init(
+                "Circle", "A circle.", recorded: [#"{"kind": "circle", "radius": 1}"#],
+                properties: ["kind": .init("Kind.", constraints: [.pattern("^c")])])
+        ])
+}
+
+/// A `loose` box, whose decoder read a radius it does not hold.
+private enum Unheld: ShapeNotes {
+    static let notes = UnionNotes("A shape.", variants: [.init("Box", "A box.", recorded: [#"{"kind": "loose"}"#])])
 }

@@ -10,6 +10,8 @@ extension SchemaBuilder {
         var name: String
         /// The type whose coding is recorded: the documented type, or the variant's union.
         var type: any Codable.Type
+        /// Whether this is a variant of the union ``type``.
+        var isVariant: Bool
         /// The description, examples and member notes.
         var notes: SchemaNotes
         /// The members, in the order the type writes them for the fullest example (then any it
@@ -48,6 +50,10 @@ extension SchemaBuilder {
             }
         }
 
+        /// The recording of `type` under `name`, from its notes' examples; for a variant (`type`
+        /// is then its union), each example must decode as variant `name`, and `constants` are
+        /// the members whose values the examples show all of.
+        /// - Throws: ``SchemaRecorder/Failure`` (not naming `name`: the callers do).
         private init(
             name: String, type: any Codable.Type, notes: SchemaNotes, variant: Bool = false, constants: [String] = []
         ) throws {
@@ -57,8 +63,11 @@ extension SchemaBuilder {
             var order: [String] = []
             for example in values {
                 let (read, value) = try SchemaRecorder.record(type, example: example)
-                if variant, let decoded = (value as? any UnionSchema)?.schemaVariant, decoded != name {
-                    throw SchemaRecorder.Failure(description: "an example decodes as \(decoded): \(example)")
+                if variant {
+                    let decoded = try Self.variant(of: value)
+                    guard decoded == name else {
+                        throw SchemaRecorder.Failure(description: "an example decodes as \(decoded): \(example)")
+                    }
                 }
                 if let encodable = value as? any Encodable {
                     let written = try SchemaRecorder.writtenKeys(of: encodable)
@@ -71,6 +80,17 @@ extension SchemaBuilder {
                         members.append(member)
                     }
                 }
+            }
+            var held: Set<String> = []
+            for value in values where variant {
+                if let object = try JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any] {
+                    held.formUnion(object.keys)
+                }
+            }
+            if variant, let unheld = members.first(where: { !held.contains($0.name) }) {
+                // A union's decoder that tries a branch and falls back reads what it then does
+                // without: that is no member of the variant.
+                throw SchemaRecorder.Failure(description: "'\(unheld.name)' is read but no example holds it")
             }
             if variant {
                 // A union's decoder asks `contains` to pick its branch: what the variant needs is
@@ -89,6 +109,7 @@ extension SchemaBuilder {
             let rank = { (name: String) in order.firstIndex(of: name) ?? order.count }
             self.name = name
             self.type = type
+            isVariant = variant
             self.notes = notes
             self.constants = shown
             self.members = members.enumerated()
@@ -97,7 +118,7 @@ extension SchemaBuilder {
             let schema = { (member: SchemaRecorder.Member, nullable: Bool) throws -> (name: Node, schema: Node) in
                 let note = notes.properties[member.name] ?? PropertyNote()
                 if let values = shown[member.name] {
-                    return (text(member.name), SchemaBuilder.constant(values, note))
+                    return (text(member.name), try SchemaBuilder.constant(member.name, values, note))
                 }
                 return (text(member.name), try property(member, note, nullable: nullable))
             }
@@ -115,13 +136,20 @@ extension SchemaBuilder {
                 else { return false }
                 let without = try JSONSerialization.data(withJSONObject: object)
                 // A value that no longer decodes needs the member: the error is the answer.
-                if let decoded = try? JSONDecoder().decode(union, from: without),
-                    (decoded as? any UnionSchema)?.schemaVariant == name
-                {
+                if let decoded = try? JSONDecoder().decode(union, from: without), try variant(of: decoded) == name {
                     return false
                 }
             }
             return true
+        }
+
+        /// The variant a union's value is.
+        /// - Throws: ``SchemaRecorder/Failure`` when the value is no ``UnionSchema``'s.
+        static func variant(of value: Any) throws -> String {
+            guard let union = value as? any UnionSchema else {
+                throw SchemaRecorder.Failure(description: "\(Swift.type(of: value)) is not a union")
+            }
+            return union.schemaVariant
         }
 
         /// The values `constant` takes in `values`, each a string, in order, without repeats.
@@ -151,7 +179,9 @@ extension SchemaBuilder {
             var required = Set(members.filter(\.required).map(\.name))
             if answerOnly {
                 required.formUnion(
-                    try SchemaRecorder.alwaysWritten(type, examples: notes.examples + notes.recorded, required: Array(required)))
+                    try SchemaRecorder.alwaysWritten(
+                        type, examples: notes.examples + notes.recorded, required: Array(required),
+                        variant: isVariant ? name : nil))
             }
             let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
             if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
@@ -165,7 +195,12 @@ extension SchemaBuilder {
 
     /// The schema of a string member that takes only `values`: a `const` for one, an `enum` for
     /// more, with its note's description.
-    fileprivate static func constant(_ values: [String], _ note: PropertyNote) -> Node {
+    /// - Throws: ``SchemaRecorder/Failure`` when the note says more than a description: a
+    ///   constant's schema is its values.
+    fileprivate static func constant(_ name: String, _ values: [String], _ note: PropertyNote) throws -> Node {
+        guard note.reference == nil, note.items == nil, note.schema == nil, note.constraints.isEmpty else {
+            throw SchemaRecorder.Failure(description: "the constant '\(name)' has a note beyond its description")
+        }
         var pairs: [(Node, Node)] = [(text("type"), text("string"))]
         if values.count == 1 {
             pairs.append((text("const"), text(values[0])))

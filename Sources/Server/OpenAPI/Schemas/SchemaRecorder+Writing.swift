@@ -10,8 +10,13 @@ extension SchemaRecorder {
     /// the type (its decoder requires a member only in some cases: a shareable datastore's owner),
     /// they are the members it writes for every one of `examples`, which must then include a
     /// value without each optional member.
+    /// - Parameters:
+    ///   - variant: For a union's variant, its name: a cut-down object that decodes as another
+    ///     variant does not stand for this one either.
     /// - Throws: ``Failure`` when an example does not decode or encode as an object.
-    static func alwaysWritten(_ type: any Codable.Type, examples: [String], required: [String]) throws -> Set<String> {
+    static func alwaysWritten(
+        _ type: any Codable.Type, examples: [String], required: [String], variant: String? = nil
+    ) throws -> Set<String> {
         guard let first = examples.first,
             let object = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any]
         else {
@@ -21,8 +26,12 @@ extension SchemaRecorder {
         let cutDown: any Codable
         do {
             cutDown = try JSONDecoder().decode(type, from: minimal)
+            if let variant, try SchemaBuilder.Recording.variant(of: cutDown) != variant {
+                throw Failure(description: "the cut-down example is another variant")
+            }
         } catch {
-            // The decoder requires more than its plain reads show; every example stands instead.
+            // The decoder requires more than its plain reads show (or, for a variant, the cut-down
+            // object is another variant); every example stands instead.
             return try examples.reduce(nil as Set<String>?) { kept, example in
                 let keys = try writtenKeys(of: JSONDecoder().decode(type, from: Data(example.utf8)))
                 return kept.map { $0.intersection(keys) } ?? Set(keys)

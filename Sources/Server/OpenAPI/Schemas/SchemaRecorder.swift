@@ -135,6 +135,7 @@ enum SchemaRecorder {
         func decode(_ type: UInt32.Type) throws -> UInt32 { throw Self.mismatch(type) }
         func decode(_ type: UInt64.Type) throws -> UInt64 { throw Self.mismatch(type) }
 
+        /// What `JSONDecoder` throws for a single value of `type` read from an object.
         private static func mismatch(_ type: Any.Type) -> DecodingError {
             .typeMismatch(type, .init(codingPath: [], debugDescription: "the example is an object"))
         }

@@ -98,7 +98,7 @@ extension QueryPredicate: UnionSchema {
                     The field is present and compares to `value` as `op` says, in the value order (`1 = 1.0`; across kinds \
                     the kind order applies). `!=` also matches a missing field.
                     """,
-                recorded: ["=", "!=", "<", "<=", ">", ">="].map { #"{"field": "score", "op": "\#($0)", "value": 1}"# },
+                recorded: ComparisonOperator.allCases.map { #"{"field": "score", "op": "\#($0.rawValue)", "value": 1}"# },
                 constants: ["op"],
                 properties: ["field": field, "op": .init("The comparison.")]),
             .init(
