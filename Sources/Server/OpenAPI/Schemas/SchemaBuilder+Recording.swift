@@ -81,18 +81,18 @@ extension SchemaBuilder {
                     }
                 }
             }
-            var held: Set<String> = []
-            for value in values where variant {
-                if let object = try JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any] {
-                    held.formUnion(object.keys)
-                }
-            }
-            if variant, let unheld = members.first(where: { !held.contains($0.name) }) {
-                // A union's decoder that tries a branch and falls back reads what it then does
-                // without: that is no member of the variant.
-                throw SchemaRecorder.Failure(description: "'\(unheld.name)' is read but no example holds it")
-            }
             if variant {
+                var held: Set<String> = []
+                for value in values {
+                    if let object = try JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any] {
+                        held.formUnion(object.keys)
+                    }
+                }
+                if let unheld = members.first(where: { !held.contains($0.name) }) {
+                    // A union's decoder that tries a branch and falls back reads what it then
+                    // does without: that is no member of the variant.
+                    throw SchemaRecorder.Failure(description: "'\(unheld.name)' is read but no example holds it")
+                }
                 // A union's decoder asks `contains` to pick its branch: what the variant needs is
                 // what it cannot decode as itself without.
                 for index in members.indices {
