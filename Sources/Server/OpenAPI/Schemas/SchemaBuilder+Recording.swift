@@ -20,10 +20,8 @@ extension SchemaBuilder {
         /// The values each constant member takes in the examples, in the order they show them.
         var constants: [String: [String]]
         /// Each member's name and schema, in the same order: `null` among the values of those
-        /// the type takes it for (what a request may send).
+        /// the type takes it for (what a request may send; an answer's schema leaves it out).
         var properties: [(name: Node, schema: Node)]
-        /// The same without `null`: what an answer holds (its encoder leaves out what it lacks).
-        var answerProperties: [(name: Node, schema: Node)]
         /// The examples shown, as nodes.
         var examples: [Node]
 
@@ -115,15 +113,13 @@ extension SchemaBuilder {
             self.members = members.enumerated()
                 .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
                 .map(\.element)
-            let schema = { (member: SchemaRecorder.Member, nullable: Bool) throws -> (name: Node, schema: Node) in
+            properties = try self.members.map { member in
                 let note = notes.properties[member.name] ?? PropertyNote()
                 if let values = shown[member.name] {
                     return (text(member.name), try SchemaBuilder.constant(member.name, values, note))
                 }
-                return (text(member.name), try property(member, note, nullable: nullable))
+                return (text(member.name), try property(member, note, nullable: member.acceptsNull))
             }
-            properties = try self.members.map { try schema($0, $0.acceptsNull) }
-            answerProperties = try self.members.map { try schema($0, false) }
             examples = try notes.examples.map(json)
         }
 
@@ -185,8 +181,13 @@ extension SchemaBuilder {
             }
             let listed = members.filter { required.contains($0.name) }.map { text($0.name) }
             if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
-            let members = answerOnly ? answerProperties : properties
-            pairs.append((text("properties"), .mapping(.init(members.map { ($0.name, $0.schema) }))))
+            // An answer's encoder leaves out what a value lacks: no member holds `null` there.
+            let schemas = try zip(members, properties).map { member, property in
+                guard answerOnly, member.acceptsNull, constants[member.name] == nil else { return property }
+                let note = notes.properties[member.name] ?? PropertyNote()
+                return (property.name, try SchemaBuilder.property(member, note, nullable: false))
+            }
+            pairs.append((text("properties"), .mapping(.init(schemas.map { ($0.name, $0.schema) }))))
             pairs.append((text("additionalProperties"), Node("false")))
             if !examples.isEmpty { pairs.append((text("examples"), .sequence(.init(examples)))) }
             return .mapping(.init(pairs))

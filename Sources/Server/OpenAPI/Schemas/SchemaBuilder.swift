@@ -121,7 +121,7 @@ enum SchemaBuilder {
     }
 
     /// The names of the component schemas `node` refers to.
-    static func references(in node: Node) -> [String] {
+    private static func references(in node: Node) -> [String] {
         let prefix = "#/components/schemas/"
         switch node {
         case .mapping(let mapping):
