@@ -33,6 +33,8 @@ final class LocalStore: Sendable {
     private let relaxed = Mutex(false)
     /// The thread long writes wait and run on (``writeLong(scope:durability:_:committed:)``).
     private let longWrites = DispatchQueue(label: "rooftop.store.long-writes")
+    /// The writer's page cache, large while long writes run (``WriterCache``).
+    let writerCache: WriterCache
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     /// Tests observe the order of publications with it; code waits with ``waitForPublications()``.
@@ -54,8 +56,11 @@ final class LocalStore: Sendable {
     }
 
     /// Opens (creating and migrating if needed) the store.
+    /// - Parameter cacheLinger: How long the writer's page cache stays large after a long write
+    ///   (``WriterCache/linger``; default one second).
     /// - Throws: `cache` when the database cannot be opened or migrated.
-    init(_ storage: LocalStorage) throws(RooftopError) {
+    init(_ storage: LocalStorage, cacheLinger: Duration = .seconds(1)) throws(RooftopError) {
+        writerCache = WriterCache(linger: cacheLinger)
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
@@ -78,13 +83,9 @@ final class LocalStore: Sendable {
                 // `saveEventually()` returns: every commit waits for the disk. GRDB sets its
                 // writer to NORMAL in WAL mode (after `prepareDatabase`), which may lose the last
                 // commits when the device stops.
-                try pool.writeWithoutTransaction { db in
-                    try db.execute(sql: "PRAGMA synchronous = FULL")
-                    // The writer's page cache holds what one transaction dirties (a batch of pulled
-                    // pages touches many index pages; with SQLite's 2 MiB default they spill to the
-                    // log mid-transaction and are written again). Readers keep the default.
-                    try db.execute(sql: "PRAGMA cache_size = -\(LocalStore.writerCacheKiB)")
-                }
+                // The writer's page cache is sized per write (``WriterCache``); readers keep
+                // SQLite's default.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
                 database = pool
             }
             try LocalStoreMigrations.migrator.migrate(database)
@@ -92,9 +93,6 @@ final class LocalStore: Sendable {
             throw RooftopError(.cache, "the local datastore could not be opened", cause: error)
         }
     }
-
-    /// The writer connection's page cache, in KiB (32 MiB).
-    static let writerCacheKiB = 32_768
 
     /// Closes the database and ends the change streams. Reads and writes still running finish
     /// first (the connection closes after the last); later ones throw `cache`.
@@ -145,11 +143,13 @@ final class LocalStore: Sendable {
     ///   failure or a closed store.
     /// - Parameters:
     ///   - durability: Whether the commit waits for the disk (default ``Durability/synced``).
+    ///   - long: Whether the write is a long one, which the writer runs with a large page cache
+    ///     (``WriterCache``; default `false`).
     ///   - committed: Runs after the commit, before the change is published (live objects take
     ///     what was written, so that whoever waits for the change reads them updated).
     @discardableResult
     func write<T>(
-        scope: String, durability: Durability = .synced, _ body: (StoreTransaction) throws -> T,
+        scope: String, durability: Durability = .synced, long: Bool = false, _ body: (StoreTransaction) throws -> T,
         committed: (() -> Void)? = nil
     ) throws(RooftopError) -> T {
         try enter()
@@ -168,6 +168,8 @@ final class LocalStore: Sendable {
                     started = true
                     waitingWrites.subtract(1, ordering: .relaxed)
                 }
+                try writerCache.prepare(db, long: long)
+                defer { if long { writerCache.longWriteEnded() } }
                 return try durability.commit(db, relaxed: relaxed) {
                     var written: (T, StoreChange)?
                     try db.inTransaction {
@@ -204,7 +206,8 @@ final class LocalStore: Sendable {
     /// instead of side by side (profiled: the writer idle 44% of an initial sync).
     ///
     /// `body` and `committed` run on that thread: they must not wait for a task, nor write to the
-    /// store themselves (a write inside a write traps).
+    /// store themselves (a write inside a write traps). The writer runs it with a large page cache
+    /// (``WriterCache``).
     /// - Throws: As ``write(scope:durability:_:committed:)``.
     func writeLong<T: Sendable>(
         scope: String, durability: Durability = .synced, _ body: @escaping @Sendable (StoreTransaction) throws -> T,
@@ -216,7 +219,7 @@ final class LocalStore: Sendable {
                 continuation.resume(
                     returning: Result { () throws(RooftopError) -> T in
                         try self.write(
-                            scope: scope, durability: durability,
+                            scope: scope, durability: durability, long: true,
                             { transaction in
                                 let result = try body(transaction)
                                 value = result
