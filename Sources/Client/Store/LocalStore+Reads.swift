@@ -34,9 +34,9 @@ extension LocalStore {
 
     // MARK: Objects
 
-    /// One object's row.
+    /// One object's row (a point read).
     func object(_ key: ObjectKey, scope: String) throws(RooftopError) -> LocalObjectRow? {
-        try read { db in try StoreTransaction.object(key, scope: scope, db) }
+        try pointRead { db in try StoreTransaction.object(key, scope: scope, db) }
     }
 
     /// The objects of a scope, optionally of one datastore and/or class, deleted ones excluded.
