@@ -56,7 +56,7 @@ final class LocalStore: Sendable {
     }
 
     /// Opens (creating and migrating if needed) the store.
-    /// - Parameter cacheLinger: How long the writer's page cache stays large after a long write
+    /// - Parameter cacheLinger: How long after a long write the writer's page cache stays large
     ///   (``WriterCache/linger``; default one second).
     /// - Throws: `cache` when the database cannot be opened or migrated.
     init(_ storage: LocalStorage, cacheLinger: Duration = .seconds(1)) throws(RooftopError) {
@@ -168,7 +168,7 @@ final class LocalStore: Sendable {
                     started = true
                     waitingWrites.subtract(1, ordering: .relaxed)
                 }
-                try writerCache.prepare(db, long: long)
+                writerCache.prepare(db, long: long)
                 defer { if long { writerCache.longWriteEnded() } }
                 return try durability.commit(db, relaxed: relaxed) {
                     var written: (T, StoreChange)?
@@ -195,7 +195,7 @@ final class LocalStore: Sendable {
         return result
     }
 
-    /// Runs ``write(scope:durability:_:committed:)`` on a thread of the store's own, one long
+    /// Runs ``write(scope:durability:long:_:committed:)`` on a thread of the store's own, one long
     /// write at a time, and suspends the caller until it is done; `committed` receives what
     /// `body` returned.
     ///
@@ -208,7 +208,7 @@ final class LocalStore: Sendable {
     /// `body` and `committed` run on that thread: they must not wait for a task, nor write to the
     /// store themselves (a write inside a write traps). The writer runs it with a large page cache
     /// (``WriterCache``).
-    /// - Throws: As ``write(scope:durability:_:committed:)``.
+    /// - Throws: As ``write(scope:durability:long:_:committed:)``.
     func writeLong<T: Sendable>(
         scope: String, durability: Durability = .synced, _ body: @escaping @Sendable (StoreTransaction) throws -> T,
         committed: (@Sendable (T) -> Void)? = nil
