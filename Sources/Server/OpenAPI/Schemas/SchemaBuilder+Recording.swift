@@ -114,13 +114,19 @@ extension SchemaBuilder {
                 .sorted { (rank($0.element.name), $0.offset) < (rank($1.element.name), $1.offset) }
                 .map(\.element)
             properties = try self.members.map { member in
-                let note = notes.properties[member.name] ?? PropertyNote()
-                if let values = shown[member.name] {
-                    return (text(member.name), try SchemaBuilder.constant(member.name, values, note))
-                }
-                return (text(member.name), try property(member, note, nullable: member.acceptsNull))
+                (text(member.name), try Self.schema(of: member, notes: notes, constants: shown, nullable: member.acceptsNull))
             }
             examples = try notes.examples.map(json)
+        }
+
+        /// A member's schema: its constant values when it is one, else its type's with its note,
+        /// taking `null` when `nullable`.
+        private static func schema(
+            of member: SchemaRecorder.Member, notes: SchemaNotes, constants: [String: [String]], nullable: Bool
+        ) throws -> Node {
+            let note = notes.properties[member.name] ?? PropertyNote()
+            if let values = constants[member.name] { return try SchemaBuilder.constant(member.name, values, note) }
+            return try SchemaBuilder.property(member, note, nullable: nullable)
         }
 
         /// Whether variant `name` of `union` needs member `member`: every value holds it, and none
@@ -183,9 +189,8 @@ extension SchemaBuilder {
             if !listed.isEmpty { pairs.append((text("required"), .sequence(.init(listed)))) }
             // An answer's encoder leaves out what a value lacks: no member holds `null` there.
             let schemas = try zip(members, properties).map { member, property in
-                guard answerOnly, member.acceptsNull, constants[member.name] == nil else { return property }
-                let note = notes.properties[member.name] ?? PropertyNote()
-                return (property.name, try SchemaBuilder.property(member, note, nullable: false))
+                guard answerOnly, member.acceptsNull else { return property }
+                return (property.name, try Self.schema(of: member, notes: notes, constants: constants, nullable: false))
             }
             pairs.append((text("properties"), .mapping(.init(schemas.map { ($0.name, $0.schema) }))))
             pairs.append((text("additionalProperties"), Node("false")))
