@@ -213,6 +213,59 @@ struct StorageSQLiteTests {
         }
     }
 
+    @Test("the writer keeps its statement journals in memory once migrated; readers sort with temporary files")
+    func writerTemporariesInMemory() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        // SQLite's `temp_store`: 0 is the build's default (files), 2 memory.
+        let writer = { try await storage.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } }
+        #expect(try await writer() == 0, "the migrations, which may sort a whole table, run with temporary files")
+        try await storage.prepare()
+        #expect(try await writer() == 2)
+        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 0)
+        // A push's mutations, each in its savepoint, each touching more pages than SQLite kept in
+        // memory before spilling to a file; every tenth fails after its object was written (its
+        // result cannot be recorded), and its savepoint restores the pages from the journal.
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        let text = String(repeating: "x", count: 3_000)
+        let ids = try (0..<60).map { try MutationID("m\($0)") }
+        let outcomes = try await storage.writeObjects { objects -> [Bool] in
+            let sqlite = try #require(objects as? SQLiteObjectWriter)
+            try sqlite.db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER refuse_tenth BEFORE INSERT ON mutation_results
+                    WHEN CAST(substr(new.mutation_id, 2) AS INTEGER) % 10 = 9
+                    BEGIN SELECT RAISE(ABORT, 'injected'); END
+                    """)
+            let requests = ids.enumerated().map { index, id in
+                ObjectWriteRequest(datastoreKey: key, className: "T", objectId: "o\(index)", baseVersion: nil, mutation: ("u1", id))
+            }
+            try objects.lock(requests)
+            let written = requests.enumerated().map { index, request in
+                do {
+                    _ = try objects.write(request) { _ in
+                        StorageWrites.decision(
+                            StorageConformance.object(request.objectId, fields: ["n": .int(Int64(index)), "s": .string(text)]),
+                            deleted: false)
+                    }
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            try sqlite.db.execute(sql: "DROP TRIGGER refuse_tenth")
+            return written
+        }
+        #expect(outcomes.count(where: { $0 }) == 54)
+        let stored = try await storage.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT object_id FROM objects WHERE datastore_key = ? ORDER BY key", arguments: [key])
+        }
+        #expect(stored == (0..<60).filter { $0 % 10 != 9 }.map { "o\($0)" })
+        #expect(try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil).map(\.sequence) == Array(1...54))
+        try await storage.close()
+    }
+
     @Test("the database, its WAL and shared memory, and backups are private (0600) whatever the umask; an older 0644 file is tightened")
     func privateFiles() async throws {
         let fixture = try SQLiteFixture()
