@@ -194,6 +194,33 @@ struct StorageSQLiteTests {
         try await storage.close()
     }
 
+    @Test("a point read that fails ends its transaction: the next sees what was committed since")
+    func failedPointRead() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        #expect(try await storage.datastore(key: key)?.sequence == 0)
+        #expect(throws: RooftopError.self) {
+            try storage.pointRead { db -> Int64? in
+                _ = try Int64.fetchOne(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
+                throw RooftopError(.internal, "injected")
+            }
+        }
+        #expect(try storage.pointReadOne { db in db.isInsideTransaction } == false)
+        let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
+        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
+            .write(
+                snapshot: snapshot, deleted: false,
+                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
+        }
+        #expect(try await storage.datastore(key: key)?.sequence == 1)
+        #expect(try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") != nil)
+        #expect(try await storage.session(tokenHash: "nobody") == nil)
+        try await storage.close()
+    }
+
     @Test("the embedded database runs in WAL mode with every migration applied, also after reopening")
     func walAndMigrations() async throws {
         let fixture = try SQLiteFixture()
