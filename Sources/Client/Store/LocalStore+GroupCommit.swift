@@ -1,4 +1,5 @@
 import GRDB
+import RooftopSQLite
 import RooftopShared
 import Synchronization
 
@@ -176,16 +177,13 @@ extension LocalStore {
                     for (index, write) in writes.enumerated() {
                         let own = StoreTransaction(db: transaction.db, scope: write.scope)
                         do {
-                            var committed: (@Sendable () -> Void)?
-                            try transaction.db.inSavepoint {
-                                committed = try write.body(own)
+                            let committed = try transaction.db.inPreparedSavepoint {
+                                let committed = try write.body(own)
                                 try own.finish()
-                                return .commit
+                                return committed
                             }
-                            if let committed {
-                                outcomes.list[index] = .success(committed)
-                                transaction.record(own.change)
-                            }
+                            outcomes.list[index] = .success(committed)
+                            transaction.record(own.change)
                         } catch let error as RooftopError {
                             outcomes.list[index] = .failure(error)
                         } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RooftopSQL
+import RooftopSQLite
 import RooftopShared
 
 extension SQLiteStorage {
@@ -123,10 +124,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         tally.count += 1
         var outcome: ObjectWriteOutcome?
         do {
-            try db.inSavepoint {
-                outcome = try ObjectWriteFlow.write(self, request, at: now, decide: decide)
-                return .commit
-            }
+            outcome = try db.inPreparedSavepoint { try ObjectWriteFlow.write(self, request, at: now, decide: decide) }
         } catch {
             readAhead.rolledBack()
             throw error
