@@ -193,26 +193,41 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func insertResult(_ row: MutationResultRow) throws {
         readAhead.recording(scope: row.scope, id: row.mutationId)
-        try db.cachedStatement(
-            sql: """
-                INSERT OR IGNORE INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [row.scope, row.mutationId, row.version, row.objectKey, row.detail, row.createdAt])
+        try DirectStatement(
+            db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """)
+        ).execute { values in
+            values.bind(row.scope)
+            values.bind(row.mutationId)
+            values.bind(row.version)
+            values.bind(row.objectKey)
+            values.bind(row.detail)
+            values.bind(row.createdAt)
+        }
     }
 
+    /// Writes what `plan` says. Its statements are bound directly (``DirectStatement``): a push
+    /// runs them for every mutation, and GRDB's boxing of each argument was a twentieth of it.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
         let flagsChange = plan.flagsChange || plan.existingKey == nil
         let readers = try plan.readerSet.flatMap { readers throws in
             flagsChange ? try readAhead.readerSet(readers) { try SQLiteStorage.readerSetID(readers, db) } : nil
         }
         if let readers { readerSetWatch?.note(readers) }
-        var arguments: [DatabaseValue] = [
-            plan.body.databaseValue, plan.createdAt.databaseValue, plan.updatedAt.databaseValue,
-            plan.version.databaseValue, plan.sequence.databaseValue, plan.size.databaseValue,
-        ]
-        if flagsChange {
-            arguments += [(plan.deleted ? 1 : 0).databaseValue, readers.databaseValue]
+        let bindState = { (values: inout DirectStatement.Binder) in
+            values.bind(plan.body)
+            values.bind(plan.createdAt)
+            values.bind(plan.updatedAt)
+            values.bind(plan.version)
+            values.bind(plan.sequence)
+            values.bind(plan.size)
+            if flagsChange {
+                values.bind(plan.deleted)
+                values.bind(readers)
+            }
         }
         let key: Int64
         if let existing = plan.existingKey {
@@ -229,19 +244,24 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                 UPDATE objects SET body = ?, created_at = ?, updated_at = ?, version = ?, sequence = ?,
                 size_bytes = ? WHERE key = ?
                 """
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments + [key.databaseValue]))
+            try DirectStatement(db.cachedStatement(sql: sql)).execute { values in
+                bindState(&values)
+                values.bind(key)
+            }
         } else {
             readAhead.storing(datastoreKey: plan.datastoreKey, className: plan.className, objectId: plan.objectId)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO objects (body, created_at, updated_at, version, sequence, size_bytes, deleted,
-                    readers, datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(
-                arguments: StatementArguments(
-                    arguments + [
-                        plan.datastoreKey.databaseValue, plan.className.databaseValue, plan.objectId.databaseValue,
-                    ]))
+            try DirectStatement(
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO objects (body, created_at, updated_at, version, sequence, size_bytes, deleted,
+                        readers, datastore_key, class_name, object_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+            ).execute { values in
+                bindState(&values)
+                values.bind(plan.datastoreKey)
+                values.bind(plan.className)
+                values.bind(plan.objectId)
+            }
             key = db.lastInsertedRowID
             // Kept as for an object the rebuild has not reached; behind it (a key used again), it
             // also needs the rows the rebuild adds (``SQLiteStorage/addRows(of:beyond:className:objectKey:datastoreKey:_:)``).
@@ -267,17 +287,33 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                 sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
             ).execute(arguments: [plan.sequence, key, principal])
         }
+        let started = try DirectStatement(
+            db.cachedStatement(sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)"))
         for principal in plan.startedReaders {
-            try db.cachedStatement(
-                sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)"
-            ).execute(arguments: [key, principal, plan.sequence])
+            try started.execute { values in
+                values.bind(key)
+                values.bind(principal)
+                values.bind(plan.sequence)
+            }
         }
-        try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)"
-        ).execute(arguments: [key, plan.operationVersion, plan.operation, plan.sequence])
-        try db.cachedStatement(
-            sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?"
-        ).execute(arguments: [plan.sequence, plan.countDelta, plan.sizeDelta, plan.datastoreKey])
+        try DirectStatement(
+            db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)")
+        ).execute { values in
+            values.bind(key)
+            values.bind(plan.operationVersion)
+            values.bind(plan.operation)
+            values.bind(plan.sequence)
+        }
+        try DirectStatement(
+            db.cachedStatement(
+                sql: "UPDATE datastores SET sequence = ?, record_count = record_count + ?, size_bytes = size_bytes + ? WHERE key = ?")
+        ).execute { values in
+            values.bind(plan.sequence)
+            values.bind(plan.countDelta)
+            values.bind(plan.sizeDelta)
+            values.bind(plan.datastoreKey)
+        }
         readAhead.stored(
             datastoreKey: plan.datastoreKey, sequence: plan.sequence, countDelta: plan.countDelta, sizeDelta: plan.sizeDelta)
         return key

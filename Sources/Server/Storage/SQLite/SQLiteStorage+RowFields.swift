@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import RooftopSQL
+import RooftopSQLite
 import RooftopShared
 import Synchronization
 
@@ -239,17 +240,32 @@ extension SQLiteStorage {
 
     /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
     static func insertRows(_ rows: [SQLIndexRows.FieldRow], objectKey: Int64, _ db: Database) throws {
-        for row in rows {
-            try db.cachedStatement(
+        guard !rows.isEmpty else { return }
+        // Bound directly (``DirectStatement``): every field of every object a push writes.
+        let fields = try DirectStatement(
+            db.cachedStatement(
                 sql: """
                     INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
                     VALUES (?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [objectKey, row.field, row.kind, row.sortKey.map { Data($0) }, row.latitude, row.longitude])
+                    """))
+        for row in rows {
+            try fields.execute { values in
+                values.bind(objectKey)
+                values.bind(row.field)
+                values.bind(row.kind)
+                values.bind(row.sortKey)
+                values.bind(row.latitude)
+                values.bind(row.longitude)
+            }
+            guard !row.elements.isEmpty else { continue }
+            let elements = try DirectStatement(
+                db.cachedStatement(sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"))
             for element in row.elements {
-                try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"
-                ).execute(arguments: [objectKey, row.field, Data(element)])
+                try elements.execute { values in
+                    values.bind(objectKey)
+                    values.bind(row.field)
+                    values.bind(element)
+                }
             }
         }
     }
