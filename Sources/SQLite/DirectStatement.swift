@@ -11,7 +11,8 @@ import GRDBSQLite
 /// copied by SQLite), steps, and resets the statement, leaving no binding behind. It skips GRDB's
 /// bookkeeping around a statement, so it is only for `INSERT`, `UPDATE`, `DELETE` and lookups
 /// inside a transaction the caller holds (it throws outside one; never `BEGIN`, `COMMIT` or schema
-/// changes, which GRDB must see), on a connection without GRDB transaction observers.
+/// changes, which GRDB must see; savepoints only as ``GRDB/Database/inPreparedSavepoint(_:)``
+/// opens and closes them), on a connection without GRDB transaction observers.
 ///
 /// ```swift
 /// let insert = try DirectStatement(db.cachedStatement(sql: "INSERT INTO t (a, b) VALUES (?, ?)"))
