@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import RooftopSQL
 
 /// Runs a prepared statement with its parameters bound straight to SQLite, for the statements a
 /// write path runs thousands of times per transaction (the rows of every object a pull stores).
@@ -169,3 +170,16 @@ private let emptyText: StaticString = ""
 
 /// SQLite's `SQLITE_TRANSIENT`: the value bound is copied before the binding call returns.
 private let transientDestructor = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+extension DirectStatement.Binder {
+    /// Binds the columns an `object_fields` row starts with in both stores, in their order:
+    /// `object_key, field, kind, sort_key, latitude, longitude`.
+    package mutating func bind(_ row: SQLIndexRows.FieldRow, of objectKey: Int64) {
+        bind(objectKey)
+        bind(row.field)
+        bind(row.kind)
+        bind(row.sortKey)
+        bind(row.latitude)
+        bind(row.longitude)
+    }
+}

@@ -248,12 +248,7 @@ extension StoreTransaction {
                     """))
         for row in added {
             try field.execute { values in
-                values.bind(objectKey)
-                values.bind(row.field)
-                values.bind(row.kind)
-                values.bind(row.sortKey)
-                values.bind(row.latitude)
-                values.bind(row.longitude)
+                values.bind(row, of: objectKey)
                 values.bind(!incomplete.contains(row.field))
                 if let flags { values.bind(flags.byValue(row.field)) }
             }

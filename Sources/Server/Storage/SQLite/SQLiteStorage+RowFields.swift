@@ -249,14 +249,7 @@ extension SQLiteStorage {
                     VALUES (?, ?, ?, ?, ?, ?)
                     """))
         for row in rows {
-            try fields.execute { values in
-                values.bind(objectKey)
-                values.bind(row.field)
-                values.bind(row.kind)
-                values.bind(row.sortKey)
-                values.bind(row.latitude)
-                values.bind(row.longitude)
-            }
+            try fields.execute { values in values.bind(row, of: objectKey) }
             guard !row.elements.isEmpty else { continue }
             let elements = try DirectStatement(
                 db.cachedStatement(sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"))
