@@ -24,22 +24,40 @@ extension Database {
         guard isInsideTransaction else {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "a savepoint outside a transaction")
         }
-        try DirectStatement(cachedStatement(sql: "SAVEPOINT rooftop")).execute { _ in }
+        try run("SAVEPOINT rooftop")
         let result: T
         do {
             result = try body()
         } catch {
             if isInsideTransaction {
                 // Rolling back to a savepoint leaves it open: it is released too.
-                try DirectStatement(cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT rooftop")).execute { _ in }
-                try DirectStatement(cachedStatement(sql: "RELEASE SAVEPOINT rooftop")).execute { _ in }
+                try endingTheTransactionOnFailure {
+                    try run("ROLLBACK TRANSACTION TO SAVEPOINT rooftop")
+                    try run("RELEASE SAVEPOINT rooftop")
+                }
             }
             throw error
         }
         guard isInsideTransaction else {
             throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back by SQLite")
         }
-        try DirectStatement(cachedStatement(sql: "RELEASE SAVEPOINT rooftop")).execute { _ in }
+        try endingTheTransactionOnFailure { try run("RELEASE SAVEPOINT rooftop") }
         return result
+    }
+
+    private func run(_ sql: String) throws {
+        try DirectStatement(cachedStatement(sql: sql)).execute { _ in }
+    }
+
+    /// Runs `statements`; if they fail inside the transaction, rolls the whole transaction back
+    /// (through GRDB, which then fails the caller's transaction with `SQLITE_ABORT`): a savepoint
+    /// that could be neither kept nor undone must not leave its writes to be committed.
+    private func endingTheTransactionOnFailure(_ statements: () throws -> Void) throws {
+        do {
+            try statements()
+        } catch {
+            if isInsideTransaction { try rollback() }
+            throw error
+        }
     }
 }

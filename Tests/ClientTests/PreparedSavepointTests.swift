@@ -60,6 +60,29 @@ struct PreparedSavepointTests {
         }
         #expect(value == "outer")
         #expect(try stored(queue) == [1, 3])
+        // An outer savepoint that fails after a failed inner one undoes its own writes too (the
+        // inner one was released when it rolled back, not left to catch the outer's rollback).
+        let innerFailed = try queue.write { db -> Bool in
+            var innerFailed = false
+            #expect(throws: Injected.self) {
+                try db.inPreparedSavepoint {
+                    try db.execute(sql: "INSERT INTO t VALUES (4)")
+                    do {
+                        try db.inPreparedSavepoint {
+                            try db.execute(sql: "INSERT INTO t VALUES (5)")
+                            throw Injected()
+                        }
+                    } catch is Injected {
+                        innerFailed = true
+                    }
+                    try db.execute(sql: "INSERT INTO t VALUES (6)")
+                    throw Injected()
+                }
+            }
+            return innerFailed
+        }
+        #expect(innerFailed)
+        #expect(try stored(queue) == [1, 3])
     }
 
     @Test("a constraint failure inside undoes the savepoint's earlier writes; outside a transaction it refuses to run")
@@ -98,6 +121,7 @@ struct PreparedSavepointTests {
                 }
             } throws: { error in
                 (error as? DatabaseError)?.resultCode == .SQLITE_ABORT
+                    && (error as? DatabaseError)?.message == "the transaction was rolled back by SQLite"
             }
             #expect(!db.isInsideTransaction)
         }

@@ -240,17 +240,22 @@ struct StorageSQLiteTests {
         }
     }
 
-    @Test("the writer keeps its statement journals in memory once migrated; readers sort with temporary files")
+    @Test("object writes keep their statement journals in memory; the writer's other transactions and readers use files")
     func writerTemporariesInMemory() async throws {
         let fixture = try SQLiteFixture()
         defer { try? fixture.destroy() }
         let storage = try SQLiteStorage(path: fixture.path)
-        // SQLite's `temp_store`: 0 is the build's default (files), 2 memory.
-        let writer = { try await storage.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } }
-        #expect(try await writer() == 0, "the migrations, which may sort a whole table, run with temporary files")
         try await storage.prepare()
-        #expect(try await writer() == 2)
-        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 0)
+        // SQLite's `temp_store`: 0 is the build's default (files), 2 memory.
+        let setting = "PRAGMA temp_store"
+        #expect(try await storage.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: setting) } == 0)
+        #expect(try await storage.writeObjects { objects in
+            return try Int.fetchOne(try #require(objects as? SQLiteObjectWriter).db, sql: setting)
+        } == 2)
+        #expect(
+            try await storage.pool.write { db in try Int.fetchOne(db, sql: setting) } == 0,
+            "a datastore's deletion, in one statement, journals to a file")
+        #expect(try await storage.pool.read { db in try Int.fetchOne(db, sql: setting) } == 0)
         // A push's mutations, each in its savepoint, each touching more pages than SQLite kept in
         // memory before spilling to a file; every tenth fails after its object was written (its
         // result cannot be recorded), and its savepoint restores the pages from the journal.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import RooftopSQL
 import RooftopSQLite
 import RooftopShared
@@ -37,14 +38,50 @@ extension SQLiteStorage {
     }
 
     /// See ``Storage/writeObjects(_:)``.
+    ///
+    /// The transaction keeps its statement journals in memory (``withJournalsInMemory(_:_:)``).
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
-        let (result, writes) = try await pool.write { db in
-            let writer = SQLiteObjectWriter(db: db, now: self.clock.now(), readerSetWatch: self.readerSetWatch)
-            let result = try body(writer)
-            return (result, writer.tally.count)
+        let (result, writes) = try await pool.writeWithoutTransaction { db in
+            try Self.withJournalsInMemory(db) {
+                var outcome: (T, Int)?
+                try db.inTransaction(.immediate) {
+                    let writer = SQLiteObjectWriter(db: db, now: self.clock.now(), readerSetWatch: self.readerSetWatch)
+                    outcome = (try body(writer), writer.tally.count)
+                    return .commit
+                }
+                guard let outcome else { throw RooftopError(.internal, "a write transaction ended without its result") }
+                return outcome
+            }
         }
         noteWrites(writes)
         return result
+    }
+
+    /// Runs `body` (which opens and ends its own transaction) with the connection's temporary
+    /// files in memory (`PRAGMA temp_store = MEMORY`), then with SQLite's default again.
+    ///
+    /// Each mutation runs in a savepoint of its push's transaction, so that a refusal undoes it
+    /// alone, and SQLite keeps the pages a savepoint may restore in a statement journal, which
+    /// past 64 KiB it moves to a temporary file. An object write touches more pages than that:
+    /// every single create made, wrote and deleted a file (`strace` counted, per create, an
+    /// `openat`, two `access`, an `unlink` and 18 of its 67 `pwrite`s), and each mutation of a
+    /// push wrote its pages to that file again. In memory, the journal holds one mutation's pages
+    /// at a time (SQLite empties it when the savepoint is released). Only object writes run so:
+    /// a statement that changes many rows at once inside a transaction (deleting a datastore
+    /// cascades to all its objects) journals every page it changes, which belongs in a file.
+    /// SQLite reads the setting when a transaction starts; it cannot change inside one, and a
+    /// `PRAGMA temp_store` takes effect when it is compiled, so it is not a cached statement.
+    /// A failure to set it back is logged: only memory depends on it, and `body` has committed.
+    static func withJournalsInMemory<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        let result = Result { try body() }
+        do {
+            try db.execute(sql: "PRAGMA temp_store = DEFAULT")
+        } catch {
+            Logger(label: "rooftop.storage").warning(
+                "the writer's temporary files stay in memory", metadata: ["error": "\(error)"])
+        }
+        return try result.get()
     }
 
     /// A recorded result joined with the object it left, as ``recordedResult(from:id:)`` reads it.

@@ -68,7 +68,6 @@ public final class SQLiteStorage: Storage {
     /// Runs the migrations, and refreshes the planner's statistics of a database with data.
     public func prepare() async throws {
         try SQLiteMigrations.migrator.migrate(pool)
-        try await pool.writeWithoutTransaction { db in try Self.keepTemporariesInMemory(db) }
         // Whether there are 1,000 objects, without counting them all (a scan at start-up).
         let hasData = try await pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM objects LIMIT 1 OFFSET 999)") ?? false
@@ -76,22 +75,6 @@ public final class SQLiteStorage: Storage {
         if hasData { try await analyze() }
         // A rebuild of index rows the last run did not finish goes on.
         startRowRebuild()
-    }
-
-    /// Keeps the writer's temporary files in memory (`PRAGMA temp_store = MEMORY`), set once the
-    /// migrations have run.
-    ///
-    /// Each mutation runs in a savepoint of its push's transaction, so that a refusal undoes it
-    /// alone; SQLite keeps the pages a savepoint may have to restore in a statement journal,
-    /// which past 64 KiB it moved to a temporary file. An object write touches more pages than
-    /// that: every single create made, wrote and deleted a file (`strace` counted, per create, an
-    /// `openat`, two `access`, an `unlink` and 18 of its 67 `pwrite`s), and a push's mutations
-    /// each wrote their pages to that file again. In memory the journal holds one mutation's
-    /// pages at a time (it is emptied when the savepoint is released). The writer's own statements sort
-    /// nothing large (pages and sweeps read in index order, with limits); the migrations, which
-    /// may, ran before, with temporary files. Readers keep temporary files for their sorts.
-    static func keepTemporariesInMemory(_ db: Database) throws {
-        try db.execute(sql: "PRAGMA temp_store = MEMORY")
     }
 
     /// Refreshes the query planner's statistics (`ANALYZE`, sampling at most 400 rows of each
@@ -334,13 +317,17 @@ extension SQLiteStorage {
         try pointReader.unsafeRead { db in
             try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
             let result = Result { try body(db) }
-            do {
-                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            } catch {
-                // A read's commit fails only on a broken connection: never left open (the next
-                // point read would see this one's state).
-                try db.execute(sql: "ROLLBACK TRANSACTION")
-                throw error
+            // SQLite may have ended the transaction itself (an I/O error): `body`'s error is the
+            // one to report then.
+            if db.isInsideTransaction {
+                do {
+                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                } catch {
+                    // Never left open: the next point read would see this one's state.
+                    if db.isInsideTransaction { try db.rollback() }
+                    if case .failure(let failure) = result { throw failure }
+                    throw error
+                }
             }
             return try result.get()
         }
