@@ -212,6 +212,27 @@ struct RebaseTests {
         }
     }
 
+    @Test("a pulled page that rewrites queued changes commits waiting for the disk")
+    func rebasingPageSynced() async throws {
+        try await withRealServer { server in
+            let (client, score, ann) = try await setUp(server, base: ["count": 1])
+            score["count"] = 2
+            let queued = try #require(try await score.saveEventually())
+            try await server.delete(score.key, as: client)
+            let statements = try WriterStatements(client.core.store, scope: ann.objectId)
+            try await client.sync.pull(datastore: .default)
+            // The rebase settled the queued change and the page purged the object, in a commit that
+            // waited for the disk: the writer was never set to `NORMAL`.
+            #expect(try client.core.store.queued(for: score.key, scope: ann.objectId).isEmpty)
+            #expect(try client.outbox.status(of: queued) == .acknowledged(version: 2))
+            let all = statements.all
+            #expect(all.contains { $0.hasPrefix("DELETE FROM objects") }, "\(all)")
+            #expect(!all.contains("PRAGMA synchronous = NORMAL"), "\(all)")
+            server.pushGate.open()
+            try await client.outbox.waitUntilIdle()
+        }
+    }
+
     @Test("a rebase settled in a page's first transaction is told even when a later transaction of the page fails")
     func settledBeforeAFailedSlice() async throws {
         try await withRealServer { server in

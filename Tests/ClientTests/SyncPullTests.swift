@@ -198,6 +198,24 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
+    @Test("a pulled page that rewrites no queued change commits without waiting for the disk; the writer waits again after it")
+    func pulledPageDeferred() async throws {
+        let (client, owner) = try await signedUpSyncClient()
+        let statements = try WriterStatements(client.core.store, scope: owner)
+        let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
+        let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
+        try await client.sync.apply(
+            page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
+        #expect(try client.core.store.object(ObjectKey(object), scope: owner)?.server == object)
+        // The object's row is written between `NORMAL` and `FULL` (``Durability/deferred``).
+        let all = statements.all
+        let relaxed = try #require(all.firstIndex(of: "PRAGMA synchronous = NORMAL"))
+        let written = try #require(all.firstIndex { $0.hasPrefix("INSERT INTO objects") })
+        let synced = try #require(all.lastIndex(of: "PRAGMA synchronous = FULL"))
+        #expect(relaxed < written && written < synced, "\(all)")
+        await client.shutdown()
+    }
+
     @Test("a pulled object's JSON is stored as received, not encoded again, and local queries read it")
     func storedAsReceived() async throws {
         let (client, owner) = try await signedUpSyncClient()

@@ -28,12 +28,15 @@ extension SyncEngine {
         let changes = page.changes
         let registry = dependencies.registry
         let store = dependencies.store
+        // What a page brings is the server's, told again from the last checkpoint stored: its
+        // commit need not wait for the disk unless it rewrites queued changes (``Durability``).
+        let durability: Durability = rebases.isEmpty ? .deferred : .synced
         var next = 0
         repeat {
             let start = next
             // Off the tasks' threads (``LocalStore/writeLong(scope:durability:_:committed:)``):
             // the next page is fetched and read meanwhile.
-            let (end, written) = try await store.writeLong(scope: owner) { transaction in
+            let (end, written) = try await store.writeLong(scope: owner, durability: durability) { transaction in
                 guard self.dependencies.scope == owner else { throw SyncEngine.accountChanged }
                 // Objects new here share a few keys of each index: their counts are summed and
                 // written once, at the end of the transaction (``IndexEntryWriter``).

@@ -15,9 +15,10 @@ import Synchronization
 /// once a synced commit followed it: the store stays as it was after some commit, never a mix.
 /// A deferred commit must therefore hold only what the server tells again when asked again —
 /// the acknowledgements of queued changes (sent again, the server answers them from what it
-/// recorded under their IDs, ``OutboxEngine``) — and never something sent from the device in a
-/// form that only it records (a queued change, a rebase that rewrites one, the mark that a change
-/// may have reached the server).
+/// recorded under their IDs, ``OutboxEngine``), a pulled page stored with its checkpoint (lost,
+/// the pull asks again from the checkpoint before it, ``SyncEngine``) — and never something sent
+/// from the device in a form that only it records (a queued change, a rebase that rewrites one,
+/// the mark that a change may have reached the server).
 enum Durability: Sendable {
     /// The commit returns once it is on disk.
     case synced
