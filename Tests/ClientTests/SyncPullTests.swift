@@ -198,16 +198,28 @@ struct SyncPullTests {
         await client.shutdown()
     }
 
-    @Test("a pulled page that rewrites no queued change commits without waiting for the disk; the writer waits again after it")
+    @Test("a pulled page commits without waiting for the disk unless it records a new sync scope; the writer waits again after it")
     func pulledPageDeferred() async throws {
         let (client, owner) = try await signedUpSyncClient()
         let statements = try WriterStatements(client.core.store, scope: owner)
+        let apply = { (object: ObjectSnapshot, checkpoint: Checkpoint) in
+            let page = PullResponse(changes: [.upsert(object)], checkpoint: checkpoint, hasMore: false)
+            try await client.sync.apply(
+                page, datastore: .default, scope: .everything, checkpoint: checkpoint, owner: owner, onChange: nil)
+            #expect(try client.core.store.object(ObjectKey(object), scope: owner)?.server == object)
+        }
+        // The first page records the scope, chosen on the device: its commit waits for the disk.
+        try await apply(
+            ObjectSnapshot(className: "Item", objectId: "i0", datastore: .default, fields: ["i": 0], version: 1),
+            Checkpoint("c:0"))
+        #expect(try client.core.store.syncFilter(scope: owner, datastore: .default) == .everything)
+        #expect(statements.all.contains { $0.hasPrefix("INSERT INTO objects") }, "\(statements.all)")
+        #expect(!statements.all.contains("PRAGMA synchronous = NORMAL"), "\(statements.all)")
+        statements.clear()
         let object = ObjectSnapshot(className: "Item", objectId: "i1", datastore: .default, fields: ["i": 1], version: 1)
-        let page = PullResponse(changes: [.upsert(object)], checkpoint: Checkpoint("c:1"), hasMore: false)
-        try await client.sync.apply(
-            page, datastore: .default, scope: .everything, checkpoint: Checkpoint("c:1"), owner: owner, onChange: nil)
-        #expect(try client.core.store.object(ObjectKey(object), scope: owner)?.server == object)
-        // The object's row is written between `NORMAL` and `FULL` (``Durability/deferred``).
+        try await apply(object, Checkpoint("c:1"))
+        // The next, of the same scope: the object's row is written between `NORMAL` and `FULL`
+        // (``Durability/deferred``).
         let all = statements.all
         let relaxed = try #require(all.firstIndex(of: "PRAGMA synchronous = NORMAL"))
         let written = try #require(all.firstIndex { $0.hasPrefix("INSERT INTO objects") })

@@ -29,8 +29,12 @@ extension SyncEngine {
         let registry = dependencies.registry
         let store = dependencies.store
         // What a page brings is the server's, told again from the last checkpoint stored: its
-        // commit need not wait for the disk unless it rewrites queued changes (``Durability``).
-        let durability: Durability = rebases.isEmpty ? .deferred : .synced
+        // commit need not wait for the disk (``Durability``) unless it rewrites queued changes or
+        // records a sync scope other than the one stored (the app's choice, which only the device
+        // knows: lost, a narrowed scope's next pull would resume from the wide one's checkpoint).
+        var newScope = false
+        if checkpoint != nil { newScope = try store.syncFilter(scope: owner, datastore: datastore) != scope }
+        let durability: Durability = rebases.isEmpty && !newScope ? .deferred : .synced
         var next = 0
         repeat {
             let start = next

@@ -18,7 +18,8 @@ import Synchronization
 /// recorded under their IDs, ``OutboxEngine``), a pulled page stored with its checkpoint (lost,
 /// the pull asks again from the checkpoint before it, ``SyncEngine``) — and never something sent
 /// from the device in a form that only it records (a queued change, a rebase that rewrites one,
-/// the mark that a change may have reached the server).
+/// the mark that a change may have reached the server) or chosen on the device (a new sync
+/// scope stored with a checkpoint).
 enum Durability: Sendable {
     /// The commit returns once it is on disk.
     case synced
