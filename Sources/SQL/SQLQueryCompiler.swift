@@ -23,7 +23,7 @@ package struct SQLQueryCompiler: Sendable {
     /// The store's tables.
     package let layout: SQLIndexLayout
     /// The joins left to the planner in the query being compiled (``SQLDialect/plannedJoins``).
-    private var joins: JoinBudget?
+    var joins: JoinBudget?
     /// The fields of the query's class whose rows the store keeps in its value indexes (the rows
     /// whose ``SQLIndexLayout/valueFlag`` is 1); `nil` (the default) when it keeps every field's.
     /// Conditions on another field test each object's own rows, or its document when the store
@@ -76,7 +76,7 @@ package struct SQLQueryCompiler: Sendable {
     }
 
     /// What is left of ``SQLDialect/plannedJoins`` while one query's conditions are compiled.
-    private final class JoinBudget: @unchecked Sendable {
+    final class JoinBudget: @unchecked Sendable {
         // Used by one compilation, on one thread, and dropped with it.
         var remaining: Int
         init(_ remaining: Int) { self.remaining = remaining }
@@ -103,27 +103,36 @@ package struct SQLQueryCompiler: Sendable {
             return finish(query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy)
         }
         for (index, key) in query.order.enumerated() {
-            let sortKey: SQLFragment
-            if let column = builtInColumn(key.field) {
-                // The column itself, in its keys' order (``builtInColumn(_:)``'s note).
-                sortKey = SQLFragment(column.column)
-            } else if isRowless(key.field) {
-                sortKey = documentColumn(key.field, "key")
-            } else {
-                joins = joins + SQLFragment(
-                    " LEFT JOIN object_fields s\(index) ON s\(index).object_key = o.key AND s\(index).field = ?",
-                    [.text(key.field)])
-                sortKey = SQLFragment("s\(index).sort_key")
-            }
-            // A missing key (NULL) sorts first ascending and last descending, as in the evaluator.
-            orderBy.append(
-                key.descending
-                    ? SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 1 ELSE 0 END, ") + sortKey
-                        + SQLFragment(" DESC")
-                    : SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 0 ELSE 1 END, ") + sortKey
-                        + SQLFragment(" ASC"))
+            let (join, keys) = orderKey(key, alias: "s\(index)")
+            joins = joins + join
+            orderBy.append(keys)
         }
         return finish(query, scope: scope, readers: readers, limit: limit, joins: joins, orderBy: orderBy)
+    }
+
+    /// What ordering by `key` takes: the join of the field's row (as `alias`), when it has rows,
+    /// and the `ORDER BY` terms.
+    func orderKey(_ key: QueryOrder, alias: String) -> (join: SQLFragment, order: SQLFragment) {
+        let sortKey: SQLFragment
+        var join = SQLFragment()
+        if let column = builtInColumn(key.field) {
+            // The column itself, in its keys' order (``builtInColumn(_:)``'s note).
+            sortKey = SQLFragment(column.column)
+        } else if isRowless(key.field) {
+            sortKey = documentColumn(key.field, "key")
+        } else {
+            join = SQLFragment(
+                " LEFT JOIN object_fields \(alias) ON \(alias).object_key = o.key AND \(alias).field = ?", [.text(key.field)])
+            sortKey = SQLFragment("\(alias).sort_key")
+        }
+        // A missing key (NULL) sorts first ascending and last descending, as in the evaluator.
+        let order =
+            key.descending
+            ? SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 1 ELSE 0 END, ") + sortKey
+                + SQLFragment(" DESC")
+            : SQLFragment("CASE WHEN ") + sortKey + SQLFragment(" IS NULL THEN 0 ELSE 1 END, ") + sortKey
+                + SQLFragment(" ASC")
+        return (join, order)
     }
 
     private func finish(
@@ -233,11 +242,16 @@ package struct SQLQueryCompiler: Sendable {
         return scoped.budgetedFilter(query, scope: scope, readers: readers)
     }
 
-    private func budgetedFilter(_ query: Query, scope: SQLFragment, readers: Set<String>?) -> SQLFragment {
+    /// The filter, with the joins left in ``joins``; `readersTested`: the readers' test written as
+    /// a test of the object at hand (`(…) IS TRUE`), never an index the planner starts from.
+    func budgetedFilter(
+        _ query: Query, scope: SQLFragment, readers: Set<String>?, readersTested: Bool = false
+    ) -> SQLFragment {
         var filter =
             scope + SQLFragment(" AND o.class_name = ? AND \(dialect.live)", [.text(query.className)])
         if let readers {
-            filter = filter + SQLFragment(" AND ") + readable(by: readers)
+            let test = readable(by: readers)
+            filter = filter + SQLFragment(" AND ") + (readersTested ? parenthesized(test) + SQLFragment(" IS TRUE") : test)
         }
         if let predicate = query.predicate {
             filter = filter + SQLFragment(" AND ") + condition(predicate)

@@ -34,6 +34,12 @@ package struct SQLQueryRunner<Row> {
     /// When the index entries of ``indexes`` are exactly the scope's live objects that these
     /// keep (readers included): counts read the entries alone, or the counts kept per first key.
     package var entries: SQLIndexEntries?
+    /// How a page is read where two plans can read it (``SQLPagePlan``); matches first by default.
+    package var pagePlan = SQLPagePlan.matchesFirst
+    /// At least how many live objects the scope holds (of every class; the store's running count),
+    /// for ``SQLPagePlan/cheapest`` to weigh a walk of the whole class in ID order; `nil` (the
+    /// default): no such walk.
+    package var scopeSize: (() throws -> Int)?
 
     /// A runner over rows that `snapshot` reads.
     package init(
@@ -57,6 +63,11 @@ package struct SQLQueryRunner<Row> {
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
+        if pagePlan != .matchesFirst, SQLCompoundPlan(query, indexes: indexes) == nil,
+            let walked = compiler.walkedOrder(of: query)
+        {
+            return try countedFirst(query, walked: walked, readers: readers, limit: limit)
+        }
         let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
         // A page that is not full holds the last matches: the total is known without counting
         // (in the same read transaction), unless an offset skipped past every match.
@@ -68,6 +79,63 @@ package struct SQLQueryRunner<Row> {
         let total = try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
         return (objects, total)
     }
+
+    /// The page of a query that an order-first plan can read (``SQLPagePlan``): the matches
+    /// counted first (the page's total count), then the page read by the plan that reads fewer
+    /// objects, by ``cheapestWalks(_:end:total:)``.
+    /// - Throws: What the reads throw.
+    private func countedFirst(
+        _ query: Query, walked: SQLQueryCompiler.WalkedOrder, readers: Set<String>?, limit: Int
+    ) throws -> (objects: [Row], totalCount: Int) {
+        let total = try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+        let offset = max(query.offset, 0)
+        // Counted in the page's own read transaction: no match past the offset, no page (where
+        // a walk would read the whole index to find none).
+        guard total > offset, limit > 0 else { return ([], total) }
+        let (end, overflow) = offset.addingReportingOverflow(limit)
+        let walks: Bool
+        switch pagePlan {
+        case .matchesFirst: walks = false
+        case .orderFirst: walks = true
+        case .cheapest: walks = overflow ? false : try cheapestWalks(walked, end: end, total: total)
+        }
+        let select =
+            walks
+            ? compiler.orderFirst(query, scope: scope, readers: readers, limit: limit)
+            : nil
+        let objects = try self.objects(
+            select ?? compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
+        return (objects, total)
+    }
+
+    /// Whether walking `walked` in order to a page's `end` reads fewer objects than reading its
+    /// `total` matches and sorting them:
+    /// - in ID order, the walk reads about `end × size / total` objects of a scope of `size`
+    ///   (``scopeSize``, an upper bound: a class smaller than its scope walks less);
+    /// - in a field's range, about `end × rows / total`, where `rows` (the field's rows in the
+    ///   range, of every scope) is not counted; finding the matches first reads all of those rows
+    ///   too, but in the index alone, where the walk looks an object up for each of its share:
+    ///   the walk is taken only when the matches are at least ``fieldWalkFactor`` times the
+    ///   page's end, so that it reads at most that fraction of the rows.
+    /// - Throws: What ``scopeSize`` throws.
+    private func cheapestWalks(_ walked: SQLQueryCompiler.WalkedOrder, end: Int, total: Int) throws -> Bool {
+        switch walked {
+        case .objectId:
+            guard let scopeSize else { return false }
+            let (walkedRows, overflow) = end.multipliedReportingOverflow(by: try scopeSize())
+            guard !overflow else { return false }
+            let (squared, large) = total.multipliedReportingOverflow(by: total)
+            return large || walkedRows < squared
+        case .field:
+            let (threshold, overflow) = end.multipliedReportingOverflow(by: Self.fieldWalkFactor)
+            return !overflow && total >= threshold
+        }
+    }
+
+    /// How many times a page's end the matches of a query must be for a walk of its order field's
+    /// range to be read instead (see ``cheapestWalks(_:end:total:)``). Below it, finding the matches
+    /// first reads fewer than 16 objects per object of the page.
+    package static var fieldWalkFactor: Int { 16 }
 
     /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.
     /// - Throws: What the reads throw.
@@ -164,10 +232,12 @@ extension SQLQueryRunner where Row == ObjectSnapshot {
     /// A runner over rows read as objects.
     package init(
         compiler: SQLQueryCompiler, scope: SQLFragment, unindexedFields: @escaping () throws -> Set<String>,
-        objects: @escaping (SQLFragment) throws -> [ObjectSnapshot], count: @escaping (SQLFragment) throws -> Int
+        objects: @escaping (SQLFragment) throws -> [ObjectSnapshot], count: @escaping (SQLFragment) throws -> Int,
+        scopeSize: (() throws -> Int)? = nil
     ) {
         self.init(
             compiler: compiler, scope: scope, unindexedFields: unindexedFields, objects: objects, snapshot: { $0 },
             count: count)
+        self.scopeSize = scopeSize
     }
 }

@@ -3,6 +3,7 @@ import GRDB
 import RooftopSQL
 import RooftopSQLite
 import RooftopShared
+import Synchronization
 
 extension SQLiteStorage {
     private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
@@ -10,8 +11,9 @@ extension SQLiteStorage {
     /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
     public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
         try await pool.read { db in
-            let page = try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
-                .find(query, readers: readers, limit: limit)
+            var runner = try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
+            runner.pagePlan = pagePlan.withLock { $0 }
+            let page = try runner.find(query, readers: readers, limit: limit)
             return QueryPage(objects: page.objects, totalCount: page.totalCount)
         }
     }
@@ -53,7 +55,13 @@ extension SQLiteStorage {
                 while let row = try rows.next() { objects.append(try snapshot(from: row)) }
                 return objects
             },
-            count: { count in try Int.fetchOne(db, sql: count.sql, arguments: arguments(count.arguments)) ?? 0 })
+            count: { count in try Int.fetchOne(db, sql: count.sql, arguments: arguments(count.arguments)) ?? 0 },
+            scopeSize: {
+                // The datastore's live objects, kept by every write (``SQLPagePlan/cheapest``).
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT record_count FROM datastores WHERE key = ?"), arguments: [datastoreKey]
+                ) ?? 0
+            })
     }
 
     static func arguments(_ arguments: [SQLArgument]) -> StatementArguments {

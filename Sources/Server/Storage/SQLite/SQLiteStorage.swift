@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import RooftopSQL
 import RooftopShared
 import RooftopSQLite
 import Synchronization
@@ -29,6 +30,9 @@ public final class SQLiteStorage: Storage {
     let clock: ServerClock
     /// The background rebuild of index rows after a class's declared indexes change (``RowFields``).
     let rowRebuild: RowRebuild
+    /// How query pages are read: the cheaper of two plans by the matches' count
+    /// (``SQLPagePlan/cheapest``); tests pin either plan to compare both with the evaluator.
+    let pagePlan = Mutex(SQLPagePlan.cheapest)
 
     /// Opens (creating if needed) the database at `path`, private to the server's user (mode
     /// 0600, see ``PrivateDatabaseFile``).

@@ -1,0 +1,123 @@
+import RooftopSQL
+import RooftopShared
+import Synchronization
+import Testing
+
+@testable import RooftopServer
+import RooftopTestSupport
+
+/// A page read order first (walking an index in the query's order, each object tested) holds
+/// what one read matches first does, and the SQLite storage picks between them by the count of
+/// the matches (``SQLPagePlan``).
+///
+/// Replay a failure with `ROOFTOP_TEST_SEEDS=<seed> swift test --filter SQLPagePlan`.
+@Suite("Query pages read order first or matches first")
+struct SQLPagePlanTests {
+    /// Random queries per dataset, and as many again of the shape a field's range walks.
+    static let queriesPerDataset = 200
+
+    @Test("order-first pages agree with QueryEvaluator.run, walking object IDs and a field's range")
+    func orderFirstAgrees() async throws {
+        let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+        var walked: [SQLQueryCompiler.WalkedOrder: Int] = [:]
+        for seed in TestSeeds.seeds(fixed: [5, 6, 7]) {
+            try await withStorage(SQLiteFixture.factory) { storage, _ in
+                let sqlite = try #require(storage as? SQLiteStorage)
+                sqlite.pagePlan.withLock { $0 = .orderFirst }
+                var rng = SeededGenerator(seed: seed)
+                let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
+                var mismatches = 0
+                for index in 0..<(2 * Self.queriesPerDataset) {
+                    let query = index % 2 == 0 ? DifferentialQueries.query(&rng) : Self.walkedRange(&rng)
+                    try query.validate()
+                    if let order = compiler.walkedOrder(of: query) { walked[Self.kind(order), default: 0] += 1 }
+                    let readers = rng.pick(DifferentialDataset.readerSets)
+                    let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
+                    if let report = outcome.mismatch {
+                        mismatches += 1
+                        Issue.record("seed \(seed), query #\(index): \(report)")
+                        if mismatches >= 5 { break }
+                    }
+                }
+            }
+        }
+        // Both walks were compared, often.
+        #expect(walked[.objectId, default: 0] > Self.queriesPerDataset / 2, "\(walked)")
+        #expect(walked[.field("score"), default: 0] > Self.queriesPerDataset / 2, "\(walked)")
+    }
+
+    /// `.field("score")` for every walked field (the counts above group by kind).
+    private static func kind(_ order: SQLQueryCompiler.WalkedOrder) -> SQLQueryCompiler.WalkedOrder {
+        if case .field = order { return .field("score") }
+        return order
+    }
+
+    /// A query ordered by a field with comparisons of that field at its top level (what a walk
+    /// of the field's range reads), mostly with other conditions and order keys after it.
+    static func walkedRange(_ rng: inout SeededGenerator) -> Query {
+        let field = rng.pick(["score", "n", "name", "when", "data", "tags"])
+        var operands: [QueryPredicate] = (0..<rng.int(1...2)).map { _ in
+            .comparison(
+                field: field, op: rng.pick([.less, .lessOrEqual, .greater, .greaterOrEqual, .equal]),
+                value: DifferentialQueries.value(for: field, &rng))
+        }
+        if rng.chance(60) { operands.append(DifferentialQueries.predicate(&rng, depth: 1)) }
+        operands.shuffle(using: &rng)
+        let order =
+            [QueryOrder(field, descending: rng.chance(50))]
+            + (0..<rng.pick([0, 0, 1, 2])).map { _ in
+                QueryOrder(rng.pick(DifferentialQueries.fields), descending: rng.chance(50))
+            }
+        return Query(
+            className: rng.chance(85) ? "T" : "U", predicate: operands.count == 1 ? operands[0] : .and(operands),
+            order: order, limit: rng.chance(30) ? nil : rng.int(0...15), offset: rng.chance(60) ? 0 : rng.int(0...10))
+    }
+
+    @Test("the cheaper plan by the counts: a walk where matches are many, the matches where they are few")
+    func cheapestByCounts() throws {
+        let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+        let equal = Query(className: "T", predicate: .comparison(field: "category", op: .equal, value: .string("a")), limit: 100)
+        let range = Query(
+            className: "T",
+            predicate: .and([
+                .comparison(field: "score", op: .greaterOrEqual, value: .int(10)),
+                .comparison(field: "score", op: .less, value: .int(20)),
+            ]),
+            order: [QueryOrder("score", descending: true)], limit: 50)
+        // (query, matches, scope's size, whether the page is read order first)
+        let cases: [(Query, Int, Int?, Bool)] = [
+            (equal, 5_000, 100_000, true),  // 2,000 objects walked, not 5,000 sorted
+            (equal, 500, 100_000, false),  // 20,000 walked: read the 500
+            (equal, 5_000, Int.max, false),  // a size that overflows the estimate: no walk
+            (equal, 5_000, nil, false),  // a store that does not say its size: no walk in ID order
+            (equal, 0, 100_000, false),  // no match: no page read at all (below)
+            (range, 50 * SQLQueryRunner<Int>.fieldWalkFactor, nil, true),
+            (range, 50 * SQLQueryRunner<Int>.fieldWalkFactor - 1, nil, false),
+        ]
+        for (query, matches, size, walks) in cases {
+            let selects = Mutex<[String]>([])
+            var runner = SQLQueryRunner<Int>(
+                compiler: compiler, scope: .datastore(1), unindexedFields: { [] },
+                objects: { select in
+                    selects.withLock { $0.append(select.sql) }
+                    return []
+                },
+                snapshot: { _ in throw RooftopError(.internal, "not read") },
+                count: { _ in matches })
+            runner.pagePlan = .cheapest
+            runner.scopeSize = size.map { size in { size } }
+            let page = try runner.find(query, readers: ["*"], limit: query.limit ?? 0)
+            #expect(page.totalCount == matches)
+            let read = selects.withLock { $0 }
+            guard matches > 0 else {
+                #expect(read.isEmpty, "a page past every match is read: \(read)")
+                continue
+            }
+            let expected = try #require(
+                walks
+                    ? compiler.orderFirst(query, scope: .datastore(1), readers: ["*"], limit: query.limit ?? 0)?.sql
+                    : compiler.select(query, scope: .datastore(1), readers: ["*"], limit: query.limit ?? 0).sql)
+            #expect(read == [expected], "\(matches) matches of \(size.map(String.init) ?? "?"): \(read)")
+        }
+    }
+}
