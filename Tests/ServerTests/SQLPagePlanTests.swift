@@ -121,3 +121,46 @@ struct SQLPagePlanTests {
         }
     }
 }
+
+/// The plans SQLite makes for both kinds of page, at a scale where the choice shows: 5,000 objects
+/// of 1 KB in a datastore with others beside them.
+@Suite("Query pages: SQLite's plans")
+struct SQLPagePlanShapeTests {
+    @Test("an order-first page walks its index in order and stops; matches first sorts the matches")
+    func plans() async throws {
+        try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let main = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            let other = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil)
+            for (datastore, first) in [(main, Int64(1_000_001)), (other, Int64(2_000_001))] {
+                try await RawObjects.insert(sqlite, datastoreKey: datastore.key, className: "T", firstKey: first, count: 5000) {
+                    ["category": .string("c\($0 % 20)"), "score": .int(Int64($0 * 7 % 5000))]
+                }
+            }
+            var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+            compiler.readerSets = [1]
+            let scope = SQLFragment.datastore(main.key)
+            let equal = Query(className: "T", predicate: .comparison(field: "category", op: .equal, value: "c7"), limit: 100)
+            let range = Query(
+                className: "T",
+                predicate: .and([
+                    .comparison(field: "score", op: .greaterOrEqual, value: 1000),
+                    .comparison(field: "score", op: .less, value: 2000),
+                ]),
+                order: [QueryOrder("score", descending: true)], limit: 50)
+
+            // In object ID order: the objects' own index, no sort.
+            let byId = try await RawObjects.plan(sqlite, try #require(compiler.orderFirst(equal, scope: scope, readers: ["*"], limit: 100)))
+            #expect(byId.hasPrefix("SEARCH o USING INDEX sqlite_autoindex_objects_1"), "\(byId)")
+            #expect(!byId.contains("TEMP B-TREE"), "\(byId)")
+            // In the range of a field: its rows in the index's order, ties on the score sorted alone.
+            let byScore = try await RawObjects.plan(sqlite, try #require(compiler.orderFirst(range, scope: scope, readers: ["*"], limit: 50)))
+            #expect(byScore.hasPrefix("SEARCH w USING COVERING INDEX object_fields_by_value"), "\(byScore)")
+            #expect(byScore.contains("USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"), "\(byScore)")
+            #expect(!byScore.contains("SCAN"), "\(byScore)")
+            // Matches first: the matches found by the value index, then sorted.
+            let matches = try await RawObjects.plan(sqlite, compiler.select(range, scope: scope, readers: ["*"], limit: 50))
+            #expect(matches.contains("USE TEMP B-TREE FOR ORDER BY"), "\(matches)")
+        }
+    }
+}

@@ -5,6 +5,7 @@ import RooftopShared
 import Testing
 
 @testable import RooftopServer
+import RooftopTestSupport
 
 /// A server upgraded in place keeps its data: a database written in an older schema, as a server
 /// of that version left it, is migrated and served.
@@ -128,6 +129,46 @@ struct StorageSQLiteMigrationTests {
         try await storage.close()
     }
 
+    @Test("a v12 database migrates to live objects counted from their indexes: the same answers, counts read no object rows")
+    func fromV12() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try SQLiteMigrations.migrator.migrate(storage.pool, upTo: "v12: built-in fields read from their columns")
+        var rng = SeededGenerator(seed: 12)
+        let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
+        try await storage.prepare()
+
+        // Every answer is the evaluator's, as before the migration.
+        var mismatches: [String] = []
+        for _ in 0..<150 {
+            let query = DifferentialQueries.query(&rng)
+            let readers = rng.pick(DifferentialDataset.readerSets)
+            let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
+            if let report = outcome.mismatch { mismatches.append(report) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
+
+        // With a class of objects with bodies as large as the benchmark's (5,000 of 1 KB), a
+        // count of the class, and one of a condition's matches, read the two indexes alone.
+        try await RawObjects.insert(storage, datastoreKey: dataset.datastoreKey, className: "W", count: 5000) { index in
+            ["category": .string("c\(index % 20)")]
+        }
+        // The statements the storage runs for a caller whose reader sets are {1}.
+        var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+        compiler.readerSets = [1]
+        var plans: [String] = []
+        for query in [
+            Query(className: "W"), Query(className: "W", predicate: .comparison(field: "category", op: .equal, value: "c7")),
+        ] {
+            plans.append(
+                try await RawObjects.plan(storage, compiler.count(query, scope: .datastore(dataset.datastoreKey), readers: ["*"])))
+        }
+        #expect(plans[0].contains("COVERING INDEX objects_by_readers"), "\(plans[0])")
+        #expect(plans[1].contains("COVERING INDEX objects_live_by_key"), "\(plans[1])")
+        try await storage.close()
+    }
+
     @Test("a v6 database migrates to reserved role names: roles deleted before, still named by sharing or readers, stay taken")
     func fromV6() async throws {
         let fixture = try SQLiteFixture()
@@ -213,6 +254,7 @@ struct StorageSQLiteMigrationTests {
             try db.execute(
                 sql: """
                     DROP INDEX objects_by_readers;
+                    DROP INDEX objects_live_by_key;
                     ALTER TABLE objects DROP COLUMN readers;
                     DROP TABLE reader_set_members;
                     DROP TABLE reader_sets;

@@ -3,10 +3,15 @@ import RooftopSQL
 
 /// The columns of an `objects` row (`o`) joined with its datastore (`d`) that ``ObjectRow`` reads,
 /// in its order.
-let objectRowColumns = """
-    o.key, o.class_name, o.object_id, d.id AS datastore_id, o.body, o.created_at, o.updated_at, o.version, \
+let objectRowColumns = objectRowColumnList(datastoreID: "d.id")
+
+/// ``objectRowColumns`` with the datastore's ID read by `datastoreID`, an SQL expression.
+func objectRowColumnList(datastoreID: String) -> String {
+    """
+    o.key, o.class_name, o.object_id, \(datastoreID) AS datastore_id, o.body, o.created_at, o.updated_at, o.version, \
     o.sequence, o.deleted
     """
+}
 
 extension SQLIndexLayout {
     /// The server's layout, on both backends: pages select ``objectRowColumns``, and
@@ -21,9 +26,13 @@ extension SQLIndexLayout {
     /// (``SQLiteStorage/rowFields(of:_:)``). The built-in fields are the object row's own
     /// columns: `objectId` has no rows at all, and `createdAt` and `updatedAt` have rows only
     /// where other fields would (``SQLiteStorage/builtInRows(kept:)``).
+    ///
+    /// A page reads `objects o` alone, each row's datastore ID looked up by a sub-query: a join
+    /// of `datastores` is one the planner may put first, and then it scanned every datastore
+    /// around a walk of an index in the page's order (``SQLPagePlan``) and sorted what it found.
     static let serverSQLite: SQLIndexLayout = {
-        var layout = SQLIndexLayout(
-            source: server.source, columns: server.columns, readers: server.readers, document: "o.body")
+        let columns = objectRowColumnList(datastoreID: "(SELECT d.id FROM datastores d WHERE d.key = o.datastore_key)")
+        var layout = SQLIndexLayout(source: "objects o", columns: columns, readers: server.readers, document: "o.body")
         layout.builtInColumns = [
             "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false),
             "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),

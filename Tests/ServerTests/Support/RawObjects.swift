@@ -1,0 +1,46 @@
+import Foundation
+import GRDB
+import RooftopSQL
+import RooftopShared
+
+@testable import RooftopServer
+
+/// Objects written straight into the SQLite storage's tables, many at once, for tests of the
+/// query planner's choices at a scale a test can afford to write: bodies of 1 KB (the benchmark's
+/// size), live, all read by reader set 1, with index rows of the fields given.
+enum RawObjects {
+    /// Inserts `count` objects of `className` into datastore `datastoreKey`, keys from `firstKey`
+    /// on; object `i` (from 1) holds `fields(i)`, each with its row in `object_fields`.
+    static func insert(
+        _ storage: SQLiteStorage, datastoreKey: Int64, className: String, firstKey: Int64 = 1_000_001, count: Int,
+        fields: @escaping @Sendable (Int) -> [String: Value]
+    ) async throws {
+        try await storage.pool.write { db in
+            let body = String(repeating: "x", count: 1000)
+            for index in 1...count {
+                let key = firstKey + Int64(index - 1)
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (key, datastore_key, class_name, object_id, body, version, sequence,
+                        size_bytes, readers) VALUES (?, ?, ?, ?, ?, 1, 1, 1000, 1)
+                        """,
+                    arguments: [key, datastoreKey, className, "\(className)-\(index)", body])
+                for (field, value) in fields(index) {
+                    try db.execute(
+                        sql: "INSERT INTO object_fields (object_key, field, kind, sort_key) VALUES (?, ?, ?, ?)",
+                        arguments: [key, field, value.kind.rawValue, Data(value.sortKey)])
+                }
+            }
+        }
+        try await storage.analyze()
+    }
+
+    /// The plan SQLite makes for `statement` (the details of `EXPLAIN QUERY PLAN`, `; ` between them).
+    static func plan(_ storage: SQLiteStorage, _ statement: SQLFragment) async throws -> String {
+        try await storage.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: SQLiteStorage.arguments(statement.arguments)
+            ).map { $0["detail"] as String }.joined(separator: "; ")
+        }
+    }
+}
