@@ -303,13 +303,21 @@ extension SQLQueryCompiler {
 
     /// The `SELECT` of the keys of the objects with a row meeting `test`, by the value index.
     private func keySet(_ test: FieldTest) -> SQLFragment {
-        let flag = layout.valueFlag.map { " AND \(test.elements ? "e" : "f").\($0) = 1" } ?? ""
+        let alias = test.elements ? "e" : "f"
+        let flag = layout.valueFlag.map { " AND \(alias).\($0) = 1" } ?? ""
         var fragment =
             test.elements
             ? SQLFragment("SELECT e.object_key FROM object_elements e WHERE e.field = ?\(flag)", [.text(test.field)])
             : SQLFragment("SELECT f.object_key FROM object_fields f WHERE f.field = ?\(flag)", [.text(test.field)])
+        fragment = fragment + partitioned(alias)
         if !test.tests.isEmpty { fragment = fragment + SQLFragment(" AND ") + render(test.tests, .rows) }
         return fragment
+    }
+
+    /// The condition that rows (`alias`) are of the query's partition (``valuePartition``), with
+    /// a leading ` AND `; empty when the value indexes are read by field.
+    func partitioned(_ alias: String) -> SQLFragment {
+        valuePartition.map { SQLFragment(" AND \(alias).partition = ?", [.integer($0)]) } ?? SQLFragment()
     }
 
     /// Whether the store keeps `field`'s rows in its value indexes for the query's class: always

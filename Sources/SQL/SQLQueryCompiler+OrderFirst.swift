@@ -97,7 +97,8 @@ extension SQLQueryCompiler {
                 longitude: SQLFragment("w.longitude"), element: SQLFragment("0 = 1"))
             let flag = layout.valueFlag.map { " AND w.\($0) = 1" } ?? ""
             let walk =
-                SQLFragment("w.field = ?\(flag) AND ", [.text(field)]) + render(tests, row)
+                SQLFragment("w.field = ?\(flag)", [.text(field)]) + partitioned("w") + SQLFragment(" AND ")
+                + render(tests, row)
                 + SQLFragment(" AND o.key = w.object_key AND ")
             // The other order keys, as ``select(_:scope:readers:limit:)`` orders by them.
             var joins = SQLFragment()

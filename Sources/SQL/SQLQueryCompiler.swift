@@ -45,6 +45,14 @@ package struct SQLQueryCompiler: Sendable {
     /// of these, a test of its own row (and of the index on `(scope, class, readers)` for a
     /// count) instead of a look-up of its readers. `nil` (the default): the layout's test.
     package var readerSets: [Int64]?
+    /// The partition of the query's scope and class in a store whose value indexes are kept per
+    /// partition (the SQLite server's: `object_fields` and `object_elements` rows carry their
+    /// object's `partition`, one per datastore and class, and the value indexes lead with it), so
+    /// that a condition's rows are those of the query's own datastore and class, not of every
+    /// datastore holding the field. `nil` (the default): the value indexes are read by field.
+    /// It only narrows what the indexes read: every statement still tests each object's scope
+    /// and class.
+    package var valuePartition: Int64?
 
     /// The most reader sets a query names (``readerSets``); a caller who is a member of more
     /// (a role that reads every user's private objects) is tested object by object.

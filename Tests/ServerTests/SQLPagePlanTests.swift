@@ -137,8 +137,7 @@ struct SQLPagePlanShapeTests {
                     ["category": .string("c\($0 % 20)"), "score": .int(Int64($0 * 7 % 5000))]
                 }
             }
-            var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
-            compiler.readerSets = [1]
+            let compiler = try await RawObjects.compiler(sqlite, datastoreKey: main.key, className: "T")
             let scope = SQLFragment.datastore(main.key)
             let equal = Query(className: "T", predicate: .comparison(field: "category", op: .equal, value: "c7"), limit: 100)
             let range = Query(

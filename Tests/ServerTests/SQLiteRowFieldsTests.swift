@@ -297,7 +297,8 @@ struct SQLiteRowFieldsTests {
                 let rows = SQLIndexRows.diff(snapshot: try object.snapshot(), previous: nil).added
                 try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ? AND field IN ('objectId', 'createdAt', 'updatedAt')", arguments: [object.key])
                 try SQLiteStorage.insertRows(
-                    rows.filter { SQLIndexRows.builtInFields.contains($0.field) }, objectKey: object.key, db)
+                    rows.filter { SQLIndexRows.builtInFields.contains($0.field) }, objectKey: object.key,
+                    datastoreKey: datastore.key, className: object.className, db)
             }
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v12: built-in fields read from their columns'")
         }

@@ -129,15 +129,64 @@ struct StorageSQLiteMigrationTests {
         try await storage.close()
     }
 
-    @Test("a v12 database migrates to live objects counted from their indexes: the same answers, counts read no object rows")
+    @Test("a v12 database migrates to counts from covering indexes and value indexes per datastore and class: the same answers")
     func fromV12() async throws {
         let fixture = try SQLiteFixture()
         defer { try? fixture.destroy() }
         let storage = try SQLiteStorage(path: fixture.path)
-        try SQLiteMigrations.migrator.migrate(storage.pool, upTo: "v12: built-in fields read from their columns")
+        try await storage.prepare()
         var rng = SeededGenerator(seed: 12)
         let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
-        try await storage.prepare()
+        // A class of objects with bodies as large as the benchmark's (5,000 of 1 KB), and the same
+        // class in another datastore: the migration tells their rows apart.
+        try await RawObjects.insert(storage, datastoreKey: dataset.datastoreKey, className: "W", count: 5000) { index in
+            ["category": .string("c\(index % 20)")]
+        }
+        let other = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+        try await RawObjects.insert(storage, datastoreKey: other, className: "W", firstKey: 2_000_001, count: 500) { index in
+            ["category": .string("c\(index % 20)")]
+        }
+        // What a v12 server left: the same objects and rows, the value indexes by field, and
+        // `objects_by_readers` without `deleted`.
+        try await storage.pool.write { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX object_fields_by_value;
+                    DROP INDEX object_elements_by_value;
+                    ALTER TABLE object_fields DROP COLUMN partition;
+                    ALTER TABLE object_elements DROP COLUMN partition;
+                    CREATE INDEX object_fields_by_value ON object_fields(field, sort_key);
+                    CREATE INDEX object_elements_by_value ON object_elements(field, element_key);
+                    DROP TABLE object_partitions;
+                    DROP INDEX objects_live_by_key;
+                    DROP INDEX objects_by_readers;
+                    CREATE INDEX objects_by_readers ON objects(datastore_key, class_name, readers) WHERE deleted = 0;
+                    DELETE FROM grdb_migrations WHERE identifier IN (
+                        'v13: live objects counted from their indexes', 'v14: value indexes per datastore and class');
+                    """)
+        }
+        try SQLiteMigrations.migrator.migrate(storage.pool)
+
+        // Every row is in its object's partition.
+        let (rows, misplaced, partitions) = try await storage.pool.read { db in
+            let misplaced = { (table: String) in
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM \(table) f JOIN objects o ON o.key = f.object_key
+                        LEFT JOIN object_partitions p ON p.key = f.partition
+                        WHERE p.key IS NULL OR p.datastore_key != o.datastore_key OR p.class_name != o.class_name
+                        """) ?? -1
+            }
+            return (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM object_fields") ?? 0,
+                try misplaced("object_fields") + misplaced("object_elements"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM object_partitions") ?? 0
+            )
+        }
+        #expect(rows > 5500)
+        #expect(misplaced == 0)
+        #expect(partitions >= 3, "W in two datastores, and the dataset's classes")
 
         // Every answer is the evaluator's, as before the migration.
         var mismatches: [String] = []
@@ -148,23 +197,20 @@ struct StorageSQLiteMigrationTests {
             if let report = outcome.mismatch { mismatches.append(report) }
         }
         #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
+        let equal = Query(className: "W", predicate: .comparison(field: "category", op: .equal, value: "c7"))
+        #expect(try await storage.count(equal, datastoreKey: dataset.datastoreKey, readers: ["*"]) == 250)
+        #expect(try await storage.count(equal, datastoreKey: other, readers: ["*"]) == 25)
 
-        // With a class of objects with bodies as large as the benchmark's (5,000 of 1 KB), a
-        // count of the class, and one of a condition's matches, read the two indexes alone.
-        try await RawObjects.insert(storage, datastoreKey: dataset.datastoreKey, className: "W", count: 5000) { index in
-            ["category": .string("c\(index % 20)")]
-        }
-        // The statements the storage runs for a caller whose reader sets are {1}.
-        var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
-        compiler.readerSets = [1]
+        // A count of the class, and one of a condition's matches, read indexes alone: the
+        // condition's rows of this datastore's class only.
+        let compiler = try await RawObjects.compiler(storage, datastoreKey: dataset.datastoreKey, className: "W")
         var plans: [String] = []
-        for query in [
-            Query(className: "W"), Query(className: "W", predicate: .comparison(field: "category", op: .equal, value: "c7")),
-        ] {
+        for query in [Query(className: "W"), equal] {
             plans.append(
                 try await RawObjects.plan(storage, compiler.count(query, scope: .datastore(dataset.datastoreKey), readers: ["*"])))
         }
         #expect(plans[0].contains("COVERING INDEX objects_by_readers"), "\(plans[0])")
+        #expect(plans[1].contains("COVERING INDEX object_fields_by_value (partition=? AND field=? AND sort_key=?)"), "\(plans[1])")
         #expect(plans[1].contains("COVERING INDEX objects_live_by_key"), "\(plans[1])")
         try await storage.close()
     }

@@ -17,6 +17,7 @@ enum RawObjects {
     ) async throws {
         try await storage.pool.write { db in
             let body = String(repeating: "x", count: 1000)
+            let partition = try SQLiteStorage.partition(datastoreKey: datastoreKey, className: className, db)
             for index in 1...count {
                 let key = firstKey + Int64(index - 1)
                 try db.execute(
@@ -27,12 +28,23 @@ enum RawObjects {
                     arguments: [key, datastoreKey, className, "\(className)-\(index)", body])
                 for (field, value) in fields(index) {
                     try db.execute(
-                        sql: "INSERT INTO object_fields (object_key, field, kind, sort_key) VALUES (?, ?, ?, ?)",
-                        arguments: [key, field, value.kind.rawValue, Data(value.sortKey)])
+                        sql: "INSERT INTO object_fields (object_key, field, kind, sort_key, partition) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [key, field, value.kind.rawValue, Data(value.sortKey), partition])
                 }
             }
         }
         try await storage.analyze()
+    }
+
+    /// The compiler the storage uses for a query of `className` in `datastoreKey`, for a caller
+    /// whose reader sets are {1}: its rows read in their partition (``SQLQueryCompiler/valuePartition``).
+    static func compiler(_ storage: SQLiteStorage, datastoreKey: Int64, className: String) async throws -> SQLQueryCompiler {
+        var compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
+        compiler.readerSets = [1]
+        compiler.valuePartition = try await storage.pool.read { db in
+            try SQLiteStorage.existingPartition(datastoreKey: datastoreKey, className: className, db)
+        }
+        return compiler
     }
 
     /// The plan SQLite makes for `statement` (the details of `EXPLAIN QUERY PLAN`, `; ` between them).

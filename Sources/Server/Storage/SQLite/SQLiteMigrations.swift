@@ -408,6 +408,38 @@ enum SQLiteMigrations {
                         WHERE deleted = 0;
                     """)
         }
+        migrator.registerMigration("v14: value indexes per datastore and class") { db in
+            // The value indexes were `(field, sort_key)` over every datastore: a count of
+            // `category = ?` in one datastore read the rows of every datastore holding a
+            // `category`, and looked each object up to drop the others' (one tenant's data slowed
+            // every other's queries). Rows now carry their object's partition, one per datastore
+            // and class, and the value indexes lead with it (``SQLQueryCompiler/valuePartition``).
+            try db.execute(
+                sql: """
+                    CREATE TABLE object_partitions (
+                        key INTEGER PRIMARY KEY,
+                        datastore_key INTEGER NOT NULL REFERENCES datastores(key) ON DELETE CASCADE,
+                        class_name TEXT NOT NULL,
+                        UNIQUE (datastore_key, class_name)
+                    );
+                    INSERT INTO object_partitions (datastore_key, class_name)
+                        SELECT DISTINCT datastore_key, class_name FROM objects ORDER BY datastore_key, class_name;
+                    DROP INDEX object_fields_by_value;
+                    DROP INDEX object_elements_by_value;
+                    ALTER TABLE object_fields ADD COLUMN partition INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE object_elements ADD COLUMN partition INTEGER NOT NULL DEFAULT 0;
+                    UPDATE object_fields SET partition = (
+                        SELECT p.key FROM objects o JOIN object_partitions p
+                        ON p.datastore_key = o.datastore_key AND p.class_name = o.class_name
+                        WHERE o.key = object_fields.object_key);
+                    UPDATE object_elements SET partition = (
+                        SELECT p.key FROM objects o JOIN object_partitions p
+                        ON p.datastore_key = o.datastore_key AND p.class_name = o.class_name
+                        WHERE o.key = object_elements.object_key);
+                    CREATE INDEX object_fields_by_value ON object_fields(partition, field, sort_key);
+                    CREATE INDEX object_elements_by_value ON object_elements(partition, field, element_key);
+                    """)
+        }
         return migrator
     }
 }

@@ -317,7 +317,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                     .execute(arguments: [key, removed.field])
             }
         }
-        try SQLiteStorage.insertRows(plan.addedFields, objectKey: key, db)
+        try SQLiteStorage.insertRows(
+            plan.addedFields, objectKey: key, datastoreKey: plan.datastoreKey, className: plan.className, db)
         try SQLiteStorage.countUnindexed(plan.unindexed, datastoreKey: plan.datastoreKey, className: plan.className, db)
         for principal in plan.endedReaders {
             try db.cachedStatement(

@@ -36,6 +36,8 @@ extension SQLiteStorage {
         // from the stored bodies.
         let queried = try rowFields(of: className, db).queried
         compiler.indexedFields = queried
+        // No partition: no object of the class here has rows, and no row has partition 0.
+        compiler.valuePartition = try existingPartition(datastoreKey: datastoreKey, className: className, db) ?? 0
         return SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {

@@ -224,7 +224,7 @@ extension SQLiteStorage {
         // The dates among them as fields of their own name: the same rows.
         let rows = SQLIndexRows.diff(
             snapshot: ObjectSnapshot(className: className, objectId: "", fields: added), previous: nil, builtIns: [])
-        try insertRows(rows.added, objectKey: objectKey, db)
+        try insertRows(rows.added, objectKey: objectKey, datastoreKey: datastoreKey, className: className, db)
         try countUnindexed(rows.unindexed, datastoreKey: datastoreKey, className: className, db)
     }
 
@@ -238,29 +238,56 @@ extension SQLiteStorage {
         kept.map { dates.intersection($0) } ?? dates
     }
 
-    /// Inserts an object's `object_fields` rows and the `object_elements` rows of their elements.
-    static func insertRows(_ rows: [SQLIndexRows.FieldRow], objectKey: Int64, _ db: Database) throws {
+    /// Inserts the `object_fields` rows of an object of `className` in `datastoreKey`, and the
+    /// `object_elements` rows of their elements, in its partition (``partition(datastoreKey:className:_:)``).
+    static func insertRows(
+        _ rows: [SQLIndexRows.FieldRow], objectKey: Int64, datastoreKey: Int64, className: String, _ db: Database
+    ) throws {
         guard !rows.isEmpty else { return }
+        let partition = try partition(datastoreKey: datastoreKey, className: className, db)
         // Bound directly (``DirectStatement``): every field of every object a push writes.
         let fields = try DirectStatement(
             db.cachedStatement(
                 sql: """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude, partition)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """))
         for row in rows {
-            try fields.execute { values in values.bind(row, of: objectKey) }
+            try fields.execute { values in
+                values.bind(row, of: objectKey)
+                values.bind(partition)
+            }
             guard !row.elements.isEmpty else { continue }
             let elements = try DirectStatement(
-                db.cachedStatement(sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key) VALUES (?, ?, ?)"))
+                db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO object_elements (object_key, field, element_key, partition) VALUES (?, ?, ?, ?)"))
             for element in row.elements {
                 try elements.execute { values in
                     values.bind(objectKey)
                     values.bind(row.field)
                     values.bind(element)
+                    values.bind(partition)
                 }
             }
         }
+    }
+
+    /// The partition of the objects of `className` in `datastoreKey`: the key their rows carry in
+    /// the value indexes, which lead with it (``SQLQueryCompiler/valuePartition``), made on first
+    /// use. Read in the writer's own transaction each time, never kept: a savepoint that made it
+    /// may roll back.
+    static func partition(datastoreKey: Int64, className: String, _ db: Database) throws -> Int64 {
+        if let key = try existingPartition(datastoreKey: datastoreKey, className: className, db) { return key }
+        try db.cachedStatement(sql: "INSERT INTO object_partitions (datastore_key, class_name) VALUES (?, ?)")
+            .execute(arguments: [datastoreKey, className])
+        return db.lastInsertedRowID
+    }
+
+    /// The partition of the objects of `className` in `datastoreKey`, `nil` when none has rows.
+    static func existingPartition(datastoreKey: Int64, className: String, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT key FROM object_partitions WHERE datastore_key = ? AND class_name = ?"),
+            arguments: [datastoreKey, className])
     }
 
     /// Adds to the counts of objects per field whose values the index does not fully store.
