@@ -85,12 +85,30 @@ extension Benchmark {
     /// of its answer. A query the server stops at its request time limit (`503 timeout`) ends
     /// the phase, noted, and the run goes on (`query near` without a distance walks the whole
     /// class, over 30 s at a million objects).
+    /// Phase `query eq, small datastore`: `query eq` in a datastore of few objects (client 1's
+    /// `default`, of `push many datastores`) on a server holding many more, whose cost should be
+    /// its own datastore's, not the server's. `categoryCounts`: that datastore's objects by category.
+    func querySmallDatastore(client: BenchmarkHTTPClient, categoryCounts: [String: Int]) async throws {
+        try await queryPhase(
+            "query eq, small datastore", text: "where category = ? limit 100", client: client, datastore: .default
+        ) { random in
+            let category = Dataset.categories[Int.random(in: 0..<Dataset.categories.count, using: &random)]
+            return (
+                [.string(category)],
+                { answer in
+                    try self.requireCount(answer, categoryCounts[category] ?? 0, limit: 100, "category = \(category), small datastore")
+                }
+            )
+        }
+    }
+
     private func queryPhase(
-        _ name: String, text: String,
+        _ name: String, text: String, client: BenchmarkHTTPClient? = nil, datastore: DatastoreID? = nil,
         parameters: (inout SeededGenerator) throws -> ([Value], (QueryResponse) throws -> Void)
     ) async throws {
         var random = self.random.derived(UInt64(results.count))
-        let client = puller
+        let client = client ?? puller
+        let datastore = datastore ?? self.datastore
         try await measure(name, unit: "req") { samples in
             var answered = 0
             for _ in 0..<settings.queryRepeats {
