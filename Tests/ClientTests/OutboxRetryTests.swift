@@ -188,7 +188,11 @@ struct OutboxRetryTests {
             note["n"] = 1
             let id = try #require(try await note.saveEventually())
             try await events.first("stalled") { $0.kind == .stalled(RooftopError(.auth, "session expired")) }
-            #expect(try client.outbox.status(of: id) == .pending)
+            // A second wake (see above) may be sending the change again right now: refused the same
+            // way, it comes back to the queue, still stalled.
+            try await TestWait.until("the stalled change is back in the queue") {
+                try client.outbox.status(of: id) == .pending
+            }
             #expect(clock.sleeperCount == 0, "no retry timer")
             server.clearFailures()
             client.outbox.resume()
