@@ -47,6 +47,19 @@ extension SQLQueryCompiler {
         return .field(field)
     }
 
+    /// Whether every condition of `query` reads the value index or the objects' columns, none
+    /// an object's document (``isRowless(_:)``): counting its matches reads no document.
+    package func readsIndexesOnly(_ query: Query) -> Bool {
+        func indexed(_ predicate: QueryPredicate) -> Bool {
+            switch predicate {
+            case .and(let operands), .or(let operands): operands.allSatisfy(indexed)
+            case .not(let operand): indexed(operand)
+            default: predicate.field.map { builtInColumn($0) != nil || !isRowless($0) } ?? true
+            }
+        }
+        return query.predicate.map(indexed) ?? true
+    }
+
     /// The top-level comparisons of `field` in `query`'s predicate (`=`, `<`, `<=`, `>`, `>=`), as
     /// tests of its key, and the predicate without them.
     private static func walkedComparisons(of query: Query, on field: String) -> (tests: [KeyTest], rest: QueryPredicate?) {

@@ -40,6 +40,15 @@ package struct SQLQueryRunner<Row> {
     /// for ``SQLPagePlan/cheapest`` to weigh a walk of the whole class in ID order; `nil` (the
     /// default): no such walk.
     package var scopeSize: (() throws -> Int)?
+    /// Reads the objects an order-first `SELECT` finds as ``objects`` does, or gives up (`nil`)
+    /// once the store has done about the work of reading `budget` objects (its own measure:
+    /// SQLite's instructions). ``SQLPagePlan/cheapest`` walks only with it: the counts estimate
+    /// what a walk reads as if the matches were spread evenly in the walked order, and they may
+    /// not be (IDs that start with a timestamp put every recent match at the end of ID order;
+    /// tombstones lengthen the walk and are not counted), so a walk past the work of reading the
+    /// matches first stops there and the matches-first plan reads the page. `nil` (the default):
+    /// no walk under `cheapest`.
+    package var boundedObjects: ((SQLFragment, _ budget: Int) throws -> [Row]?)?
 
     /// A runner over rows that `snapshot` reads.
     package init(
@@ -63,8 +72,11 @@ package struct SQLQueryRunner<Row> {
         if let result = try evaluated(query, limit: limit, readers: readers) {
             return (result.objects, result.totalCount)
         }
+        // Counting first pays where the count reads index rows alone: a condition read from the
+        // objects' documents would be read twice (a count, then the matches), where a page that
+        // is not full needs no count at all.
         if pagePlan != .matchesFirst, SQLCompoundPlan(query, indexes: indexes) == nil,
-            let walked = compiler.walkedOrder(of: query)
+            let walked = compiler.walkedOrder(of: query), pagePlan == .orderFirst || compiler.readsIndexesOnly(query)
         {
             return try countedFirst(query, walked: walked, readers: readers, limit: limit)
         }
@@ -93,19 +105,24 @@ package struct SQLQueryRunner<Row> {
         // a walk would read the whole index to find none).
         guard total > offset, limit > 0 else { return ([], total) }
         let (end, overflow) = offset.addingReportingOverflow(limit)
-        let walks: Bool
-        switch pagePlan {
-        case .matchesFirst: walks = false
-        case .orderFirst: walks = true
-        case .cheapest: walks = overflow ? false : try cheapestWalks(walked, end: end, total: total)
+        let matchesFirst = { [self] in
+            try self.objects(
+                compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
         }
-        let select =
-            walks
-            ? compiler.orderFirst(query, scope: scope, readers: readers, limit: limit)
-            : nil
-        let objects = try self.objects(
-            select ?? compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
-        return (objects, total)
+        switch pagePlan {
+        case .matchesFirst:
+            return (try matchesFirst(), total)
+        case .orderFirst:
+            let walk = compiler.orderFirst(query, scope: scope, readers: readers, limit: limit)
+            return (try walk.map(objects) ?? matchesFirst(), total)
+        case .cheapest:
+            guard !overflow, let boundedObjects, try cheapestWalks(walked, end: end, total: total),
+                let walk = compiler.orderFirst(query, scope: scope, readers: readers, limit: limit)
+            else { return (try matchesFirst(), total) }
+            // Bounded by the work of the other plan, which reads the `total` matches: at worst
+            // a page costs twice that, never a walk of the whole index.
+            return (try boundedObjects(walk, total) ?? matchesFirst(), total)
+        }
     }
 
     /// Whether walking `walked` in order to a page's `end` reads fewer objects than reading its

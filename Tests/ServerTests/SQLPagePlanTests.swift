@@ -95,29 +95,106 @@ struct SQLPagePlanTests {
             (range, 50 * SQLQueryRunner<Int>.fieldWalkFactor - 1, nil, false),
         ]
         for (query, matches, size, walks) in cases {
-            let selects = Mutex<[String]>([])
-            var runner = SQLQueryRunner<Int>(
-                compiler: compiler, scope: .datastore(1), unindexedFields: { [] },
-                objects: { select in
+            for abandoned in [false, true] {
+                let selects = Mutex<[String]>([])
+                let budgets = Mutex<[Int]>([])
+                var runner = SQLQueryRunner<Int>(
+                    compiler: compiler, scope: .datastore(1), unindexedFields: { [] },
+                    objects: { select in
+                        selects.withLock { $0.append(select.sql) }
+                        return []
+                    },
+                    snapshot: { _ in throw RooftopError(.internal, "not read") },
+                    count: { _ in matches })
+                runner.pagePlan = .cheapest
+                runner.scopeSize = size.map { size in { size } }
+                runner.boundedObjects = { select, budget in
                     selects.withLock { $0.append(select.sql) }
-                    return []
-                },
-                snapshot: { _ in throw RooftopError(.internal, "not read") },
-                count: { _ in matches })
-            runner.pagePlan = .cheapest
-            runner.scopeSize = size.map { size in { size } }
-            let page = try runner.find(query, readers: ["*"], limit: query.limit ?? 0)
-            #expect(page.totalCount == matches)
-            let read = selects.withLock { $0 }
-            guard matches > 0 else {
-                #expect(read.isEmpty, "a page past every match is read: \(read)")
-                continue
+                    budgets.withLock { $0.append(budget) }
+                    return abandoned ? nil : []
+                }
+                let page = try runner.find(query, readers: ["*"], limit: query.limit ?? 0)
+                #expect(page.totalCount == matches)
+                let read = selects.withLock { $0 }
+                guard matches > 0 else {
+                    #expect(read.isEmpty, "a page past every match is read: \(read)")
+                    continue
+                }
+                let limit = query.limit ?? 0
+                let walk = try #require(compiler.orderFirst(query, scope: .datastore(1), readers: ["*"], limit: limit)?.sql)
+                let matchesFirst = compiler.select(query, scope: .datastore(1), readers: ["*"], limit: limit).sql
+                // A walk is bounded by the matches the other plan reads; abandoned, that plan reads the page.
+                let expected = walks ? (abandoned ? [walk, matchesFirst] : [walk]) : [matchesFirst]
+                #expect(read == expected, "\(matches) matches of \(size.map(String.init) ?? "?"): \(read)")
+                #expect(budgets.withLock { $0 } == (walks ? [matches] : []))
             }
-            let expected = try #require(
-                walks
-                    ? compiler.orderFirst(query, scope: .datastore(1), readers: ["*"], limit: query.limit ?? 0)?.sql
-                    : compiler.select(query, scope: .datastore(1), readers: ["*"], limit: query.limit ?? 0).sql)
-            #expect(read == [expected], "\(matches) matches of \(size.map(String.init) ?? "?"): \(read)")
+        }
+        // A condition read from the documents (no rows of the field): not counted first, where a
+        // page that is not full needs no count, and the count would read every document again.
+        var rowless = compiler
+        rowless.indexedFields = ["category", "score"]
+        let counts = Mutex(0)
+        var documents = SQLQueryRunner<Int>(
+            compiler: rowless, scope: .datastore(1), unindexedFields: { [] }, objects: { _ in [1, 2] },
+            snapshot: { _ in throw RooftopError(.internal, "not read") },
+            count: { _ in counts.withLock { $0 += 1 }; return 2 })
+        documents.pagePlan = .cheapest
+        documents.scopeSize = { 100_000 }
+        documents.boundedObjects = { _, _ in Issue.record("walked"); return [] }
+        let other = Query(className: "T", predicate: .comparison(field: "other", op: .equal, value: .int(1)), limit: 100)
+        #expect(!rowless.readsIndexesOnly(other) && rowless.readsIndexesOnly(equal))
+        #expect(try documents.find(other, readers: ["*"], limit: 100).totalCount == 2)
+        #expect(counts.withLock { $0 } == 0)
+
+        // A store that cannot bound a walk does not walk.
+        var unbounded = SQLQueryRunner<Int>(
+            compiler: compiler, scope: .datastore(1), unindexedFields: { [] }, objects: { _ in [] },
+            snapshot: { _ in throw RooftopError(.internal, "not read") }, count: { _ in 5_000 })
+        unbounded.pagePlan = .cheapest
+        unbounded.scopeSize = { 100_000 }
+        let selects = Mutex<[String]>([])
+        unbounded.objects = { select in
+            selects.withLock { $0.append(select.sql) }
+            return []
+        }
+        _ = try unbounded.find(equal, readers: ["*"], limit: 100)
+        #expect(selects.withLock { $0 } == [compiler.select(equal, scope: .datastore(1), readers: ["*"], limit: 100).sql])
+    }
+
+    @Test("a walk whose matches all lie at the end of its order gives up at its bound: the matches are read first")
+    func skewedWalkGivesUp() async throws {
+        try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            // IDs in creation order (as generated IDs are): the last 600 of 5,000 are "late";
+            // every eighth is "spread", evenly over the order.
+            try await RawObjects.insert(
+                sqlite, datastoreKey: datastore.key, className: "T", count: 5000,
+                objectId: { "T-" + String(repeating: "0", count: 5 - String($0).count) + String($0) }
+            ) {
+                ["category": .string($0 > 4400 ? "late" : "early"), "spread": .bool($0 % 8 == 0)]
+            }
+            try await sqlite.pool.write { db in
+                try db.execute(sql: "UPDATE datastores SET record_count = 5000 WHERE key = ?", arguments: [datastore.key])
+            }
+            func page(_ predicate: QueryPredicate) async throws -> (ids: [String], total: Int, walks: (completed: Int, abandoned: Int)) {
+                let before = sqlite.pageWalks.withLock { $0 }
+                let page = try await storage.find(
+                    Query(className: "T", predicate: predicate, limit: 50), datastoreKey: datastore.key,
+                    readers: nil, limit: 50)
+                let after = sqlite.pageWalks.withLock { $0 }
+                return (page.objects.map(\.objectId), page.totalCount, (after.completed - before.completed, after.abandoned - before.abandoned))
+            }
+            // 600 matches in 5,000: the counts say a walk reads about 420 objects; it would read 4,450.
+            let late = try await page(.comparison(field: "category", op: .equal, value: "late"))
+            #expect(late.total == 600)
+            #expect(late.ids == (4401...4450).map { "T-0\($0)" })
+            #expect(late.walks == (0, 1), "the walk gives up: \(late.walks)")
+            // Spread evenly, the walk reads what the counts say, and ends.
+            let spread = try await page(.comparison(field: "spread", op: .equal, value: true))
+            #expect(spread.total == 625)
+            #expect(spread.ids == (1...50).map { "T-" + String(repeating: "0", count: 5 - String($0 * 8).count) + String($0 * 8) })
+            #expect(spread.walks == (1, 0), "the walk ends at the page's end: \(spread.walks)")
         }
     }
 }

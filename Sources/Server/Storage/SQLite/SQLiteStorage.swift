@@ -33,6 +33,9 @@ public final class SQLiteStorage: Storage {
     /// How query pages are read: the cheaper of two plans by the matches' count
     /// (``SQLPagePlan/cheapest``); tests pin either plan to compare both with the evaluator.
     let pagePlan = Mutex(SQLPagePlan.cheapest)
+    /// The order-first pages read since the server started: walked to their end, or abandoned
+    /// at their bound and read matches first (``SQLQueryRunner/boundedObjects``).
+    let pageWalks = Mutex((completed: 0, abandoned: 0))
 
     /// Opens (creating if needed) the database at `path`, private to the server's user (mode
     /// 0600, see ``PrivateDatabaseFile``).
