@@ -398,7 +398,8 @@ enum SQLiteMigrations {
             // read each row through `objects_by_readers`, which lacked `deleted`. Both indexes
             // now hold every column a count tests: a count of the whole class reads
             // `objects_by_readers` alone; one of a condition's matches looks each key up in
-            // `objects_live_by_key` (7 ms). Inserts add to its end (keys only grow).
+            // `objects_live_by_key` (7 ms). Inserts add mostly to its end (a new key is one past
+            // the largest, which may be one freed by deleting the largest).
             try db.execute(
                 sql: """
                     DROP INDEX objects_by_readers;
