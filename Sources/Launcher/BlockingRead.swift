@@ -24,10 +24,20 @@ public enum BlockingRead {
     /// swift-corelibs-foundation#3276) — a full test run under load hit it. A blocking read
     /// registers nothing with libdispatch.
     public static func drain(_ handle: FileHandle, _ chunk: @escaping @Sendable (Data) -> Void) {
+        drain(handle, chunk, ended: {})
+    }
+
+    /// ``drain(_:_:)``, then `ended`, once, at end of file.
+    public static func drain(
+        _ handle: FileHandle, _ chunk: @escaping @Sendable (Data) -> Void, ended: @escaping @Sendable () -> Void
+    ) {
         Thread.detachNewThread {
             while true {
                 let data = handle.availableData
-                if data.isEmpty { return }
+                if data.isEmpty {
+                    ended()
+                    return
+                }
                 chunk(data)
             }
         }

@@ -7,6 +7,8 @@ import Synchronization
 public final class ServerOutput: Sendable {
     private let state = Mutex("")
     private let endReason = Mutex<String?>(nil)
+    /// The attached pipes not yet at their end of file.
+    private let openPipes = Mutex(0)
 
     /// Empty output.
     public init() {}
@@ -30,8 +32,20 @@ public final class ServerOutput: Sendable {
     /// Appends what `pipe` delivers until its end of file (read on a thread of its own,
     /// ``BlockingRead/drain(_:_:)``).
     public func attach(_ pipe: Pipe) {
-        BlockingRead.drain(pipe.fileHandleForReading) { [weak self] data in
-            self?.append(String(decoding: data, as: UTF8.self))
+        openPipes.withLock { $0 += 1 }
+        BlockingRead.drain(
+            pipe.fileHandleForReading,
+            { [weak self] data in self?.append(String(decoding: data, as: UTF8.self)) },
+            ended: { [weak self] in self?.openPipes.withLock { $0 -= 1 } })
+    }
+
+    /// Waits, polling every 10 ms up to `limit`, until every attached pipe reached its end of file:
+    /// once a process has exited, what it printed last may still be in a pipe.
+    func drained(within limit: Duration) async {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: limit)
+        while openPipes.withLock({ $0 > 0 }), clock.now < end {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
@@ -62,7 +76,11 @@ public final class ServerOutput: Sendable {
             {
                 return (port, ca)
             }
-            if let reason = failed() { throw ServerLaunchError.ended(reason, log: text) }
+            if let reason = failed() {
+                // Its last words (why it stopped) may still be on their way through the pipes.
+                await drained(within: .seconds(10))
+                throw ServerLaunchError.ended(reason, log: text)
+            }
             // Checked after the output, never before: a waiter that ran late (its threads busy
             // with other work past the deadline) still finds a server that listens meanwhile.
             guard clock.now < end else { throw ServerLaunchError.timedOut(log: text) }

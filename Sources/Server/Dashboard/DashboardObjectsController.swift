@@ -19,7 +19,8 @@ struct DashboardObjectsController {
                 let effective = text.trimmingCharacters(in: .whitespaces).isEmpty ? "limit \(DashboardPages.pageSize)" : text
                 let response = try await services.queries.find(
                     .text(className: className, text: effective, parameters: []), in: record.id,
-                    context: DashboardPages.admin(for: record))
+                    context: DashboardPages.admin(for: record)
+                ).response()
                 let columns = Array(Array(Set(response.objects.flatMap(\.fields.keys))).sorted().prefix(12))
                 return BrowsePage(
                     title: className, datastore: record.id.rawValue, datastoreLink: DashboardPath.datastore(record.key),

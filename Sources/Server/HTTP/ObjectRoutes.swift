@@ -71,7 +71,7 @@ struct ObjectRoutes {
         api.on(raw: API.queryObjects) { request, context in
             let body = try await RequestBody.decode(QueryRequest.self, from: request, limits: limits)
             var writer = DocumentWriter(capacity: 64 << 10)
-            try writer.queryResult(
+            try writer.queryAnswer(
                 try await services.queries.find(body, in: try context.datastoreID(), context: context.access))
             return JSONBody.response(writer)
         }

@@ -24,15 +24,20 @@ final class QueryService: Sendable {
         self.limits = limits
     }
 
-    /// Runs a query: one page of objects, the total count, and the included objects.
-    func find(_ request: QueryRequest, in datastore: DatastoreID, context: AccessContext) async throws -> QueryResponse {
+    /// Runs a query: one page of objects as stored (decoded only where they include others),
+    /// the total count, and the included objects.
+    func find(_ request: QueryRequest, in datastore: DatastoreID, context: AccessContext) async throws -> QueryAnswer {
         let (query, resolved) = try await prepare(request, datastore: datastore, operation: .find, context: context)
-        let page = try await storage.find(
+        let page = try await storage.findStored(
             query, datastoreKey: resolved.record.key, readers: readers(context),
             limit: try limits.queryLimit(requested: query.limit))
-        let included = try await objects.included(
-            from: page.objects, paths: query.includes, datastore: resolved, context: context)
-        return QueryResponse(objects: page.objects, totalCount: page.totalCount, included: included)
+        let included =
+            query.includes.isEmpty
+            ? []
+            : try await objects.included(
+                from: try page.objects.map { try $0.snapshot() }, paths: query.includes, datastore: resolved,
+                context: context)
+        return QueryAnswer(objects: page.objects, totalCount: page.totalCount, included: included)
     }
 
     /// Counts the readable objects a query matches.
@@ -53,7 +58,7 @@ final class QueryService: Sendable {
         // The query's own limit is replaced by the removal's, but must still be one a find accepts.
         _ = try limits.queryLimit(requested: query.limit)
         // Pages stay small, so the first removal comes soon after the request and a deadline finds
-        // work done: a page is read (and decoded) whole before its first object is removed.
+        // work done: a page is read whole before its first object is removed.
         let pageSize = min(limits.maxQueryLimit, Self.removalPageSize)
         var removed = 0
         var skipped = query.offset
@@ -61,7 +66,7 @@ final class QueryService: Sendable {
             var pageQuery = query
             pageQuery.offset = skipped
             let wanted = limit.map { min(pageSize, $0 - removed) } ?? pageSize
-            let page = try await storage.find(
+            let page = try await storage.findStored(
                 pageQuery, datastoreKey: resolved.record.key, readers: readers(context), limit: wanted)
             if page.objects.isEmpty { break }
             for object in page.objects {
@@ -98,5 +103,46 @@ final class QueryService: Sendable {
 
     private func readers(_ context: AccessContext) -> Set<String>? {
         SQLIndexRows.readers(for: context)
+    }
+}
+
+/// A query's answer as the server sends it: ``QueryResponse``, except that the page's objects are
+/// as stored (``FeedObject``), their bodies spliced into the answer as they are, never decoded
+/// and encoded again.
+struct QueryAnswer: Sendable {
+    /// The page's objects, in the query's order.
+    var objects: [FeedObject]
+    /// How many objects match in all.
+    var totalCount: Int
+    /// The objects the page's include paths point to.
+    var included: [ObjectSnapshot]
+
+    /// The answer in the wire type, its objects decoded.
+    /// - Throws: What decoding a stored body throws.
+    func response() throws -> QueryResponse {
+        QueryResponse(objects: try objects.map { try $0.snapshot() }, totalCount: totalCount, included: included)
+    }
+}
+
+extension DocumentWriter {
+    /// A query's answer in ``QueryResult``'s `Codable` form, each stored body spliced in as it is
+    /// (``storedObject(className:objectId:datastore:createdAt:updatedAt:version:body:)``). A body
+    /// that is not a JSON object with members (never written so) is decoded and written anew, so
+    /// that it fails here, not on the client.
+    /// - Throws: What decoding such a body throws.
+    mutating func queryAnswer(_ answer: QueryAnswer) throws {
+        raw("{\"objects\":[")
+        for (index, object) in answer.objects.enumerated() {
+            if index > 0 { raw(",") }
+            let spliced = storedObject(
+                className: object.className, objectId: object.objectId, datastore: object.datastoreId,
+                createdAt: object.createdAt, updatedAt: object.updatedAt, version: object.version, body: object.body)
+            if !spliced { try objectSnapshot(try object.snapshot()) }
+        }
+        raw("],\"totalCount\":")
+        int(Int64(answer.totalCount))
+        raw(",\"included\":")
+        try objectSnapshots(answer.included)
+        raw("}")
     }
 }

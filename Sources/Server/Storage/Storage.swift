@@ -195,8 +195,10 @@ public protocol Storage: Sendable {
 
     /// Runs a query over live objects, filtered by readers (`nil`: no filtering, for admins),
     /// exactly as ``QueryEvaluator`` would, including conditions on values too long to index
-    /// (``Value/indexedKeyLimit``).
-    func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage
+    /// (``Value/indexedKeyLimit``): its page as stored, each body not decoded (an answer splices
+    /// them in as they are; ``find(_:datastoreKey:readers:limit:)`` decodes them).
+    func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
+        -> StoredQueryPage
 
     /// Counts live objects matching a query's predicate.
     func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int
@@ -329,6 +331,28 @@ public enum ObjectWriteOutcome: Sendable {
         guard let numbering, case .written(var stored, let readersBefore, let result) = self else { return self }
         stored.sequence = numbering.committed(stored.sequence, datastoreKey: datastoreKey)
         return .written(stored, readersBefore: readersBefore, result: result)
+    }
+}
+
+extension Storage {
+    /// ``findStored(_:datastoreKey:readers:limit:)``, its objects decoded.
+    /// - Throws: What the query and decoding a stored body throw.
+    func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
+        try await findStored(query, datastoreKey: datastoreKey, readers: readers, limit: limit).decoded()
+    }
+}
+
+/// One page of query results as stored: each object's body is the stored JSON text.
+public struct StoredQueryPage: Sendable {
+    /// The objects, in the query's order (no readers: ``FeedObject/readers`` is empty).
+    public var objects: [FeedObject]
+    /// How many objects match in all.
+    public var totalCount: Int
+
+    /// The page, its objects decoded.
+    /// - Throws: What decoding a stored body throws.
+    public func decoded() throws -> QueryPage {
+        QueryPage(objects: try objects.map { try $0.snapshot() }, totalCount: totalCount)
     }
 }
 

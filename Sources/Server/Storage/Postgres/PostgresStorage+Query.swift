@@ -5,12 +5,14 @@ import RooftopShared
 extension PostgresStorage {
     private static let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
 
-    /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
-    public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
+    /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
+    public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
+        -> StoredQueryPage
+    {
         try await readSnapshot { session in
             let page = try Self.runner(session, datastoreKey: datastoreKey, className: query.className, readers: readers)
                 .find(query, readers: readers, limit: limit)
-            return QueryPage(objects: page.objects, totalCount: page.totalCount)
+            return StoredQueryPage(objects: page.objects, totalCount: page.totalCount)
         }
     }
 
@@ -33,7 +35,7 @@ extension PostgresStorage {
     /// `nil`).
     private static func runner(
         _ session: PostgresBlockingSession, datastoreKey: Int64, className: String, readers: Set<String>?
-    ) throws -> SQLQueryRunner<ObjectSnapshot> {
+    ) throws -> SQLQueryRunner<FeedObject> {
         var compiler = compiler
         compiler.readerSets = try readerSets(of: readers, session)
         return SQLQueryRunner(
@@ -47,7 +49,8 @@ extension PostgresStorage {
                         """
                     ).map { try $0.decode(String.self) })
             },
-            objects: { select in try session.query(select).map { try objectRow($0).snapshot() } },
+            objects: { select in try session.query(select).map { try objectRow($0).feedObject(current: [], former: []) } },
+            snapshot: { try $0.snapshot() },
             count: { count in Int(try session.query(count).first?.decode(Int64.self) ?? 0) })
     }
 }

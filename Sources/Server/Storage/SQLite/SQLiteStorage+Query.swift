@@ -8,8 +8,10 @@ import Synchronization
 extension SQLiteStorage {
     private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
 
-    /// See ``Storage/find(_:datastoreKey:readers:limit:)``.
-    public func find(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws -> QueryPage {
+    /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
+    public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
+        -> StoredQueryPage
+    {
         try await pool.read { db in
             var runner = try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
             runner.pagePlan = pagePlan.withLock { $0 }
@@ -22,7 +24,7 @@ extension SQLiteStorage {
                 return objects
             }
             let page = try runner.find(query, readers: readers, limit: limit)
-            return QueryPage(objects: page.objects, totalCount: page.totalCount)
+            return StoredQueryPage(objects: page.objects, totalCount: page.totalCount)
         }
     }
 
@@ -37,7 +39,7 @@ extension SQLiteStorage {
     /// The shared query runner over one read transaction.
     private static func runner(
         _ db: Database, datastoreKey: Int64, className: String, readers: Set<String>?
-    ) throws -> SQLQueryRunner<ObjectSnapshot> {
+    ) throws -> SQLQueryRunner<FeedObject> {
         var compiler = compiler
         compiler.readerSets = try readerSets(of: readers, db)
         // The fields with complete rows, read in the query's own transaction: others are read
@@ -46,7 +48,7 @@ extension SQLiteStorage {
         compiler.indexedFields = queried
         // No partition: no object of the class here has rows, and no row has partition 0.
         compiler.valuePartition = try existingPartition(datastoreKey: datastoreKey, className: className, db) ?? 0
-        return SQLQueryRunner(
+        var runner = SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(
@@ -60,13 +62,15 @@ extension SQLiteStorage {
                 ).filter { queried?.contains($0) ?? true }
             },
             objects: { select in try objects(select, db) },
-            count: { count in try Int.fetchOne(db, sql: count.sql, arguments: arguments(count.arguments)) ?? 0 },
-            scopeSize: {
-                // The datastore's live objects, kept by every write (``SQLPagePlan/cheapest``).
-                try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT record_count FROM datastores WHERE key = ?"), arguments: [datastoreKey]
-                ) ?? 0
-            })
+            snapshot: { try $0.snapshot() },
+            count: { count in try Int.fetchOne(db, sql: count.sql, arguments: arguments(count.arguments)) ?? 0 })
+        runner.scopeSize = {
+            // The datastore's live objects, kept by every write (``SQLPagePlan/cheapest``).
+            try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT record_count FROM datastores WHERE key = ?"), arguments: [datastoreKey]
+            ) ?? 0
+        }
+        return runner
     }
 
     /// The work an order-first page may do per object the matches-first plan would read
@@ -79,11 +83,11 @@ extension SQLiteStorage {
     /// The work an order-first page may do whatever its matches.
     static let instructionsPerPage = 10_000
 
-    /// The objects `select` reads (the layout's columns).
-    private static func objects(_ select: SQLFragment, _ db: Database) throws -> [ObjectSnapshot] {
+    /// The objects `select` reads (the layout's columns), as stored.
+    private static func objects(_ select: SQLFragment, _ db: Database) throws -> [FeedObject] {
         let rows = try Row.fetchCursor(db, sql: select.sql, arguments: arguments(select.arguments))
-        var objects: [ObjectSnapshot] = []
-        while let row = try rows.next() { objects.append(try snapshot(from: row)) }
+        var objects: [FeedObject] = []
+        while let row = try rows.next() { objects.append(ObjectRow(row).feedObject(current: [], former: [])) }
         return objects
     }
 
