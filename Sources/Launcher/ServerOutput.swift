@@ -45,7 +45,8 @@ public final class ServerOutput: Sendable {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: limit)
         while openPipes.withLock({ $0 > 0 }), clock.now < end {
-            try? await Task.sleep(for: .milliseconds(10))
+            // Cancelled: the sleep returns at once, and the caller is done waiting anyway.
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { return }
         }
     }
 

@@ -47,14 +47,15 @@ extension SQLQueryCompiler {
         return .field(field)
     }
 
-    /// Whether every condition of `query` reads the value index or the objects' columns, none
-    /// an object's document (``isRowless(_:)``): counting its matches reads no document.
+    /// Whether every condition of `query` reads the value index or a column every object has
+    /// (``SQLIndexLayout/BuiltInColumn/always``), none an object's document (``isRowless(_:)``)
+    /// or a column stored after it: counting its matches reads no document.
     package func readsIndexesOnly(_ query: Query) -> Bool {
         func indexed(_ predicate: QueryPredicate) -> Bool {
             switch predicate {
             case .and(let operands), .or(let operands): operands.allSatisfy(indexed)
             case .not(let operand): indexed(operand)
-            default: predicate.field.map { builtInColumn($0) != nil || !isRowless($0) } ?? true
+            default: predicate.field.map { field in builtInColumn(field).map(\.always) ?? !isRowless(field) } ?? true
             }
         }
         return query.predicate.map(indexed) ?? true

@@ -15,7 +15,7 @@ extension RooftopSQLite {
     ///
     /// ```swift
     /// // A walk that may read far more rows than its estimate: give up, and read otherwise.
-    /// let rows = try RooftopSQLite.bounded(db, instructions: 40 * expectedRows) { try Row.fetchAll(db, sql: walk) }
+    /// let rows = try RooftopSQLite.bounded(db, instructions: 20 * expectedRows) { try Row.fetchAll(db, sql: walk) }
     ///     ?? Row.fetchAll(db, sql: matchesFirst)
     /// ```
     /// - Throws: What `body` throws, but the interruption the bound causes; a cancellation

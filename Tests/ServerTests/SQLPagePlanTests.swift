@@ -157,6 +157,10 @@ struct SQLPagePlanTests {
         documents.boundedObjects = { _, _ in Issue.record("walked"); return [] }
         let other = Query(className: "T", predicate: .comparison(field: "other", op: .equal, value: .int(1)), limit: 100)
         #expect(!rowless.readsIndexesOnly(other) && rowless.readsIndexesOnly(equal))
+        // A built-in column without rows: `objectId` is in the index every object has; `createdAt`
+        // is stored after the document, read with it.
+        #expect(rowless.readsIndexesOnly(Query(className: "T", predicate: .comparison(field: "objectId", op: .equal, value: "a"))))
+        #expect(!rowless.readsIndexesOnly(Query(className: "T", predicate: .comparison(field: "createdAt", op: .greater, value: .int(0)))))
         #expect(try documents.find(other, readers: ["*"], limit: 100).totalCount == 2)
         #expect(counts.withLock { $0 } == 0)
 
