@@ -126,18 +126,13 @@ struct QueryAnswer: Sendable {
 
 extension DocumentWriter {
     /// A query's answer in ``QueryResult``'s `Codable` form, each stored body spliced in as it is
-    /// (``storedObject(className:objectId:datastore:createdAt:updatedAt:version:body:)``). A body
-    /// that is not a JSON object with members (never written so) is decoded and written anew, so
-    /// that it fails here, not on the client.
-    /// - Throws: What decoding such a body throws.
+    /// (``storedObject(_:)``).
+    /// - Throws: What decoding a body that cannot be spliced throws.
     mutating func queryAnswer(_ answer: QueryAnswer) throws {
         raw("{\"objects\":[")
         for (index, object) in answer.objects.enumerated() {
             if index > 0 { raw(",") }
-            let spliced = storedObject(
-                className: object.className, objectId: object.objectId, datastore: object.datastoreId,
-                createdAt: object.createdAt, updatedAt: object.updatedAt, version: object.version, body: object.body)
-            if !spliced { try objectSnapshot(try object.snapshot()) }
+            try storedObject(object)
         }
         raw("],\"totalCount\":")
         int(Int64(answer.totalCount))

@@ -34,24 +34,33 @@ struct PullPage: Sendable {
 
 extension DocumentWriter {
     /// A page of the change feed in ``PullResponse``'s `Codable` form, each stored body spliced in
-    /// as it is (``pullUpsert(className:objectId:datastore:createdAt:updatedAt:version:body:)``).
-    /// A body that is not a JSON object with members (never written so) is decoded and written
-    /// anew, so that it fails here, not on the client.
-    /// - Throws: What decoding such a body throws.
+    /// as it is (``storedObject(_:)``).
+    /// - Throws: What decoding a body that cannot be spliced throws.
     mutating func pullPage(_ page: PullPage) throws {
         pullPageStart(checkpoint: page.checkpoint, hasMore: page.hasMore, remaining: page.remaining, roles: page.roles)
         for (index, change) in page.changes.enumerated() {
             if index > 0 { raw(",") }
             switch change {
             case .upsert(let object):
-                let spliced = pullUpsert(
-                    className: object.className, objectId: object.objectId, datastore: object.datastoreId,
-                    createdAt: object.createdAt, updatedAt: object.updatedAt, version: object.version, body: object.body)
-                if !spliced { try pullChange(.upsert(try object.snapshot())) }
+                raw("{\"kind\":\"upsert\",\"object\":")
+                try storedObject(object)
+                raw("}")
             case .notice(let notice):
                 try pullChange(notice)
             }
         }
         pullPageEnd()
+    }
+
+    /// An object as stored, in ``ObjectSnapshot``'s `Codable` form: its body spliced in as it is
+    /// (``storedObject(className:objectId:datastore:createdAt:updatedAt:version:body:)``), or, for
+    /// a body that is not a JSON object of fields, ACL and field versions (never written so),
+    /// decoded and written anew, so that it fails here, not on the client.
+    /// - Throws: What decoding such a body throws.
+    mutating func storedObject(_ object: FeedObject) throws {
+        let spliced = storedObject(
+            className: object.className, objectId: object.objectId, datastore: object.datastoreId,
+            createdAt: object.createdAt, updatedAt: object.updatedAt, version: object.version, body: object.body)
+        if !spliced { try objectSnapshot(try object.snapshot()) }
     }
 }

@@ -241,27 +241,6 @@ extension DocumentWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// An upsert of a pull page (``PullChange/upsert(_:)``) whose object's fields, ACL and field
-    /// versions are JSON text already (``storedObject(className:objectId:datastore:createdAt:updatedAt:version:body:)``).
-    /// - Returns: `false`, with nothing written, when `body` is not such an object.
-    package mutating func pullUpsert(
-        className: String, objectId: String, datastore: String, createdAt: Int64?, updatedAt: Int64?, version: Int64,
-        body: String
-    ) -> Bool {
-        let start = bytes.count
-        raw("{\"kind\":\"upsert\",\"object\":")
-        guard
-            storedObject(
-                className: className, objectId: objectId, datastore: datastore, createdAt: createdAt,
-                updatedAt: updatedAt, version: version, body: body)
-        else {
-            bytes.removeSubrange(start...)
-            return false
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return true
-    }
-
     /// An object in ``ObjectSnapshot``'s `Codable` form whose fields, ACL and field versions are
     /// JSON text already: `body`, an object with the members `fields` and, when set, `acl` and
     /// `fieldVersions`, spliced in as it is, after the envelope written here. The body's
