@@ -56,6 +56,25 @@ extension StorageConformance {
             #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["*", "u3"]) == 2)
             #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: ["nobody"]) == 0)
             #expect(try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: []) == 0)
+
+            // Readers as the feed reads them: a live object's set (shared by the objects that name
+            // it), `*` alone when everyone may read; the history adds readers whose access ended.
+            let other = try await storage.openOrCreateDatastore(id: .default, ownerId: "u2", title: nil).key
+            let d1 = object("d", acl: readable(by: .everyone, .user("u4")))
+            let e1 = object("e", acl: ACL([.user("u1"): ACL.Access(read: false, write: true)]))
+            let shared = (0..<5).map { object("s\($0)", acl: readable(by: .user("u6"), .role("R"))) }
+            for snapshot in [d1, e1] + shared {
+                try await StorageWrites.put(snapshot, datastoreKey: other, into: storage)
+            }
+            var feed = try await storage.changes(datastoreKey: other, after: 0, limit: 100, classes: nil)
+            #expect(feed.first?.readers == ["*"] && feed.first?.formerReaders == ["*"])
+            #expect(feed.dropFirst().first?.readers == [] && feed.dropFirst().first?.formerReaders == [])
+            #expect(feed.dropFirst(2).allSatisfy { $0.readers == ["u6", "role:R"] && $0.formerReaders == $0.readers })
+            try await StorageWrites.put(
+                updated(d1, ["n": 2], acl: readable(by: .user("u5"))), datastoreKey: other, into: storage)
+            feed = try await storage.changes(datastoreKey: other, after: 0, limit: 100, classes: nil)
+            #expect(feed.last?.objectId == "d" && feed.last?.readers == ["u5"])
+            #expect(feed.last?.formerReaders == ["*", "u4", "u5"], "the history adds the readers whose access ended")
         }
     }
 

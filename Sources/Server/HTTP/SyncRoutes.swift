@@ -22,8 +22,9 @@ struct SyncRoutes {
             services.activity.record(.pull)
             let body = try await RequestBody.decode(PullRequest.self, from: request, limits: limits)
             // Pages are the bulk of what the server sends: written directly, not through Codable.
-            var writer = DocumentWriter(capacity: 64 << 10)
-            try writer.pullPage(try await services.pull.pull(body, context: context.access))
+            let page = try await services.pull.pull(body, context: context.access)
+            var writer = DocumentWriter(capacity: page.documentCapacity)
+            try writer.pullPage(page)
             return JSONBody.response(writer)
         }
     }

@@ -208,9 +208,12 @@ public struct FeedObject: Sendable, Hashable {
     public var isDeleted: Bool
     /// The datastore sequence number of the last change.
     public var sequence: Int64
-    /// Principals that may read the current version (``StoredObject/readers``).
+    /// Principals that may read the current version: the object's reader set
+    /// (``SQLIndexRows/readerSet(of:)``, so `*` alone when everyone may), or a tombstone's
+    /// readers of its last version.
     public var readers: Set<String>
-    /// Every principal that could read some version (``StoredObject/formerReaders``).
+    /// Every principal that could read some version (``StoredObject/formerReaders``), `readers`
+    /// included.
     public var formerReaders: Set<String>
 
     /// Creates a record (`formerReaders` takes in `readers`).
@@ -228,7 +231,8 @@ public struct FeedObject: Sendable, Hashable {
         self.isDeleted = isDeleted
         self.sequence = sequence
         self.readers = readers
-        self.formerReaders = formerReaders.union(readers)
+        // Most objects' history adds nobody: their sets are shared, not copied.
+        self.formerReaders = formerReaders.isEmpty ? readers : formerReaders.union(readers)
     }
 
     /// The object, its body decoded (fields empty for a tombstone).

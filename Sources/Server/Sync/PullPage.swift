@@ -18,6 +18,19 @@ struct PullPage: Sendable {
     var remaining: Int?
     var roles: [String]?
 
+    /// What the page's document takes, about: its stored bodies and each change's envelope, so
+    /// that the writer's buffer is allocated once, not grown and copied as the page is written.
+    /// (A page's bodies are bounded by ``Limits/maxPullPageBytes``.)
+    var documentCapacity: Int {
+        changes.reduce(1024) { total, change in
+            switch change {
+            case .upsert(let object):
+                total + object.body.utf8.count + object.className.utf8.count + object.objectId.utf8.count + 256
+            case .notice: total + 256
+            }
+        }
+    }
+
     /// The page in the wire type, its objects decoded (what a client reads of it).
     /// - Throws: What decoding a stored body throws.
     func response() throws -> PullResponse {

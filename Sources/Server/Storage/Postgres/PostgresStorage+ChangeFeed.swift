@@ -10,14 +10,14 @@ extension PostgresStorage {
         return try await read { session in
             // Sequences commit in order within a datastore (its row lock), so reading after
             // `sequence` never skips a change that commits later.
-            try session.query(
+            try Self.feedObjects(session.query(
                 """
-                \(unescaped: Self.storedObjectSelect)
+                \(unescaped: Self.feedObjectSelect)
                 WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence)
                 AND (\(classes == nil) OR o.class_name = ANY(\(classes.map { $0.sorted() } ?? [])))
                 ORDER BY o.sequence LIMIT \(limit)
                 """
-            ).map { try Self.feedObject($0) }
+            ))
         }
     }
 
@@ -72,9 +72,9 @@ extension PostgresStorage {
         guard !currentPrincipals.isEmpty else { return [] }
         let (former, current, limit) = (formerPrincipals.sorted(), currentPrincipals.sorted(), Int64(limit))
         return try await read { session in
-            try session.query(
+            try Self.feedObjects(session.query(
                 """
-                \(unescaped: Self.storedObjectSelect)
+                \(unescaped: Self.feedObjectSelect)
                 WHERE o.datastore_key = \(datastoreKey) AND NOT o.deleted AND o.sequence <= \(sequence)
                 AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
                     AND r.to_sequence IS NULL AND r.principal = ANY(\(current)))
@@ -83,7 +83,7 @@ extension PostgresStorage {
                     AND (r.to_sequence IS NULL OR r.to_sequence > \(sequence)))
                 ORDER BY o.sequence LIMIT \(limit)
                 """
-            ).map { try Self.feedObject($0) }
+            ))
         }
     }
 }

@@ -12,6 +12,33 @@ extension PostgresStorage {
         FROM objects o JOIN datastores d ON d.key = o.datastore_key
         """
 
+    /// An object row as the change feed reads it, in one statement (one snapshot):
+    /// ``objectRowColumns``, then its reader set and the set's principals, a tombstone's readers,
+    /// and the principals the readers' history adds (``FeedReaders``).
+    static let feedObjectSelect = """
+        SELECT \(objectRowColumns), o.readers, s.principals, \
+        CASE WHEN o.deleted THEN ARRAY(SELECT r.principal FROM object_readers r
+            WHERE r.object_key = o.key AND r.to_sequence IS NULL) END, \
+        ARRAY(SELECT DISTINCT r.principal FROM object_readers r
+            WHERE r.object_key = o.key AND (o.deleted OR r.to_sequence IS NOT NULL)) \
+        FROM objects o JOIN datastores d ON d.key = o.datastore_key LEFT JOIN reader_sets s ON s.id = o.readers
+        """
+
+    /// The feed objects of ``feedObjectSelect`` rows, their bodies not decoded.
+    /// - Throws: What decoding a row throws; `internal` for a reader set that cannot be read.
+    static func feedObjects(_ rows: [PostgresRow]) throws -> [FeedObject] {
+        var readers = FeedReaders()
+        return try rows.map { row in
+            let object = try objectRow(row)
+            let cells = Array(row)
+            guard cells.count == 14 else { throw RooftopError(.internal, "a feed row has \(cells.count) columns") }
+            let found = try readers.readers(
+                readerSet: try cells[10].decode(Int64?.self), setPrincipals: { try cells[11].decode(String?.self) },
+                lastReaders: try cells[12].decode([String]?.self), historyReaders: try cells[13].decode([String].self))
+            return object.feedObject(current: found.current, former: found.former)
+        }
+    }
+
     /// The ``ObjectRow`` of a row whose columns from `first` on are ``objectRowColumns``.
     static func objectRow(_ row: PostgresRow, from first: Int = 0) throws -> ObjectRow {
         let cells = Array(row)
@@ -28,12 +55,6 @@ extension PostgresStorage {
     static func storedObject(_ row: PostgresRow, from first: Int = 0) throws -> (key: Int64, object: StoredObject) {
         let (object, current, former) = try objectRowWithReaders(row, from: first)
         return (object.key, try object.stored(current: current, former: former))
-    }
-
-    /// The object of a ``storedObjectSelect`` row as the change feed reads it, its body not decoded.
-    static func feedObject(_ row: PostgresRow) throws -> FeedObject {
-        let (object, current, former) = try objectRowWithReaders(row)
-        return object.feedObject(current: current, former: former)
     }
 
     /// The ``ObjectRow`` of a ``storedObjectSelect`` row, with its current and former readers.

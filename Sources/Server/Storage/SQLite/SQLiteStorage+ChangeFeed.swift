@@ -9,18 +9,14 @@ extension SQLiteStorage {
     {
         try await pool.read { db in
             // Prepared once per connection (the classes as one JSON array), read by position.
-            var sql = "SELECT \(ObjectRow.positionalColumns) FROM objects o JOIN datastores d ON d.key = o.datastore_key"
-                + " WHERE o.datastore_key = ? AND o.sequence > ?"
+            var sql = "SELECT \(Self.feedColumns) FROM \(Self.feedFrom) WHERE o.datastore_key = ? AND o.sequence > ?"
             var arguments: StatementArguments = [datastoreKey, sequence]
             let (classFilter, classArguments) = try Self.classFilter(classes)
             sql += classFilter
             arguments += StatementArguments(classArguments)
             sql += " ORDER BY o.sequence LIMIT ?"
             arguments += [limit]
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-            var rows: [ObjectRow] = []
-            while let row = try cursor.next() { rows.append(ObjectRow(positional: row)) }
-            return try Self.feedObjects(rows, db)
+            return try Self.feedObjects(Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments))
         }
     }
 
@@ -82,10 +78,10 @@ extension SQLiteStorage {
         return try await pool.read { db in
             let (current, currentArguments) = Self.principalList(currentPrincipals)
             let (former, formerArguments) = Self.principalList(formerPrincipals)
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                    SELECT \(Self.feedColumns) FROM \(Self.feedFrom)
                     WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
                     AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
                         AND r.to_sequence IS NULL AND r.principal IN (\(current)))
@@ -97,7 +93,7 @@ extension SQLiteStorage {
                 arguments: StatementArguments(
                     [datastoreKey, sequence] + currentArguments + formerArguments
                         + [sequence, sequence, Int64(limit)]))
-            return try Self.feedObjects(from: rows, db)
+            return try Self.feedObjects(rows)
         }
     }
 

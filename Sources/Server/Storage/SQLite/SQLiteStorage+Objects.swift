@@ -102,25 +102,42 @@ extension SQLiteStorage {
         }
     }
 
-    /// `objects` rows (joined with their datastore's `id` as `datastore_id`) as the change feed
-    /// reads them: with their readers, their bodies not decoded.
-    static func feedObjects(from rows: [Row], _ db: Database) throws -> [FeedObject] {
-        try feedObjects(rows.map { ObjectRow($0) }, db)
-    }
+    /// The columns of a change feed's row, read by ``feedObjects(_:)``: ``ObjectRow/positionalColumns``,
+    /// then the object's reader set and its principals, a tombstone's readers, and the principals
+    /// the readers' history adds (``FeedReaders``; JSON arrays, the last `NULL` when it adds
+    /// none). `FROM` ``feedFrom``.
+    static let feedColumns = ObjectRow.positionalColumns + """
+        , o.readers, s.principals, \
+        CASE WHEN o.deleted THEN (SELECT json_group_array(r.principal) FROM object_readers r
+            WHERE r.object_key = o.key AND r.to_sequence IS NULL) END, \
+        (SELECT json_group_array(DISTINCT r.principal) FROM object_readers r
+            WHERE r.object_key = o.key AND (r.to_sequence IS NOT NULL OR o.deleted) HAVING count(*) > 0)
+        """
 
-    /// The feed objects of `rows`, with their readers read for all of them in one statement.
-    static func feedObjects(_ rows: [ObjectRow], _ db: Database) throws -> [FeedObject] {
-        let readers = try self.readers(of: rows.map(\.key), db)
-        return rows.map { row in
-            let found = readers[row.key] ?? ([], [])
-            return row.feedObject(current: found.current, former: found.former)
+    /// The tables ``feedColumns`` reads.
+    static let feedFrom =
+        "objects o JOIN datastores d ON d.key = o.datastore_key LEFT JOIN reader_sets s ON s.id = o.readers"
+
+    /// The feed objects of the rows of a statement selecting ``feedColumns``, their bodies not
+    /// decoded.
+    /// - Throws: What reading a row throws; `internal` for a reader set that cannot be read.
+    static func feedObjects(_ cursor: RowCursor) throws -> [FeedObject] {
+        var readers = FeedReaders()
+        var objects: [FeedObject] = []
+        while let row = try cursor.next() {
+            let object = ObjectRow(positional: row)
+            let found = try readers.readers(
+                readerSet: row[10], setPrincipals: { row[11] },
+                lastReaders: try (row[12] as String?).map { try DocumentCoding.decode([String].self, from: $0) },
+                historyReaders: try (row[13] as String?).map { try DocumentCoding.decode([String].self, from: $0) } ?? [])
+            objects.append(object.feedObject(current: found.current, former: found.former))
         }
+        return objects
     }
 
     /// The current and former readers of the objects of `keys`, by object key: one prepared
-    /// statement (the keys as one JSON array), its columns read by position. A pull page asks it
-    /// for every page: a statement text per page size and columns found by name were a quarter
-    /// of the server's work in a full pull.
+    /// statement (the keys as one JSON array), its columns read by position. (The change feed
+    /// reads readers with its rows instead, ``feedColumns``.)
     private static func readers(of keys: [Int64], _ db: Database) throws
         -> [Int64: (current: Set<String>, former: Set<String>)]
     {
