@@ -133,6 +133,59 @@ struct DocumentReaderTests {
         }
     }
 
+    @Test("a skipped string ends at the first quote no odd run of backslashes precedes, as scanning byte by byte finds")
+    func skippedStrings() throws {
+        // Byte by byte, each backslash taking the byte after it: the reader's rule before it
+        // searched for quotes with `memchr`. Answers how many strings the array holds, or `nil`.
+        func reference(_ bytes: [UInt8]) -> Int? {
+            let (quote, backslash) = (UInt8(ascii: "\""), UInt8(ascii: "\\"))
+            guard bytes.first == UInt8(ascii: "[") else { return nil }
+            var (index, count) = (1, 0)
+            while true {
+                guard index < bytes.count, bytes[index] == quote else { return nil }
+                index += 1
+                var closed = false
+                while index < bytes.count {
+                    if bytes[index] == quote {
+                        index += 1
+                        closed = true
+                        break
+                    }
+                    index += bytes[index] == backslash ? 2 : 1
+                }
+                guard closed, index < bytes.count else { return nil }
+                count += 1
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else {
+                    return bytes[index] == UInt8(ascii: "]") && index + 1 == bytes.count ? count : nil
+                }
+            }
+        }
+        var rng = SeededGenerator(seed: 13)
+        let alphabet = Array(#"ab\"n,]"#.utf8)
+        var (agreed, ended) = (0, 0)
+        for _ in 0..<5_000 {
+            let strings = (0..<rng.int(1...3)).map { _ in
+                "\"" + String(decoding: (0..<rng.int(0...12)).map { _ in alphabet[rng.int(0...(alphabet.count - 1))] }, as: UTF8.self) + "\""
+            }
+            let document = "[" + strings.joined(separator: ",") + "]"
+            let expected = reference(Array(document.utf8))
+            let skipped = try? DocumentReader.read(document) { reader in
+                var count = 0
+                try reader.readArray { element in
+                    try element.skipValue()
+                    count += 1
+                }
+                return count
+            }
+            #expect(skipped == expected, "\(document)")
+            if skipped == expected { agreed += 1 }
+            if expected != nil { ended += 1 }
+        }
+        #expect(agreed == 5_000 && ended > 500, "both outcomes are met: \(ended) read whole")
+    }
+
     @Test("pull pages decode to the same value both ways, damaged or not")
     func pullPages() throws {
         var rng = SeededGenerator(seed: 11)

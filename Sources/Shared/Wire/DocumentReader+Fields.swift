@@ -1,3 +1,5 @@
+import Foundation
+
 extension DocumentReader {
     /// Skips one value of any kind, without building it.
     /// - Throws: ``Unhandled`` for text that is not a JSON value.
@@ -23,17 +25,25 @@ extension DocumentReader {
         }
     }
 
-    /// Skips a string, escapes included.
+    /// Skips a string, escapes included. Its closing quote is found with `memchr` (strings are
+    /// most of a stored body, which a pull page checks before splicing it in): a quote ends the
+    /// string unless an odd run of backslashes precedes it (each backslash escapes the byte
+    /// after it).
     private mutating func skipString() throws {
         try consume(UInt8(ascii: "\""))
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\""):
-                index += 1
+        guard let base = bytes.baseAddress else { throw Unhandled() }
+        var from = index
+        while from < bytes.count,
+            let found = memchr(base + from, Int32(UInt8(ascii: "\"")), bytes.count - from)
+        {
+            let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            var backslash = quote - 1
+            while backslash >= index, bytes[backslash] == UInt8(ascii: "\\") { backslash -= 1 }
+            if (quote - 1 - backslash) % 2 == 0 {
+                index = quote + 1
                 return
-            case UInt8(ascii: "\\"): index += 2
-            default: index += 1
             }
+            from = quote + 1
         }
         throw Unhandled()
     }
