@@ -7,6 +7,21 @@ import RooftopShared
 /// What the client's local store and the server's SQLite storage share on top of GRDB: the
 /// functions compiled queries call, and the binding of compiled arguments.
 package enum RooftopSQLite {
+    /// The most of a database file one connection reads through a memory map (1 GiB):
+    /// SQLite's own page cache is 2 MiB per connection, so a query over a file larger than that
+    /// copied every page it read from the kernel with `pread` (40% of the server's time on a
+    /// `near` within 5 km over 100,000 objects). Mapped, the pages are the kernel's page cache
+    /// itself, shared by every connection; writes still go through `write`, so a full disk or a
+    /// failed write is an error, not a signal. Past the map, reads go through `pread` as before.
+    package static let mappedBytes = 1 << 30
+
+    /// Reads `db`'s file through a memory map of up to ``mappedBytes`` (`PRAGMA mmap_size`).
+    /// SQLite caps it at its own compile-time maximum, and a build without memory maps ignores it.
+    /// - Throws: the database's error when the pragma fails.
+    package static func mapPages(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA mmap_size = \(mappedBytes)")
+    }
+
     /// Registers the functions ``SQLDialect/sqlite`` queries call on a connection:
     /// - `rooftop_distance(latitude, longitude, otherLatitude, otherLongitude)`, the great-circle
     ///   distance in meters computed by ``GeoPoint/distanceMeters(to:)`` itself, so that SQL's

@@ -55,6 +55,7 @@ public final class SQLiteStorage: Storage {
         configuration.prepareDatabase { db in
             // The same distance as the shared evaluator, so `near` agrees to the last bit.
             RooftopSQLite.registerFunctions(db)
+            try RooftopSQLite.mapPages(db)
         }
         configuration.busyMode = .timeout(10)
         if path != ":memory:" { try PrivateDatabaseFile.prepare(path) }
