@@ -11,6 +11,10 @@ package struct SQLDialect: Sendable {
     /// exactly ``GeoPoint/distanceMeters(to:)``; `nil` when the backend cannot compute it so
     /// (then the shared evaluator decides distance conditions and orders).
     package var distance: (@Sendable (_ latitude: String, _ longitude: String, _ otherLatitude: String, _ otherLongitude: String) -> String)?
+    /// The same distance from the point whose key (``Value/sortKey``) is `key` (`NULL` when
+    /// `key` is not a point's): what an index's entries answer alone, without a lookup of each
+    /// entry's row. `nil` exactly when ``distance`` is.
+    package var keyDistance: (@Sendable (_ key: String, _ otherLatitude: String, _ otherLongitude: String) -> String)?
     /// Text comparison by bytes (SQLite's default `BINARY`; PostgreSQL needs `COLLATE "C"`).
     package var bytewiseText: @Sendable (_ expression: String) -> String
     /// The condition that an `objects` row (`o`) is not a tombstone.
@@ -30,6 +34,7 @@ package struct SQLDialect: Sendable {
         placeholder: { _ in "?" },
         numbersPlaceholders: false,
         distance: { "rooftop_distance(\($0), \($1), \($2), \($3))" },
+        keyDistance: { "rooftop_key_distance(\($0), \($1), \($2))" },
         bytewiseText: { $0 },
         live: "o.deleted = 0",
         plannedJoins: .max,
@@ -43,6 +48,7 @@ package struct SQLDialect: Sendable {
         placeholder: { "$\($0)" },
         numbersPlaceholders: true,
         distance: nil,
+        keyDistance: nil,
         bytewiseText: { "(\($0) COLLATE \"C\")" },
         live: "NOT o.deleted",
         plannedJoins: 8,

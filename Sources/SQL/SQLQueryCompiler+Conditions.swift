@@ -113,10 +113,7 @@ extension SQLQueryCompiler {
                     return SQLFragment("SELECT 0 WHERE 0 = 1")
                 }
                 narrowing.append(.between(band.low, band.high))
-                longitudes =
-                    southwest.longitude <= northeast.longitude
-                    ? [southwest.longitude...northeast.longitude]
-                    : [southwest.longitude...180, -180...northeast.longitude]
+                longitudes = SQLQueryCompiler.longitudes(west: southwest, east: northeast)
             default:
                 break
             }
@@ -130,13 +127,8 @@ extension SQLQueryCompiler {
         // Every key in a band of points' keys is a point's, and ends with its longitude's bytes
         // (``SQLQueryCompiler/longitudeKeys(_:)``): the longitudes out of reach are left out
         // before any object's row is read.
-        let keyRanges = longitudes.compactMap(SQLQueryCompiler.longitudeKeys)
-        if !keyRanges.isEmpty, keyRanges.count == longitudes.count {
-            let longitude = "substr(c.k1, \(SQLQueryCompiler.longitudeKeyStart))"
-            let tests = keyRanges.map { keys in
-                SQLFragment("\(longitude) >= ? AND \(longitude) <= ?", [.blob(keys.low), .blob(keys.high)])
-            }
-            fragment = fragment + SQLFragment(" AND (") + joined(tests, with: " OR ") + SQLFragment(")")
+        if let longitudes = longitudeTest(longitudes, key: SQLFragment("c.k1")) {
+            fragment = fragment + SQLFragment(" AND ") + longitudes
         }
         return fragment + SQLFragment(" AND f.object_key = c.object_key AND f.field = ? AND ", [.text(test.field)])
             + render(test.tests, .rows)

@@ -48,6 +48,14 @@ extension SQLQueryCompiler {
         }
     }
 
+    /// The ranges of longitude a box from `southwest` to `northeast` spans: two when it crosses
+    /// the antimeridian (its west is east of its east).
+    package static func longitudes(west southwest: GeoPoint, east northeast: GeoPoint) -> [ClosedRange<Double>] {
+        southwest.longitude <= northeast.longitude
+            ? [southwest.longitude...northeast.longitude]
+            : [southwest.longitude...180, -180...northeast.longitude]
+    }
+
     /// The ranges of longitude (degrees, each `low...high` within -180...180; two when the
     /// circle crosses the antimeridian) that hold every point within `meters` of `point`: on a
     /// sphere, a point at angular distance `r` from one at latitude `φ` differs from it in

@@ -86,41 +86,70 @@ extension SQLQueryCompiler {
                     distance.sql + " <= ?",
                     distance.arguments + [.real(point.latitude), .real(point.longitude), .real(maximum)])
             }
-            // The longitudes that can be that close first: the band of latitudes the index reads
-            // goes round the earth, and the distance (a function call) is then worked out only
-            // for the points in reach.
-            var longitudes: SQLFragment?
-            if let ranges = SQLQueryCompiler.longitudeRanges(around: point, within: maximum) {
-                let tests = ranges.map { range in
-                    c.longitude + SQLFragment(" >= ? AND ", [.real(range.lowerBound)]) + c.longitude
-                        + SQLFragment(" <= ?", [.real(range.upperBound)])
-                }
-                longitudes = joined(tests, with: " OR ")
+            // On an index's key, which is the point's own, the longitudes in reach and then the
+            // distance (a function call) are read from the key alone: the index answers without
+            // a lookup of each entry's row (SQLite looks up a row of a table without row IDs for
+            // every entry it reads that a test needs a column of: 9,086 lookups where 1,052
+            // points were in reach of a `near` within 5 km, in 100,000 objects).
+            let longitudes = SQLQueryCompiler.longitudeRanges(around: point, within: maximum).flatMap {
+                longitudeTest($0, key: c.key)
             }
             // Without SQL distance, only the longitudes: the evaluator decides the distance.
-            guard let distanceSQL = dialect.distance else { return longitudes ?? SQLFragment("1 = 1") }
-            let within = distance(distanceSQL, (c.latitude, c.longitude), to: point) + SQLFragment(" <= ?", [.real(maximum)])
+            guard let keyDistance = dialect.keyDistance else { return longitudes ?? SQLFragment("1 = 1") }
+            let within = SQLFragment(
+                keyDistance(c.key.sql, "?", "?") + " <= ?",
+                c.key.arguments + [.real(point.latitude), .real(point.longitude), .real(maximum)])
             return longitudes.map { $0 + SQLFragment(" AND ") + within } ?? within
         case .box(let southwest, let northeast):
-            var fragment =
-                c.latitude + SQLFragment(" IS NOT NULL AND ") + c.latitude
-                + SQLFragment(" >= ? AND ", [.real(southwest.latitude)]) + c.latitude
-                + SQLFragment(" <= ?", [.real(northeast.latitude)])
-            let low = SQLFragment(" >= ?", [.real(southwest.longitude)])
-            let high = SQLFragment(" <= ?", [.real(northeast.longitude)])
-            if southwest.longitude <= northeast.longitude {
-                fragment = fragment + SQLFragment(" AND ") + c.longitude + low + SQLFragment(" AND ") + c.longitude + high
-            } else {
-                fragment = fragment + SQLFragment(" AND (") + c.longitude + low + SQLFragment(" OR ") + c.longitude + high
-                    + SQLFragment(")")
+            // A point is in the box exactly when its key is in the band of the box's latitudes
+            // and ends with the bytes of a longitude in the box: on an index's key, that reads
+            // the index alone.
+            guard c.narrows,
+                let longitudes = longitudeTest(SQLQueryCompiler.longitudes(west: southwest, east: northeast), key: c.key)
+            else { return box(southwest, northeast, c) }
+            // A box whose south is north of its north holds no point (as the evaluator says).
+            guard let band = SQLQueryCompiler.pointKeys(south: southwest.latitude, north: northeast.latitude) else {
+                return SQLFragment("0 = 1")
             }
-            return fragment
+            return c.key + SQLFragment(" >= ? AND ", [.blob(band.low)]) + c.key
+                + SQLFragment(" <= ? AND ", [.blob(band.high)]) + longitudes
         case .collection:
             return c.kind + SQLFragment(
                 " IN (?, ?)", [.integer(Int64(Value.Kind.list.rawValue)), .integer(Int64(Value.Kind.relation.rawValue))])
         case .element(let key):
             return SQLFragment(c.element.sql, c.element.arguments + [.blob(key)])
         }
+    }
+
+    /// The test that a point lies in the box, on its coordinates (`c`'s ``Columns/latitude`` and
+    /// ``Columns/longitude``).
+    private func box(_ southwest: GeoPoint, _ northeast: GeoPoint, _ c: Columns) -> SQLFragment {
+        var fragment =
+            c.latitude + SQLFragment(" IS NOT NULL AND ") + c.latitude
+            + SQLFragment(" >= ? AND ", [.real(southwest.latitude)]) + c.latitude
+            + SQLFragment(" <= ?", [.real(northeast.latitude)])
+        let low = SQLFragment(" >= ?", [.real(southwest.longitude)])
+        let high = SQLFragment(" <= ?", [.real(northeast.longitude)])
+        if southwest.longitude <= northeast.longitude {
+            fragment = fragment + SQLFragment(" AND ") + c.longitude + low + SQLFragment(" AND ") + c.longitude + high
+        } else {
+            fragment = fragment + SQLFragment(" AND (") + c.longitude + low + SQLFragment(" OR ") + c.longitude + high
+                + SQLFragment(")")
+        }
+        return fragment
+    }
+
+    /// The test that a point's key (`key`, in a band of points' keys) ends with the bytes of a
+    /// longitude in one of `ranges` (``SQLQueryCompiler/longitudeKeys(_:)``), in parentheses;
+    /// `nil` when there is no range, or a range's end is not a longitude.
+    func longitudeTest(_ ranges: [ClosedRange<Double>], key: SQLFragment) -> SQLFragment? {
+        let keyRanges = ranges.compactMap(SQLQueryCompiler.longitudeKeys)
+        guard !keyRanges.isEmpty, keyRanges.count == ranges.count else { return nil }
+        let longitude = SQLFragment("substr(") + key + SQLFragment(", \(SQLQueryCompiler.longitudeKeyStart))")
+        let tests = keyRanges.map { keys in
+            longitude + SQLFragment(" >= ? AND ", [.blob(keys.low)]) + longitude + SQLFragment(" <= ?", [.blob(keys.high)])
+        }
+        return SQLFragment("(") + joined(tests, with: " OR ") + SQLFragment(")")
     }
 
     /// The distance in meters from the point at `point` (two SQL expressions) to `other`, as

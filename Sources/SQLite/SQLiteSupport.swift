@@ -36,6 +36,9 @@ package enum RooftopSQLite {
     /// - `rooftop_field_distance(document, field, latitude, longitude)`: the distance in meters
     ///   from the point that is the value of `field` to the point at `latitude` and `longitude`, as
     ///   `rooftop_distance` gives it; `NULL` when the value is not a point;
+    /// - `rooftop_key_distance(key, latitude, longitude)`: the same distance from the point whose
+    ///   key (``Value/sortKey``) is the blob `key`, read back from the key (``GeoPoint/init(sortKey:)``);
+    ///   `NULL` when `key` is not a point's key;
     /// - `rooftop_key(kind, value)`: the key (``Value/sortKey``) of a built-in field read from its
     ///   column (``SQLIndexLayout/BuiltInColumn``): of the string `value` when `kind` is
     ///   ``Value/Kind/string``, of the date `value` milliseconds after the epoch when it is
@@ -56,6 +59,15 @@ package enum RooftopSQLite {
                     let otherLatitude = Double.fromDatabaseValue(values[2]),
                     let otherLongitude = Double.fromDatabaseValue(values[3]),
                     let point = try? GeoPoint(latitude: latitude, longitude: longitude),
+                    let other = try? GeoPoint(latitude: otherLatitude, longitude: otherLongitude)
+                else { return nil }
+                return point.distanceMeters(to: other)
+            })
+        db.add(
+            function: DatabaseFunction("rooftop_key_distance", argumentCount: 3, pure: true) { values in
+                guard case .blob(let key) = values[0].storage, let point = GeoPoint(sortKey: key),
+                    let otherLatitude = Double.fromDatabaseValue(values[1]),
+                    let otherLongitude = Double.fromDatabaseValue(values[2]),
                     let other = try? GeoPoint(latitude: otherLatitude, longitude: otherLongitude)
                 else { return nil }
                 return point.distanceMeters(to: other)

@@ -257,4 +257,40 @@ struct SQLPagePlanShapeTests {
             #expect(matches.contains("USE TEMP B-TREE FOR ORDER BY"), "\(matches)")
         }
     }
+
+    @Test("near within a distance and a box read the value index alone, and find what the evaluator finds")
+    func pointPlans() async throws {
+        try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let main = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            // 4,000 points in a box of 1°×1°, as the benchmark's, spread evenly.
+            let points = try (0..<4000).map { index in
+                try GeoPoint(latitude: 40 + Double(index % 63) / 63, longitude: -4 + Double(index * 37 % 4000) / 4000)
+            }
+            try await RawObjects.insert(sqlite, datastoreKey: main.key, className: "T", count: points.count) {
+                ["loc": .geoPoint(points[$0 - 1]), "n": .int(Int64($0))]
+            }
+            let compiler = try await RawObjects.compiler(sqlite, datastoreKey: main.key, className: "T")
+            let scope = SQLFragment.datastore(main.key)
+            let center = try GeoPoint(latitude: 40.5, longitude: -3.5)
+            let southwest = try GeoPoint(latitude: 40.2, longitude: -3.8)
+            let northeast = try GeoPoint(latitude: 40.3, longitude: -3.6)
+            let cases: [(QueryPredicate, (GeoPoint) -> Bool)] = [
+                (.near(field: "loc", point: center, maxDistanceMeters: 5000), { $0.distanceMeters(to: center) <= 5000 }),
+                (
+                    .withinBox(field: "loc", southwest: southwest, northeast: northeast),
+                    { (40.2...40.3).contains($0.latitude) && (-3.8 ... -3.6).contains($0.longitude) }
+                ),
+            ]
+            for (predicate, holds) in cases {
+                let query = Query(className: "T", predicate: predicate, limit: 20)
+                let plan = try await RawObjects.plan(sqlite, compiler.select(query, scope: scope, readers: ["*"], limit: 20))
+                // The points' keys say it all: no lookup of a row per point of the band.
+                #expect(plan.contains("SEARCH f USING COVERING INDEX object_fields_by_value"), "\(plan)")
+                let expected = points.filter(holds).count
+                #expect(expected > 20)
+                #expect(try await storage.count(query, datastoreKey: main.key, readers: nil) == expected, "\(predicate)")
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @Suite("The total order over values")
@@ -141,5 +142,39 @@ struct ValueOrderTests {
         #expect(Value.minimum("a", 3) == 3)
         #expect(Value.maximum(.null, false) == false)
         #expect(Value.maximum(1, 1.0) == 1)
+    }
+
+    @Test("a point's key gives the point back, to the last bit; no other key gives a point")
+    func pointFromKey() throws {
+        var rng = SeededGenerator(seed: 20_261_203)
+        var points = DifferentialValues.points
+        for (latitude, longitude) in [(0.0, -0.0), (-0.0, 0.0), (-90, -180), (90, 180), (5e-324, -5e-324), (1e-300, 179.99999999)] {
+            points.append(try GeoPoint(latitude: latitude, longitude: longitude))
+        }
+        for _ in 0..<5000 {
+            points.append(
+                try GeoPoint(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng)))
+        }
+        for point in points {
+            let key = Value.geoPoint(point).sortKey
+            let read = try #require(GeoPoint(sortKey: key), "\(point)")
+            #expect(read.latitude.bitPattern == point.latitude.bitPattern && read.longitude.bitPattern == point.longitude.bitPattern)
+            #expect(GeoPoint(sortKey: key.dropLast()) == nil)
+            #expect(GeoPoint(sortKey: key + [0]) == nil)
+        }
+        // Keys of other values, and point-shaped bytes out of range (latitude 91, NaN).
+        for _ in 0..<5000 {
+            let value = DifferentialValues.value(&rng, depth: 2)
+            guard value.kind != .geoPoint else { continue }
+            #expect(GeoPoint(sortKey: value.sortKey) == nil, "\(value)")
+        }
+        var outOfRange = Value.geoPoint(try GeoPoint(latitude: 0, longitude: 0)).sortKey
+        var bits = (91.0).bitPattern | (1 << 63)
+        for index in (1...8).reversed() {
+            outOfRange[index] = UInt8(truncatingIfNeeded: bits)
+            bits >>= 8
+        }
+        #expect(GeoPoint(sortKey: outOfRange) == nil)
+        #expect(GeoPoint(sortKey: [UInt8(Value.Kind.geoPoint.rawValue + 1)] + Array(repeating: 0xFF, count: 16)) == nil)
     }
 }

@@ -140,6 +140,26 @@ struct ExactBinary {
     }
 }
 
+extension GeoPoint {
+    /// The point whose key (``Value/sortKey``) is `key`; `nil` when `key` is not a point's key.
+    /// A point's key is its kind's byte, then its latitude's and its longitude's 8 bytes, which
+    /// keep every bit: the point read back is the point the key was made of, so a distance
+    /// worked out from an index's key is the distance from the stored point.
+    package init?(sortKey key: some Collection<UInt8>) {
+        guard key.count == 17, key.first == UInt8(Value.Kind.geoPoint.rawValue + 1) else { return nil }
+        var bytes = key.dropFirst().makeIterator()
+        func orderedDouble() -> Double {
+            var bits: UInt64 = 0
+            for _ in 0..<8 { bits = bits << 8 | UInt64(bytes.next() ?? 0) }
+            return Double(bitPattern: bits & (1 << 63) != 0 ? bits & ~(1 << 63) : ~bits)
+        }
+        let latitude = orderedDouble()
+        let longitude = orderedDouble()
+        guard let point = try? GeoPoint(latitude: latitude, longitude: longitude) else { return nil }
+        self = point
+    }
+}
+
 /// Building blocks of sort keys.
 enum SortKeyEncoding {
     static func appendNumber(_ number: ExactBinary, to key: inout [UInt8]) {
