@@ -49,6 +49,13 @@ package struct SQLQueryRunner<Row> {
     /// matches first stops there and the matches-first plan reads the page. `nil` (the default):
     /// no walk under `cheapest`.
     package var boundedObjects: ((SQLFragment, _ budget: Int) throws -> [Row]?)?
+    /// Whether every live object of the query's class in the scope may be read by the query's
+    /// readers, as the store reads it in the query's transaction, for a store whose value
+    /// indexes hold rows of live objects only, per partition (``SQLQueryCompiler/valuePartition``):
+    /// then a predicate that one index's keys decide is counted from those keys alone
+    /// (``SQLQueryCompiler/keyCount(_:)``), without looking up each match's object for its
+    /// readers. `nil` (the default): never so.
+    package var everyObjectReadable: (() throws -> Bool)?
 
     /// A runner over rows that `snapshot` reads.
     package init(
@@ -88,7 +95,7 @@ package struct SQLQueryRunner<Row> {
             let (total, overflow) = offset.addingReportingOverflow(objects.count)
             if !overflow { return (objects, total) }
         }
-        let total = try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+        let total = try matches(query, readers: readers)
         return (objects, total)
     }
 
@@ -99,7 +106,7 @@ package struct SQLQueryRunner<Row> {
     private func countedFirst(
         _ query: Query, walked: SQLQueryCompiler.WalkedOrder, readers: Set<String>?, limit: Int
     ) throws -> (objects: [Row], totalCount: Int) {
-        let total = try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+        let total = try matches(query, readers: readers)
         let offset = max(query.offset, 0)
         // Counted in the page's own read transaction: no match past the offset, no page (where
         // a walk would read the whole index to find none).
@@ -154,13 +161,24 @@ package struct SQLQueryRunner<Row> {
     /// first reads fewer than 16 objects per object of the page.
     package static var fieldWalkFactor: Int { 16 }
 
+    /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate,
+    /// where SQL decides it exactly: from one index's keys alone when the readers may read every
+    /// object of the class (``everyObjectReadable``), else by testing each match.
+    /// - Throws: What the reads throw.
+    private func matches(_ query: Query, readers: Set<String>?) throws -> Int {
+        if let everyObjectReadable, let keys = compiler.keyCount(query), try readers == nil || everyObjectReadable() {
+            return try count(keys)
+        }
+        return try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+    }
+
     /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.
     /// - Throws: What the reads throw.
     package func count(_ query: Query, readers: Set<String>?) throws -> Int {
         if let result = try evaluated(query, limit: 0, readers: readers, ordered: false) {
             return result.totalCount
         }
-        return try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+        return try matches(query, readers: readers)
     }
 
     /// The query's page (at most `limit` objects, no includes) and total count, evaluated by the

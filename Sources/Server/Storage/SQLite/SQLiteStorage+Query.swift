@@ -64,6 +64,11 @@ extension SQLiteStorage {
             objects: { select in try objects(select, db) },
             snapshot: { try $0.snapshot() },
             count: { count in try Int.fetchOne(db, sql: count.sql, arguments: arguments(count.arguments)) ?? 0 })
+        let readerSets = compiler.readerSets
+        runner.everyObjectReadable = {
+            try readerSets.map { try everyObjectReadable(by: Set($0), datastoreKey: datastoreKey, className: className, db) }
+                ?? false
+        }
         runner.scopeSize = {
             // The datastore's live objects, kept by every write (``SQLPagePlan/cheapest``).
             try Int.fetchOne(
@@ -72,6 +77,41 @@ extension SQLiteStorage {
         }
         return runner
     }
+
+    /// Whether every live object of `className` in the datastore names one of `readerSets` as its
+    /// readers (``SQLQueryRunner/everyObjectReadable``): the distinct sets its objects name, read
+    /// one index seek each (`objects_by_readers`), the next after the last, up to
+    /// ``readableSetsChecked`` of them (past those: not known, so no). An object readable by
+    /// nobody but the server (no set) makes it no.
+    static func everyObjectReadable(
+        by readerSets: Set<Int64>, datastoreKey: Int64, className: String, _ db: Database
+    ) throws -> Bool {
+        let unreadable = try Bool.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM objects WHERE datastore_key = ? AND class_name = ? AND deleted = 0
+                    AND readers IS NULL)
+                    """),
+            arguments: [datastoreKey, className]) ?? true
+        guard !unreadable else { return false }
+        var last = Int64.min
+        for _ in 0..<readableSetsChecked {
+            let next = try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT min(readers) FROM objects WHERE datastore_key = ? AND class_name = ? AND deleted = 0
+                        AND readers > ?
+                        """),
+                arguments: [datastoreKey, className, last])
+            guard let next else { return true }
+            guard readerSets.contains(next) else { return false }
+            last = next
+        }
+        return false
+    }
+
+    /// The most distinct reader sets ``everyObjectReadable(by:datastoreKey:className:_:)`` reads.
+    static let readableSetsChecked = 32
 
     /// The work an order-first page may do per object the matches-first plan would read
     /// (``SQLQueryRunner/boundedObjects``), in SQLite's instructions: what a match read first and
