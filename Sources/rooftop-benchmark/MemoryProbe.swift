@@ -10,6 +10,11 @@ struct MemoryReading: Sendable, Codable, Equatable {
     var residentBytes: Int
     /// Peak resident set size since the process started, in bytes.
     var peakBytes: Int
+    /// The part of ``residentBytes`` that is pages of mapped files (`RssFile`): the executable
+    /// and its libraries, and the server's database, which SQLite reads through a memory map.
+    /// Those pages are the kernel's page cache, shared and dropped under memory pressure like
+    /// any cached file page; `nil` when not reported.
+    var fileBytes: Int? = nil
 }
 
 /// Reads ``MemoryReading``s.
@@ -29,12 +34,14 @@ enum MemoryProbe {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         var resident: Int?
         var peak: Int?
+        var files: Int?
         for line in text.split(separator: "\n") {
             if line.hasPrefix("VmRSS:") { resident = kilobytes(line) }
             if line.hasPrefix("VmHWM:") { peak = kilobytes(line) }
+            if line.hasPrefix("RssFile:") { files = kilobytes(line) }
         }
         guard let resident, let peak else { return nil }
-        return MemoryReading(residentBytes: resident * 1024, peakBytes: peak * 1024)
+        return MemoryReading(residentBytes: resident * 1024, peakBytes: peak * 1024, fileBytes: files.map { $0 * 1024 })
     }
 
     /// `VmRSS:     12345 kB` → 12345.

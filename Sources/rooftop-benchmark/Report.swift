@@ -113,6 +113,14 @@ struct Report: Codable, Sendable {
             let notes = phase.notes.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.fixed($0.value, 2))" }
             lines.append("\(phase.name): \(notes.joined(separator: ", "))")
         }
+        if let last = phases.last(where: { $0.serverMemoryAfter?.fileBytes != nil }), let reading = last.serverMemoryAfter,
+            let files = reading.fileBytes
+        {
+            lines.append(
+                "server RSS after \(last.name): \(Report.mebibytes(reading.residentBytes)) MiB, of which "
+                    + "\(Report.mebibytes(files)) MiB pages of mapped files (the executable, and the database read "
+                    + "through a memory map: cached file pages, shared and reclaimable)")
+        }
         lines += physicalLimitLines()
         let total = databaseFiles.values.reduce(0, +)
         let files = databaseFiles.sorted { $0.key < $1.key }.map { "\($0.key) \(Report.mebibytes($0.value)) MiB" }
