@@ -55,18 +55,31 @@ extension Benchmark {
     }
 
     /// Pulls pages from `since` until `hasMore` is false, recording each object's `sum` and the
-    /// final checkpoint.
+    /// final checkpoint. As the client library does, the next page is asked for as soon as a
+    /// page is here (its continuation read without decoding it), and the page is decoded while
+    /// the server works on the next: one request in flight at a time, each page's time from its
+    /// request to its last byte.
     func pullPages(
         since: Checkpoint?, samples: SampleCollector
     ) async throws -> (changes: Int, notes: [String: Double]) {
+        let puller = self.puller
+        let datastore = self.datastore
+        let pageSize = settings.pageSize
+        func request(_ since: Checkpoint?) -> Task<BenchmarkHTTPClient.Exchange<PullResponse>, any Error> {
+            Task { try await puller.exchange(API.pull, body: PullRequest(datastore: datastore, since: since, limit: pageSize)) }
+        }
         var checkpoint = since
         var pages = 0
         var changes = 0
         var bytes = 0
         var transfer = Duration.zero
+        var pending = request(checkpoint)
+        defer { pending.cancel() }
         while true {
-            let answer = try await puller.call(
-                API.pull, body: PullRequest(datastore: datastore, since: checkpoint, limit: settings.pageSize))
+            let exchange = try await pending.value
+            let next = PullResponse.continuation(of: exchange.reply.body)
+            if let next { pending = request(next) }
+            let answer = try exchange.decoded()
             await samples.add([answer.elapsed])
             pages += 1
             bytes += answer.receivedBytes
@@ -80,6 +93,9 @@ extension Benchmark {
             }
             changes += page.changes.count
             checkpoint = page.checkpoint
+            try require(
+                next == (page.hasMore ? page.checkpoint : nil),
+                "a page's continuation \(String(describing: next)) is not its checkpoint \(page.checkpoint)")
             if !page.hasMore { break }
             try require(pages < 1_000_000, "the pull never finished")
         }

@@ -81,6 +81,17 @@ final class BenchmarkHTTPClient: Sendable {
     func call<Sent: Encodable, Received: Decodable & Sendable>(
         _ endpoint: APIEndpoint<Sent, Received>, _ path: String? = nil, body: Sent? = nil, admin: Bool = false
     ) async throws -> Answer<Received> {
+        try await exchange(endpoint, path, body: body, admin: admin).decoded()
+    }
+
+    /// Sends `body` encoded as JSON to `endpoint`, as ``call(_:_:body:admin:)`` does, and
+    /// requires a 2xx answer, but leaves the answer's body undecoded: a pull reads where the
+    /// next page starts (``PullResponse/continuation(of:)``) and asks for it before decoding
+    /// this one, as the client library does.
+    /// - Throws: ``BenchmarkError/request`` on any other status.
+    func exchange<Sent: Encodable, Received: Decodable & Sendable>(
+        _ endpoint: APIEndpoint<Sent, Received>, _ path: String? = nil, body: Sent? = nil, admin: Bool = false
+    ) async throws -> Exchange<Received> {
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         let path = try endpoint.requestPath(path)
         let encoded = try body.map { try JSONEncoder().encode($0) }
@@ -89,15 +100,28 @@ final class BenchmarkHTTPClient: Sendable {
             let text = String(decoding: reply.body.prefix(2000), as: UTF8.self)
             throw BenchmarkError.request("\(method) \(path) answered HTTP \(reply.status): \(text)")
         }
-        // Pull pages are read as the client library reads them (``PullResponse/decodeDocument(_:)``).
-        let value: Received =
-            if Received.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? Received {
-                page
-            } else {
-                try JSONDecoder().decode(Received.self, from: reply.body)
-            }
-        return Answer(
-            value: value, elapsed: reply.elapsed, sentBytes: encoded?.count ?? 0, receivedBytes: reply.body.count)
+        return Exchange(reply: reply, sentBytes: encoded?.count ?? 0)
+    }
+
+    /// A 2xx answer of an endpoint whose answer is `Received`, not decoded yet.
+    struct Exchange<Received: Decodable & Sendable>: Sendable {
+        /// The answer as received.
+        var reply: Reply
+        /// The request body's size, in bytes.
+        var sentBytes: Int
+
+        /// The answer decoded; pull pages are read as the client library reads them
+        /// (``PullResponse/decodeDocument(_:)``).
+        /// - Throws: decoding errors.
+        func decoded() throws -> Answer<Received> {
+            let value: Received =
+                if Received.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? Received {
+                    page
+                } else {
+                    try JSONDecoder().decode(Received.self, from: reply.body)
+                }
+            return Answer(value: value, elapsed: reply.elapsed, sentBytes: sentBytes, receivedBytes: reply.body.count)
+        }
     }
 }
 
