@@ -56,6 +56,10 @@ struct SQLKeyCountTests {
                 .or([.comparison(field: "score", op: .less, value: 10), .comparison(field: "category", op: .equal, value: "c2")]),
                 .listContains(field: "tags", value: "t1"),
                 .near(field: "loc", point: point, maxDistanceMeters: 3000),
+                .withinBox(
+                    field: "loc", southwest: try GeoPoint(latitude: 40.02, longitude: -3.5),
+                    northeast: try GeoPoint(latitude: 40.06, longitude: -2.5)),
+                .startsWith(field: "category", prefix: "c2"),
                 .exists(field: "category"),
             ]
             let caller: Set<String> = ["*", "u1"]
@@ -65,9 +69,25 @@ struct SQLKeyCountTests {
                     return try SQLiteStorage.everyObjectReadable(by: Set(sets), datastoreKey: main.key, className: "T", db)
                 }
             }
-            func check(_ objects: [ObjectSnapshot], readers: Set<String>) async throws {
+            /// Whether the count of `query` ran the key count and nothing else.
+            func countedFromKeys(_ query: Query, readers: Set<String>) async throws -> Bool {
+                try await sqlite.pool.read { db in
+                    var runner = try SQLiteStorage.runner(db, datastoreKey: main.key, className: query.className, readers: readers)
+                    let keys = try #require(runner.compiler.keyCount(query), "\(query.predicate.map(String.init(describing:)) ?? "")")
+                    let ran = StatementLog()
+                    let count = runner.count
+                    runner.count = { statement in
+                        ran.statements.append(statement.sql)
+                        return try count(statement)
+                    }
+                    _ = try runner.count(query, readers: readers)
+                    return ran.statements == [keys.sql]
+                }
+            }
+            func check(_ objects: [ObjectSnapshot], readers: Set<String>, fromKeys: Bool) async throws {
                 for predicate in predicates {
                     let query = Query(className: "T", predicate: predicate)
+                    #expect(try await countedFromKeys(query, readers: readers) == fromKeys, "\(predicate)")
                     let expected = QueryEvaluator.run(
                         query, over: objects.filter { DifferentialDataset.canRead($0, readers: readers) },
                         lookup: { _ in nil }, canRead: { _ in true }
@@ -79,14 +99,14 @@ struct SQLKeyCountTests {
             }
             #expect(try await readable(caller))
             #expect(!(try await readable(["*"])))
-            try await check(live, readers: caller)
-            try await check(live, readers: ["*"])
+            try await check(live, readers: caller, fromKeys: true)
+            try await check(live, readers: ["*"], fromKeys: false)
 
             // One object only u2 may read: no longer every object.
             let hidden = try object(1000, acl: .only("u2"))
             try await StorageWrites.put(hidden, datastoreKey: main.key, into: storage)
             #expect(!(try await readable(caller)))
-            try await check(live + [hidden], readers: caller)
+            try await check(live + [hidden], readers: caller, fromKeys: false)
             // One nobody but the server may read (no reader set).
             try await StorageWrites.put(
                 StorageWrites.tombstone(of: hidden), deleted: true, datastoreKey: main.key, into: storage)
@@ -94,7 +114,107 @@ struct SQLKeyCountTests {
             let nobody = try object(1001, acl: ACL())
             try await StorageWrites.put(nobody, datastoreKey: main.key, into: storage)
             #expect(!(try await readable(caller)))
-            try await check(live + [nobody], readers: caller)
+            try await check(live + [nobody], readers: caller, fromKeys: false)
+            try await StorageWrites.put(
+                StorageWrites.tombstone(of: nobody), deleted: true, datastoreKey: main.key, into: storage)
+            #expect(try await readable(caller))
+
+            // A readable object's ACL narrowed by an update to u2 alone, then widened again.
+            let narrowed = try #require(live.first { $0.acl == nil })
+            var update = narrowed
+            update.acl = .only("u2")
+            update.version += 1
+            try await StorageWrites.put(update, datastoreKey: main.key, into: storage)
+            #expect(!(try await readable(caller)))
+            try await check(live.map { $0.objectId == update.objectId ? update : $0 }, readers: caller, fromKeys: false)
+            update.acl = nil
+            update.version += 1
+            try await StorageWrites.put(update, datastoreKey: main.key, into: storage)
+            try await check(live.map { $0.objectId == update.objectId ? update : $0 }, readers: caller, fromKeys: true)
         }
     }
+
+    @Test("a class naming as many reader sets as are checked counts from keys; one naming more is tested match by match")
+    func manyReaderSets() async throws {
+        try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            let checked = SQLiteStorage.readableSetsChecked
+            // Each object readable by its own user: one set each; the caller is every user (and,
+            // as every caller, among everyone).
+            let caller = Set((0...checked).map { "r\($0)" } + ["*"])
+            var objects: [ObjectSnapshot] = []
+            func add(_ index: Int) async throws {
+                let snapshot = ObjectSnapshot(
+                    className: "S", objectId: "s\(index)", datastore: datastore.id,
+                    fields: ["n": .int(Int64(index % 4))], acl: .only("r\(index)"), version: 1)
+                try await StorageWrites.put(snapshot, datastoreKey: datastore.key, into: storage)
+                objects.append(snapshot)
+            }
+            func expectCounts(fromKeys: Bool, _ label: String) async throws {
+                let query = Query(className: "S", predicate: .comparison(field: "n", op: .equal, value: 1))
+                let ran = try await sqlite.pool.read { db in
+                    var runner = try SQLiteStorage.runner(db, datastoreKey: datastore.key, className: "S", readers: caller)
+                    let keys = try #require(runner.compiler.keyCount(query))
+                    let log = StatementLog()
+                    let count = runner.count
+                    runner.count = { statement in
+                        log.statements.append(statement.sql)
+                        return try count(statement)
+                    }
+                    return (try runner.count(query, readers: caller), log.statements == [keys.sql])
+                }
+                #expect(ran.0 == objects.count { $0.fields["n"] == .int(1) }, "\(label)")
+                #expect(ran.1 == fromKeys, "\(label)")
+            }
+            for index in 0..<checked { try await add(index) }
+            try await expectCounts(fromKeys: true, "\(checked) sets")
+            try await add(checked)
+            try await expectCounts(fromKeys: false, "\(checked + 1) sets")
+        }
+    }
+}
+
+extension SQLKeyCountTests {
+    @Test("the value index check finds rows of deleted objects and rows under another partition")
+    func faultsFound() async throws {
+        try await withStorage(SQLiteFixture.factory) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            for index in 0..<3 {
+                let snapshot = ObjectSnapshot(
+                    className: "T", objectId: "o\(index)", datastore: datastore.id,
+                    fields: ["n": .int(Int64(index)), "tags": .list(["a"])], acl: nil, version: 1)
+                try await StorageWrites.put(snapshot, datastoreKey: datastore.key, into: storage)
+            }
+            #expect(try await sqlite.valueIndexFaults().isEmpty)
+            let keys = try await sqlite.pool.read { db in
+                try Int64.fetchAll(db, sql: "SELECT key FROM objects WHERE class_name = 'T' ORDER BY key")
+            }
+            try #require(keys.count == 3)
+            try await sqlite.pool.write { db in
+                try db.execute(sql: "UPDATE objects SET deleted = 1 WHERE key = ?", arguments: [keys[0]])
+                try db.execute(sql: "UPDATE object_elements SET partition = partition + 1 WHERE object_key = ?", arguments: [keys[1]])
+            }
+            let faults = try await sqlite.valueIndexFaults()
+            #expect(faults.contains("object_fields: object \(keys[0]): a deleted object"), "\(faults)")
+            #expect(faults.contains("object_elements: object \(keys[0]): a deleted object"), "\(faults)")
+            #expect(faults.contains { $0.hasPrefix("object_elements: object \(keys[1]): partition") }, "\(faults)")
+            // One per row: the deleted object's each field and element, the other's element.
+            #expect(
+                faults.allSatisfy {
+                    $0.contains("object \(keys[0]): a deleted object") || $0.hasPrefix("object_elements: object \(keys[1]): ")
+                }, "\(faults)")
+            // Mended, for the check every test body ends with.
+            try await sqlite.pool.write { db in
+                try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ?", arguments: [keys[0]])
+                try db.execute(sql: "DELETE FROM object_elements WHERE object_key IN (?, ?)", arguments: [keys[0], keys[1]])
+            }
+        }
+    }
+}
+
+/// The statements a runner's counts ran, in order.
+private final class StatementLog {
+    var statements: [String] = []
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import RooftopShared
 import Testing
@@ -112,6 +113,12 @@ func withStorage<T>(
     do {
         let result = try await body(storage, fixture)
         try await storage.close()
+        if let sqlite = fixture as? SQLiteFixture {
+            // What counts from index keys rely on holds after every test's writes (read from
+            // the file: the body may have closed its storage and opened another).
+            let faults = try await DatabaseQueue(path: sqlite.path).read { try SQLiteStorage.valueIndexFaults($0) }
+            #expect(faults.isEmpty, "value index rows: \(faults.prefix(10))")
+        }
         try await fixture.destroy()
         return result
     } catch {

@@ -37,7 +37,7 @@ extension SQLiteStorage {
     }
 
     /// The shared query runner over one read transaction.
-    private static func runner(
+    static func runner(
         _ db: Database, datastoreKey: Int64, className: String, readers: Set<String>?
     ) throws -> SQLQueryRunner<FeedObject> {
         var compiler = compiler
@@ -81,7 +81,7 @@ extension SQLiteStorage {
     /// Whether every live object of `className` in the datastore names one of `readerSets` as its
     /// readers (``SQLQueryRunner/everyObjectReadable``): the distinct sets its objects name, read
     /// one index seek each (`objects_by_readers`), the next after the last, up to
-    /// ``readableSetsChecked`` of them (past those: not known, so no). An object readable by
+    /// ``readableSetsChecked`` of them (a class naming more: not known, so no). An object readable by
     /// nobody but the server (no set) makes it no.
     static func everyObjectReadable(
         by readerSets: Set<Int64>, datastoreKey: Int64, className: String, _ db: Database
@@ -95,7 +95,8 @@ extension SQLiteStorage {
             arguments: [datastoreKey, className]) ?? true
         guard !unreadable else { return false }
         var last = Int64.min
-        for _ in 0..<readableSetsChecked {
+        // One read past the last set checked: it finds none when the class names no more.
+        for checked in 0...readableSetsChecked {
             let next = try Int64.fetchOne(
                 db.cachedStatement(
                     sql: """
@@ -104,7 +105,7 @@ extension SQLiteStorage {
                         """),
                 arguments: [datastoreKey, className, last])
             guard let next else { return true }
-            guard readerSets.contains(next) else { return false }
+            guard checked < readableSetsChecked, readerSets.contains(next) else { return false }
             last = next
         }
         return false
@@ -133,5 +134,50 @@ extension SQLiteStorage {
 
     static func arguments(_ arguments: [SQLArgument]) -> StatementArguments {
         RooftopSQLite.arguments(arguments)
+    }
+}
+
+extension SQLiteStorage {
+    /// The value index rows that break what counts from keys rely on
+    /// (``SQLQueryRunner/everyObjectReadable``): each row of `object_fields` and `object_elements`
+    /// belongs to a live object, under that object's partition (its datastore and class). Empty
+    /// when the index is sound; each fault names a table, an object key and what is wrong (at
+    /// most 100 a table). Tests read it after every SQLite storage test body; it reads every
+    /// index row.
+    /// - Throws: What the reads throw.
+    static func valueIndexFaults(_ db: Database) throws -> [String] {
+        var faults: [String] = []
+        for table in ["object_fields", "object_elements"] {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.object_key, r.partition, o.key IS NULL AS missing, o.deleted, p.key AS expected
+                    FROM \(table) r
+                    LEFT JOIN objects o ON o.key = r.object_key
+                    LEFT JOIN object_partitions p ON p.datastore_key = o.datastore_key AND p.class_name = o.class_name
+                    WHERE o.key IS NULL OR o.deleted != 0 OR p.key IS NULL OR p.key != r.partition
+                    LIMIT 100
+                    """)
+            for row in rows {
+                let object: Int64 = row["object_key"]
+                let partition: Int64 = row["partition"]
+                let what =
+                    if row["missing"] as Bool {
+                        "no such object"
+                    } else if (row["deleted"] as Int64? ?? 0) != 0 {
+                        "a deleted object"
+                    } else {
+                        "partition \(partition), not \((row["expected"] as Int64?).map(String.init) ?? "none")"
+                    }
+                faults.append("\(table): object \(object): \(what)")
+            }
+        }
+        return faults
+    }
+
+    /// ``valueIndexFaults(_:)`` of this storage's database.
+    /// - Throws: What the reads throw.
+    func valueIndexFaults() async throws -> [String] {
+        try await pool.read { db in try Self.valueIndexFaults(db) }
     }
 }
