@@ -94,7 +94,8 @@ final class BenchmarkHTTPClient: Sendable {
     ) async throws -> Exchange<Received> {
         let method = HTTPMethod(rawValue: endpoint.operation.method.rawValue)
         let path = try endpoint.requestPath(path)
-        let encoded = try body.map { try JSONEncoder().encode($0) }
+        // As the client library encodes it.
+        let encoded = try body.map { try ClientRequestBody.encoded($0) }
         let reply = try await send(method, path, body: encoded, admin: admin)
         guard (200..<300).contains(reply.status) else {
             let text = String(decoding: reply.body.prefix(2000), as: UTF8.self)

@@ -292,6 +292,58 @@ struct DocumentReaderTests {
         #expect(read > 100, "the reader read \(read) of 600 pushes itself")
     }
 
+    @Test("pushes the direct writer writes, of every operation kind, read back as the push written, both ways")
+    func writtenPushes() throws {
+        var rng = SeededGenerator(seed: 29)
+        for index in 0..<600 {
+            var push = Self.randomPush(index, rng: &rng)
+            let value = DifferentialValues.value(&rng)
+            // Every operation kind, some in each push, after a run of plain sets or alone.
+            let operations: [FieldOperation] = [
+                .set(value), .unset, .increment(.double(1.5)), .listAppend([value, "a\"b/c\n"]),
+                .listInsert(index: rng.int(0...9), value: value), .listRemove(index: rng.int(0...9)),
+                .listMove(from: rng.int(0...9), to: rng.int(0...9)), .listReplace(index: 2, value: value),
+                .relationAdd(className: "U", objectIds: ["u1", "u2"]), .relationRemove(className: "U", objectIds: []),
+            ]
+            let updates = (0..<rng.int(1...4)).map { _ in FieldUpdate(rng.pick(["a", "b", "c/d"]), rng.pick(operations)) }
+            push.mutations.append(
+                Mutation(
+                    datastore: .default, className: "T", objectId: "x\(index)", baseVersion: rng.chance(50) ? 1 : nil,
+                    change: .update(ordering: updates, acl: rng.chance(50) ? .only("u1") : nil)))
+            let bytes = try push.encodedBody()
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(try JSONDecoder().decode(PushRequest.self, from: Data(bytes)) == push, "#\(index): \(text)")
+            #expect(try PushRequest.decodeDocument(text) == push, "#\(index): \(text)")
+            // What the client sends: the push as written (kinds left to `JSONEncoder` may order
+            // their members differently from one encoding to the next).
+            #expect(try PushRequest.decodeDocument(String(decoding: try ClientRequestBody.encoded(push), as: UTF8.self)) == push)
+        }
+        // Of the common kinds, byte for byte the direct writer's.
+        let plain = PushRequest(
+            mutations: [
+                Mutation(
+                    datastore: .default, className: "T", objectId: "p", baseVersion: 2,
+                    change: .update([FieldUpdate("a", .set(1)), FieldUpdate("b", .set("x")), FieldUpdate("n", .increment(1))]))
+            ], compact: true)
+        #expect(Array(try ClientRequestBody.encoded(plain)) == (try plain.encodedBody()))
+        // Creations of the common kinds, as a sync pushes them: the server's reader reads them itself.
+        var created: [Mutation] = []
+        for index in 0..<50 {
+            let point = try GeoPoint(latitude: 40, longitude: Double(index) - 3)
+            let fields: [String: Value] = [
+                "score": .int(Int64(index)), "category": .string("c\(index % 7)"), "done": .bool(index % 2 == 0),
+                "tags": .list([.string("a"), .string("b\"c")]), "sum": .double(Double(index) / 3), "at": .geoPoint(point),
+            ]
+            created.append(
+                Mutation(
+                    datastore: .default, className: "T", objectId: "c\(index)",
+                    change: .update(ObjectChange.updates(fields: fields, then: nil), acl: .only("u1"))))
+        }
+        let creations = PushRequest(mutations: created, compact: true)
+        let text = String(decoding: try creations.encodedBody(), as: UTF8.self)
+        #expect(try DocumentReader.read(text, { try $0.readPushRequest() }) == creations)
+    }
+
     @Test("queued mutations as the client stores them decode to the same value both ways, damaged or not")
     func storedMutations() throws {
         var rng = SeededGenerator(seed: 17)

@@ -284,9 +284,7 @@ final class RemoteAPI: Sendable {
         }
         if let body {
             do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .withoutEscapingSlashes
-                request.body = try encoder.encode(body)
+                request.body = try ClientRequestBody.encoded(body)
             } catch {
                 throw RooftopError(.illegalArgument, "the request could not be encoded", cause: error)
             }

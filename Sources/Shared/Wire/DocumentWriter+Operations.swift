@@ -31,24 +31,41 @@ extension DocumentWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// A change in ``ObjectChange``'s `Codable` form: `{"delete":true}`, or its updates (never
-    /// plain `fields`: the same updates, in the same order) with the ACL when it sets one.
+    /// A change in ``ObjectChange``'s `Codable` form: `{"delete":true}`, or its updates with the
+    /// ACL when it sets one. The updates are all `update` operations by default (the same
+    /// updates, in the same order: what is stored); with `plainFields`, the leading plain sets
+    /// (``ObjectChange/plainPrefixCount(_:)``) are `fields`, as `Codable` writes them (what a
+    /// push sends).
     /// - Throws: What `JSONEncoder` throws for the kinds left to it.
-    package mutating func objectChange(_ change: ObjectChange) throws {
+    package mutating func objectChange(_ change: ObjectChange, plainFields: Bool = false) throws {
         switch change {
         case .delete:
             raw("{\"delete\":true}")
         case .update(let updates, let acl):
-            raw("{\"update\":[")
-            for (index, update) in updates.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                raw("{\"field\":")
-                string(update.field)
-                raw(",\"do\":")
-                try fieldOperation(update.operation)
+            let plain = plainFields ? ObjectChange.plainPrefixCount(updates) : 0
+            bytes.append(UInt8(ascii: "{"))
+            if plain > 0 {
+                raw("\"fields\":{")
+                for (index, update) in updates.prefix(plain).enumerated() {
+                    guard case .set(let value) = update.operation else { continue }
+                    key(update.field, first: index == 0)
+                    try self.value(value)
+                }
                 bytes.append(UInt8(ascii: "}"))
             }
-            bytes.append(UInt8(ascii: "]"))
+            if plain == 0 || plain < updates.count {
+                if plain > 0 { bytes.append(UInt8(ascii: ",")) }
+                raw("\"update\":[")
+                for (index, update) in updates.dropFirst(plain).enumerated() {
+                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                    raw("{\"field\":")
+                    string(update.field)
+                    raw(",\"do\":")
+                    try fieldOperation(update.operation)
+                    bytes.append(UInt8(ascii: "}"))
+                }
+                bytes.append(UInt8(ascii: "]"))
+            }
             if let acl {
                 raw(",\"acl\":")
                 self.acl(acl)
@@ -57,10 +74,10 @@ extension DocumentWriter {
         }
     }
 
-    /// A queued change in the form ``Mutation``'s `Codable` conformance reads (`baseVersion`
-    /// absent when `nil`; the change as ``objectChange(_:)`` writes it).
+    /// A change in the form ``Mutation``'s `Codable` conformance reads (`baseVersion` absent
+    /// when `nil`; the change as ``objectChange(_:plainFields:)`` writes it).
     /// - Throws: What `JSONEncoder` throws for the kinds left to it.
-    package mutating func mutation(_ mutation: Mutation) throws {
+    package mutating func mutation(_ mutation: Mutation, plainFields: Bool = false) throws {
         bytes.append(UInt8(ascii: "{"))
         if let baseVersion = mutation.baseVersion {
             raw("\"baseVersion\":")
@@ -68,7 +85,7 @@ extension DocumentWriter {
             bytes.append(UInt8(ascii: ","))
         }
         raw("\"change\":")
-        try objectChange(mutation.change)
+        try objectChange(mutation.change, plainFields: plainFields)
         raw(",\"className\":")
         string(mutation.className)
         raw(",\"datastore\":")
