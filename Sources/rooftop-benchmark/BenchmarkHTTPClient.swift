@@ -115,9 +115,14 @@ final class BenchmarkHTTPClient: Sendable {
         /// (``PullResponse/decodeDocument(_:)``).
         /// - Throws: decoding errors.
         func decoded() throws -> Answer<Received> {
+            // Pull pages and push answers read as the client library reads them.
             let value: Received =
                 if Received.self == PullResponse.self, let page = try PullResponse.decodeDocument(reply.body) as? Received {
                     page
+                } else if Received.self == PushResponse.self,
+                    let answer = try PushResponse.decodeDocument(reply.body) as? Received
+                {
+                    answer
                 } else {
                     try JSONDecoder().decode(Received.self, from: reply.body)
                 }
