@@ -69,29 +69,16 @@ struct SQLKeyCountTests {
                     return try SQLiteStorage.everyObjectReadable(by: Set(sets), datastoreKey: main.key, className: "T", db)
                 }
             }
-            /// Whether the count of `query` ran the key count and nothing else.
-            func countedFromKeys(_ query: Query, readers: Set<String>) async throws -> Bool {
-                try await sqlite.pool.read { db in
-                    var runner = try SQLiteStorage.runner(db, datastoreKey: main.key, className: query.className, readers: readers)
-                    let keys = try #require(runner.compiler.keyCount(query), "\(query.predicate.map(String.init(describing:)) ?? "")")
-                    let ran = StatementLog()
-                    let count = runner.count
-                    runner.count = { statement in
-                        ran.statements.append(statement.sql)
-                        return try count(statement)
-                    }
-                    _ = try runner.count(query, readers: readers)
-                    return ran.statements == [keys.sql]
-                }
-            }
             func check(_ objects: [ObjectSnapshot], readers: Set<String>, fromKeys: Bool) async throws {
                 for predicate in predicates {
                     let query = Query(className: "T", predicate: predicate)
-                    #expect(try await countedFromKeys(query, readers: readers) == fromKeys, "\(predicate)")
+                    let counted = try await Self.count(query, sqlite, datastoreKey: main.key, readers: readers)
+                    #expect(counted.fromKeys == fromKeys, "\(predicate)")
                     let expected = QueryEvaluator.run(
                         query, over: objects.filter { DifferentialDataset.canRead($0, readers: readers) },
                         lookup: { _ in nil }, canRead: { _ in true }
                     ).totalCount
+                    #expect(counted.count == expected, "\(predicate)")
                     #expect(try await storage.count(query, datastoreKey: main.key, readers: readers) == expected, "\(predicate)")
                     let page = try await storage.find(query, datastoreKey: main.key, readers: readers, limit: 5)
                     #expect(page.totalCount == expected, "\(predicate)")
@@ -153,19 +140,9 @@ struct SQLKeyCountTests {
             }
             func expectCounts(fromKeys: Bool, _ label: String) async throws {
                 let query = Query(className: "S", predicate: .comparison(field: "n", op: .equal, value: 1))
-                let ran = try await sqlite.pool.read { db in
-                    var runner = try SQLiteStorage.runner(db, datastoreKey: datastore.key, className: "S", readers: caller)
-                    let keys = try #require(runner.compiler.keyCount(query))
-                    let log = StatementLog()
-                    let count = runner.count
-                    runner.count = { statement in
-                        log.statements.append(statement.sql)
-                        return try count(statement)
-                    }
-                    return (try runner.count(query, readers: caller), log.statements == [keys.sql])
-                }
-                #expect(ran.0 == objects.count { $0.fields["n"] == .int(1) }, "\(label)")
-                #expect(ran.1 == fromKeys, "\(label)")
+                let ran = try await Self.count(query, sqlite, datastoreKey: datastore.key, readers: caller)
+                #expect(ran.count == objects.count { $0.fields["n"] == .int(1) }, "\(label)")
+                #expect(ran.fromKeys == fromKeys, "\(label)")
             }
             for index in 0..<checked { try await add(index) }
             try await expectCounts(fromKeys: true, "\(checked) sets")
@@ -210,6 +187,26 @@ extension SQLKeyCountTests {
                 try db.execute(sql: "DELETE FROM object_fields WHERE object_key = ?", arguments: [keys[0]])
                 try db.execute(sql: "DELETE FROM object_elements WHERE object_key IN (?, ?)", arguments: [keys[0], keys[1]])
             }
+        }
+    }
+}
+
+extension SQLKeyCountTests {
+    /// The count of `query` by the storage's runner, and whether it ran the key count
+    /// (``SQLQueryCompiler/keyCount(_:)``, which `query` must have) and no other statement.
+    static func count(
+        _ query: Query, _ sqlite: SQLiteStorage, datastoreKey: Int64, readers: Set<String>
+    ) async throws -> (count: Int, fromKeys: Bool) {
+        try await sqlite.pool.read { db in
+            var runner = try SQLiteStorage.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)
+            let keys = try #require(runner.compiler.keyCount(query), "\(query.predicate.map(String.init(describing:)) ?? "")")
+            let log = StatementLog()
+            let count = runner.count
+            runner.count = { statement in
+                log.statements.append(statement.sql)
+                return try count(statement)
+            }
+            return (try runner.count(query, readers: readers), log.statements == [keys.sql])
         }
     }
 }
