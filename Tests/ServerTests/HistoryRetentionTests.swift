@@ -170,6 +170,8 @@ struct HistoryRetentionTests {
         #expect(left.0 == count)
         #expect(left.1 == 0)
         #expect(left.2 == ["new"])
+        let faults = try await storage.valueIndexFaults()
+        #expect(faults.isEmpty, "\(faults.prefix(5))")
         try await storage.close()
     }
 }

@@ -169,6 +169,34 @@ struct SQLiteRowFieldsTests {
         }
     }
 
+    @Test("an object deleted ahead of a rebuild leaves no rows of the fields the class no longer keeps")
+    func deletedAheadOfRebuild() async throws {
+        try await Self.withStorage(batch: 2) { storage in
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            var last: ObjectSnapshot?
+            for index in 0..<6 {
+                let object = ObjectSnapshot(
+                    className: "D", objectId: "d\(index)", datastore: .default,
+                    fields: ["a": .int(Int64(index)), "b": .string("b"), "tags": .list(["x", "y"])], version: 1)
+                _ = try await StorageWrites.put(object, datastoreKey: datastore.key, into: storage)
+                last = object
+            }
+            try await Self.declareWithoutRebuild(ClassSettings(className: "D", indexes: [["a"]]), storage)
+            // The last object, which the rebuild has not reached, deleted; then one behind it.
+            let tombstone = StorageWrites.tombstone(of: try #require(last))
+            _ = try await StorageWrites.put(tombstone, deleted: true, datastoreKey: datastore.key, into: storage)
+            try await Self.expectSoundValueIndex(storage, "deleted ahead of the rebuild")
+            #expect(try await storage.rebuildRowsBatch())
+            let first = ObjectSnapshot(
+                className: "D", objectId: "d0", datastore: .default, fields: ["a": 0, "b": "b", "tags": ["x", "y"]], version: 1)
+            _ = try await StorageWrites.put(
+                StorageWrites.tombstone(of: first), deleted: true, datastoreKey: datastore.key, into: storage)
+            try await Self.expectSoundValueIndex(storage, "deleted behind the rebuild")
+            while try await storage.rebuildRowsBatch() {}
+            try await Self.expectExactRows(storage, "rebuilt")
+        }
+    }
+
     @Test("four declarations in a row, each made while the last one's rebuild may run, end with the last one's rows, complete")
     func noLostStart() async throws {
         try await Self.withStorage(batch: 2) { storage in

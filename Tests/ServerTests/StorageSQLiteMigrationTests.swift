@@ -126,6 +126,8 @@ struct StorageSQLiteMigrationTests {
         #expect(try await storage.operations(datastoreKey: 1, className: "T", objectId: "a", after: 0).isEmpty)
         #expect(try await storage.mutationResults(scope: "u1", ids: [mutation]).isEmpty)
         #expect(try await storage.object(datastoreKey: 1, className: "T", objectId: "a")?.snapshot == shortened)
+        let faults = try await storage.valueIndexFaults()
+        #expect(faults.isEmpty, "\(faults.prefix(5))")
         try await storage.close()
     }
 
@@ -187,6 +189,8 @@ struct StorageSQLiteMigrationTests {
         #expect(rows > 5500)
         #expect(misplaced == 0)
         #expect(partitions >= 3, "W in two datastores, and the dataset's classes")
+        let faults = try await storage.valueIndexFaults()
+        #expect(faults.isEmpty, "\(faults.prefix(5))")
 
         // Every answer is the evaluator's, as before the migration.
         var mismatches: [String] = []

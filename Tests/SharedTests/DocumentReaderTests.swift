@@ -318,14 +318,28 @@ struct DocumentReaderTests {
             // their members differently from one encoding to the next).
             #expect(try PushRequest.decodeDocument(String(decoding: try ClientRequestBody.encoded(push), as: UTF8.self)) == push)
         }
-        // Of the common kinds, byte for byte the direct writer's.
+        // What is sent, byte for byte: the leading plain sets as `fields`.
         let plain = PushRequest(
             mutations: [
                 Mutation(
                     datastore: .default, className: "T", objectId: "p", baseVersion: 2,
                     change: .update([FieldUpdate("a", .set(1)), FieldUpdate("b", .set("x")), FieldUpdate("n", .increment(1))]))
             ], compact: true)
-        #expect(Array(try ClientRequestBody.encoded(plain)) == (try plain.encodedBody()))
+        #expect(
+            String(decoding: try ClientRequestBody.encoded(plain), as: UTF8.self)
+                == #"{"mutations":[{"baseVersion":2,"change":{"fields":{"a":1,"b":"x"},"update":[{"field":"n","do":{"op":"increment","amount":1}}]},"className":"T","datastore":"default","mutationId":""#
+                + plain.mutations[0].mutationId.rawValue + #"","objectId":"p"}],"compact":true}"#)
+        // Plain sets alone, with an ACL; nothing but operations; a delete.
+        var writer = DocumentWriter()
+        try writer.objectChange(.update([FieldUpdate("a", .set(1))], acl: .only("u1")), plainFields: true)
+        try writer.objectChange(.update([FieldUpdate("b", .unset), FieldUpdate("a", .set(1))]), plainFields: true)
+        try writer.objectChange(.update([]), plainFields: true)
+        try writer.objectChange(.delete, plainFields: true)
+        #expect(
+            writer.text
+                == #"{"fields":{"a":1},"acl":{"u1":{"read":true,"write":true}}}"#
+                + #"{"update":[{"field":"b","do":{"op":"unset"}},{"field":"a","do":{"op":"set","value":1}}]}"#
+                + #"{"update":[]}{"delete":true}"#)
         // Creations of the common kinds, as a sync pushes them: the server's reader reads them itself.
         var created: [Mutation] = []
         for index in 0..<50 {

@@ -46,9 +46,12 @@ extension DocumentWriter {
             bytes.append(UInt8(ascii: "{"))
             if plain > 0 {
                 raw("\"fields\":{")
-                for (index, update) in updates.prefix(plain).enumerated() {
+                var first = true
+                for update in updates.prefix(plain) {
+                    // Every one a set (``ObjectChange/plainPrefixCount(_:)``).
                     guard case .set(let value) = update.operation else { continue }
-                    key(update.field, first: index == 0)
+                    key(update.field, first: first)
+                    first = false
                     try self.value(value)
                 }
                 bytes.append(UInt8(ascii: "}"))

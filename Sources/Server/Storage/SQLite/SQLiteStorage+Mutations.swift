@@ -317,6 +317,19 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                     .execute(arguments: [key, removed.field])
             }
         }
+        if plan.deleted, plan.existingKey != nil,
+            try rowStates.state(of: plan.className, read: { try SQLiteStorage.rowFields(of: plan.className, db) })
+                .rebuiltTo != nil
+        {
+            // A tombstone keeps no rows. While a rebuild is under way, an object it has not
+            // reached still has rows of fields the class no longer keeps, which the plan leaves
+            // (it removes the kept ones); the rebuild would remove them when it passes, and their
+            // counts of unindexed values went when the fields left. Until then they would stand
+            // for a deleted object (``SQLiteStorage/valueIndexFaults(_:)``).
+            for table in ["object_fields", "object_elements"] {
+                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?").execute(arguments: [key])
+            }
+        }
         try SQLiteStorage.insertRows(
             plan.addedFields, objectKey: key, datastoreKey: plan.datastoreKey, className: plan.className, db)
         try SQLiteStorage.countUnindexed(plan.unindexed, datastoreKey: plan.datastoreKey, className: plan.className, db)

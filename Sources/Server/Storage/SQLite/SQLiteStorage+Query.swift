@@ -81,7 +81,8 @@ extension SQLiteStorage {
     /// Whether every live object of `className` in the datastore names one of `readerSets` as its
     /// readers (``SQLQueryRunner/everyObjectReadable``): the distinct sets its objects name, read
     /// one index seek each (`objects_by_readers`), the next after the last, up to
-    /// ``readableSetsChecked`` of them (a class naming more: not known, so no). An object readable by
+    /// ``readableSetsChecked`` of them and one seek more, which finds none unless the class names
+    /// more (then: not known, so no). An object readable by
     /// nobody but the server (no set) makes it no.
     static func everyObjectReadable(
         by readerSets: Set<Int64>, datastoreKey: Int64, className: String, _ db: Database
@@ -111,7 +112,8 @@ extension SQLiteStorage {
         return false
     }
 
-    /// The most distinct reader sets ``everyObjectReadable(by:datastoreKey:className:_:)`` reads.
+    /// The most distinct reader sets a class may name for
+    /// ``everyObjectReadable(by:datastoreKey:className:_:)`` to say yes.
     static let readableSetsChecked = 32
 
     /// The work an order-first page may do per object the matches-first plan would read
@@ -141,9 +143,10 @@ extension SQLiteStorage {
     /// The value index rows that break what counts from keys rely on
     /// (``SQLQueryRunner/everyObjectReadable``): each row of `object_fields` and `object_elements`
     /// belongs to a live object, under that object's partition (its datastore and class). Empty
-    /// when the index is sound; each fault names a table, an object key and what is wrong (at
-    /// most 100 a table). Tests read it after every SQLite storage test body; it reads every
-    /// index row.
+    /// when the index is sound; each fault names a table, an object key, a field and what is
+    /// wrong (at most 100 a table). It reads every index row: tests read it after each body run
+    /// by their `withStorage` (the conformance suites and most storage tests), between the
+    /// batches of rebuilds, and after migrations.
     /// - Throws: What the reads throw.
     static func valueIndexFaults(_ db: Database) throws -> [String] {
         var faults: [String] = []
@@ -151,7 +154,7 @@ extension SQLiteStorage {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.object_key, r.partition, o.key IS NULL AS missing, o.deleted, p.key AS expected
+                    SELECT r.object_key, r.field, r.partition, o.key IS NULL AS missing, o.deleted, p.key AS expected
                     FROM \(table) r
                     LEFT JOIN objects o ON o.key = r.object_key
                     LEFT JOIN object_partitions p ON p.datastore_key = o.datastore_key AND p.class_name = o.class_name
@@ -160,6 +163,7 @@ extension SQLiteStorage {
                     """)
             for row in rows {
                 let object: Int64 = row["object_key"]
+                let field: String = row["field"]
                 let partition: Int64 = row["partition"]
                 let what =
                     if row["missing"] as Bool {
@@ -169,7 +173,7 @@ extension SQLiteStorage {
                     } else {
                         "partition \(partition), not \((row["expected"] as Int64?).map(String.init) ?? "none")"
                     }
-                faults.append("\(table): object \(object): \(what)")
+                faults.append("\(table): object \(object), \(field): \(what)")
             }
         }
         return faults
