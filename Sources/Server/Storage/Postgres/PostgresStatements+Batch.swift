@@ -5,6 +5,10 @@ import RooftopSQL
 /// mutations read, read ahead in one statement per table, and what they write, in one statement
 /// per kind of row for the whole push. Their SQL is constant: the rows go as arrays to `unnest`.
 extension PostgresStatements {
+    /// The tables of an object's own rows, which name it by key without a foreign key (migration
+    /// v8): whatever deletes objects deletes their rows in these first.
+    static let objectRowTables = ["object_fields", "object_elements", "object_readers", "object_operations"]
+
     /// Objects by datastore, class and ID: each row's datastore key, then the columns of
     /// ``PostgresStorage/storedObjectSelect`` (the object with its readers).
     struct ObjectsByName: PostgresRowStatement {

@@ -138,6 +138,12 @@ extension PostgresStorage {
             _ = try session.run(
                 PostgresStatements.LockWritesAlone(
                     locks: PostgresObjectWriter.Locks(datastores: [key], objects: [], seed: seed)))
+            // The objects' own rows first: they name their objects without a foreign key (the
+            // objects go with the datastore).
+            for table in PostgresStatements.objectRowTables {
+                _ = try session.execute(
+                    "DELETE FROM \(unescaped: table) x USING objects o WHERE o.key = x.object_key AND o.datastore_key = \(key)")
+            }
             try session.execute("DELETE FROM datastores WHERE key = \(key)")
         }
     }

@@ -30,12 +30,18 @@ extension PostgresStorage {
                 // in flight have read ahead the tombstones they bring back, and write them at
                 // their end; they commit first, and those that start wait for this batch.
                 try session.execute("SELECT pg_advisory_xact_lock(hashtextextended('d' || \(key)::text, \(seed)))")
-                return try session.execute(
+                // The tombstones' own rows first: they name their objects without a foreign key.
+                let keys = try session.query(
                     """
-                    DELETE FROM objects WHERE key IN (SELECT key FROM objects
-                    WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom) LIMIT \(Self.sweepBatch))
-                    AND deleted AND sequence <= \(historyFrom)
-                    """)
+                    SELECT key FROM objects WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom)
+                    LIMIT \(Self.sweepBatch)
+                    """
+                ).map { try $0.decode(Int64.self) }
+                guard !keys.isEmpty else { return 0 }
+                for table in PostgresStatements.objectRowTables {
+                    _ = try session.execute("DELETE FROM \(unescaped: table) WHERE object_key = ANY(\(keys)::bigint[])")
+                }
+                return try session.execute("DELETE FROM objects WHERE key = ANY(\(keys)::bigint[])")
             }
             var after: Int64 = -1
             while true {
