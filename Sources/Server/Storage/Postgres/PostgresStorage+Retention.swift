@@ -30,18 +30,19 @@ extension PostgresStorage {
                 // in flight have read ahead the tombstones they bring back, and write them at
                 // their end; they commit first, and those that start wait for this batch.
                 try session.execute("SELECT pg_advisory_xact_lock(hashtextextended('d' || \(key)::text, \(seed)))")
-                // The tombstones' own rows first: they name their objects without a foreign key.
-                let keys = try session.query(
+                // The tombstones, and with them their own rows, which name them without a foreign
+                // key: those of the objects the first clause deleted (every clause reads the same
+                // snapshot), so no live object's rows can go.
+                let deleted = try session.query(
                     """
-                    SELECT key FROM objects WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom)
-                    LIMIT \(Self.sweepBatch)
+                    WITH doomed AS (DELETE FROM objects WHERE key IN (SELECT key FROM objects
+                    WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom) LIMIT \(Self.sweepBatch))
+                    AND deleted AND sequence <= \(historyFrom) RETURNING key),
+                    \(unescaped: Self.objectRowDeletes)
+                    SELECT count(*)::bigint FROM doomed
                     """
-                ).map { try $0.decode(Int64.self) }
-                guard !keys.isEmpty else { return 0 }
-                for table in PostgresStatements.objectRowTables {
-                    _ = try session.execute("DELETE FROM \(unescaped: table) WHERE object_key = ANY(\(keys)::bigint[])")
-                }
-                return try session.execute("DELETE FROM objects WHERE key = ANY(\(keys)::bigint[])")
+                ).first?.decode(Int64.self)
+                return Int(deleted ?? 0)
             }
             var after: Int64 = -1
             while true {
@@ -171,6 +172,12 @@ extension PostgresStorage {
 
     /// Runs a batch `DELETE` until a batch deletes fewer rows than ``sweepBatch``; returns how
     /// many it deleted.
+    /// The clauses that delete the rows of the objects a `doomed` clause returns, one per table
+    /// of ``PostgresStatements/objectRowTables``, comma-separated.
+    static let objectRowDeletes = PostgresStatements.objectRowTables.enumerated().map { index, table in
+        "rows\(index) AS (DELETE FROM \(table) WHERE object_key IN (SELECT key FROM doomed))"
+    }.joined(separator: ", ")
+
     private func deleteInBatches(_ batch: @escaping @Sendable (PostgresBlockingSession) throws -> Int) async throws -> Int {
         var total = 0
         while true {
