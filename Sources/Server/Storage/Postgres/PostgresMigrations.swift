@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RooftopShared
 
 /// The PostgreSQL schema, as versioned migrations of its own (the SQLite backend has
 /// ``SQLiteMigrations``). It follows the storage design of docs/server.md ("What is stored, and
@@ -271,14 +272,25 @@ enum PostgresMigrations {
             // each row written checked its object with a trigger (about 20 per object a push
             // creates, half the time of the statement that writes them). The two places that
             // delete objects, the history sweep's tombstones and a datastore's deletion, delete
-            // their rows first (``PostgresStatements/objectRowTables``).
+            // their rows with them (``PostgresStatements/objectRowTables``). The tables are locked
+            // first, in one order, so that a push in flight cannot deadlock with the drops; a
+            // constraint left (named otherwise) fails the migration.
             "v8: an object's rows without foreign keys",
             """
+            LOCK TABLE objects, object_fields, object_elements, object_readers, object_operations IN ACCESS EXCLUSIVE MODE;
             ALTER TABLE object_fields DROP CONSTRAINT IF EXISTS object_fields_object_key_fkey;
             ALTER TABLE object_elements DROP CONSTRAINT IF EXISTS object_elements_object_key_fkey;
             ALTER TABLE object_readers DROP CONSTRAINT IF EXISTS object_readers_object_key_fkey;
             ALTER TABLE object_operations DROP CONSTRAINT IF EXISTS object_operations_object_key_fkey
-            """
+            """,
+            then: { connection, logger in
+                let rows = try await connection.query(
+                    "SELECT count(*)::bigint FROM pg_constraint WHERE contype = 'f' AND confrelid = 'objects'::regclass",
+                    logger: logger)
+                for try await left in rows.decode(Int64.self) where left != 0 {
+                    throw RooftopError(.internal, "migration v8: \(left) foreign keys still name objects")
+                }
+            }
         ),
     ]
 

@@ -6,7 +6,8 @@ import RooftopSQL
 /// per kind of row for the whole push. Their SQL is constant: the rows go as arrays to `unnest`.
 extension PostgresStatements {
     /// The tables of an object's own rows, which name it by key without a foreign key (migration
-    /// v8): whatever deletes objects deletes their rows in these first.
+    /// v8): whatever deletes objects deletes their rows in these too (the history sweep in the
+    /// statement that deletes its tombstones, a datastore's deletion before it).
     static let objectRowTables = ["object_fields", "object_elements", "object_readers", "object_operations"]
 
     /// Objects by datastore, class and ID: each row's datastore key, then the columns of

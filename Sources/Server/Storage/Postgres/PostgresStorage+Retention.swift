@@ -170,14 +170,14 @@ extension PostgresStorage {
         }
     }
 
-    /// Runs a batch `DELETE` until a batch deletes fewer rows than ``sweepBatch``; returns how
-    /// many it deleted.
     /// The clauses that delete the rows of the objects a `doomed` clause returns, one per table
     /// of ``PostgresStatements/objectRowTables``, comma-separated.
     static let objectRowDeletes = PostgresStatements.objectRowTables.enumerated().map { index, table in
         "rows\(index) AS (DELETE FROM \(table) WHERE object_key IN (SELECT key FROM doomed))"
     }.joined(separator: ", ")
 
+    /// Runs a batch `DELETE` until a batch deletes fewer rows than ``sweepBatch``; returns how
+    /// many it deleted.
     private func deleteInBatches(_ batch: @escaping @Sendable (PostgresBlockingSession) throws -> Int) async throws -> Int {
         var total = 0
         while true {
