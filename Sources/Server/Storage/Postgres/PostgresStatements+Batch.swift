@@ -6,9 +6,15 @@ import RooftopSQL
 /// per kind of row for the whole push. Their SQL is constant: the rows go as arrays to `unnest`.
 extension PostgresStatements {
     /// The tables of an object's own rows, which name it by key without a foreign key (migration
-    /// v8): whatever deletes objects deletes their rows in these too (the history sweep in the
-    /// statement that deletes its tombstones, a datastore's deletion before it).
+    /// v8): whatever deletes objects deletes their rows in these too, in the statement that
+    /// deletes them (``objectRowDeletes``: the history sweep's tombstones, a datastore's deletion).
     static let objectRowTables = ["object_fields", "object_elements", "object_readers", "object_operations"]
+
+    /// The `WITH` clauses that delete the rows of the objects whose keys a `doomed` clause before
+    /// them gives, one per table of ``objectRowTables``, comma-separated.
+    static let objectRowDeletes = objectRowTables.enumerated().map { index, table in
+        "rows\(index) AS (DELETE FROM \(table) WHERE object_key IN (SELECT key FROM doomed))"
+    }.joined(separator: ", ")
 
     /// Objects by datastore, class and ID: each row's datastore key, then the columns of
     /// ``PostgresStorage/storedObjectSelect`` (the object with its readers).

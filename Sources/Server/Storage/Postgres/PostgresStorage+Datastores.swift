@@ -138,13 +138,14 @@ extension PostgresStorage {
             _ = try session.run(
                 PostgresStatements.LockWritesAlone(
                     locks: PostgresObjectWriter.Locks(datastores: [key], objects: [], seed: seed)))
-            // The objects' own rows first: they name their objects without a foreign key (the
-            // objects go with the datastore).
-            for table in PostgresStatements.objectRowTables {
-                _ = try session.execute(
-                    "DELETE FROM \(unescaped: table) x USING objects o WHERE o.key = x.object_key AND o.datastore_key = \(key)")
-            }
-            try session.execute("DELETE FROM datastores WHERE key = \(key)")
+            // The objects go with the datastore (their foreign key), and their own rows, which
+            // name them without one, with them.
+            try session.execute(
+                """
+                WITH doomed AS (SELECT key FROM objects WHERE datastore_key = \(key)),
+                \(unescaped: PostgresStatements.objectRowDeletes)
+                DELETE FROM datastores WHERE key = \(key)
+                """)
         }
     }
 

@@ -38,7 +38,7 @@ extension PostgresStorage {
                     WITH doomed AS (DELETE FROM objects WHERE key IN (SELECT key FROM objects
                     WHERE datastore_key = \(key) AND deleted AND sequence <= \(historyFrom) LIMIT \(Self.sweepBatch))
                     AND deleted AND sequence <= \(historyFrom) RETURNING key),
-                    \(unescaped: Self.objectRowDeletes)
+                    \(unescaped: PostgresStatements.objectRowDeletes)
                     SELECT count(*)::bigint FROM doomed
                     """
                 ).first?.decode(Int64.self)
@@ -169,12 +169,6 @@ extension PostgresStorage {
             }
         }
     }
-
-    /// The clauses that delete the rows of the objects a `doomed` clause returns, one per table
-    /// of ``PostgresStatements/objectRowTables``, comma-separated.
-    static let objectRowDeletes = PostgresStatements.objectRowTables.enumerated().map { index, table in
-        "rows\(index) AS (DELETE FROM \(table) WHERE object_key IN (SELECT key FROM doomed))"
-    }.joined(separator: ", ")
 
     /// Runs a batch `DELETE` until a batch deletes fewer rows than ``sweepBatch``; returns how
     /// many it deleted.

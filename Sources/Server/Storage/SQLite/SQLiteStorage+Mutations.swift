@@ -326,7 +326,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
             // (it removes the kept ones); the rebuild would remove them when it passes, and their
             // counts of unindexed values went when the fields left. Until then they would stand
             // for a deleted object (``SQLiteStorage/valueIndexFaults(_:)``).
-            for table in ["object_fields", "object_elements"] {
+            for table in SQLiteStorage.valueRowTables {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?").execute(arguments: [key])
             }
         }

@@ -140,6 +140,10 @@ extension SQLiteStorage {
 }
 
 extension SQLiteStorage {
+    /// The tables of an object's value index rows (fields, and elements of lists and relations):
+    /// what a rebuild rewrites, a tombstone drops and ``valueIndexFaults(_:)`` checks.
+    static let valueRowTables = ["object_fields", "object_elements"]
+
     /// The value index rows that break what counts from keys rely on
     /// (``SQLQueryRunner/everyObjectReadable``): each row of `object_fields` and `object_elements`
     /// belongs to a live object, under that object's partition (its datastore and class). Empty
@@ -150,7 +154,7 @@ extension SQLiteStorage {
     /// - Throws: What the reads throw.
     static func valueIndexFaults(_ db: Database) throws -> [String] {
         var faults: [String] = []
-        for table in ["object_fields", "object_elements"] {
+        for table in valueRowTables {
             let rows = try Row.fetchAll(
                 db,
                 sql: """

@@ -178,7 +178,7 @@ extension SQLiteStorage {
         var (count, bytes, last) = (0, 0, rebuiltTo)
         while count < rebuild.batch, bytes < rebuild.batchBytes, let object = try objects.next() {
             let key: Int64 = object[0]
-            for table in ["object_fields", "object_elements"] {
+            for table in SQLiteStorage.valueRowTables {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ? AND field NOT IN (\(kept.sql))")
                     .execute(arguments: StatementArguments([key] + kept.arguments))
             }
