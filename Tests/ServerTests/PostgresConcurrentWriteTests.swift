@@ -1,15 +1,17 @@
 import Dispatch
 import PostgresNIO
 import RooftopShared
+import RooftopTestSupport
 import Synchronization
 import Testing
 
 @testable import RooftopServer
 
-/// On PostgreSQL a datastore's writers run at once: a write locks only its object, and a
-/// transaction's changes are numbered at its end, under the datastore's row lock held until
-/// commit (docs/server.md, "Commit-ordered sequences, writers at once"). These tests hold one
-/// transaction open inside its body (a semaphore, with a deadline) while another writes.
+/// On PostgreSQL a datastore's writers run at once: a write locks only its object, a
+/// transaction numbers its changes in a range that follows its transaction ID, and the feed is
+/// read only below the oldest transaction still running (docs/server.md, "Changes numbered by
+/// transaction, writers at once"). These tests hold one transaction open inside its body (a
+/// semaphore, with a deadline) while another writes.
 @Suite("PostgreSQL: concurrent writers of one datastore", .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
 struct PostgresConcurrentWriteTests {
     /// A transaction held open longer than a test waits for anything.
@@ -19,19 +21,20 @@ struct PostgresConcurrentWriteTests {
     /// transaction would wait this long, then fail the test).
     static let patience = DispatchTimeInterval.seconds(20)
 
-    @Test("a writer commits while another of the same datastore is open; the one that began first and commits last is numbered after it, and a pull that read up to it still gets its change")
+    @Test("a long transaction that began first commits last with the older number: a writer of the same datastore commits meanwhile, a pull waits for the older one instead of skipping its change, and gets both in number order")
     func lateCommit() async throws {
         try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
             let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
             let long = Task {
-                try await storage.writeObjects { writer -> (ObjectWriteOutcome, FeedNumbering?) in
+                try await storage.writeObjects { writer -> ObjectWriteOutcome in
                     let outcome = try writer.write(Self.request(key, "a")) { _ in
                         StorageWrites.decision(StorageConformance.object("a"), deleted: false)
                     }
                     wrote.signal()
                     guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
-                    return (outcome, writer.numbering)
+                    return outcome
                 }
             }
             defer {
@@ -43,22 +46,156 @@ struct PostgresConcurrentWriteTests {
             // With a datastore-wide lock, this write would wait for the open transaction (which
             // waits for it): the open one gives up after `patience` and the checks below fail.
             let b = try await StorageWrites.put(StorageConformance.object("b"), datastoreKey: key, into: storage)
-            #expect(b.sequence == 1)
-            let first = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
-            #expect(first.map(\.objectId) == ["b"] && first.map(\.sequence) == [1])
+            // Committed, numbered after the open transaction, which may still commit below it.
+            #expect(try await storage.datastore(key: key)?.sequence == b.sequence)
+            #expect(try await storage.recentChanges(datastoreKey: key, limit: 10).map(\.objectId) == ["b"])
 
+            let waitsBefore = postgres.feedWaits.load(ordering: .relaxed)
+            let pull = Task { try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil) }
+            defer { pull.cancel() }
+            // The pull found `b` held back and waits (it would have answered `[]` or `[b]`).
+            let deadline = ContinuousClock.now + .seconds(20)
+            while postgres.feedWaits.load(ordering: .relaxed) == waitsBefore {
+                guard ContinuousClock.now < deadline else { throw Stuck() }
+                try await Task.sleep(for: .milliseconds(2))
+            }
             release.signal()
-            let (outcome, numbering) = try await long.value
-            guard case .written(let a, _, _) = outcome.committed(by: numbering, datastoreKey: key) else {
-                Issue.record("the long transaction's write gave \(outcome)")
+            guard case .written(let a, _, _) = try await long.value else {
+                Issue.record("the long transaction did not write")
                 return
             }
-            #expect(a.sequence == 2, "numbered when it committed, after the write that committed first")
-            let next = try await storage.changes(datastoreKey: key, after: first.last?.sequence ?? 0, limit: 100, classes: nil)
-            #expect(next.map(\.objectId) == ["a"] && next.map(\.sequence) == [2])
-            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.sequence == 2)
+            #expect(a.sequence < b.sequence, "numbered by the transaction that began first")
+            let pulled = try await pull.value
+            #expect(pulled.map(\.objectId) == ["a", "b"] && pulled.map(\.sequence) == [a.sequence, b.sequence])
+            let after = try await storage.changes(datastoreKey: key, after: b.sequence, limit: 100, classes: nil)
+            #expect(after.isEmpty)
+            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.sequence == a.sequence)
             let datastore = try await storage.datastore(key: key)
-            #expect(datastore?.sequence == 2 && datastore?.recordCount == 2)
+            #expect(datastore?.sequence == b.sequence && datastore?.recordCount == 2)
+        }
+    }
+
+    @Test("a transaction that locks an object after its first change, which one numbered after it wrote meanwhile, runs again numbered after that write")
+    func lateLockRunsAgain() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let runs = Mutex(0)
+            let late = Task {
+                try await storage.writeObjects { writer -> [Int64] in
+                    let run = runs.withLock { $0 += 1; return $0 }
+                    // Numbered now: the transaction's range is taken at its first change.
+                    let first = try writer.write(Self.request(key, "a")) { _ in
+                        StorageWrites.decision(StorageConformance.object("a"), deleted: false)
+                    }
+                    if run == 1 {
+                        wrote.signal()
+                        guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                    }
+                    // Locked only now: another transaction wrote it meanwhile.
+                    let second = try writer.write(Self.request(key, "c")) { context in
+                        let version = (context.current?.snapshot.version ?? 0) + 1
+                        return StorageWrites.decision(StorageConformance.object("c", version: version), deleted: false)
+                    }
+                    return [first, second].compactMap { outcome -> Int64? in
+                        guard case .written(let stored, _, _) = outcome else { return nil }
+                        return stored.sequence
+                    }
+                }
+            }
+            defer {
+                release.signal()
+                late.cancel()
+            }
+            try await Self.waitFor(wrote)
+            let c = try await StorageWrites.put(StorageConformance.object("c"), datastoreKey: key, into: storage)
+            release.signal()
+            let sequences = try await late.value
+            #expect(runs.withLock { $0 } == 2, "ran again")
+            #expect(sequences.count == 2 && sequences.allSatisfy { $0 > c.sequence })
+            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "c")?.snapshot.version == 2)
+            let feed = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
+            #expect(feed.map(\.objectId) == ["a", "c"] && feed.map(\.sequence) == sequences)
+        }
+    }
+
+    @Test("a transaction open in another deployment of the database (another schema) holds nothing back")
+    func otherDeploymentsDoNotHoldBack() async throws {
+        try await TestPostgres.withDatabase { url in
+            func schema(_ name: String) -> String { url + (url.contains("?") ? "&" : "?") + "schema=" + name }
+            let (first, second) = (
+                try PostgresStorage(url: schema("first"), maximumConnections: 4),
+                try PostgresStorage(url: schema("second"), maximumConnections: 4)
+            )
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            var open: Task<Void, any Error>?
+            do {
+                try await first.prepare()
+                try await second.prepare()
+                let firstKey = try await first.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+                let key = try await second.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+                open = Task {
+                    try await first.writeObjects { writer in
+                        _ = try writer.write(Self.request(firstKey, "a")) { _ in
+                            StorageWrites.decision(StorageConformance.object("a"), deleted: false)
+                        }
+                        wrote.signal()
+                        guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                    }
+                }
+                try await Self.waitFor(wrote)
+                // Numbered after the open transaction, in the other deployment: not held back.
+                let b = try await StorageWrites.put(StorageConformance.object("b"), datastoreKey: key, into: second)
+                let pulled = try await second.changes(
+                    datastoreKey: key, after: 0, limit: 100, classes: nil, waitingAtMost: .zero)
+                #expect(pulled.map(\.sequence) == [b.sequence])
+                #expect(second.feedWaits.load(ordering: .relaxed) == 0)
+                release.signal()
+                try await open?.value
+                try await first.close()
+                try await second.close()
+            } catch {
+                release.signal()
+                _ = try? await open?.value
+                try? await first.close()
+                try? await second.close()
+                throw error
+            }
+        }
+    }
+
+    @Test("a pull held back longer than the feed's wait answers a storage fault (503) instead of skipping")
+    func heldBackTooLong() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let long = Task {
+                try await storage.writeObjects { writer in
+                    _ = try writer.write(Self.request(key, "a")) { _ in
+                        StorageWrites.decision(StorageConformance.object("a"), deleted: false)
+                    }
+                    wrote.signal()
+                    guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+                }
+            }
+            defer {
+                release.signal()
+                long.cancel()
+            }
+            try await Self.waitFor(wrote)
+            try await StorageWrites.put(StorageConformance.object("b"), datastoreKey: key, into: storage)
+            do {
+                let pulled = try await postgres.changes(
+                    datastoreKey: key, after: 0, limit: 100, classes: nil, waitingAtMost: .milliseconds(100))
+                Issue.record("a held-back pull answered \(pulled.map(\.objectId))")
+            } catch {
+                #expect(RooftopError.storageFault(in: error) != nil, "\(error)")
+            }
+            release.signal()
+            try await long.value
+            let pulled = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
+            #expect(pulled.map(\.objectId) == ["a", "b"])
         }
     }
 
@@ -102,7 +239,8 @@ struct PostgresConcurrentWriteTests {
             }
             #expect(decisions.withLock { $0 } == 1, "decided once")
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.snapshot.version == 1)
-            #expect(try await storage.datastore(key: key)?.sequence == 1)
+            let a = try await storage.object(datastoreKey: key, className: "T", objectId: "a")
+            #expect(try await storage.datastore(key: key)?.sequence == a?.sequence)
         }
     }
 
@@ -151,8 +289,7 @@ struct PostgresConcurrentWriteTests {
             #expect(runs.withLock { $0 } == 2)
             #expect(try await storage.datastore(key: key)?.recordCount == limit)
             let stored = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
-            #expect(stored.map(\.objectId) == ["b1", "b2", "a1"])
-            #expect(stored.map(\.sequence) == [1, 2, 3])
+            #expect(stored.map(\.objectId) == ["b1", "b2", "a1"], "the run alone began after the others committed")
         }
     }
 
@@ -246,21 +383,17 @@ struct PostgresConcurrentWriteTests {
         }
     }
 
-    @Test("a push's message to the other processes carries its latest change's settled sequence")
+    @Test("a push's message to the other processes carries its latest change's sequence and every reader")
     func clusterMessageSequence() throws {
         let changes = PostgresObjectWriter.Changes()
-        for (sequence, reader) in [(Int64(-1), "u1"), (-2, "u2"), (-3, "u1")] {
+        for (sequence, reader) in [(Int64(41), "u1"), (43, "u2"), (42, "u1")] {
             changes.add(datastoreKey: 7, className: "T", sequence: sequence, readers: [reader])
         }
-        let numbering = FeedNumbering()
-        numbering.settle(datastoreKey: 7, base: 40)
-        guard case .changed(7, let sequence, "T", let readers)? = changes.messages(numbering).first else {
-            Issue.record("\(changes.messages(numbering))")
+        guard case .changed(7, let sequence, "T", let readers)? = changes.messages().first else {
+            Issue.record("\(changes.messages())")
             return
         }
         #expect(sequence == 43 && readers == ["u1", "u2"])
-        #expect(numbering.committed(-2, datastoreKey: 7) == 42 && numbering.committed(5, datastoreKey: 7) == 5)
-        #expect(numbering.committed(-2, datastoreKey: 8) == -2, "a datastore not settled keeps what was written")
     }
 
     static func request(_ key: Int64, _ id: String, mutation: (scope: String, id: MutationID)? = nil) -> ObjectWriteRequest {

@@ -17,7 +17,7 @@ struct PostgresMigrationTests {
         "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
         "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
         "object_operations", "mutation_results", "retired_roles", "dashboard_sessions", "rooftop_migrations",
-        "reader_sets", "reader_set_members",
+        "reader_sets", "reader_set_members", "feed_origin",
     ]
 
     private func tableNames(in database: PostgresPool) async throws -> Set<String> {
@@ -206,6 +206,51 @@ struct PostgresMigrationTests {
                 try await storage.close()
             } catch {
                 try? await restarted.close()
+                throw error
+            }
+        }
+    }
+
+    @Test("a v8 database migrates to changes numbered by transaction: a pull from a checkpoint taken before gets every later change, numbered above it",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV8() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
+            do {
+                try await storage.prepare()
+                let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+                // What a v8 server left: a change numbered by the datastore's row, far above
+                // where the transaction IDs would number them.
+                let client = storage.pool.client
+                let old: Int64 = 1_000_000_000_000_000
+                let v9 = "v9: changes numbered by transaction"
+                for statement in [
+                    "DROP TABLE feed_origin",
+                    "UPDATE datastores SET sequence = \(old), record_count = 1",
+                    """
+                    INSERT INTO objects (datastore_key, class_name, object_id, body, version, sequence, size_bytes)
+                    SELECT key, 'T', 'before', '{"className":"T","objectId":"before","fields":{},"version":1}', 1, \(old), 100
+                    FROM datastores
+                    """,
+                    "INSERT INTO object_readers (object_key, principal, from_sequence) SELECT key, '*', \(old) FROM objects",
+                ] {
+                    try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v9)", logger: logger)
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v9])
+
+                let before = try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil)
+                #expect(before.map(\.objectId) == ["before"] && before.map(\.sequence) == [old])
+                #expect(try await storage.datastore(key: key)?.sequence == old)
+                let after = try await StorageWrites.put(StorageConformance.object("after"), datastoreKey: key, into: storage)
+                #expect(after.sequence > old)
+                let pulled = try await storage.changes(datastoreKey: key, after: old, limit: 100, classes: nil)
+                #expect(pulled.map(\.objectId) == ["after"] && pulled.map(\.sequence) == [after.sequence])
+                #expect(try await storage.datastore(key: key)?.sequence == after.sequence)
+                try await storage.close()
+            } catch {
+                try? await storage.close()
                 throw error
             }
         }

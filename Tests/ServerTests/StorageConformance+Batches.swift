@@ -50,7 +50,9 @@ extension StorageConformance {
             #expect(outcomes[4] == "thrown")
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.snapshot == a2)
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "b") == nil)
-            #expect(try await storage.datastore(key: key)?.sequence == 2)
+            let head = try await storage.datastore(key: key)?.sequence
+            let lastWrite = try await storage.object(datastoreKey: key, className: "T", objectId: "a")?.sequence
+            #expect(head != nil && head == lastWrite)
             let recorded = try await storage.mutationResults(scope: "u1", ids: [m1, m2, m3, m4])
             #expect(Set(recorded.keys) == [m1, m2, m3], "a failed write records nothing")
             #expect(recorded[m2] == .rejected(mutationId: m2, error: refusal))
@@ -69,7 +71,7 @@ extension StorageConformance {
             }
             #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "d") == nil)
             #expect(try await storage.mutationResults(scope: "u1", ids: [m5, m6]).isEmpty)
-            #expect(try await storage.datastore(key: key)?.sequence == 2)
+            #expect(try await storage.datastore(key: key)?.sequence == head)
         }
     }
 }
@@ -90,7 +92,7 @@ extension StorageConformance {
                 StorageWrites.decision(p1, deleted: false)
             }
             let q1 = try await StorageWrites.put(object("q", fields: ["n": 1]), datastoreKey: key, into: storage)
-            try await StorageWrites.put(
+            let q2 = try await StorageWrites.put(
                 StorageWrites.tombstone(of: q1.snapshot), deleted: true, datastoreKey: key, into: storage)
 
             let p2 = updated(p1, ["n": 2, "tag": nil], acl: .some(readable(by: .user("u2"))))
@@ -151,10 +153,11 @@ extension StorageConformance {
             for (objectId, expected) in [("p", p3), ("q", q3), ("r", r2), ("x", x1)] {
                 #expect(try await storage.object(datastoreKey: key, className: "T", objectId: objectId)?.snapshot == expected)
             }
-            let feed = try await storage.changes(datastoreKey: key, after: 3, limit: 100, classes: nil)
-            #expect(feed.map(\.objectId) == ["q", "p", "x", "r"] && feed.map(\.sequence) == [5, 7, 8, 9])
+            let feed = try await storage.changes(datastoreKey: key, after: q2.sequence, limit: 100, classes: nil)
+            #expect(feed.map(\.objectId) == ["q", "p", "x", "r"])
+            #expect(zip(feed, feed.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
             let datastore = try #require(try await storage.datastore(key: key))
-            #expect(datastore.sequence == 9 && datastore.recordCount == 4)
+            #expect(datastore.sequence == feed.last?.sequence && datastore.recordCount == 4)
             let recorded = try await storage.mutationResults(scope: "u1", ids: ids)
             #expect(Set(recorded.keys) == Set(ids))
             #expect(recorded[ids[6]] == .rejected(mutationId: ids[6], error: RooftopError(.disallowed, "no")))

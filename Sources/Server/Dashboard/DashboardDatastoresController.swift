@@ -69,12 +69,10 @@ struct DashboardDatastoresController {
             await pages.page(request, "Change feed", "feed") { _ in
                 let record = try await pages.datastore(context)
                 let count = 50
-                let (after, _) = record.sequence.subtractingReportingOverflow(Int64(count))
-                let changed = try await services.storage.changes(
-                    datastoreKey: record.key, after: max(0, after), limit: count, classes: nil)
+                let changed = try await services.storage.recentChanges(datastoreKey: record.key, limit: count)
                 return FeedPage(
                     datastore: record.id.rawValue, datastoreLink: DashboardPath.datastore(record.key), count: count,
-                    changes: changed.sorted { $0.sequence > $1.sequence }.map { object in
+                    changes: changed.map { object in
                         FeedPage.Change(
                             sequence: object.sequence, change: object.isDeleted ? "delete" : "upsert",
                             className: object.className, objectId: object.objectId, version: object.version,

@@ -75,15 +75,13 @@ final class ObjectService: Sendable {
         var origin: String?
         /// The `outcome` label of `rooftop_mutations_total`, when the write was decided now.
         var outcome: String?
-        /// The live notification a committed change sends: its sequence as written, settled by
-        /// the transaction's ``FeedNumbering`` once it commits.
+        /// The live notification a committed change sends, with its sequence.
         var notification: Notification?
 
         /// A committed change's live notification.
         struct Notification: Sendable {
             var datastore: DatastoreRecord
             var sequence: Int64
-            var numbering: FeedNumbering?
             var permissions: ClassPermissions
             var readers: Set<String>
         }
@@ -186,7 +184,7 @@ final class ObjectService: Sendable {
             return Applied(
                 result: withMutationID(result, mutation.mutationId), origin: origin, outcome: "applied",
                 notification: Applied.Notification(
-                    datastore: resolved.record, sequence: stored.sequence, numbering: writer.numbering,
+                    datastore: resolved.record, sequence: stored.sequence,
                     permissions: settings.permissions, readers: readersBefore.union(stored.readers)))
         }
     }
@@ -198,9 +196,8 @@ final class ObjectService: Sendable {
                 Counter(label: "rooftop_mutations_total", dimensions: [("outcome", outcome)]).increment()
             }
             if let note = one.notification {
-                let sequence = note.numbering?.committed(note.sequence, datastoreKey: note.datastore.key) ?? note.sequence
                 await live.publish(
-                    datastore: note.datastore, sequence: sequence, permissions: note.permissions, readers: note.readers)
+                    datastore: note.datastore, sequence: note.sequence, permissions: note.permissions, readers: note.readers)
             }
         }
     }

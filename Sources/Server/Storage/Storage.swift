@@ -14,11 +14,13 @@ import Synchronization
 ///   datastore's counters and the mutation's result — or nothing. ``writeObjects(_:)`` runs many
 ///   such writes in one transaction (a push), each atomic on its own, and commits them together,
 ///   durably, before it returns: nothing is acknowledged that a crash could lose.
-/// - **Gap-free change feed.** Within a datastore, sequence numbers are assigned in commit order:
-///   once a reader has seen sequence `n`, no transaction can later commit a change numbered below
-///   `n`. (SQLite gets this from its single writer; a concurrent backend numbers a transaction's
-///   changes under a lock held to commit, e.g. PostgreSQL's datastore row at the transaction's
-///   end: see ``FeedNumbering``.)
+/// - **Gap-free change feed.** Within a datastore, each change has a sequence number above the
+///   object's previous one, and the feed (``changes(datastoreKey:after:limit:classes:)``) reads
+///   only where nothing can still commit: once a reader has seen sequence `n`, no change numbered
+///   at or below `n` commits later. Numbers increase but need not be consecutive. (SQLite numbers
+///   changes in commit order, one writer at a time. PostgreSQL numbers them in ranges that
+///   follow transaction IDs, and its feed stops below the oldest transaction still running:
+///   see ``PostgresStatements/FeedBase``.)
 public protocol Storage: Sendable {
     /// Creates or migrates the schema. Called once at start-up.
     func prepare() async throws
@@ -210,6 +212,10 @@ public protocol Storage: Sendable {
     func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
         -> [FeedObject]
 
+    /// The last `limit` objects (tombstones included) changed, newest first (the dashboard's
+    /// view of the feed).
+    func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject]
+
     /// How many objects changed after `sequence` that one of `readers` could ever read (all when
     /// `nil`): an estimate of what a pull has left, which never counts objects the caller could
     /// not hear of.
@@ -239,10 +245,7 @@ extension Storage {
         _ request: ObjectWriteRequest,
         decide: @Sendable (ObjectWriteContext) throws(RooftopError) -> ObjectWriteDecision
     ) async throws -> ObjectWriteOutcome {
-        let (outcome, numbering) = try await writeObjects { writer in
-            (try writer.write(request, decide: decide), writer.numbering)
-        }
-        return outcome.committed(by: numbering, datastoreKey: request.datastoreKey)
+        try await writeObjects { writer in try writer.write(request, decide: decide) }
     }
 }
 
@@ -317,21 +320,13 @@ public enum ObjectWriteOutcome: Sendable {
     /// The mutation ID was seen before: this is its recorded result (see
     /// ``Storage/mutationResults(scope:ids:)``), nothing was applied now.
     case replayed(MutationResult)
-    /// The new state was written with this sequence number (provisional until the transaction
-    /// commits where the writer has a ``ObjectWriter/numbering``). `readersBefore` are who could
+    /// The new state was written with this sequence number. `readersBefore` are who could
     /// read the previous version (for live notifications of lost access).
     case written(StoredObject, readersBefore: Set<String>, result: MutationResult)
     /// Nothing changed; the mutation was answered with this result.
     case unchanged(MutationResult)
     /// `decide` refused it.
     case rejected(RooftopError)
-
-    /// The outcome with the sequence its transaction committed it at (see ``FeedNumbering``).
-    public func committed(by numbering: FeedNumbering?, datastoreKey: Int64) -> ObjectWriteOutcome {
-        guard let numbering, case .written(var stored, let readersBefore, let result) = self else { return self }
-        stored.sequence = numbering.committed(stored.sequence, datastoreKey: datastoreKey)
-        return .written(stored, readersBefore: readersBefore, result: result)
-    }
 }
 
 extension Storage {

@@ -9,10 +9,11 @@ import RooftopShared
 /// retention. ``PostgresStorage`` reads and writes it; it differs from SQLite's in these ways,
 /// which the schema is made for:
 ///
-/// - Change sequences are assigned at a transaction's end under the datastore's row lock, held
-///   until commit (until then they are provisional, negative): writers of one datastore commit
-///   in sequence order, so a pull reading the feed after sequence N never misses a change that
-///   commits later with a lower number. Datastores do not wait for each other.
+/// - Change sequences follow transaction IDs (each transaction numbers its changes in a range of
+///   its own, ``PostgresStatements/FeedBase``, since v9), and the feed is read only below the
+///   range of the oldest transaction still running, so a pull reading the feed after sequence N
+///   never misses a change that commits later with a lower number. Writers of one datastore
+///   wait for each other only to add its counters, from there to commit.
 /// - Keys are `bigint` identities; booleans are `boolean`; stored JSON is `text`, sent as it is
 ///   stored (a `jsonb` column would reorder and re-encode it).
 ///
@@ -291,6 +292,20 @@ enum PostgresMigrations {
                     throw RooftopError(.internal, "migration v8: \(left) foreign keys still name objects")
                 }
             }
+        ),
+        Migration(
+            // Changes are numbered by their transaction's ID (``PostgresStatements/feedBase``), not
+            // by a counter in the datastore's row that every writer took in turn until commit.
+            // The origin puts every number from now on above every number given before: the
+            // largest sequence so far, less the part the transaction IDs from now on already add.
+            // Processes of an earlier version must be stopped first: they number from the row.
+            "v9: changes numbered by transaction",
+            """
+            CREATE TABLE feed_origin (origin bigint NOT NULL);
+            INSERT INTO feed_origin (origin)
+                SELECT GREATEST(0, coalesce(max(sequence), 0) + 1 - pg_current_xact_id()::text::bigint * 1048576)
+                FROM datastores
+            """
         ),
     ]
 

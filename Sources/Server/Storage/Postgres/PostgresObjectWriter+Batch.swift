@@ -136,21 +136,13 @@ extension PostgresObjectWriter {
 
     /// Writes the kept rows: the index rows of changed fields are deleted, the new objects
     /// inserted (answering their keys), then one statement writes the existing objects' rows and
-    /// every other row of the batch. `settled`: at the transaction's end, once ``settle()``
-    /// numbered the changes, which the rows then carry; otherwise (before a read that must see
-    /// them) they carry provisional sequences, which ``settle()`` renumbers.
+    /// every other row of the batch.
     /// - Throws: ``BatchFault`` when a row did not land (the push is retried); what the database
     ///   answers. Never a ``RooftopError``: a push
     ///   records those as one mutation's refusal and goes on.
-    func flush(settled: Bool = false) throws {
+    func flush() throws {
         guard !batch.stores.isEmpty || !batch.resultRows.isEmpty else { return }
-        var (stores, results) = batch.take()
-        if settled, let numbering {
-            for index in stores.indices {
-                let plan = stores[index].plan
-                stores[index].plan.sequence = numbering.committed(plan.sequence, datastoreKey: plan.datastoreKey)
-            }
-        }
+        let (stores, results) = batch.take()
 
         var removedElements: [(key: Int64, field: String)] = []
         var removedFields: [(key: Int64, field: String)] = []
@@ -198,9 +190,6 @@ extension PostgresObjectWriter {
         let existing = stores.count - new.count
         guard updated == existing else {
             throw BatchFault(message: "\(existing - Int(updated)) objects' rows were deleted during the write")
-        }
-        if !settled {
-            for (key, store) in keyed { pending.writtenProvisionally(datastoreKey: store.plan.datastoreKey, objectKey: key) }
         }
     }
 

@@ -3,20 +3,15 @@ import RooftopShared
 
 extension PostgresObjectWriter {
     /// What a transaction's writes add to their datastores, kept until its end writes it: the
-    /// number of changes (each numbered provisionally), the live record count and size, the
-    /// counts of unindexed fields and the objects written.
+    /// live record count and size, the counts of unindexed fields and the objects written; and
+    /// where its changes are numbered.
     final class Pending {
         struct Datastore {
-            /// Provisional sequences handed out: `-1` … `-changes`.
-            var changes: Int64 = 0
             var records: Int64 = 0
             var bytes: Int64 = 0
             var unindexed: [Unindexed: Int64] = [:]
             /// The objects written.
             var writes = 0
-            /// The keys of objects whose rows were written before the transaction's end, with
-            /// provisional sequences that ``settle()`` renumbers (a flush before a read).
-            var provisionalKeys: Set<Int64> = []
             /// The tightest limits a write to it was decided under.
             var limits: (records: Int, bytes: Int)?
         }
@@ -33,6 +28,11 @@ extension PostgresObjectWriter {
         }
 
         private(set) var datastores: [Int64: Datastore] = [:]
+        /// The first sequence of the transaction's range (``PostgresStatements/FeedBase``), read
+        /// with its first locks.
+        var feedBase: Int64?
+        /// The changes numbered so far.
+        private var feedChanges: Int64 = 0
         var staged: Staged?
         /// The objects whose locks the transaction holds (taken by ``lock(_:)`` or by a write), by
         /// lock name.
@@ -61,10 +61,19 @@ extension PostgresObjectWriter {
             return record
         }
 
-        /// The datastore's next provisional sequence (see ``FeedNumbering``).
-        func provisionalSequence(datastoreKey: Int64) -> Int64 {
-            datastores[datastoreKey, default: Datastore()].changes += 1
-            return -datastores[datastoreKey, default: Datastore()].changes
+        /// The transaction's next sequence: its range's base, plus the changes numbered before.
+        /// - Throws: ``FeedContention`` past ``PostgresStatements/changesPerTransaction`` changes,
+        ///   or before the transaction's locks (which read the base).
+        func nextSequence() throws -> Int64 {
+            guard let feedBase else { throw FeedContention(message: "a change was numbered before its locks") }
+            guard feedChanges < PostgresStatements.changesPerTransaction else {
+                throw FeedContention(
+                    message: "a transaction may make at most \(PostgresStatements.changesPerTransaction) changes")
+            }
+            let (sequence, overflow) = feedBase.addingReportingOverflow(feedChanges)
+            guard !overflow else { throw FeedContention(message: "the change feed's numbers are spent") }
+            feedChanges += 1
+            return sequence
         }
 
         func stage(_ plan: ObjectStorePlan) {
@@ -88,11 +97,6 @@ extension PostgresObjectWriter {
             }
             pending.writes += 1
             datastores[staged.datastoreKey] = pending
-        }
-
-        /// Notes an object's rows written with a provisional sequence.
-        func writtenProvisionally(datastoreKey: Int64, objectKey: Int64) {
-            datastores[datastoreKey, default: Datastore()].provisionalKeys.insert(objectKey)
         }
     }
 
@@ -133,83 +137,108 @@ extension PostgresObjectWriter {
     /// (``PostgresStorage/writeObjects(_:)``).
     struct LimitContention: Error {}
 
-    /// Ends the transaction's writes: for each datastore written (in key order, as every
-    /// transaction takes their locks), takes its row lock, held until commit, numbers the
-    /// changes after its sequence (renumbering the rows a flush before a read wrote), and adds
-    /// the counters; then writes the batch's rows kept in memory, with their settled sequences. Changes therefore commit in sequence
-    /// order, and a pull that read up to a sequence never misses one committed later, while the
-    /// datastore's writers waited for each other only from here to commit.
+    /// The transaction cannot number a change after the object's last one: a transaction
+    /// numbered after it wrote the object and committed between this one's first change and
+    /// its lock on the object (a lock taken after the transaction's first change). It is rolled
+    /// back and runs again (``PostgresStorage/writeObjects(_:)``), numbered after what committed;
+    /// when that keeps happening, a storage fault (503 `retryLater`). Never a ``RooftopError``,
+    /// which a push would record as one mutation's refusal.
+    struct FeedContention: StorageFaultReporting {
+        var message: String
+        var storageFault: String? { message }
+    }
+
+    /// Ends the transaction's writes: writes the batch's rows kept in memory, then, for each
+    /// datastore written (in key order, as every transaction takes their locks), adds the
+    /// counters, which takes the datastore's row lock until commit. The changes were numbered as
+    /// they were made (``PostgresStatements/FeedBase``), so the writers of a datastore wait for
+    /// each other only from the counters to commit.
     /// - Throws: ``LimitContention`` when a datastore's counts are over the limits its writes were
     ///   decided under and this transaction grew it (not when `alone`: its counts were exact);
     ///   `notFound` when a datastore is gone; what the database answers.
     func settle() throws {
+        try flush()
         for (key, pending) in pending.datastores.sorted(by: { $0.key < $1.key }) where pending.writes > 0 {
             let unindexed = pending.unindexed.filter { $0.value != 0 }
+            if pending.records == 0, pending.bytes == 0, unindexed.isEmpty { continue }
             guard
                 let row = try session.run(
                     PostgresStatements.Settle(
-                        datastoreKey: key, changes: pending.changes, records: pending.records, bytes: pending.bytes,
-                        objectKeys: pending.provisionalKeys.sorted(), unindexedClasses: unindexed.keys.map(\.className),
-                        unindexedFields: unindexed.keys.map(\.field), unindexedDeltas: Array(unindexed.values))
+                        datastoreKey: key, records: pending.records, bytes: pending.bytes,
+                        unindexedClasses: unindexed.keys.map(\.className), unindexedFields: unindexed.keys.map(\.field),
+                        unindexedDeltas: Array(unindexed.values))
                 ).first
             else { throw RooftopError(.notFound, "the datastore no longer exists") }
-            let (base, records, bytes) = try row.decode((Int64, Int64, Int64).self)
+            let (records, bytes) = try row.decode((Int64, Int64).self)
             if !alone, let limits = pending.limits,
                 pending.records > 0 && records > Int64(limits.records) || pending.bytes > 0 && bytes > Int64(limits.bytes)
             {
                 throw LimitContention()
             }
-            numbering?.settle(datastoreKey: key, base: base)
         }
-        // The rows still in memory go with their sequences settled: nothing to renumber.
-        try flush(settled: true)
     }
 }
 
 extension PostgresStatements {
-    /// A transaction's end in one datastore (``PostgresObjectWriter/settle()``): the row lock,
-    /// the sequences (provisional `-i` becomes `base + i` in the objects, readers' history and
-    /// operations written), the counters and the unindexed counts. Answers `base` and the
-    /// counters after. Every clause but the first reads its answer, so runs after its lock.
+    /// A transaction's end in one datastore (``PostgresObjectWriter/settle()``): the counters
+    /// (taking the row lock until commit) and the unindexed counts. Answers the counters after.
     struct Settle: PostgresRowStatement {
         static let sql = """
-            WITH d AS (UPDATE datastores SET sequence = sequence + $2::bigint, record_count = record_count + $3::bigint,
-            size_bytes = size_bytes + $4::bigint WHERE key = $1::bigint
-            RETURNING sequence - $2::bigint AS base, record_count, size_bytes),
-            o AS (UPDATE objects SET sequence = d.base - objects.sequence FROM d
-            WHERE objects.key = ANY($5::bigint[]) AND objects.sequence < 0),
-            r AS (UPDATE object_readers SET
-            from_sequence = CASE WHEN from_sequence < 0 THEN d.base - from_sequence ELSE from_sequence END,
-            to_sequence = CASE WHEN to_sequence < 0 THEN d.base - to_sequence ELSE to_sequence END
-            FROM d WHERE object_key = ANY($5::bigint[]) AND (from_sequence < 0 OR to_sequence < 0)),
-            p AS (UPDATE object_operations SET sequence = d.base - object_operations.sequence FROM d
-            WHERE object_key = ANY($5::bigint[]) AND object_operations.sequence < 0),
+            WITH d AS (UPDATE datastores SET record_count = record_count + $2::bigint,
+            size_bytes = size_bytes + $3::bigint WHERE key = $1::bigint RETURNING record_count, size_bytes),
             x AS (INSERT INTO unindexed_fields (datastore_key, class_name, field, objects)
             SELECT $1::bigint, u.class_name, u.field, u.objects
-            FROM d, unnest($6::text[], $7::text[], $8::bigint[]) AS u(class_name, field, objects)
+            FROM d, unnest($4::text[], $5::text[], $6::bigint[]) AS u(class_name, field, objects)
             ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects)
-            SELECT base, record_count, size_bytes FROM d
+            SELECT record_count, size_bytes FROM d
             """
         var datastoreKey: Int64
-        var changes: Int64
         var records: Int64
         var bytes: Int64
-        var objectKeys: [Int64]
         var unindexedClasses: [String]
         var unindexedFields: [String]
         var unindexedDeltas: [Int64]
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 8)
+            var bindings = PostgresBindings(capacity: 6)
             bindings.append(datastoreKey)
-            bindings.append(changes)
             bindings.append(records)
             bindings.append(bytes)
-            bindings.append(objectKeys)
             bindings.append(unindexedClasses)
             bindings.append(unindexedFields)
             bindings.append(unindexedDeltas)
             return bindings
         }
     }
+
+    /// How many changes one transaction may number: its range (``FeedBase``) is this wide.
+    static let changesPerTransaction: Int64 = 1 << 20
+
+    /// The first sequence of the transaction's range of change numbers: the feed's origin (set by
+    /// migration v9 above every number given before) plus its transaction ID times
+    /// ``changesPerTransaction``. Read by ``LockWrites`` once the transaction's locks are held,
+    /// which assigns the transaction its ID if it has none yet. Numbers thus follow transaction
+    /// IDs, without a counter every writer takes in turn; a pull reads only changes below
+    /// ``feedBound``, which every transaction still running, or starting later, numbers above.
+    enum FeedBase {
+        static let expression =
+            "(SELECT origin FROM feed_origin) + pg_current_xact_id()::text::bigint * \(PostgresStatements.changesPerTransaction)"
+    }
+
+    /// The sequence below which every change of this deployment has committed (or never will),
+    /// in the statement's snapshot: the range's base (``FeedBase``) of the oldest transaction the
+    /// snapshot saw running, leaving out those running in a backend of another database or
+    /// another deployment (its connections' `application_name`, set by ``PostgresPool``), which
+    /// never write these tables; the snapshot's end when none is left. A change numbered below it
+    /// is in the snapshot; one at or above it may still be coming, from a transaction older than
+    /// one that committed already. A transaction the snapshot saw running that has ended since
+    /// is not left out: its changes are not in the snapshot.
+    static let feedBound = """
+        ((SELECT origin FROM feed_origin) + (SELECT coalesce((SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) AS x \
+        WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a \
+        WHERE a.backend_xid::text::bigint = x::text::bigint % 4294967296 \
+        AND (a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()) \
+        OR a.application_name <> current_setting('application_name')))), pg_snapshot_xmax(s)::text::bigint) \
+        FROM pg_current_snapshot() AS s) * \(changesPerTransaction))
+        """
 }

@@ -6,7 +6,8 @@ import RooftopShared
 /// The ``ObjectWriter`` of one PostgreSQL transaction: each write through the shared
 /// ``ObjectWriteFlow``, its object locked until commit, reading what was read ahead for the push
 /// and keeping its rows in memory until the batch is written (``Batch``); the changes are
-/// numbered and the datastores' counters written at the transaction's end (``settle()``).
+/// numbered in the transaction's own range (``PostgresStatements/FeedBase``) and the datastores'
+/// counters written at its end (``settle()``).
 struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let session: PostgresBlockingSession
     /// The time of the transaction, which its results are recorded at.
@@ -18,7 +19,6 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     let changes = Changes()
     /// What the transaction's writes add to their datastores, written by ``settle()``.
     let pending = Pending()
-    let numbering: FeedNumbering? = FeedNumbering()
     /// The seed of the objects' lock keys (``Locks``).
     let lockSeed: Int64
     /// The transaction's share of the process's lock budget (``PostgresLockBudget``).
@@ -47,12 +47,14 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         try readAhead(requests)
     }
 
+    /// Takes the locks; the first time, keeps the transaction's range of change numbers.
     private func lock(_ locks: Locks) throws {
         permits?.acquire(locks.datastores.count + locks.objects.count)
-        _ =
+        let rows =
             alone
             ? try session.run(PostgresStatements.LockWritesAlone(locks: locks))
             : try session.run(PostgresStatements.LockWrites(locks: locks))
+        if pending.feedBase == nil { pending.feedBase = try rows.first?.decode(Int64.self) }
     }
 
     /// The writes made, kept across the writer's copies, as one message per datastore and class:
@@ -73,21 +75,19 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         /// latest in its datastore so far.
         func add(datastoreKey: Int64, className: String, sequence: Int64, readers: Set<String>) {
             if let index = written.firstIndex(where: { $0.datastoreKey == datastoreKey && $0.className == className }) {
-                // The transaction's latest change: provisional sequences go down (-1, -2, …).
-                written[index].sequence = sequence
+                written[index].sequence = max(written[index].sequence, sequence)
                 written[index].readers.formUnion(readers)
             } else {
                 written.append(Written(datastoreKey: datastoreKey, className: className, sequence: sequence, readers: readers))
             }
         }
 
-        /// The messages to send, with the sequences the transaction settled.
-        func messages(_ numbering: FeedNumbering?) -> [ClusterMessage] {
+        /// The messages to send.
+        func messages() -> [ClusterMessage] {
             written.map {
                 .changed(
-                    datastoreKey: $0.datastoreKey,
-                    sequence: numbering?.committed($0.sequence, datastoreKey: $0.datastoreKey) ?? $0.sequence,
-                    className: $0.className, readers: $0.readers.sorted())
+                    datastoreKey: $0.datastoreKey, sequence: $0.sequence, className: $0.className,
+                    readers: $0.readers.sorted())
             }
         }
     }
@@ -141,8 +141,16 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         return pending.adding(to: read)
     }
 
-    func nextSequence(after datastore: DatastoreRecord) -> Int64 {
-        pending.provisionalSequence(datastoreKey: datastore.key)
+    /// The transaction's next number (``PostgresStatements/FeedBase``), checked to come after
+    /// the object's last: the object's lock is held, so no transaction writes it before this one
+    /// ends, but one numbered after this one may have written it before the lock was taken.
+    /// - Throws: ``FeedContention`` then; what the database answers.
+    func nextSequence(after datastore: DatastoreRecord, replacing current: StoredObject?) throws -> Int64 {
+        let sequence = try pending.nextSequence()
+        if let current, current.sequence >= sequence {
+            throw FeedContention(message: "the object was written by a transaction numbered after this one")
+        }
+        return sequence
     }
 
     /// A recorded result joined with the object it left.

@@ -91,7 +91,12 @@ final class PostgresPool: Sendable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user.removingPercentEncoding ?? user,
             password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database, tls: tls)
-        if let schema = components.queryItems?.first(where: { $0.name == "schema" })?.value {
+        let schema = components.queryItems?.first(where: { $0.name == "schema" })?.value
+        // Names the deployment's connections: a pull does not wait for transactions of others
+        // (``PostgresStatements/feedBound``).
+        configuration.options.additionalStartupParameters.append(
+            ("application_name", "rooftop " + (schema?.lowercased() ?? "public")))
+        if let schema {
             guard !schema.isEmpty, schema.count <= 63, schema.first?.isNumber == false,
                 schema.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
             else {

@@ -42,14 +42,18 @@ extension PostgresStatements {
     /// deployment's own value (``PostgresStorage/lockSeed()``): deployments in other schemas of
     /// the database do not share keys, and nobody can aim an object ID at another's lock. The
     /// objects' locks are taken only once the datastores' are (the sub-query reads their count).
+    /// Answers the first number of the transaction's range of changes (``FeedBase``), read once
+    /// the locks are held (the answer is made only from rows that passed the `WHERE` on their
+    /// count), so that the transaction ID is assigned after every lock it waited for.
     struct LockWrites: PostgresRowStatement {
         static func text(exclusive: Bool) -> String {
             """
+            SELECT \(FeedBase.expression) FROM (
             SELECT (SELECT count(pg_advisory_xact_lock(o.k)) FROM (SELECT DISTINCT hashtextextended(n, $3::bigint) AS k
-            FROM unnest($2::text[]) AS n ORDER BY 1) AS o WHERE d.locked >= 0)
+            FROM unnest($2::text[]) AS n ORDER BY 1) AS o WHERE d.locked >= 0) AS objects
             FROM (SELECT count(\(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(s.k)) AS locked
             FROM (SELECT DISTINCT hashtextextended('d' || k::text, $3::bigint) AS k FROM unnest($1::bigint[]) AS k
-            ORDER BY 1) AS s) AS d
+            ORDER BY 1) AS s) AS d) AS l WHERE l.objects >= 0
             """
         }
         static let sql = text(exclusive: false)
@@ -67,16 +71,18 @@ extension PostgresStatements {
     }
 
     /// A datastore's row, read once its write's locks are held (a statement of its own, so that
-    /// its snapshot is taken after the locks' waits).
+    /// its snapshot is taken after the locks' waits). Its sequence is the row's column, not the
+    /// feed's head (``PostgresStorage/feedHead``): no write decision reads it.
     struct DatastoreRow: DatastoreKeyStatement {
-        static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint"
+        static let sql = PostgresStorage.datastoreSelect(sequence: "d.sequence") + " WHERE d.key = $1::bigint"
         var key: Int64
     }
 
     /// ``DatastoreRow`` locked until commit, for a transaction alone in the datastore: its
     /// counters stay as read.
     struct DatastoreRowAlone: DatastoreKeyStatement {
-        static let sql = PostgresStorage.datastoreSelect + " WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
+        static let sql =
+            PostgresStorage.datastoreSelect(sequence: "d.sequence") + " WHERE d.key = $1::bigint FOR NO KEY UPDATE OF d"
         var key: Int64
     }
 

@@ -1,21 +1,87 @@
 import PostgresNIO
 import RooftopShared
+import Synchronization
 
 extension PostgresStorage {
     /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
+    ///
+    /// Reads only changes below ``PostgresStatements/feedBound``: a transaction still running
+    /// may number changes from there on, and commit after those above it. When changes above it
+    /// had committed already (held back) and the page has room, the read waits until the
+    /// transactions older than them have ended, reading again after pauses that grow from 1 to
+    /// 50 ms, so that the page brings them (no later notification would). Changes that commit
+    /// meanwhile are not waited for: their own notifications follow.
+    /// - Throws: a storage fault (503 `retryLater`) when changes are still held back after
+    ///   ``feedWait``; what the database answers.
     public func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
         -> [FeedObject]
     {
-        let limit = Int64(limit)
-        return try await read { session in
-            // Sequences commit in order within a datastore (its row lock), so reading after
-            // `sequence` never skips a change that commits later.
+        try await changes(datastoreKey: datastoreKey, after: sequence, limit: limit, classes: classes, waitingAtMost: Self.feedWait)
+    }
+
+    /// ``changes(datastoreKey:after:limit:classes:)``, waiting at most `wait` for changes held back.
+    func changes(
+        datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?, waitingAtMost wait: Duration
+    ) async throws -> [FeedObject] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        var pause = Duration.milliseconds(1)
+        // The last change held back when the pull began.
+        var awaited: Int64?
+        while true {
+            let (objects, bound, heldBack) = try await readSnapshot { session in
+                // Statements of one snapshot, so of one bound.
+                let bound = try session.query("SELECT \(unescaped: PostgresStatements.feedBound)").first?
+                    .decode(Int64.self) ?? 0
+                let names = classes.map { $0.sorted() } ?? []
+                let objects = try Self.feedObjects(session.query(
+                    """
+                    \(unescaped: Self.feedObjectSelect)
+                    WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence) AND o.sequence < \(bound)
+                    AND (\(classes == nil) OR o.class_name = ANY(\(names)))
+                    ORDER BY o.sequence LIMIT \(Int64(limit))
+                    """
+                ))
+                guard objects.count < limit else { return (objects, bound, Int64?.none) }
+                let heldBack = try session.query(
+                    """
+                    SELECT max(o.sequence) FROM objects o
+                    WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence) AND o.sequence >= \(bound)
+                    AND (\(classes == nil) OR o.class_name = ANY(\(names)))
+                    """
+                ).first?.decode(Int64?.self)
+                return (objects, bound, heldBack)
+            }
+            if awaited == nil { awaited = heldBack }
+            guard objects.count < limit, let awaited, bound <= awaited else { return objects }
+            feedWaits.add(1, ordering: .relaxed)
+            guard clock.now + pause < deadline else {
+                throw FeedHeldBack(
+                    message: "changes committed after a transaction still running after \(wait)")
+            }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(50))
+        }
+    }
+
+    /// How long a pull waits for the transactions that hold committed changes back
+    /// (``changes(datastoreKey:after:limit:classes:)``).
+    static let feedWait = Duration.seconds(5)
+
+    /// Changes stayed held back behind a long transaction: a storage fault (503 `retryLater`),
+    /// which the client retries.
+    struct FeedHeldBack: StorageFaultReporting {
+        var message: String
+        var storageFault: String? { message }
+    }
+
+    /// See ``Storage/recentChanges(datastoreKey:limit:)``.
+    public func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject] {
+        try await read { session in
             try Self.feedObjects(session.query(
                 """
                 \(unescaped: Self.feedObjectSelect)
-                WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence)
-                AND (\(classes == nil) OR o.class_name = ANY(\(classes.map { $0.sorted() } ?? [])))
-                ORDER BY o.sequence LIMIT \(limit)
+                WHERE o.datastore_key = \(datastoreKey) ORDER BY o.sequence DESC LIMIT \(Int64(limit))
                 """
             ))
         }

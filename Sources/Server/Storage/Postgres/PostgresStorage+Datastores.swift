@@ -2,13 +2,27 @@ import PostgresNIO
 import RooftopShared
 
 extension PostgresStorage {
-    /// A datastore row with its sharing roles, in one statement (one snapshot).
-    static let datastoreSelect = """
-        SELECT d.key, d.id, d.owner_id, d.title, d.created_at, d.sequence, d.record_count, d.size_bytes, \
+    /// A datastore row with its sharing roles, in one statement (one snapshot). Its sequence is
+    /// the feed's head (``feedHead``).
+    static let datastoreSelect = datastoreSelect(sequence: feedHead)
+
+    /// ``datastoreSelect``, its sequence read as `sequence` says.
+    static func datastoreSelect(sequence: String) -> String {
+        """
+        SELECT d.key, d.id, d.owner_id, d.title, d.created_at, \(sequence), d.record_count, d.size_bytes, \
         d.history_from, \
         ARRAY(SELECT r.principal FROM datastore_roles r WHERE r.datastore_key = d.key ORDER BY r.principal), \
         ARRAY(SELECT r.role FROM datastore_roles r WHERE r.datastore_key = d.key ORDER BY r.principal) \
         FROM datastores d
+        """
+    }
+
+    /// The last change committed in datastore `d`, or its row's sequence, where changes were
+    /// numbered before migration v9 (0 for a new datastore), when that is higher. A pull may not
+    /// read up to it yet (``PostgresStatements/feedBound``): it waits for the older
+    /// transactions still running.
+    static let feedHead = """
+        GREATEST(d.sequence, coalesce((SELECT max(o.sequence) FROM objects o WHERE o.datastore_key = d.key), 0))
         """
 
     static func datastore(_ row: PostgresRow) throws -> DatastoreRecord {

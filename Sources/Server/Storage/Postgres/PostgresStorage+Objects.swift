@@ -128,18 +128,30 @@ extension PostgresStorage {
 
     /// See ``Storage/writeObjects(_:)``.
     ///
-    /// The datastores' writers run at once: each write locks only its object, and the
-    /// transaction's changes are numbered at its end, under each datastore's row lock held until
-    /// commit (``PostgresObjectWriter/settle()``). When a concurrent transaction took the room
-    /// under a datastore's limits that this one's decisions counted on, the transaction is rolled
-    /// back and `body` runs again, alone in its datastores.
+    /// The datastores' writers run at once: each write locks only its object, the transaction's
+    /// changes are numbered in its own range (``PostgresStatements/FeedBase``), and its counters
+    /// added at its end, under each datastore's row lock held until commit
+    /// (``PostgresObjectWriter/settle()``). When a concurrent transaction took the room under a
+    /// datastore's limits that this one's decisions counted on, the transaction is rolled back
+    /// and `body` runs again, alone in its datastores; when one numbered after it wrote an
+    /// object first (``PostgresObjectWriter/FeedContention``), `body` runs again as it was.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
-        do {
-            return try await writeObjects(alone: false, body)
-        } catch is PostgresObjectWriter.LimitContention {
-            return try await writeObjects(alone: true, body)
+        var contended = 0
+        while true {
+            do {
+                return try await writeObjects(alone: false, body)
+            } catch is PostgresObjectWriter.LimitContention {
+                return try await writeObjects(alone: true, body)
+            } catch let error as PostgresObjectWriter.FeedContention {
+                // Runs again, numbered after what committed meanwhile.
+                contended += 1
+                if contended >= Self.feedContentionAttempts { throw error }
+            }
         }
     }
+
+    /// How many times a write transaction runs when it keeps meeting ``PostgresObjectWriter/FeedContention``.
+    static let feedContentionAttempts = 4
 
     /// One attempt of ``writeObjects(_:)``: `alone`, the transaction excludes every other writer
     /// of its datastores from its first write to them until it commits.
@@ -165,7 +177,7 @@ extension PostgresStorage {
                 let result = try body(writer)
                 try writer.settle()
                 // Delivered to the other processes when (and only if) the transaction commits.
-                try notifier.notify(writer.changes.messages(writer.numbering), in: session)
+                try notifier.notify(writer.changes.messages(), in: session)
                 box.readerSets = writer.pending.readerSets
                 box.writes = writer.batch.mark.stores
                 return result

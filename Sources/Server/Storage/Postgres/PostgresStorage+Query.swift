@@ -25,7 +25,7 @@ extension PostgresStorage {
     }
 
     /// Runs `body`'s reads in one snapshot (a read-only, repeatable-read transaction).
-    private func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
+    func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
         async throws -> T
     {
         try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)

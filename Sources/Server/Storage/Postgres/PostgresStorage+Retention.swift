@@ -19,7 +19,10 @@ extension PostgresStorage {
             // A new mark wherever none is pending: it becomes the history's start once it is
             // older than the retention, so what is kept spans one to two retentions.
             try session.execute(
-                "UPDATE datastores SET mark_sequence = sequence, mark_at = \(now) WHERE mark_at IS NULL OR mark_at <= \(cutoff)")
+                """
+                UPDATE datastores d SET mark_sequence = \(unescaped: Self.feedHead), mark_at = \(now)
+                WHERE mark_at IS NULL OR mark_at <= \(cutoff)
+                """)
             return try rows.map { try $0.decode((Int64, Int64).self) }.map { ($0.0, $0.1) }
         }
         sweep.datastores = advanced.count

@@ -15,10 +15,11 @@ import Synchronization
 /// ``SQLQueryCompiler``). What differs is concurrency: writers run at once, so
 ///
 /// - an object write locks its object until commit (a retried mutation waits for its first
-///   attempt, then replays it), and the transaction's changes are numbered at its end, under
-///   their datastore's row lock held until commit (``PostgresObjectWriter/settle()``): sequence
-///   numbers commit in order (a pull never skips a change that commits later with a lower
-///   number), and a datastore's writers wait for each other only from there to commit;
+///   attempt, then replays it), and the transaction numbers its changes in a range that follows
+///   its transaction ID (``PostgresStatements/FeedBase``); a pull reads the feed only below the
+///   oldest transaction still running (``PostgresStatements/feedBound``), so it never skips a
+///   change that commits later with a lower number, and a datastore's writers wait for each
+///   other only to add its counters, from the transaction's end to commit;
 /// - everything created on first use (datastores, secrets, users, roles) is inserted with
 ///   `ON CONFLICT`, so two processes racing to create it agree on one;
 /// - each transaction that writes objects announces them to the other processes
@@ -46,6 +47,9 @@ public final class PostgresStorage: Storage {
     let readerSetCache = PostgresReaderSetCache()
     /// The planner's statistics, kept current as the object tables grow.
     let statistics: PostgresStatistics
+    /// How many reads of the change feed found committed changes held back behind a
+    /// transaction still running, and waited (``changes(datastoreKey:after:limit:classes:)``).
+    let feedWaits = Atomic<Int>(0)
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.

@@ -11,10 +11,13 @@ protocol ObjectWriteBackend {
     /// waits for its first attempt, then finds its result). `nil` when it does not exist.
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord?
 
-    /// The sequence number of the datastore's next change in this transaction: the datastore's
-    /// next where its one writer numbers changes as it makes them (SQLite), or a provisional one
-    /// that the transaction's end settles (``FeedNumbering``).
-    func nextSequence(after datastore: DatastoreRecord) -> Int64
+    /// The sequence number of the datastore's next change in this transaction, which replaces
+    /// `current` (the object as stored, if any): the datastore's next where its one writer
+    /// numbers changes as it makes them (SQLite), or the next of its transaction's own range
+    /// (PostgreSQL, ``PostgresStatements/FeedBase``).
+    /// - Throws: Where writers run at once, when `current` was written by a transaction numbered
+    ///   after this one (the write must be retried in a new transaction); what the database throws.
+    func nextSequence(after datastore: DatastoreRecord, replacing current: StoredObject?) throws -> Int64
 
     /// The first result recorded for a mutation ID, or `nil`.
     func recordedResult(scope: String, id: MutationID) throws -> MutationResult?
@@ -112,7 +115,7 @@ enum ObjectWriteFlow {
         case .write(let snapshot, let deleted, let operation, let merges):
             let rowFields = try backend.rowFields(className: snapshot.className, objectKey: existing?.key)
             let plan = try ObjectStorePlan(
-                snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore),
+                snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore, replacing: existing?.object),
                 datastoreKey: datastore.key, existing: existing, rowFields: rowFields,
                 builtInRows: backend.builtInRows(kept: rowFields))
             let objectKey = try backend.store(plan)

@@ -20,6 +20,19 @@ extension SQLiteStorage {
         }
     }
 
+    /// See ``Storage/recentChanges(datastoreKey:limit:)``.
+    public func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject] {
+        try await pool.read { db in
+            try Self.feedObjects(
+                Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT \(Self.feedColumns) FROM \(Self.feedFrom) WHERE o.datastore_key = ?
+                        ORDER BY o.sequence DESC LIMIT ?
+                        """, arguments: [datastoreKey, limit]))
+        }
+    }
+
     /// See ``Storage/changeCount(datastoreKey:after:classes:readers:)``.
     public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
         async throws -> Int

@@ -196,7 +196,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         }
     }
 
-    func nextSequence(after datastore: DatastoreRecord) -> Int64 {
+    func nextSequence(after datastore: DatastoreRecord, replacing current: StoredObject?) -> Int64 {
         // The one writer: each change updates the datastore's row, read again by the next.
         datastore.sequence + 1
     }
