@@ -164,6 +164,52 @@ struct PostgresConcurrentWriteTests {
         }
     }
 
+    @Test("transactions that number no change hold nothing back: one of the deployment's own that is not a writer, and a prepared one")
+    func nonWritersDoNotHoldBack() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            // A prepared transaction with an ID, older than the write below.
+            try await postgres.pool.client.withConnection { connection in
+                try await connection.query("BEGIN", logger: postgres.pool.logger)
+                try await connection.query(
+                    "INSERT INTO settings (name, value) VALUES ('prepared', ''::bytea)", logger: postgres.pool.logger)
+                try await connection.query("PREPARE TRANSACTION 'rooftop-test'", logger: postgres.pool.logger)
+            }
+            do {
+                try await Self.pullsPastNonWriters(postgres, datastoreKey: key)
+            } catch {
+                _ = try? await postgres.read { session in try session.execute("ROLLBACK PREPARED 'rooftop-test'") }
+                throw error
+            }
+            _ = try await postgres.read { session in try session.execute("ROLLBACK PREPARED 'rooftop-test'") }
+        }
+    }
+
+    /// With a transaction of the deployment open that is not a writer, a write and a pull that
+    /// does not wait.
+    static func pullsPastNonWriters(_ postgres: PostgresStorage, datastoreKey key: Int64) async throws {
+        let (wrote, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        // The deployment's own transaction, with an ID, that is not a writer (a setting's).
+        let open = Task {
+            try await postgres.transaction { session in
+                try session.execute("INSERT INTO settings (name, value) VALUES ('open', ''::bytea)")
+                wrote.signal()
+                guard release.wait(timeout: .now() + Self.patience) == .success else { throw Stuck() }
+            }
+        }
+        defer {
+            release.signal()
+            open.cancel()
+        }
+        try await Self.waitFor(wrote)
+        let b = try await StorageWrites.put(StorageConformance.object("b"), datastoreKey: key, into: postgres)
+        let pulled = try await postgres.changes(datastoreKey: key, after: 0, limit: 100, classes: nil, waitingAtMost: .zero)
+        #expect(pulled.map(\.sequence) == [b.sequence])
+        release.signal()
+        try await open.value
+    }
+
     @Test("a pull held back longer than the feed's wait answers a storage fault (503) instead of skipping")
     func heldBackTooLong() async throws {
         try await withStorage(PostgresFixture.factory) { storage, _ in

@@ -256,6 +256,41 @@ struct PostgresMigrationTests {
         }
     }
 
+    @Test("a database whose transaction IDs went back below its numbers (restored into another cluster) is given a new origin at start-up: new changes come after the old")
+    func reoriginAfterRestore() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
+            do {
+                try await storage.prepare()
+                let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+                let before = try await StorageWrites.put(StorageConformance.object("before"), datastoreKey: key, into: storage)
+                // As if the cluster's transaction IDs were far behind the ones it was numbered with.
+                try await storage.pool.client.query("UPDATE feed_origin SET origin = origin - 1099511627776", logger: logger)
+                try await storage.prepare()
+                let after = try await StorageWrites.put(StorageConformance.object("after"), datastoreKey: key, into: storage)
+                #expect(after.sequence > before.sequence)
+                let pulled = try await storage.changes(datastoreKey: key, after: before.sequence, limit: 100, classes: nil)
+                #expect(pulled.map(\.objectId) == ["after"])
+                // Nothing moves when the numbers are ahead.
+                var origins: [Int64] = []
+                for _ in 0..<2 {
+                    try await storage.prepare()
+                    for try await origin in try await storage.pool.client.query("SELECT origin FROM feed_origin", logger: logger)
+                        .decode(Int64.self)
+                    {
+                        origins.append(origin)
+                    }
+                }
+                #expect(origins.count == 2 && origins[0] == origins[1])
+                try await storage.close()
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+        }
+    }
+
     @Test("a postgres:// URL opens the PostgreSQL storage; a malformed one or a bad schema is refused clearly")
     func factoryOpensPostgres() async throws {
         for url in ["postgres://u@h/d", "postgresql://u@h/d?sslmode=disable&schema=tenant_1"] {

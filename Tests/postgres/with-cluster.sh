@@ -8,7 +8,8 @@
 #   Tests/postgres/with-cluster.sh swift test
 #
 # The cluster is throwaway, so it runs without fsync (the storage's own durability is what the
-# tests check, through the server process). Needs Debian's `postgresql` package. As root, the cluster runs as the `postgres` user (initdb
+# tests check, through the server process), and allows a few prepared transactions (a test
+# checks that one does not hold pulls back). Needs Debian's `postgresql` package. As root, the cluster runs as the `postgres` user (initdb
 # refuses root).
 set -euo pipefail
 
@@ -31,7 +32,7 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 -c fsync=off" start >/dev/null \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 -c fsync=off -c max_prepared_transactions=4" start >/dev/null \
     || { cat "$dir/server.log" >&2; exit 1; }
 echo "with-cluster: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 

@@ -7,8 +7,9 @@
 /// - `{"type": "subscribed", "datastores": [":app"]}`: the subscription is active; changes
 ///   committed from now on will be notified.
 /// - `{"type": "changed", "datastore": ":app", "sequence": 1043}`: a change the subscriber may
-///   read was committed in the datastore as its change number `sequence` (increasing within a
-///   datastore).
+///   read was committed in the datastore as its change number `sequence` (numbers grow with an
+///   object's changes but may skip, and notifications come in commit order, which on PostgreSQL
+///   need not be number order: pull on each, do not compare them).
 /// - `{"type": "error", "error": {"code": "auth", "message": "..."}, "datastore": ".Xy3"}`: a
 ///   request failed (`datastore` present when the error concerns one datastore, e.g. a
 ///   subscription refused or ended because access was lost).

@@ -296,15 +296,15 @@ enum PostgresMigrations {
         Migration(
             // Changes are numbered by their transaction's ID (``PostgresStatements/feedBase``), not
             // by a counter in the datastore's row that every writer took in turn until commit.
-            // The origin puts every number from now on above every number given before: the
-            // largest sequence so far, less the part the transaction IDs from now on already add.
-            // Processes of an earlier version must be stopped first: they number from the row.
+            // The origin puts every number from now on just above every number given before: the
+            // largest sequence so far, less the part this transaction's ID adds (it may be
+            // negative). Processes of an earlier version must be stopped first: they number from
+            // the row.
             "v9: changes numbered by transaction",
             """
             CREATE TABLE feed_origin (origin bigint NOT NULL);
             INSERT INTO feed_origin (origin)
-                SELECT GREATEST(0, coalesce(max(sequence), 0) + 1 - pg_current_xact_id()::text::bigint * 1048576)
-                FROM datastores
+                SELECT coalesce(max(sequence), 0) + 1 - pg_current_xact_id()::text::bigint * 1048576 FROM datastores
             """
         ),
     ]

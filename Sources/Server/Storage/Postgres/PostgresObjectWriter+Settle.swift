@@ -62,16 +62,15 @@ extension PostgresObjectWriter {
         }
 
         /// The transaction's next sequence: its range's base, plus the changes numbered before.
-        /// - Throws: ``FeedContention`` past ``PostgresStatements/changesPerTransaction`` changes,
-        ///   or before the transaction's locks (which read the base).
+        /// - Throws: ``FeedContention`` before the transaction's locks (which read the base);
+        ///   ``BatchFault`` past ``PostgresStatements/changesPerTransaction`` changes.
         func nextSequence() throws -> Int64 {
             guard let feedBase else { throw FeedContention(message: "a change was numbered before its locks") }
             guard feedChanges < PostgresStatements.changesPerTransaction else {
-                throw FeedContention(
-                    message: "a transaction may make at most \(PostgresStatements.changesPerTransaction) changes")
+                throw BatchFault(message: "a transaction may make at most \(PostgresStatements.changesPerTransaction) changes")
             }
             let (sequence, overflow) = feedBase.addingReportingOverflow(feedChanges)
-            guard !overflow else { throw FeedContention(message: "the change feed's numbers are spent") }
+            guard !overflow else { throw BatchFault(message: "the change feed's numbers are spent") }
             feedChanges += 1
             return sequence
         }
@@ -225,20 +224,30 @@ extension PostgresStatements {
             "(SELECT origin FROM feed_origin) + pg_current_xact_id()::text::bigint * \(PostgresStatements.changesPerTransaction)"
     }
 
+    /// What a transaction that may number changes runs first (``PostgresStorage/writeObjects(_:)``):
+    /// its connection's `application_name` becomes the deployment's with ` writer` added
+    /// (PostgreSQL keeps 63 bytes of it), until the transaction ends, so that ``feedBound`` waits
+    /// for it. PostgreSQL clears a transaction's ID before it restores the name.
+    static let markWriter: PostgresQuery =
+        "SELECT set_config('application_name', current_setting('application_name') || ' writer', true)"
+
     /// The sequence below which every change of this deployment has committed (or never will),
     /// in the statement's snapshot: the range's base (``FeedBase``) of the oldest transaction the
-    /// snapshot saw running, leaving out those running in a backend of another database or
-    /// another deployment (its connections' `application_name`, set by ``PostgresPool``), which
-    /// never write these tables; the snapshot's end when none is left. A change numbered below it
-    /// is in the snapshot; one at or above it may still be coming, from a transaction older than
-    /// one that committed already. A transaction the snapshot saw running that has ended since
-    /// is not left out: its changes are not in the snapshot.
+    /// snapshot saw running, leaving out those now running in a backend that is not one of this
+    /// deployment's writers (``markWriter``: another database, deployment, or a transaction that
+    /// numbers nothing, such as a datastore's deletion or the statistics' analysis) and prepared
+    /// transactions (Rooftop prepares none); the snapshot's end when none is left. A change
+    /// numbered below it is in the snapshot; one at or above it may still be coming, from a
+    /// transaction older than one that committed already. A transaction the snapshot saw
+    /// running that has ended since is kept (its changes are not in the snapshot), and so is one
+    /// that runs in a writer: what cannot be told apart is waited for.
     static let feedBound = """
         ((SELECT origin FROM feed_origin) + (SELECT coalesce((SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) AS x \
         WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a \
         WHERE a.backend_xid::text::bigint = x::text::bigint % 4294967296 \
-        AND (a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()) \
-        OR a.application_name <> current_setting('application_name')))), pg_snapshot_xmax(s)::text::bigint) \
-        FROM pg_current_snapshot() AS s) * \(changesPerTransaction))
+        AND (a.datid IS DISTINCT FROM (SELECT oid FROM pg_database WHERE datname = current_database()) \
+        OR a.application_name IS DISTINCT FROM left(current_setting('application_name') || ' writer', 63))) \
+        AND NOT EXISTS (SELECT 1 FROM pg_prepared_xacts p WHERE p.transaction::text::bigint = x::text::bigint % 4294967296)), \
+        pg_snapshot_xmax(s)::text::bigint) FROM pg_current_snapshot() AS s) * \(changesPerTransaction))
         """
 }

@@ -9,7 +9,7 @@ extension PostgresStorage {
     /// may number changes from there on, and commit after those above it. When changes above it
     /// had committed already (held back) and the page has room, the read waits until the
     /// transactions older than them have ended, reading again after pauses that grow from 1 to
-    /// 50 ms, so that the page brings them (no later notification would). Changes that commit
+    /// 100 ms, so that the page brings them (no later notification would). Changes that commit
     /// meanwhile are not waited for: their own notifications follow.
     /// - Throws: a storage fault (503 `retryLater`) when changes are still held back after
     ///   ``feedWait``; what the database answers.
@@ -60,7 +60,7 @@ extension PostgresStorage {
                     message: "changes committed after a transaction still running after \(wait)")
             }
             try await Task.sleep(for: pause)
-            pause = min(pause * 2, .milliseconds(50))
+            pause = min(pause * 2, .milliseconds(100))
         }
     }
 

@@ -136,12 +136,12 @@ extension PostgresStorage {
     /// and `body` runs again, alone in its datastores; when one numbered after it wrote an
     /// object first (``PostgresObjectWriter/FeedContention``), `body` runs again as it was.
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
-        var contended = 0
+        var (alone, contended) = (false, 0)
         while true {
             do {
-                return try await writeObjects(alone: false, body)
-            } catch is PostgresObjectWriter.LimitContention {
-                return try await writeObjects(alone: true, body)
+                return try await writeObjects(alone: alone, body)
+            } catch is PostgresObjectWriter.LimitContention where !alone {
+                alone = true
             } catch let error as PostgresObjectWriter.FeedContention {
                 // Runs again, numbered after what committed meanwhile.
                 contended += 1
@@ -171,6 +171,9 @@ extension PostgresStorage {
             defer { box.body = nil }
             let result = try await transaction { [notifier, readerSetCache] session in
                 guard let body = box.body else { throw RooftopError(.internal, "a write ran after its call ended") }
+                // First, before anything gives the transaction an ID: it may number changes, so
+                // pulls wait for it (``PostgresStatements/feedBound``).
+                try session.execute(PostgresStatements.markWriter)
                 let writer = PostgresObjectWriter(
                     session: session, now: now, alone: alone, lockSeed: seed, permits: permits,
                     readerSetCache: readerSetCache)

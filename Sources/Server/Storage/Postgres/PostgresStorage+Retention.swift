@@ -17,10 +17,13 @@ extension PostgresStorage {
                 RETURNING key, history_from
                 """)
             // A new mark wherever none is pending: it becomes the history's start once it is
-            // older than the retention, so what is kept spans one to two retentions.
+            // older than the retention, so what is kept spans one to two retentions. The row keeps
+            // it as its sequence too: the feed's head (``feedHead``) stays there when the sweep
+            // deletes the newest tombstones.
             try session.execute(
                 """
-                UPDATE datastores d SET mark_sequence = \(unescaped: Self.feedHead), mark_at = \(now)
+                UPDATE datastores d SET mark_sequence = \(unescaped: Self.feedHead),
+                sequence = \(unescaped: Self.feedHead), mark_at = \(now)
                 WHERE mark_at IS NULL OR mark_at <= \(cutoff)
                 """)
             return try rows.map { try $0.decode((Int64, Int64).self) }.map { ($0.0, $0.1) }

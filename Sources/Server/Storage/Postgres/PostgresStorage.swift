@@ -76,9 +76,30 @@ public final class PostgresStorage: Storage {
         try PostgresPool.configuration(url: url)
     }
 
-    /// Applies the migrations not applied yet.
+    /// Applies the migrations not applied yet, then moves the feed's origin if transaction IDs
+    /// went back (``reoriginFeedIfBehind()``).
     public func prepare() async throws {
         try await pool.migrate()
+        try await reoriginFeedIfBehind()
+    }
+
+    /// Moves the feed's origin above the numbers stored when the transaction IDs of the cluster
+    /// went back below those changes were numbered with (``PostgresStatements/FeedBase``): a
+    /// database restored into another cluster (`pg_dump`, logical replication). Without it new
+    /// changes would be numbered below what clients have pulled. Nothing happens otherwise (the
+    /// counter of transaction IDs only grows). Reads each datastore's last change from its index.
+    /// - Throws: What the database answers.
+    func reoriginFeedIfBehind() async throws {
+        try await transaction { session in
+            try session.execute(
+                """
+                UPDATE feed_origin SET origin = m.top + 1 - pg_current_xact_id()::text::bigint * \(PostgresStatements.changesPerTransaction)
+                FROM (SELECT GREATEST(coalesce(max(d.sequence), 0),
+                coalesce(max((SELECT max(o.sequence) FROM objects o WHERE o.datastore_key = d.key)), 0)) AS top
+                FROM datastores d) AS m
+                WHERE origin + pg_current_xact_id()::text::bigint * \(PostgresStatements.changesPerTransaction) <= m.top
+                """)
+        }
     }
 
     /// Closes every connection, once the statistics' analysis running (if any) has ended.
