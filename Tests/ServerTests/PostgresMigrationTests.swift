@@ -216,8 +216,7 @@ struct PostgresMigrationTests {
     func fromV8() async throws {
         let logger = self.logger
         try await TestPostgres.withDatabase { url in
-            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
-            do {
+            try await Self.withStorage(url: url, logger: logger) { storage in
                 try await storage.prepare()
                 let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
                 // What a v8 server left: a change numbered by the datastore's row, far above
@@ -248,20 +247,16 @@ struct PostgresMigrationTests {
                 let pulled = try await storage.changes(datastoreKey: key, after: old, limit: 100, classes: nil)
                 #expect(pulled.map(\.objectId) == ["after"] && pulled.map(\.sequence) == [after.sequence])
                 #expect(try await storage.datastore(key: key)?.sequence == after.sequence)
-                try await storage.close()
-            } catch {
-                try? await storage.close()
-                throw error
             }
         }
     }
 
-    @Test("a database whose transaction IDs went back below its numbers (restored into another cluster) is given a new origin at start-up: new changes come after the old")
+    @Test("a database whose transaction IDs went back below its numbers (restored into another cluster) is given a new origin at start-up: new changes come after the old",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func reoriginAfterRestore() async throws {
         let logger = self.logger
         try await TestPostgres.withDatabase { url in
-            let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
-            do {
+            try await Self.withStorage(url: url, logger: logger) { storage in
                 try await storage.prepare()
                 let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
                 let before = try await StorageWrites.put(StorageConformance.object("before"), datastoreKey: key, into: storage)
@@ -283,11 +278,19 @@ struct PostgresMigrationTests {
                     }
                 }
                 #expect(origins.count == 2 && origins[0] == origins[1])
-                try await storage.close()
-            } catch {
-                try? await storage.close()
-                throw error
             }
+        }
+    }
+
+    /// Runs `body` with a storage of `url` (4 connections), closed on every path.
+    static func withStorage(url: String, logger: Logger, _ body: (PostgresStorage) async throws -> Void) async throws {
+        let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
+        do {
+            try await body(storage)
+            try await storage.close()
+        } catch {
+            try? await storage.close()
+            throw error
         }
     }
 

@@ -120,9 +120,11 @@ public final class PostgresStorage: Storage {
         }
     }
 
-    /// Runs `body` in one transaction (committed when it returns).
+    /// Runs `body` in one transaction (committed when it returns), read committed whatever the
+    /// database's default: each statement sees what committed before it, so a row read after a
+    /// lock is the row as the lock's last holder left it.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T) async throws -> T {
-        try await pool.blockingTransaction(body)
+        try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED", body)
     }
 
     /// Runs `body` outside a transaction: reads, or writes of one statement each (whose changed
