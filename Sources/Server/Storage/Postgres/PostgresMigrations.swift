@@ -294,12 +294,13 @@ enum PostgresMigrations {
             }
         ),
         Migration(
-            // Changes are numbered by their transaction's ID (``PostgresStatements/feedBase``), not
+            // Changes are numbered by their transaction's ID (``PostgresStatements/FeedBase``), not
             // by a counter in the datastore's row that every writer took in turn until commit.
             // The origin puts every number from now on just above every number given before: the
             // largest sequence so far, less the part this transaction's ID adds (it may be
-            // negative). Processes of an earlier version must be stopped first: they number from
-            // the row.
+            // negative); 1048576 is ``PostgresStatements/changesPerTransaction``, written out as a
+            // migration's SQL never changes. Processes of an earlier version must be stopped
+            // first: they number from the row.
             "v9: changes numbered by transaction",
             """
             CREATE TABLE feed_origin (origin bigint NOT NULL);

@@ -22,9 +22,10 @@ extension PostgresStorage {
             // deletes the newest tombstones.
             try session.execute(
                 """
-                UPDATE datastores d SET mark_sequence = \(unescaped: Self.feedHead),
-                sequence = \(unescaped: Self.feedHead), mark_at = \(now)
-                WHERE mark_at IS NULL OR mark_at <= \(cutoff)
+                UPDATE datastores SET mark_sequence = h.head, sequence = h.head, mark_at = \(now)
+                FROM (SELECT d.key, \(unescaped: Self.feedHead) AS head FROM datastores d
+                WHERE d.mark_at IS NULL OR d.mark_at <= \(cutoff)) AS h
+                WHERE datastores.key = h.key
                 """)
             return try rows.map { try $0.decode((Int64, Int64).self) }.map { ($0.0, $0.1) }
         }
