@@ -56,6 +56,7 @@ extension Benchmark {
         configuration.trust = .certificateAuthority(
             pem: try String(contentsOfFile: server.endpoint.caCertificatePath, encoding: .utf8))
         configuration.storage = .file(path: directory + "/local.sqlite")
+        configuration.bulkInitialSync = settings.bulkInitialSync
         return configuration
     }
 

@@ -37,6 +37,8 @@ struct BenchmarkSettings: Sendable, Codable {
     var localRepeats: Int
     /// The local query shapes run, by name (`--local-shapes`; all by default).
     var localShapes: [String]
+    /// The client library's first sync as a bulk load (``ClientConfiguration/bulkInitialSync``).
+    var bulkInitialSync = false
     /// Changes each queue phase queues (`--queue-saves`, at most `objects`).
     var queueSaves: Int
 

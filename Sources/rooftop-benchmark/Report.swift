@@ -77,7 +77,8 @@ struct Report: Codable, Sendable {
                 + " updates \(s.updates), queries \(s.queryRepeats), page size \(s.pageSize), seed \(s.seed),"
                 + " indexes \(s.indexes.map { $0.joined(separator: ",") }.joined(separator: ";")),"
                 + " queue saves \(s.queueSaves), local repeats \(s.localRepeats), local shapes "
-                + (s.localShapes.isEmpty ? "all" : s.localShapes.joined(separator: ",")))
+                + (s.localShapes.isEmpty ? "all" : s.localShapes.joined(separator: ","))
+                + (s.bulkInitialSync ? ", bulk initial sync" : ""))
         lines.append(memoryScope)
         let header = [
             pad("phase", 25, left: true), pad("count", 7), pad("total s", 9), pad("rate", 19), pad("p50 ms", 9),

@@ -90,6 +90,9 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
     @Flag(help: "Print the results as JSON instead of a table.")
     var json = false
 
+    @Flag(help: "The client library's first sync as a bulk load (ClientConfiguration.bulkInitialSync).")
+    var bulkInitialSync = false
+
     @Flag(help: "Keep the temporary data directory (its path is printed).")
     var keepData = false
 
@@ -153,7 +156,7 @@ struct RooftopBenchmarkCommand: AsyncParsableCommand {
             objects: objects, batch: batch, clients: clients, fieldsPerObject: fieldsPerObject, listSize: listSize,
             textLength: textLength, subscribers: subscribers, liveWrites: liveWrites,
             updates: updates ?? objects, queryRepeats: queries, pageSize: pageSize, seed: seed,
-            indexes: declaredIndexes, localRepeats: localRepeats ?? queries, localShapes: shapeNames,
+            indexes: declaredIndexes, localRepeats: localRepeats ?? queries, localShapes: shapeNames, bulkInitialSync: bulkInitialSync,
             queueSaves: queueSaves)
         let directory = try DataDirectory.make()
         let limits = BenchmarkLimits(objects: objects)

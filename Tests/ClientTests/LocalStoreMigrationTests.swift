@@ -85,7 +85,7 @@ struct LocalStoreMigrationTests {
                     objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, declared: false, db)
             }
             try db.execute(sql: "INSERT INTO class_indexes (class_name, field1) VALUES ('Thing', 'size')")
-            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, db)
+            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, bulkLoads: false, db)
         }
         try old.close()
 
@@ -147,7 +147,7 @@ struct LocalStoreMigrationTests {
             }
             // As v8 made them: value flags for the named fields only, entries without counts.
             try StoreTransaction.flagValueIndexed(of: "Thing", db)
-            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, db)
+            try StoreTransaction.indexEntries(where: "1 = 1", [], counts: false, bulkLoads: false, db)
         }
         try old.close()
 
@@ -387,7 +387,7 @@ struct LocalStoreMigrationTests {
                 arguments: [DatastoreID.app.rawValue])
             for object in objects {
                 try StoreTransaction.index(
-                    objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, db)
+                    objectKey: insertSynced(object, scope: "u1", db), local: object, replacing: false, bulkLoads: false, db)
             }
             // What a v15 writer left: no element entries, the element rows in the value index.
             try db.execute(sql: "DELETE FROM index_entries WHERE partition < 0; UPDATE object_elements SET by_value = 1")

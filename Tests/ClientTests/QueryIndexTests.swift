@@ -3,6 +3,7 @@ import GRDB
 import RooftopSQL
 import RooftopSQLite
 import RooftopShared
+import Synchronization
 import Testing
 
 @testable import Rooftop
@@ -19,18 +20,28 @@ struct QueryIndexTests {
     /// write), some after (built from what is stored), one dropped half-way; their entries must
     /// stay what the field index holds. Seed 6 names only `a` and `b`, then only `c`: conditions on
     /// and orders by the other fields read each object's document (the store keeps no rows of
-    /// them).
-    @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...6)
+    /// them). Seeds 7 and 8 load the datastore in bulk (``LocalStore/BulkLoading``): from before
+    /// the first object (7) or half-way through them (8); passes build the entries of what was
+    /// stored since at rounds 30 and 90, and the load ends at round 130 (7) or 110 (8), after a
+    /// declaration changed.
+    @Test("random local queries over random objects answer as the evaluator over every object", arguments: 1...8)
     func differential(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let (client, _) = try offlineClient()
         let declares = seed > 3
         let narrow = seed == 6
+        let bulk = seed >= 7
         let store = client.core.store
         if declares { try store.declareIndexes([["a", "b"]], of: "Thing") }
         // Objects are stored offline: queued, with their local views indexed. Their ACLs vary,
         // and alice's roles change half-way: readable flags are kept, then computed again.
         try client.signInLocally("alice", roles: ["Staff"])
+        let scope = client.core.scope
+        store.bulkLoading.withLock { settings in
+            settings.passSize = 1
+            settings.growth = 0
+        }
+        if seed == 7 { try await store.beginBulkLoad(scope: scope, datastore: .app) }
         var staff = ACL()
         staff.setReadAccess(true, for: .role("Staff"))
         var everyone = ACL()
@@ -38,6 +49,7 @@ struct QueryIndexTests {
         let acls: [ACL?] = [nil, everyone, ACL.only("alice"), ACL.only("bob"), staff]
         var objects: [RooftopObject] = []
         for index in 0..<120 {
+            if seed == 8, index == 60 { try await store.beginBulkLoad(scope: scope, datastore: .app) }
             let object = client.object("Thing", id: "t\(index)")
             for field in ["a", "b", "c"] where random.next() % 5 != 0 {
                 // With declared indexes, keys that all fit: queries run in SQL, by the indexes.
@@ -62,7 +74,8 @@ struct QueryIndexTests {
 
         if declares && !narrow {
             try store.declareIndexes([["a", "b"], ["b"], ["c", "a"], ["a", "c", "b"]], of: "Thing")
-            try expectEntriesCurrent(store, "after declaring")
+            // Seed 7's objects are all waiting for a pass: none has entries.
+            try expectEntriesCurrent(store, "after declaring", written: seed != 7)
         }
         if declares { try expectValueFlagsCurrent(store, "after declaring") }
 
@@ -70,7 +83,32 @@ struct QueryIndexTests {
             [QueryOrder("objectId")], [QueryOrder("a")], [QueryOrder("b", descending: true)],
             [QueryOrder("c"), QueryOrder("a", descending: true)], [], [QueryOrder("c"), QueryOrder("b")],
         ]
+        if bulk {
+            let unbuilt = try store.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM objects o JOIN bulk_loads b ON o.key >= b.built_to") ?? 0
+            }
+            #expect(unbuilt > 0, "objects are stored without their entries")
+        }
         for round in 0..<150 {
+            if bulk, round == 60 {
+                // Stored during the load, after the first pass: the next one builds theirs.
+                for index in 120..<130 {
+                    let object = client.object("Thing", id: "t\(index)")
+                    object["a"] = random.value(indexable: true)
+                    object["b"] = random.value(indexable: true)
+                    try await object.saveEventually()
+                    objects.append(object)
+                }
+            }
+            if bulk, [30, 90].contains(round) {
+                #expect(try await store.buildBulkEntries(scope: scope, datastore: .app, finishing: false))
+                try expectEntriesCurrent(store, "after a pass at round \(round)")
+            }
+            if bulk, round == (seed == 7 ? 130 : 110) {
+                #expect(try await store.buildBulkEntries(scope: scope, datastore: .app, finishing: true))
+                #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bulk_loads") } == 0)
+                try expectEntriesCurrent(store, "after the load at round \(round)")
+            }
             if declares, round == 120 {
                 // No unsaved changes left: counts read the index entries alone.
                 for object in objects where !object.isDeleted { try await object.saveEventually() }
@@ -152,8 +190,11 @@ struct QueryIndexTests {
         #expect(valueIndexed > 0 && byDocument > 0, "\(moment): some fields have rows, some are read from documents")
     }
 
-    /// The declared indexes' entries are those computed again from the field index and flags.
-    private func expectEntriesCurrent(_ store: LocalStore, _ moment: String) throws {
+    /// The declared indexes' entries are those computed again from the field index and flags, but
+    /// for the objects a bulk load has not built yet.
+    private func expectEntriesCurrent(_ store: LocalStore, _ moment: String, written: Bool = true) throws {
+        let built =
+            "NOT EXISTS (SELECT 1 FROM bulk_loads b WHERE b.scope = o.scope AND b.datastore = o.datastore AND o.key >= b.built_to)"
         let (kept, computed) = try store.read { db in
             let key = { (field: String) in
                 "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
@@ -169,19 +210,19 @@ struct QueryIndexTests {
                             o.key, o.readable
                         FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
                         JOIN index_partitions p ON p.class_index = d.id AND p.scope = o.scope AND p.datastore = o.datastore
-                        WHERE o.deleted = 0
+                        WHERE o.deleted = 0 AND \(built)
                         UNION ALL
                         SELECT -p.id, hex(e.element_key), hex(\(key("field2"))), hex(\(key("field3"))), hex(\(key("field4"))),
                             o.key, o.readable
                         FROM objects o JOIN class_indexes d ON d.class_name = o.class_name
                         JOIN index_partitions p ON p.class_index = d.id AND p.scope = o.scope AND p.datastore = o.datastore
                         JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1
-                        WHERE o.deleted = 0 ORDER BY 1, 6, 2
+                        WHERE o.deleted = 0 AND \(built) ORDER BY 1, 6, 2
                         """
                 ).map { $0.databaseValues.map(\.description).joined(separator: " ") }
             )
         }
-        #expect(!kept.isEmpty, "\(moment): entries were written")
+        #expect(kept.isEmpty != written, "\(moment): entries were written, or none")
         #expect(kept == computed, "\(moment)")
         try expectKeyCountsCurrent(store, moment)
     }

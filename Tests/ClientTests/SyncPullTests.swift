@@ -84,6 +84,78 @@ struct SyncPullTests {
         }
     }
 
+    @Test("a pull of many changes loads its datastore in bulk: passes build entries, queries see every object meanwhile, the pull that catches up ends it")
+    func bulkLoad() async throws {
+        try await withRealServer { server in
+            server.setPageSize(250)
+            let client = try server.client()
+            _ = try await client.signUpForTest("ann")
+            let store = client.core.store
+            // A pass after the first batch (2,000 objects, none built); none after the second (its
+            // 2,000 are fewer than 1.5 times those built); the third fails.
+            store.bulkLoading.withLock { settings in
+                settings.enabled = true
+                settings.threshold = 1_000
+                settings.passSize = 1_000
+                settings.growth = 1.5
+            }
+            let fields = { (index: Int) -> [String: Value] in
+                ["a": .int(Int64(index % 7)), "b": .int(Int64(index * 7_919 % 1_000)), "tags": .list([.string("t\(index % 3)")])]
+            }
+            let keys = try await server.seed(4_500, as: client, fields: fields)
+            try await server.setIndexes([["a", "b"], ["tags"]], for: "Item")
+            let poison = keys[4_200].objectId
+            try store.write(scope: client.core.scope) { transaction in
+                try transaction.db.execute(
+                    sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+            }
+            await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
+            let (built, unbuilt) = try store.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(DISTINCT object_key) FROM index_entries") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM objects o JOIN bulk_loads b ON o.key >= b.built_to") ?? 0
+                )
+            }
+            #expect(built == 2_000 && unbuilt == 2_000, "built \(built), waiting \(unbuilt)")
+
+            // Local queries answer over every stored object, built or not.
+            let stored = try client.storedKeys().compactMap { key in keys.firstIndex(of: key) }
+            #expect(stored.count == 4_000)
+            func expectAnswers(_ moment: String) async throws {
+                let threes = stored.filter { $0 % 7 == 3 }
+                    .sorted { (fields($0)["b"]?.intValue ?? 0, keys[$0].objectId) < (fields($1)["b"]?.intValue ?? 0, keys[$1].objectId) }
+                let page = try await client.query("Item", in: .default).where(Field("a") == 3).order(by: "b").offset(5).limit(20)
+                    .fromLocalDatastore().find()
+                #expect(page.objects.map(\.objectId) == threes.dropFirst(5).prefix(20).map { keys[$0].objectId }, "\(moment)")
+                #expect(page.totalCount == threes.count, "\(moment)")
+                let tagged = try await client.query("Item", in: .default).where(Field("tags").contains("t1")).fromLocalDatastore().count()
+                #expect(tagged == stored.filter { $0 % 3 == 1 }.count, "\(moment)")
+            }
+            try await expectAnswers("during the load")
+
+            // The pull that catches up ends the load: every object's entries, as a write of each makes them.
+            try store.write(scope: client.core.scope) { try $0.db.execute(sql: "DROP TRIGGER poison") }
+            #expect(try await client.sync.pull(datastore: .default) == 500)
+            #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bulk_loads") } == 0)
+            let entries = {
+                try store.read { db in
+                    try Row.fetchAll(db, sql: "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries ORDER BY 1, 2, 3, 4")
+                        .map(\.description)
+                }
+            }
+            let loaded = try entries()
+            #expect(Set(loaded.map { $0.split(separator: " ")[3] }).count == 4_500)
+            try expectKeyCountsCurrent(store, "after the load", counted: true)
+            try store.write(scope: client.core.scope) { transaction in
+                for key in keys {
+                    let local = try #require(try transaction.object(key)?.local)
+                    try transaction.indexFields(key, local: local)
+                }
+            }
+            #expect(try entries() == loaded)
+        }
+    }
+
     @Test("the rows a pull writes from objects prepared off the writer are those a write without preparation makes")
     func preparedRows() async throws {
         try await withRealServer { server in

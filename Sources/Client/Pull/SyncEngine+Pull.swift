@@ -116,6 +116,12 @@ extension SyncEngine {
         // ``PreparedObject/rows(covering:)``).
         var keptFields: [String: Set<String>?] = [:]
         var writes: [Task<Result<Void, RooftopError>, Never>] = []
+        // An initial sync of many changes, when the app chose it (``ClientConfiguration/bulkInitialSync``),
+        // loads the datastore in bulk: the declared indexes
+        // entries of what it stores are built in sorted passes (``LocalStore/BulkLoading``), one
+        // after a batch's write once enough objects wait for theirs, the last when the pull ends.
+        let store = dependencies.store
+        var bulk = false
         func finishOldestWrite() async throws(RooftopError) {
             // On failure the pull fails and starts again from the last checkpoint written; the
             // writes after it end without writing.
@@ -126,12 +132,13 @@ extension SyncEngine {
                 while writes.count >= SyncEngine.batchesAhead { try await finishOldestWrite() }
                 let stored = storeCheckpoint ? merged.checkpoint : nil
                 let previous = writes.last
-                writes.append(Task { [observer] () async -> Result<Void, RooftopError> in
+                writes.append(Task { [observer, bulk] () async -> Result<Void, RooftopError> in
                     if let previous, case .failure(let error) = await previous.value { return .failure(error) }
                     do throws(RooftopError) {
                         try await self.apply(
                             merged.page, prepared: merged.prepared, datastore: datastore, scope: scope,
                             checkpoint: stored, owner: pullScope, onChange: observer)
+                        if bulk { try await store.buildBulkEntries(scope: pullScope, datastore: datastore, finishing: false) }
                         return .success(())
                     } catch {
                         return .failure(error)
@@ -232,6 +239,12 @@ extension SyncEngine {
                 }
             case .reportProgress(let processed, let total):
                 reporter.report(processed: processed, total: total)
+                if storeCheckpoint, !bulk, let ahead = total.map({ $0.subtractingReportingOverflow(processed) }),
+                    !ahead.overflow, store.bulkLoading.withLock({ $0.enabled && ahead.partialValue >= $0.threshold })
+                {
+                    try await store.beginBulkLoad(scope: pullScope, datastore: datastore)
+                    bulk = true
+                }
             case .purgeDatastore:
                 try purge(datastore)
             case .startOver:
@@ -251,6 +264,8 @@ extension SyncEngine {
                 actions += machine.handle(.retryTimerFired)
             case .finish(let processed):
                 if let seen { try dropUnseen(datastore, classes: classes, seen: seen.keys) }
+                // A bulk load ends with the pull that caught up (one an interrupted pull began too).
+                if storeCheckpoint { try await store.buildBulkEntries(scope: pullScope, datastore: datastore, finishing: true) }
                 return processed
             case .fail(let error):
                 throw error

@@ -31,6 +31,14 @@ final class IndexEntryWriter {
         var key: [UInt8]
     }
 
+    /// Where each scope's datastore's bulk load stands, once read (`nil`: none under way).
+    private var bulkBoundsRead: [BulkKey: Int64?] = [:]
+
+    private struct BulkKey: Hashable {
+        var scope: String
+        var datastore: DatastoreID
+    }
+
     private struct ClassKey: Hashable {
         var datastore: DatastoreID
         var className: String
@@ -44,6 +52,8 @@ final class IndexEntryWriter {
     func insert(
         objectKey: Int64, key: ObjectKey, scope: String, rows: [SQLIndexRows.FieldRow], readable: Bool, _ db: Database
     ) throws {
+        // Not built yet in a bulk load: its pass makes them (``LocalStore/BulkLoading``).
+        if let bound = try bulkBound(scope: scope, datastore: key.datastore, db), objectKey >= bound { return }
         let indexes = try partitions(scope: scope, datastore: key.datastore, className: key.className, db)
         guard !indexes.isEmpty else { return }
         var keys: [String: [UInt8]] = [:]
@@ -94,6 +104,21 @@ final class IndexEntryWriter {
     /// Forgets the partitions read (the declarations changed).
     func forgetPartitions() {
         partitionsRead = [:]
+    }
+
+    /// Forgets where bulk loads stood (a pass moved one).
+    func forgetBulkBounds() {
+        bulkBoundsRead = [:]
+    }
+
+    /// Where a bulk load of a scope's datastore stands (``LocalStore/bulkBound(scope:datastore:_:)``),
+    /// read once per transaction.
+    private func bulkBound(scope: String, datastore: DatastoreID, _ db: Database) throws -> Int64? {
+        let key = BulkKey(scope: scope, datastore: datastore)
+        if let known = bulkBoundsRead[key] { return known }
+        let bound = try LocalStore.bulkBound(scope: scope, datastore: datastore, db)
+        bulkBoundsRead[key] = .some(bound)
+        return bound
     }
 
     private func add(_ count: CountKey, live: Int64, readable: Int64, _ db: Database) throws {

@@ -34,12 +34,75 @@ extension LocalStore {
         excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> (rows: [StoredObjectRow], totalCount: Int) {
         try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
-            let runner = try runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
-                readable: readable, db)
-            let page = try runner.find(query, readers: readable == nil ? readers : nil, limit: query.limit ?? Int.max)
-            return (page.objects, page.totalCount)
+            let tested = readable == nil ? readers : nil
+            guard let bound = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else {
+                let runner = try runner(
+                    query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                    readable: readable, db)
+                let page = try runner.find(query, readers: tested, limit: query.limit ?? Int.max)
+                return (page.objects, page.totalCount)
+            }
+            // A bulk load under way: the objects with entries and those without, each a page
+            // from the start to this page's end, merged in the query's order.
+            let (end, overflow) = max(query.offset, 0).addingReportingOverflow(query.limit ?? Int.max)
+            var window = query
+            window.offset = 0
+            window.limit = query.limit == nil || overflow ? nil : end
+            var parts: [[StoredObjectRow]] = []
+            var total = 0
+            for part in [LoadPart.built(below: bound), .unbuilt(from: bound)] {
+                let runner = try runner(
+                    query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                    readable: readable, part: part, db)
+                let page = try runner.find(window, readers: tested, limit: window.limit ?? Int.max)
+                parts.append(page.objects)
+                total = total.addingReportingOverflow(page.totalCount).partialValue
+            }
+            return (try LocalStore.merged(parts, query), total)
         }
+    }
+
+    /// Which objects of a datastore under a bulk load (``BulkLoading``) a runner reads: those
+    /// whose entries are built (row keys below the load's bound), or the others, read without
+    /// the declared indexes.
+    private enum LoadPart {
+        case built(below: Int64)
+        case unbuilt(from: Int64)
+    }
+
+    /// The page of `query` (its offset and limit) among `parts`, the pages of its parts from their
+    /// start, each in the query's order: ordered again by the shared evaluator (by the query's
+    /// keys, or its `near` anchor's distance, then by object ID), then its offset and limit.
+    /// - Throws: `cache` for a stored object that cannot be decoded.
+    private static func merged(_ parts: [[StoredObjectRow]], _ query: Query) throws -> [StoredObjectRow] {
+        let found = parts.filter { !$0.isEmpty }
+        guard found.count > 1 else {
+            // One part's page, already in order.
+            let rows = found.first ?? []
+            let start = min(max(query.offset, 0), rows.count)
+            return Array(rows[start...].prefix(max(query.limit ?? Int.max, 0)))
+        }
+        let rows = found.flatMap { $0 }
+        var ordering = query
+        ordering.includes = []
+        // The matches are known: only their order is worked out (a distance's needs its anchor).
+        ordering.predicate = nil
+        if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate) {
+            ordering.predicate = .near(field: anchor.field, point: anchor.point, maxDistanceMeters: nil)
+        }
+        var byId: [String: StoredObjectRow] = [:]
+        byId.reserveCapacity(rows.count)
+        var snapshots: [ObjectSnapshot] = []
+        snapshots.reserveCapacity(rows.count)
+        for row in rows {
+            guard let snapshot = try row.localSnapshot() else {
+                throw RooftopError(.cache, "the stored object \(row.key) has no local view")
+            }
+            byId[snapshot.objectId] = row
+            snapshots.append(snapshot)
+        }
+        let page = QueryEvaluator.run(ordering, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+        return page.objects.compactMap { byId[$0.objectId] }
     }
 
     /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``
@@ -60,11 +123,23 @@ extension LocalStore {
                             + " WHERE scope = ? AND datastore = ? AND class_name = ?"),
                     arguments: [scope, datastore.rawValue, query.className]) ?? 0
             }
-            return try runner(
-                query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
-                readable: readable, db
-            )
-            .count(query, readers: readable == nil ? readers : nil)
+            guard let bound = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else {
+                return try runner(
+                    query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                    readable: readable, db
+                )
+                .count(query, readers: readable == nil ? readers : nil)
+            }
+            var total = 0
+            for part in [LoadPart.built(below: bound), .unbuilt(from: bound)] {
+                let counted = try runner(
+                    query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
+                    readable: readable, part: part, db
+                )
+                .count(query, readers: readable == nil ? readers : nil)
+                total = total.addingReportingOverflow(counted).partialValue
+            }
+            return total
         }
     }
 
@@ -94,14 +169,24 @@ extension LocalStore {
 
     /// The shared runner over the local store, in one read; its rows are read as stored, and
     /// decoded only where the shared evaluator decides.
+    ///
+    /// `part`: under a bulk load, which of the datastore's objects it reads (``LoadPart``): those
+    /// without entries are read with no declared index, their conditions and orders from their
+    /// documents, or their value rows.
     private func runner(
         _ query: Query, scope: String, datastore: DatastoreID, label: String?, excluded: [String],
-        readers: Set<String>?, readable: SQLFragment?, _ db: Database
+        readers: Set<String>?, readable: SQLFragment?, part: LoadPart? = nil, _ db: Database
     ) throws -> SQLQueryRunner<StoredObjectRow> {
+        var keys = SQLFragment()
+        switch part {
+        case .built(let bound): keys = SQLFragment(" AND o.key < ?", [.integer(bound)])
+        case .unbuilt(let bound): keys = SQLFragment(" AND o.key >= ?", [.integer(bound)])
+        case nil: break
+        }
         var runner = SQLQueryRunner(
             compiler: LocalStore.queryCompiler,
             scope: LocalStore.queryScope(scope: scope, datastore: datastore, label: label, excluded: excluded)
-                + (readable ?? SQLFragment()),
+                + keys + (readable ?? SQLFragment()),
             unindexedFields: {
                 // Only the fields whose keys the query uses matter; each is looked up in the
                 // partial index of incomplete rows (empty for fields that always fit). Named: left
@@ -141,6 +226,12 @@ extension LocalStore {
             })
         let declared = try LocalStore.declaredIndexing(
             scope: scope, datastore: datastore, className: query.className, db)
+        if case .unbuilt = part {
+            // No entries: the fields that lead an index (whose rows are out of the value index)
+            // are read from the documents; the other declared fields from the value index.
+            runner.compiler.indexedFields = declared.valueIndexed.map { $0.subtracting(declared.leading) }
+            return runner
+        }
         // Each index, and its element entries for `contains` of a list that leads it.
         runner.indexes = declared.indexes + declared.indexes.map(\.elementEntries)
         runner.compiler.indexedFields = declared.valueIndexed

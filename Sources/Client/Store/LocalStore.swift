@@ -35,6 +35,8 @@ final class LocalStore: Sendable {
     private let longWrites = DispatchQueue(label: "rooftop.store.long-writes")
     /// The writer's page cache, large while long writes run (``WriterCache``).
     let writerCache: WriterCache
+    /// When a pull loads a datastore in bulk, and how often its entries are built (tests lower them).
+    let bulkLoading = Mutex(BulkLoading())
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     /// Tests observe the order of publications with it; code waits with ``waitForPublications()``.

@@ -267,6 +267,20 @@ enum LocalStoreMigrations {
                     JOIN object_elements e ON e.object_key = c.object_key AND e.field = d.field1;
                 """)
         }
+        migrator.registerMigration("v17: bulk loads") { db in
+            // An initial sync writes its objects without the declared indexes' entries, which a
+            // pass builds every so many objects in one sorted insert (``LocalStore/BulkLoading``):
+            // one row per datastore being loaded so, whose objects from `built_to` on (by row
+            // key) have no entries yet.
+            try db.execute(sql: """
+                CREATE TABLE bulk_loads (
+                    scope TEXT NOT NULL,
+                    datastore TEXT NOT NULL,
+                    built_to INTEGER NOT NULL,
+                    PRIMARY KEY (scope, datastore)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

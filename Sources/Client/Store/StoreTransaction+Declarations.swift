@@ -125,25 +125,36 @@ extension StoreTransaction {
     /// its `object_elements` rows), and
     /// adds them to the counts per first key of the indexes that keep them
     /// (``SQLCompoundIndex/keepsKeyCounts``: `d.field2 != ''`; `counts`: `false` only for a
-    /// store older than those counts).
+    /// store older than those counts). An object a bulk load has not built yet (from its
+    /// datastore's `built_to` on, ``LocalStore/BulkLoading``) gets none: its pass makes them
+    /// (`bulkLoads`: `false` only for a store older than v17, which has no bulk loads).
+    /// `ordered`: inserted in the index's order (a pass's many objects: each leaf written once).
     static func indexEntries(
-        where condition: String, _ arguments: StatementArguments, counts: Bool = true, _ db: Database
+        where condition: String, _ arguments: StatementArguments, counts: Bool = true, bulkLoads: Bool = true,
+        ordered: Bool = false, _ db: Database
     ) throws {
+        // A field the index does not have (`''`): the empty key, without a look-up.
         let key = { (field: String) in
-            "coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'')"
+            "CASE WHEN d.\(field) = '' THEN X'' ELSE"
+                + " coalesce((SELECT f.sort_key FROM object_fields f WHERE f.object_key = o.key AND f.field = d.\(field)), X'') END"
         }
         let joined = """
             FROM objects o
             JOIN index_partitions p ON p.scope = o.scope AND p.datastore = o.datastore
             JOIN class_indexes d ON d.id = p.class_index AND d.class_name = o.class_name
             """
-        let filtered = "WHERE \(condition) AND o.deleted = 0"
+        let unbuilt = """
+             AND NOT EXISTS (
+                SELECT 1 FROM bulk_loads b WHERE b.scope = o.scope AND b.datastore = o.datastore AND o.key >= b.built_to)
+            """
+        let filtered = "WHERE \(condition) AND o.deleted = 0" + (bulkLoads ? unbuilt : "")
+        let order = ordered ? "\nORDER BY 1, 2, 3, 4, 5, 6" : ""
         let selected = joined + "\n" + filtered
         try db.cachedStatement(
             sql: """
                 INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable)
                 SELECT p.id, \(key("field1")), \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
-                \(selected)
+                \(selected)\(order)
                 """
         ).execute(arguments: arguments)
         // The element entries of the indexes led by a list: one per element row of the field.
@@ -153,7 +164,7 @@ extension StoreTransaction {
                 SELECT -p.id, e.element_key, \(key("field2")), \(key("field3")), \(key("field4")), o.key, o.readable
                 \(joined)
                 JOIN object_elements e ON e.object_key = o.key AND e.field = d.field1
-                \(filtered)
+                \(filtered)\(order)
                 """
         ).execute(arguments: arguments)
         guard counts else { return }

@@ -56,6 +56,9 @@ extension StoreTransaction {
     /// Removes the index rows of a datastore's objects (before the objects go).
     func removeFieldIndex(of datastore: DatastoreID) throws {
         try removeIndexRows(where: "SELECT key FROM objects WHERE scope = ? AND datastore = ?", [scope, datastore.rawValue])
+        // A bulk load of it ends with it.
+        try db.execute(
+            sql: "DELETE FROM bulk_loads WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
     }
 
     /// Deletes the index rows of the objects whose keys `select` returns, after writing the counts
@@ -91,9 +94,12 @@ extension StoreTransaction {
     ///   - prepared: `local`'s rows, worked out before the transaction (``PreparedObject``).
     ///   - entries: Writes the declared indexes' entries from the rows (``IndexEntryWriter``);
     ///     without it they are made from the stored rows by SQL.
+    ///   - bulkLoads: Whether the store has bulk loads (`false` only for a store older than v17,
+    ///     ``StoreTransaction/indexEntries(where:_:counts:bulkLoads:ordered:_:)``).
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
-        leading: Set<String>? = nil, prepared: PreparedObject? = nil, entries: EntryTarget? = nil, _ db: Database
+        leading: Set<String>? = nil, prepared: PreparedObject? = nil, entries: EntryTarget? = nil, bulkLoads: Bool = true,
+        _ db: Database
     ) throws {
         if replacing, declared, let local {
             let valueIndexed = try indexed ?? valueIndexedFields(of: local.className, db)
@@ -116,7 +122,7 @@ extension StoreTransaction {
         try insert(
             kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows),
             flags: declared ? ValueFlags(indexed: valueIndexed, leading: leading) : nil, db)
-        if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db) }
+        if declared { try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, bulkLoads: bulkLoads, db) }
     }
 
     /// Where an object's entries go: its key and scope, its `readable` flag, and the
@@ -152,9 +158,9 @@ extension StoreTransaction {
     /// rows are `rows` (all of them): bound by `entries`' writer, or else made by SQL from the
     /// stored rows.
     private static func insertEntries(
-        objectKey: Int64, rows: [SQLIndexRows.FieldRow], entries: EntryTarget?, _ db: Database
+        objectKey: Int64, rows: [SQLIndexRows.FieldRow], entries: EntryTarget?, bulkLoads: Bool = true, _ db: Database
     ) throws {
-        guard let entries else { return try indexEntries(where: "o.key = ?", [objectKey], db) }
+        guard let entries else { return try indexEntries(where: "o.key = ?", [objectKey], bulkLoads: bulkLoads, db) }
         try entries.writer.insert(
             objectKey: objectKey, key: entries.key, scope: entries.scope, rows: rows, readable: entries.readable, db)
     }

@@ -1,0 +1,124 @@
+import GRDB
+import RooftopSQL
+import RooftopShared
+import Synchronization
+
+/// An initial sync as a bulk load: the declared indexes' entries of the objects it stores are
+/// built in sorted passes, not one object at a time.
+///
+/// Each object has an entry per declared index (and per element of a list leading one), at a
+/// random place in a tree far larger than one transaction touches: written object by object, a
+/// pulled batch dirties most of the tree's leaves, and each goes to the log once per transaction
+/// (about 25 KB written per object at 100,000 objects, most of an initial sync's time). While a
+/// datastore is loaded in bulk (a `bulk_loads` row), its objects from `built_to` on (by row key,
+/// which grows as objects are stored) have no entries and no counts per key; every so many
+/// (``BulkLoading/passSize``) a pass builds theirs in one `INSERT … SELECT … ORDER BY` (each leaf
+/// written once) and moves `built_to` past them. The load ends with the pull that catches up.
+///
+/// Every write keeps the rule by the row key it writes: an object below `built_to` gets its
+/// entries as always, one from `built_to` on does not (``IndexEntryWriter``,
+/// ``StoreTransaction/indexEntries(where:_:counts:bulkLoads:ordered:_:)``). A local query of the datastore
+/// runs twice and the pages are merged (``LocalStore/find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``):
+/// below `built_to` as always, and from it on (a pass's worth of objects at most) without the
+/// declared indexes, reading those objects' documents.
+extension LocalStore {
+    /// When a pull loads a datastore in bulk, and how often a pass builds entries.
+    struct BulkLoading: Sendable {
+        /// Whether pulls load in bulk at all (``ClientConfiguration/bulkInitialSync``).
+        var enabled = false
+        /// Changes a pull must have ahead of it (as the server counts them) for its datastore to
+        /// be loaded in bulk, when ``enabled``: fewer are written object by object.
+        var threshold = 20_000
+        /// Objects stored since the last pass that make the next one, at least.
+        var passSize = 10_000
+        /// A pass also waits until the objects without entries are this fraction of those with
+        /// them: each pass writes most of the entries' tree, so that a load of `n` objects
+        /// writes it a bounded number of times over (about 1 / `growth` + 1), not `n / passSize`.
+        var growth = 0.25
+    }
+
+    /// Starts a bulk load of `datastore` (nothing when one is under way): objects stored from
+    /// now on get their entries from a pass.
+    /// - Throws: `cache` when the store cannot be written.
+    func beginBulkLoad(scope: String, datastore: DatastoreID) async throws(RooftopError) {
+        try await writeLong(scope: scope, durability: .deferred) { transaction in
+            try transaction.db.execute(
+                sql: """
+                    INSERT INTO bulk_loads (scope, datastore, built_to)
+                    SELECT ?, ?, coalesce(max(key), 0) + 1 FROM objects WHERE 1
+                    ON CONFLICT (scope, datastore) DO NOTHING
+                    """,
+                arguments: [scope, datastore.rawValue])
+        }
+    }
+
+    /// Builds the entries of the objects a bulk load of `datastore` stored since its last pass,
+    /// when they are at least ``BulkLoading/passSize`` and ``BulkLoading/growth`` of those built
+    /// (all of them with `finishing`, which ends the load). Nothing when no load is under way.
+    /// - Returns: Whether a pass ran.
+    /// - Throws: `cache` when the store cannot be written.
+    @discardableResult
+    func buildBulkEntries(scope: String, datastore: DatastoreID, finishing: Bool) async throws(RooftopError) -> Bool {
+        let settings = bulkLoading.withLock { $0 }
+        // Read first: most calls find nothing to do, and need not wait for the writer.
+        let due = try read { db -> Int? in
+            guard let builtTo = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else { return nil }
+            if finishing { return 0 }
+            let since = try LocalStore.storedSince(builtTo, db)
+            let live = try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT coalesce(sum(live), 0) FROM class_counts WHERE scope = ? AND datastore = ?"),
+                arguments: [scope, datastore.rawValue]) ?? 0
+            let built = max(Double(live) - Double(since), 0)
+            let minimum = max(settings.passSize, Int(min(built * settings.growth, Double(Int.max / 2))))
+            return since >= minimum ? minimum : nil
+        }
+        guard let minimum = due else { return false }
+        // The entries are made again from what is stored: a pass lost in a crash is made again.
+        return try await writeLong(scope: scope, durability: .deferred) { transaction in
+            try transaction.buildBulkEntries(datastore, minimum: finishing ? nil : minimum)
+        }
+    }
+
+    /// Where a bulk load of a scope's datastore stands: its objects from this row key on have no
+    /// entries yet; `nil` when no load is under way.
+    static func bulkBound(scope: String, datastore: DatastoreID, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT built_to FROM bulk_loads WHERE scope = ? AND datastore = ?"),
+            arguments: [scope, datastore.rawValue])
+    }
+
+    /// How many objects (of every datastore) have a row key from `key` on: the keys given since.
+    static func storedSince(_ key: Int64, _ db: Database) throws -> Int {
+        let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), 0) FROM objects")) ?? 0
+        let (count, overflow) = last.subtractingReportingOverflow(key)
+        return overflow || count < 0 ? 0 : Int(clamping: count + 1)
+    }
+}
+
+extension StoreTransaction {
+    /// A pass of a bulk load of `datastore` (``LocalStore/buildBulkEntries(scope:datastore:finishing:)``):
+    /// builds the entries of its objects from `built_to` to the last row key, sorted, and moves
+    /// `built_to` past them, when there are at least `minimum` keys since (`nil`: always, and the
+    /// load ends).
+    /// - Returns: Whether it ran.
+    func buildBulkEntries(_ datastore: DatastoreID, minimum: Int?) throws -> Bool {
+        guard let builtTo = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else { return false }
+        if let minimum, try LocalStore.storedSince(builtTo, db) < minimum { return false }
+        try entries.flushCounts(db)
+        let upper = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), 0) + 1 FROM objects")) ?? 1
+        // The bound first: the entries' statement builds those of objects below it.
+        if minimum == nil {
+            try db.execute(
+                sql: "DELETE FROM bulk_loads WHERE scope = ? AND datastore = ?", arguments: [scope, datastore.rawValue])
+        } else {
+            try db.execute(
+                sql: "UPDATE bulk_loads SET built_to = ? WHERE scope = ? AND datastore = ?",
+                arguments: [upper, scope, datastore.rawValue])
+        }
+        try StoreTransaction.indexEntries(
+            where: "o.key >= ? AND o.key < ? AND o.scope = ? AND o.datastore = ?",
+            [builtTo, upper, scope, datastore.rawValue], ordered: true, db)
+        entries.forgetBulkBounds()
+        return true
+    }
+}
