@@ -8,6 +8,16 @@ import RooftopTestSupport
 
 @Suite("Sync: pull pages, checkpoints, purges", .timeLimit(.minutes(5)))
 struct SyncPullTests {
+    /// Makes the store's insert of `key`'s object fail (a trigger of the test's), or none when `nil`.
+    private func failInsert(of key: ObjectKey?, _ client: RooftopClient) throws {
+        try client.core.store.write(scope: client.core.scope) { transaction in
+            try transaction.db.execute(sql: "DROP TRIGGER IF EXISTS poison")
+            guard let key else { return }
+            try transaction.db.execute(
+                sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(key.objectId)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        }
+    }
+
     @Test("a pull pages through the feed, each page with its checkpoint; progress counts add up")
     func pagingAndProgress() async throws {
         try await withRealServer { server in
@@ -64,11 +74,7 @@ struct SyncPullTests {
             let keys = try await server.seed(batch * 3 + 100, as: client)
             // The second batch's write fails at its 500th object (a trigger of the test's), while the
             // third may already wait for the writer behind it.
-            let poison = keys[batch + 499].objectId
-            try client.core.store.write(scope: client.core.scope) { transaction in
-                try transaction.db.execute(
-                    sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
-            }
+            try failInsert(of: keys[batch + 499], client)
             await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
             let stored = try client.storedKeys()
             #expect(Set(keys.prefix(batch)).subtracting(stored).isEmpty, "the first batch is written")
@@ -78,7 +84,7 @@ struct SyncPullTests {
                 try client.core.store.checkpoint(scope: client.core.scope, datastore: .default)
                     == server.pageCheckpoints[batch / 500 - 1])
             // Once the write can succeed, the pull goes on from that checkpoint.
-            try client.core.store.write(scope: client.core.scope) { try $0.db.execute(sql: "DROP TRIGGER poison") }
+            try failInsert(of: nil, client)
             #expect(try await client.sync.pull(datastore: .default) == keys.count - batch)
             #expect(try client.storedKeys() == Set(keys))
         }
@@ -104,11 +110,7 @@ struct SyncPullTests {
             }
             let keys = try await server.seed(4_500, as: client, fields: fields)
             try await server.setIndexes([["a", "b"], ["tags"]], for: "Item")
-            let poison = keys[4_200].objectId
-            try store.write(scope: client.core.scope) { transaction in
-                try transaction.db.execute(
-                    sql: "CREATE TRIGGER poison BEFORE INSERT ON objects WHEN new.object_id = '\(poison)' BEGIN SELECT RAISE(ABORT, 'injected'); END")
-            }
+            try failInsert(of: keys[4_200], client)
             await #expect(throws: (any Error).self) { try await client.sync.pull(datastore: .default) }
             let (built, unbuilt) = try store.read { db in
                 (
@@ -134,9 +136,10 @@ struct SyncPullTests {
             try await expectAnswers("during the load")
 
             // The pull that catches up ends the load: every object's entries, as a write of each makes them.
-            try store.write(scope: client.core.scope) { try $0.db.execute(sql: "DROP TRIGGER poison") }
+            try failInsert(of: nil, client)
             #expect(try await client.sync.pull(datastore: .default) == 500)
             #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bulk_loads") } == 0)
+            #expect(try await !store.beginBulkLoad(scope: client.core.scope, datastore: .default), "not into a full datastore")
             let entries = {
                 try store.read { db in
                     try Row.fetchAll(db, sql: "SELECT partition, hex(k1), hex(k2), object_key, readable FROM index_entries ORDER BY 1, 2, 3, 4")

@@ -40,13 +40,14 @@ public struct ClientConfiguration: Sendable {
     /// a tree far larger than one write touches: written object by object, most of a large
     /// sync's time goes to rewriting that tree's pages. A bulk load writes objects without their
     /// entries and builds those in sorted passes (one after every 10,000 objects stored, or a
-    /// quarter of those built, whichever is more; the last when the pull catches up), and a
-    /// first sync of a million objects runs about twice as fast
-    /// (docs/benchmarks.md). Meanwhile local queries of that datastore still answer every stored
-    /// object, but read the objects stored since the last pass from their documents: tens to
-    /// hundreds of milliseconds instead of one or two, and a save waits for a pass to end (a few
-    /// seconds at a million objects). Choose it when the app shows its first sync's progress
-    /// rather than querying the datastore while it runs.
+    /// quarter of those built, whichever is more; the last when the pull catches up). Measured
+    /// with four declared indexes (docs/benchmarks.md): a first sync of 100,000 objects ran 1.4
+    /// to 1.5 times as fast, one of 1,000,000 1.75 times. Meanwhile local queries of that
+    /// datastore still answer every stored object, but read the objects stored since the last
+    /// pass from their documents (about 50 ms at 100,000 objects instead of 1.3 ms), and a save
+    /// waits for a pass to end (up to a second at 100,000 objects, up to 15 seconds at a
+    /// million). Choose it when the app shows its first sync's progress rather than working in
+    /// that datastore while it runs.
     ///
     /// ```swift
     /// configuration.bulkInitialSync = true

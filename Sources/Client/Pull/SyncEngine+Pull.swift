@@ -121,7 +121,8 @@ extension SyncEngine {
         // entries of what it stores are built in sorted passes (``LocalStore/BulkLoading``), one
         // after a batch's write once enough objects wait for theirs, the last when the pull ends.
         let store = dependencies.store
-        var bulk = false
+        // One an interrupted pull began goes on here: passes as the batches are written.
+        var bulk = try store.read { db in try LocalStore.bulkBound(scope: pullScope, datastore: datastore, db) } != nil
         func finishOldestWrite() async throws(RooftopError) {
             // On failure the pull fails and starts again from the last checkpoint written; the
             // writes after it end without writing.
@@ -239,11 +240,11 @@ extension SyncEngine {
                 }
             case .reportProgress(let processed, let total):
                 reporter.report(processed: processed, total: total)
-                if storeCheckpoint, !bulk, let ahead = total.map({ $0.subtractingReportingOverflow(processed) }),
+                // From no checkpoint, into a datastore holding (nearly) nothing: a first sync.
+                if storeCheckpoint, since == nil, !bulk, let ahead = total.map({ $0.subtractingReportingOverflow(processed) }),
                     !ahead.overflow, store.bulkLoading.withLock({ $0.enabled && ahead.partialValue >= $0.threshold })
                 {
-                    try await store.beginBulkLoad(scope: pullScope, datastore: datastore)
-                    bulk = true
+                    bulk = try await store.beginBulkLoad(scope: pullScope, datastore: datastore)
                 }
             case .purgeDatastore:
                 try purge(datastore)

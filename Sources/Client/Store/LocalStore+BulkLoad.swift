@@ -37,19 +37,40 @@ extension LocalStore {
         var growth = 0.25
     }
 
-    /// Starts a bulk load of `datastore` (nothing when one is under way): objects stored from
-    /// now on get their entries from a pass.
+    /// Starts a bulk load of `datastore`, a first sync: only when it holds fewer than
+    /// ``BulkLoading/passSize`` live objects (a pull that brings back a datastore already stored
+    /// rewrites objects that have their entries, and would gain nothing). Objects stored from now
+    /// on get their entries from a pass. Nothing when a load is under way.
+    /// - Returns: Whether a load is under way now.
     /// - Throws: `cache` when the store cannot be written.
-    func beginBulkLoad(scope: String, datastore: DatastoreID) async throws(RooftopError) {
-        try await writeLong(scope: scope, durability: .deferred) { transaction in
-            try transaction.db.execute(
-                sql: """
-                    INSERT INTO bulk_loads (scope, datastore, built_to)
-                    SELECT ?, ?, coalesce(max(key), 0) + 1 FROM objects WHERE 1
-                    ON CONFLICT (scope, datastore) DO NOTHING
-                    """,
-                arguments: [scope, datastore.rawValue])
+    @discardableResult
+    func beginBulkLoad(scope: String, datastore: DatastoreID) async throws(RooftopError) -> Bool {
+        let most = bulkLoading.withLock { $0.passSize }
+        return try await writeLong(scope: scope, durability: .deferred) { transaction in
+            let db = transaction.db
+            if try LocalStore.bulkBound(scope: scope, datastore: datastore, db) != nil { return true }
+            let live = try LocalStore.liveObjects(scope: scope, datastore: datastore, db)
+            guard live < most else { return false }
+            try db.execute(
+                sql: "INSERT INTO bulk_loads (scope, datastore, built_to) VALUES (?, ?, ?)",
+                arguments: [scope, datastore.rawValue, try LocalStore.nextObjectKey(db)])
+            return true
         }
+    }
+
+    /// The live objects a scope's datastore holds (its class counts).
+    static func liveObjects(scope: String, datastore: DatastoreID, _ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT coalesce(sum(live), 0) FROM class_counts WHERE scope = ? AND datastore = ?"),
+            arguments: [scope, datastore.rawValue]) ?? 0
+    }
+
+    /// A row key above every object's (those given from now on are at least this).
+    static func nextObjectKey(_ db: Database) throws -> Int64 {
+        let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), 0) FROM objects")) ?? 0
+        let (next, overflow) = last.addingReportingOverflow(1)
+        guard !overflow else { throw RooftopError(.cache, "the local datastore's object keys are exhausted") }
+        return next
     }
 
     /// Builds the entries of the objects a bulk load of `datastore` stored since its last pass,
@@ -65,9 +86,7 @@ extension LocalStore {
             guard let builtTo = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else { return nil }
             if finishing { return 0 }
             let since = try LocalStore.storedSince(builtTo, db)
-            let live = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT coalesce(sum(live), 0) FROM class_counts WHERE scope = ? AND datastore = ?"),
-                arguments: [scope, datastore.rawValue]) ?? 0
+            let live = try LocalStore.liveObjects(scope: scope, datastore: datastore, db)
             let built = max(Double(live) - Double(since), 0)
             let minimum = max(settings.passSize, Int(min(built * settings.growth, Double(Int.max / 2))))
             return since >= minimum ? minimum : nil
@@ -89,9 +108,8 @@ extension LocalStore {
 
     /// How many objects (of every datastore) have a row key from `key` on: the keys given since.
     static func storedSince(_ key: Int64, _ db: Database) throws -> Int {
-        let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), 0) FROM objects")) ?? 0
-        let (count, overflow) = last.subtractingReportingOverflow(key)
-        return overflow || count < 0 ? 0 : Int(clamping: count + 1)
+        let (count, overflow) = try nextObjectKey(db).subtractingReportingOverflow(key)
+        return overflow || count < 0 ? 0 : Int(clamping: count)
     }
 }
 
@@ -105,7 +123,7 @@ extension StoreTransaction {
         guard let builtTo = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else { return false }
         if let minimum, try LocalStore.storedSince(builtTo, db) < minimum { return false }
         try entries.flushCounts(db)
-        let upper = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), 0) + 1 FROM objects")) ?? 1
+        let upper = try LocalStore.nextObjectKey(db)
         // The bound first: the entries' statement builds those of objects below it.
         if minimum == nil {
             try db.execute(

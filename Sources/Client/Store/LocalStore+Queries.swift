@@ -90,7 +90,8 @@ extension LocalStore {
         if query.order.isEmpty, let anchor = QueryEvaluator.distanceAnchor(query.predicate) {
             ordering.predicate = .near(field: anchor.field, point: anchor.point, maxDistanceMeters: nil)
         }
-        var byId: [String: StoredObjectRow] = [:]
+        // By the IDs' bytes: two IDs Swift holds equal (canonically equivalent) are two objects.
+        var byId: [[UInt8]: StoredObjectRow] = [:]
         byId.reserveCapacity(rows.count)
         var snapshots: [ObjectSnapshot] = []
         snapshots.reserveCapacity(rows.count)
@@ -98,11 +99,11 @@ extension LocalStore {
             guard let snapshot = try row.localSnapshot() else {
                 throw RooftopError(.cache, "the stored object \(row.key) has no local view")
             }
-            byId[snapshot.objectId] = row
+            byId[Array(snapshot.objectId.utf8)] = row
             snapshots.append(snapshot)
         }
         let page = QueryEvaluator.run(ordering, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
-        return page.objects.compactMap { byId[$0.objectId] }
+        return page.objects.compactMap { byId[Array($0.objectId.utf8)] }
     }
 
     /// How many stored objects match `query`'s predicate, as ``find(_:scope:datastore:pinnedWith:readers:excluding:keepingFlags:)``

@@ -122,6 +122,8 @@ extension StoreTransaction {
             try indexFields(key, local: try object(key).flatMap { $0.deleted ? nil : $0.local })
             touch(key)
         }
+        // A bulk load of the other scope ends: its objects' entries were made again above.
+        try db.executeCached(sql: "DELETE FROM bulk_loads WHERE scope = ?", arguments: [other])
         try dropUnusedReaderSets()
         change.outbox = true
     }
