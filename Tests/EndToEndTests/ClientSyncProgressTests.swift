@@ -54,6 +54,64 @@ struct ClientSyncProgressTests {
         }
     }
 
+    /// The option's thresholds are the test's (a load from 500 changes ahead, passes of 300):
+    /// seeding the default 20,000 would take most of a minute in a debug build.
+    @Test("a first sync as a bulk load: every object arrives, passes run during the pull, queries answer after it, the load ends")
+    func bulkInitialSync() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Bulk")
+        try await api.setClass(className, indexes: [["n"], ["group", "n"]])
+        let objectCount = 1_200
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("loader")
+            for batch in stride(from: 0, to: objectCount, by: 400) {
+                let mutations = (batch..<batch + 400).map { n in
+                    Mutations.create(.default, className, fields: ["n": .int(Int64(n)), "group": .int(Int64(n % 5))])
+                }
+                let response = try await api.push(mutations, token: user.token)
+                #expect(response.results.allSatisfy { $0.isApplied })
+            }
+            let (client, _) = try harness.controlledClient(server, pullPageSize: 100, bulkInitialSync: true)
+            let store = client.core.store
+            #expect(store.bulkLoading.withLock { $0.enabled }, "the configuration's option reaches the store")
+            store.bulkLoading.withLock { settings in
+                settings.threshold = 500
+                settings.passSize = 300
+                settings.growth = 0
+            }
+            try await client.logIn(user)
+            let scope = client.core.scope
+            // Where the load stood at each report (the reports come as pages are read and written).
+            let bounds = SyncLocked<[Int64]>([])
+            let failures = SyncLocked<[String]>([])
+            let changed = try await client.sync.pull(datastore: .default) { _ in
+                do {
+                    if let bound = try store.read({ db in try LocalStore.bulkBound(scope: scope, datastore: .default, db) }) {
+                        bounds.update { $0.append(bound) }
+                    }
+                } catch {
+                    failures.update { $0.append("\(error)") }
+                }
+            }
+            #expect(changed == objectCount)
+            #expect(failures.current.isEmpty)
+            #expect(Set(bounds.current).count >= 2, "a load was under way, and a pass moved it: \(Set(bounds.current))")
+            #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bulk_loads") } == 0)
+            let twos = try await client.query(className, in: .default).where(Field("group") == 2).order(by: "n", descending: true)
+                .limit(10).fromLocalDatastore().find()
+            #expect(twos.totalCount == objectCount / 5)
+            let highest: [Int64] = (0..<10).map { Int64(objectCount - 3 - 5 * $0) }
+            let found: [Int64] = twos.objects.compactMap { $0["n"]?.intValue }
+            #expect(found == highest)
+            #expect(try await client.query(className, in: .default).where(Field("n") < 100).fromLocalDatastore().count() == 100)
+            // Every object has an entry per index (and `group, n` counts per group).
+            let entries = try store.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM index_entries e JOIN objects o ON o.key = e.object_key WHERE o.class_name = ?", arguments: [className])
+            }
+            #expect(entries == 2 * objectCount)
+        }
+    }
+
     /// A push carries at most 2 MiB of changes: 80 changes of 60 KB each take at least three.
     /// The queue's own loop retries quickly here, so when the connection returns it sends changes
     /// while the push runs: those count too (they once did not, and a push of 80 ended at 26 of 26).

@@ -117,9 +117,10 @@ final class ClientSyncHarness: Sendable {
     /// (pull page size, pushes held back, request counts). It has no live WebSocket.
     func controlledClient(
         _ server: ServerProcess, file: String? = nil, retry: RetryPolicy = ClientSyncHarness.quickRetry,
-        pullPageSize: Int? = nil, blockingPushes: Bool = false
+        pullPageSize: Int? = nil, blockingPushes: Bool = false, bulkInitialSync: Bool = false
     ) throws -> (RooftopClient, SyncTestTransport) {
-        let configuration = try configuration(server, file: file, retry: retry)
+        var configuration = try configuration(server, file: file, retry: retry)
+        configuration.bulkInitialSync = bulkInitialSync
         let transport = try SyncTestTransport(configuration: configuration, pullPageSize: pullPageSize)
         transport.blocksPushes = blockingPushes
         let client = try RooftopClient(configuration: configuration, transport: transport)
