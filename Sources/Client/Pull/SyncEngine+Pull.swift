@@ -117,9 +117,9 @@ extension SyncEngine {
         var keptFields: [String: Set<String>?] = [:]
         var writes: [Task<Result<Void, RooftopError>, Never>] = []
         // An initial sync of many changes, when the app chose it (``ClientConfiguration/bulkInitialSync``),
-        // loads the datastore in bulk: the declared indexes
-        // entries of what it stores are built in sorted passes (``LocalStore/BulkLoading``), one
-        // after a batch's write once enough objects wait for theirs, the last when the pull ends.
+        // loads the datastore in bulk: the declared indexes' entries of what it stores are built
+        // in sorted passes (``LocalStore/BulkLoading``), one after a batch's write once enough
+        // objects wait for theirs, the last when the pull ends.
         let store = dependencies.store
         // One an interrupted pull began goes on here: passes as the batches are written.
         var bulk = try store.read { db in try LocalStore.bulkBound(scope: pullScope, datastore: datastore, db) } != nil
@@ -266,7 +266,9 @@ extension SyncEngine {
             case .finish(let processed):
                 if let seen { try dropUnseen(datastore, classes: classes, seen: seen.keys) }
                 // A bulk load ends with the pull that caught up (one an interrupted pull began too).
-                if storeCheckpoint { try await store.buildBulkEntries(scope: pullScope, datastore: datastore, finishing: true) }
+                if storeCheckpoint, bulk {
+                    try await store.buildBulkEntries(scope: pullScope, datastore: datastore, finishing: true)
+                }
                 return processed
             case .fail(let error):
                 throw error

@@ -35,31 +35,39 @@ extension LocalStore {
     ) throws(RooftopError) -> (rows: [StoredObjectRow], totalCount: Int) {
         try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
             let tested = readable == nil ? readers : nil
-            guard let bound = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else {
+            let parts = try LocalStore.loadParts(scope: scope, datastore: datastore, db)
+            guard parts.count > 1 else {
                 let runner = try runner(
                     query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
                     readable: readable, db)
                 let page = try runner.find(query, readers: tested, limit: query.limit ?? Int.max)
                 return (page.objects, page.totalCount)
             }
-            // A bulk load under way: the objects with entries and those without, each a page
-            // from the start to this page's end, merged in the query's order.
+            // A bulk load under way: each part a page from the start to this page's end, merged
+            // in the query's order.
             let (end, overflow) = max(query.offset, 0).addingReportingOverflow(query.limit ?? Int.max)
             var window = query
             window.offset = 0
             window.limit = query.limit == nil || overflow ? nil : end
-            var parts: [[StoredObjectRow]] = []
+            var pages: [[StoredObjectRow]] = []
             var total = 0
-            for part in [LoadPart.built(below: bound), .unbuilt(from: bound)] {
+            for part in parts {
                 let runner = try runner(
                     query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
                     readable: readable, part: part, db)
                 let page = try runner.find(window, readers: tested, limit: window.limit ?? Int.max)
-                parts.append(page.objects)
+                pages.append(page.objects)
                 total = total.addingReportingOverflow(page.totalCount).partialValue
             }
-            return (try LocalStore.merged(parts, query), total)
+            return (try LocalStore.merged(pages, query), total)
         }
+    }
+
+    /// The parts of a datastore a query reads one after the other: all of it (`nil`), or under a
+    /// bulk load (``BulkLoading``) the objects with entries and those without.
+    private static func loadParts(scope: String, datastore: DatastoreID, _ db: Database) throws -> [LoadPart?] {
+        guard let bound = try bulkBound(scope: scope, datastore: datastore, db) else { return [nil] }
+        return [.built(below: bound), .unbuilt(from: bound)]
     }
 
     /// Which objects of a datastore under a bulk load (``BulkLoading``) a runner reads: those
@@ -124,15 +132,8 @@ extension LocalStore {
                             + " WHERE scope = ? AND datastore = ? AND class_name = ?"),
                     arguments: [scope, datastore.rawValue, query.className]) ?? 0
             }
-            guard let bound = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else {
-                return try runner(
-                    query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
-                    readable: readable, db
-                )
-                .count(query, readers: readable == nil ? readers : nil)
-            }
             var total = 0
-            for part in [LoadPart.built(below: bound), .unbuilt(from: bound)] {
+            for part in try LocalStore.loadParts(scope: scope, datastore: datastore, db) {
                 let counted = try runner(
                     query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
                     readable: readable, part: part, db
