@@ -33,7 +33,10 @@ final class ClientCore: Sendable {
     ) throws(RooftopError) {
         self.configuration = configuration
         self.store = try LocalStore(configuration.storage)
-        store.bulkLoading.withLock { $0.enabled = configuration.bulkInitialSync }
+        store.bulkLoading.withLock {
+            $0.enabled = configuration.bulkInitialSync
+            $0.thresholds = configuration.bulkLoadThresholds
+        }
         self.transport = transport
         self.tokens = SessionTokenStore()
         self.api = RemoteAPI(transport: transport, appId: configuration.appId, session: tokens)

@@ -70,6 +70,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body, in bytes. [env: ROOFTOP_MAX_REQUEST_BODY_BYTES]")
     var maxRequestBodyBytes: Int?
 
+    @Option(help: "Changes per pull page when the client names none (1-1000, default 500). [env: ROOFTOP_DEFAULT_PULL_PAGE_SIZE]")
+    var defaultPullPageSize: Int?
+
     @Option(help: "bcrypt cost for passwords (4-31). [env: ROOFTOP_BCRYPT_COST]")
     var bcryptCost: UInt8?
 
@@ -166,6 +169,9 @@ struct Serve: AsyncParsableCommand {
         if let value = try number(maxPushBytes, "ROOFTOP_MAX_PUSH_BYTES") { configuration.limits.maxPushBytes = value }
         if let value = try number(maxRequestBodyBytes, "ROOFTOP_MAX_REQUEST_BODY_BYTES") {
             configuration.limits.maxRequestBodyBytes = value
+        }
+        if let value = try number(defaultPullPageSize, "ROOFTOP_DEFAULT_PULL_PAGE_SIZE") {
+            configuration.limits.defaultPullPageSize = value
         }
         if let cost = try number(bcryptCost, "ROOFTOP_BCRYPT_COST") {
             guard (4...31).contains(cost) else { throw ValidationError("the bcrypt cost must be 4-31") }

@@ -88,6 +88,13 @@ public struct ChaosReply: Codable, Sendable, Equatable {
     public var error: String?
     /// For `snapshot`: the objects by ID.
     public var objects: [String: ObjectSnapshot]?
+    /// For `snapshot`: the IDs of the same local query ordered by each of the fields `a`, `b`
+    /// and `n` (through the declared index when one has the field), and the local count.
+    public var ordered: [String: [String]]?
+    /// For `snapshot`: the local count of the class.
+    public var count: Int?
+    /// For `snapshot`: first syncs this replica loaded in bulk since it opened.
+    public var bulkLoads: Int?
     /// For `statuses`: each ID's status (`pending`, `sent`, `acknowledged:<version>`,
     /// `rejected:<code>`, or `unknown`).
     public var statuses: [String: String]?
@@ -162,12 +169,16 @@ public struct ChaosReplicaSettings: Codable, Sendable {
     public var datastore: String
     /// How long one request may take, in milliseconds.
     public var requestTimeoutMilliseconds: Int
+    /// Whether a first sync with a few changes ahead is loaded in bulk
+    /// (``ChaosReplica/bulkLoadThresholds``).
+    public var bulkInitialSync: Bool
 
     /// Settings.
     public init(
         serverURL: String, caPEM: String, cacheFile: String, username: String, password: String, datastore: String,
-        requestTimeoutMilliseconds: Int
+        requestTimeoutMilliseconds: Int, bulkInitialSync: Bool = false
     ) {
+        self.bulkInitialSync = bulkInitialSync
         self.serverURL = serverURL
         self.caPEM = caPEM
         self.cacheFile = cacheFile

@@ -1,5 +1,5 @@
 import Foundation
-import Rooftop
+@_spi(Testing) import Rooftop
 import RooftopShared
 import Synchronization
 
@@ -19,6 +19,10 @@ import Synchronization
 public actor ChaosReplica {
     /// The class every replica changes.
     public static let className = "Item"
+
+    /// A bulk load's thresholds when the settings ask for one: from 4 changes ahead, a pass for
+    /// every 3 objects stored, so that the few objects of a run take several passes.
+    static let bulkLoadThresholds = BulkLoadThresholds(threshold: 4, passSize: 3, growth: 0)
 
     private let client: RooftopClient
     private let datastoreID: DatastoreID
@@ -67,6 +71,8 @@ public actor ChaosReplica {
         configuration.storage = .file(path: settings.cacheFile)
         configuration.requestTimeout = .milliseconds(settings.requestTimeoutMilliseconds)
         configuration.retry = RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(400), jitter: 0.2)
+        configuration.bulkInitialSync = settings.bulkInitialSync
+        configuration.bulkLoadThresholds = Self.bulkLoadThresholds
         let client = try await RooftopClient(configuration: configuration)
         let trace = ChaosTrace()
         do {
@@ -163,9 +169,17 @@ public actor ChaosReplica {
         case .push:
             try await client.sync.push(datastore: datastoreID)
         case .snapshot:
-            let objects = try await client.query(Self.className, in: datastoreID).fromLocalDatastore().limit(1000).find()
+            let local = client.query(Self.className, in: datastoreID).fromLocalDatastore().limit(1000)
+            let objects = try await local.find()
             reply.objects = Dictionary(
                 objects.objects.map { ($0.objectId, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
+            var ordered: [String: [String]] = [:]
+            for field in ["a", "b", "n"] {
+                ordered[field] = try await local.order(by: field).find().objects.map(\.objectId)
+            }
+            reply.ordered = ordered
+            reply.count = try await local.count()
+            reply.bulkLoads = client.sync.bulkLoadsBegun
         case .statuses:
             var statuses: [String: String] = [:]
             for text in command.ids ?? [] {

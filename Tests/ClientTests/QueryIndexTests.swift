@@ -6,7 +6,7 @@ import RooftopShared
 import Synchronization
 import Testing
 
-@testable import Rooftop
+@_spi(Testing) @testable import Rooftop
 import RooftopTestSupport
 
 /// Local queries run in SQL over the local index (the server's layout and compiler), with live
@@ -39,12 +39,12 @@ struct QueryIndexTests {
         let scope = client.core.scope
         // A load begins in a datastore holding fewer than a pass's objects; then every object waits for one.
         store.bulkLoading.withLock { settings in
-            settings.passSize = 1_000
-            settings.growth = 0
+            settings.thresholds.passSize = 1_000
+            settings.thresholds.growth = 0
         }
         func beginLoad() async throws {
             #expect(try await store.beginBulkLoad(scope: scope, datastore: .app))
-            store.bulkLoading.withLock { $0.passSize = 1 }
+            store.bulkLoading.withLock { $0.thresholds.passSize = 1 }
         }
         if seed == 7 { try await beginLoad() }
         var staff = ACL()

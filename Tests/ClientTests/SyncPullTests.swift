@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Synchronization
-@testable import Rooftop
+@_spi(Testing) @testable import Rooftop
 import RooftopShared
 import Testing
 import RooftopTestSupport
@@ -101,9 +101,9 @@ struct SyncPullTests {
             // 2,000 are fewer than 1.5 times those built); the third fails.
             store.bulkLoading.withLock { settings in
                 settings.enabled = true
-                settings.threshold = 1_000
-                settings.passSize = 1_000
-                settings.growth = 1.5
+                settings.thresholds.threshold = 1_000
+                settings.thresholds.passSize = 1_000
+                settings.thresholds.growth = 1.5
             }
             let fields = { (index: Int) -> [String: Value] in
                 ["a": .int(Int64(index % 7)), "b": .int(Int64(index * 7_919 % 1_000)), "tags": .list([.string("t\(index % 3)")])]

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-@testable import Rooftop
+@_spi(Testing) @testable import Rooftop
 import RooftopShared
 import Testing
 import RooftopTestSupport
@@ -75,9 +75,9 @@ struct ClientSyncProgressTests {
             let store = client.core.store
             #expect(store.bulkLoading.withLock { $0.enabled }, "the configuration's option reaches the store")
             store.bulkLoading.withLock { settings in
-                settings.threshold = 500
-                settings.passSize = 300
-                settings.growth = 0
+                settings.thresholds.threshold = 500
+                settings.thresholds.passSize = 300
+                settings.thresholds.growth = 0
             }
             try await client.logIn(user)
             let scope = client.core.scope

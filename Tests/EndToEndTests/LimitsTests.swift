@@ -8,7 +8,7 @@ import Testing
     "Limits: records, datastores, pushes, request bodies",
     .sharedServer([
         "--max-record-bytes", "1000", "--max-records-per-datastore", "5", "--max-datastore-bytes", "4000",
-        "--max-push-bytes", "2000", "--max-request-body-bytes", "16000",
+        "--max-push-bytes", "2000", "--max-request-body-bytes", "16000", "--default-pull-page-size", "2",
     ]))
 struct LimitsTests {
     /// A string of `count` ASCII bytes.
@@ -23,6 +23,25 @@ struct LimitsTests {
         #expect(info.limits.maxDatastoreBytes == 4000)
         #expect(info.limits.maxPushBytes == 2000)
         #expect(info.limits.maxRequestBodyBytes == 16000)
+        #expect(info.limits.defaultPullPageSize == 2)
+    }
+
+    @Test("a pull that names no page size gets the server's default; one that names one gets it")
+    func defaultPullPageSize() async throws {
+        let (_, client) = try SharedServer.require()
+        let user = try await client.newUser()
+        let datastore = try DatastoreID("paged")
+        for id in ["a", "b", "c"] {
+            _ = try await client.push(Mutations.create(datastore, "Rec", id, fields: [:]), token: user.token)
+        }
+        let first = try await client.pull(PullRequest(datastore: datastore), token: user.token)
+        #expect(first.changes.count == 2 && first.hasMore)
+        let rest = try await client.pull(PullRequest(datastore: datastore, since: first.checkpoint), token: user.token)
+        #expect(rest.changes.count == 1 && !rest.hasMore)
+        var named = PullRequest(datastore: datastore)
+        named.limit = 3
+        let whole = try await client.pull(named, token: user.token)
+        #expect(whole.changes.count == 3 && !whole.hasMore)
     }
 
     @Test("a datastore tells its usage against the limits: records and bytes grow with writes and shrink with deletes")

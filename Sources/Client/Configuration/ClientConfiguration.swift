@@ -55,6 +55,10 @@ public struct ClientConfiguration: Sendable {
     /// ```
     public var bulkInitialSync = false
 
+    /// When a pull is loaded in bulk, and how often its passes run, with ``bulkInitialSync`` on
+    /// (for tests, which load a few objects; default ``BulkLoadThresholds/init(threshold:passSize:growth:)``).
+    @_spi(Testing) public var bulkLoadThresholds = BulkLoadThresholds()
+
     /// A configuration for a server, with the defaults for everything else.
     public init(serverURL: URL) {
         self.serverURL = serverURL

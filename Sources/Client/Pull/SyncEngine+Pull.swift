@@ -242,7 +242,7 @@ extension SyncEngine {
                 reporter.report(processed: processed, total: total)
                 // From no checkpoint, into a datastore holding (nearly) nothing: a first sync.
                 if storeCheckpoint, since == nil, !bulk, let ahead = total.map({ $0.subtractingReportingOverflow(processed) }),
-                    !ahead.overflow, store.bulkLoading.withLock({ $0.enabled && ahead.partialValue >= $0.threshold })
+                    !ahead.overflow, store.bulkLoading.withLock({ $0.enabled && ahead.partialValue >= $0.thresholds.threshold })
                 {
                     bulk = try await store.beginBulkLoad(scope: pullScope, datastore: datastore)
                 }

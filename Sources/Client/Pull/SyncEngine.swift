@@ -52,6 +52,12 @@ public final class SyncEngine: Sendable {
         dependencies.merges.stream()
     }
 
+    /// First syncs loaded in bulk (``ClientConfiguration/bulkInitialSync``) since the client
+    /// opened: for tests, which check that a run did load one.
+    @_spi(Testing) public var bulkLoadsBegun: Int {
+        dependencies.store.bulkLoading.withLock { $0.begun }
+    }
+
     /// Pulls a datastore's changes since the last pull, a page at a time, each page applied with
     /// its checkpoint in one transaction (an interrupted pull resumes after the last page).
     ///

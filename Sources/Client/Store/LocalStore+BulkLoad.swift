@@ -12,7 +12,7 @@ import Synchronization
 /// (about 25 KB written per object at 100,000 objects, most of an initial sync's time). While a
 /// datastore is loaded in bulk (a `bulk_loads` row), its objects from `built_to` on (by row key,
 /// which grows as objects are stored) have no entries and no counts per key; every so many
-/// (``BulkLoading/passSize``) a pass builds theirs in one `INSERT … SELECT … ORDER BY` (each leaf
+/// (``BulkLoadThresholds/passSize``) a pass builds theirs in one `INSERT … SELECT … ORDER BY` (each leaf
 /// written once) and moves `built_to` past them. The load ends with the pull that catches up.
 ///
 /// Every write keeps the rule by the row key it writes: an object below `built_to` gets its
@@ -30,36 +30,35 @@ extension LocalStore {
     struct BulkLoading: Sendable {
         /// Whether pulls load in bulk at all (``ClientConfiguration/bulkInitialSync``).
         var enabled = false
-        /// Changes a pull must have ahead of it (as the server counts them) for its datastore to
-        /// be loaded in bulk, when ``enabled``: fewer are written object by object.
-        var threshold = 20_000
-        /// Objects stored since the last pass that make the next one, at least.
-        var passSize = 10_000
-        /// A pass also waits until the objects without entries are this fraction of those with
-        /// them: each pass writes most of the entries' tree, so that a load of `n` objects
-        /// writes it a bounded number of times over (about 1 / `growth` + 1), not `n / passSize`.
-        var growth = 0.25
+        /// When a pull loads in bulk, and how often a pass runs
+        /// (``ClientConfiguration/bulkLoadThresholds``).
+        var thresholds = BulkLoadThresholds()
+        /// Loads begun since the store opened (tests read it: ``SyncEngine/bulkLoadsBegun``).
+        var begun = 0
     }
 
     /// Starts a bulk load of `datastore`, a first sync: only when it holds fewer than
-    /// ``BulkLoading/passSize`` live objects (a pull that brings back a datastore already stored
+    /// ``BulkLoadThresholds/passSize`` live objects (a pull that brings back a datastore already stored
     /// rewrites objects that have their entries, and would gain nothing). Objects stored from now
     /// on get their entries from a pass. Nothing when a load is under way.
     /// - Returns: Whether a load is under way now.
     /// - Throws: `cache` when the store cannot be written.
     @discardableResult
     func beginBulkLoad(scope: String, datastore: DatastoreID) async throws(RooftopError) -> Bool {
-        let most = bulkLoading.withLock { $0.passSize }
-        return try await writeLong(scope: scope, durability: .deferred) { transaction in
+        let most = bulkLoading.withLock { $0.thresholds.passSize }
+        // Whether one was under way already (`false`), began now (`true`), or none (`nil`).
+        let began = try await writeLong(scope: scope, durability: .deferred) { transaction -> Bool? in
             let db = transaction.db
-            if try LocalStore.bulkBound(scope: scope, datastore: datastore, db) != nil { return true }
+            if try LocalStore.bulkBound(scope: scope, datastore: datastore, db) != nil { return false }
             let live = try LocalStore.liveObjects(scope: scope, datastore: datastore, db)
-            guard live < most else { return false }
+            guard live < most else { return nil }
             try db.execute(
                 sql: "INSERT INTO bulk_loads (scope, datastore, built_to) VALUES (?, ?, ?)",
                 arguments: [scope, datastore.rawValue, try LocalStore.nextObjectKey(db)])
             return true
         }
+        if began == true { bulkLoading.withLock { $0.begun += 1 } }
+        return began != nil
     }
 
     /// The live objects a scope's datastore holds (its class counts).
@@ -78,13 +77,13 @@ extension LocalStore {
     }
 
     /// Builds the entries of the objects a bulk load of `datastore` stored since its last pass,
-    /// when they are at least ``BulkLoading/passSize`` and ``BulkLoading/growth`` of those built
+    /// when they are at least ``BulkLoadThresholds/passSize`` and ``BulkLoadThresholds/growth`` of those built
     /// (all of them with `finishing`, which ends the load). Nothing when no load is under way.
     /// - Returns: Whether a pass ran.
     /// - Throws: `cache` when the store cannot be written.
     @discardableResult
     func buildBulkEntries(scope: String, datastore: DatastoreID, finishing: Bool) async throws(RooftopError) -> Bool {
-        let settings = bulkLoading.withLock { $0 }
+        let settings = bulkLoading.withLock { $0.thresholds }
         // Read first: most calls find nothing to do, and need not wait for the writer.
         let due = try read { db -> Int? in
             guard let builtTo = try LocalStore.bulkBound(scope: scope, datastore: datastore, db) else { return nil }

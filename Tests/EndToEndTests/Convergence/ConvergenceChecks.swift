@@ -7,7 +7,8 @@ import RooftopShared
 /// idle:
 ///
 /// 1. every replica holds exactly what the server lets its user read, field for field, version
-///    for version;
+///    for version; its local queries ordered by each field (through the declared index when one
+///    has it) return those objects in the shared evaluator's order, and its local count is theirs;
 /// 2. the server's state is explained by the ledger: each field's value was written by a change
 ///    that was not refused; acknowledged changes are applied exactly once, unacknowledged ones
 ///    (answers lost to a crash) at most once;
@@ -35,6 +36,8 @@ struct ConvergenceChecks {
         var rejected: [String: Int]
         var unknown: Int
         var mergeChoices: MergeChoiceCheck.Figures
+        /// First syncs the replicas loaded in bulk (those of the replicas' current processes).
+        var bulkLoads: Int
     }
 
     private enum Fate: Equatable {
@@ -51,7 +54,7 @@ struct ConvergenceChecks {
         var problems: [String] = ledger.conflictingOutcomes.map { "answered twice differently: \($0)" }
         var codes: [String: Int] = [:]
         let fates = try await settleFates(&problems, codes: &codes)
-        try await compareReplicas(&problems)
+        let bulkLoads = try await compareReplicas(&problems)
         let serverObjects = try await objects(token: nil, admin: true)
         checkModel(serverObjects, fates, &problems)
         let mergeChoices = try await checkMergeChoices(serverObjects, &problems)
@@ -67,7 +70,7 @@ struct ConvergenceChecks {
         let values = Array(fates.values)
         return Outcome(
             acknowledged: values.filter { $0 == .acknowledged }.count, rejected: codes,
-            unknown: values.filter { $0 == .unknown }.count, mergeChoices: mergeChoices)
+            unknown: values.filter { $0 == .unknown }.count, mergeChoices: mergeChoices, bulkLoads: bulkLoads)
     }
 
     /// (6) The merge rules' choices, in each object's committed history.
@@ -173,14 +176,32 @@ struct ConvergenceChecks {
         return fates
     }
 
-    /// (1) Every replica's local objects against what the server gives its user.
-    private func compareReplicas(_ problems: inout [String]) async throws {
+    /// (1) Every replica's local objects against what the server gives its user; its ordered
+    /// local queries and count against those objects.
+    /// - Returns: First syncs the replicas loaded in bulk.
+    private func compareReplicas(_ problems: inout [String]) async throws -> Int {
+        var bulkLoads = 0
         for replica in replicas {
             let user = users[replica.user]
             let server = try await objects(token: user.token, admin: false)
             let reply = try await replica.perform(ChaosCommand(.snapshot))
             if let error = reply.error { throw ConvergenceFailure("replica \(replica.index) snapshot: \(error)") }
             let local = reply.objects ?? [:]
+            bulkLoads += reply.bulkLoads ?? 0
+            if reply.count != local.count {
+                problems.append("replica \(replica.index) counts \(String(describing: reply.count)) objects locally, lists \(local.count)")
+            }
+            for field in ["a", "b", "n"] {
+                let expected = QueryEvaluator.run(
+                    Query(ChaosReplica.className).order(by: field), over: Array(local.values), lookup: { _ in nil },
+                    canRead: { _ in true }
+                ).objects.map(\.objectId)
+                if reply.ordered?[field] != expected {
+                    problems.append(
+                        "replica \(replica.index) ordered by \(field): \(reply.ordered?[field] ?? []), "
+                            + "the evaluator orders its objects \(expected)")
+                }
+            }
             for id in Set(server.keys).union(local.keys).sorted() {
                 let what = "replica \(replica.index) (user \(replica.user)) object \(id)"
                 switch (local[id], server[id]) {
@@ -196,6 +217,7 @@ struct ConvergenceChecks {
                 }
             }
         }
+        return bulkLoads
     }
 
     /// (2), (3), (4) The server's objects against the ledger.

@@ -5,6 +5,9 @@ struct ConvergenceFigures: Sendable {
     var iterations = 0
     var replicas = 0
     var processReplicas = 0
+    /// Replicas that joined half-way through (the bulk iterations), and first syncs loaded in bulk.
+    var lateJoins = 0
+    var bulkLoads = 0
     var mergeRules = ""
     /// Changes queued, and commands that queued nothing (object not stored locally...).
     var changes = 0
@@ -65,6 +68,8 @@ struct ConvergenceFigures: Sendable {
         iterations += other.iterations
         replicas += other.replicas
         processReplicas += other.processReplicas
+        lateJoins += other.lateJoins
+        bulkLoads += other.bulkLoads
         changes += other.changes
         skipped += other.skipped
         acknowledged += other.acknowledged
@@ -92,7 +97,8 @@ struct ConvergenceFigures: Sendable {
         let modeText = modes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         let codeText = rejectionCodes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return """
-            \(iterations) iterations, \(replicas) replicas (\(processReplicas) in their own process); \
+            \(iterations) iterations, \(replicas) replicas (\(processReplicas) in their own process, \(lateJoins) joined \
+            half-way, \(bulkLoads) first syncs loaded in bulk); \
             \(changes) changes queued (\(acknowledged) acknowledged, \(rejected) rejected [\(codeText)], \(unknown) unknown after \
             a crash), \(skipped) skipped; merge choices checked [\(mergeChoices.summary)]; faults: \(serverKills) server \
             SIGKILLs (\(commandKills) during a command, \(killedCommandsFailed) of those commands failed), \(processKills) client process \

@@ -8,6 +8,11 @@ import RooftopTestSupport
 /// merge rules, then a random sequence of changes, network faults, server kills, replica crashes,
 /// sharing and role changes; at the end everyone goes online and syncs until idle, and
 /// ``ConvergenceChecks`` compare the replicas, the server and the ledger.
+///
+/// Half the iterations load first syncs in bulk: the server pages pulls by 4 changes, the
+/// replicas load a first sync with 4 or more changes ahead in bulk (a pass every 3 objects,
+/// ``ChaosReplica/bulkLoadThresholds``), and a replica joins half-way through, its first sync
+/// under way amid the others' changes and the faults.
 struct ConvergenceRun {
     /// How many steps (changes, faults, pauses) one iteration makes.
     static let steps = 100
@@ -18,6 +23,10 @@ struct ConvergenceRun {
     private var objects: [String] = []
     private var increments: [String: Int] = [:]
     private var counter: Int64 = 0
+    /// The server's arguments, on every start (pages of 4 changes in the bulk iterations).
+    private var serverArguments: [String] = []
+    /// Replicas made so far (their indexes and cache files).
+    private var made = 0
 
     init(seed: UInt64) {
         self.seed = seed
@@ -27,7 +36,11 @@ struct ConvergenceRun {
     /// Runs the iteration in `harness` (which stops the servers it started on every path);
     /// replicas and proxies are shut down here on every path.
     mutating func run(_ harness: ClientSyncHarness) async throws -> ConvergenceFigures {
-        var server = try await harness.startServer()
+        // Drawn first: the bulk iterations' server starts with its page size.
+        let bulk = random.chance(50)
+        let joinStep = bulk ? random.int(20...70) : nil
+        serverArguments = bulk ? ["--default-pull-page-size", "4"] : []
+        var server = try await harness.startServer(extraArguments: serverArguments)
         var api = try harness.api(server)
         let users = [try await api.newUser("u0"), try await api.newUser("u1"), try await api.newUser("u2")]
         try await api.createRole("crew", users: random.subset(users, percent: 50))
@@ -40,30 +53,26 @@ struct ConvergenceRun {
         try await api.setClass(ChaosReplica.className, rules: rules, indexes: indexes)
         let datastore = try await api.shareableDatastore(owner: users[0], sharedWith: [users[1], users[2]])
         figures.mergeRules = rules.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            + (indexes.isEmpty ? "" : " index \(indexes[0][0])")
+            + (indexes.isEmpty ? "" : " index \(indexes[0][0])") + (bulk ? " bulk" : "")
 
         let ledger = ConvergenceLedger()
-        let caPEM = try String(contentsOfFile: server.caCertificatePath, encoding: .utf8)
         let count = random.int(3...5)
         var replicas: [ConvergenceReplica] = []
         do {
             for index in 0..<count {
-                let proxy = try await FaultProxy.start(targetPort: server.port)
-                let user = index % users.count
-                let settings = ChaosReplicaSettings(
-                    serverURL: "https://127.0.0.1:\(proxy.port)", caPEM: caPEM,
-                    cacheFile: harness.cacheFile("replica\(index)"), username: users[user].username,
-                    password: users[user].password, datastore: datastore.rawValue, requestTimeoutMilliseconds: 1500)
                 // Replicas 0 and 1 live in the test process; the others in their own processes.
-                let replica = ConvergenceReplica(
-                    index: index, user: user, isProcess: index >= 2, proxy: proxy, settings: settings, ledger: ledger)
-                replicas.append(replica)
-                try await replica.open()
+                replicas.append(try await addReplica(
+                    user: index % users.count, isProcess: index >= 2, bulk: bulk, users: users,
+                    datastore: datastore, server: server, ledger: ledger, harness: harness))
             }
-            figures.replicas = count
-            figures.processReplicas = count - 2
-
             for index in 0..<Self.steps {
+                if index == joinStep {
+                    // Someone installs the app half-way through: a first sync of what is there.
+                    replicas.append(try await addReplica(
+                        user: random.int(0...2), isProcess: random.chance(50), bulk: bulk, users: users,
+                        datastore: datastore, server: server, ledger: ledger, harness: harness))
+                    figures.lateJoins += 1
+                }
                 do {
                     try await step(replicas, ledger: ledger, users: users, server: &server, api: &api, harness: harness)
                 } catch {
@@ -91,6 +100,9 @@ struct ConvergenceRun {
             figures.rejectionCodes = fates.rejected
             figures.unknown = fates.unknown
             figures.mergeChoices = fates.mergeChoices
+            figures.bulkLoads = fates.bulkLoads
+            figures.replicas = replicas.count
+            figures.processReplicas = replicas.filter(\.isProcess).count
             for replica in replicas { figures.add(replica.proxy.statistics) }
             figures.iterations = 1
         } catch {
@@ -99,6 +111,33 @@ struct ConvergenceRun {
         }
         await Self.shutDown(replicas)
         return figures
+    }
+
+    /// Opens a new replica of `user` on a cache file of its own, behind its own fault proxy (the
+    /// caller shuts it down with the others).
+    private mutating func addReplica(
+        user: Int, isProcess: Bool, bulk: Bool, users: [TestUser], datastore: DatastoreID, server: ServerProcess,
+        ledger: ConvergenceLedger, harness: ClientSyncHarness
+    ) async throws -> ConvergenceReplica {
+        let index = made
+        made += 1
+        let caPEM = try String(contentsOfFile: server.caCertificatePath, encoding: .utf8)
+        let proxy = try await FaultProxy.start(targetPort: server.port)
+        let settings = ChaosReplicaSettings(
+            serverURL: "https://127.0.0.1:\(proxy.port)", caPEM: caPEM,
+            cacheFile: harness.cacheFile("replica\(index)"), username: users[user].username,
+            password: users[user].password, datastore: datastore.rawValue, requestTimeoutMilliseconds: 1500,
+            bulkInitialSync: bulk)
+        let replica = ConvergenceReplica(
+            index: index, user: user, isProcess: isProcess, proxy: proxy, settings: settings, ledger: ledger)
+        do {
+            try await replica.open()
+        } catch {
+            await replica.close()
+            await proxy.shutdown()
+            throw error
+        }
+        return replica
     }
 
     private static func shutDown(_ replicas: [ConvergenceReplica]) async {
@@ -180,7 +219,7 @@ struct ConvergenceRun {
     private mutating func restart(
         _ server: inout ServerProcess, api: inout APIClient, _ replicas: [ConvergenceReplica], harness: ClientSyncHarness
     ) async throws {
-        server = try await harness.startServer(dataDirectory: server.dataDirectory)
+        server = try await harness.startServer(dataDirectory: server.dataDirectory, extraArguments: serverArguments)
         api = try harness.api(server)
         for replica in replicas { replica.proxy.retarget(port: server.port) }
         figures.serverKills += 1
