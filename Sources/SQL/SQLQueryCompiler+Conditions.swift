@@ -102,8 +102,24 @@ extension SQLQueryCompiler {
     private func entrySet(_ test: FieldTest, partition: Int64?) -> SQLFragment? {
         guard !test.tests.isEmpty, test.tests.allSatisfy(\.isKeyTest) else { return nil }
         guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
-        return SQLFragment("SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND c.k1 > X'' AND ", [.integer(partition)])
-            + render(test.tests, .entries)
+        return SQLFragment("SELECT c.object_key FROM index_entries c WHERE c.partition = ? AND ", [.integer(partition)])
+            + presentKey(test.tests) + render(test.tests, .entries)
+    }
+
+    /// `c.k1 > X'' AND ` (the entry's object has the field) when none of `tests` bounds the key
+    /// from below; empty when one does, as every key a lower bound admits is above the empty
+    /// one. SQLite reads an index range from the first lower bound its terms give, whatever the
+    /// others: with `c.k1 > X''` beside `c.k1 >= ?` it read every entry of the partition below
+    /// the range too (about half of them for a range picked at random).
+    private func presentKey(_ tests: [KeyTest]) -> SQLFragment {
+        let bounded = tests.contains { test in
+            switch test {
+            case .compare(let op, _): [.equal, .greater, .greaterOrEqual].contains(op)
+            case .oneOf, .below, .between: true
+            case .exists, .point, .near, .box, .collection, .element: false
+            }
+        }
+        return SQLFragment(bounded ? "" : "c.k1 > X'' AND ")
     }
 
     /// The `SELECT` of the keys of the objects whose list (or relation) in `test`'s field holds
@@ -151,8 +167,8 @@ extension SQLQueryCompiler {
         guard let partition else { return SQLFragment("SELECT 0 WHERE 0 = 1") }
         var fragment =
             SQLFragment(
-                "SELECT c.object_key FROM index_entries c CROSS JOIN object_fields f WHERE c.partition = ? AND c.k1 > X'' AND ",
-                [.integer(partition)]) + render(narrowing, .entries)
+                "SELECT c.object_key FROM index_entries c CROSS JOIN object_fields f WHERE c.partition = ? AND ",
+                [.integer(partition)]) + presentKey(narrowing) + render(narrowing, .entries)
         // Every key in a band of points' keys is a point's, and ends with its longitude's bytes
         // (``SQLQueryCompiler/longitudeKeys(_:)``): the longitudes out of reach are left out
         // before any object's row is read.

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import RooftopSQL
+import RooftopSQLite
+import RooftopShared
+import Testing
+
+@testable import Rooftop
+
+/// A condition on a field that leads a declared index reads that index's entries from where its
+/// range starts. SQLite reads a range of an index from the first lower bound among its terms,
+/// whatever the others say: beside `c.k1 >= ?`, the term `c.k1 > X''` (the object has the field)
+/// made it read every entry of the partition below the range as well. Counted here in SQLite's
+/// instructions (its unit of work, ``RooftopSQLite/bounded(_:instructions:_:)``), not in time.
+@Suite("Entry ranges start at their lower bound")
+struct EntryRangeTests {
+    /// Entries of one partition, one per score from 0.
+    static let entries = 20_000
+
+    /// An in-memory database with the client's `index_entries` table, `entries` entries of
+    /// partition 7 keyed by the scores 0..<entries (object keys from 1), and their objects.
+    private static func database() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE objects (key INTEGER PRIMARY KEY);
+                    CREATE TABLE index_entries (
+                        partition INTEGER NOT NULL, k1 BLOB NOT NULL, k2 BLOB NOT NULL, k3 BLOB NOT NULL,
+                        k4 BLOB NOT NULL, object_key INTEGER NOT NULL, readable INTEGER NOT NULL,
+                        PRIMARY KEY (partition, k1, k2, k3, k4, object_key)
+                    ) WITHOUT ROWID;
+                    """)
+            let object = try db.makeStatement(sql: "INSERT INTO objects (key) VALUES (?)")
+            let entry = try db.makeStatement(
+                sql: "INSERT INTO index_entries VALUES (7, ?, X'', X'', X'', ?, 1)")
+            for score in 0..<entries {
+                try object.execute(arguments: [score + 1])
+                try entry.execute(arguments: [Data(Value.int(Int64(score)).sortKey), score + 1])
+            }
+        }
+        return queue
+    }
+
+    /// How many objects `predicate` holds for, read within `instructions` of SQLite's work
+    /// (`nil`: it needed more).
+    private static func matches(
+        _ predicate: QueryPredicate, within instructions: Int, _ queue: DatabaseQueue
+    ) throws -> Int? {
+        var compiler = LocalStore.queryCompiler
+        compiler.entryKeyed["score"] = .some(7)
+        let condition = compiler.condition(predicate)
+        return try queue.read { db in
+            try RooftopSQLite.bounded(db, instructions: instructions) {
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM objects o WHERE " + condition.sql,
+                    arguments: RooftopSQLite.arguments(condition.arguments)) ?? 0
+            }
+        }
+    }
+
+    @Test("a range near the top of the partition reads about its own entries, not those below it")
+    func rangeReadsItsEntries() throws {
+        let queue = try Self.database()
+        let top = Int64(Self.entries)
+        // 100 matches: a few instructions per entry and per object, far below the 19,900 entries
+        // under the range.
+        let budget = 5_000
+        #expect(try Self.matches(Field("score") >= top - 100, within: budget, queue) == 100)
+        #expect(try Self.matches(Field("score") > top - 101, within: budget, queue) == 100)
+        #expect(
+            try Self.matches(Field("score") >= top - 100 && Field("score") < top - 50, within: budget, queue) == 50)
+        #expect(
+            try Self.matches(
+                .or([Field("score") >= top - 30, Field("score") < 20]), within: budget, queue) == 50)
+        // The whole partition, which the bound cannot hold: what the old SQL read for each of
+        // the above (the check can fail).
+        #expect(try Self.matches(Field("score") >= 0, within: budget, queue) == nil)
+        #expect(try Self.matches(Field("score") >= 0, within: 40 * Self.entries, queue) == Self.entries)
+    }
+
+    @Test("a range bounded only from above still leaves out objects without the field")
+    func upperBoundKeepsPresence() throws {
+        var compiler = LocalStore.queryCompiler
+        compiler.entryKeyed["score"] = .some(7)
+        #expect(compiler.condition(Field("score") < 5).sql.contains("c.k1 > X''"))
+        #expect(!compiler.condition(Field("score") >= 5).sql.contains("X''"))
+        #expect(!compiler.condition(Field("score") == 5).sql.contains("X''"))
+        let queue = try Self.database()
+        try queue.write { db in
+            // An object without the field: its entry's key is empty.
+            try db.execute(sql: "INSERT INTO objects (key) VALUES (?)", arguments: [Self.entries + 1])
+            try db.execute(
+                sql: "INSERT INTO index_entries VALUES (7, X'', X'', X'', X'', ?, 1)", arguments: [Self.entries + 1])
+        }
+        #expect(try Self.matches(Field("score") < 5, within: 10_000, queue) == 5)
+    }
+}
