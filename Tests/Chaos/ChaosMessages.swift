@@ -88,12 +88,11 @@ public struct ChaosReply: Codable, Sendable, Equatable {
     public var error: String?
     /// For `snapshot`: the objects by ID.
     public var objects: [String: ObjectSnapshot]?
-    /// For `snapshot`: the IDs of the same local query ordered by each of the fields `a`, `b`
-    /// and `n` (through the declared index when one has the field), and the local count.
-    public var ordered: [String: [String]]?
+    /// For `snapshot`: the IDs each of ``ChaosReplica/checkedQueries`` answers locally, by name.
+    public var checked: [String: [String]]?
     /// For `snapshot`: the local count of the class.
     public var count: Int?
-    /// For `snapshot`: first syncs this replica loaded in bulk since it opened.
+    /// For `snapshot`: bulk loads of a first sync this replica's process began.
     public var bulkLoads: Int?
     /// For `statuses`: each ID's status (`pending`, `sent`, `acknowledged:<version>`,
     /// `rejected:<code>`, or `unknown`).

@@ -24,6 +24,15 @@ public actor ChaosReplica {
     /// every 3 objects stored, so that the few objects of a run take several passes.
     static let bulkLoadThresholds = BulkLoadThresholds(threshold: 4, passSize: 3, growth: 0)
 
+    /// The local queries a snapshot runs besides the plain listing, by name: orders by each field
+    /// (through a declared index when one has it) and conditions bounded from below, from above
+    /// and by a prefix. The harness checks each against the shared evaluator over the listing.
+    public static let checkedQueries: [(name: String, predicate: QueryPredicate?, order: String)] = [
+        ("by a", nil, "a"), ("by b", nil, "b"), ("by n", nil, "n"),
+        ("a >= 40", Field("a") >= 40, "n"), ("a < 40", Field("a") < 40, "b"),
+        ("b starts with r1", Field("b").startsWith("r1"), "a"), ("n > 0", Field("n") > 0, "a"),
+    ]
+
     private let client: RooftopClient
     private let datastoreID: DatastoreID
     /// `nil` while the datastore could not be opened (a user who lost access to it, reopened
@@ -173,11 +182,13 @@ public actor ChaosReplica {
             let objects = try await local.find()
             reply.objects = Dictionary(
                 objects.objects.map { ($0.objectId, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
-            var ordered: [String: [String]] = [:]
-            for field in ["a", "b", "n"] {
-                ordered[field] = try await local.order(by: field).find().objects.map(\.objectId)
+            var checked: [String: [String]] = [:]
+            for query in Self.checkedQueries {
+                var filtered = local.order(by: query.order)
+                if let predicate = query.predicate { filtered = filtered.where(predicate) }
+                checked[query.name] = try await filtered.find().objects.map(\.objectId)
             }
-            reply.ordered = ordered
+            reply.checked = checked
             reply.count = try await local.count()
             reply.bulkLoads = client.sync.bulkLoadsBegun
         case .statuses:

@@ -52,8 +52,8 @@ public final class SyncEngine: Sendable {
         dependencies.merges.stream()
     }
 
-    /// First syncs loaded in bulk (``ClientConfiguration/bulkInitialSync``) since the client
-    /// opened: for tests, which check that a run did load one.
+    /// Bulk loads of a first sync (``ClientConfiguration/bulkInitialSync``) begun since the client
+    /// opened: for tests, which check that a long randomized run did load some.
     @_spi(Testing) public var bulkLoadsBegun: Int {
         dependencies.store.bulkLoading.withLock { $0.begun }
     }

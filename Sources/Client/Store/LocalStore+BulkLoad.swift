@@ -91,7 +91,9 @@ extension LocalStore {
             let since = try LocalStore.storedSince(builtTo, db)
             let live = try LocalStore.liveObjects(scope: scope, datastore: datastore, db)
             let built = max(Double(live) - Double(since), 0)
-            let minimum = max(settings.passSize, Int(min(built * settings.growth, Double(Int.max / 2))))
+            // A growth that is not a finite fraction (thresholds are set by tests) counts as none.
+            let growth = settings.growth.isFinite ? max(settings.growth, 0) : 0
+            let minimum = max(settings.passSize, Int(min(built * growth, Double(Int.max / 2))))
             return since >= minimum ? minimum : nil
         }
         guard let minimum = due else { return false }

@@ -7,8 +7,9 @@ import RooftopShared
 /// idle:
 ///
 /// 1. every replica holds exactly what the server lets its user read, field for field, version
-///    for version; its local queries ordered by each field (through the declared index when one
-///    has it) return those objects in the shared evaluator's order, and its local count is theirs;
+///    for version; its local queries ordered by each field and filtered by ranges and a prefix
+///    (``ChaosReplica/checkedQueries``, through the declared index when one has the field) answer
+///    what the shared evaluator answers over those objects, and its local count is theirs;
 /// 2. the server's state is explained by the ledger: each field's value was written by a change
 ///    that was not refused; acknowledged changes are applied exactly once, unacknowledged ones
 ///    (answers lost to a crash) at most once;
@@ -36,7 +37,7 @@ struct ConvergenceChecks {
         var rejected: [String: Int]
         var unknown: Int
         var mergeChoices: MergeChoiceCheck.Figures
-        /// First syncs the replicas loaded in bulk (those of the replicas' current processes).
+        /// Bulk loads of a first sync the replicas began (those of the replicas' current processes).
         var bulkLoads: Int
     }
 
@@ -191,15 +192,16 @@ struct ConvergenceChecks {
             if reply.count != local.count {
                 problems.append("replica \(replica.index) counts \(String(describing: reply.count)) objects locally, lists \(local.count)")
             }
-            for field in ["a", "b", "n"] {
+            for checked in ChaosReplica.checkedQueries {
+                var query = Query(ChaosReplica.className).order(by: checked.order)
+                query.predicate = checked.predicate
                 let expected = QueryEvaluator.run(
-                    Query(ChaosReplica.className).order(by: field), over: Array(local.values), lookup: { _ in nil },
-                    canRead: { _ in true }
+                    query, over: Array(local.values), lookup: { _ in nil }, canRead: { _ in true }
                 ).objects.map(\.objectId)
-                if reply.ordered?[field] != expected {
+                if reply.checked?[checked.name] != expected {
                     problems.append(
-                        "replica \(replica.index) ordered by \(field): \(reply.ordered?[field] ?? []), "
-                            + "the evaluator orders its objects \(expected)")
+                        "replica \(replica.index) \(checked.name): \(reply.checked?[checked.name] ?? []), "
+                            + "the evaluator gives \(expected)")
                 }
             }
             for id in Set(server.keys).union(local.keys).sorted() {

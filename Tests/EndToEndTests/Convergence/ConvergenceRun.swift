@@ -19,6 +19,8 @@ struct ConvergenceRun {
 
     let seed: UInt64
     private var random: SeededGenerator
+    /// The bulk iterations' own draws (whether, when a replica joins, whose and where).
+    private var bulkRandom: SeededGenerator
     private var figures = ConvergenceFigures()
     private var objects: [String] = []
     private var increments: [String: Int] = [:]
@@ -31,14 +33,16 @@ struct ConvergenceRun {
     init(seed: UInt64) {
         self.seed = seed
         self.random = SeededGenerator(seed: seed)
+        self.bulkRandom = SeededGenerator(seed: seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// Runs the iteration in `harness` (which stops the servers it started on every path);
     /// replicas and proxies are shut down here on every path.
     mutating func run(_ harness: ClientSyncHarness) async throws -> ConvergenceFigures {
-        // Drawn first: the bulk iterations' server starts with its page size.
-        let bulk = random.chance(50)
-        let joinStep = bulk ? random.int(20...70) : nil
+        // Drawn from a generator of their own, so that every other draw of a seed is what it was
+        // before the bulk iterations existed (recorded seeds replay the same changes and faults).
+        let bulk = bulkRandom.chance(50)
+        let joinStep = bulk ? bulkRandom.int(20...70) : nil
         serverArguments = bulk ? ["--default-pull-page-size", "4"] : []
         var server = try await harness.startServer(extraArguments: serverArguments)
         var api = try harness.api(server)
@@ -69,7 +73,7 @@ struct ConvergenceRun {
                 if index == joinStep {
                     // Someone installs the app half-way through: a first sync of what is there.
                     replicas.append(try await addReplica(
-                        user: random.int(0...2), isProcess: random.chance(50), bulk: bulk, users: users,
+                        user: bulkRandom.int(0...2), isProcess: bulkRandom.chance(50), bulk: bulk, users: users,
                         datastore: datastore, server: server, ledger: ledger, harness: harness))
                     figures.lateJoins += 1
                 }
