@@ -177,12 +177,17 @@ struct SQLCompoundPlan {
         if let field = next.first {
             let column = "c.k\(position + 1)"
             var bounded = false
+            var bounds: [SQLQueryCompiler.KeyBound] = []
             for (offset, operand) in operands.enumerated() where !consumed.contains(offset) {
                 guard case .comparison(field, let op, let value) = operand,
                     [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
                 else { continue }
                 consumed.insert(offset)
-                range = range + SQLFragment(" AND \(column) \(op.rawValue) ?", [.blob(value.sortKey)])
+                bounds.append((op, value.sortKey))
+            }
+            // One bound each way (SQLite starts the range at the first lower bound written).
+            for (op, key) in SQLQueryCompiler.tightestBounds(bounds) {
+                range = range + SQLFragment(" AND \(column) \(op.rawValue) ?", [.blob(key)])
                 if op == .greater || op == .greaterOrEqual { bounded = true }
             }
             if !range.sql.isEmpty, !bounded { range = range + SQLFragment(" AND \(column) > X''") }

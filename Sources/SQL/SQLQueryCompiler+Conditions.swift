@@ -58,7 +58,7 @@ extension SQLQueryCompiler {
                 tests.append(.compare(op, value.sortKey))
             }
             guard let field, builtInColumn(field) == nil, isValueIndexed(field) else { return nil }
-            keys = keySet(FieldTest(field: field, tests: tests))
+            keys = keySet(FieldTest(field: field, tests: KeyTest.tightened(tests)))
         } else {
             keys = self.keys(of: predicate)
         }
@@ -217,6 +217,25 @@ extension SQLQueryCompiler {
             case .exists, .point, .near, .box, .collection, .element: false
             }
         }
+
+        /// `tests` without the comparisons another of them makes redundant: of the lower bounds
+        /// (`>`, `>=`) only the highest key is kept (`>` over `>=` on the same key), of the upper
+        /// bounds (`<`, `<=`) the lowest; the other tests come first, in their order. The keys compare as
+        /// bytes, as SQL compares them, so the tests hold for exactly the same keys. SQLite reads an
+        /// index range from the first lower bound among its terms, not the tightest: for `score >=
+        /// 5 and score >= 900` it read every key from 5.
+        static func tightened(_ tests: [KeyTest]) -> [KeyTest] {
+            var bounds: [SQLQueryCompiler.KeyBound] = []
+            var others: [KeyTest] = []
+            for test in tests {
+                if case .compare(let op, let key) = test, op != .equal, op != .notEqual {
+                    bounds.append((op, key))
+                } else {
+                    others.append(test)
+                }
+            }
+            return others + SQLQueryCompiler.tightestBounds(bounds).map { .compare($0.op, $0.key) }
+        }
     }
 
     /// The test of one field that `predicate` is; `nil` for any other predicate, and for one that
@@ -285,7 +304,10 @@ extension SQLQueryCompiler {
             tests[field, default: []].append(.compare(op, value.sortKey))
         }
         for field in fields {
-            fragments.append(holds(FieldTest(field: field, tests: tests[field] ?? [])))
+            let compared = tests[field] ?? []
+            // Built-in columns are compared as their own values, not as keys: kept as written.
+            let kept = builtInColumn(field) == nil ? KeyTest.tightened(compared) : compared
+            fragments.append(holds(FieldTest(field: field, tests: kept)))
         }
         return fragments
     }

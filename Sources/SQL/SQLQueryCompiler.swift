@@ -357,6 +357,43 @@ package struct SQLQueryCompiler: Sendable {
         return SQLFragment(sql, fragment.arguments)
     }
 
+    /// A comparison of a key with another: the operator and the key compared with.
+    package typealias KeyBound = (op: QueryPredicate.ComparisonOperator, key: [UInt8])
+
+    /// Range comparisons of one key (`>`, `>=`, `<`, `<=`) reduced to the tightest lower and the
+    /// tightest upper bound, which hold for exactly the keys all of them hold for: of the lower
+    /// bounds the highest key (on the same key, `>` over `>=`), of the upper bounds the lowest
+    /// (`<` over `<=`). Keys compare as bytes, as SQL compares blobs. Lower bound first; any
+    /// other operator is kept as it is, after them.
+    package static func tightestBounds(_ bounds: [KeyBound]) -> [KeyBound] {
+        var lower: KeyBound?
+        var upper: KeyBound?
+        var others: [KeyBound] = []
+        for bound in bounds {
+            switch bound.op {
+            case .greater, .greaterOrEqual:
+                if tightens(bound, lower, strict: .greater, beyond: { $1.lexicographicallyPrecedes($0) }) { lower = bound }
+            case .less, .lessOrEqual:
+                if tightens(bound, upper, strict: .less, beyond: { $0.lexicographicallyPrecedes($1) }) { upper = bound }
+            default:
+                others.append(bound)
+            }
+        }
+        return [lower, upper].compactMap { $0 } + others
+    }
+
+    /// Whether `bound` bounds tighter than `kept` (any bound does, when none is kept): its key
+    /// lies `beyond` `kept`'s, or is the same with the `strict` operator where `kept` has the
+    /// other.
+    private static func tightens(
+        _ bound: KeyBound, _ kept: KeyBound?, strict: QueryPredicate.ComparisonOperator,
+        beyond: ([UInt8], [UInt8]) -> Bool
+    ) -> Bool {
+        guard let kept else { return true }
+        if bound.key == kept.key { return bound.op == strict && kept.op != strict }
+        return beyond(bound.key, kept.key)
+    }
+
     /// The smallest byte string greater than every string that starts with `bytes`, or `nil` when
     /// there is none (all bytes are 0xFF).
     package static func successor(of bytes: [UInt8]) -> [UInt8]? {

@@ -95,4 +95,43 @@ struct EntryRangeTests {
         }
         #expect(try Self.matches(Field("score") < 5, within: 10_000, queue) == 5)
     }
+
+    @Test("of several bounds each way, the range starts at the tightest: the others are left out")
+    func redundantBounds() throws {
+        let queue = try Self.database()
+        let top = Int64(Self.entries)
+        let budget = 5_000
+        // Written loosest first, then tightest first: both read only the 100 entries at the top.
+        let loosestFirst: QueryPredicate =
+            Field("score") >= 5 && Field("score") > top - 101 && Field("score") < top + 50 && Field("score") <= top
+        let tightestFirst: QueryPredicate =
+            Field("score") >= top - 100 && Field("score") >= 0 && Field("score") <= top && Field("score") < top + 50
+        #expect(try Self.matches(loosestFirst, within: budget, queue) == 100)
+        #expect(try Self.matches(tightestFirst, within: budget, queue) == 100)
+        // Bounds that leave nothing between them still answer nothing.
+        #expect(try Self.matches(Field("score") > top - 50 && Field("score") < top - 60, within: budget, queue) == 0)
+
+        // The reduction itself: the highest lower bound, the lowest upper one, strict over not
+        // on the same key; an equality is kept beside them.
+        let five = Value.int(5).sortKey
+        let nine = Value.int(9).sortKey
+        let bounds = SQLQueryCompiler.tightestBounds([
+            (.greaterOrEqual, five), (.greater, nine), (.greaterOrEqual, nine), (.lessOrEqual, nine), (.less, nine),
+            (.equal, five), (.less, Value.int(20).sortKey),
+        ])
+        #expect(bounds.map(\.op) == [.greater, .less, .equal])
+        #expect(bounds.map(\.key) == [nine, nine, five])
+
+        // A compound index's range (a page ordered by the field): one term each way.
+        let index = SQLCompoundIndex(partition: 7, fields: ["score"])
+        var query = Query(
+            className: "Thing", predicate: Field("score") >= 5 && Field("score") >= 900 && Field("score") < 2_000,
+            order: [QueryOrder("score")])
+        query.limit = 10
+        let page = LocalStore.queryCompiler.select(
+            query, scope: SQLFragment("o.scope = ?", [.text("")]), readers: nil, limit: 10, indexes: [index])
+        #expect(page.sql.components(separatedBy: "c.k1 >= ").count == 2, "\(page.sql)")
+        #expect(page.arguments.contains(.blob(Value.int(900).sortKey)))
+        #expect(!page.arguments.contains(.blob(five)))
+    }
 }
