@@ -300,6 +300,46 @@ struct QueryIndexTests {
         await client.shutdown()
     }
 
+    @Test("a count of an index's range reads the entries' readable flags only while some object of the class is unreadable")
+    func rangeCountsSkipFlagsWhenAllReadable() async throws {
+        let (client, _) = try offlineClient()
+        try client.core.store.declareIndexes([["score"]], of: "Thing")
+        try client.signInLocally("alice")
+        var objects: [RooftopObject] = []
+        for index in 0..<40 {
+            let object = client.object("Thing", id: "t\(index)")
+            object["score"] = .int(Int64(index))
+            object.acl = index % 2 == 0 ? ACL.publicReadWrite : ACL.only("alice")
+            try await object.saveEventually()
+            objects.append(object)
+        }
+        let range = Field("score") >= 10 && Field("score") < 30
+        func count() async throws -> Int { try await client.query("Thing").where(range).fromLocalDatastore().count() }
+        func countTexts() -> [String] {
+            client.core.store.queryStatements.givenTexts.filter {
+                $0.hasPrefix("SELECT (SELECT count(*) FROM index_entries c")
+            }
+        }
+        // Every object readable by alice: the entries' keys alone, no flag.
+        #expect(try await count() == 20)
+        #expect(!countTexts().isEmpty && countTexts().allSatisfy { !$0.contains("c.readable") }, "\(countTexts())")
+        // One made unreadable: the flags count, and the count follows.
+        objects[15].acl = ACL.only("bob")
+        try await objects[15].saveEventually()
+        let evaluated = QueryEvaluator.run(
+            Query(className: "Thing", predicate: range), over: objects.map(\.snapshot), lookup: { _ in nil },
+            canRead: { ACL.allowsRead($0.acl, for: client.core.accessContext) }
+        ).totalCount
+        #expect(evaluated == 19)
+        #expect(try await count() == evaluated)
+        #expect(countTexts().contains { $0.contains("c.readable = 1") }, "\(countTexts())")
+        // Readable again: every object counted.
+        objects[15].acl = ACL.publicReadWrite
+        try await objects[15].saveEventually()
+        #expect(try await count() == 20)
+        await client.shutdown()
+    }
+
     /// Pages of an `in` (or an `or` of `=`) of an index's first field, ordered by its second,
     /// read the entries alone when they are exact: every arm's first entries, ties included, and
     /// only the union's first are looked up. Scores tie often, some objects lack one, some are
