@@ -47,11 +47,7 @@ struct LocalQueryShape: Sendable {
             name: "range", text: "where score >= ? and score < ? order by score limit 50", isCount: false,
             rawSQL: "SELECT body FROM query_records WHERE score >= ? AND score < ? ORDER BY score LIMIT 50"
         ) { random, dataset in
-            let lower = Int64.random(in: 0..<990_000, using: &random)
-            let upper = lower + 10_000
-            return Run(
-                values: [.int(lower), .int(upper)], raw: [lower.databaseValue, upper.databaseValue],
-                expected: min(50, dataset.scoreCount(from: lower, below: upper)))
+            scoreRange(&random, dataset, limit: 50)
         },
         LocalQueryShape(
             name: "prefix", text: "where category starts with ? limit 50", isCount: false,
@@ -119,7 +115,27 @@ struct LocalQueryShape: Sendable {
             let category = randomCategory(&random)
             return Run(values: [.string(category)], raw: [category.databaseValue], expected: dataset.categoryCounts[category] ?? 0)
         },
+        // The count behind a `range` page's total (its matches counted, which the raw `range`
+        // query, a page alone, does not do). Last, so that the shapes before it draw the
+        // parameters they drew before it was added.
+        LocalQueryShape(
+            name: "range count", text: "where score >= ? and score < ?", isCount: true,
+            rawSQL: "SELECT count(*) FROM query_records WHERE score >= ? AND score < ?"
+        ) { random, dataset in
+            scoreRange(&random, dataset, limit: nil)
+        },
     ]
+
+    /// A run over scores from a random one up to 10,000 above it (about 1% of the records),
+    /// answering at most `limit` of them (all: `nil`).
+    private static func scoreRange(_ random: inout SeededGenerator, _ dataset: Dataset, limit: Int?) -> Run {
+        let lower = Int64.random(in: 0..<990_000, using: &random)
+        let upper = lower + 10_000
+        let matches = dataset.scoreCount(from: lower, below: upper)
+        return Run(
+            values: [.int(lower), .int(upper)], raw: [lower.databaseValue, upper.databaseValue],
+            expected: limit.map { min($0, matches) } ?? matches)
+    }
 
     private static func randomCategory(_ random: inout SeededGenerator) -> String {
         Dataset.categories[Int.random(in: 0..<Dataset.categories.count, using: &random)]
