@@ -77,12 +77,17 @@ package struct SQLIndexEntries: Sendable {
     /// entries of each first key and of the readable ones:
     /// `index_key_counts k(partition, k1, live, readable)`.
     package var keyCounts: Bool
+    /// Every entry is flagged readable (the store's counts say every live object is readable by
+    /// the kept readers): a count need not test the flag. Pages still test it, so that what a
+    /// page shows never rests on counters alone.
+    package var allReadable: Bool
 
     /// Entries.
-    package init(readableOnly: Bool, excluded: SQLFragment? = nil, keyCounts: Bool = false) {
+    package init(readableOnly: Bool, excluded: SQLFragment? = nil, keyCounts: Bool = false, allReadable: Bool = false) {
         self.readableOnly = readableOnly
         self.excluded = excluded
         self.keyCounts = keyCounts
+        self.allReadable = allReadable
     }
 }
 
@@ -359,7 +364,7 @@ extension SQLQueryCompiler {
         }
         let counts: [SQLFragment] = plan.arms.map { arm in
             if let entries, plan.rest.predicate == nil {
-                let flag = SQLFragment(entries.readableOnly ? " AND c.readable = 1" : "")
+                let flag = SQLFragment(entries.readableOnly && !entries.allReadable ? " AND c.readable = 1" : "")
                 if entries.keyCounts, plan.index.keepsKeyCounts, arm.count == 1, plan.range.sql.isEmpty {
                     var kept = SQLFragment(
                         "(coalesce((SELECT k.\(entries.readableOnly ? "readable" : "live") FROM index_key_counts k"

@@ -94,6 +94,9 @@ public struct ChaosReply: Codable, Sendable, Equatable {
     public var count: Int?
     /// For `snapshot`: bulk loads of a first sync this replica's process began.
     public var bulkLoads: Int?
+    /// For `snapshot`: what the local store's kept counts and copies say that its rows do not
+    /// (``SyncEngine/storeInconsistencies()``).
+    public var storeInconsistencies: [String]?
     /// For `statuses`: each ID's status (`pending`, `sent`, `acknowledged:<version>`,
     /// `rejected:<code>`, or `unknown`).
     public var statuses: [String: String]?

@@ -191,6 +191,7 @@ public actor ChaosReplica {
             reply.checked = checked
             reply.count = try await local.count()
             reply.bulkLoads = client.sync.bulkLoadsBegun
+            reply.storeInconsistencies = try client.sync.storeInconsistencies()
         case .statuses:
             var statuses: [String: String] = [:]
             for text in command.ids ?? [] {

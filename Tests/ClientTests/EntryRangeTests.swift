@@ -17,25 +17,19 @@ struct EntryRangeTests {
     /// Entries of one partition, one per score from 0.
     static let entries = 20_000
 
-    /// An in-memory database with the client's `index_entries` table, `entries` entries of
-    /// partition 7 keyed by the scores 0..<entries (object keys from 1), and their objects.
+    /// An in-memory database with the local store's schema (its own migrations), holding
+    /// `entries` objects of one class and their entries in partition 7, keyed by the scores
+    /// 0..<entries (object keys from 1).
     private static func database() throws -> DatabaseQueue {
         let queue = try DatabaseQueue()
+        try LocalStoreMigrations.migrator.migrate(queue)
         try queue.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE objects (key INTEGER PRIMARY KEY);
-                    CREATE TABLE index_entries (
-                        partition INTEGER NOT NULL, k1 BLOB NOT NULL, k2 BLOB NOT NULL, k3 BLOB NOT NULL,
-                        k4 BLOB NOT NULL, object_key INTEGER NOT NULL, readable INTEGER NOT NULL,
-                        PRIMARY KEY (partition, k1, k2, k3, k4, object_key)
-                    ) WITHOUT ROWID;
-                    """)
-            let object = try db.makeStatement(sql: "INSERT INTO objects (key) VALUES (?)")
+            let object = try db.makeStatement(
+                sql: "INSERT INTO objects (key, scope, datastore, class_name, object_id) VALUES (?, '', 'app', 'Thing', ?)")
             let entry = try db.makeStatement(
-                sql: "INSERT INTO index_entries VALUES (7, ?, X'', X'', X'', ?, 1)")
+                sql: "INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable) VALUES (7, ?, X'', X'', X'', ?, 1)")
             for score in 0..<entries {
-                try object.execute(arguments: [score + 1])
+                try object.execute(arguments: [score + 1, "t\(score)"])
                 try entry.execute(arguments: [Data(Value.int(Int64(score)).sortKey), score + 1])
             }
         }
@@ -89,9 +83,12 @@ struct EntryRangeTests {
         let queue = try Self.database()
         try queue.write { db in
             // An object without the field: its entry's key is empty.
-            try db.execute(sql: "INSERT INTO objects (key) VALUES (?)", arguments: [Self.entries + 1])
             try db.execute(
-                sql: "INSERT INTO index_entries VALUES (7, X'', X'', X'', X'', ?, 1)", arguments: [Self.entries + 1])
+                sql: "INSERT INTO objects (key, scope, datastore, class_name, object_id) VALUES (?, '', 'app', 'Thing', 'absent')",
+                arguments: [Self.entries + 1])
+            try db.execute(
+                sql: "INSERT INTO index_entries (partition, k1, k2, k3, k4, object_key, readable) VALUES (7, X'', X'', X'', X'', ?, 1)",
+                arguments: [Self.entries + 1])
         }
         #expect(try Self.matches(Field("score") < 5, within: 10_000, queue) == 5)
     }

@@ -58,6 +58,14 @@ public final class SyncEngine: Sendable {
         dependencies.store.bulkLoading.withLock { $0.begun }
     }
 
+    /// What the local store's kept counts and copies say that its rows do not (empty when they
+    /// agree): for tests, which check after a randomized run that the counts per class follow
+    /// the objects and that every index entry is of a live object with its readable flag.
+    /// - Throws: `cache` when the store cannot be read.
+    @_spi(Testing) public func storeInconsistencies() throws(RooftopError) -> [String] {
+        try dependencies.store.inconsistencies()
+    }
+
     /// Pulls a datastore's changes since the last pull, a page at a time, each page applied with
     /// its checkpoint in one transaction (an interrupted pull resumes after the last page).
     ///

@@ -249,10 +249,10 @@ extension LocalStore {
             // When every live object of the class is flagged readable (as after most syncs: a
             // pull brings what the user may read), the flag tests nothing: counts read the
             // entries' keys alone (reading each entry's flag too took a third of the time of a
-            // count of 10,000 matches).
-            let everyReadable = try readable != nil && LocalStore.everyObjectReadable(
+            // count of 10,000 matches). Pages still test it.
+            let allReadable = try readable != nil && LocalStore.everyObjectReadable(
                 scope: scope, datastore: datastore, className: query.className, db)
-            var entries = SQLIndexEntries(readableOnly: readable != nil && !everyReadable, keyCounts: true)
+            var entries = SQLIndexEntries(readableOnly: readable != nil, keyCounts: true, allReadable: allReadable)
             if !excluded.isEmpty {
                 let set = SQLTextSet.list(Set(excluded), dialect: .sqlite)
                 entries.excluded = SQLFragment(
@@ -273,8 +273,57 @@ extension LocalStore {
     {
         try Bool.fetchOne(
             db.cachedStatement(
-                sql: "SELECT live = readable FROM class_counts WHERE scope = ? AND datastore = ? AND class_name = ?"),
+                sql: "SELECT live > 0 AND live = readable FROM class_counts WHERE scope = ? AND datastore = ? AND class_name = ?"
+            ),
             arguments: [scope, datastore.rawValue, className]) ?? false
+    }
+
+    /// What the kept counts and copies say that the rows do not (``SyncEngine/storeInconsistencies()``):
+    /// each class's `class_counts` against its objects (live, and live and flagged readable), and
+    /// each index entry against its object (live, the same readable flag). Queries trust both:
+    /// counts of a whole class and of entries read the counts, and counts of entries skip the
+    /// flag when the class's counts say every object is readable.
+    /// - Throws: `cache` when the store cannot be read.
+    func inconsistencies() throws(RooftopError) -> [String] {
+        try read { db in
+            let counts = try Row.fetchAll(
+                db,
+                sql: """
+                    WITH rows AS (
+                        SELECT scope, datastore, class_name, sum(deleted = 0) AS live,
+                            sum(deleted = 0 AND readable = 1) AS readable
+                        FROM objects GROUP BY scope, datastore, class_name)
+                    SELECT r.scope, r.datastore, r.class_name, r.live, r.readable, k.live, k.readable
+                    FROM rows r LEFT JOIN class_counts k
+                        ON k.scope = r.scope AND k.datastore = r.datastore AND k.class_name = r.class_name
+                    WHERE coalesce(k.live, 0) != r.live OR coalesce(k.readable, 0) != r.readable
+                    UNION ALL
+                    SELECT k.scope, k.datastore, k.class_name, 0, 0, k.live, k.readable FROM class_counts k
+                    WHERE (k.live != 0 OR k.readable != 0) AND NOT EXISTS (
+                        SELECT 1 FROM objects o
+                        WHERE o.scope = k.scope AND o.datastore = k.datastore AND o.class_name = k.class_name)
+                    """)
+            var found = counts.map { row in
+                "class \(row[2] as String) in \(row[1] as String) (scope '\(row[0] as String)'): "
+                    + "\(row[3] as Int64) live and \(row[4] as Int64) readable objects, "
+                    + "counted \(row[5] as Int64? ?? 0) and \(row[6] as Int64? ?? 0)"
+            }
+            let entries = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.partition, c.object_key, c.readable, o.deleted, o.readable
+                    FROM index_entries c LEFT JOIN objects o ON o.key = c.object_key
+                    WHERE o.key IS NULL OR o.deleted != 0 OR o.readable != c.readable
+                    LIMIT 20
+                    """)
+            found += entries.map { row in
+                "entry of object \(row[1] as Int64) in partition \(row[0] as Int64), flagged \(row[2] as Int64): "
+                    + (row[3] as Int64? == nil
+                        ? "no such object"
+                        : "object deleted \(row[3] as Int64), flagged \(row[4] as Int64)")
+            }
+            return found
+        }
     }
 
     /// The condition on `objects o` of a local query's scope.

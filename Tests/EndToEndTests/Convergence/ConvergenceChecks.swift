@@ -189,6 +189,9 @@ struct ConvergenceChecks {
             if let error = reply.error { throw ConvergenceFailure("replica \(replica.index) snapshot: \(error)") }
             let local = reply.objects ?? [:]
             bulkLoads += reply.bulkLoads ?? 0
+            for inconsistency in reply.storeInconsistencies ?? [] {
+                problems.append("replica \(replica.index) local store: \(inconsistency)")
+            }
             if reply.count != local.count {
                 problems.append("replica \(replica.index) counts \(String(describing: reply.count)) objects locally, lists \(local.count)")
             }
