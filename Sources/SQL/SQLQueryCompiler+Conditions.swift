@@ -218,12 +218,10 @@ extension SQLQueryCompiler {
             }
         }
 
-        /// `tests` without the comparisons another of them makes redundant: of the lower bounds
-        /// (`>`, `>=`) only the highest key is kept (`>` over `>=` on the same key), of the upper
-        /// bounds (`<`, `<=`) the lowest; the other tests come first, in their order. The keys compare as
-        /// bytes, as SQL compares them, so the tests hold for exactly the same keys. SQLite reads an
-        /// index range from the first lower bound among its terms, not the tightest: for `score >=
-        /// 5 and score >= 900` it read every key from 5.
+        /// `tests` without the comparisons another of them makes redundant
+        /// (``SQLQueryCompiler/tightestBounds(_:)``); the other tests come first, in their order.
+        /// SQLite reads an index range from the first lower bound among its terms, not the
+        /// tightest: for `score >= 5 and score >= 900` it read every key from 5.
         static func tightened(_ tests: [KeyTest]) -> [KeyTest] {
             var bounds: [SQLQueryCompiler.KeyBound] = []
             var others: [KeyTest] = []

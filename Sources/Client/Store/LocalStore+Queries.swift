@@ -266,7 +266,7 @@ extension LocalStore {
 
     /// Whether every live object of `className` in a scope's datastore is flagged readable by
     /// the kept readers (``keepReadableFlags(scope:for:)``), by the counts the store keeps with
-    /// them (`class_counts`, in the same read). `false` for a class with no stored object.
+    /// them (`class_counts`, in the same read). `false` for a class with no live object.
     /// - Throws: the database's error.
     static func everyObjectReadable(scope: String, datastore: DatastoreID, className: String, _ db: Database) throws
         -> Bool
