@@ -458,13 +458,19 @@ struct LocalStoreMigrationTests {
             // Gaps in the IDs (rows settled meanwhile).
             try db.execute(sql: "DELETE FROM outbox WHERE seq = 2")
         }
-        let before = try old.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") }
+        // The columns of v14's queue (v18 adds `folded`).
+        let columns =
+            "seq, scope, mutation_id, datastore, class_name, object_id, mutation, state, attempts, last_error, next_attempt_at, created_at"
+        let before = try old.read { db in try Row.fetchAll(db, sql: "SELECT \(columns) FROM outbox ORDER BY seq") }
         try old.close()
 
         let store = try LocalStore(.file(path: path))
         defer { store.close() }
-        let after = try store.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") }
+        let after = try store.read { db in try Row.fetchAll(db, sql: "SELECT \(columns) FROM outbox ORDER BY seq") }
         #expect(after == before, "every row, its ID and columns kept")
+        let folded = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE folded IS NOT NULL") }
+        #expect(folded == 0, "v18: no row lists folds")
+        #expect(try store.outbox(scope: "u1").allSatisfy(\.folded.isEmpty))
         #expect(try store.outbox(scope: "u1").map(\.mutation) == [mutations[0], mutations[2], mutations[3]])
         let schema = try store.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'outbox'") ?? ""

@@ -188,6 +188,82 @@ struct RebaseTests {
         }
     }
 
+    /// When the answer to a change that others were folded into comes, against a restart of the app.
+    enum FoldedAnswer: String, CaseIterable, Sendable {
+        /// Refused before the restart; the status is asked after it.
+        case refusedBefore
+        /// Refused after the restart (the fold was made before it).
+        case refusedAfter
+        /// Acknowledged after the restart.
+        case acknowledgedAfter
+    }
+
+    @Test(
+        "a change folded into another shares its answer across a restart: its status, and the refusal that lists it",
+        arguments: FoldedAnswer.allCases)
+    func foldsOutliveRestarts(answer: FoldedAnswer) async throws {
+        try await withRealServer { server in
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-fold-\(UUID()).sqlite").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try await server.setRules(["count": .sum], for: "Score")
+            let client = try server.client(storage: .file(path: path))
+            let ann = try await client.signUpForTest("ann")
+            try await server.seed(1, className: "Score", as: client) { _ in ["count": 0] }
+            try await client.sync.pull(datastore: .default)
+            server.pushGate.close()
+            let blocker = client.object("Note", id: "blocker", in: .default)
+            blocker["busy"] = true
+            try await blocker.saveEventually()
+            try await TestWait.until("the queue is busy") { server.pushGate.waiting == 1 }
+            let score = client.object("Score", id: "score0", in: .default)
+            try score.increment("count", by: 1)
+            let first = try #require(try await score.saveEventually())
+            try score.increment("count", by: 2)
+            let second = try #require(try await score.saveEventually())
+            try await server.update(score.key, as: client, [FieldUpdate("count", .increment(10))])
+            try await client.sync.pull(datastore: .default)
+            // The rebase folded the second change into the first, and the first row lists it.
+            let row = try #require(try client.core.store.outboxRow(first, scope: ann.objectId))
+            #expect(row.folded == [second])
+            #expect(try client.core.store.outboxRow(second, scope: ann.objectId) == nil)
+            if answer != .acknowledgedAfter { try await server.refuse("Score") }
+            if answer == .refusedBefore {
+                server.pushGate.open()
+                try await client.outbox.waitUntilIdle()
+                server.pushGate.close()
+            }
+            await server.shutdown(client)
+            server.pushGate.drop()
+            // Reopened: the ledger in memory is new; what the store kept is all it knows.
+            let reopened = try server.client(storage: .file(path: path))
+            if answer != .refusedBefore {
+                try await TestWait.until("the first change is on its way again") { server.pushGate.waiting == 1 }
+                let (status, firstStatus) = (try reopened.outbox.status(of: second), try reopened.outbox.status(of: first))
+                #expect(status != nil && status == firstStatus, "read through the row it was folded into")
+                server.pushGate.open()
+            } else {
+                server.pushGate.open()
+            }
+            try await reopened.outbox.waitUntilIdle()
+            switch answer {
+            case .refusedBefore, .refusedAfter:
+                let refused = try reopened.outbox.rejected()
+                #expect(refused.map(\.mutationId) == [first])
+                #expect(refused.first?.foldedMutationIds == [second], "the refusal lists the change folded before the restart")
+                #expect(try reopened.outbox.status(of: second) == reopened.outbox.status(of: first))
+                #expect(try {
+                    if case .rejected(.disallowed, _)? = try reopened.outbox.status(of: second) { return true }
+                    return false
+                }())
+            case .acknowledgedAfter:
+                #expect(try reopened.outbox.rejected().isEmpty)
+                #expect(try reopened.outbox.status(of: first) == .acknowledged(version: 3))
+                #expect(try reopened.outbox.status(of: second) == .acknowledged(version: 3))
+                #expect(try await server.object(score.key, as: reopened)?.fields["count"] == 13)
+            }
+        }
+    }
+
     @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
     func remoteDelete() async throws {
         try await withRealServer { server in

@@ -22,7 +22,9 @@ public struct Outbox: Sendable {
     public var events: AsyncStream<OutboxEvent> { core.outboxEngine.events.stream() }
 
     /// Where a queued change is: pending, sent, acknowledged (remembered while the client lives),
-    /// or rejected; `nil` for an ID the queue does not know (or no longer remembers).
+    /// or rejected; `nil` for an ID the queue does not know (or no longer remembers). A change a
+    /// rebase folded into an earlier one of the same object reads as that one, across restarts
+    /// too (``RejectedChange/foldedMutationIds``).
     /// - Throws: `cache` when the local datastore cannot be read.
     public func status(of id: MutationID) throws -> OutboxStatus? {
         let ledger = core.services.ledger
@@ -35,6 +37,12 @@ public struct Outbox: Sendable {
             if let refusal = rejected.first(where: { $0.mutation.mutationId == candidate }) {
                 return .rejected(code: refusal.error.code, message: refusal.error.message)
             }
+        }
+        // Folded by a rebase the ledger does not remember (before a restart): the row or the
+        // refusal it was folded into lists it.
+        if let row = try core.store.outboxRow(folding: id, scope: scope) { return row.state == .sent ? .sent : .pending }
+        if let refusal = rejected.first(where: { $0.folded.contains(id) }) {
+            return .rejected(code: refusal.error.code, message: refusal.error.message)
         }
         return nil
     }

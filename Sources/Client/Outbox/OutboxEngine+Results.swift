@@ -99,7 +99,7 @@ extension OutboxEngine {
         // What the ledger learns once the transaction commits: a failed one leaves the rows as
         // they were, to be settled again with their folded mutations (a write that could not be
         // undone would lose them).
-        var ledgerAnswers: [(MutationID, version: Int64?)] = []
+        var ledgerAnswers: [(MutationID, version: Int64?, folded: [MutationID])] = []
         try store.write(scope: scope, durability: durability) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
             // The server's word is noted first, so that a status asked as the rows go reads it
@@ -107,14 +107,17 @@ extension OutboxEngine {
             // not read).
             for row in rows where !held.contains(row.key) {
                 let id = row.mutation.mutationId
+                // As the round read it before sending: a rebase folds only into rows that
+                // never reached the network.
+                let kept = row.folded
                 switch answers[id] {
                 case .applied(_, let version, _, _)?:
                     ledger.noteAcknowledged(id, version: version)
-                    ledgerAnswers.append((id, version))
-                case .rejected?: ledgerAnswers.append((id, nil))
+                    ledgerAnswers.append((id, version, kept))
+                case .rejected?: ledgerAnswers.append((id, nil, kept))
                 case nil: continue
                 }
-                folded[id] = ledger.folded(into: id)
+                folded[id] = ledger.folded(into: id, kept: kept)
             }
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
@@ -185,8 +188,12 @@ extension OutboxEngine {
                 views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
             }
         } committed: {
-            for (id, version) in ledgerAnswers {
-                if let version { ledger.acknowledge(id, version: version) } else { _ = ledger.settle(id) }
+            for (id, version, kept) in ledgerAnswers {
+                if let version {
+                    ledger.acknowledge(id, version: version, folded: kept)
+                } else {
+                    _ = ledger.settle(id, folded: kept)
+                }
             }
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }
             for key in gone { registry.existing(key)?.markDeleted() }

@@ -61,10 +61,12 @@ struct Rebase: Sendable {
 
     /// What applying did.
     enum Outcome: Sendable {
-        /// The rebased change is queued in `survivor`; `folded` rows were removed into it.
+        /// The rebased change is queued in `survivor`; `folded` were removed into it now: the
+        /// later rows, and the mutations folded into those before.
         case queued(survivor: MutationID, folded: [MutationID])
-        /// Nothing was left to send: the rows were removed, acknowledged at `version`.
-        case settled([MutationID], version: Int64)
+        /// Nothing was left to send: the rows were removed, acknowledged at `version`; `folded`,
+        /// each row's mutations folded into it before (kept with its row).
+        case settled([MutationID], version: Int64, folded: [MutationID: [MutationID]])
     }
 
     /// Rewrites the queue inside the page's transaction; `nil` when the object's rows are no
@@ -76,14 +78,19 @@ struct Rebase: Sendable {
         else { return nil }
         guard let change = result.change else {
             for id in rowIds { try transaction.removeFromQueue(id) }
-            return .settled(rowIds, version: version)
+            var folded: [MutationID: [MutationID]] = [:]
+            for row in rows where !row.folded.isEmpty { folded[row.mutation.mutationId] = row.folded }
+            return .settled(rowIds, version: version, folded: folded)
         }
         var mutation = first.mutation
         mutation.change = change
         mutation.baseVersion = version
         try transaction.replaceQueued(mutation.mutationId, with: mutation)
-        let folded = Array(rowIds.dropFirst())
-        for id in folded { try transaction.removeFromQueue(id) }
+        // The later rows go, and their answer is the first's: the first row lists them, with
+        // what was folded into them before, so that its answer reaches them after a restart too.
+        let folded = rows.dropFirst().flatMap { [$0.mutation.mutationId] + $0.folded }
+        for row in rows.dropFirst() { try transaction.removeFromQueue(row.mutation.mutationId) }
+        if !folded.isEmpty { try transaction.setFolded(mutation.mutationId, first.folded + folded) }
         return .queued(survivor: mutation.mutationId, folded: folded)
     }
 }

@@ -218,9 +218,9 @@ extension SyncEngine {
         case .queued(let survivor, let folded):
             ledger.fold(folded, into: survivor)
             return [:]
-        case .settled(let ids, let version):
+        case .settled(let ids, let version, let kept):
             var folded: [MutationID: [MutationID]] = [:]
-            for id in ids { folded[id] = ledger.acknowledge(id, version: version) }
+            for id in ids { folded[id] = ledger.acknowledge(id, version: version, folded: kept[id] ?? []) }
             return folded
         }
     }
@@ -234,7 +234,7 @@ extension SyncEngine {
             switch outcome {
             case .queued:
                 break
-            case .settled(let ids, let version):
+            case .settled(let ids, let version, _):
                 let events = outbox.events
                 for (index, id) in ids.enumerated() {
                     for other in [id] + (folded[id] ?? []) {

@@ -281,6 +281,14 @@ enum LocalStoreMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v18: folds kept with the row they were folded into") { db in
+            // A pull's rebase folds an object's later queued rows into its first (``Rebase``),
+            // whose answer becomes theirs. Which rows were folded was kept in memory only: after
+            // a restart a refusal or acknowledgement of the first row was not told to the others,
+            // nor did their status read it. The first row now lists them (a JSON array of
+            // mutation IDs; `NULL` for none), and so does its refusal (`rejected.folded`, v7).
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN folded TEXT")
+        }
         return migrator
     }
 

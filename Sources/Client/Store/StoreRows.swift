@@ -44,6 +44,9 @@ struct OutboxRow: Sendable, Equatable {
     var lastError: RooftopError?
     /// Not before this time (milliseconds since the epoch), after a failure.
     var nextAttemptAt: Int64?
+    /// The mutations a rebase folded into this one (``Rebase``), which share its answer; empty
+    /// for none.
+    var folded: [MutationID] = []
 }
 
 /// A queued row without its mutation: what the schedule decides from (which objects are due),

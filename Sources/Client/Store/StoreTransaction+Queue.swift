@@ -82,6 +82,14 @@ extension StoreTransaction {
         change.outbox = true
     }
 
+    /// Sets the mutations folded into a queued one (``OutboxRow/folded``).
+    func setFolded(_ id: MutationID, _ folded: [MutationID]) throws {
+        try db.executeCached(
+            sql: "UPDATE outbox SET folded = ? WHERE scope = ? AND mutation_id = ?",
+            arguments: [folded.isEmpty ? nil : try DocumentCoding.encode(folded), scope, id.rawValue])
+        change.outbox = true
+    }
+
     /// Moves a refused mutation out of the queue into the set-aside list, with the mutations a
     /// rebase folded into it (`folded`, refused with it).
     func reject(_ mutation: Mutation, error: RooftopError, localState: ObjectSnapshot?, folded: [MutationID] = []) throws {

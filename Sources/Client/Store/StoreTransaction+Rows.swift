@@ -68,7 +68,8 @@ extension StoreTransaction {
             state: OutboxState(rawValue: row["state"]) ?? .pending,
             attempts: row["attempts"],
             lastError: try (row["last_error"] as String?).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
-            nextAttemptAt: row["next_attempt_at"])
+            nextAttemptAt: row["next_attempt_at"],
+            folded: try (row["folded"] as String?).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
     }
 }
 

@@ -141,6 +141,22 @@ extension LocalStore {
         }
     }
 
+    /// The queued row that lists `id` among the mutations folded into it (``OutboxRow/folded``).
+    /// Reads every row that lists folds (a rebase's, few): asked only for an ID the queue does
+    /// not otherwise know.
+    func outboxRow(folding id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
+        try read { db in
+            try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM outbox WHERE scope = ? AND folded IS NOT NULL
+                        AND EXISTS (SELECT 1 FROM json_each(outbox.folded) WHERE value = ?)
+                        """),
+                arguments: [scope, id.rawValue]
+            ).map(StoreTransaction.outboxRow)
+        }
+    }
+
     /// How many rows of a datastore are queued, and how many of them are in flight.
     func queueState(scope: String, datastore: DatastoreID) throws(RooftopError) -> (queued: Int, sent: Int) {
         try read { db in

@@ -160,7 +160,13 @@ struct ConvergenceChecks {
                     // only an acknowledgement can be forgotten, and only by a process that died.
                     switch heard {
                     case .rejected(let code)?:
-                        problems.append("\(what) was rejected (\(code)) but is not in the refused list")
+                        // The refused list names a change folded into the refused one
+                        // (`foldedMutationIds`), and its status reads that refusal.
+                        problems.append(
+                            refused[id] == code
+                                ? "\(what) is in the refused list (\(code)) but its status is unknown"
+                                : "\(what) was rejected (\(code)) but is not in the refused list, which has "
+                                    + (refused[id].map { "it as \($0)" } ?? "no entry for it"))
                         fates[id] = .rejected
                     case .acknowledged?:
                         fates[id] = .acknowledged
