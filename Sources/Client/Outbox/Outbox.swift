@@ -27,21 +27,19 @@ public struct Outbox: Sendable {
     /// too (``RejectedChange/foldedMutationIds``).
     /// - Throws: `cache` when the local datastore cannot be read.
     public func status(of id: MutationID) throws -> OutboxStatus? {
-        let ledger = core.services.ledger
         let scope = core.scope
-        let rejected = try core.store.rejected(scope: scope)
-        for candidate in Set([id, ledger.survivor(of: id)]).sorted() {
-            // The row first: the ledger may learn of an acknowledgement just before its row goes.
-            if let row = try core.store.outboxRow(candidate, scope: scope) { return row.state == .sent ? .sent : .pending }
-            if let version = ledger.acknowledgedVersion(candidate) { return .acknowledged(version: version) }
-            if let refusal = rejected.first(where: { $0.mutation.mutationId == candidate }) {
-                return .rejected(code: refusal.error.code, message: refusal.error.message)
-            }
+        // The rows first, then the answers: a row leaves the queue in the transaction that
+        // records its refusal, and the ledger learns of an acknowledgement just before it goes.
+        // A change a rebase folded into an earlier one of its object is listed by that one's row,
+        // then by its refusal (its acknowledgement is the ledger's, as its own).
+        if let row = try core.store.outboxRow(id, scope: scope) ?? core.store.outboxRow(folding: id, scope: scope) {
+            return row.state == .sent ? .sent : .pending
         }
-        // Folded by a rebase the ledger does not remember (before a restart): the row or the
-        // refusal it was folded into lists it.
-        if let row = try core.store.outboxRow(folding: id, scope: scope) { return row.state == .sent ? .sent : .pending }
-        if let refusal = rejected.first(where: { $0.folded.contains(id) }) {
+        if let version = core.services.ledger.acknowledgedVersion(id) { return .acknowledged(version: version) }
+        let rejected = try core.store.rejected(scope: scope)
+        if let refusal = rejected.first(where: { $0.mutation.mutationId == id })
+            ?? rejected.first(where: { $0.folded.contains(id) })
+        {
             return .rejected(code: refusal.error.code, message: refusal.error.message)
         }
         return nil

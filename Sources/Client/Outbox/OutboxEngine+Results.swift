@@ -96,28 +96,22 @@ extension OutboxEngine {
             try store.outboxHasDue(scope: scope, now: now)
         }
         let ledger = dependencies.ledger
-        // What the ledger learns once the transaction commits: a failed one leaves the rows as
-        // they were, to be settled again with their folded mutations (a write that could not be
-        // undone would lose them).
-        var ledgerAnswers: [(MutationID, version: Int64?, folded: [MutationID])] = []
         try store.write(scope: scope, durability: durability) { transaction in
             let held = try heldBack(concurrent, rows: rows, in: transaction)
             // The server's word is noted first, so that a status asked as the rows go reads it
-            // (a status reads a row before the ledger: noted for a transaction that fails, it is
-            // not read).
+            // (a status reads the rows before the ledger: noted for a transaction that fails,
+            // it is not read, and the rows are settled again, with the mutations folded into
+            // them, which their rows list).
             for row in rows where !held.contains(row.key) {
                 let id = row.mutation.mutationId
-                // As the round read it before sending: a rebase folds only into rows that
-                // never reached the network.
-                let kept = row.folded
                 switch answers[id] {
-                case .applied(_, let version, _, _)?:
-                    ledger.noteAcknowledged(id, version: version)
-                    ledgerAnswers.append((id, version, kept))
-                case .rejected?: ledgerAnswers.append((id, nil, kept))
+                case .applied(_, let version, _, _)?: ledger.acknowledge(id, version: version, folded: row.folded)
+                case .rejected?: break
                 case nil: continue
                 }
-                folded[id] = ledger.folded(into: id, kept: kept)
+                // As the round read the row before sending it: a rebase folds only into rows
+                // that never reached the network.
+                folded[id] = row.folded
             }
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
@@ -188,13 +182,6 @@ extension OutboxEngine {
                 views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
             }
         } committed: {
-            for (id, version, kept) in ledgerAnswers {
-                if let version {
-                    ledger.acknowledge(id, version: version, folded: kept)
-                } else {
-                    _ = ledger.settle(id, folded: kept)
-                }
-            }
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }
             for key in gone { registry.existing(key)?.markDeleted() }
         }

@@ -210,17 +210,16 @@ extension SyncEngine {
         return rebases
     }
 
-    /// Records in the ledger what a rebase did to the queue (inside the page's transaction, so
-    /// that statuses read it as soon as the rows go); returns the mutations folded earlier into
-    /// each settled one.
+    /// Records in the ledger the acknowledgements of a rebase that settled the queue (inside the
+    /// page's transaction, so that statuses read them as soon as the rows go); returns the
+    /// mutations folded earlier into each settled one. (A fold is kept in the store, with the row
+    /// folded into: ``Rebase/apply(in:)``.)
     private static func record(_ outcome: Rebase.Outcome, ledger: OutboxLedger) -> [MutationID: [MutationID]] {
         switch outcome {
-        case .queued(let survivor, let folded):
-            ledger.fold(folded, into: survivor)
+        case .queued:
             return [:]
-        case .settled(let ids, let version, let kept):
-            var folded: [MutationID: [MutationID]] = [:]
-            for id in ids { folded[id] = ledger.acknowledge(id, version: version, folded: kept[id] ?? []) }
+        case .settled(let ids, let version, let folded):
+            for id in ids { ledger.acknowledge(id, version: version, folded: folded[id] ?? []) }
             return folded
         }
     }
