@@ -8,9 +8,10 @@ import RooftopShared
 /// when it comes again. The queued changes are rebased as one local side; the rebased change
 /// then lives in the object's **first** queued row (its ID kept, its base version moved to the
 /// pulled version), and the later rows are removed from the queue: they are *folded* into the
-/// first, whose answer (acknowledged or refused) becomes theirs (its row lists them: ``OutboxRow/folded``). When nothing
-/// is left to send (a remote delete won, or every local change lost to the rules) every row is
-/// removed and acknowledged at the pulled version, as the server would have answered.
+/// first, whose answer (acknowledged or refused) becomes theirs (its row lists them,
+/// ``OutboxRow/folded``). When nothing is left to send (a remote delete won, or every local
+/// change lost to the rules) every row is removed and acknowledged at the pulled version, as the
+/// server would have answered.
 struct Rebase: Sendable {
     /// The object.
     let key: ObjectKey
