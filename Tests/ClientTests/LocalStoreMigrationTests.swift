@@ -471,6 +471,18 @@ struct LocalStoreMigrationTests {
         let folded = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE folded IS NOT NULL") }
         #expect(folded == 0, "v18: no row lists folds")
         #expect(try store.outbox(scope: "u1").allSatisfy(\.folded.isEmpty))
+        // A status's look-up of the row an ID was folded into reads the rows that list folds only.
+        let plan = try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    EXPLAIN QUERY PLAN SELECT * FROM outbox WHERE scope = 'u1' AND folded IS NOT NULL
+                    AND EXISTS (SELECT 1 FROM json_each(outbox.folded) WHERE value = 'x')
+                    """
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("USING INDEX outbox_folding") }, "\(plan)")
+        #expect(try store.outboxRow(folding: mutations[0].mutationId, scope: "u1") == nil)
         #expect(try store.outbox(scope: "u1").map(\.mutation) == [mutations[0], mutations[2], mutations[3]])
         let schema = try store.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'outbox'") ?? ""
@@ -479,7 +491,7 @@ struct LocalStoreMigrationTests {
         let indexes = try store.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'outbox' ORDER BY name")
         }
-        #expect(indexes == ["outbox_by_object", "sqlite_autoindex_outbox_1"])
+        #expect(indexes == ["outbox_by_object", "outbox_folding", "sqlite_autoindex_outbox_1"], "v15's, and v18's of the rows that list folds")
         // A row queued now comes after every row kept.
         let next = Mutation(
             mutationId: MutationID.generate(), datastore: .app, className: "Thing", objectId: "t0", baseVersion: 1,

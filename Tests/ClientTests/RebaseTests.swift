@@ -223,10 +223,17 @@ struct RebaseTests {
             try await server.update(score.key, as: client, [FieldUpdate("count", .increment(10))])
             try await client.sync.pull(datastore: .default)
             // The rebase folded the second change into the first, and the first row lists it.
-            let row = try #require(try client.core.store.outboxRow(first, scope: ann.objectId))
-            #expect(row.folded == [second])
+            #expect(try client.core.store.outboxRow(first, scope: ann.objectId)?.folded == [second])
             #expect(try client.core.store.outboxRow(second, scope: ann.objectId) == nil)
+            // A third change, folded by a second rebase: the first row lists both.
+            try score.increment("count", by: 4)
+            let third = try #require(try await score.saveEventually())
+            try await server.update(score.key, as: client, [FieldUpdate("count", .increment(100))])
+            try await client.sync.pull(datastore: .default)
+            #expect(try client.core.store.outboxRow(first, scope: ann.objectId)?.folded == [second, third])
             if answer != .acknowledgedAfter { try await server.refuse("Score") }
+            // The answer's events, from the client that hears the answer.
+            var events = StreamRecorder(client.outbox.events)
             if answer == .refusedBefore {
                 server.pushGate.open()
                 try await client.outbox.waitUntilIdle()
@@ -234,32 +241,49 @@ struct RebaseTests {
             }
             await server.shutdown(client)
             server.pushGate.drop()
-            // Reopened: the ledger in memory is new; what the store kept is all it knows.
+            // Reopened: the ledger in memory is new; what the store kept is all it knows. Its
+            // engine starts at once, and its first push waits at the closed gate.
             let reopened = try server.client(storage: .file(path: path))
+            if answer != .refusedBefore { events = StreamRecorder(reopened.outbox.events) }
             if answer != .refusedBefore {
                 try await TestWait.until("the first change is on its way again") { server.pushGate.waiting == 1 }
-                let (status, firstStatus) = (try reopened.outbox.status(of: second), try reopened.outbox.status(of: first))
-                #expect(status != nil && status == firstStatus, "read through the row it was folded into")
+                for folded in [second, third] {
+                    let (status, firstStatus) = (try reopened.outbox.status(of: folded), try reopened.outbox.status(of: first))
+                    #expect(status != nil && status == firstStatus, "read through the row it was folded into")
+                }
                 server.pushGate.open()
             } else {
                 server.pushGate.open()
             }
             try await reopened.outbox.waitUntilIdle()
+            // Each folded change is told its answer, once.
+            for folded in [second, third] {
+                let told = try await events.first("a folded change's answer") { $0.mutationId == folded }
+                switch (answer, told.kind) {
+                case (.acknowledgedAfter, .acknowledged(version: 4, merges: [])): break
+                case (.refusedBefore, .rejected(let error)), (.refusedAfter, .rejected(let error)):
+                    #expect(error.code == .disallowed)
+                default: Issue.record("a folded change was told \(told.kind)")
+                }
+                #expect(events.elements.filter { $0.mutationId == folded }.count == 1, "told once: \(events.elements)")
+            }
             switch answer {
             case .refusedBefore, .refusedAfter:
                 let refused = try reopened.outbox.rejected()
                 #expect(refused.map(\.mutationId) == [first])
-                #expect(refused.first?.foldedMutationIds == [second], "the refusal lists the change folded before the restart")
-                #expect(try reopened.outbox.status(of: second) == reopened.outbox.status(of: first))
-                #expect(try {
-                    if case .rejected(.disallowed, _)? = try reopened.outbox.status(of: second) { return true }
-                    return false
-                }())
+                #expect(
+                    refused.first?.foldedMutationIds == [second, third], "the refusal lists the changes folded before the restart")
+                for folded in [second, third] {
+                    #expect(try reopened.outbox.status(of: folded) == reopened.outbox.status(of: first))
+                    #expect(try {
+                        if case .rejected(.disallowed, _)? = try reopened.outbox.status(of: folded) { return true }
+                        return false
+                    }())
+                }
             case .acknowledgedAfter:
                 #expect(try reopened.outbox.rejected().isEmpty)
-                #expect(try reopened.outbox.status(of: first) == .acknowledged(version: 3))
-                #expect(try reopened.outbox.status(of: second) == .acknowledged(version: 3))
-                #expect(try await server.object(score.key, as: reopened)?.fields["count"] == 13)
+                for id in [first, second, third] { #expect(try reopened.outbox.status(of: id) == .acknowledged(version: 4)) }
+                #expect(try await server.object(score.key, as: reopened)?.fields["count"] == 117)
             }
         }
     }

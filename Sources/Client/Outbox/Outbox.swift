@@ -28,20 +28,22 @@ public struct Outbox: Sendable {
     /// - Throws: `cache` when the local datastore cannot be read.
     public func status(of id: MutationID) throws -> OutboxStatus? {
         let scope = core.scope
-        // The rows first, then the answers: a row leaves the queue in the transaction that
-        // records its refusal, and the ledger learns of an acknowledgement just before it goes.
-        // A change a rebase folded into an earlier one of its object is listed by that one's row,
-        // then by its refusal (its acknowledgement is the ledger's, as its own).
+        // The rows first, then the refusals, then the ledger: a row leaves the queue in the
+        // transaction that records its refusal, and the ledger learns of an acknowledgement just
+        // before its row goes (and keeps it should that transaction fail: the rows, and a
+        // refusal the rows later get, are read before it). A change a rebase folded into an
+        // earlier one of its object is listed by that one's row, then by its refusal (its
+        // acknowledgement is the ledger's, as its own).
         if let row = try core.store.outboxRow(id, scope: scope) ?? core.store.outboxRow(folding: id, scope: scope) {
             return row.state == .sent ? .sent : .pending
         }
-        if let version = core.services.ledger.acknowledgedVersion(id) { return .acknowledged(version: version) }
         let rejected = try core.store.rejected(scope: scope)
         if let refusal = rejected.first(where: { $0.mutation.mutationId == id })
             ?? rejected.first(where: { $0.folded.contains(id) })
         {
             return .rejected(code: refusal.error.code, message: refusal.error.message)
         }
+        if let version = core.services.ledger.acknowledgedVersion(id) { return .acknowledged(version: version) }
         return nil
     }
 

@@ -286,8 +286,13 @@ enum LocalStoreMigrations {
             // whose answer becomes theirs. Which rows were folded was kept in memory only: after
             // a restart a refusal or acknowledgement of the first row was not told to the others,
             // nor did their status read it. The first row now lists them (a JSON array of
-            // mutation IDs; `NULL` for none), and so does its refusal (`rejected.folded`, v7).
-            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN folded TEXT")
+            // mutation IDs; `NULL` for none), and so does its refusal (`rejected.folded`, v6).
+            // The rows that list folds are indexed apart (a status looks there for an ID the
+            // queue has no row of); a row that lists none costs the index nothing.
+            try db.execute(sql: """
+                ALTER TABLE outbox ADD COLUMN folded TEXT;
+                CREATE INDEX outbox_folding ON outbox(scope) WHERE folded IS NOT NULL;
+                """)
         }
         return migrator
     }

@@ -142,8 +142,8 @@ extension LocalStore {
     }
 
     /// The queued row that lists `id` among the mutations folded into it (``OutboxRow/folded``).
-    /// Reads every row that lists folds (a rebase's, few): asked only for an ID the queue does
-    /// not otherwise know.
+    /// Reads the rows that list folds (a rebase's, few), through their own index
+    /// (`outbox_folding`, v18), not the queue.
     func outboxRow(folding id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
         try read { db in
             try Row.fetchOne(
