@@ -18,8 +18,11 @@ final class PostgresStatistics: Sendable {
     /// Writes committed before the first analysis, and at least between two.
     static let minimumChanges: Int64 = 1_000
 
-    /// The tables queries read, analyzed together.
-    static let tables = "objects, object_fields, object_elements, object_readers, reader_set_members"
+    /// The tables queries read, analyzed together; with the mutations' results, which every push
+    /// looks up by the IDs it carries (``PostgresStatements/RecordedResults``): without their
+    /// statistics the plan a connection cached while the table was small read every result of the
+    /// caller's scope and tested each against the IDs, a cost growing with every push.
+    static let tables = "objects, object_fields, object_elements, object_readers, reader_set_members, mutation_results"
 
     private struct State {
         /// Object writes committed since the last analysis started.
