@@ -10,10 +10,10 @@ struct RebaseTests {
     /// A client signed in as `ann` with `Score/score0` pulled at `base` fields, and the offline
     /// queue busy: a push of another object waits at the gate in front of the server, so that the
     /// score's changes queued now stay pending, never sent, until the test opens the gate.
-    private func setUp(_ server: RealSyncServer, base: [String: Value], clock: TestClock = TestClock()) async throws
-        -> (RooftopClient, RooftopObject, UserInfo)
-    {
-        let client = try server.client(clock: clock)
+    private func setUp(
+        _ server: RealSyncServer, base: [String: Value], clock: TestClock = TestClock(), storage: LocalStorage = .inMemory
+    ) async throws -> (RooftopClient, RooftopObject, UserInfo) {
+        let client = try server.client(clock: clock, storage: storage)
         let ann = try await client.signUpForTest("ann")
         try await server.seed(1, className: "Score", as: client) { _ in base }
         try await client.sync.pull(datastore: .default)
@@ -206,16 +206,7 @@ struct RebaseTests {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-fold-\(UUID()).sqlite").path
             defer { try? FileManager.default.removeItem(atPath: path) }
             try await server.setRules(["count": .sum], for: "Score")
-            let client = try server.client(storage: .file(path: path))
-            let ann = try await client.signUpForTest("ann")
-            try await server.seed(1, className: "Score", as: client) { _ in ["count": 0] }
-            try await client.sync.pull(datastore: .default)
-            server.pushGate.close()
-            let blocker = client.object("Note", id: "blocker", in: .default)
-            blocker["busy"] = true
-            try await blocker.saveEventually()
-            try await TestWait.until("the queue is busy") { server.pushGate.waiting == 1 }
-            let score = client.object("Score", id: "score0", in: .default)
+            let (client, score, ann) = try await setUp(server, base: ["count": 0], storage: .file(path: path))
             try score.increment("count", by: 1)
             let first = try #require(try await score.saveEventually())
             try score.increment("count", by: 2)

@@ -88,15 +88,17 @@ struct PostgresStatisticsTests {
         try await withStorage(PostgresFixture.factory) { storage, _ in
             let postgres = try #require(storage as? PostgresStorage)
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-            func objectsCounted() async throws -> Int64 {
-                try await postgres.read { session in
-                    try session.query("SELECT reltuples::bigint FROM pg_class WHERE oid = 'objects'::regclass").first?
-                        .decode(Int64.self) ?? -1
-                }
-            }
-            #expect(try await objectsCounted() <= 0, "a new table is not analyzed")
+            #expect(try await Self.rowsCounted("objects", postgres) <= 0, "a new table is not analyzed")
             _ = try await PostgresBatchTests.push(storage, datastoreKey: key, count: 1_200, update: false, scope: "s")
-            try await TestWait.until("the objects are analyzed") { try await objectsCounted() == 1_200 }
+            try await TestWait.until("the objects are analyzed") { try await Self.rowsCounted("objects", postgres) == 1_200 }
+        }
+    }
+
+    /// The rows of `table` its last analysis counted (-1 before any).
+    static func rowsCounted(_ table: String, _ postgres: PostgresStorage) async throws -> Int64 {
+        try await postgres.read { session in
+            try session.query("SELECT reltuples::bigint FROM pg_class WHERE oid = \(table)::regclass").first?
+                .decode(Int64.self) ?? -1
         }
     }
 
@@ -108,13 +110,7 @@ struct PostgresStatisticsTests {
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
             // Enough results that reading a few by key costs less than reading them all.
             _ = try await PostgresBatchTests.push(storage, datastoreKey: key, count: 5_000, update: false, scope: "s")
-            try await TestWait.until("the results are analyzed") {
-                try await postgres.read { session in
-                    try session.query(
-                        "SELECT reltuples::bigint FROM pg_class WHERE oid = 'mutation_results'::regclass"
-                    ).first?.decode(Int64.self) ?? -1
-                } == 5_000
-            }
+            try await TestWait.until("the results are analyzed") { try await Self.rowsCounted("mutation_results", postgres) == 5_000 }
             // The plan a connection caches for the statement after its first executions (the
             // generic one, for any scope and IDs). Without statistics of the results it tested
             // each of the scope's results against the IDs (a filter after reading all of them:
