@@ -126,11 +126,11 @@ struct RebaseTests {
 
     /// Two increments of a score queued (the push held back), then a pull over another device's
     /// increment: the second folds into the first.
-    private func foldTwoIncrements(_ server: RealSyncServer, clock: TestClock = TestClock()) async throws
-        -> (RooftopClient, RooftopObject, UserInfo, MutationID, MutationID)
-    {
+    private func foldTwoIncrements(
+        _ server: RealSyncServer, clock: TestClock = TestClock(), storage: LocalStorage = .inMemory
+    ) async throws -> (RooftopClient, RooftopObject, UserInfo, MutationID, MutationID) {
         try await server.setRules(["count": .sum], for: "Score")
-        let (client, score, ann) = try await setUp(server, base: ["count": 0], clock: clock)
+        let (client, score, ann) = try await setUp(server, base: ["count": 0], clock: clock, storage: storage)
         try score.increment("count", by: 1)
         let first = try #require(try await score.saveEventually())
         try score.increment("count", by: 2)
@@ -205,14 +205,7 @@ struct RebaseTests {
         try await withRealServer { server in
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-fold-\(UUID()).sqlite").path
             defer { try? FileManager.default.removeItem(atPath: path) }
-            try await server.setRules(["count": .sum], for: "Score")
-            let (client, score, ann) = try await setUp(server, base: ["count": 0], storage: .file(path: path))
-            try score.increment("count", by: 1)
-            let first = try #require(try await score.saveEventually())
-            try score.increment("count", by: 2)
-            let second = try #require(try await score.saveEventually())
-            try await server.update(score.key, as: client, [FieldUpdate("count", .increment(10))])
-            try await client.sync.pull(datastore: .default)
+            let (client, score, ann, first, second) = try await foldTwoIncrements(server, storage: .file(path: path))
             // The rebase folded the second change into the first, and the first row lists it.
             #expect(try client.core.store.outboxRow(first, scope: ann.objectId)?.folded == [second])
             #expect(try client.core.store.outboxRow(second, scope: ann.objectId) == nil)
