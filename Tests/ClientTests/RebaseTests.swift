@@ -272,6 +272,35 @@ struct RebaseTests {
         }
     }
 
+    @Test("a rebase that settles rows takes the folds each row kept (made before a restart): they are acknowledged with it")
+    func settledRowsCarryKeptFolds() throws {
+        let store = try LocalStore(.inMemory)
+        defer { store.close() }
+        let key = ObjectKey(datastore: .default, className: "Score", objectId: "s1")
+        let (first, second, earlier) = (MutationID.generate(), MutationID.generate(), MutationID.generate())
+        let mutations = [first, second].map { id in
+            Mutation(
+                mutationId: id, datastore: key.datastore, className: key.className, objectId: key.objectId,
+                baseVersion: 1, change: .update([FieldUpdate("count", .increment(1))]))
+        }
+        try store.write(scope: "u1") { transaction in
+            for mutation in mutations { try transaction.enqueue(mutation) }
+            // What an earlier rebase left in the first row, in a process gone since.
+            try transaction.setFolded(first, [earlier])
+        }
+        // Every queued change lost to a remote delete: nothing is left to send.
+        let rebase = Rebase(
+            key: key, rowIds: [first, second], result: ObjectMerge.Result(change: nil, decisions: []), version: 3)
+        let outcome = try store.write(scope: "u1") { transaction in try rebase.apply(in: transaction) }
+        guard case .settled(let ids, let version, let folded)? = outcome else {
+            Issue.record("the rebase did not settle the rows: \(String(describing: outcome))")
+            return
+        }
+        #expect(ids == [first, second] && version == 3)
+        #expect(folded == [first: [earlier]], "the first row's kept fold goes with its acknowledgement")
+        #expect(try store.outbox(scope: "u1").isEmpty)
+    }
+
     @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
     func remoteDelete() async throws {
         try await withRealServer { server in
