@@ -89,7 +89,6 @@ extension OutboxEngine {
         let retryAt = now + EngineClock.milliseconds(retry.delay(beforeAttempt: 1, random: random()))
         let answers = response.resultsByMutationID()
         let concurrent = mayHold ? Self.concurrentlyWritten(answers, rows: rows) : [:]
-        var folded: [MutationID: [MutationID]] = [:]
         let registry = dependencies.registry
         let store = dependencies.store
         let durability = try Self.durability(of: response) { () throws(RooftopError) in
@@ -102,16 +101,12 @@ extension OutboxEngine {
             // (a status reads the rows before the ledger: noted for a transaction that fails,
             // it is not read, and the rows are settled again, with the mutations folded into
             // them, which their rows list).
+            // A row's folds are as the round read it before sending it: a rebase folds only into
+            // rows that never reached the network.
             for row in rows where !held.contains(row.key) {
-                let id = row.mutation.mutationId
-                switch answers[id] {
-                case .applied(_, let version, _, _)?: ledger.acknowledge(id, version: version, folded: row.folded)
-                case .rejected?: break
-                case nil: continue
+                if case .applied(_, let version, _, _)? = answers[row.mutation.mutationId] {
+                    ledger.acknowledge(row.mutation.mutationId, version: version, folded: row.folded)
                 }
-                // As the round read the row before sending it: a rebase folds only into rows
-                // that never reached the network.
-                folded[id] = row.folded
             }
             var applied: [ObjectKey: AppliedState] = [:]
             var touched: [ObjectKey] = []
@@ -143,7 +138,7 @@ extension OutboxEngine {
                 case .rejected(_, let error):
                     try transaction.reject(
                         row.mutation, error: error, localState: try transaction.object(row.key)?.local,
-                        folded: folded[id] ?? [])
+                        folded: row.folded)
                     refused.append((row, error))
                 }
             }
@@ -185,7 +180,7 @@ extension OutboxEngine {
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }
             for key in gone { registry.existing(key)?.markDeleted() }
         }
-        publish(acknowledged: acknowledged, refused: refused, folded: folded)
+        publish(acknowledged: acknowledged, refused: refused)
         return answered
     }
 
@@ -208,13 +203,11 @@ extension OutboxEngine {
         return try rowsDue() ? .deferred : .synced
     }
 
-    private func publish(
-        acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)],
-        folded: [MutationID: [MutationID]]
-    ) {
+    /// Tells each answered row's change, and the changes folded into it (its row's list), its answer.
+    private func publish(acknowledged: [(OutboxRow, Int64, [MergeDecision])], refused: [(OutboxRow, RooftopError)]) {
         for (row, version, merges) in acknowledged {
             let id = row.mutation.mutationId
-            for other in [id] + (folded[id] ?? []) {
+            for other in [id] + row.folded {
                 let kind = OutboxEvent.Kind.acknowledged(version: version, merges: other == id ? merges : [])
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: kind))
             }
@@ -224,7 +217,7 @@ extension OutboxEngine {
         }
         for (row, error) in refused {
             let id = row.mutation.mutationId
-            for other in [id] + (folded[id] ?? []) {
+            for other in [id] + row.folded {
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: .rejected(error)))
             }
         }

@@ -62,9 +62,9 @@ struct Rebase: Sendable {
 
     /// What applying did.
     enum Outcome: Sendable {
-        /// The rebased change is queued in `survivor`; `folded` were removed into it now: the
-        /// later rows, and the mutations folded into those before.
-        case queued(survivor: MutationID, folded: [MutationID])
+        /// The rebased change is queued in the first row, which lists the later rows (and what
+        /// was folded into them before) as folded into it.
+        case queued
         /// Nothing was left to send: the rows were removed, acknowledged at `version`; `folded`,
         /// each row's mutations folded into it before (kept with its row).
         case settled([MutationID], version: Int64, folded: [MutationID: [MutationID]])
@@ -92,6 +92,6 @@ struct Rebase: Sendable {
         let folded = rows.dropFirst().flatMap { [$0.mutation.mutationId] + $0.folded }
         for row in rows.dropFirst() { try transaction.removeFromQueue(row.mutation.mutationId) }
         if !folded.isEmpty { try transaction.setFolded(mutation.mutationId, first.folded + folded) }
-        return .queued(survivor: mutation.mutationId, folded: folded)
+        return .queued
     }
 }

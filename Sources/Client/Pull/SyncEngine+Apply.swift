@@ -73,8 +73,8 @@ extension SyncEngine {
         } while next < changes.count
     }
 
-    /// A rebase applied, what it did, and the mutations folded into each settled one.
-    typealias RebaseOutcome = (Rebase, Rebase.Outcome, [MutationID: [MutationID]])
+    /// A rebase applied, and what it did.
+    typealias RebaseOutcome = (Rebase, Rebase.Outcome)
 
     /// What one transaction of a page's write did, for after its commit.
     struct WrittenChanges: Sendable {
@@ -106,7 +106,8 @@ extension SyncEngine {
         for (position, change) in zip(start..., changes) {
             let key = ObjectKey(datastore: datastore, className: change.className, objectId: change.objectId)
             if let rebase = rebases[key], let outcome = try rebase.apply(in: transaction) {
-                written.outcomes.append((rebase, outcome, SyncEngine.record(outcome, ledger: dependencies.ledger)))
+                SyncEngine.record(outcome, ledger: dependencies.ledger)
+                written.outcomes.append((rebase, outcome))
             }
             switch change {
             case .upsert(let object):
@@ -210,30 +211,25 @@ extension SyncEngine {
         return rebases
     }
 
-    /// Records in the ledger the acknowledgements of a rebase that settled the queue (inside the
-    /// page's transaction, so that statuses read them as soon as the rows go); returns the
-    /// mutations folded earlier into each settled one. (A fold is kept in the store, with the row
-    /// folded into: ``Rebase/apply(in:)``.)
-    private static func record(_ outcome: Rebase.Outcome, ledger: OutboxLedger) -> [MutationID: [MutationID]] {
-        switch outcome {
-        case .queued:
-            return [:]
-        case .settled(let ids, let version, let folded):
-            for id in ids { ledger.acknowledge(id, version: version, folded: folded[id] ?? []) }
-            return folded
-        }
+    /// Records in the ledger the acknowledgements of a rebase that settled the queue, with the
+    /// mutations folded earlier into each settled one (inside the page's transaction, so that
+    /// statuses read them as soon as the rows go). A fold itself is kept in the store, with the
+    /// row folded into (``Rebase/apply(in:)``).
+    private static func record(_ outcome: Rebase.Outcome, ledger: OutboxLedger) {
+        guard case .settled(let ids, let version, let folded) = outcome else { return }
+        for id in ids { ledger.acknowledge(id, version: version, folded: folded[id] ?? []) }
     }
 
     /// Publishes what the rebases did: merge decisions and local acknowledgements.
     private func publish(_ outcomes: [RebaseOutcome]) {
-        for (rebase, outcome, folded) in outcomes {
+        for (rebase, outcome) in outcomes {
             for decision in rebase.result.decisions {
                 dependencies.merges.publish(MergeEvent(key: rebase.key, decision: decision, source: .rebase))
             }
             switch outcome {
             case .queued:
                 break
-            case .settled(let ids, let version, _):
+            case .settled(let ids, let version, let folded):
                 let events = outbox.events
                 for (index, id) in ids.enumerated() {
                     for other in [id] + (folded[id] ?? []) {
