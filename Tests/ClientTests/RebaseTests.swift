@@ -185,6 +185,29 @@ struct RebaseTests {
             #expect(refused.map(\.mutationId) == [first])
             #expect(refused.first?.foldedMutationIds == [second], "the folded change is found with the refusal it shares")
             #expect(refused.first?.error.code == .disallowed)
+
+            // Requeued, the refused change's IDs go with the new one: pending with it, then
+            // acknowledged with it, each told once.
+            try await server.refuse("Score", false)
+            server.pushGate.close()
+            let events = StreamRecorder(client.outbox.events)
+            let again = try client.outbox.requeue(try #require(refused.first))
+            #expect(try client.core.store.outboxRow(again, scope: ann.objectId)?.folded == [first, second])
+            for id in [first, second] {
+                let status = try client.outbox.status(of: id)
+                #expect(status == .pending || status == .sent, "read through the requeued change: \(String(describing: status))")
+            }
+            server.pushGate.open()
+            try await client.outbox.waitUntilIdle()
+            let version = try #require(try await server.object(score.key, as: client)?.version)
+            for id in [again, first, second] {
+                #expect(try client.outbox.status(of: id) == .acknowledged(version: version))
+                try await events.first("the requeued change's answer") {
+                    $0.mutationId == id && $0.kind == .acknowledged(version: version, merges: [])
+                }
+                let told = events.elements.filter { $0.mutationId == id && $0.kind == .acknowledged(version: version, merges: []) }
+                #expect(told.count == 1, "told once: \(events.elements)")
+            }
         }
     }
 

@@ -96,6 +96,10 @@ public struct Outbox: Sendable {
     /// Queues a refused change again, under a new mutation ID, once the app has repaired what
     /// made the server refuse it (a permission granted, a conflicting object fixed).
     ///
+    /// The refused change's ID, and the IDs folded into it (``RejectedChange/foldedMutationIds``),
+    /// go with the new change: ``status(of:)`` reads them as the new one, and their answer comes
+    /// with its answer (one event each), as for changes a rebase folded.
+    ///
     /// - Parameters:
     ///   - change: The refused change.
     ///   - replacement: The change to send instead (default: the refused change as it was).
@@ -123,6 +127,8 @@ public struct Outbox: Sendable {
                 mutationId: id, datastore: key.datastore, className: key.className, objectId: key.objectId,
                 baseVersion: queuedBase ?? (version > 0 ? version : nil), change: replacement ?? change.change)
             try transaction.enqueue(mutation)
+            // Apps keep the IDs their saves returned: those of the refused change follow it.
+            try transaction.setFolded(id, [change.mutationId] + change.foldedMutationIds)
             try transaction.pin(key, label: LocalStore.pendingLabel)
             return try transaction.recomputeLocalView(key, server: server)
         }

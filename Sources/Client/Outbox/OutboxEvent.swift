@@ -75,8 +75,9 @@ public struct RejectedChange: Sendable, Equatable, Identifiable {
     /// When the refusal arrived.
     public var rejectedAt: Timestamp
     /// Changes queued after this one on the same object that a rebase over pulled changes folded
-    /// into it before it was sent: their IDs (from `saveEventually()`) are refused with it, and
-    /// their status reads as its refusal. Empty when none were.
+    /// into it before it was sent, and the refused changes it requeued (``Outbox/requeue(_:with:)``):
+    /// their IDs (from `saveEventually()`) are refused with it, and their status reads as its
+    /// refusal. Empty when none were.
     public var foldedMutationIds: [MutationID]
 
     /// The mutation ID.
