@@ -324,6 +324,33 @@ struct RebaseTests {
         #expect(try store.outbox(scope: "u1").isEmpty)
     }
 
+    @Test("a remote delete settles a change others were folded into: each is acknowledged with it and told once")
+    func remoteDeleteSettlesFolds() async throws {
+        try await withRealServer { server in
+            let (client, score, ann, first, second) = try await foldTwoIncrements(server)
+            #expect(try client.core.store.outboxRow(first, scope: ann.objectId)?.folded == [second])
+            let events = StreamRecorder(client.outbox.events)
+            try await server.delete(score.key, as: client)
+            try await client.sync.pull(datastore: .default)
+            #expect(try client.core.store.queued(for: score.key, scope: ann.objectId).isEmpty)
+            let version = try #require({ () -> Int64? in
+                if case .acknowledged(let version)? = try client.outbox.status(of: first) { return version }
+                return nil
+            }(), "the surviving change is acknowledged by the delete")
+            #expect(try client.outbox.status(of: second) == .acknowledged(version: version), "the folded change with it")
+            for id in [first, second] {
+                let told = try await events.first("an acknowledgement") { $0.mutationId == id && $0.kind != .queued }
+                guard case .acknowledged(version, _) = told.kind else {
+                    Issue.record("\(id) was told \(told.kind)")
+                    continue
+                }
+                let all = events.elements.filter { $0.mutationId == id && $0.kind != .queued }
+                #expect(all.count == 1, "told once: \(all)")
+            }
+            #expect(score.isDeleted)
+        }
+    }
+
     @Test("a remote delete wins over queued updates: they are settled, the object purged, the decision recorded")
     func remoteDelete() async throws {
         try await withRealServer { server in
