@@ -21,6 +21,9 @@ import Testing
         (HTTPClientError.remoteConnectionClosed, .network),
         (HTTPClientError.invalidURL, .network),
         (NIOSSLError.handshakeFailed(.sslError([])), .tls),
+        // The connection closed during the handshake (a server restarting): lost, not untrusted.
+        (NIOSSLError.handshakeFailed(.sslError([.eofDuringHandshake])), .network),
+        (NIOSSLError.handshakeFailed(.sslError([.eofDuringAdditionalCertficiateChainValidation])), .network),
         (NIOSSLError.noCertificateToValidate, .tls),
         (BoringSSLError.sslError([]), .tls),
         (NIOSSLError.uncleanShutdown, .network),
@@ -51,6 +54,7 @@ import Testing
         #expect(LiveConnection.translate(NIOSSLError.handshakeFailed(.sslError([]))).code == .tls)
         #expect(LiveConnection.translate(IOError(errnoCode: ECONNREFUSED, reason: "connect")).code == .noConnection)
         #expect(LiveConnection.translate(NIOSSLError.uncleanShutdown).code == .network)
+        #expect(LiveConnection.translate(NIOSSLError.handshakeFailed(.sslError([.eofDuringHandshake]))).code == .network)
     }
 
     // MARK: HTTP error answers

@@ -81,6 +81,15 @@ final class AsyncHTTPTransport: HTTPTransport {
         if error is NIOSSLCloseTimedOutError {
             return RooftopError(.network, "the connection to the server was lost", cause: error)
         }
+        // The connection closed while the handshake ran (a server stopping or restarting): NIOSSL
+        // reports a failed handshake, with a synthetic error of its own, not a certificate that
+        // failed verification. Told as `tls`, a query with a fallback to the cache failed instead
+        // of falling back.
+        if let error = error as? NIOSSLError, case .handshakeFailed(.sslError(let stack)) = error,
+            stack.contains(.eofDuringHandshake) || stack.contains(.eofDuringAdditionalCertficiateChainValidation)
+        {
+            return RooftopError(.network, "the connection to the server was lost during the TLS handshake", cause: error)
+        }
         if error is NIOSSLError || error is BoringSSLError || "\(type(of: error))".contains("SSL") {
             return RooftopError(.tls, "TLS failed: the server's certificate could not be verified", cause: error)
         }
