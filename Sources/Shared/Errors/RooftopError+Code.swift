@@ -49,7 +49,8 @@ extension RooftopError {
         public static let timeout = Code(rawValue: "timeout")
         /// No connection to the server could be made.
         public static let noConnection = Code(rawValue: "noConnection")
-        /// TLS failed: the server's certificate could not be verified, or the handshake failed.
+        /// TLS failed: the server's certificate could not be verified, or the handshake failed (a
+        /// connection closed during the handshake is `network`).
         public static let tls = Code(rawValue: "tls")
         /// The server failed while handling the request.
         public static let server = Code(rawValue: "server")
