@@ -65,25 +65,16 @@ struct ConvergenceRun {
         do {
             for index in 0..<count {
                 // Replicas 0 and 1 live in the test process; the others in their own processes.
-                do {
-                    replicas.append(try await addReplica(
-                        user: index % users.count, isProcess: index >= 2, bulk: bulk, users: users,
-                        datastore: datastore, server: server, ledger: ledger, harness: harness))
-                } catch {
-                    throw ConvergenceFailure("replica \(index) could not open: \(type(of: error)): \(error)")
-                }
+                replicas.append(try await addReplica(
+                    user: index % users.count, isProcess: index >= 2, bulk: bulk, users: users,
+                    datastore: datastore, server: server, ledger: ledger, harness: harness))
             }
             for index in 0..<Self.steps {
                 if index == joinStep {
                     // Someone installs the app half-way through: a first sync of what is there.
-                    do {
-                        replicas.append(try await addReplica(
-                            user: bulkRandom.int(0...2), isProcess: bulkRandom.chance(50), bulk: bulk, users: users,
-                            datastore: datastore, server: server, ledger: ledger, harness: harness))
-                    } catch {
-                        // Where it failed, as for a step: a bare transport error says nothing of that.
-                        throw ConvergenceFailure("step \(index): a replica joining could not open: \(type(of: error)): \(error)")
-                    }
+                    replicas.append(try await addReplica(
+                        user: bulkRandom.int(0...2), isProcess: bulkRandom.chance(50), bulk: bulk, users: users,
+                        datastore: datastore, server: server, ledger: ledger, harness: harness))
                     figures.lateJoins += 1
                 }
                 do {
@@ -148,7 +139,8 @@ struct ConvergenceRun {
         } catch {
             await replica.close()
             await proxy.shutdown()
-            throw error
+            // Which replica, and the error's type: a bare transport error says nothing of where.
+            throw ConvergenceFailure("replica \(index) could not open: \(type(of: error)): \(error)")
         }
         return replica
     }
