@@ -78,6 +78,11 @@ package struct SQLIndexLayout: Sendable {
         /// by principal (the client's local store: a pulled page's objects share a few ACLs, and
         /// a row per object and principal was an eighth of an initial sync's writes).
         case sets
+        /// Reader sets as in ``sets``, and `object_readers(object_key, principal)` rows for the
+        /// readers a set does not name (``SQLIndexRows/readersBeyondSet(_:)``; `current`: the
+        /// condition that a row is current), read only for a caller who does not hold `*` (the
+        /// server's SQLite storage: its readers' history keeps no row a set tells).
+        case setsAndRows(current: String)
     }
 
     /// A layout.

@@ -140,6 +140,14 @@ package enum SQLIndexRows {
         return readers.isEmpty ? nil : readers
     }
 
+    /// The readers of an object that its reader set (``readerSet(of:)``) does not name: those
+    /// besides `*` when everyone may read it, none otherwise. A store that keeps readers as sets
+    /// keeps these apart to answer exactly for a caller who does not hold `*` (none of the
+    /// server's callers: every caller's principals hold `*`).
+    package static func readersBeyondSet(_ readers: Set<String>) -> Set<String> {
+        readers.contains("*") ? readers.subtracting(["*"]) : []
+    }
+
     /// The stored text of a reader set (`reader_sets.principals`): its principals as a JSON
     /// array, in the order of their UTF-8 bytes (SQLite's, and PostgreSQL's `COLLATE "C"`).
     package static func readerSetText(_ readers: Set<String>) -> String {

@@ -284,6 +284,16 @@ package struct SQLQueryCompiler: Sendable {
             return SQLFragment(
                 "o.readers IN (SELECT r.reader_set FROM reader_set_members r WHERE r.principal IN (\(set.sql)))",
                 set.arguments.map { .text($0) })
+        case .setsAndRows(let current):
+            let sets = SQLFragment(
+                "o.readers IN (SELECT r.reader_set FROM reader_set_members r WHERE r.principal IN (\(set.sql)))",
+                set.arguments.map { .text($0) })
+            // A caller holding `*` reads every object whose set is `*` alone: the rows add nothing.
+            guard !readers.contains("*") else { return sets }
+            return SQLFragment("(") + sets
+                + SQLFragment(
+                    " OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND \(current)"
+                        + " AND r.principal IN (\(set.sql))))", set.arguments.map { .text($0) })
         }
     }
 

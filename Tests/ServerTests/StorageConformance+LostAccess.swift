@@ -144,3 +144,64 @@ extension StorageConformance {
         }
     }
 }
+
+extension StorageConformance {
+    /// Who may read an object, and who once could, through its life: created, its ACL changed, deleted
+    /// (the tombstone keeps the readers of its last version) and made live again with another ACL.
+    /// The object read by ID, the change feed, the change count by readers and access at a checkpoint
+    /// all agree with that history, whichever way a backend keeps it.
+    static func readerHistory(_ factory: StorageFixtureFactory) async throws {
+        try await withStorage(factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            func expectReaders(_ current: Set<String>, former: Set<String>, deleted: Bool, _ step: String) async throws {
+                let read = try #require(try await storage.object(datastoreKey: key, className: "T", objectId: "x"))
+                #expect(read.isDeleted == deleted, "\(step)")
+                #expect(read.readers == current, "\(step): read by ID")
+                #expect(read.formerReaders == former, "\(step): read by ID")
+                let feed = try await storage.changes(datastoreKey: key, after: 0, limit: 10, classes: nil)
+                #expect(feed.map(\.objectId) == ["x"], "\(step)")
+                #expect(feed.first?.readers == current, "\(step): the feed")
+                #expect(feed.first?.formerReaders == former, "\(step): the feed")
+                for principal in ["u1", "u2", "u3", "u4", "u9"] {
+                    let count = try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: [principal])
+                    #expect(count == (former.contains(principal) ? 1 : 0), "\(step): changes counted for \(principal)")
+                }
+            }
+
+            let x1 = object("x", acl: readable(by: .user("u1"), .user("u2")))
+            try await StorageWrites.put(x1, datastoreKey: key, into: storage)
+            try await expectReaders(["u1", "u2"], former: ["u1", "u2"], deleted: false, "created")
+
+            let x2 = updated(x1, [:], acl: readable(by: .user("u2"), .user("u3")))
+            try await StorageWrites.put(x2, datastoreKey: key, into: storage)
+            try await expectReaders(["u2", "u3"], former: ["u1", "u2", "u3"], deleted: false, "ACL changed")
+
+            let x3 = StorageWrites.tombstone(of: x2)
+            try await StorageWrites.put(x3, deleted: true, datastoreKey: key, into: storage)
+            try await expectReaders(["u2", "u3"], former: ["u1", "u2", "u3"], deleted: true, "deleted")
+
+            var x4 = updated(x3, ["n": 4], acl: readable(by: .user("u3"), .user("u4")))
+            x4.fieldVersions = ["n": 4]
+            try await StorageWrites.put(x4, datastoreKey: key, into: storage)
+            try await expectReaders(["u3", "u4"], former: ["u1", "u2", "u3", "u4"], deleted: false, "made live again")
+
+            // At a checkpoint after the last change, its readers are those of now.
+            let checkpoint = try #require(try await storage.datastore(key: key)).sequence
+            for (former, current, lost) in [
+                (Set(["u2"]), Set<String>(), false), (["u3"], ["u9"], true), (["u4"], ["u3"], false), (["u1"], [], false),
+            ] {
+                let found = try await storage.lostAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: current)
+                #expect(found.map(\.objectId) == (lost ? ["x"] : []), "lost from \(former) to \(current)")
+            }
+            for (former, current, gained) in [
+                (Set(["u9"]), Set(["u4"]), true), (["u3"], ["u4"], false), (["u9"], ["u2"], false),
+            ] {
+                let found = try await storage.gainedAccess(
+                    datastoreKey: key, atSequence: checkpoint, formerPrincipals: former, currentPrincipals: current,
+                    limit: 10)
+                #expect(found.map(\.objectId) == (gained ? ["x"] : []), "gained from \(former) to \(current)")
+            }
+        }
+    }
+}

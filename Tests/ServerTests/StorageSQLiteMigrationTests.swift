@@ -299,10 +299,13 @@ struct StorageSQLiteMigrationTests {
         try await storage.prepare()
         let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
         try await StorageConformance.ReaderSetCase.write(storage, datastoreKey: key)
-        // What a v9 server left: the same objects and readers' history, without sets.
+        // What a v9 server left: the same objects and readers' history (with its rows of current
+        // readers, as before v15), without sets.
         try await storage.pool.write { db in
+            try db.execute(sql: Self.currentReaderRows)
             try db.execute(
                 sql: """
+                    DELETE FROM grdb_migrations WHERE identifier = 'v15: readers'' history without current readers';
                     DROP INDEX objects_by_readers;
                     DROP INDEX objects_live_by_key;
                     ALTER TABLE objects DROP COLUMN readers;
@@ -350,6 +353,114 @@ struct StorageSQLiteMigrationTests {
             #expect(try SQLiteStorage.readerSets(of: ["*", "u1"], db) == nil, "past the most: tested object by object")
             #expect(try SQLiteStorage.readerSets(of: ["*", "u1", "other3"], db) == nil)
         }
+        try await storage.close()
+    }
+
+    /// Adds the readers' history rows a server before v15 kept for each current reader of each
+    /// live object (open, from its last change), besides those kept since.
+    static let currentReaderRows = """
+        INSERT INTO object_readers (object_key, principal, from_sequence)
+            SELECT o.key, p.value, o.sequence FROM objects o JOIN reader_sets s ON s.id = o.readers,
+            json_each(s.principals) p WHERE o.deleted = 0 AND NOT EXISTS (
+                SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal = p.value AND r.to_sequence IS NULL)
+        """
+
+    @Test("a v14 database migrates to a readers' history without current readers: every read of readers answers the same")
+    func fromV14() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+        typealias C = StorageConformance
+        // Objects created, changed, deleted and made live again, with readers of their own.
+        let created = C.object("created", acl: C.readable(by: .user("u1"), .role("R")))
+        let everyone = C.object("everyone")
+        let publicOwned = C.object("publicOwned", acl: C.readable(by: .everyone, .user("u1")))
+        let changed = C.object("changed", acl: C.readable(by: .user("u1"), .user("u2")))
+        let deleted = C.object("deleted", acl: C.readable(by: .user("u2"), .user("u3")))
+        for snapshot in [created, everyone, changed, deleted, publicOwned] {
+            try await StorageWrites.put(snapshot, datastoreKey: key, into: storage)
+        }
+        // A creation writes no history: its readers are its reader set.
+        let rowsOfCreations = try await storage.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM object_readers") ?? -1
+        }
+        #expect(rowsOfCreations == 1, "only u1 of publicOwned, whose set is `*` alone")
+        try await StorageWrites.put(
+            C.updated(changed, [:], acl: C.readable(by: .user("u2"), .user("u3"))), datastoreKey: key, into: storage)
+        let tombstone = StorageWrites.tombstone(of: deleted)
+        try await StorageWrites.put(tombstone, deleted: true, datastoreKey: key, into: storage)
+        let revived = C.object("revived", acl: C.readable(by: .user("u1")))
+        try await StorageWrites.put(revived, datastoreKey: key, into: storage)
+        let revivedTombstone = StorageWrites.tombstone(of: revived)
+        try await StorageWrites.put(revivedTombstone, deleted: true, datastoreKey: key, into: storage)
+        try await StorageWrites.put(
+            C.updated(revivedTombstone, [:], acl: C.readable(by: .user("u4"))), datastoreKey: key, into: storage)
+        let checkpoint = try #require(try await storage.datastore(key: key)).sequence
+
+        let principals: [Set<String>] = [["u1"], ["u2"], ["u3"], ["u4"], ["role:R"], ["*", "u1"], ["*"], []]
+        func answers() async throws -> [String] {
+            var found: [String] = []
+            for id in ["created", "everyone", "changed", "deleted", "revived", "publicOwned"] {
+                let read = try #require(try await storage.object(datastoreKey: key, className: "T", objectId: id))
+                found.append("\(id): \(read.readers.sorted()) \(read.formerReaders.sorted())")
+            }
+            for object in try await storage.changes(datastoreKey: key, after: 0, limit: 100, classes: nil) {
+                found.append("feed \(object.objectId): \(object.readers.sorted()) \(object.formerReaders.sorted())")
+            }
+            for readers in principals {
+                let count = try await storage.changeCount(datastoreKey: key, after: 0, classes: nil, readers: readers)
+                found.append("count \(readers.sorted()): \(count)")
+                for current in principals {
+                    let lost = try await storage.lostAccess(
+                        datastoreKey: key, atSequence: checkpoint, formerPrincipals: readers, currentPrincipals: current)
+                    let gained = try await storage.gainedAccess(
+                        datastoreKey: key, atSequence: checkpoint, formerPrincipals: readers, currentPrincipals: current,
+                        limit: 100)
+                    found.append(
+                        "\(readers.sorted()) to \(current.sorted()): lost \(lost.map(\.objectId)) gained \(gained.map(\.objectId))")
+                }
+                let page = try await storage.find(Query("T").order(by: "objectId"), datastoreKey: key, readers: readers, limit: 10)
+                found.append("query \(readers.sorted()): \(page.objects.map(\.objectId))")
+            }
+            return found
+        }
+        let expected = try await answers()
+
+        // What a v14 server kept besides: a history row, open, for each current reader of each
+        // live object.
+        try await storage.pool.write { db in
+            try db.execute(sql: Self.currentReaderRows)
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v15: readers'' history without current readers'")
+        }
+        try SQLiteMigrations.migrator.migrate(storage.pool)
+
+        let (open, tombstoneRows) = try await storage.pool.read { db in
+            (
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
+                        LEFT JOIN reader_sets s ON s.id = o.readers
+                        WHERE o.deleted = 0 AND r.to_sequence IS NULL AND (r.principal = '*' OR s.principals IS NOT '["*"]')
+                        """) ?? -1,
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT r.principal FROM object_readers r JOIN objects o ON o.key = r.object_key
+                        WHERE o.object_id = 'deleted' AND r.to_sequence IS NULL ORDER BY r.principal
+                        """)
+            )
+        }
+        #expect(open == 0, "live objects' current readers are their sets, and those a set does not name")
+        #expect(tombstoneRows == ["u2", "u3"], "a tombstone keeps its readers")
+        let migrated = try await answers()
+        #expect(migrated == expected)
+        #expect(expected.contains("feed deleted: [\"u2\", \"u3\"] [\"u2\", \"u3\"]"), "\(expected)")
+        #expect(expected.contains("revived: [\"u4\"] [\"u1\", \"u4\"]"), "\(expected)")
+        #expect(expected.contains("publicOwned: [\"*\", \"u1\"] [\"*\", \"u1\"]"), "\(expected)")
+        #expect(expected.contains("[\"u1\"] to []: lost [\"created\", \"publicOwned\"] gained []"), "\(expected)")
         try await storage.close()
     }
 }

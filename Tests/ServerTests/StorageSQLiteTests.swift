@@ -115,6 +115,10 @@ struct StorageConformanceTests {
         try await StorageConformance.lostAccessAfterACLChange(backend.factory)
     }
 
+    @Test("readers' history: an ACL change, a delete and a revival", arguments: StorageBackend.tested) func readerHistory(backend: StorageBackend) async throws {
+        try await StorageConformance.readerHistory(backend.factory)
+    }
+
     @Test("durability: close and reopen", arguments: StorageBackend.tested) func durability(backend: StorageBackend) async throws {
         try await StorageConformance.durability(backend.factory)
     }

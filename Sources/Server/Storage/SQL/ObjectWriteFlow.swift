@@ -243,6 +243,8 @@ struct ObjectStorePlan {
     /// The operation's version and its logged form.
     var operationVersion: Int64
     var operation: String
+    /// Whether the row held a live object before this write (not a tombstone, not absent).
+    var wasLive: Bool
     /// Changes to the datastore's live record count and size.
     var countDelta: Int64
     var sizeDelta: Int64
@@ -302,6 +304,7 @@ struct ObjectStorePlan {
         self.operation = try logged.encodedDocument()
 
         let wasLive = existing.map { !$0.object.isDeleted } ?? false
+        self.wasLive = wasLive
         let previousSize = wasLive ? (existing.map { Int64(SizeAccounting.recordSize($0.object.snapshot)) } ?? 0) : 0
         countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
         sizeDelta = size - previousSize

@@ -441,6 +441,24 @@ enum SQLiteMigrations {
                     CREATE INDEX object_elements_by_value ON object_elements(partition, field, element_key);
                     """)
         }
+        migrator.registerMigration("v15: readers' history without current readers") { db in
+            // Every object kept a history row per reader, open while the reader could read it,
+            // and an index of them by principal: a creation readable by four principals wrote
+            // eight B-tree entries for them, a third of what it wrote. A live object's current
+            // readers are its reader set since v10, so the history now keeps only what the set
+            // does not tell: access that ended, a tombstone's readers, and the readers of an
+            // object everyone may read besides `*` (its set is `*` alone)
+            // (``SQLiteObjectWriter``'s `storeReaderHistory`). The other open rows of live
+            // objects go.
+            try db.execute(
+                sql: """
+                    DELETE FROM object_readers WHERE to_sequence IS NULL
+                        AND object_key IN (SELECT key FROM objects WHERE deleted = 0)
+                        AND (principal = '*' OR object_key NOT IN (
+                            SELECT o.key FROM objects o JOIN reader_sets s ON s.id = o.readers
+                            WHERE o.deleted = 0 AND s.principals = '["*"]'));
+                    """)
+        }
         return migrator
     }
 }

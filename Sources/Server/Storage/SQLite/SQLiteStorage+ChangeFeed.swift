@@ -42,10 +42,14 @@ extension SQLiteStorage {
             var readerFilter = ""
             var readerArguments: [String] = []
             if let readers {
+                // Readable now (its set), or once (the readers' history: ended access, a
+                // tombstone's readers).
                 let (placeholders, arguments) = Self.principalList(readers)
-                readerFilter =
-                    " AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal IN (\(placeholders)))"
-                readerArguments = arguments
+                readerFilter = """
+                     AND (o.readers IN (SELECT m.reader_set FROM reader_set_members m WHERE m.principal IN (\(placeholders))) \
+                    OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal IN (\(placeholders))))
+                    """
+                readerArguments = arguments + arguments
             }
             let arguments: [any DatabaseValueConvertible] = [datastoreKey, sequence] + classArguments + readerArguments
             return try Int.fetchOne(
@@ -62,22 +66,16 @@ extension SQLiteStorage {
     ) async throws -> [Pointer] {
         guard !formerPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
-            let (former, formerArguments) = Self.principalList(formerPrincipals)
-            let (current, currentArguments) = Self.principalList(currentPrincipals)
+            let (formerTest, currentTest) = (Self.readable(by: formerPrincipals), Self.readable(by: currentPrincipals))
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT o.class_name, o.object_id FROM objects o
                     WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
-                    AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                        AND r.principal IN (\(former)) AND r.from_sequence <= ?
-                        AND (r.to_sequence IS NULL OR r.to_sequence > ?))
-                    AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                        AND r.to_sequence IS NULL AND r.principal IN (\(current)))
+                    AND \(formerTest.sql) AND NOT \(currentTest.sql)
                     ORDER BY o.sequence
                     """,
-                arguments: StatementArguments(
-                    [datastoreKey, sequence] + formerArguments + [sequence, sequence] + currentArguments))
+                arguments: StatementArguments([datastoreKey, sequence] + formerTest.arguments + currentTest.arguments))
             return rows.map { Pointer(className: $0["class_name"], objectId: $0["object_id"]) }
         }
     }
@@ -89,25 +87,39 @@ extension SQLiteStorage {
     ) async throws -> [FeedObject] {
         guard !currentPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
-            let (current, currentArguments) = Self.principalList(currentPrincipals)
-            let (former, formerArguments) = Self.principalList(formerPrincipals)
+            let (currentTest, formerTest) = (Self.readable(by: currentPrincipals), Self.readable(by: formerPrincipals))
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT \(Self.feedColumns) FROM \(Self.feedFrom)
                     WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
-                    AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                        AND r.to_sequence IS NULL AND r.principal IN (\(current)))
-                    AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                        AND r.principal IN (\(former)) AND r.from_sequence <= ?
-                        AND (r.to_sequence IS NULL OR r.to_sequence > ?))
+                    AND \(currentTest.sql) AND NOT \(formerTest.sql)
                     ORDER BY o.sequence LIMIT ?
                     """,
                 arguments: StatementArguments(
-                    [datastoreKey, sequence] + currentArguments + formerArguments
-                        + [sequence, sequence, Int64(limit)]))
+                    [datastoreKey, sequence] + currentTest.arguments + formerTest.arguments + [Int64(limit)]))
             return try Self.feedObjects(rows)
         }
+    }
+
+    /// Whether a live object (`o`) is readable now by one of `principals`, never unknown: its
+    /// reader set has one of them as a member or, for principals without `*`, the readers its set
+    /// does not name have one (current rows of the readers' history, schema v15).
+    ///
+    /// Access at a checkpoint (``lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``,
+    /// ``gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``) is
+    /// asked of live objects unchanged since it, whose readers then are those of now: the ended
+    /// access the history keeps ended at or before the object's last change.
+    static func readable(by principals: Set<String>) -> (sql: String, arguments: [String]) {
+        let (list, arguments) = principalList(principals)
+        let sets = "coalesce(o.readers IN (SELECT m.reader_set FROM reader_set_members m WHERE m.principal IN (\(list))), 0)"
+        guard !principals.contains("*") else { return ("(\(sets))", arguments) }
+        return (
+            """
+            (\(sets) OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL \
+            AND r.principal IN (\(list))))
+            """, arguments + arguments
+        )
     }
 
     /// The change feed's filter on classes (none when `nil`): one JSON array, so that the

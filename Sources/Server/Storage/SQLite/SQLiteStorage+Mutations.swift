@@ -246,6 +246,59 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         }
     }
 
+    /// Writes what the readers' history (`object_readers`, schema v15) must change for `plan`.
+    /// A live object's current readers are its reader set (`objects.readers`), so the history
+    /// holds only what the set does not tell:
+    /// - **access that ended**: a row with `to_sequence`, the change that ended it;
+    /// - a **tombstone's readers**, those of its last version, who are told of the delete: rows
+    ///   without `to_sequence`;
+    /// - a live object's current readers **the set does not name**
+    ///   (``SQLIndexRows/readersBeyondSet(_:)``: a set holding `*` is `*` alone), rows without
+    ///   `to_sequence`, so that a caller without `*` is answered exactly.
+    ///
+    /// Creating an object readable by some users or roles writes no row at all: with four
+    /// readers its history rows and their index were eight of the B-tree entries a creation
+    /// wrote, and 15% of a push of creations' time (docs/benchmarks.md). `from_sequence` is the
+    /// change that wrote the row (before v15, the change that granted the access); no read
+    /// depends on it: the feed reads who, and access at a checkpoint is read from objects
+    /// unchanged since it (``SQLiteStorage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``).
+    private func storeReaderHistory(_ plan: ObjectStorePlan, objectKey key: Int64) throws {
+        let after = plan.stored.readers
+        let before = after.subtracting(plan.startedReaders).union(plan.endedReaders)
+        let wasTombstone = plan.existingKey != nil && !plan.wasLive
+        // The rows without an end before and after the write.
+        let openBefore = wasTombstone ? before : plan.wasLive ? SQLIndexRows.readersBeyondSet(before) : []
+        let openAfter = plan.deleted ? after : SQLIndexRows.readersBeyondSet(after)
+        guard !(plan.endedReaders.isEmpty && openBefore == openAfter) else { return }
+        let insert = try DirectStatement(
+            db.cachedStatement(
+                sql: "INSERT INTO object_readers (object_key, principal, from_sequence, to_sequence) VALUES (?, ?, ?, ?)"))
+        func row(_ principal: String, ended: Bool) throws {
+            try insert.execute { values in
+                values.bind(key)
+                values.bind(principal)
+                values.bind(plan.sequence)
+                values.bind(ended ? plan.sequence : nil)
+            }
+        }
+        for principal in plan.endedReaders {
+            if openBefore.contains(principal) {
+                try db.cachedStatement(
+                    sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
+                ).execute(arguments: [plan.sequence, key, principal])
+            } else {
+                try row(principal, ended: true)
+            }
+        }
+        // Readers who go on, now named by the set.
+        for principal in openBefore.intersection(after).subtracting(openAfter).sorted() {
+            try db.cachedStatement(
+                sql: "DELETE FROM object_readers WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
+            ).execute(arguments: [key, principal])
+        }
+        for principal in openAfter.subtracting(openBefore).sorted() { try row(principal, ended: false) }
+    }
+
     /// Writes what `plan` says. Its statements are bound directly (``DirectStatement``): a push
     /// runs them for every mutation, and GRDB's boxing of each argument was a twentieth of it.
     func store(_ plan: ObjectStorePlan) throws -> Int64 {
@@ -333,20 +386,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         try SQLiteStorage.insertRows(
             plan.addedFields, objectKey: key, datastoreKey: plan.datastoreKey, className: plan.className, db)
         try SQLiteStorage.countUnindexed(plan.unindexed, datastoreKey: plan.datastoreKey, className: plan.className, db)
-        for principal in plan.endedReaders {
-            try db.cachedStatement(
-                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
-            ).execute(arguments: [plan.sequence, key, principal])
-        }
-        let started = try DirectStatement(
-            db.cachedStatement(sql: "INSERT INTO object_readers (object_key, principal, from_sequence) VALUES (?, ?, ?)"))
-        for principal in plan.startedReaders {
-            try started.execute { values in
-                values.bind(key)
-                values.bind(principal)
-                values.bind(plan.sequence)
-            }
-        }
+        try storeReaderHistory(plan, objectKey: key)
         try DirectStatement(
             db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO object_operations (object_key, version, operation, sequence) VALUES (?, ?, ?, ?)")

@@ -136,8 +136,11 @@ extension SQLiteStorage {
     }
 
     /// The current and former readers of the objects of `keys`, by object key: one prepared
-    /// statement (the keys as one JSON array), its columns read by position. (The change feed
-    /// reads readers with its rows instead, ``feedColumns``.)
+    /// statement (the keys as one JSON array), its columns read by position. A live object's
+    /// current readers are its reader set's principals, the readers' history adds those whose
+    /// access ended; a tombstone's are its history's rows without an end
+    /// (``SQLiteObjectWriter``'s `storeReaderHistory`). (The change feed reads readers with its
+    /// rows instead, ``feedColumns``.)
     private static func readers(of keys: [Int64], _ db: Database) throws
         -> [Int64: (current: Set<String>, former: Set<String>)]
     {
@@ -146,7 +149,10 @@ extension SQLiteStorage {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT object_key, principal, to_sequence IS NULL FROM object_readers
-                WHERE object_key IN (SELECT value FROM json_each(?))
+                WHERE object_key IN (SELECT value FROM json_each(?1))
+                UNION ALL
+                SELECT o.key, p.value, 1 FROM objects o JOIN reader_sets s ON s.id = o.readers, json_each(s.principals) p
+                WHERE o.key IN (SELECT value FROM json_each(?1)) AND o.deleted = 0
                 """)
         let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
         let cursor = try Row.fetchCursor(statement, arguments: [list])

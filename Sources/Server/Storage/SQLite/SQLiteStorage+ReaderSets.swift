@@ -8,8 +8,10 @@ import Synchronization
 /// once (`reader_sets`, its members in `reader_set_members`), and each live object's row names
 /// its set (`objects.readers`). A query tests an object's set against the few sets its caller is
 /// a member of, on the object's own row, instead of looking up the object's readers; a count reads
-/// the index on `(datastore_key, class_name, readers)` alone. The readers' history
-/// (`object_readers`) stays what the change feed reads.
+/// the index on `(datastore_key, class_name, readers)` alone. Since v15 the set is also who
+/// may read a live object now, everywhere: the readers' history (`object_readers`) keeps only
+/// what a set does not tell (ended access, tombstones' readers, the readers of an object
+/// everyone may read besides `*`; ``SQLiteObjectWriter``'s `storeReaderHistory`).
 extension SQLiteStorage {
     /// The ID of the reader set of `readers` (``SQLIndexRows/readerSet(of:)``), made with its
     /// members when it is new. Sets no object names are deleted by ``sweepReaderSets()``.
