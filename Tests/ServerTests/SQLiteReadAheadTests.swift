@@ -11,7 +11,7 @@ import Testing
 /// its savepoints take back: the datastore's counters it keeps, and results recorded in the table
 /// of schemas before v4. (``StorageConformance/readAhead(_:)`` covers what both backends share.)
 @Suite struct SQLiteReadAheadTests {
-    @Test("a write that fails after storing its object leaves no gap in the feed, no count and no reader set behind")
+    @Test("a write that fails after storing its object leaves no gap in the feed, no count, no reader set and no partition behind")
     func failureAfterTheStore() async throws {
         try await SQLiteRowFieldsTests.withStorage(batch: 1000) { storage in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
@@ -26,9 +26,11 @@ import Testing
                         CREATE TEMP TRIGGER refuse_m1 BEFORE INSERT ON mutation_results WHEN new.mutation_id = 'm1'
                         BEGIN SELECT RAISE(ABORT, 'injected'); END
                         """)
+                // o1 and o2 are of class P, whose value-index partition o1 makes first.
                 let requests = ids.enumerated().map { index, id in
                     ObjectWriteRequest(
-                        datastoreKey: key, className: "T", objectId: "o\(index)", baseVersion: nil, mutation: ("u1", id))
+                        datastoreKey: key, className: [1, 2].contains(index) ? "P" : "T", objectId: "o\(index)",
+                        baseVersion: nil, mutation: ("u1", id))
                 }
                 try writer.lock(requests)
                 let written = requests.map { request in
@@ -37,7 +39,9 @@ import Testing
                         let acl = ["o1", "o2"].contains(request.objectId) ? StorageConformance.readable(by: .user("u9")) : nil
                         let outcome = try writer.write(request) { _ in
                             StorageWrites.decision(
-                                StorageConformance.object(request.objectId, fields: ["n": 1], acl: acl), deleted: false)
+                                StorageConformance.object(
+                                    request.objectId, className: request.className, fields: ["n": 1], acl: acl),
+                                deleted: false)
                         }
                         return "\(outcome)".hasPrefix("written") ? "written" : "\(outcome)"
                     } catch {
@@ -58,9 +62,23 @@ import Testing
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM objects WHERE datastore_key = ? AND deleted = 0", arguments: [key])
             }
             #expect(recounted == 3)
-            #expect(try await storage.object(datastoreKey: key, className: "T", objectId: "o1") == nil)
-            let byU9 = try await storage.find(Query("T"), datastoreKey: key, readers: ["u9"], limit: 10)
+            #expect(try await storage.object(datastoreKey: key, className: "P", objectId: "o1") == nil)
+            let byU9 = try await storage.find(Query("P"), datastoreKey: key, readers: ["u9"], limit: 10)
             #expect(byU9.objects.map(\.objectId) == ["o2"])
+            let byValue = try await storage.find(
+                Query(className: "P", predicate: .comparison(field: "n", op: .equal, value: 1)), datastoreKey: key,
+                readers: ["*", "u9"], limit: 10)
+            #expect(byValue.objects.map(\.objectId) == ["o2"], "o2's rows are in the partition of P")
+            let misplaced = try await storage.pool.read { db in
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM object_fields f JOIN objects o ON o.key = f.object_key
+                        LEFT JOIN object_partitions p ON p.key = f.partition
+                        WHERE p.key IS NULL OR p.class_name != o.class_name
+                        """)
+            }
+            #expect(misplaced == 0)
             let filed = try await storage.pool.read { db in
                 try String.fetchOne(
                     db,

@@ -26,6 +26,10 @@ extension SQLiteObjectWriter {
         /// The reader sets' IDs found or made in this transaction (a push's objects share a few);
         /// dropped with the datastores, as a set made by a failed write is gone with it.
         private var readerSets: [Set<String>: Int64] = [:]
+        /// The value-index partitions found or made in this transaction
+        /// (``SQLiteStorage/partition(datastoreKey:className:_:)``: a push's objects share one or
+        /// two); dropped with the datastores, as one made by a failed write is gone with it.
+        private var partitions: [ClassName: Int64] = [:]
 
         struct ResultKey: Hashable {
             var scope: String
@@ -149,11 +153,22 @@ extension SQLiteObjectWriter {
             return id
         }
 
-        /// Drops the kept datastores and reader sets: a write's savepoint rolled back, and with it
-        /// its counters and the sets it made.
+        /// The value-index partition of `className` in `datastoreKey`, found or made by `find` the
+        /// first time in the transaction.
+        func partition(datastoreKey: Int64, className: String, find: () throws -> Int64) rethrows -> Int64 {
+            let name = ClassName(datastoreKey: datastoreKey, className: className)
+            if let known = partitions[name] { return known }
+            let key = try find()
+            partitions[name] = key
+            return key
+        }
+
+        /// Drops the kept datastores, reader sets and partitions: a write's savepoint rolled back,
+        /// and with it its counters and the sets and partitions it made.
         func rolledBack() {
             datastores.removeAll()
             readerSets.removeAll()
+            partitions.removeAll()
         }
     }
 }

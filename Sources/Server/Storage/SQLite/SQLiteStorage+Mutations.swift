@@ -383,8 +383,14 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE object_key = ?").execute(arguments: [key])
             }
         }
-        try SQLiteStorage.insertRows(
-            plan.addedFields, objectKey: key, datastoreKey: plan.datastoreKey, className: plan.className, db)
+        if !plan.addedFields.isEmpty {
+            let partition = try readAhead.partition(datastoreKey: plan.datastoreKey, className: plan.className) {
+                try SQLiteStorage.partition(datastoreKey: plan.datastoreKey, className: plan.className, db)
+            }
+            try SQLiteStorage.insertRows(
+                plan.addedFields, objectKey: key, datastoreKey: plan.datastoreKey, className: plan.className,
+                partition: partition, db)
+        }
         try SQLiteStorage.countUnindexed(plan.unindexed, datastoreKey: plan.datastoreKey, className: plan.className, db)
         try storeReaderHistory(plan, objectKey: key)
         try DirectStatement(

@@ -240,11 +240,14 @@ extension SQLiteStorage {
 
     /// Inserts the `object_fields` rows of an object of `className` in `datastoreKey`, and the
     /// `object_elements` rows of their elements, in its partition (``partition(datastoreKey:className:_:)``).
+    /// - Parameter partition: The partition, when the caller knows it; looked up (and made when
+    ///   needed) otherwise.
     static func insertRows(
-        _ rows: [SQLIndexRows.FieldRow], objectKey: Int64, datastoreKey: Int64, className: String, _ db: Database
+        _ rows: [SQLIndexRows.FieldRow], objectKey: Int64, datastoreKey: Int64, className: String,
+        partition known: Int64? = nil, _ db: Database
     ) throws {
         guard !rows.isEmpty else { return }
-        let partition = try partition(datastoreKey: datastoreKey, className: className, db)
+        let partition = try known ?? partition(datastoreKey: datastoreKey, className: className, db)
         // Bound directly (``DirectStatement``): every field of every object a push writes.
         let fields = try DirectStatement(
             db.cachedStatement(
@@ -274,8 +277,8 @@ extension SQLiteStorage {
 
     /// The partition of the objects of `className` in `datastoreKey`: the key their rows carry in
     /// the value indexes, which lead with it (``SQLQueryCompiler/valuePartition``), made on first
-    /// use. Read in the writer's own transaction each time, never kept: a savepoint that made it
-    /// may roll back.
+    /// use. Read in the writer's own transaction; a push's writes keep it for the transaction,
+    /// forgotten when a savepoint rolls back (``SQLiteObjectWriter/ReadAhead/partition(datastoreKey:className:find:)``).
     static func partition(datastoreKey: Int64, className: String, _ db: Database) throws -> Int64 {
         if let key = try existingPartition(datastoreKey: datastoreKey, className: className, db) { return key }
         try db.cachedStatement(sql: "INSERT INTO object_partitions (datastore_key, class_name) VALUES (?, ?)")
