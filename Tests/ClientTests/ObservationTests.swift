@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RooftopShared
 import Testing
 
@@ -121,6 +122,39 @@ struct ObservationTests {
             _ = try await top.find(policy: .remoteAndStore)
             try await probe.next("the refreshed result") { $0.objectIds == ["g2", "g1"] }
         }
+    }
+
+    @Test("a reader cancelled while elements are published to it: neither waits on the other")
+    func cancelWhilePublishing() async throws {
+        // A publish resumes a waiting reader (the runtime takes the reader task's lock); cancelling
+        // the reader holds that lock while its stream's termination handler runs. Yielding under
+        // the broadcaster's lock while the handler took it deadlocked both (found by the
+        // convergence harness, a continuous sync stopped while a live signal was published). The
+        // publisher and the canceller run on threads of their own, so that a deadlock cannot take
+        // the wait below with it.
+        let broadcaster = Broadcaster<Int>()
+        let done = Mutex(0)
+        let rounds = 3_000
+        let driver = Thread {
+            for _ in 0..<rounds {
+                let stream = broadcaster.stream()
+                let reader = Task { for await _ in stream {} }
+                let cancelled = DispatchSemaphore(value: 0)
+                let canceller = Thread {
+                    reader.cancel()
+                    cancelled.signal()
+                }
+                canceller.start()
+                for element in 0..<20 { broadcaster.publish(element) }
+                cancelled.wait()
+                done.withLock { $0 += 1 }
+            }
+        }
+        driver.start()
+        try await TestWait.until(within: .seconds(120), "\(rounds) rounds of publishing while a reader is cancelled") {
+            done.withLock { $0 } == rounds
+        }
+        try await TestWait.until("the cancelled readers' streams end") { broadcaster.observerCount == 0 }
     }
 
     @Test("a store-change stream opened after the store closed ends at once")

@@ -24,6 +24,16 @@ final class Broadcaster<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Held while elements are handed to streams (and while a stream is registered or all are
+    /// finished), so that every stream gets them in the order they were published. Never taken
+    /// by a stream's termination handler, which takes only `state`.
+    ///
+    /// Handing an element to a waiting reader resumes its task, which takes the runtime's lock of
+    /// that task; cancelling the task holds that lock while the stream's termination handler runs.
+    /// Handed under `state`, which the handler takes, the two waited on each other forever (the
+    /// convergence harness found it: a continuous sync stopped while a live signal was
+    /// published). `state` is therefore only ever held for moments, never around a yield.
+    private let delivery = Mutex(())
     private let replayingLatest: Bool
 
     /// A broadcaster.
@@ -40,13 +50,16 @@ final class Broadcaster<Element: Sendable>: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
         }
-        let finished = state.withLock { state in
-            if let latest = state.latest { continuation.yield(latest) }
-            if !state.finished { state.observers[id] = continuation }
-            return state.finished
+        delivery.withLock { _ in
+            let (latest, finished) = state.withLock { state in
+                if !state.finished { state.observers[id] = continuation }
+                return (state.latest, state.finished)
+            }
+            // Nobody reads the new stream yet: yielding to it resumes no task.
+            if let latest { continuation.yield(latest) }
+            // Outside `state`: finishing runs `onTermination`, which takes it.
+            if finished { continuation.finish() }
         }
-        // Outside the lock: finishing runs `onTermination`, which takes it.
-        if finished { continuation.finish() }
         return stream
     }
 
@@ -61,21 +74,26 @@ final class Broadcaster<Element: Sendable>: Sendable {
 
     /// Sends an element to every current observer.
     func publish(_ element: Element) {
-        state.withLock { state in
-            if replayingLatest { state.latest = element }
-            // Under the lock, so that every stream gets the elements in the order they were published.
-            for observer in state.observers.values { observer.yield(element) }
+        delivery.withLock { _ in
+            let observers = state.withLock { state in
+                if replayingLatest { state.latest = element }
+                return Array(state.observers.values)
+            }
+            // Outside `state` (see ``delivery``); a stream that ended meanwhile drops it.
+            for observer in observers { observer.yield(element) }
         }
     }
 
     /// Ends every stream, present and future.
     func finish() {
-        let observers = state.withLock { state in
-            state.finished = true
-            defer { state.observers.removeAll() }
-            return Array(state.observers.values)
+        delivery.withLock { _ in
+            let observers = state.withLock { state in
+                state.finished = true
+                defer { state.observers.removeAll() }
+                return Array(state.observers.values)
+            }
+            for observer in observers { observer.finish() }
         }
-        for observer in observers { observer.finish() }
     }
 
     deinit {
