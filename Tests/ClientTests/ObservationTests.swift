@@ -133,26 +133,31 @@ struct ObservationTests {
         // publisher and the canceller run on threads of their own, so that a deadlock cannot take
         // the wait below with it.
         let broadcaster = Broadcaster<Int>()
-        let done = Mutex(0)
-        let rounds = 3_000
-        let driver = Thread {
-            for _ in 0..<rounds {
-                let stream = broadcaster.stream()
-                let reader = Task { for await _ in stream {} }
-                let cancelled = DispatchSemaphore(value: 0)
-                let canceller = Thread {
-                    reader.cancel()
-                    cancelled.signal()
-                }
-                canceller.start()
-                for element in 0..<20 { broadcaster.publish(element) }
-                cancelled.wait()
-                done.withLock { $0 += 1 }
+        let readers = 2_000
+        let tasks = (0..<readers).map { _ in
+            let stream = broadcaster.stream()
+            return Task { for await _ in stream {} }
+        }
+        let cancelled = Mutex(0)
+        let publishing = Mutex(true)
+        let publisher = Thread {
+            var element = 0
+            while publishing.withLock({ $0 }) {
+                broadcaster.publish(element)
+                element &+= 1
             }
         }
-        driver.start()
-        try await TestWait.until(within: .seconds(120), "\(rounds) rounds of publishing while a reader is cancelled") {
-            done.withLock { $0 } == rounds
+        let canceller = Thread {
+            for task in tasks {
+                task.cancel()
+                cancelled.withLock { $0 += 1 }
+            }
+            publishing.withLock { $0 = false }
+        }
+        publisher.start()
+        canceller.start()
+        try await TestWait.until(within: .seconds(120), "\(readers) readers cancelled while elements are published") {
+            cancelled.withLock { $0 } == readers
         }
         try await TestWait.until("the cancelled readers' streams end") { broadcaster.observerCount == 0 }
     }
