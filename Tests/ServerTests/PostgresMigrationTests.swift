@@ -157,10 +157,12 @@ struct PostgresMigrationTests {
                 try await storage.prepare()
                 let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
                 try await StorageConformance.ReaderSetCase.write(storage, datastoreKey: key)
-                // What a v5 server left: the same objects and readers' history, without sets.
+                // What a v5 server left: the same objects and readers' history (with a row per
+                // current reader, ``currentReaderRows``), without sets.
                 let client = storage.pool.client
                 let v6 = "v6: reader sets"
                 for statement in [
+                    Self.currentReaderRows,
                     "DROP INDEX objects_by_readers", "ALTER TABLE objects DROP COLUMN readers",
                     "DROP TABLE reader_set_members", "DROP TABLE reader_sets",
                 ] {
@@ -169,7 +171,9 @@ struct PostgresMigrationTests {
                 try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v6)", logger: logger)
                 let v7 = "v7: reader sets swept"
                 try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v7)", logger: logger)
-                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v6, v7])
+                let v10 = "v10: readers' history without current readers"
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v10)", logger: logger)
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v6, v7, v10])
                 try await storage.close()
             } catch {
                 try? await storage.close()
@@ -247,6 +251,68 @@ struct PostgresMigrationTests {
                 let pulled = try await storage.changes(datastoreKey: key, after: old, limit: 100, classes: nil)
                 #expect(pulled.map(\.objectId) == ["after"] && pulled.map(\.sequence) == [after.sequence])
                 #expect(try await storage.datastore(key: key)?.sequence == after.sequence)
+            }
+        }
+    }
+
+    /// What servers before v10 kept in the readers' history besides what a reader set does not
+    /// tell: a row without an end for each current reader of each live object.
+    static let currentReaderRows = """
+        INSERT INTO object_readers (object_key, principal, from_sequence)
+        SELECT o.key, p.value, o.sequence FROM objects o JOIN reader_sets s ON s.id = o.readers,
+        jsonb_array_elements_text(s.principals::jsonb) AS p(value) WHERE NOT o.deleted AND NOT EXISTS (
+            SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal = p.value AND r.to_sequence IS NULL)
+        """
+
+    @Test("a v9 database migrates to a readers' history without current readers: every read of readers answers the same",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV9() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            try await Self.withStorage(url: url, logger: logger) { storage in
+                try await storage.prepare()
+                let client = storage.pool.client
+                func count(_ sql: String) async throws -> Int64 {
+                    var found: Int64 = -1
+                    for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                        .decode(Int64.self)
+                    {
+                        found = value
+                    }
+                    return found
+                }
+                let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+                let checkpoint = try await ReaderHistoryCase.write(storage, datastoreKey: key) {
+                    // A creation writes no history: its readers are its reader set.
+                    let rows = try await count("SELECT count(*) FROM object_readers")
+                    #expect(rows == 1, "only u1 of publicOwned, whose set is `*` alone")
+                }
+                let expected = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
+                ReaderHistoryCase.checkExpected(expected)
+
+                // What a v9 server kept besides: a history row, open, for each current reader of
+                // each live object.
+                let v10 = "v10: readers' history without current readers"
+                try await client.query(PostgresQuery(unsafeSQL: Self.currentReaderRows), logger: logger)
+                #expect(try await count("SELECT count(*) FROM object_readers WHERE to_sequence IS NULL") > 5)
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v10)", logger: logger)
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v10])
+
+                let open = try await count(
+                    """
+                    SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
+                    LEFT JOIN reader_sets s ON s.id = o.readers
+                    WHERE NOT o.deleted AND r.to_sequence IS NULL AND (r.principal = '*' OR s.principals IS DISTINCT FROM '["*"]')
+                    """)
+                #expect(open == 0, "live objects' current readers are their sets, and those a set does not name")
+                let tombstoneRows = try await count(
+                    """
+                    SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
+                    WHERE o.object_id = 'deleted' AND r.to_sequence IS NULL AND r.principal IN ('u2', 'u3')
+                    """)
+                #expect(tombstoneRows == 2, "a tombstone keeps its readers")
+                let migrated = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
+                #expect(migrated == expected)
             }
         }
     }

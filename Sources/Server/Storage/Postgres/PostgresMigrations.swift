@@ -308,6 +308,22 @@ enum PostgresMigrations {
                 SELECT coalesce(max(sequence), 0) + 1 - pg_current_xact_id()::text::bigint * 1048576 FROM datastores
             """
         ),
+        Migration(
+            // A live object's current readers are its reader set (v6), so the readers' history
+            // keeps only what the set does not tell: access that ended, a tombstone's readers, and
+            // the readers of an object everyone may read besides `*` (its set is `*` alone)
+            // (``ReaderHistoryWrite``, as SQLite's v15). Creations wrote a row per reader, three
+            // of them with their index entries for an object four users may read. The other rows
+            // without an end of live objects go. Processes of an earlier version must be stopped
+            // first: they would end access by updating rows that are no longer there.
+            "v10: readers' history without current readers",
+            """
+            DELETE FROM object_readers r USING objects o
+                WHERE o.key = r.object_key AND NOT o.deleted AND r.to_sequence IS NULL
+                AND (r.principal = '*' OR NOT EXISTS (
+                    SELECT 1 FROM reader_sets s WHERE s.id = o.readers AND s.principals = '["*"]'))
+            """
+        ),
     ]
 
     /// Gives every user its name key (migration v5), the users read oldest first, written back

@@ -125,13 +125,15 @@ extension PostgresStatements {
             re AS (UPDATE object_readers r SET to_sequence = v.sequence
             FROM unnest($21::bigint[], $22::text[], $23::bigint[]) AS v(object_key, principal, sequence)
             WHERE r.object_key = v.object_key AND r.principal = v.principal AND r.to_sequence IS NULL),
-            rs AS (INSERT INTO object_readers (object_key, principal, from_sequence)
-            SELECT * FROM unnest($24::bigint[], $25::text[], $26::bigint[])),
+            rd AS (DELETE FROM object_readers r USING unnest($24::bigint[], $25::text[]) AS v(object_key, principal)
+            WHERE r.object_key = v.object_key AND r.principal = v.principal AND r.to_sequence IS NULL),
+            rs AS (INSERT INTO object_readers (object_key, principal, from_sequence, to_sequence)
+            SELECT * FROM unnest($26::bigint[], $27::text[], $28::bigint[], $29::bigint[])),
             p AS (INSERT INTO object_operations (object_key, version, operation, sequence)
-            SELECT * FROM unnest($27::bigint[], $28::bigint[], $29::text[], $30::bigint[])
+            SELECT * FROM unnest($30::bigint[], $31::bigint[], $32::text[], $33::bigint[])
             ON CONFLICT (object_key, version) DO UPDATE SET operation = excluded.operation, sequence = excluded.sequence),
             m AS (INSERT INTO mutation_results (scope, mutation_id, version, object_key, detail, created_at)
-            SELECT * FROM unnest($31::text[], $32::text[], $33::bigint[], $34::bigint[], $35::text[], $36::bigint[])
+            SELECT * FROM unnest($34::text[], $35::text[], $36::bigint[], $37::bigint[], $38::text[], $39::bigint[])
             ON CONFLICT DO NOTHING)
             SELECT count(*) FROM u
             """
@@ -140,7 +142,7 @@ extension PostgresStatements {
         var results: [MutationResultRow]
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 36)
+            var bindings = PostgresBindings(capacity: 39)
             let existing = stores.filter { $0.store.plan.existingKey != nil }
             PostgresStatements.appendObjectColumns(existing.map(\.store), to: &bindings)
             bindings.append(existing.map(\.key))
@@ -160,14 +162,23 @@ extension PostgresStatements {
             bindings.append(elements.map(\.1))
             bindings.append(PostgresByteaArray(elements.map(\.2)))
 
-            let ended = stores.flatMap { key, store in store.plan.endedReaders.map { (key, $0, store.plan.sequence) } }
-            bindings.append(ended.map(\.0))
-            bindings.append(ended.map(\.1))
-            bindings.append(ended.map(\.2))
-            let started = stores.flatMap { key, store in store.plan.startedReaders.map { (key, $0, store.plan.sequence) } }
-            bindings.append(started.map(\.0))
-            bindings.append(started.map(\.1))
-            bindings.append(started.map(\.2))
+            // The readers' history (``ReaderHistoryWrite``): open rows ended, open rows
+            // deleted, rows inserted (ended ones with their end).
+            let closed = stores.flatMap { key, store in store.plan.readerHistory.closed.map { (key, $0, store.plan.sequence) } }
+            bindings.append(closed.map(\.0))
+            bindings.append(closed.map(\.1))
+            bindings.append(closed.map(\.2))
+            let dropped = stores.flatMap { key, store in store.plan.readerHistory.dropped.map { (key, $0) } }
+            bindings.append(dropped.map(\.0))
+            bindings.append(dropped.map(\.1))
+            let inserted = stores.flatMap { key, store -> [(Int64, String, Int64, Int64?)] in
+                let (history, sequence) = (store.plan.readerHistory, store.plan.sequence)
+                return history.ended.map { (key, $0, sequence, sequence) } + history.opened.map { (key, $0, sequence, nil) }
+            }
+            bindings.append(inserted.map(\.0))
+            bindings.append(inserted.map(\.1))
+            bindings.append(inserted.map(\.2))
+            bindings.append(PostgresInt8Array(inserted.map(\.3)))
 
             bindings.append(stores.map(\.key))
             bindings.append(stores.map(\.store.plan.operationVersion))

@@ -91,13 +91,17 @@ extension PostgresStorage {
     public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
         async throws -> Int
     {
-        try await read { session in
+        // Readable now (its set), or once (the readers' history: ended access, a tombstone's
+        // readers, those a set of `*` alone does not name).
+        let list = readers.map { $0.sorted() } ?? []
+        return try await read { session in
             let count = try session.query(
                 """
                 SELECT count(*) FROM objects o WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence)
                 AND (\(classes == nil) OR o.class_name = ANY(\(classes.map { $0.sorted() } ?? [])))
-                AND (\(readers == nil) OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                    AND r.principal = ANY(\(readers.map { $0.sorted() } ?? []))))
+                AND (\(readers == nil)
+                    OR o.readers IN (SELECT m.reader_set FROM reader_set_members m WHERE m.principal = ANY(\(list)))
+                    OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal = ANY(\(list))))
                 """
             ).first?.decode(Int64.self) ?? 0
             return Int(count)
@@ -114,13 +118,11 @@ extension PostgresStorage {
         return try await read { session in
             try session.query(
                 """
-                SELECT o.class_name, o.object_id FROM objects o
+                WITH p AS (SELECT \(former)::text[] AS former_principals, \(formerPrincipals.contains("*")) AS former_all,
+                    \(current)::text[] AS current_principals, \(currentPrincipals.contains("*")) AS current_all)
+                SELECT o.class_name, o.object_id FROM objects o, p
                 WHERE o.datastore_key = \(datastoreKey) AND NOT o.deleted AND o.sequence <= \(sequence)
-                AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                    AND r.principal = ANY(\(former)) AND r.from_sequence <= \(sequence)
-                    AND (r.to_sequence IS NULL OR r.to_sequence > \(sequence)))
-                AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                    AND r.to_sequence IS NULL AND r.principal = ANY(\(current)))
+                AND \(unescaped: Self.readable(by: "former")) AND NOT \(unescaped: Self.readable(by: "current"))
                 ORDER BY o.sequence
                 """
             ).map { row in
@@ -140,16 +142,33 @@ extension PostgresStorage {
         return try await read { session in
             try Self.feedObjects(session.query(
                 """
-                \(unescaped: Self.feedObjectSelect)
+                WITH p AS (SELECT \(former)::text[] AS former_principals, \(formerPrincipals.contains("*")) AS former_all,
+                    \(current)::text[] AS current_principals, \(currentPrincipals.contains("*")) AS current_all)
+                \(unescaped: Self.feedObjectSelect) CROSS JOIN p
                 WHERE o.datastore_key = \(datastoreKey) AND NOT o.deleted AND o.sequence <= \(sequence)
-                AND EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                    AND r.to_sequence IS NULL AND r.principal = ANY(\(current)))
-                AND NOT EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key
-                    AND r.principal = ANY(\(former)) AND r.from_sequence <= \(sequence)
-                    AND (r.to_sequence IS NULL OR r.to_sequence > \(sequence)))
+                AND \(unescaped: Self.readable(by: "current")) AND NOT \(unescaped: Self.readable(by: "former"))
                 ORDER BY o.sequence LIMIT \(limit)
                 """
             ))
         }
+    }
+
+    /// Whether a live object (`o`) is readable now by the principals the statement's `p` (a
+    /// `WITH` of one row, joined) names (`former` or `current`: its columns `<name>_principals`, and `<name>_all`, whether they
+    /// hold `*`), never unknown: its reader
+    /// set has one of them as a member or, for principals without `*`, the readers its set does
+    /// not name have one (rows of the readers' history without an end, ``ReaderHistoryWrite``).
+    ///
+    /// Access at a checkpoint (``lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``,
+    /// ``gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``) is
+    /// asked of live objects unchanged since it, whose readers then are those of now (as on
+    /// SQLite, ``SQLiteStorage/readable(by:)``).
+    private static func readable(by principals: String) -> String {
+        """
+        (coalesce(o.readers IN (SELECT m.reader_set FROM reader_set_members m \
+        WHERE m.principal = ANY(p.\(principals)_principals)), false) \
+        OR (NOT p.\(principals)_all AND EXISTS (SELECT 1 FROM object_readers r \
+        WHERE r.object_key = o.key AND r.to_sequence IS NULL AND r.principal = ANY(p.\(principals)_principals))))
+        """
     }
 }

@@ -4,13 +4,21 @@ import RooftopSQL
 import RooftopShared
 
 extension PostgresStorage {
-    /// An object row with its current and former readers, in one statement (one snapshot).
+    /// An object row with its current and former readers, in one statement (one snapshot). A
+    /// live object's current readers are its reader set's principals and the history's rows
+    /// without an end (readers its set does not name); a tombstone's are those rows alone; its
+    /// former readers add the rows whose access ended (``ReaderHistoryWrite``).
     static let storedObjectSelect = """
         SELECT \(objectRowColumns), \
-        ARRAY(SELECT r.principal FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL), \
-        ARRAY(SELECT DISTINCT r.principal FROM object_readers r WHERE r.object_key = o.key) \
+        ARRAY(SELECT r.principal FROM object_readers r WHERE r.object_key = o.key AND r.to_sequence IS NULL \
+            UNION \(setPrincipals)), \
+        ARRAY(SELECT r.principal FROM object_readers r WHERE r.object_key = o.key UNION \(setPrincipals)) \
         FROM objects o JOIN datastores d ON d.key = o.datastore_key
         """
+
+    /// The principals of a live object's (`o`) reader set, as a `SELECT` of one text column.
+    private static let setPrincipals =
+        "SELECT jsonb_array_elements_text(s.principals::jsonb) FROM reader_sets s WHERE s.id = o.readers AND NOT o.deleted"
 
     /// An object row as the change feed reads it, in one statement (one snapshot):
     /// ``objectRowColumns``, then its reader set and the set's principals, a tombstone's readers,

@@ -230,10 +230,8 @@ struct ObjectStorePlan {
     var addedFields: [SQLIndexRows.FieldRow]
     /// Changes to the count of objects per field whose values the index does not fully store.
     var unindexed: [(field: String, delta: Int64)]
-    /// Principals who can no longer read it (their history rows end at `sequence`).
-    var endedReaders: [String]
-    /// Principals who can read it from `sequence` on.
-    var startedReaders: [String]
+    /// What the write changes in the readers' history (``ReaderHistoryWrite``).
+    var readerHistory: ReaderHistoryWrite
     /// The reader set queries file it under (`objects.readers`, ``SQLIndexRows/readerSet(of:)``):
     /// `nil` for a tombstone and for an object nobody may read.
     var readerSet: Set<String>?
@@ -287,10 +285,11 @@ struct ObjectStorePlan {
         // A tombstone keeps the readers of the last version: they are who is told of the delete.
         let before = existing?.object.readers ?? []
         let readers: Set<String> = deleted ? before : StoredObject.readers(of: snapshot.acl)
-        endedReaders = before.subtracting(readers).sorted()
-        startedReaders = readers.subtracting(before).sorted()
+        let wasLive = existing.map { !$0.object.isDeleted } ?? false
+        readerHistory = ReaderHistoryWrite(
+            before: before, after: readers, existed: existing != nil, wasLive: wasLive, deleted: deleted)
         readerSet = deleted ? nil : SQLIndexRows.readerSet(of: readers)
-        let readersChange = !(endedReaders.isEmpty && startedReaders.isEmpty)
+        let readersChange = before != readers
         flagsChange = existing.map { $0.object.isDeleted != deleted || readersChange } ?? true
 
         var logged = operation
@@ -303,12 +302,51 @@ struct ObjectStorePlan {
         operationVersion = operation.version
         self.operation = try logged.encodedDocument()
 
-        let wasLive = existing.map { !$0.object.isDeleted } ?? false
         self.wasLive = wasLive
         let previousSize = wasLive ? (existing.map { Int64(SizeAccounting.recordSize($0.object.snapshot)) } ?? 0) : 0
         countDelta = (deleted ? 0 : 1) - (wasLive ? 1 : 0)
         sizeDelta = size - previousSize
         stored = StoredObject(snapshot: snapshot, isDeleted: deleted, sequence: sequence, readers: readers)
+    }
+}
+
+/// What one write changes in the readers' history (`object_readers`), the same rule on both
+/// backends. A live object's current readers are its reader set (`objects.readers`), so the
+/// history keeps only what the set does not tell: access that ended (rows with a `to_sequence`),
+/// a tombstone's readers (rows without an end), and the readers of an object everyone may read
+/// besides `*` (its set is `*` alone: rows without an end, ``SQLIndexRows/readersBeyondSet(_:)``),
+/// so that a caller who does not hold `*` is answered exactly too. A creation readable by a few
+/// principals writes no rows at all (SQLite schema v15, PostgreSQL v10).
+///
+/// The four lists are disjoint: a principal's open row is ended (``closed``) or deleted
+/// (``dropped``) only when it exists, and the rows inserted (``ended``, ``opened``) name
+/// principals without one, so one statement may apply them all.
+struct ReaderHistoryWrite: Equatable {
+    /// Principals whose open row ends at the write's sequence (`to_sequence` set).
+    var closed: [String]
+    /// Principals whose access ends here without an open row: a row inserted already ended
+    /// (`from_sequence` and `to_sequence` both the write's sequence).
+    var ended: [String]
+    /// Principals whose open row is deleted: they go on reading, now named by the set.
+    var dropped: [String]
+    /// Principals given an open row from the write's sequence on.
+    var opened: [String]
+
+    /// Nothing to write.
+    var isEmpty: Bool { closed.isEmpty && ended.isEmpty && dropped.isEmpty && opened.isEmpty }
+
+    /// The change from `before` (the stored object's readers: a tombstone's are its last
+    /// version's; none when `existed` is false) to `after` (a tombstone's: `before`).
+    init(before: Set<String>, after: Set<String>, existed: Bool, wasLive: Bool, deleted: Bool) {
+        // The rows without an end before and after the write.
+        let openBefore: Set<String> =
+            !existed ? [] : wasLive ? SQLIndexRows.readersBeyondSet(before) : before
+        let openAfter = deleted ? after : SQLIndexRows.readersBeyondSet(after)
+        let lost = before.subtracting(after)
+        closed = lost.intersection(openBefore).sorted()
+        ended = lost.subtracting(openBefore).sorted()
+        dropped = openBefore.intersection(after).subtracting(openAfter).sorted()
+        opened = openAfter.subtracting(openBefore).sorted()
     }
 }
 

@@ -14,16 +14,16 @@ func objectRowColumnList(datastoreID: String) -> String {
 }
 
 extension SQLIndexLayout {
-    /// The server's layout, on both backends: pages select ``objectRowColumns``, and
-    /// `object_readers` keeps each reader's history (a row is current until `to_sequence`).
+    /// The server's layout, on both backends: pages select ``objectRowColumns``, and who may read
+    /// an object is its reader set (`objects.readers`, `reader_set_members`) and the current
+    /// readers the set does not name, the readers' history keeping no row a set tells
+    /// (``ReaderHistoryWrite``, ``SQLIndexLayout/Readers/setsAndRows(current:)``; a row of the
+    /// history is current until `to_sequence`).
     static let server = SQLIndexLayout(
         source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
-        readers: .perObject(current: "r.to_sequence IS NULL"))
+        readers: .setsAndRows(current: "r.to_sequence IS NULL"))
 
-    /// The SQLite storage's layout: ``server``'s, except that who may read an object is its reader
-    /// set (`objects.readers`, `reader_set_members`) and the current readers the set does not
-    /// name, the readers' history keeping no row a set tells (schema v15,
-    /// ``SQLIndexLayout/Readers/setsAndRows(current:)``); a class that declares indexes keeps rows
+    /// The SQLite storage's layout: ``server``'s, except that a class that declares indexes keeps rows
     /// only of the fields they name; conditions on and orders by its other fields read the
     /// stored body (``StoredObjectBody``) with the functions the storage registers
     /// (``SQLiteStorage/rowFields(of:_:)``). The built-in fields are the object row's own
@@ -35,7 +35,7 @@ extension SQLIndexLayout {
     /// around a walk of an index in the page's order (``SQLPagePlan``) and sorted what it found.
     static let serverSQLite: SQLIndexLayout = {
         let columns = objectRowColumnList(datastoreID: "(SELECT d.id FROM datastores d WHERE d.key = o.datastore_key)")
-        var layout = SQLIndexLayout(source: "objects o", columns: columns, readers: .setsAndRows(current: "r.to_sequence IS NULL"), document: "o.body")
+        var layout = SQLIndexLayout(source: "objects o", columns: columns, readers: server.readers, document: "o.body")
         layout.builtInColumns = [
             "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false),
             "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),

@@ -246,30 +246,18 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         }
     }
 
-    /// Writes what the readers' history (`object_readers`, schema v15) must change for `plan`.
-    /// A live object's current readers are its reader set (`objects.readers`), so the history
-    /// holds only what the set does not tell:
-    /// - **access that ended**: a row with `to_sequence`, the change that ended it;
-    /// - a **tombstone's readers**, those of its last version, who are told of the delete: rows
-    ///   without `to_sequence`;
-    /// - a live object's current readers **the set does not name**
-    ///   (``SQLIndexRows/readersBeyondSet(_:)``: a set holding `*` is `*` alone), rows without
-    ///   `to_sequence`, so that a caller without `*` is answered exactly.
-    ///
-    /// Creating an object readable by some users or roles writes no row at all: with four
-    /// readers its history rows and their index were eight of the B-tree entries a creation
-    /// wrote, and 15% of a push of creations' time (docs/benchmarks.md). `from_sequence` is the
-    /// change that wrote the row (before v15, the change that granted the access); no read
-    /// depends on it: the feed reads who, and access at a checkpoint is read from objects
-    /// unchanged since it (``SQLiteStorage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``).
+    /// Writes what the readers' history (`object_readers`) must change for `plan`
+    /// (``ReaderHistoryWrite``, the rule both backends follow: since schema v15 the history holds
+    /// only what the reader set does not tell). Creating an object readable by some users or
+    /// roles writes no row at all: with four readers its history rows and their index were
+    /// eight of the B-tree entries a creation wrote, and 15% of a push of creations' time
+    /// (docs/benchmarks.md). `from_sequence` is the change that wrote the row (before v15, the
+    /// change that granted the access); no read depends on it: the feed reads who, and access
+    /// at a checkpoint is read from objects unchanged since it
+    /// (``SQLiteStorage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``).
     private func storeReaderHistory(_ plan: ObjectStorePlan, objectKey key: Int64) throws {
-        let after = plan.stored.readers
-        let before = after.subtracting(plan.startedReaders).union(plan.endedReaders)
-        let wasTombstone = plan.existingKey != nil && !plan.wasLive
-        // The rows without an end before and after the write.
-        let openBefore = wasTombstone ? before : plan.wasLive ? SQLIndexRows.readersBeyondSet(before) : []
-        let openAfter = plan.deleted ? after : SQLIndexRows.readersBeyondSet(after)
-        guard !(plan.endedReaders.isEmpty && openBefore == openAfter) else { return }
+        let history = plan.readerHistory
+        guard !history.isEmpty else { return }
         let insert = try DirectStatement(
             db.cachedStatement(
                 sql: "INSERT INTO object_readers (object_key, principal, from_sequence, to_sequence) VALUES (?, ?, ?, ?)"))
@@ -281,22 +269,18 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
                 values.bind(ended ? plan.sequence : nil)
             }
         }
-        for principal in plan.endedReaders {
-            if openBefore.contains(principal) {
-                try db.cachedStatement(
-                    sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
-                ).execute(arguments: [plan.sequence, key, principal])
-            } else {
-                try row(principal, ended: true)
-            }
+        for principal in history.closed {
+            try db.cachedStatement(
+                sql: "UPDATE object_readers SET to_sequence = ? WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
+            ).execute(arguments: [plan.sequence, key, principal])
         }
-        // Readers who go on, now named by the set.
-        for principal in openBefore.intersection(after).subtracting(openAfter).sorted() {
+        for principal in history.ended { try row(principal, ended: true) }
+        for principal in history.dropped {
             try db.cachedStatement(
                 sql: "DELETE FROM object_readers WHERE object_key = ? AND principal = ? AND to_sequence IS NULL"
             ).execute(arguments: [key, principal])
         }
-        for principal in openAfter.subtracting(openBefore).sorted() { try row(principal, ended: false) }
+        for principal in history.opened { try row(principal, ended: false) }
     }
 
     /// Writes what `plan` says. Its statements are bound directly (``DirectStatement``): a push
