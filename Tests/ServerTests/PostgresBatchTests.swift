@@ -73,41 +73,4 @@ struct PostgresBatchTests {
             #expect(create5 <= 12 && update5 <= 12, "\(counts)")
         }
     }
-
-    @Test("merges read the operations they need ahead: updates made on a stale version run as many statements for 5 objects as for 500, each seeing the change it missed")
-    func staleBasesReadAhead() async throws {
-        try await withStorage(PostgresFixture.factory) { storage, _ in
-            var counts: [Int: Int] = [:]
-            for size in [5, 500] {
-                let key = try await storage.openOrCreateDatastore(id: try DatastoreID("m\(size)"), ownerId: "u1", title: nil).key
-                _ = try await Self.push(storage, datastoreKey: key, count: size, update: false, scope: "c\(size)")
-                _ = try await Self.push(storage, datastoreKey: key, count: size, update: true, scope: "u\(size)")
-                let missed = try await storage.writeObjects { writer -> (statements: Int, missed: [Int]) in
-                    let session = try #require(writer as? PostgresObjectWriter).session
-                    let before = session.statementsRun.load(ordering: .relaxed)
-                    // Made on version 1, which version 2 followed.
-                    let requests = try (0..<size).map { index in
-                        ObjectWriteRequest(
-                            datastoreKey: key, className: "T", objectId: "o\(index)", baseVersion: 1,
-                            mutation: ("s\(size)", try MutationID("s\(size)-o\(index)")))
-                    }
-                    try writer.lock(requests)
-                    var missed: [Int] = []
-                    for request in requests {
-                        _ = try writer.write(request) { context throws(RooftopError) in
-                            missed.append(context.concurrentChanges.count)
-                            guard context.concurrentChanges.map(\.version) == [2], !context.historyExpired else {
-                                throw RooftopError(.internal, "\(context.concurrentChanges.map(\.version))")
-                            }
-                            return .reject(RooftopError(.illegalArgument, "left as it is"))
-                        }
-                    }
-                    return (session.statementsRun.load(ordering: .relaxed) - before, missed)
-                }
-                #expect(missed.missed == Array(repeating: 1, count: size))
-                counts[size] = missed.statements
-            }
-            #expect((counts[500] ?? .max) <= (counts[5] ?? .max), "\(counts)")
-        }
-    }
 }

@@ -44,9 +44,6 @@ extension PostgresObjectWriter {
         var results: [ResultKey: ReadResult?] = [:]
         /// Datastores read once their locks were held, without this transaction's additions.
         var datastores: [Int64: DatastoreRecord] = [:]
-        /// Operations read ahead by object key: those after version `after`, oldest first, each
-        /// with its version and its stored text (decoded when a merge asks for them).
-        var operations: [Int64: (after: Int64, records: [(version: Int64, text: String)])] = [:]
         /// Objects (by lock name and, once stored, by key) and results this transaction wrote:
         /// what was read ahead of them is stale, and they are read again after a flush.
         var writtenNames: Set<String> = []
@@ -114,7 +111,6 @@ extension PostgresObjectWriter {
                 datastoreKey: datastoreKey, className: snapshot.className, objectId: snapshot.objectId)
             batch.objects[name] = found
         }
-        try readOperationsAhead(requests)
         var byScope: [String: [String]] = [:]
         for case let (scope, id)? in requests.map(\.mutation) { byScope[scope, default: []].append(id.rawValue) }
         for (scope, ids) in byScope {
@@ -125,30 +121,6 @@ extension PostgresObjectWriter {
                 batch.results[Batch.ResultKey(scope: scope, mutationId: id)] = Batch.ReadResult(
                     result: result, objectKey: objectKey)
             }
-        }
-    }
-
-    /// Reads ahead, in one statement, the operations the merges of `requests` will ask for: those
-    /// after each request's base version of an object stored at a later version (the oldest base
-    /// when several requests name one object). A push of updates made on stale versions asked for
-    /// them object by object, one round trip each.
-    /// - Throws: What the database answers.
-    private func readOperationsAhead(_ requests: [ObjectWriteRequest]) throws {
-        var bases: [Int64: Int64] = [:]
-        for request in requests {
-            guard let base = request.baseVersion, let found = batch.objects[Locks.objectName(request)] ?? nil,
-                base < found.object.snapshot.version, batch.operations[found.key] == nil
-            else { continue }
-            bases[found.key] = min(bases[found.key] ?? base, base)
-        }
-        guard !bases.isEmpty else { return }
-        for (key, base) in bases { batch.operations[key] = (base, []) }
-        let keys = bases.keys.sorted()
-        for row in try session.run(
-            PostgresStatements.OperationsAfterEach(objectKeys: keys, versions: keys.map { bases[$0] ?? 0 }))
-        {
-            let (key, version, text) = try row.decode((Int64, Int64, String).self)
-            batch.operations[key]?.records.append((version, text))
         }
     }
 

@@ -199,12 +199,6 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
-        // As read ahead, unless this transaction wrote the object since.
-        if !batch.writtenKeys.contains(objectKey), let read = batch.operations[objectKey], read.after <= version {
-            return try read.records.filter { $0.version > version }.map {
-                try DocumentCoding.decode(OperationRecord.self, from: $0.text)
-            }
-        }
         if batch.unflushedKeys.contains(objectKey) { try flush() }
         return try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
             try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self))

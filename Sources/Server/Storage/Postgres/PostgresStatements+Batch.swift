@@ -50,25 +50,6 @@ extension PostgresStatements {
         }
     }
 
-    /// The operations of each object of `objectKeys` after the version beside it, by object and
-    /// version: the key, the version and the operation's text.
-    struct OperationsAfterEach: PostgresRowStatement {
-        static let sql = """
-            SELECT p.object_key, p.version, p.operation FROM unnest($1::bigint[], $2::bigint[]) AS b(object_key, version)
-            JOIN object_operations p ON p.object_key = b.object_key AND p.version > b.version
-            ORDER BY p.object_key, p.version
-            """
-        var objectKeys: [Int64]
-        var versions: [Int64]
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(objectKeys)
-            bindings.append(versions)
-            return bindings
-        }
-    }
-
     /// The index rows (and element rows) of the fields a batch's writes change, deleted before
     /// the new rows of the same fields are written (inside one statement they would collide).
     struct RemoveFieldsBatch: PostgresCommandStatement {
