@@ -81,7 +81,7 @@ package struct SQLIndexLayout: Sendable {
         /// Reader sets as in ``sets``, and `object_readers(object_key, principal)` rows for the
         /// readers a set does not name (``SQLIndexRows/readersBeyondSet(_:)``; `current`: the
         /// condition that a row is current), read only for a caller who does not hold `*` (the
-        /// server's SQLite storage: its readers' history keeps no row a set tells).
+        /// server's storage on both backends: its readers' history keeps no row a set tells).
         case setsAndRows(current: String)
     }
 
