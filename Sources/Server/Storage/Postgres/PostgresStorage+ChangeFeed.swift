@@ -100,7 +100,7 @@ extension PostgresStorage {
                 SELECT count(*) FROM objects o WHERE o.datastore_key = \(datastoreKey) AND o.sequence > \(sequence)
                 AND (\(classes == nil) OR o.class_name = ANY(\(classes.map { $0.sorted() } ?? [])))
                 AND (\(readers == nil)
-                    OR o.readers IN (SELECT m.reader_set FROM reader_set_members m WHERE m.principal = ANY(\(list)))
+                    OR EXISTS (SELECT 1 FROM reader_set_members m WHERE m.principal = ANY(\(list)) AND m.reader_set = o.readers)
                     OR EXISTS (SELECT 1 FROM object_readers r WHERE r.object_key = o.key AND r.principal = ANY(\(list))))
                 """
             ).first?.decode(Int64.self) ?? 0
@@ -154,10 +154,11 @@ extension PostgresStorage {
     }
 
     /// Whether a live object (`o`) is readable now by the principals the statement's `p` (a
-    /// `WITH` of one row, joined) names (`former` or `current`: its columns `<name>_principals`, and `<name>_all`, whether they
-    /// hold `*`), never unknown: its reader
-    /// set has one of them as a member or, for principals without `*`, the readers its set does
-    /// not name have one (rows of the readers' history without an end, ``ReaderHistoryWrite``).
+    /// `WITH` of one row, joined) names: `former` or `current`, its columns `<name>_principals`
+    /// and `<name>_all` (whether they hold `*`). Never unknown: its reader set has one of them
+    /// as a member (a probe of `reader_set_members`' key per principal, not a list of every set
+    /// the caller is in) or, for principals without `*`, the readers its set does not name have
+    /// one (rows of the readers' history without an end, ``ReaderHistoryWrite``).
     ///
     /// Access at a checkpoint (``lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``,
     /// ``gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``) is
@@ -165,8 +166,8 @@ extension PostgresStorage {
     /// SQLite, ``SQLiteStorage/readable(by:)``).
     private static func readable(by principals: String) -> String {
         """
-        (coalesce(o.readers IN (SELECT m.reader_set FROM reader_set_members m \
-        WHERE m.principal = ANY(p.\(principals)_principals)), false) \
+        (EXISTS (SELECT 1 FROM reader_set_members m \
+        WHERE m.principal = ANY(p.\(principals)_principals) AND m.reader_set = o.readers) \
         OR (NOT p.\(principals)_all AND EXISTS (SELECT 1 FROM object_readers r \
         WHERE r.object_key = o.key AND r.to_sequence IS NULL AND r.principal = ANY(p.\(principals)_principals))))
         """
