@@ -27,6 +27,14 @@ package struct SQLDialect: Sendable {
     /// The rows of the texts in a JSON array bound at `placeholder`, for `IN (…)` over sets too
     /// large to bind one by one (``SQLTextSet``).
     package var textsOfJSONArray: @Sendable (_ placeholder: String) -> String
+    /// The key (``Value/sortKey``) of a built-in field's value read from its column
+    /// (``SQLIndexLayout/BuiltInColumn``): of a text column (`kind` ``Value/Kind/string``, no `00`
+    /// byte) or of a column of milliseconds since the epoch (``Value/Kind/date``).
+    package var builtInKey: @Sendable (_ kind: Value.Kind, _ column: String) -> String
+    /// The argument a text column is compared with, for a bound given as UTF-8 bytes
+    /// (``ColumnBound``); `nil` when the backend cannot compare the column with those bytes
+    /// (then the column's key is compared instead, ``builtInKey``).
+    package var textBound: @Sendable (_ bytes: [UInt8]) -> SQLArgument?
 
     /// SQLite: `?` placeholders and the `rooftop_distance` function the storage registers (Swift's
     /// own code, so it agrees with the evaluator to the last bit).
@@ -38,7 +46,11 @@ package struct SQLDialect: Sendable {
         bytewiseText: { $0 },
         live: "o.deleted = 0",
         plannedJoins: .max,
-        textsOfJSONArray: { "SELECT value FROM json_each(\($0))" })
+        textsOfJSONArray: { "SELECT value FROM json_each(\($0))" },
+        builtInKey: { "rooftop_key(\($0.rawValue), \($1))" },
+        // Bound as bytes, cast to text: a prefix's successor may leave UTF-8, and SQLite compares
+        // text bytewise all the same.
+        textBound: { .blob($0) })
 
     /// PostgreSQL: `$n` placeholders, byte order for text, boolean tombstones. No distance:
     /// PostgreSQL's floating-point functions raise an error where IEEE arithmetic underflows
@@ -52,5 +64,17 @@ package struct SQLDialect: Sendable {
         bytewiseText: { "(\($0) COLLATE \"C\")" },
         live: "NOT o.deleted",
         plannedJoins: 8,
-        textsOfJSONArray: { "SELECT json_array_elements_text(CAST(\($0) AS json))" })
+        textsOfJSONArray: { "SELECT json_array_elements_text(CAST(\($0) AS json))" },
+        builtInKey: { kind, column in
+            // The kind byte, then the text's bytes (PostgreSQL's text holds no `00`, so none is
+            // escaped) and `00 00`; or the milliseconds with the sign bit flipped, big-endian.
+            let kindByte = String(kind.rawValue + 1, radix: 16)
+            let prefix = "'\\x\(kindByte.count == 1 ? "0" + kindByte : kindByte)'::bytea"
+            return kind == .date
+                ? "(\(prefix) || int8send(\(column) # (-9223372036854775807 - 1)))"
+                : "(\(prefix) || convert_to(\(column), 'UTF8') || '\\x0000'::bytea)"
+        },
+        // Text, which PostgreSQL must hold as valid UTF-8: a bound that is not (a prefix's
+        // successor may not be) is compared as a key.
+        textBound: { bytes in String(validating: bytes, as: UTF8.self).map { .text($0) } })
 }

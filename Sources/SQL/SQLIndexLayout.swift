@@ -40,12 +40,12 @@ package struct SQLIndexLayout: Sendable {
     /// functions the SQLite storage registers (`RooftopSQLite.registerFunctions`).
     package var document: String?
     /// The built-in fields a store reads from its objects' own columns rather than from rows
-    /// (the server's SQLite storage: `objectId` always, `createdAt` and `updatedAt` when the
-    /// class's rows leave them out, ``SQLQueryCompiler/indexedFields``), by name.
+    /// (the server's storage: `objectId` always; on SQLite `createdAt` and `updatedAt` too when
+    /// the class's rows leave them out, ``SQLQueryCompiler/indexedFields``), by name.
     package var builtInColumns: [String: BuiltInColumn] = [:]
 
-    /// A built-in field held in a column of `objects o`, tested through its key
-    /// (`rooftop_key(kind, column)`, registered by `RooftopSQLite.registerFunctions`).
+    /// A built-in field held in a column of `objects o`, compared as a column where that says a
+    /// test exactly, else through its key (``SQLDialect/builtInKey``).
     package struct BuiltInColumn: Sendable {
         /// The kind of every value of the column.
         package var kind: Value.Kind

@@ -10,7 +10,7 @@ import RooftopShared
 /// (object IDs hold no `00` byte); a date column's keys are its milliseconds with the sign bit
 /// flipped, big-endian, in the integer order. A bound of another kind is below or above every
 /// key of the column. What no column comparison says exactly is tested on the key
-/// (`rooftop_key(kind, column)`), reading each candidate.
+/// (``SQLDialect/builtInKey``), reading each candidate.
 extension SQLQueryCompiler {
     /// The column a built-in field is read from: always for one the store keeps no rows of, else
     /// when the class's rows leave it out (``indexedFields``); `nil` for other fields.
@@ -28,7 +28,7 @@ extension SQLQueryCompiler {
             kind: column.nullable
                 ? SQLFragment("(CASE WHEN \(column.column) IS NULL THEN NULL ELSE \(column.kind.rawValue) END)")
                 : SQLFragment("\(column.kind.rawValue)"),
-            key: SQLFragment("rooftop_key(\(column.kind.rawValue), \(column.column))"), latitude: SQLFragment("NULL"),
+            key: SQLFragment(dialect.builtInKey(column.kind, column.column)), latitude: SQLFragment("NULL"),
             longitude: SQLFragment("NULL"), element: SQLFragment("(0 = 1 AND ? IS NULL)"), distance: nil, narrows: false,
             builtIn: column)
         var tests = test.elements ? test.tests : [.exists] + test.tests
@@ -52,7 +52,10 @@ extension SQLQueryCompiler {
             var values: [SQLArgument] = []
             for key in keys {
                 guard let bound = ColumnBound(key, kind: column.kind) else { return nil }
-                if case .value(let value, 0) = bound { values.append(value) }
+                if case .value(let value, 0) = bound {
+                    guard let argument = argument(value, column) else { return nil }
+                    values.append(argument)
+                }
             }
             guard !values.isEmpty else { return SQLFragment("0 = 1") }
             let placeholders = repeatElement(placeholder(column), count: values.count).joined(separator: ", ")
@@ -76,13 +79,28 @@ extension SQLQueryCompiler {
         case .every: return SQLFragment("\(column.column) IS NOT NULL")
         case .nothing: return SQLFragment("0 = 1")
         case .compare(let sqlOperator, let value):
-            return SQLFragment("\(column.column) \(sqlOperator) \(placeholder(column))", [value])
+            guard let value = argument(value, column) else { return nil }
+            // Equality as the column's own index compares; order bytewise, as keys compare.
+            let compared = sqlOperator == "=" ? column.column : ordered(column)
+            return SQLFragment("\(compared) \(sqlOperator) \(placeholder(column))", [value])
         }
     }
 
-    /// The placeholder of a value compared with the column: text compared bytewise for a string
-    /// column (bound as bytes, which a prefix's successor may leave outside UTF-8), an integer
-    /// for a date column.
+    /// The argument a column is compared with for `value` (``ColumnBound``'s): a string column's
+    /// bound as the dialect binds it (``SQLDialect/textBound``); `nil` when the dialect cannot.
+    private func argument(_ value: SQLArgument, _ column: SQLIndexLayout.BuiltInColumn) -> SQLArgument? {
+        guard column.kind == .string, case .blob(let bytes) = value else { return value }
+        return dialect.textBound(bytes)
+    }
+
+    /// The column's SQL in its keys' order: a text column compared bytewise
+    /// (``SQLDialect/bytewiseText``).
+    func ordered(_ column: SQLIndexLayout.BuiltInColumn) -> String {
+        column.kind == .string ? dialect.bytewiseText(column.column) : column.column
+    }
+
+    /// The placeholder of a value compared with the column: text for a string column (bound as
+    /// the dialect binds it, ``SQLDialect/textBound``), an integer for a date column.
     private func placeholder(_ column: SQLIndexLayout.BuiltInColumn) -> String {
         column.kind == .string ? "CAST(? AS TEXT)" : "?"
     }

@@ -125,7 +125,7 @@ package struct SQLQueryCompiler: Sendable {
         var join = SQLFragment()
         if let column = builtInColumn(key.field) {
             // The column itself, in its keys' order (``builtInColumn(_:)``'s note).
-            sortKey = SQLFragment(column.column)
+            sortKey = SQLFragment(ordered(column))
         } else if isRowless(key.field) {
             sortKey = documentColumn(key.field, "key")
         } else {

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import RooftopSQL
 import RooftopShared
 import RooftopTestSupport
 import Testing
@@ -313,6 +314,105 @@ struct PostgresMigrationTests {
                 #expect(tombstoneRows == 2, "a tombstone keeps its readers")
                 let migrated = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
                 #expect(migrated == expected)
+            }
+        }
+    }
+
+    @Test("objectId is read from its column (v11): no rows written, a v10 database's rows removed, every kind of test answered",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func fromV10() async throws {
+        let logger = self.logger
+        try await TestPostgres.withDatabase { url in
+            try await Self.withStorage(url: url, logger: logger) { storage in
+                try await storage.prepare()
+                let client = storage.pool.client
+                func count(_ sql: String) async throws -> Int64 {
+                    var found: Int64 = -1
+                    for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                        .decode(Int64.self)
+                    {
+                        found = value
+                    }
+                    return found
+                }
+                let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+                let ids = ["a0", "a1", "a~", "b0", "b1", "c", "Z9"]
+                for id in ids {
+                    _ = try await StorageWrites.put(
+                        StorageConformance.object(id, in: .app, fields: ["n": .int(1)]), datastoreKey: key, into: storage)
+                }
+                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
+                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'createdAt'") == Int64(ids.count))
+
+                // What a v10 server kept besides: a row of each object's ID, with its key.
+                try await client.query(
+                    """
+                    INSERT INTO object_fields (object_key, field, kind, sort_key)
+                    SELECT key, 'objectId', 3, '\\x03'::bytea || convert_to(object_id, 'UTF8') || '\\x0000'::bytea FROM objects
+                    """, logger: logger)
+                let v11 = "v11: objectId read from its column"
+                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v11)", logger: logger)
+                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v11])
+                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
+
+                // Every kind of test of the column, against the evaluator's answers over the same
+                // objects; `a¿`'s successor (`a` C2 C0) is not UTF-8, so its bound is a key.
+                let snapshots = ids.map { StorageConformance.object($0, in: .app, fields: ["n": .int(1)]) }
+                let predicates: [QueryPredicate] = [
+                    .comparison(field: "objectId", op: .equal, value: .string("b0")),
+                    .comparison(field: "objectId", op: .notEqual, value: .string("b0")),
+                    .comparison(field: "objectId", op: .greater, value: .string("a1")),
+                    .comparison(field: "objectId", op: .lessOrEqual, value: .string("a~")),
+                    .comparison(field: "objectId", op: .less, value: .int(3)),
+                    .comparison(field: "objectId", op: .greater, value: .int(3)),
+                    .in(field: "objectId", values: [.string("c"), .string("Z9"), .string("zz"), .int(1)]),
+                    .notIn(field: "objectId", values: [.string("c")]),
+                    .startsWith(field: "objectId", prefix: "a"),
+                    .startsWith(field: "objectId", prefix: "a¿"),
+                    .startsWith(field: "objectId", prefix: "b"),
+                    .exists(field: "objectId"),
+                ]
+                for predicate in predicates {
+                    for descending in [false, true] {
+                        let query = Query(
+                            className: "T", predicate: predicate, order: [QueryOrder("objectId", descending: descending)],
+                            limit: 3)
+                        let expected = QueryEvaluator.run(query, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+                        let page = try await storage.findStored(query, datastoreKey: key, readers: nil, limit: 3)
+                        #expect(page.objects.map(\.objectId) == expected.objects.map(\.objectId), "\(predicate) \(descending)")
+                        #expect(page.totalCount == expected.totalCount, "\(predicate)")
+                        #expect(try await storage.count(query, datastoreKey: key, readers: nil) == expected.totalCount)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("PostgreSQL's key of a built-in column is the value's key (Value.sortKey), for texts and dates",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func builtInKeys() async throws {
+        let logger = self.logger
+        try await PostgresTestCluster.withPools(connections: 1, logger: logger) { pools in
+            let client = pools[0].client
+            for text in ["", "a", "a~", "Zé", "日本語", "a b", String(repeating: "x", count: 300)] {
+                let sql = "SELECT " + SQLDialect.postgres.builtInKey(.string, "CAST($1 AS text)")
+                var bindings = PostgresBindings()
+                bindings.append(text)
+                for try await key in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                    .decode(ByteBuffer.self)
+                {
+                    #expect(Array(key.readableBytesView) == Value.string(text).sortKey, "\(text)")
+                }
+            }
+            for milliseconds: Int64 in [.min, -62_135_596_800_000, -1, 0, 1, 1_700_000_000_123, .max] {
+                let sql = "SELECT " + SQLDialect.postgres.builtInKey(.date, "CAST($1 AS bigint)")
+                var bindings = PostgresBindings()
+                bindings.append(milliseconds)
+                for try await key in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                    .decode(ByteBuffer.self)
+                {
+                    #expect(Array(key.readableBytesView) == Value.date(Timestamp(millisecondsSinceEpoch: milliseconds)).sortKey, "\(milliseconds)")
+                }
             }
         }
     }

@@ -324,6 +324,17 @@ enum PostgresMigrations {
                     SELECT 1 FROM reader_sets s WHERE s.id = o.readers AND s.principals = '["*"]'))
             """
         ),
+        Migration(
+            // Queries read `objectId` from the objects' own column, which their unique index finds
+            // (``SQLIndexLayout/server``, as SQLite's v12): its rows, one per object, each
+            // with an entry at a random place of `object_fields_by_value`, are written no more. Processes of an earlier version must be stopped first: they would
+            // look objects up by rows that are no longer written.
+            "v11: objectId read from its column",
+            """
+            DELETE FROM object_fields WHERE field = 'objectId';
+            DELETE FROM unindexed_fields WHERE field = 'objectId'
+            """
+        ),
     ]
 
     /// Gives every user its name key (migration v5), the users read oldest first, written back

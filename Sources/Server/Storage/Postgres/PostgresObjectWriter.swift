@@ -126,6 +126,9 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     /// (``SQLIndexLayout/server``).
     func rowFields(className: String, objectKey: Int64?) throws -> Set<String>? { nil }
 
+    /// `createdAt` and `updatedAt`: `objectId` is read from its column (``SQLIndexLayout/server``).
+    func builtInRows(kept: Set<String>?) -> Set<String> { PostgresStorage.builtInRows }
+
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         pending.limit(request.datastoreKey, by: request.datastoreLimits)
         let name = Locks.objectName(request)

@@ -5,6 +5,10 @@ import RooftopShared
 extension PostgresStorage {
     private static let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
 
+    /// The built-in fields with index rows: those the layout does not read from the objects'
+    /// columns (`createdAt`, `updatedAt`; ``SQLIndexLayout/server``).
+    static let builtInRows = SQLIndexRows.builtInFields.subtracting(SQLIndexLayout.server.builtInColumns.keys)
+
     /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
     public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
         -> StoredQueryPage

@@ -51,9 +51,6 @@ protocol ObjectWriteBackend {
     func store(_ plan: ObjectStorePlan) throws -> Int64
 }
 
-extension ObjectWriteBackend {
-    func builtInRows(kept: Set<String>?) -> Set<String> { SQLIndexRows.builtInFields }
-}
 
 /// One object write, the same on every backend (see ``ObjectWriter/write(_:decide:)``).
 enum ObjectWriteFlow {

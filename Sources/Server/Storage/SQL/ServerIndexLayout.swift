@@ -18,10 +18,18 @@ extension SQLIndexLayout {
     /// an object is its reader set (`objects.readers`, `reader_set_members`) and the current
     /// readers the set does not name, the readers' history keeping no row a set tells
     /// (``ReaderHistoryWrite``, ``SQLIndexLayout/Readers/setsAndRows(current:)``; a row of the
-    /// history is current until `to_sequence`).
-    static let server = SQLIndexLayout(
-        source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
-        readers: .setsAndRows(current: "r.to_sequence IS NULL"))
+    /// history is current until `to_sequence`). `objectId` has no rows: it is the objects' own
+    /// column, which their unique index finds (``ObjectWriteBackend/builtInRows(kept:)``).
+    static let server: SQLIndexLayout = {
+        var layout = SQLIndexLayout(
+            source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
+            readers: .setsAndRows(current: "r.to_sequence IS NULL"))
+        layout.builtInColumns = ["objectId": objectIdColumn]
+        return layout
+    }()
+
+    /// `objectId`, read from its column on both backends.
+    private static let objectIdColumn = BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false)
 
     /// The SQLite storage's layout: ``server``'s, except that a class that declares indexes keeps rows
     /// only of the fields they name; conditions on and orders by its other fields read the
@@ -37,7 +45,7 @@ extension SQLIndexLayout {
         let columns = objectRowColumnList(datastoreID: "(SELECT d.id FROM datastores d WHERE d.key = o.datastore_key)")
         var layout = SQLIndexLayout(source: "objects o", columns: columns, readers: server.readers, document: "o.body")
         layout.builtInColumns = [
-            "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false),
+            "objectId": objectIdColumn,
             "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),
             "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false, nullable: true),
         ]
