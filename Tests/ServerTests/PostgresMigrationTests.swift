@@ -318,6 +318,34 @@ struct PostgresMigrationTests {
         }
     }
 
+    @Test("a database a newer server migrated is refused: nothing applied, a clear error",
+        .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
+    func newerSchemaRefused() async throws {
+        let logger = self.logger
+        try await PostgresTestCluster.withPools(connections: 1, logger: logger) { pools in
+            let client = pools[0].client
+            try await PostgresMigrations.migrate(client, logger: logger)
+            let future = "v99: a migration from a newer server"
+            let last = PostgresMigrations.all[PostgresMigrations.all.count - 1].name
+            try await client.query("INSERT INTO rooftop_migrations (name) VALUES (\(future))", logger: logger)
+            try await client.query("DELETE FROM rooftop_migrations WHERE name = \(last)", logger: logger)
+            do {
+                try await PostgresMigrations.migrate(client, logger: logger)
+                Issue.record("a newer server's database was migrated")
+            } catch let error as RooftopError {
+                #expect(error.code == .badState)
+                #expect(error.message.contains(future) && error.message.contains("newer"), "\(error.message)")
+            }
+            var recorded: Set<String> = []
+            for try await name in try await client.query("SELECT name FROM rooftop_migrations", logger: logger)
+                .decode(String.self)
+            {
+                recorded.insert(name)
+            }
+            #expect(recorded.contains(future) && !recorded.contains(last), "nothing was applied")
+        }
+    }
+
     @Test("objectId is read from its column (v11): no rows written, a v10 database's rows removed, every kind of test answered",
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func fromV10() async throws {

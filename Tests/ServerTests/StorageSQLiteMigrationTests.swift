@@ -11,6 +11,28 @@ import RooftopTestSupport
 /// of that version left it, is migrated and served.
 @Suite("SQLite storage: migrations from earlier schemas")
 struct StorageSQLiteMigrationTests {
+    @Test("a file a newer server migrated is refused at start-up, clearly and without a change")
+    func newerSchemaRefused() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let future = "v99: a migration from a newer server"
+        try await storage.pool.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [future])
+        }
+        let applied = try await storage.pool.read { try SQLiteMigrations.migrator.appliedIdentifiers($0) }
+        let restarted = try SQLiteStorage(path: fixture.path)
+        do {
+            try await restarted.prepare()
+            Issue.record("a newer server's file was opened")
+        } catch let error as RooftopError {
+            #expect(error.code == .badState)
+            #expect(error.message.contains(future) && error.message.contains("newer"), "\(error.message)")
+        }
+        #expect(try await storage.pool.read { try SQLiteMigrations.migrator.appliedIdentifiers($0) } == applied)
+    }
+
     @Test("a v3 database migrates to compact results, bounded indexes and bounded history with nothing lost")
     func fromV3() async throws {
         let fixture = try SQLiteFixture()

@@ -35,3 +35,16 @@ public enum StorageFactory {
             .illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path> or postgres://USER@HOST/DATABASE")
     }
 }
+
+extension RooftopError {
+    /// What a server answers at start-up when its database records migrations this version does
+    /// not have: a newer server migrated it, and this one would read tables the way they were
+    /// before (a row no longer written, a history row no longer kept) and give wrong answers.
+    /// Nothing is changed; run the newer version (upgrades go one way).
+    static func newerSchema(_ unknown: [String]) -> RooftopError {
+        RooftopError(
+            .badState,
+            "the database was migrated by a newer Rooftop server (\(unknown.sorted().joined(separator: ", "))); "
+                + "this version cannot use it: run the newer server")
+    }
+}

@@ -385,13 +385,15 @@ enum PostgresMigrations {
     }
 
     /// Applies the migrations not applied yet, one transaction each; returns the names applied.
-    /// - Throws: What the database answers when a migration fails (that migration is rolled back;
-    ///   the ones before it stay applied).
+    /// - Throws: `badState` when the database records a migration this version does not have (a
+    ///   newer server's, ``RooftopError/newerSchema(_:)``), before any is applied; what the
+    ///   database answers when a migration fails (that migration is rolled back; the ones before
+    ///   it stay applied).
     @discardableResult
     static func migrate(_ client: PostgresClient, schema: String? = nil, logger: Logger) async throws -> [String] {
         let lock = lockKey(schema: schema)
         // Under the lock too: concurrent `CREATE TABLE IF NOT EXISTS` can collide in PostgreSQL.
-        try await client.withTransaction(logger: logger) { connection in
+        let unknown = try await client.withTransaction(logger: logger) { connection -> [String] in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
             if let schema {
                 // Validated by the URL's parser: ASCII letters, digits and `_`.
@@ -404,7 +406,17 @@ enum PostgresMigrations {
                     applied_at timestamptz NOT NULL DEFAULT now()
                 )
                 """, logger: logger)
+            let known = Set(all.map(\.name))
+            var unknown: [String] = []
+            for try await name in try await connection.query("SELECT name FROM rooftop_migrations", logger: logger)
+                .decode(String.self) where !known.contains(name)
+            {
+                unknown.append(name)
+            }
+            return unknown
         }
+        // Thrown as itself, not wrapped in the transaction's error.
+        guard unknown.isEmpty else { throw RooftopError.newerSchema(unknown) }
         var applied: [String] = []
         for migration in all {
             let name = migration.name

@@ -74,7 +74,13 @@ public final class SQLiteStorage: Storage {
     }
 
     /// Runs the migrations, and refreshes the planner's statistics of a database with data.
+    /// - Throws: `badState` when the file records migrations this version does not have (a newer
+    ///   server's, ``RooftopError/newerSchema(_:)``), before anything is written; GRDB's errors.
     public func prepare() async throws {
+        let unknown = try await pool.read { db in
+            try SQLiteMigrations.migrator.appliedIdentifiers(db).subtracting(SQLiteMigrations.migrator.migrations)
+        }
+        guard unknown.isEmpty else { throw RooftopError.newerSchema(Array(unknown)) }
         try SQLiteMigrations.migrator.migrate(pool)
         // Whether there are 1,000 objects, without counting them all (a scan at start-up).
         let hasData = try await pool.read { db in
