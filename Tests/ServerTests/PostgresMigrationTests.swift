@@ -269,52 +269,40 @@ struct PostgresMigrationTests {
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func fromV9() async throws {
         let logger = self.logger
-        try await TestPostgres.withDatabase { url in
-            try await Self.withStorage(url: url, logger: logger) { storage in
-                try await storage.prepare()
-                let client = storage.pool.client
-                func count(_ sql: String) async throws -> Int64 {
-                    var found: Int64 = -1
-                    for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-                        .decode(Int64.self)
-                    {
-                        found = value
-                    }
-                    return found
-                }
-                let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
-                let checkpoint = try await ReaderHistoryCase.write(storage, datastoreKey: key) {
-                    // A creation writes no history: its readers are its reader set.
-                    let rows = try await count("SELECT count(*) FROM object_readers")
-                    #expect(rows == 1, "only u1 of publicOwned, whose set is `*` alone")
-                }
-                let expected = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
-                ReaderHistoryCase.checkExpected(expected)
-
-                // What a v9 server kept besides: a history row, open, for each current reader of
-                // each live object.
-                let v10 = "v10: readers' history without current readers"
-                try await client.query(PostgresQuery(unsafeSQL: Self.currentReaderRows), logger: logger)
-                #expect(try await count("SELECT count(*) FROM object_readers WHERE to_sequence IS NULL") > 5)
-                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v10)", logger: logger)
-                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v10])
-
-                let open = try await count(
-                    """
-                    SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
-                    LEFT JOIN reader_sets s ON s.id = o.readers
-                    WHERE NOT o.deleted AND r.to_sequence IS NULL AND (r.principal = '*' OR s.principals IS DISTINCT FROM '["*"]')
-                    """)
-                #expect(open == 0, "live objects' current readers are their sets, and those a set does not name")
-                let tombstoneRows = try await count(
-                    """
-                    SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
-                    WHERE o.object_id = 'deleted' AND r.to_sequence IS NULL AND r.principal IN ('u2', 'u3')
-                    """)
-                #expect(tombstoneRows == 2, "a tombstone keeps its readers")
-                let migrated = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
-                #expect(migrated == expected)
+        try await Self.withPreparedStorage(logger: logger) { storage, count in
+            let client = storage.pool.client
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            let checkpoint = try await ReaderHistoryCase.write(storage, datastoreKey: key) {
+                // A creation writes no history: its readers are its reader set.
+                let rows = try await count("SELECT count(*) FROM object_readers")
+                #expect(rows == 1, "only u1 of publicOwned, whose set is `*` alone")
             }
+            let expected = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
+            ReaderHistoryCase.checkExpected(expected)
+
+            // What a v9 server kept besides: a history row, open, for each current reader of
+            // each live object.
+            let v10 = "v10: readers' history without current readers"
+            try await client.query(PostgresQuery(unsafeSQL: Self.currentReaderRows), logger: logger)
+            #expect(try await count("SELECT count(*) FROM object_readers WHERE to_sequence IS NULL") > 5)
+            try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v10)", logger: logger)
+            #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v10])
+
+            let open = try await count(
+                """
+                SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
+                LEFT JOIN reader_sets s ON s.id = o.readers
+                WHERE NOT o.deleted AND r.to_sequence IS NULL AND (r.principal = '*' OR s.principals IS DISTINCT FROM '["*"]')
+                """)
+            #expect(open == 0, "live objects' current readers are their sets, and those a set does not name")
+            let tombstoneRows = try await count(
+                """
+                SELECT count(*) FROM object_readers r JOIN objects o ON o.key = r.object_key
+                WHERE o.object_id = 'deleted' AND r.to_sequence IS NULL AND r.principal IN ('u2', 'u3')
+                """)
+            #expect(tombstoneRows == 2, "a tombstone keeps its readers")
+            let migrated = try await ReaderHistoryCase.answers(storage, datastoreKey: key, checkpoint: checkpoint)
+            #expect(migrated == expected)
         }
     }
 
@@ -350,67 +338,55 @@ struct PostgresMigrationTests {
         .enabled(if: PostgresTestCluster.enabled, "needs a PostgreSQL cluster"))
     func fromV10() async throws {
         let logger = self.logger
-        try await TestPostgres.withDatabase { url in
-            try await Self.withStorage(url: url, logger: logger) { storage in
-                try await storage.prepare()
-                let client = storage.pool.client
-                func count(_ sql: String) async throws -> Int64 {
-                    var found: Int64 = -1
-                    for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-                        .decode(Int64.self)
-                    {
-                        found = value
-                    }
-                    return found
-                }
-                let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
-                let ids = ["a0", "a1", "a~", "b0", "b1", "c", "Z9"]
-                for id in ids {
-                    _ = try await StorageWrites.put(
-                        StorageConformance.object(id, in: .app, fields: ["n": .int(1)]), datastoreKey: key, into: storage)
-                }
-                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
-                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'createdAt'") == Int64(ids.count))
+        try await Self.withPreparedStorage(logger: logger) { storage, count in
+            let client = storage.pool.client
+            let key = try await storage.openOrCreateDatastore(id: .app, ownerId: nil, title: nil).key
+            let ids = ["a0", "a1", "a~", "b0", "b1", "c", "Z9"]
+            for id in ids {
+                _ = try await StorageWrites.put(
+                    StorageConformance.object(id, in: .app, fields: ["n": .int(1)]), datastoreKey: key, into: storage)
+            }
+            #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
+            #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'createdAt'") == Int64(ids.count))
 
-                // What a v10 server kept besides: a row of each object's ID, with its key.
-                try await client.query(
-                    """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key)
-                    SELECT key, 'objectId', 3, '\\x03'::bytea || convert_to(object_id, 'UTF8') || '\\x0000'::bytea FROM objects
-                    """, logger: logger)
-                let v11 = "v11: objectId read from its column"
-                try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v11)", logger: logger)
-                #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v11])
-                #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
+            // What a v10 server kept besides: a row of each object's ID, with its key.
+            try await client.query(
+                """
+                INSERT INTO object_fields (object_key, field, kind, sort_key)
+                SELECT key, 'objectId', 3, '\\x03'::bytea || convert_to(object_id, 'UTF8') || '\\x0000'::bytea FROM objects
+                """, logger: logger)
+            let v11 = "v11: objectId read from its column"
+            try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v11)", logger: logger)
+            #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v11])
+            #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
 
-                // Every kind of test of the column, against the evaluator's answers over the same
-                // objects; `a¿`'s successor (`a` C2 C0) is not UTF-8, so its bound is a key.
-                let snapshots = ids.map { StorageConformance.object($0, in: .app, fields: ["n": .int(1)]) }
-                let predicates: [QueryPredicate] = [
-                    .comparison(field: "objectId", op: .equal, value: .string("b0")),
-                    .comparison(field: "objectId", op: .notEqual, value: .string("b0")),
-                    .comparison(field: "objectId", op: .greater, value: .string("a1")),
-                    .comparison(field: "objectId", op: .lessOrEqual, value: .string("a~")),
-                    .comparison(field: "objectId", op: .less, value: .int(3)),
-                    .comparison(field: "objectId", op: .greater, value: .int(3)),
-                    .in(field: "objectId", values: [.string("c"), .string("Z9"), .string("zz"), .int(1)]),
-                    .notIn(field: "objectId", values: [.string("c")]),
-                    .startsWith(field: "objectId", prefix: "a"),
-                    .startsWith(field: "objectId", prefix: "a¿"),
-                    .startsWith(field: "objectId", prefix: "b"),
-                    .exists(field: "objectId"),
-                ]
-                for predicate in predicates {
-                    for descending in [false, true] {
-                        let query = Query(
-                            className: "T", predicate: predicate, order: [QueryOrder("objectId", descending: descending)],
-                            limit: 3)
-                        let expected = QueryEvaluator.run(query, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
-                        let page = try await storage.findStored(query, datastoreKey: key, readers: nil, limit: 3)
-                        #expect(page.objects.map(\.objectId) == expected.objects.map(\.objectId), "\(predicate) \(descending)")
-                        #expect(page.totalCount == expected.totalCount, "\(predicate)")
-                        #expect(try await storage.count(query, datastoreKey: key, readers: nil) == expected.totalCount)
-                    }
+            // Every kind of test of the column, against the evaluator's answers over the same
+            // objects; `a¿`'s successor (`a` C2 C0) is not UTF-8, so its bound is a key.
+            let snapshots = ids.map { StorageConformance.object($0, in: .app, fields: ["n": .int(1)]) }
+            let predicates: [QueryPredicate] = [
+                .comparison(field: "objectId", op: .equal, value: .string("b0")),
+                .comparison(field: "objectId", op: .notEqual, value: .string("b0")),
+                .comparison(field: "objectId", op: .greater, value: .string("a1")),
+                .comparison(field: "objectId", op: .lessOrEqual, value: .string("a~")),
+                .comparison(field: "objectId", op: .less, value: .int(3)),
+                .comparison(field: "objectId", op: .greater, value: .int(3)),
+                .in(field: "objectId", values: [.string("c"), .string("Z9"), .string("zz"), .int(1)]),
+                .notIn(field: "objectId", values: [.string("c")]),
+                .startsWith(field: "objectId", prefix: "a"),
+                .startsWith(field: "objectId", prefix: "a¿"),
+                .startsWith(field: "objectId", prefix: "b"),
+                .exists(field: "objectId"),
+            ]
+            for predicate in predicates {
+                for descending in [false, true] {
+                    let query = Query(
+                        className: "T", predicate: predicate, order: [QueryOrder("objectId", descending: descending)],
+                        limit: 3)
+                    let expected = QueryEvaluator.run(query, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+                    let page = try await storage.findStored(query, datastoreKey: key, readers: nil, limit: 3)
+                    #expect(page.objects.map(\.objectId) == expected.objects.map(\.objectId), "\(predicate) \(descending)")
+                    #expect(page.totalCount == expected.totalCount, "\(predicate)")
+                    #expect(try await storage.count(query, datastoreKey: key, readers: nil) == expected.totalCount)
                 }
             }
         }
@@ -477,6 +453,28 @@ struct PostgresMigrationTests {
     }
 
     /// Runs `body` with a storage of `url` (4 connections), closed on every path.
+    /// Runs `body` with a prepared storage on a database of its own, and a reader of one
+    /// `count(*)`-like integer its SQL selects.
+    static func withPreparedStorage(
+        logger: Logger, _ body: (PostgresStorage, _ count: (String) async throws -> Int64) async throws -> Void
+    ) async throws {
+        try await TestPostgres.withDatabase { url in
+            try await withStorage(url: url, logger: logger) { storage in
+                try await storage.prepare()
+                let client = storage.pool.client
+                try await body(storage) { sql in
+                    var found: Int64 = -1
+                    for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                        .decode(Int64.self)
+                    {
+                        found = value
+                    }
+                    return found
+                }
+            }
+        }
+    }
+
     static func withStorage(url: String, logger: Logger, _ body: (PostgresStorage) async throws -> Void) async throws {
         let storage = try PostgresStorage(url: url, maximumConnections: 4, logger: logger)
         do {
