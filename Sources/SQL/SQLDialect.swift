@@ -68,11 +68,12 @@ package struct SQLDialect: Sendable {
         builtInKey: { kind, column in
             // The kind byte, then the text's bytes (PostgreSQL's text holds no `00`, so none is
             // escaped) and `00 00`; or the milliseconds with the sign bit flipped, big-endian.
+            // (`decode(…, 'hex')`: a `'\x…'` literal depends on `standard_conforming_strings`.)
             let kindByte = String(kind.rawValue + 1, radix: 16)
-            let prefix = "'\\x\(kindByte.count == 1 ? "0" + kindByte : kindByte)'::bytea"
+            let prefix = "decode('\(kindByte.count == 1 ? "0" + kindByte : kindByte)', 'hex')"
             return kind == .date
                 ? "(\(prefix) || int8send(\(column) # (-9223372036854775807 - 1)))"
-                : "(\(prefix) || convert_to(\(column), 'UTF8') || '\\x0000'::bytea)"
+                : "(\(prefix) || convert_to(\(column), 'UTF8') || decode('0000', 'hex'))"
         },
         // Text, which PostgreSQL must hold as valid UTF-8: a bound that is not (a prefix's
         // successor may not be) is compared as a key.

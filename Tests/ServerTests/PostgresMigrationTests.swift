@@ -349,12 +349,16 @@ struct PostgresMigrationTests {
             #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == 0)
             #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'createdAt'") == Int64(ids.count))
 
-            // What a v10 server kept besides: a row of each object's ID, with its key.
+            // What a v10 server kept besides: a row of each object's ID, with its key
+            // (``Value/sortKey``: the kind byte, the text, `00 00`).
+            let kind = Int64(Value.Kind.string.rawValue)
             try await client.query(
                 """
                 INSERT INTO object_fields (object_key, field, kind, sort_key)
-                SELECT key, 'objectId', 3, '\\x03'::bytea || convert_to(object_id, 'UTF8') || '\\x0000'::bytea FROM objects
+                SELECT key, 'objectId', \(kind), \(ByteBuffer(bytes: [UInt8(kind + 1)])) || convert_to(object_id, 'UTF8')
+                    || \(ByteBuffer(bytes: [0, 0])) FROM objects
                 """, logger: logger)
+            #expect(try await count("SELECT count(*) FROM object_fields WHERE field = 'objectId'") == Int64(ids.count))
             let v11 = "v11: objectId read from its column"
             try await client.query("DELETE FROM rooftop_migrations WHERE name = \(v11)", logger: logger)
             #expect(try await PostgresMigrations.migrate(client, logger: logger) == [v11])
@@ -388,6 +392,32 @@ struct PostgresMigrationTests {
                     #expect(page.totalCount == expected.totalCount, "\(predicate)")
                     #expect(try await storage.count(query, datastoreKey: key, readers: nil) == expected.totalCount)
                 }
+            }
+
+            // Ranges and prefixes compare the column bytewise, in its own collation since v11:
+            // its unique index serves them (a class of 3,000 more objects, a range of 10 of
+            // them; in another collation the index could not, and each object would be tested).
+            try await client.query(
+                """
+                INSERT INTO objects (datastore_key, class_name, object_id, body, version, sequence, size_bytes, readers)
+                SELECT \(key), 'T', 'x' || lpad(g::text, 4, '0'), '{"fields":{}}', 1, 0, 0, o.readers
+                FROM generate_series(0, 2999) AS g, (SELECT readers FROM objects LIMIT 1) AS o
+                """, logger: logger)
+            try await client.query("ANALYZE objects", logger: logger)
+            let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
+            for predicate: QueryPredicate in [
+                .comparison(field: "objectId", op: .greaterOrEqual, value: .string("x2990")),
+                .startsWith(field: "objectId", prefix: "x299"),
+            ] {
+                let select = compiler.select(
+                    Query(className: "T", predicate: predicate, order: [QueryOrder("objectId")], limit: 3),
+                    scope: .datastore(key), readers: nil, limit: 3)
+                let plan = try await storage.readSnapshot { session in
+                    try session.query(SQLFragment("EXPLAIN " + select.sql, select.arguments))
+                        .map { try $0.decode(String.self) }.joined(separator: "\n")
+                }
+                let conditions = plan.split(separator: "\n").filter { $0.contains("Index Cond") }
+                #expect(conditions.contains { $0.contains("object_id") }, "\(predicate): \(plan)")
             }
         }
     }

@@ -326,13 +326,17 @@ enum PostgresMigrations {
         ),
         Migration(
             // Queries read `objectId` from the objects' own column, which their unique index finds
-            // (``SQLIndexLayout/server``, as SQLite's v12): its rows, one per object, each
-            // with an entry at a random place of `object_fields_by_value`, are written no more. Processes of an earlier version must be stopped first: they would
-            // look objects up by rows that are no longer written.
+            // (``SQLIndexLayout/server``, as SQLite's v12): its rows, one per object, each with an
+            // entry at a random place of `object_fields_by_value`, are written no more. The column
+            // compares bytewise, as keys do (`COLLATE "C"`, what the compiler's ranges, prefixes
+            // and orders say), so that its unique index serves them: an index serves only
+            // comparisons in its own collation. Processes of an earlier version must be stopped
+            // first: they would look objects up by rows that are no longer written.
             "v11: objectId read from its column",
             """
             DELETE FROM object_fields WHERE field = 'objectId';
-            DELETE FROM unindexed_fields WHERE field = 'objectId'
+            DELETE FROM unindexed_fields WHERE field = 'objectId';
+            ALTER TABLE objects ALTER COLUMN object_id TYPE text COLLATE "C"
             """
         ),
     ]
