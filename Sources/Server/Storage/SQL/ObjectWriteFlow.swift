@@ -51,7 +51,6 @@ protocol ObjectWriteBackend {
     func store(_ plan: ObjectStorePlan) throws -> Int64
 }
 
-
 /// One object write, the same on every backend (see ``ObjectWriter/write(_:decide:)``).
 enum ObjectWriteFlow {
     /// Runs one mutation: replays its recorded result, or reads what `decide` needs, calls it and

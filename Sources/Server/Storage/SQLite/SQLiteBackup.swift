@@ -76,12 +76,12 @@ public enum SQLiteBackup {
                     throw RooftopError(.illegalArgument, "\(path) is not a Rooftop database (no migrations)")
                 }
                 let migrations = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-                let known = SQLiteMigrations.migrator.migrations
-                guard migrations.allSatisfy(known.contains) else {
+                let unknown = SQLiteMigrations.unknown(migrations)
+                guard unknown.isEmpty else {
                     throw RooftopError(
                         .illegalArgument,
                         "\(path) has migrations this server does not know (it comes from a newer version): "
-                            + migrations.filter { !known.contains($0) }.joined(separator: ", "))
+                            + unknown.joined(separator: ", "))
                 }
                 let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
                 return BackupReport(

@@ -4,6 +4,14 @@ import RooftopShared
 /// The SQLite schema, as versioned migrations registered in order. A migration, once released,
 /// never changes: later changes are new migrations.
 enum SQLiteMigrations {
+    /// The migrations among `applied` (what a file records) that this version does not have:
+    /// a newer server's, in `applied`'s order. Start-up refuses such a file
+    /// (``SQLiteStorage/prepare()``), and so does a backup's check (``SQLiteBackup/verify(_:)``).
+    static func unknown(_ applied: some Sequence<String>) -> [String] {
+        let known = Set(migrator.migrations)
+        return applied.filter { !known.contains($0) }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: accounts, datastores, objects, change feed") { db in

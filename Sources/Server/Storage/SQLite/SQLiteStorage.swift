@@ -78,9 +78,9 @@ public final class SQLiteStorage: Storage {
     ///   server's, ``RooftopError/newerSchema(_:)``), before anything is written; GRDB's errors.
     public func prepare() async throws {
         let unknown = try await pool.read { db in
-            try SQLiteMigrations.migrator.appliedIdentifiers(db).subtracting(SQLiteMigrations.migrator.migrations)
+            SQLiteMigrations.unknown(try SQLiteMigrations.migrator.appliedIdentifiers(db))
         }
-        guard unknown.isEmpty else { throw RooftopError.newerSchema(Array(unknown)) }
+        guard unknown.isEmpty else { throw RooftopError.newerSchema(unknown) }
         try SQLiteMigrations.migrator.migrate(pool)
         // Whether there are 1,000 objects, without counting them all (a scan at start-up).
         let hasData = try await pool.read { db in
