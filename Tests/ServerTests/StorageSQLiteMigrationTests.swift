@@ -31,6 +31,12 @@ struct StorageSQLiteMigrationTests {
             #expect(error.message.contains(future) && error.message.contains("newer"), "\(error.message)")
         }
         #expect(try await storage.pool.read { try SQLiteMigrations.migrator.appliedIdentifiers($0) } == applied)
+        // A backup's check names it too (the same rule, ``SQLiteMigrations/unknown(_:)``).
+        #expect {
+            try SQLiteBackup.verify(fixture.path)
+        } throws: { error in
+            (error as? RooftopError)?.code == .illegalArgument && "\(error)".contains(future)
+        }
     }
 
     @Test("a v3 database migrates to compact results, bounded indexes and bounded history with nothing lost")
