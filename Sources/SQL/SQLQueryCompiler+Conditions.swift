@@ -377,12 +377,19 @@ extension SQLQueryCompiler {
         valuePartition.map { SQLFragment(" AND \(alias).partition = ?", [.integer($0)]) } ?? SQLFragment()
     }
 
-    /// Whether the store keeps `field`'s rows in its value indexes for the query's class: always
-    /// in a layout whose value indexes hold every row it keeps of every field (no
-    /// ``SQLIndexLayout/valueFlag``, no ``SQLIndexLayout/document``); else when
+    /// Whether the store keeps `field`'s rows in its value indexes for the query's class: when
     /// ``indexedFields`` names it (or is `nil`).
     func isValueIndexed(_ field: String) -> Bool {
-        (layout.valueFlag == nil && layout.document == nil) || indexedFields?.contains(field) ?? true
+        indexedFields?.contains(field) ?? true
+    }
+
+    /// Whether SQL cannot read `field` of the query's class at all: the store keeps no rows of it
+    /// (``indexedFields`` does not name it), has no document to read it from and no column of it
+    /// (``SQLIndexLayout/builtInColumns``). A query that tests or orders by such a field is left
+    /// to the shared evaluator (``evaluation(of:unindexed:ordered:)``): PostgreSQL's storage,
+    /// for a field its class's declared indexes do not name.
+    func isUnreadable(_ field: String) -> Bool {
+        layout.valueFlag == nil && layout.document == nil && !isValueIndexed(field) && builtInColumn(field) == nil
     }
 
     /// Whether the store keeps no rows of `field` for the query's class: its conditions and

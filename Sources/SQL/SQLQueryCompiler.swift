@@ -27,8 +27,9 @@ package struct SQLQueryCompiler: Sendable {
     /// The fields of the query's class whose rows the store keeps in its value indexes (the rows
     /// whose ``SQLIndexLayout/valueFlag`` is 1); `nil` (the default) when it keeps every field's.
     /// Conditions on another field test each object's own rows, or its document when the store
-    /// keeps no rows of it (``SQLIndexLayout/document``). Ignored by a layout with neither a flag
-    /// nor a document, whose value indexes hold every row of every field.
+    /// keeps no rows of it (``SQLIndexLayout/document``). In a layout with neither a flag nor a
+    /// document, a field it does not name has no rows at all: queries on it are left to the
+    /// shared evaluator (``isUnreadable(_:)``).
     package var indexedFields: Set<String>?
     /// The fields of the query's class whose `object_fields` rows the store keeps out of the
     /// value index, because each leads a compound index (``SQLCompoundIndex``) whose entries find
@@ -173,7 +174,8 @@ package struct SQLQueryCompiler: Sendable {
     ///
     /// Conditions that compare keys (comparisons, `in`, `startsWith`, list membership) and orders
     /// on such a field need the evaluator; `exists`, geo conditions and `thisIn` never do (every
-    /// field has a row with its kind and coordinates, whatever its length).
+    /// field has a row with its kind and coordinates, whatever its length). Every condition on
+    /// and order by a field SQL cannot read at all (``isUnreadable(_:)``) needs it too.
     ///
     /// A dialect without ``SQLDialect/distance`` sends queries with distance conditions or a
     /// distance order the same way; a top-level `near` within a distance stays in the reduced
@@ -185,8 +187,8 @@ package struct SQLQueryCompiler: Sendable {
         let distanceOrder = ordered && dialect.distance == nil && query.order.isEmpty
             && QueryEvaluator.distanceAnchor(query.predicate) != nil
         let exactPredicate = query.predicate.map { isExact($0, unindexed: unindexed) } ?? true
-        guard !unindexed.isEmpty || distanceOrder || !exactPredicate else { return nil }
-        let exactOrder = query.order.allSatisfy { !unindexed.contains($0.field) } && !distanceOrder
+        let exactOrder =
+            query.order.allSatisfy { !unindexed.contains($0.field) && !isUnreadable($0.field) } && !distanceOrder
         guard !exactOrder || !exactPredicate else { return nil }
         var reduced = query
         reduced.order = []
@@ -199,7 +201,7 @@ package struct SQLQueryCompiler: Sendable {
             case nil: []
             }
         let exact = operands.filter { operand in
-            if case .near(_, _, _?) = operand { return true }
+            if case .near(let field, _, _?) = operand { return !isUnreadable(field) }
             return isExact(operand, unindexed: unindexed)
         }
         reduced.predicate = exact.isEmpty ? nil : .and(exact)
@@ -225,16 +227,18 @@ package struct SQLQueryCompiler: Sendable {
         return fields
     }
 
-    /// Whether SQL decides `predicate` exactly on an index that lacks some keys of `unindexed`.
+    /// Whether SQL decides `predicate` exactly on an index that lacks some keys of `unindexed`
+    /// and all of the fields it cannot read (``isUnreadable(_:)``).
     private func isExact(_ predicate: QueryPredicate, unindexed: Set<String>) -> Bool {
         switch predicate {
         case .and(let operands), .or(let operands): operands.allSatisfy { isExact($0, unindexed: unindexed) }
         case .not(let operand): isExact(operand, unindexed: unindexed)
-        case .exists, .notExists, .withinBox, .thisIn: true
-        case .near(_, _, let maximum): maximum == nil || dialect.distance != nil
+        case .thisIn: true
+        case .exists(let field), .notExists(let field), .withinBox(let field, _, _): !isUnreadable(field)
+        case .near(let field, _, let maximum): !isUnreadable(field) && (maximum == nil || dialect.distance != nil)
         case .comparison(let field, _, _), .in(let field, _), .notIn(let field, _), .startsWith(let field, _),
             .listContains(let field, _), .containsAll(let field, _):
-            !unindexed.contains(field)
+            !unindexed.contains(field) && !isUnreadable(field)
         }
     }
 

@@ -24,6 +24,10 @@ package struct SQLQueryRunner<Row> {
     package var unindexedFields: () throws -> Set<String>
     /// The objects a compiled `SELECT` of the layout's ``SQLIndexLayout/columns`` finds, in order.
     package var objects: (SQLFragment) throws -> [Row]
+    /// Calls its second argument with each object a compiled `SELECT` finds, in order, reading
+    /// them a few at a time, for the shared evaluator's candidates (which may be every object of
+    /// the class); `nil` (the default): ``objects`` reads them all at once.
+    package var eachObject: ((SQLFragment, (Row) throws -> Void) throws -> Void)?
     /// The object a row holds (for the shared evaluator, where it decides). The rows of one
     /// runner are of one class in one datastore: their object IDs tell them apart.
     package var snapshot: (Row) throws -> ObjectSnapshot
@@ -192,15 +196,28 @@ package struct SQLQueryRunner<Row> {
         var paged = query
         paged.limit = limit
         paged.includes = []
-        let rows = try self.objects(compiler.candidates(candidates, scope: scope, readers: readers))
+        // Each candidate decoded and tested in turn, only the matches kept (none for a count): a
+        // condition SQL cannot read may leave every object of the class a candidate, and a
+        // decoded object weighs several times its stored text.
         var rowsById: [String: Row] = [:]
-        rowsById.reserveCapacity(rows.count)
-        let snapshots = try rows.map { row in
+        var matches: [ObjectSnapshot] = []
+        var count = 0
+        func test(_ row: Row) throws {
             let snapshot = try self.snapshot(row)
+            guard query.predicate.map({ QueryEvaluator.matches(snapshot, $0) }) ?? true else { return }
+            count += 1
+            guard limit > 0 else { return }
             rowsById[snapshot.objectId] = row
-            return snapshot
+            matches.append(snapshot)
         }
-        let result = QueryEvaluator.run(paged, over: snapshots, lookup: { _ in nil }, canRead: { _ in true })
+        let select = compiler.candidates(candidates, scope: scope, readers: readers)
+        if let eachObject {
+            try eachObject(select, test)
+        } else {
+            for row in try self.objects(select) { try test(row) }
+        }
+        guard limit > 0 else { return ([], count) }
+        let result = QueryEvaluator.run(paged, over: matches, lookup: { _ in nil }, canRead: { _ in true })
         return (result.objects.compactMap { rowsById[$0.objectId] }, result.totalCount)
     }
 }
@@ -223,7 +240,9 @@ extension SQLQueryRunner {
     func nearestFirst(_ query: Query, readers: Set<String>?, limit: Int) throws -> (objects: [Row], totalCount: Int)? {
         guard query.order.isEmpty, let queryLimit = query.limit, queryLimit > 0, limit > 0, limit <= queryLimit,
             let predicate = query.predicate, let anchor = QueryEvaluator.distanceAnchorCondition(predicate),
-            anchor.maximum == nil
+            anchor.maximum == nil,
+            // A field SQL cannot read has no band to narrow to: each radius would read the class.
+            !compiler.isUnreadable(anchor.field)
         else { return nil }
         let (end, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
         guard !overflow else { return nil }
