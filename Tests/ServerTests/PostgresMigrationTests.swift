@@ -18,7 +18,7 @@ struct PostgresMigrationTests {
         "settings", "users", "sessions", "roles", "role_users", "role_children", "datastores", "datastore_roles",
         "class_settings", "objects", "object_fields", "object_elements", "unindexed_fields", "object_readers",
         "object_operations", "mutation_results", "retired_roles", "dashboard_sessions", "rooftop_migrations",
-        "reader_sets", "reader_set_members", "feed_origin",
+        "reader_sets", "reader_set_members", "feed_origin", "class_rows",
     ]
 
     private func tableNames(in database: PostgresPool) async throws -> Set<String> {

@@ -448,45 +448,31 @@ struct SQLiteRowFieldsTests {
     static func expectExactRows(_ storage: SQLiteStorage, _ label: String) async throws {
         try await storage.pool.read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM class_rows WHERE rebuilt_to IS NOT NULL") == 0)
-            var expectedFields: Set<String> = []
-            var expectedElements: Set<String> = []
-            var expectedCounts: [String: Int64] = [:]
+            var expected = ExpectedRows()
             let objects = try Row.fetchAll(db, sql: "SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key")
             for row in objects {
                 let object = ObjectRow(row)
                 guard !object.deleted else { continue }
                 let state = try SQLiteStorage.rowFields(of: object.className, db)
                 #expect(state.written == state.complete)
-                let snapshot = try object.snapshot()
-                let rows = SQLIndexRows.diff(
-                    snapshot: SQLIndexRows.keeping(state.written, of: snapshot), previous: nil,
-                    builtIns: SQLiteStorage.builtInRows(kept: state.written))
-                for field in rows.added {
-                    expectedFields.insert(
-                        "\(object.key) \(field.field) \(field.kind) \(field.sortKey ?? []) \(field.latitude ?? 0) \(field.longitude ?? 0)")
-                    for element in field.elements { expectedElements.insert("\(object.key) \(field.field) \(element)") }
-                }
-                for (field, delta) in rows.unindexed {
-                    expectedCounts["\(row["datastore_key"] as Int64) \(object.className) \(field)", default: 0] += delta
-                }
+                expected.add(objectKey: object.key, datastoreKey: row["datastore_key"], snapshot: try object.snapshot(), kept: state.written)
             }
-            let storedFields = Set(
+            var stored = ExpectedRows()
+            stored.fields = Set(
                 try Row.fetchAll(db, sql: "SELECT * FROM object_fields").map { row in
-                    let key = (row["sort_key"] as Data?).map { Array($0) } ?? []
-                    return "\(row["object_key"] as Int64) \(row["field"] as String) \(row["kind"] as Int64) \(key) \(row["latitude"] as Double? ?? 0) \(row["longitude"] as Double? ?? 0)"
+                    ExpectedRows.field(
+                        objectKey: row["object_key"], field: row["field"], kind: row["kind"],
+                        sortKey: (row["sort_key"] as Data?).map { Array($0) }, latitude: row["latitude"], longitude: row["longitude"])
                 })
-            let storedElements = Set(
+            stored.elements = Set(
                 try Row.fetchAll(db, sql: "SELECT * FROM object_elements").map { row in
-                    "\(row["object_key"] as Int64) \(row["field"] as String) \(Array(row["element_key"] as Data))"
+                    ExpectedRows.element(objectKey: row["object_key"], field: row["field"], key: Array(row["element_key"] as Data))
                 })
-            var storedCounts: [String: Int64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM unindexed_fields WHERE objects != 0") {
-                storedCounts["\(row["datastore_key"] as Int64) \(row["class_name"] as String) \(row["field"] as String)"] =
+                stored.counts[ExpectedRows.count(datastoreKey: row["datastore_key"], className: row["class_name"], field: row["field"])] =
                     row["objects"]
             }
-            #expect(storedFields == expectedFields, "\(label): field rows differ: \(storedFields.symmetricDifference(expectedFields).prefix(5))")
-            #expect(storedElements == expectedElements, "\(label): element rows differ: \(storedElements.symmetricDifference(expectedElements).prefix(5))")
-            #expect(storedCounts == expectedCounts.filter { $0.value != 0 }, "\(label): unindexed counts differ")
+            #expect(stored == expected, "\(label): \(stored.differences(from: expected))")
         }
     }
 }

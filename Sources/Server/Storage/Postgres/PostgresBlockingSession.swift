@@ -34,6 +34,43 @@ final class PostgresBlockingSession: Sendable {
         return Array(try connection.query(query, logger: logger).wait().rows)
     }
 
+    /// Runs a query and calls `body` with its rows in order, `batch` at a time as they arrive: the
+    /// driver reads ahead at most about a batch, so memory stays flat however many rows the query
+    /// finds (the shared evaluator's candidates may be every object of a class). When `body`
+    /// throws, the rest of the rows are read and dropped, and the error is thrown.
+    /// - Throws: What the database answers, or what `body` throws.
+    func forEachRow(_ query: PostgresQuery, batch: Int = 500, _ body: (PostgresRow) throws -> Void) throws {
+        statementsRun.add(1, ordering: .relaxed)
+        let (connection, logger) = (self.connection, self.logger)
+        let cursor = RowCursor()
+        try connection.eventLoop.makeFutureWithTask {
+            cursor.iterator = try await connection.query(query, logger: logger).makeAsyncIterator()
+        }.wait()
+        var failure: (any Error)?
+        while true {
+            let rows = try connection.eventLoop.makeFutureWithTask { () -> [PostgresRow] in
+                var rows: [PostgresRow] = []
+                while rows.count < batch, let row = try await cursor.iterator?.next() { rows.append(row) }
+                return rows
+            }.wait()
+            if failure == nil {
+                do {
+                    for row in rows { try body(row) }
+                } catch {
+                    failure = error
+                }
+            }
+            if rows.count < batch { break }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The iterator of a query's rows, kept between the batches ``forEachRow(_:batch:_:)`` reads
+    /// (each read on the connection's event loop, one after the other).
+    private final class RowCursor: @unchecked Sendable {
+        var iterator: PostgresRowSequence.AsyncIterator?
+    }
+
     /// Runs a statement, waiting for it; returns the rows it changed (0 when it does not say).
     /// - Throws: What the database answers.
     @discardableResult

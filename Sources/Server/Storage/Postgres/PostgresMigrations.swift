@@ -339,7 +339,48 @@ enum PostgresMigrations {
             ALTER TABLE objects ALTER COLUMN object_id TYPE text COLLATE "C"
             """
         ),
+        Migration(
+            // A class that declares indexes keeps index rows only of the fields they name (and of
+            // `createdAt` and `updatedAt` only when named; otherwise queries read their columns),
+            // as SQLite's storage does (its v11 and v12, ``RowFields``): `class_rows` says what a
+            // class's objects keep. The classes that declare indexes now keep their rows of
+            // every field until the background rebuild removes the others (they read only the
+            // declared ones at once). Processes of an earlier version must be stopped first:
+            // they would write rows of every field, and their queries would read rows of
+            // undeclared fields that are gone.
+            "v12: rows of declared fields only",
+            """
+            CREATE TABLE class_rows (
+                class_name text PRIMARY KEY,
+                written text,
+                complete text,
+                rebuilt_to bigint
+            )
+            """,
+            then: { connection, logger in try await declareRowFields(connection, logger: logger) }
+        ),
     ]
+
+    /// Gives every class that declares indexes its row-keeping state (migration v12): the declared
+    /// fields complete, a rebuild due from the first object (``RowFields/declaring(_:)``).
+    static func declareRowFields(_ connection: PostgresConnection, logger: Logger) async throws {
+        var states: [(String, RowFields)] = []
+        let rows = try await connection.query("SELECT settings FROM class_settings ORDER BY class_name", logger: logger)
+        for try await text in rows.decode(String.self) {
+            let settings = try DocumentCoding.decode(ClassSettings.self, from: text)
+            if let state = RowFields.every.declaring(RowFields.declared(by: settings.indexes)) {
+                states.append((settings.className, state))
+            }
+        }
+        for (className, state) in states {
+            let (written, complete) = (state.written.map(RowFields.text), state.complete.map(RowFields.text))
+            try await connection.query(
+                """
+                INSERT INTO class_rows (class_name, written, complete, rebuilt_to)
+                VALUES (\(className), \(written), \(complete), \(state.rebuiltTo))
+                """, logger: logger)
+        }
+    }
 
     /// Gives every user its name key (migration v5), the users read oldest first, written back
     /// 1,000 at a time.

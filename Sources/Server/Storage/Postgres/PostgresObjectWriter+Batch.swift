@@ -44,6 +44,9 @@ extension PostgresObjectWriter {
         var results: [ResultKey: ReadResult?] = [:]
         /// Datastores read once their locks were held, without this transaction's additions.
         var datastores: [Int64: DatastoreRecord] = [:]
+        /// The row-keeping states of the classes written (``RowFields``), read once their locks
+        /// were held.
+        var rowStates: [String: RowFields] = [:]
         /// Objects (by lock name and, once stored, by key) and results this transaction wrote:
         /// what was read ahead of them is stale, and they are read again after a flush.
         var writtenNames: Set<String> = []

@@ -105,16 +105,19 @@ extension PostgresObjectWriter {
     struct Locks {
         var datastores: [Int64]
         var objects: [String]
+        /// The classes written, whose locks are shared (a rebuild of their rows excludes
+        /// writers, ``RowFields``).
+        var classes: [String]
         var seed: Int64
 
         init(_ requests: [ObjectWriteRequest], seed: Int64) {
             self.init(
                 datastores: Array(Set(requests.map(\.datastoreKey))), objects: Array(Set(requests.map(Self.objectName))),
-                seed: seed)
+                classes: Array(Set(requests.map(\.className))), seed: seed)
         }
 
-        init(datastores: [Int64], objects: [String], seed: Int64) {
-            (self.datastores, self.objects, self.seed) = (datastores, objects, seed)
+        init(datastores: [Int64], objects: [String], classes: [String] = [], seed: Int64) {
+            (self.datastores, self.objects, self.classes, self.seed) = (datastores, objects, classes, seed)
         }
 
         /// An object's lock name: lengths first, so that no two objects have the same one.
@@ -123,10 +126,11 @@ extension PostgresObjectWriter {
         }
 
         var bindings: PostgresBindings {
-            var bindings = PostgresBindings(capacity: 3)
+            var bindings = PostgresBindings(capacity: 4)
             bindings.append(datastores)
             bindings.append(objects)
             bindings.append(seed)
+            bindings.append(classes)
             return bindings
         }
     }

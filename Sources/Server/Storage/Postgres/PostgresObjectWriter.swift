@@ -122,12 +122,14 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     // MARK: ObjectWriteBackend
 
-    /// PostgreSQL keeps every field's rows: its queries have no function reading a stored body
-    /// (``SQLIndexLayout/server``).
-    func rowFields(className: String, objectKey: Int64?) throws -> Set<String>? { nil }
-
-    /// `createdAt` and `updatedAt`: `objectId` is read from its column (``SQLIndexLayout/server``).
-    func builtInRows(kept: Set<String>?) -> Set<String> { PostgresStorage.builtInRows }
+    /// The class's state (``RowFields``), read once per transaction after its lock is held
+    /// (``PostgresStatements/LockWrites``): no batch of a rebuild changes it until commit.
+    func rowFields(className: String, objectKey: Int64?) throws -> Set<String>? {
+        if let known = batch.rowStates[className] { return known.kept(objectKey: objectKey) }
+        let state = try PostgresStorage.rowFields(of: className, session)
+        batch.rowStates[className] = state
+        return state.kept(objectKey: objectKey)
+    }
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         pending.limit(request.datastoreKey, by: request.datastoreLimits)

@@ -34,10 +34,12 @@ extension PostgresCommandStatement {
 }
 
 extension PostgresStatements {
-    /// Locks a transaction's datastores, then its objects, each set in one order every
+    /// Locks a transaction's datastores and classes, then its objects, each set in one order every
     /// transaction follows (by lock key), so that two writers never wait for each other in a
     /// cycle: transaction-scoped advisory locks, a datastore's shared (``exclusive``: alone in
-    /// it), an object's exclusive, keyed by hashes of their names (`d` and the datastore's key;
+    /// it), a class's shared (a batch of a rebuild of its rows takes it exclusively, alone,
+    /// ``PostgresStorage/rebuildRowsBatch(skipping:)``), an object's exclusive, keyed by hashes
+    /// of their names (`d` and the datastore's key; `c` and the class's name;
     /// ``PostgresObjectWriter/Locks/objectName(_:)``, which starts with a digit) seeded with the
     /// deployment's own value (``PostgresStorage/lockSeed()``): deployments in other schemas of
     /// the database do not share keys, and nobody can aim an object ID at another's lock. The
@@ -51,8 +53,10 @@ extension PostgresStatements {
             SELECT \(FeedBase.expression) FROM (
             SELECT (SELECT count(pg_advisory_xact_lock(o.k)) FROM (SELECT DISTINCT hashtextextended(n, $3::bigint) AS k
             FROM unnest($2::text[]) AS n ORDER BY 1) AS o WHERE d.locked >= 0) AS objects
-            FROM (SELECT count(\(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(s.k)) AS locked
-            FROM (SELECT DISTINCT hashtextextended('d' || k::text, $3::bigint) AS k FROM unnest($1::bigint[]) AS k
+            FROM (SELECT count(CASE WHEN s.datastore THEN \(exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")(s.k)
+            ELSE pg_advisory_xact_lock_shared(s.k) END) AS locked
+            FROM (SELECT hashtextextended('d' || k::text, $3::bigint) AS k, true AS datastore FROM unnest($1::bigint[]) AS k
+            UNION SELECT hashtextextended('c' || c, $3::bigint), false FROM unnest($4::text[]) AS c
             ORDER BY 1) AS s) AS d) AS l WHERE l.objects >= 0
             """
         }

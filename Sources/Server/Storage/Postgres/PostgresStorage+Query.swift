@@ -5,10 +5,6 @@ import RooftopShared
 extension PostgresStorage {
     private static let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
 
-    /// The built-in fields with index rows: those the layout does not read from the objects'
-    /// columns (`createdAt`, `updatedAt`; ``SQLIndexLayout/server``).
-    static let builtInRows = SQLIndexRows.builtInFields.subtracting(SQLIndexLayout.server.builtInColumns.keys)
-
     /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
     public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
         -> StoredQueryPage
@@ -42,7 +38,11 @@ extension PostgresStorage {
     ) throws -> SQLQueryRunner<FeedObject> {
         var compiler = compiler
         compiler.readerSets = try readerSets(of: readers, session)
-        return SQLQueryRunner(
+        // The fields with complete rows, read in the query's own snapshot: conditions on others
+        // are the evaluator's (``SQLQueryCompiler/isUnreadable(_:)``).
+        let queried = try rowFields(of: className, session).queried
+        compiler.indexedFields = queried
+        var runner = SQLQueryRunner(
             compiler: compiler, scope: .datastore(datastoreKey),
             unindexedFields: {
                 Set(
@@ -51,11 +51,16 @@ extension PostgresStorage {
                         SELECT field FROM unindexed_fields
                         WHERE datastore_key = \(datastoreKey) AND class_name = \(className) AND objects > 0
                         """
-                    ).map { try $0.decode(String.self) })
+                    ).map { try $0.decode(String.self) }
+                ).filter { queried?.contains($0) ?? true }
             },
             objects: { select in try session.query(select).map { try objectRow($0).feedObject(current: [], former: []) } },
             snapshot: { try $0.snapshot() },
             count: { count in Int(try session.query(count).first?.decode(Int64.self) ?? 0) })
+        runner.eachObject = { select, body in
+            try session.forEachRow(select) { try body(try objectRow($0).feedObject(current: [], former: [])) }
+        }
+        return runner
     }
 }
 

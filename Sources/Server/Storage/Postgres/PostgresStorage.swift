@@ -32,7 +32,7 @@ import Synchronization
 /// let storage = try PostgresStorage(url: "postgres://rooftop@db:5432/rooftop", logger: logger)
 /// try await storage.prepare()
 /// ```
-public final class PostgresStorage: Storage {
+public final class PostgresStorage: Storage, RowRebuilding {
     let pool: PostgresPool
     /// The server's clock: mutation results are dated by it.
     let clock: ServerClock
@@ -50,17 +50,22 @@ public final class PostgresStorage: Storage {
     /// How many reads of the change feed found committed changes held back behind a
     /// transaction still running, and waited (``changes(datastoreKey:after:limit:classes:)``).
     let feedWaits = Atomic<Int>(0)
+    /// The background rebuild of index rows after a class's declared indexes change (``RowFields``).
+    let rowRebuild: RowRebuild
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
     /// - Parameters:
     ///   - maximumConnections: The pool's size (default 20).
     ///   - clock: The clock results are dated by (default the system's).
+    ///   - rowRebuildBatch: The objects whose index rows one transaction rebuilds after a class's
+    ///     declared indexes change (default 1,000; ``RowFields``).
     /// - Throws: `illegalArgument` for a URL that is not a PostgreSQL URL.
     public init(
         url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "rooftop.storage"),
-        clock: ServerClock = .system
+        clock: ServerClock = .system, rowRebuildBatch: Int = 1000
     ) throws {
+        rowRebuild = RowRebuild(batch: max(1, rowRebuildBatch))
         lockBudget = PostgresLockBudget(capacity: PostgresLockBudget.defaultCapacity)
         pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
         self.clock = clock
@@ -77,10 +82,12 @@ public final class PostgresStorage: Storage {
     }
 
     /// Applies the migrations not applied yet, then moves the feed's origin if transaction IDs
-    /// went back (``reoriginFeedIfBehind()``).
+    /// went back (``reoriginFeedIfBehind()``), and resumes a rebuild of index rows that is due
+    /// (``RowFields``).
     public func prepare() async throws {
         try await pool.migrate()
         try await reoriginFeedIfBehind()
+        startRowRebuild()
     }
 
     /// Moves the feed's origin above the numbers stored when the transaction IDs of the cluster
@@ -104,6 +111,7 @@ public final class PostgresStorage: Storage {
 
     /// Closes every connection, once the statistics' analysis running (if any) has ended.
     public func close() async throws {
+        await rowRebuild.close()?.value
         await statistics.close()
         await pool.close()
     }
@@ -332,13 +340,16 @@ public final class PostgresStorage: Storage {
     /// See ``Storage/saveClassSettings(_:)``.
     public func saveClassSettings(_ settings: ClassSettings) async throws {
         let text = try DocumentCoding.encode(settings)
-        try await read { session in
+        let seed = try await lockSeed()
+        let rebuild = try await transaction { session in
             try session.execute(
                 """
                 INSERT INTO class_settings (class_name, settings) VALUES (\(settings.className), \(text))
                 ON CONFLICT (class_name) DO UPDATE SET settings = excluded.settings
                 """)
+            return try Self.declareRowFields(settings, seed: seed, session)
         }
+        if rebuild { startRowRebuild() }
     }
 }
 
@@ -346,6 +357,18 @@ extension PostgresBlockingSession {
     /// Runs a compiled fragment (``SQLQueryCompiler`` with the PostgreSQL dialect).
     /// - Throws: What the database answers.
     func query(_ fragment: SQLFragment) throws -> [PostgresRow] {
+        try query(Self.query(fragment))
+    }
+
+    /// Runs a compiled fragment, calling `body` with its rows a few at a time
+    /// (``forEachRow(_:batch:_:)``).
+    /// - Throws: What the database answers, or what `body` throws.
+    func forEachRow(_ fragment: SQLFragment, _ body: (PostgresRow) throws -> Void) throws {
+        try forEachRow(Self.query(fragment), body)
+    }
+
+    /// A compiled fragment as a query, its arguments bound.
+    private static func query(_ fragment: SQLFragment) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: fragment.arguments.count)
         for argument in fragment.arguments {
             switch argument {
@@ -355,7 +378,7 @@ extension PostgresBlockingSession {
             case .blob(let value): bindings.append(ByteBuffer(bytes: value))
             }
         }
-        return try query(PostgresQuery(unsafeSQL: fragment.sql, binds: bindings))
+        return PostgresQuery(unsafeSQL: fragment.sql, binds: bindings)
     }
 }
 

@@ -36,14 +36,9 @@ protocol ObjectWriteBackend {
     func insertResult(_ row: MutationResultRow) throws
 
     /// The fields of `className` whose index rows the store keeps for the object with row key
-    /// `objectKey` (`nil`: a new object): `nil` for every field. Which built-in fields have rows
-    /// is ``builtInRows(kept:)``'s to say.
+    /// `objectKey` (`nil`: a new object): `nil` for every field (``RowFields``). Which built-in
+    /// fields have rows is ``RowFields/builtInRows(kept:)``'s to say.
     func rowFields(className: String, objectKey: Int64?) throws -> Set<String>?
-
-    /// The built-in fields with index rows when an object keeps rows of `kept`
-    /// (``rowFields(className:objectKey:)``): all of them, but where the store reads some from
-    /// its objects' columns (``SQLIndexLayout/builtInColumns``).
-    func builtInRows(kept: Set<String>?) -> Set<String>
 
     /// Writes what `plan` says (object row, index rows, readers, operation, counters), or keeps
     /// it to be written with the transaction's other rows; returns the object's row key (for a
@@ -113,7 +108,7 @@ enum ObjectWriteFlow {
             let plan = try ObjectStorePlan(
                 snapshot: snapshot, deleted: deleted, operation: operation, sequence: backend.nextSequence(after: datastore, replacing: existing?.object),
                 datastoreKey: datastore.key, existing: existing, rowFields: rowFields,
-                builtInRows: backend.builtInRows(kept: rowFields))
+                builtInRows: RowFields.builtInRows(kept: rowFields))
             let objectKey = try backend.store(plan)
             let result = MutationResult.applied(
                 mutationId: request.mutation?.id ?? MutationID.generate(), version: snapshot.version,
@@ -250,7 +245,7 @@ struct ObjectStorePlan {
     ///   (``ObjectWriteBackend/rowFields(className:objectKey:)``); `nil` (the default) for every
     ///   field. Rows of other fields are neither written nor removed.
     /// - Parameter builtInRows: The built-in fields with rows (all by default,
-    ///   ``ObjectWriteBackend/builtInRows(kept:)``).
+    ///   ``RowFields/builtInRows(kept:)``).
     /// - Throws: What encoding the body or operation throws.
     init(
         snapshot: ObjectSnapshot, deleted: Bool, operation: OperationRecord, sequence: Int64, datastoreKey: Int64,

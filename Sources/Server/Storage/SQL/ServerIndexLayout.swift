@@ -18,25 +18,29 @@ extension SQLIndexLayout {
     /// an object is its reader set (`objects.readers`, `reader_set_members`) and the current
     /// readers the set does not name, the readers' history keeping no row a set tells
     /// (``ReaderHistoryWrite``, ``SQLIndexLayout/Readers/setsAndRows(current:)``; a row of the
-    /// history is current until `to_sequence`). `objectId` has no rows: it is the objects' own
-    /// column, which their unique index finds (``ObjectWriteBackend/builtInRows(kept:)``).
+    /// history is current until `to_sequence`). The built-in fields are the object row's own
+    /// columns: `objectId` has no rows at all, which the objects' unique index finds, and
+    /// `createdAt` and `updatedAt` have rows only where other fields would
+    /// (``RowFields/builtInRows(kept:)``). PostgreSQL's storage compiles against this layout:
+    /// a class that declares indexes keeps rows only of the fields they name
+    /// (``SQLQueryCompiler/indexedFields``), and conditions on and orders by its other fields
+    /// are left to the shared evaluator.
     static let server: SQLIndexLayout = {
         var layout = SQLIndexLayout(
             source: "objects o JOIN datastores d ON d.key = o.datastore_key", columns: objectRowColumns,
             readers: .setsAndRows(current: "r.to_sequence IS NULL"))
-        layout.builtInColumns = ["objectId": objectIdColumn]
+        layout.builtInColumns = [
+            "objectId": BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false),
+            "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),
+            "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false, nullable: true),
+        ]
         return layout
     }()
-
-    /// `objectId`, read from its column on both backends.
-    private static let objectIdColumn = BuiltInColumn(kind: .string, column: "o.object_id", always: true, nullable: false)
 
     /// The SQLite storage's layout: ``server``'s, except that a class that declares indexes keeps rows
     /// only of the fields they name; conditions on and orders by its other fields read the
     /// stored body (``StoredObjectBody``) with the functions the storage registers
-    /// (``SQLiteStorage/rowFields(of:_:)``). The built-in fields are the object row's own
-    /// columns: `objectId` has no rows at all, and `createdAt` and `updatedAt` have rows only
-    /// where other fields would (``SQLiteStorage/builtInRows(kept:)``).
+    /// (``SQLiteStorage/rowFields(of:_:)``). The built-in fields are ``server``'s.
     ///
     /// A page reads `objects o` alone, each row's datastore ID looked up by a sub-query: a join
     /// of `datastores` is one the planner may put first, and then it scanned every datastore
@@ -44,11 +48,7 @@ extension SQLIndexLayout {
     static let serverSQLite: SQLIndexLayout = {
         let columns = objectRowColumnList(datastoreID: "(SELECT d.id FROM datastores d WHERE d.key = o.datastore_key)")
         var layout = SQLIndexLayout(source: "objects o", columns: columns, readers: server.readers, document: "o.body")
-        layout.builtInColumns = [
-            "objectId": objectIdColumn,
-            "createdAt": BuiltInColumn(kind: .date, column: "o.created_at", always: false, nullable: true),
-            "updatedAt": BuiltInColumn(kind: .date, column: "o.updated_at", always: false, nullable: true),
-        ]
+        layout.builtInColumns = server.builtInColumns
         return layout
     }()
 }

@@ -186,10 +186,6 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
         return state.kept(objectKey: objectKey)
     }
 
-    func builtInRows(kept: Set<String>?) -> Set<String> {
-        SQLiteStorage.builtInRows(kept: kept)
-    }
-
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         try readAhead.datastore(request.datastoreKey) {
             try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])

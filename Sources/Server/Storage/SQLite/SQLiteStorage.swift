@@ -15,7 +15,7 @@ import Synchronization
 /// let storage = try SQLiteStorage(path: "/var/lib/rooftop/rooftop.sqlite")
 /// try await storage.prepare()
 /// ```
-public final class SQLiteStorage: Storage {
+public final class SQLiteStorage: Storage, RowRebuilding {
     let pool: DatabasePool
     /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
     /// reader of `pool`, which scans may all hold.
