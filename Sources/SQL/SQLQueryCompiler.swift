@@ -188,7 +188,8 @@ package struct SQLQueryCompiler: Sendable {
             && QueryEvaluator.distanceAnchor(query.predicate) != nil
         let exactPredicate = query.predicate.map { isExact($0, unindexed: unindexed) } ?? true
         let exactOrder =
-            query.order.allSatisfy { !unindexed.contains($0.field) && !isUnreadable($0.field) } && !distanceOrder
+            !ordered
+            || query.order.allSatisfy { !unindexed.contains($0.field) && !isUnreadable($0.field) } && !distanceOrder
         guard !exactOrder || !exactPredicate else { return nil }
         var reduced = query
         reduced.order = []

@@ -202,6 +202,14 @@ package struct SQLQueryRunner<Row> {
         var rowsById: [String: Row] = [:]
         var matches: [ObjectSnapshot] = []
         var count = 0
+        // Of the matches only the first `offset + limit` in the query's order can be on the page:
+        // past twice that many, the others are dropped (the evaluator's order is total, ties by
+        // ID, so dropping never changes the page).
+        let (kept, overflow) = max(query.offset, 0).addingReportingOverflow(limit)
+        var first = paged
+        (first.offset, first.limit) = (0, kept)
+        let (twice, large) = kept.multipliedReportingOverflow(by: 2)
+        let most = overflow || large ? Int.max : max(twice, 1_024)
         func test(_ row: Row) throws {
             let snapshot = try self.snapshot(row)
             guard query.predicate.map({ QueryEvaluator.matches(snapshot, $0) }) ?? true else { return }
@@ -209,6 +217,10 @@ package struct SQLQueryRunner<Row> {
             guard limit > 0 else { return }
             rowsById[snapshot.objectId] = row
             matches.append(snapshot)
+            guard matches.count >= most else { return }
+            matches = QueryEvaluator.run(first, over: matches, lookup: { _ in nil }, canRead: { _ in true }).objects
+            let ids = Set(matches.map(\.objectId))
+            rowsById = rowsById.filter { ids.contains($0.key) }
         }
         let select = compiler.candidates(candidates, scope: scope, readers: readers)
         if let eachObject {
@@ -218,7 +230,7 @@ package struct SQLQueryRunner<Row> {
         }
         guard limit > 0 else { return ([], count) }
         let result = QueryEvaluator.run(paged, over: matches, lookup: { _ in nil }, canRead: { _ in true })
-        return (result.objects.compactMap { rowsById[$0.objectId] }, result.totalCount)
+        return (result.objects.compactMap { rowsById[$0.objectId] }, count)
     }
 }
 

@@ -67,7 +67,8 @@ public final class RooftopServer: Sendable {
             try DataDirectoryLock(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
         let storage = try StorageFactory.open(
-            url: configuration.effectiveStorageURL, clock: configuration.clock, logger: logger)
+            url: configuration.effectiveStorageURL, clock: configuration.clock, queryTimeout: configuration.requestTimeout,
+            logger: logger)
         try await storage.prepare()
         let adminKeyHash = try await AdminKey.resolve(configured: configuration.adminKey, storage: storage, output: output)
         let tlsConfiguration = try TLSSetup.configuration(for: configuration, output: output)

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import RooftopSQL
 import RooftopShared
+import Synchronization
 import Testing
 
 @testable import RooftopServer
@@ -18,27 +19,10 @@ struct PostgresRowFieldsTests {
     func differential() async throws {
         for seed in TestSeeds.seeds(fixed: [21, 22]) {
             try await Self.withStorage(batch: 3) { storage in
-                var rng = SeededGenerator(seed: seed)
-                for className in DifferentialValues.classes {
-                    try await storage.saveClassSettings(
-                        ClassSettings(className: className, indexes: SQLiteRowFieldsTests.randomIndexes(&rng)))
-                }
-                let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
-                await storage.rowRebuildFinished()
-                try await Self.expectExactRows(storage, "seed \(seed), declared first")
-                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared first")
-
-                for className in DifferentialValues.classes {
-                    try await Self.declareWithoutRebuild(
-                        ClassSettings(className: className, indexes: SQLiteRowFieldsTests.randomIndexes(&rng)), storage)
-                }
-                var batches = 0
-                repeat {
-                    batches += 1
-                    try await Self.queries(10, dataset, storage, &rng, "seed \(seed), rebuilding, batch \(batches)")
-                } while try await storage.rebuildRowsBatch()
-                try await Self.expectExactRows(storage, "seed \(seed), declared again")
-                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared again")
+                try await RowFieldsDifferential(
+                    storage: storage, declareWithoutRebuild: { try await Self.declareWithoutRebuild($0, storage) },
+                    expectExactRows: { try await Self.expectExactRows(storage, $0) }
+                ).run(seed: seed)
             }
         }
     }
@@ -104,8 +88,9 @@ struct PostgresRowFieldsTests {
         try await storage.prepare()
         let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
         for id in 0..<7 {
-            let snapshot = StorageConformance.object(
+            var snapshot = StorageConformance.object(
                 "o\(id)", className: "M", fields: ["a": .int(Int64(id)), "b": .string("b\(id % 2)"), "c": .list([.string("x")])])
+            snapshot.createdAt = Timestamp(millisecondsSinceEpoch: 1_000 + Int64(id))
             _ = try await StorageWrites.put(snapshot, datastoreKey: datastore.key, into: storage)
         }
         try await storage.transaction { session in
@@ -138,7 +123,8 @@ struct PostgresRowFieldsTests {
             let ordered = try await storage.find(
                 Query("M").where(Field("c").exists).order(by: "createdAt", descending: true), datastoreKey: datastore.key,
                 readers: nil, limit: 3)
-            #expect(ordered.objects.count == 3 && ordered.totalCount == 7)
+            // Created one after the other (a millisecond apart): the newest first.
+            #expect(ordered.objects.map(\.objectId) == ["o6", "o5", "o4"] && ordered.totalCount == 7)
         } catch {
             try? await storage.close()
             throw error
@@ -148,10 +134,7 @@ struct PostgresRowFieldsTests {
 
     @Test("a query on an undeclared field reads its candidates a batch at a time: 1,200 objects answered exactly; a body that cannot be read fails the query, and the connection answers the next")
     func evaluatedInBatches() async throws {
-        let url = try await PostgresTestCluster.createDatabase()
-        let storage = try Self.open(url, batch: 100, connections: 1)
-        do {
-            try await storage.prepare()
+        try await Self.withStorage(batch: 100, connections: 1) { storage in
             let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
             try await storage.saveClassSettings(ClassSettings(className: "B", indexes: [["a"]]))
             for id in 0..<1_200 {
@@ -162,6 +145,11 @@ struct PostgresRowFieldsTests {
             let query = Query("B").where(Field("b") == "b3").order(by: "objectId", descending: true).limit(5)
             let page = try await storage.find(query, datastoreKey: datastore.key, readers: nil, limit: 5)
             #expect(page.totalCount == 240 && page.objects.map(\.objectId) == ["o1198", "o1193", "o1188", "o1183", "o1178"])
+            // Ordered by an undeclared field, every object a match: only the first `offset +
+            // limit` are kept as the candidates stream by (1,200 past the 1,024 kept at most).
+            let byB = Query("B").order(by: "b", descending: true).offset(3).limit(5)
+            let sorted = try await storage.find(byB, datastoreKey: datastore.key, readers: nil, limit: 5)
+            #expect(sorted.totalCount == 1_200 && sorted.objects.map(\.objectId) == ["o0019", "o0024", "o0029", "o0034", "o0039"])
             let counted = try await storage.count(Query("B").where(Field("b") == "b3" && Field("a") == 1), datastoreKey: datastore.key, readers: nil)
             #expect(counted == (0..<1_200).filter { $0 % 5 == 3 && $0 % 7 == 1 }.count)
 
@@ -174,19 +162,95 @@ struct PostgresRowFieldsTests {
             // The one connection read the rest of the rows: it answers the next query.
             let declared = try await storage.count(Query("B").where(Field("a") == 2), datastoreKey: datastore.key, readers: nil)
             #expect(declared == (0..<1_200).filter { $0 % 7 == 2 }.count)
-        } catch {
-            try? await storage.close()
-            try? await PostgresTestCluster.dropDatabase(url: url)
-            throw error
         }
-        try await storage.close()
-        try await PostgresTestCluster.dropDatabase(url: url)
     }
 
-    /// Runs `body` with a storage on a new database whose rebuild reads `batch` objects at a time.
-    static func withStorage(batch: Int, _ body: (PostgresStorage) async throws -> Void) async throws {
+    @Test("a class's lock: a rebuild's batch holding it keeps a writer of the class waiting until it commits, and a writer holding it keeps the batch waiting")
+    func classLock() async throws {
+        try await Self.withStorage(batch: 10) { storage in
+            let datastore = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil)
+            let seed = try await storage.lockSeed()
+            let first = StorageConformance.object("o1", className: "L", fields: ["a": 1, "b": 2])
+            _ = try await StorageWrites.put(first, datastoreKey: datastore.key, into: storage)
+
+            // The batch's side: the class's lock held exclusively in an open transaction.
+            let release = DispatchSemaphore(value: 0)
+            let holder = Task {
+                try await storage.transaction { session in
+                    try PostgresStorage.lockClass("L", seed: seed, session)
+                    _ = release.wait(timeout: .now() + 60)
+                }
+            }
+            try await Self.waitForAdvisoryLocks(storage, granted: true)
+            let written = Flag()
+            let writer = Task {
+                _ = try await StorageWrites.put(
+                    StorageConformance.updated(first, ["a": 3]), datastoreKey: datastore.key, into: storage)
+                written.set()
+            }
+            try await Self.waitForAdvisoryLocks(storage, granted: false)
+            #expect(!written.isSet, "the write waits for the batch")
+            release.signal()
+            try await holder.value
+            try await writer.value
+            #expect(written.isSet)
+
+            // The writer's side: a transaction that locked its write, still open.
+            try await Self.declareWithoutRebuild(ClassSettings(className: "L", indexes: [["a"]]), storage)
+            let writing = Task {
+                try await storage.writeObjects { writer in
+                    try writer.lock([
+                        ObjectWriteRequest(datastoreKey: datastore.key, className: "L", objectId: "o2", baseVersion: 0, mutation: nil)
+                    ])
+                    _ = release.wait(timeout: .now() + 60)
+                }
+            }
+            try await Self.waitForAdvisoryLocks(storage, granted: true)
+            let rebuilt = Flag()
+            let rebuild = Task {
+                while try await storage.rebuildRowsBatch() {}
+                rebuilt.set()
+            }
+            try await Self.waitForAdvisoryLocks(storage, granted: false)
+            #expect(!rebuilt.isSet, "the batch waits for the writer")
+            release.signal()
+            try await writing.value
+            try await rebuild.value
+            try await Self.expectExactRows(storage, "after the rebuild")
+        }
+    }
+
+    /// A flag one task sets and another reads.
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
+
+    /// Waits (at most 30 seconds) until PostgreSQL shows an advisory lock of the storage's
+    /// database granted (`granted`) or one waited for.
+    static func waitForAdvisoryLocks(_ storage: PostgresStorage, granted: Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let count = try await storage.read { session in
+                try session.query(
+                    """
+                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted = \(granted)
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """
+                ).first?.decode(Int64.self) ?? 0
+            }
+            if count > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no advisory lock \(granted ? "held" : "waited for") within 30 seconds")
+    }
+
+    /// Runs `body` with a storage on a new database whose rebuild reads `batch` objects at a time,
+    /// over at most `connections` connections.
+    static func withStorage(batch: Int, connections: Int = 6, _ body: (PostgresStorage) async throws -> Void) async throws {
         let url = try await PostgresTestCluster.createDatabase()
-        let storage = try open(url, batch: batch)
+        let storage = try open(url, batch: batch, connections: connections)
         do {
             try await storage.prepare()
             try await body(storage)
@@ -216,23 +280,6 @@ struct PostgresRowFieldsTests {
                 ON CONFLICT (class_name) DO UPDATE SET settings = excluded.settings
                 """)
             _ = try PostgresStorage.declareRowFields(settings, seed: seed, session)
-        }
-    }
-
-    /// Runs `count` random queries under random readers, each compared with the evaluator.
-    static func queries(
-        _ count: Int, _ dataset: DifferentialDataset, _ storage: PostgresStorage, _ rng: inout SeededGenerator,
-        _ label: String
-    ) async throws {
-        var mismatches = 0
-        for index in 0..<count where mismatches < 3 {
-            let query = DifferentialQueries.query(&rng)
-            let readers = rng.pick(DifferentialDataset.readerSets)
-            let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
-            if let report = outcome.mismatch {
-                mismatches += 1
-                Issue.record("\(label), query #\(index): \(report)")
-            }
         }
     }
 

@@ -44,29 +44,11 @@ struct SQLiteRowFieldsTests {
     func differential() async throws {
         for seed in TestSeeds.seeds(fixed: [11, 12, 13]) {
             try await Self.withStorage(batch: 3) { storage in
-                var rng = SeededGenerator(seed: seed)
-                for className in DifferentialValues.classes {
-                    try await storage.saveClassSettings(
-                        ClassSettings(className: className, indexes: Self.randomIndexes(&rng)))
-                }
-                let dataset = try await DifferentialDataset.write(into: storage, using: &rng)
-                await storage.rowRebuildFinished()
-                try await Self.expectExactRows(storage, "seed \(seed), declared first")
-                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared first")
-
-                // New declarations, saved without starting the rebuild: its batches are run here,
-                // one at a time, with queries between them.
-                for className in DifferentialValues.classes {
-                    try await Self.declareWithoutRebuild(
-                        ClassSettings(className: className, indexes: Self.randomIndexes(&rng)), storage)
-                }
-                var batches = 0
-                repeat {
-                    batches += 1
-                    try await Self.queries(10, dataset, storage, &rng, "seed \(seed), rebuilding, batch \(batches)")
-                } while try await storage.rebuildRowsBatch()
-                try await Self.expectExactRows(storage, "seed \(seed), declared again")
-                try await Self.queries(30, dataset, storage, &rng, "seed \(seed), declared again")
+                try await RowFieldsDifferential(
+                    storage: storage, declareWithoutRebuild: { try await Self.declareWithoutRebuild($0, storage) },
+                    expectExactRows: { try await Self.expectExactRows(storage, $0) },
+                    expectSound: { try await Self.expectSoundValueIndex(storage, $0) }
+                ).run(seed: seed)
             }
         }
     }
@@ -397,41 +379,6 @@ struct SQLiteRowFieldsTests {
                     """,
                 arguments: [settings.className, try DocumentCoding.encode(settings)])
             _ = try SQLiteStorage.declareRowFields(settings, db)
-        }
-    }
-
-    /// No index a quarter of the time; otherwise one to three of one or two random fields.
-    static func randomIndexes(_ rng: inout SeededGenerator) -> [[String]] {
-        guard rng.chance(75) else { return [] }
-        var indexes: [[String]] = []
-        // The dates too, whose rows a class keeps only when an index names them.
-        let fields = DifferentialValues.fields + ["createdAt", "updatedAt"]
-        for _ in 0..<rng.int(1...3) {
-            let first = rng.pick(fields)
-            var index = [first]
-            if rng.chance(40), let second = fields.filter({ $0 != first }).randomElement(using: &rng) {
-                index.append(second)
-            }
-            if !indexes.contains(index) { indexes.append(index) }
-        }
-        return indexes
-    }
-
-    /// Runs `count` random queries under random readers, each compared with the evaluator.
-    static func queries(
-        _ count: Int, _ dataset: DifferentialDataset, _ storage: SQLiteStorage, _ rng: inout SeededGenerator,
-        _ label: String
-    ) async throws {
-        try await expectSoundValueIndex(storage, label)
-        var mismatches = 0
-        for index in 0..<count where mismatches < 3 {
-            let query = DifferentialQueries.query(&rng)
-            let readers = rng.pick(DifferentialDataset.readerSets)
-            let outcome = try await DifferentialCheck.compare(query, readers: readers, dataset: dataset, storage: storage)
-            if let report = outcome.mismatch {
-                mismatches += 1
-                Issue.record("\(label), query #\(index): \(report)")
-            }
         }
     }
 

@@ -17,11 +17,15 @@ public enum StorageFactory {
     /// `sqlite:<path>` (or `sqlite://<path>`) opens the embedded SQLite storage;
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`, with
     /// `?sslmode=disable|prefer|require`) the PostgreSQL storage, for several server processes.
-    /// - Parameter clock: The server's clock, which the storage dates what it records by
-    ///   (default the system's).
+    /// - Parameters:
+    ///   - clock: The server's clock, which the storage dates what it records by (default the
+    ///     system's).
+    ///   - queryTimeout: How long PostgreSQL may run one query's reads (default 30 seconds, the
+    ///     default request timeout): a request that gives up stops its statements too.
     /// - Throws: `illegalArgument` for an unsupported URL.
     static func open(
-        url: String, clock: ServerClock = .system, logger: Logger = Logger(label: "rooftop.storage")
+        url: String, clock: ServerClock = .system, queryTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "rooftop.storage")
     ) throws -> any Storage {
         if let path = try sqlitePath(url: url) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -29,7 +33,7 @@ public enum StorageFactory {
             return try SQLiteStorage(path: path, clock: clock)
         }
         if url.hasPrefix("postgres:") || url.hasPrefix("postgresql:") {
-            return try PostgresStorage(url: url, logger: logger, clock: clock)
+            return try PostgresStorage(url: url, logger: logger, clock: clock, queryTimeout: queryTimeout)
         }
         throw RooftopError(
             .illegalArgument, "unsupported storage URL '\(url)': use sqlite:<path> or postgres://USER@HOST/DATABASE")

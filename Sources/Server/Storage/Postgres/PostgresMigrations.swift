@@ -379,6 +379,11 @@ enum PostgresMigrations {
                 INSERT INTO class_rows (class_name, written, complete, rebuilt_to)
                 VALUES (\(className), \(written), \(complete), \(state.rebuiltTo))
                 """, logger: logger)
+            // The counts of values too long to index are the rows' own (as a declaration does).
+            let kept = (state.complete ?? []).sorted()
+            try await connection.query(
+                "DELETE FROM unindexed_fields WHERE class_name = \(className) AND field <> ALL(\(kept)::text[])",
+                logger: logger)
         }
     }
 

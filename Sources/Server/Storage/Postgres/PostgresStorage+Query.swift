@@ -24,11 +24,18 @@ extension PostgresStorage {
         }
     }
 
-    /// Runs `body`'s reads in one snapshot (a read-only, repeatable-read transaction).
+    /// Runs `body`'s reads in one snapshot (a read-only, repeatable-read transaction), each
+    /// statement stopped by PostgreSQL past the query timeout (``queryTimeoutMilliseconds``): the
+    /// evaluator's candidates may be every object of a class, read while the server tests them.
     func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresBlockingSession) throws -> T)
         async throws -> T
     {
-        try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        let timeout = queryTimeoutMilliseconds
+        return try await pool.blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { session in
+            // An integer, not bound: `SET` takes no parameters.
+            try session.execute(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(timeout)"))
+            return try body(session)
+        }
     }
 
     /// The shared query runner over one session, for a caller who is one of `readers` (all when

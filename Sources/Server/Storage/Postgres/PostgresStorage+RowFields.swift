@@ -46,15 +46,18 @@ extension PostgresStorage {
     }
 
     /// Applies a class's declared indexes to what its objects keep rows of, in the transaction
-    /// that saves them (``SQLiteStorage/declareRowFields(_:_:)``'s rule). No writer needs to be
-    /// excluded: one still writing with the state before it keeps rows of at least the fields
-    /// that are complete after it. Returns whether a rebuild is due.
+    /// that saves them (``SQLiteStorage/declareRowFields(_:_:)``'s rule). A writer still writing
+    /// with the state before it would keep rows of at least the fields complete after it; the
+    /// class's lock is taken (waiting for its writers) only when the fields change, so that two
+    /// declarations of a class apply one after the other, each from the state the last left.
+    /// Returns whether a rebuild is due.
     /// - Throws: What the database answers.
     static func declareRowFields(_ settings: ClassSettings, seed: Int64, _ session: PostgresBlockingSession) throws -> Bool {
-        // One declaration of a class at a time: each reads the state the last one left.
+        let declared = RowFields.declared(by: settings.indexes)
+        guard try rowFields(of: settings.className, session).declaring(declared) != nil else { return false }
         try lockClass(settings.className, seed: seed, session)
         let current = try rowFields(of: settings.className, session)
-        guard let next = current.declaring(RowFields.declared(by: settings.indexes)) else { return false }
+        guard let next = current.declaring(declared) else { return false }
         try saveRowFields(next, of: settings.className, session)
         if let complete = next.complete {
             // The counts of values too long to index are the rows' own: a field leaving
@@ -126,6 +129,7 @@ extension PostgresStorage {
             """
             SELECT key, datastore_key, body, deleted, created_at, updated_at FROM objects
             WHERE class_name = \(className) AND key > \(rebuiltTo) AND key <= \(upper) ORDER BY key LIMIT \(Int64(rebuild.batch))
+            FOR KEY SHARE
             """)
         var (keys, bytes, last) = ([Int64](), 0, rebuiltTo)
         var added: [(key: Int64, row: SQLIndexRows.FieldRow)] = []

@@ -52,6 +52,8 @@ public final class PostgresStorage: Storage, RowRebuilding {
     let feedWaits = Atomic<Int>(0)
     /// The background rebuild of index rows after a class's declared indexes change (``RowFields``).
     let rowRebuild: RowRebuild
+    /// How long the statements of one query's read may run (``readSnapshot(_:)``), in milliseconds.
+    let queryTimeoutMilliseconds: Int64
 
     /// Opens a connection pool for a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL
     /// (`?sslmode=disable|prefer|require`, default `prefer`). Nothing is connected until used.
@@ -60,12 +62,19 @@ public final class PostgresStorage: Storage, RowRebuilding {
     ///   - clock: The clock results are dated by (default the system's).
     ///   - rowRebuildBatch: The objects whose index rows one transaction rebuilds after a class's
     ///     declared indexes change (default 1,000; ``RowFields``).
+    ///   - queryTimeout: How long the statements of one query's read may run (default 30
+    ///     seconds, the server's default request timeout; at least a millisecond): a query the
+    ///     evaluator answers over many candidates stops with its request.
     /// - Throws: `illegalArgument` for a URL that is not a PostgreSQL URL.
     public init(
         url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "rooftop.storage"),
-        clock: ServerClock = .system, rowRebuildBatch: Int = 1000
+        clock: ServerClock = .system, rowRebuildBatch: Int = 1000, queryTimeout: Duration = .seconds(30)
     ) throws {
         rowRebuild = RowRebuild(batch: max(1, rowRebuildBatch))
+        // Between a millisecond and PostgreSQL's largest `statement_timeout` (2³¹ − 1 ms).
+        let (seconds, attoseconds) = queryTimeout.components
+        let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+        queryTimeoutMilliseconds = Int64(max(1, min(milliseconds, Double(Int32.max))))
         lockBudget = PostgresLockBudget(capacity: PostgresLockBudget.defaultCapacity)
         pool = try PostgresPool(url: url, maximumConnections: maximumConnections, logger: logger)
         self.clock = clock
