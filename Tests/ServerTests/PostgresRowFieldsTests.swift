@@ -165,6 +165,21 @@ struct PostgresRowFieldsTests {
         }
     }
 
+    @Test("a query's reads stop at the query timeout: PostgreSQL cancels a statement that runs past it, and the connection answers the next")
+    func queryTimeout() async throws {
+        try await Self.withStorage(batch: 1, connections: 1, queryTimeout: .milliseconds(200)) { storage in
+            let shown = try await storage.readSnapshot { session in
+                try session.query("SHOW statement_timeout").first?.decode(String.self)
+            }
+            #expect(shown == "200ms")
+            await #expect(throws: (any Error).self) {
+                try await storage.readSnapshot { session in _ = try session.query("SELECT pg_sleep(30)") }
+            }
+            let after = try await storage.readSnapshot { session in try session.query("SELECT 1").first?.decode(Int64.self) }
+            #expect(after == 1)
+        }
+    }
+
     @Test("a class's lock: a rebuild's batch holding it keeps a writer of the class waiting until it commits, and a writer holding it keeps the batch waiting")
     func classLock() async throws {
         try await Self.withStorage(batch: 10) { storage in
@@ -247,10 +262,12 @@ struct PostgresRowFieldsTests {
     }
 
     /// Runs `body` with a storage on a new database whose rebuild reads `batch` objects at a time,
-    /// over at most `connections` connections.
-    static func withStorage(batch: Int, connections: Int = 6, _ body: (PostgresStorage) async throws -> Void) async throws {
+    /// over at most `connections` connections, its queries' reads stopped past `queryTimeout`.
+    static func withStorage(
+        batch: Int, connections: Int = 6, queryTimeout: Duration = .seconds(30), _ body: (PostgresStorage) async throws -> Void
+    ) async throws {
         let url = try await PostgresTestCluster.createDatabase()
-        let storage = try open(url, batch: batch, connections: connections)
+        let storage = try open(url, batch: batch, connections: connections, queryTimeout: queryTimeout)
         do {
             try await storage.prepare()
             try await body(storage)
@@ -263,9 +280,12 @@ struct PostgresRowFieldsTests {
         try await PostgresTestCluster.dropDatabase(url: url)
     }
 
-    static func open(_ url: String, batch: Int, connections: Int = 6) throws -> PostgresStorage {
+    static func open(
+        _ url: String, batch: Int, connections: Int = 6, queryTimeout: Duration = .seconds(30)
+    ) throws -> PostgresStorage {
         try PostgresStorage(
-            url: url, maximumConnections: connections, logger: Logger(label: "rooftop.storage-tests"), rowRebuildBatch: batch)
+            url: url, maximumConnections: connections, logger: Logger(label: "rooftop.storage-tests"), rowRebuildBatch: batch,
+            queryTimeout: queryTimeout)
     }
 
     /// Saves a class's settings as ``PostgresStorage/saveClassSettings(_:)`` does, without
