@@ -107,6 +107,41 @@ extension PostgresStatements {
         bindings.append(stores.map(\.plan.size))
     }
 
+    /// The nine arrays of index rows to insert (`object_fields`' six columns, then
+    /// `object_elements`' three), each row with its object's key.
+    fileprivate static func appendIndexRows(
+        _ fields: [(key: Int64, row: SQLIndexRows.FieldRow)], to bindings: inout PostgresBindings
+    ) {
+        bindings.append(fields.map(\.key))
+        bindings.append(fields.map(\.row.field))
+        bindings.append(fields.map(\.row.kind))
+        bindings.append(PostgresByteaArray(fields.map(\.row.sortKey)))
+        bindings.append(PostgresDoubleArray(fields.map(\.row.latitude)))
+        bindings.append(PostgresDoubleArray(fields.map(\.row.longitude)))
+        let elements = fields.flatMap { key, row in row.elements.map { (key, row.field, $0) } }
+        bindings.append(elements.map(\.0))
+        bindings.append(elements.map(\.1))
+        bindings.append(PostgresByteaArray(elements.map(\.2)))
+    }
+
+    /// Index rows and their elements' rows, inserted (a rebuild's, ``RowFields``): the same
+    /// statements as ``StoreRows``' `f` and `e`.
+    struct InsertIndexRows: PostgresCommandStatement {
+        static let sql = """
+            WITH f AS (INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::float8[], $6::float8[]))
+            INSERT INTO object_elements (object_key, field, element_key)
+            SELECT * FROM unnest($7::bigint[], $8::text[], $9::bytea[]) ON CONFLICT DO NOTHING
+            """
+        var rows: [(key: Int64, row: SQLIndexRows.FieldRow)]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 9)
+            PostgresStatements.appendIndexRows(rows, to: &bindings)
+            return bindings
+        }
+    }
+
     /// Everything else a batch writes, once its new objects have their keys: the existing
     /// objects' rows, and every written object's index rows, elements, readers' history and
     /// operation, and the mutations' results. Answers how many existing rows it updated.
@@ -150,17 +185,8 @@ extension PostgresStatements {
             bindings.append(existing.map(\.store.plan.className))
             bindings.append(PostgresInt8Array(existing.map(\.store.readers)))
 
-            let fields = stores.flatMap { key, store in store.plan.addedFields.map { (key, $0) } }
-            bindings.append(fields.map(\.0))
-            bindings.append(fields.map(\.1.field))
-            bindings.append(fields.map(\.1.kind))
-            bindings.append(PostgresByteaArray(fields.map(\.1.sortKey)))
-            bindings.append(PostgresDoubleArray(fields.map(\.1.latitude)))
-            bindings.append(PostgresDoubleArray(fields.map(\.1.longitude)))
-            let elements = fields.flatMap { key, row in row.elements.map { (key, row.field, $0) } }
-            bindings.append(elements.map(\.0))
-            bindings.append(elements.map(\.1))
-            bindings.append(PostgresByteaArray(elements.map(\.2)))
+            PostgresStatements.appendIndexRows(
+                stores.flatMap { key, store in store.plan.addedFields.map { (key, $0) } }, to: &bindings)
 
             // The readers' history (``ReaderHistoryWrite``): open rows ended, open rows
             // deleted, rows inserted (ended ones with their end).

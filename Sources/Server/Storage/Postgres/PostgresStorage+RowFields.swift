@@ -118,13 +118,12 @@ extension PostgresStorage {
     ) throws -> Bool {
         // The class's writers excluded until commit; its state read after they have committed.
         try lockClass(className, seed: seed, session)
-        var state = try rowFields(of: className, session)
+        let state = try rowFields(of: className, session)
         guard let rebuiltTo = state.rebuiltTo, let complete = state.complete else {
             try saveRowFields(RowFields(written: state.written, complete: state.written), of: className, session)
             return false
         }
-        let (limit, overflow) = rebuiltTo.addingReportingOverflow(rebuild.span)
-        let upper = overflow ? Int64.max : limit
+        let upper = rebuild.upperKey(after: rebuiltTo)
         let rows = try session.query(
             """
             SELECT key, datastore_key, body, deleted, created_at, updated_at FROM objects
@@ -137,7 +136,8 @@ extension PostgresStorage {
         for row in rows {
             let (key, datastoreKey, body, deleted, createdAt, updatedAt) = try row.decode(
                 (Int64, Int64, String, Bool, Int64?, Int64?).self)
-            (keys, last) = (keys + [key], key)
+            keys.append(key)
+            last = key
             bytes += body.utf8.count
             if !deleted {
                 let snapshot = try RowFields.rebuilt(className: className, body: body, createdAt: createdAt, updatedAt: updatedAt)
@@ -175,17 +175,10 @@ extension PostgresStorage {
                 ON CONFLICT (datastore_key, class_name, field) DO UPDATE SET objects = unindexed_fields.objects + excluded.objects
                 """)
         }
-        // Past the last object read when the batch was cut short; else the whole span is done.
-        let cut = keys.count == rebuild.batch || bytes >= rebuild.batchBytes
-        let reached = cut ? last : upper
         let end = try session.query("SELECT coalesce(max(key), 0) FROM objects").first?.decode(Int64.self) ?? 0
-        if reached >= end {
-            state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
-        } else {
-            state.rebuiltTo = reached
-        }
-        try saveRowFields(state, of: className, session)
-        return state.rebuiltTo != nil
+        let next = rebuild.advanced(state, count: keys.count, bytes: bytes, last: last, upper: upper, end: end)
+        try saveRowFields(next, of: className, session)
+        return next.rebuiltTo != nil
     }
 
     /// A count of values too long to index a rebuild adds, by datastore and field.
@@ -194,33 +187,9 @@ extension PostgresStorage {
         var field: String
     }
 
-    /// Inserts the rows a rebuild adds, with their elements' rows.
+    /// Inserts the rows a rebuild adds, with their elements' rows, in one statement.
     private static func insert(_ rows: [(key: Int64, row: SQLIndexRows.FieldRow)], _ session: PostgresBlockingSession) throws {
         guard !rows.isEmpty else { return }
-        var fields = PostgresBindings(capacity: 6)
-        fields.append(rows.map(\.key))
-        fields.append(rows.map(\.row.field))
-        fields.append(rows.map(\.row.kind))
-        fields.append(PostgresByteaArray(rows.map(\.row.sortKey)))
-        fields.append(PostgresDoubleArray(rows.map(\.row.latitude)))
-        fields.append(PostgresDoubleArray(rows.map(\.row.longitude)))
-        try session.execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO object_fields (object_key, field, kind, sort_key, latitude, longitude)
-                    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::float8[], $6::float8[])
-                    """, binds: fields))
-        let elements = rows.flatMap { key, row in row.elements.map { (key, row.field, $0) } }
-        guard !elements.isEmpty else { return }
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(elements.map(\.0))
-        bindings.append(elements.map(\.1))
-        bindings.append(PostgresByteaArray(elements.map(\.2)))
-        try session.execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO object_elements (object_key, field, element_key)
-                    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[]) ON CONFLICT DO NOTHING
-                    """, binds: bindings))
+        _ = try session.run(PostgresStatements.InsertIndexRows(rows: rows))
     }
 }

@@ -182,6 +182,25 @@ final class RowRebuild: Sendable {
     let batchBytes = 8 << 20
     /// The most keys a batch walks past.
     var span: Int64 { Int64(batch) * 50 }
+
+    /// The largest key a batch that starts past `rebuiltTo` may read (at most ``span`` keys on).
+    func upperKey(after rebuiltTo: Int64) -> Int64 {
+        let (limit, overflow) = rebuiltTo.addingReportingOverflow(span)
+        return overflow ? Int64.max : limit
+    }
+
+    /// The state after a batch of `state`'s rebuild that read `count` objects and `bytes` of their
+    /// bodies, the last with key `last`, of those up to `upper` (``upperKey(after:)``), in a table
+    /// whose largest key is `end`: past the last object read when the batch was cut short, else
+    /// past the whole span; complete once it has passed `end`.
+    func advanced(_ state: RowFields, count: Int, bytes: Int, last: Int64, upper: Int64, end: Int64) -> RowFields {
+        let cut = count == batch || bytes >= batchBytes
+        let reached = cut ? last : upper
+        guard reached < end else { return RowFields(written: state.written, complete: state.written, rebuiltTo: nil) }
+        var next = state
+        next.rebuiltTo = reached
+        return next
+    }
     private let state = Mutex(State())
 
     private struct State {

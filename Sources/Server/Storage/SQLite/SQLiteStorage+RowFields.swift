@@ -86,14 +86,13 @@ extension SQLiteStorage {
 
     /// Rebuilds the next batch of `className`'s objects; returns whether its rebuild goes on.
     private static func rebuildRows(of className: String, _ rebuild: RowRebuild, _ db: Database) throws -> Bool {
-        var state = try Self.rowFields(of: className, db)
+        let state = try Self.rowFields(of: className, db)
         guard let rebuiltTo = state.rebuiltTo, let complete = state.complete else {
             // Every field complete: nothing to rebuild.
             try Self.saveRowFields(RowFields(written: state.written, complete: state.written), of: className, db)
             return false
         }
-        let (limit, overflow) = rebuiltTo.addingReportingOverflow(rebuild.span)
-        let upper = overflow ? Int64.max : limit
+        let upper = rebuild.upperKey(after: rebuiltTo)
         let objects = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
@@ -119,17 +118,10 @@ extension SQLiteStorage {
             }
             (count, last) = (count + 1, key)
         }
-        // Past the last object read when the batch was cut short; else the whole span is done.
-        let cut = count == rebuild.batch || bytes >= rebuild.batchBytes
-        let reached = cut ? last : upper
         let end = try Int64.fetchOne(db, sql: "SELECT max(key) FROM objects") ?? 0
-        if reached >= end {
-            state = RowFields(written: state.written, complete: state.written, rebuiltTo: nil)
-        } else {
-            state.rebuiltTo = reached
-        }
-        try Self.saveRowFields(state, of: className, db)
-        return state.rebuiltTo != nil
+        let next = rebuild.advanced(state, count: count, bytes: bytes, last: last, upper: upper, end: end)
+        try Self.saveRowFields(next, of: className, db)
+        return next.rebuiltTo != nil
     }
 
     /// Adds an object's rows (and counts) of the fields `state` keeps behind its rebuild but not
