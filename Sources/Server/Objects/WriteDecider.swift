@@ -175,8 +175,7 @@ struct WriteDecider: Sendable {
         let snapshot = ObjectSnapshot(
             className: mutation.className, objectId: mutation.objectId, datastore: datastore.id, fields: fields,
             acl: objectACL,
-            createdAt: now, updatedAt: now, version: version,
-            fieldVersions: fields.mapValues { _ in version })
+            createdAt: now, updatedAt: now, version: version)  // every field at `version`: no map
         try limits.checkRecord(snapshot)
         try limits.checkRecordCount(datastore.recordCount + 1, datastore: datastore.id)
         try limits.checkDatastoreSize(datastore.sizeBytes + SizeAccounting.recordSize(snapshot), datastore: datastore.id)
@@ -230,10 +229,11 @@ struct WriteDecider: Sendable {
         var snapshot = applied
         snapshot.version = current.version + 1
         snapshot.updatedAt = now
-        var fieldVersions = current.fieldVersions ?? [:]
+        var fieldVersions = current.fieldVersions ?? current.fields.mapValues { _ in current.version }
         let touched = Set(change.updates.map(\.field))
         for field in touched { fieldVersions[field] = snapshot.fields[field] == nil ? nil : snapshot.version }
-        snapshot.fieldVersions = fieldVersions.filter { snapshot.fields[$0.key] != nil }
+        snapshot.fieldVersions = ObjectSnapshot.fieldVersions(
+            fieldVersions, fields: snapshot.fields, version: snapshot.version)
         try limits.checkRecord(snapshot)
         let growth = SizeAccounting.recordSize(snapshot) - SizeAccounting.recordSize(current)
         if growth > 0 { try limits.checkDatastoreSize(datastore.sizeBytes + growth, datastore: datastore.id) }

@@ -20,8 +20,11 @@ public struct ObjectSnapshot: Hashable, Sendable, Codable {
     /// The server's version of the object: 0 before it is first saved, then increasing with each
     /// change. Pushes name the version they were based on.
     public var version: Int64
-    /// The version at which each field last changed, when known; merges use it to tell which
-    /// fields changed concurrently.
+    /// The version at which each field last changed. `nil` when every field changed at
+    /// ``version`` — a creation, or a change that set every field — so that stored objects and
+    /// answers do not repeat the object's version once per field; read one field's with
+    /// ``version(ofField:)``. (Merges do not read it: they rebase over the operations recorded
+    /// since a change's base version.)
     public var fieldVersions: [String: Int64]?
 
     /// Creates a snapshot.
@@ -45,6 +48,30 @@ public struct ObjectSnapshot: Hashable, Sendable, Codable {
         self.updatedAt = updatedAt
         self.version = version
         self.fieldVersions = fieldVersions
+    }
+
+    /// The version at which a field last changed: its entry in ``fieldVersions``, or the
+    /// object's ``version`` when the map is absent. `nil` when the object has no such field, or
+    /// when the map does not name it (an object stored before each field's version was kept).
+    ///
+    /// ```swift
+    /// let created = ObjectSnapshot(className: "Game", objectId: "g1", fields: ["score": 1], version: 1)
+    /// created.version(ofField: "score")  // 1
+    /// ```
+    public func version(ofField field: String) -> Int64? {
+        guard fields[field] != nil else { return nil }
+        guard let fieldVersions else { return version }
+        return fieldVersions[field]
+    }
+
+    /// `versions` as ``fieldVersions`` holds them: `nil` when every field of `fields` is at
+    /// `version` (the map says nothing the object's version does not), else the map without
+    /// fields the object no longer has.
+    public static func fieldVersions(_ versions: [String: Int64], fields: [String: Value], version: Int64)
+        -> [String: Int64]?
+    {
+        if fields.keys.allSatisfy({ versions[$0] == version }) { return nil }
+        return versions.filter { fields[$0.key] != nil }
     }
 
     /// A pointer to this object.

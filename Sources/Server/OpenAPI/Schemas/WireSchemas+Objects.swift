@@ -57,7 +57,10 @@ extension ObjectSnapshot: DocumentedSchema {
             "version": .init(
                 "The server's version: 0 before the first save, then increasing with each change.",
                 constraints: [.minimum(0)]),
-            "fieldVersions": .init("The version at which each field last changed, when known.", schema: """
+            "fieldVersions": .init("""
+                The version at which each field last changed. Absent when every field changed at the \
+                object's `version` (a creation, or a change that set every field).
+                """, schema: """
                 type: object
                 additionalProperties:
                   type: integer
