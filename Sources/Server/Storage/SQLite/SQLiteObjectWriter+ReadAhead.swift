@@ -13,9 +13,6 @@ extension SQLiteObjectWriter {
     /// well, whatever savepoints rolled back since. What was found present is read again when
     /// asked, as without read-ahead (the rare case: a retried push).
     final class ReadAhead {
-        /// The most names one statement reads (well under SQLite's bound on arguments).
-        static let chunk = 500
-
         /// The (scope, mutation ID) pairs without a recorded result.
         private(set) var unrecorded: Set<ResultKey> = []
         /// The (datastore key, class, object ID) triples not stored, tombstones included.
@@ -55,13 +52,12 @@ extension SQLiteObjectWriter {
             for case let (scope, id)? in requests.map(\.mutation) { byScope[scope, default: []].insert(id.rawValue) }
             for (scope, ids) in byScope {
                 var missing = ids
+                let list = SQLiteStorage.jsonList(ids)
                 // Results recorded before the compact form (schema v4) are in their old table.
                 for table in ["mutation_results", "mutations"] {
-                    for found in try Self.chunked(Array(missing), db, select: { placeholders in
-                        ("SELECT mutation_id FROM \(table) WHERE scope = ? AND mutation_id IN (\(placeholders))", [scope.databaseValue])
-                    }) {
-                        missing.remove(found)
-                    }
+                    let statement = try db.cachedStatement(
+                        sql: "SELECT mutation_id FROM \(table) WHERE scope = ? AND mutation_id IN (SELECT value FROM json_each(?))")
+                    for found in try String.fetchAll(statement, arguments: [scope, list]) { missing.remove(found) }
                 }
                 for id in missing { unrecorded.insert(ResultKey(scope: scope, mutationId: id)) }
             }
@@ -70,36 +66,20 @@ extension SQLiteObjectWriter {
                 byClass[ClassName(datastoreKey: request.datastoreKey, className: request.className), default: []]
                     .insert(request.objectId)
             }
+            let storedIDs = try db.cachedStatement(
+                sql: """
+                    SELECT object_id FROM objects
+                    WHERE datastore_key = ? AND class_name = ? AND object_id IN (SELECT value FROM json_each(?))
+                    """)
             for (group, ids) in byClass {
                 var missing = ids
-                for found in try Self.chunked(Array(ids), db, select: { placeholders in
-                    (
-                        "SELECT object_id FROM objects WHERE datastore_key = ? AND class_name = ? AND object_id IN (\(placeholders))",
-                        [group.datastoreKey.databaseValue, group.className.databaseValue]
-                    )
-                }) {
-                    missing.remove(found)
-                }
+                let found = try String.fetchAll(
+                    storedIDs, arguments: [group.datastoreKey, group.className, SQLiteStorage.jsonList(ids)])
+                for id in found { missing.remove(id) }
                 for id in missing {
                     absent.insert(ObjectName(datastoreKey: group.datastoreKey, className: group.className, objectId: id))
                 }
             }
-        }
-
-        /// The texts `select` finds for `names`, read `chunk` names per statement: `select` is
-        /// given the chunk's placeholders and answers its SQL and the arguments before them.
-        private static func chunked(
-            _ names: [String], _ db: Database,
-            select: (String) -> (sql: String, leading: [DatabaseValue])
-        ) throws -> [String] {
-            var found: [String] = []
-            for start in stride(from: 0, to: names.count, by: chunk) {
-                let part = names[start..<min(start + chunk, names.count)]
-                let (sql, leading) = select(repeatElement("?", count: part.count).joined(separator: ","))
-                found += try String.fetchAll(
-                    db, sql: sql, arguments: StatementArguments(leading + part.map(\.databaseValue)))
-            }
-            return found
         }
 
         /// Whether the mutation is known to have no recorded result.

@@ -12,26 +12,23 @@ extension SQLiteStorage {
         return try await pool.read { db in
             var found: [MutationID: MutationResult] = [:]
             let byText = Dictionary(ids.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-            let texts = Array(byText.keys)
-            for start in stride(from: 0, to: texts.count, by: 500) {
-                let chunk = Array(texts[start..<min(start + 500, texts.count)])
-                let placeholders = repeatElement("?", count: chunk.count).joined(separator: ",")
-                let rows = try Row.fetchCursor(
-                    db, sql: "\(Self.recordedResultSelect) WHERE m.scope = ? AND m.mutation_id IN (\(placeholders))",
-                    arguments: StatementArguments([scope] + chunk))
-                while let row = try rows.next() {
-                    guard let id = byText[row["mutation_id"]] else { continue }
-                    found[id] = try Self.recordedResult(from: row, id: id)
-                }
-                // Results recorded before the compact form (schema v4) keep their old rows.
-                let legacy = try Row.fetchCursor(
-                    db,
-                    sql: "SELECT mutation_id, result FROM mutations WHERE scope = ? AND mutation_id IN (\(placeholders))",
-                    arguments: StatementArguments([scope] + chunk))
-                while let row = try legacy.next() {
-                    guard let id = byText[row["mutation_id"]], found[id] == nil else { continue }
-                    found[id] = try DocumentCoding.decode(MutationResult.self, from: row["result"] as String)
-                }
+            let list = Self.jsonList(byText.keys)
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: "\(Self.recordedResultSelect) WHERE m.scope = ? AND m.mutation_id IN (SELECT value FROM json_each(?))"),
+                arguments: [scope, list])
+            while let row = try rows.next() {
+                guard let id = byText[row["mutation_id"]] else { continue }
+                found[id] = try Self.recordedResult(from: row, id: id)
+            }
+            // Results recorded before the compact form (schema v4) keep their old rows.
+            let legacy = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: "SELECT mutation_id, result FROM mutations WHERE scope = ? AND mutation_id IN (SELECT value FROM json_each(?))"),
+                arguments: [scope, list])
+            while let row = try legacy.next() {
+                guard let id = byText[row["mutation_id"]], found[id] == nil else { continue }
+                found[id] = try DocumentCoding.decode(MutationResult.self, from: row["result"] as String)
             }
             return found
         }
@@ -91,6 +88,15 @@ extension SQLiteStorage {
         FROM mutation_results m LEFT JOIN objects o ON o.key = m.object_key
         LEFT JOIN datastores d ON d.key = o.datastore_key
         """
+
+    /// Texts as one JSON array, the argument of a statement's `IN (SELECT value FROM
+    /// json_each(?))`: one prepared statement for any number of names, where a list of
+    /// placeholders made SQLite parse a new statement for each count.
+    static func jsonList(_ texts: some Sequence<String>) -> String {
+        var writer = DocumentWriter(capacity: 4096)
+        writer.strings(texts)
+        return writer.text
+    }
 
     /// The first result recorded for a mutation ID, or `nil`.
     static func recordedResult(_ db: Database, scope: String, id: MutationID) throws -> MutationResult? {
