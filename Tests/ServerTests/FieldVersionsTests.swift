@@ -63,8 +63,9 @@ struct FieldVersionsTests {
         }
     }
 
-    @Test("a map from before keeps the fields it does not name unknown")
+    @Test("a map that does not name a field, and an object never saved, leave its version unknown")
     func partialMap() {
+        #expect(ObjectSnapshot(className: "Note", objectId: "new", fields: ["n": 1]).version(ofField: "n") == nil)
         let object = ObjectSnapshot(
             className: "Note", objectId: "a", fields: ["n": 1, "old": 2], version: 3, fieldVersions: ["n": 3])
         #expect(object.version(ofField: "n") == 3 && object.version(ofField: "old") == nil)

@@ -50,16 +50,18 @@ public struct ObjectSnapshot: Hashable, Sendable, Codable {
         self.fieldVersions = fieldVersions
     }
 
-    /// The version at which a field last changed: its entry in ``fieldVersions``, or the
-    /// object's ``version`` when the map is absent. `nil` when the object has no such field, or
-    /// when the map does not name it (an object stored before each field's version was kept).
+    /// The version at which a field last changed, as the server stored the object: its entry in
+    /// ``fieldVersions``, or the object's ``version`` when the map is absent. `nil` when the
+    /// object has no such field, when the map does not name it (a field set locally and not yet
+    /// saved, on a snapshot that carries the server's map), or when the object was never saved
+    /// (version 0).
     ///
     /// ```swift
     /// let created = ObjectSnapshot(className: "Game", objectId: "g1", fields: ["score": 1], version: 1)
     /// created.version(ofField: "score")  // 1
     /// ```
     public func version(ofField field: String) -> Int64? {
-        guard fields[field] != nil else { return nil }
+        guard version > 0, fields[field] != nil else { return nil }
         guard let fieldVersions else { return version }
         return fieldVersions[field]
     }
