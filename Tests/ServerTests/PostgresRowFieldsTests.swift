@@ -190,49 +190,53 @@ struct PostgresRowFieldsTests {
 
             // The batch's side: the class's lock held exclusively in an open transaction.
             let release = DispatchSemaphore(value: 0)
-            let holder = Task {
+            try await Self.expectWaits(storage, release: release, "the write waits for the batch") {
                 try await storage.transaction { session in
                     try PostgresStorage.lockClass("L", seed: seed, session)
                     _ = release.wait(timeout: .now() + 60)
                 }
-            }
-            try await Self.waitForAdvisoryLocks(storage, granted: true)
-            let written = Flag()
-            let writer = Task {
+            } waiter: {
                 _ = try await StorageWrites.put(
                     StorageConformance.updated(first, ["a": 3]), datastoreKey: datastore.key, into: storage)
-                written.set()
             }
-            try await Self.waitForAdvisoryLocks(storage, granted: false)
-            #expect(!written.isSet, "the write waits for the batch")
-            release.signal()
-            try await holder.value
-            try await writer.value
-            #expect(written.isSet)
 
             // The writer's side: a transaction that locked its write, still open.
             try await Self.declareWithoutRebuild(ClassSettings(className: "L", indexes: [["a"]]), storage)
-            let writing = Task {
+            try await Self.expectWaits(storage, release: release, "the batch waits for the writer") {
                 try await storage.writeObjects { writer in
                     try writer.lock([
                         ObjectWriteRequest(datastoreKey: datastore.key, className: "L", objectId: "o2", baseVersion: 0, mutation: nil)
                     ])
                     _ = release.wait(timeout: .now() + 60)
                 }
-            }
-            try await Self.waitForAdvisoryLocks(storage, granted: true)
-            let rebuilt = Flag()
-            let rebuild = Task {
+            } waiter: {
                 while try await storage.rebuildRowsBatch() {}
-                rebuilt.set()
             }
-            try await Self.waitForAdvisoryLocks(storage, granted: false)
-            #expect(!rebuilt.isSet, "the batch waits for the writer")
-            release.signal()
-            try await writing.value
-            try await rebuild.value
             try await Self.expectExactRows(storage, "after the rebuild")
         }
+    }
+
+    /// Runs `holder` (which holds a class lock until `release` is signalled) and, once its lock
+    /// shows granted, `waiter`: checks that the waiter waits for a lock and has not finished
+    /// until the holder lets go, then that both finish.
+    private static func expectWaits(
+        _ storage: PostgresStorage, release: DispatchSemaphore, _ comment: Comment,
+        holding holder: @escaping @Sendable () async throws -> Void,
+        waiter: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let held = Task { try await holder() }
+        try await waitForAdvisoryLocks(storage, granted: true)
+        let finished = Flag()
+        let waiting = Task {
+            try await waiter()
+            finished.set()
+        }
+        try await waitForAdvisoryLocks(storage, granted: false)
+        #expect(!finished.isSet, comment)
+        release.signal()
+        try await held.value
+        try await waiting.value
+        #expect(finished.isSet)
     }
 
     /// A flag one task sets and another reads.

@@ -201,6 +201,7 @@ final class RowRebuild: Sendable {
         next.rebuiltTo = reached
         return next
     }
+
     private let state = Mutex(State())
 
     private struct State {
