@@ -72,6 +72,8 @@ extension SQLiteStorage {
         }
     }
 
+    /// The object `objectId` of a class and datastore, with its readers, in one statement
+    /// (``storedObjectColumns``): what a REST read and a write of it start from.
     static func object(_ db: Database, datastoreKey: Int64, className: String, objectId: String) throws
         -> (key: Int64, object: StoredObject)?
     {
@@ -79,27 +81,53 @@ extension SQLiteStorage {
             let row = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT o.*, d.id AS datastore_id FROM objects o JOIN datastores d ON d.key = o.datastore_key
+                        SELECT \(storedObjectColumns) FROM \(feedFrom)
                         WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
                         """),
                 arguments: [datastoreKey, className, objectId])
         else { return nil }
-        return (row["key"], try storedObject(from: row, db))
+        let object = ObjectRow(positional: row)
+        let (current, former) = try storedReaders(of: object, row)
+        return (object.key, try object.stored(current: current, former: former))
     }
 
-    /// Decodes an `objects` row joined with its datastore's `id` as `datastore_id`, with its readers.
-    static func storedObject(from row: Row, _ db: Database) throws -> StoredObject {
-        try storedObjects(from: [row], db)[0]
-    }
+    /// The columns of an object's row with its readers, read by ``storedReaders(of:_:)``:
+    /// ``ObjectRow/positionalColumns``, then the object's reader set and its principals (from
+    /// ``feedFrom``), the readers' history rows without an end and those whose access ended
+    /// (JSON arrays, `NULL` when there are none: most objects have no history rows). The same
+    /// readers as PostgreSQL's `storedObjectSelect`.
+    static let storedObjectColumns = ObjectRow.positionalColumns + """
+        , o.readers, s.principals, \
+        (SELECT json_group_array(r.principal) FROM object_readers r
+            WHERE r.object_key = o.key AND r.to_sequence IS NULL HAVING count(*) > 0), \
+        (SELECT json_group_array(r.principal) FROM object_readers r
+            WHERE r.object_key = o.key AND r.to_sequence IS NOT NULL HAVING count(*) > 0)
+        """
 
-    /// Decodes `objects` rows (joined with their datastore's `id` as `datastore_id`) with their
-    /// readers, read for the whole batch at once (one statement, not one per object).
-    static func storedObjects(from rows: [Row], _ db: Database) throws -> [StoredObject] {
-        let readers = try self.readers(of: rows.map { $0["key"] }, db)
-        return try rows.map { row in
-            let found = readers[row["key"]] ?? ([], [])
-            return try ObjectRow(row).stored(current: found.current, former: found.former)
+    /// An object's current and former readers from a row of ``storedObjectColumns``: a live
+    /// object's current readers are its reader set's principals and the history's rows without an
+    /// end (readers its set does not name); a tombstone's are those rows alone; its former readers
+    /// add the rows whose access ended (``ReaderHistoryWrite``).
+    /// - Throws: `internal` when the object names a reader set that is not stored, or a set or
+    ///   a history column is not a list of principals.
+    static func storedReaders(of object: ObjectRow, _ row: Row) throws -> (current: Set<String>, former: Set<String>) {
+        func principals(_ text: String?, _ what: @autoclosure () -> String) throws -> [String] {
+            guard let text else { return [] }
+            do {
+                return try DocumentCoding.decode([String].self, from: text)
+            } catch {
+                throw RooftopError(.internal, "\(what()) of object \(object.key) is not a list of principals")
+            }
         }
+        var current: Set<String> = []
+        if !object.deleted, let readerSet: Int64 = row[10] {
+            guard let text: String = row[11] else {
+                throw RooftopError(.internal, "reader set \(readerSet) is named by an object but not stored")
+            }
+            current = Set(try principals(text, "reader set \(readerSet)"))
+        }
+        current.formUnion(try principals(row[12], "the open readers' history"))
+        return (current, current.union(try principals(row[13], "the ended readers' history")))
     }
 
     /// The columns of a change feed's row, read by ``feedObjects(_:)``: ``ObjectRow/positionalColumns``,
@@ -133,37 +161,6 @@ extension SQLiteStorage {
             objects.append(object.feedObject(current: found.current, former: found.former))
         }
         return objects
-    }
-
-    /// The current and former readers of the objects of `keys`, by object key: one prepared
-    /// statement (the keys as one JSON array), its columns read by position. A live object's
-    /// current readers are its reader set's principals, the readers' history adds those whose
-    /// access ended; a tombstone's are its history's rows without an end
-    /// (``SQLiteObjectWriter``'s `storeReaderHistory`). (The change feed reads readers with its
-    /// rows instead, ``feedColumns``.)
-    private static func readers(of keys: [Int64], _ db: Database) throws
-        -> [Int64: (current: Set<String>, former: Set<String>)]
-    {
-        var readers: [Int64: (current: Set<String>, former: Set<String>)] = [:]
-        guard !keys.isEmpty else { return readers }
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT object_key, principal, to_sequence IS NULL FROM object_readers
-                WHERE object_key IN (SELECT value FROM json_each(?1))
-                UNION ALL
-                SELECT o.key, p.value, 1 FROM objects o JOIN reader_sets s ON s.id = o.readers, json_each(s.principals) p
-                WHERE o.key IN (SELECT value FROM json_each(?1)) AND o.deleted = 0
-                """)
-        let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
-        let cursor = try Row.fetchCursor(statement, arguments: [list])
-        while let reader = try cursor.next() {
-            let key: Int64 = reader[0]
-            let principal: String = reader[1]
-            let isCurrent: Bool = reader[2]
-            readers[key, default: ([], [])].former.insert(principal)
-            if isCurrent { readers[key, default: ([], [])].current.insert(principal) }
-        }
-        return readers
     }
 
     /// The object an `objects` row holds (joined with its datastore's `id` as `datastore_id`),
