@@ -4,32 +4,53 @@ import RooftopShared
 extension SQLiteStorage {
     /// See ``Storage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
-        try pointRead { db in
-            try Self.datastore(db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?",
+        try pointReadOne { db in
+            try Self.datastore(db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE scope = ? AND id = ?",
                                arguments: [DatastoreRecord.scope(of: id, ownerId: ownerId), id.rawValue])
         }
     }
 
     /// See ``Storage/datastore(key:)``.
     public func datastore(key: Int64) async throws -> DatastoreRecord? {
-        try pointRead { db in
-            try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+        try pointReadOne { db in
+            try Self.datastore(db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [key])
         }
     }
 
+    /// The datastore of the first row `sql` selects (``datastoreColumns``), if any.
+    /// - Throws: GRDB's errors; `internal` for a row that cannot be read.
     static func datastore(_ db: Database, sql: String, arguments: StatementArguments) throws -> DatastoreRecord? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
-        return try datastore(from: row, db)
+        return try datastore(from: row)
     }
 
-    static func datastore(from row: Row, _ db: Database) throws -> DatastoreRecord {
+    /// The columns ``datastore(from:)`` reads, `FROM datastores d`: the datastore's row and its
+    /// sharing roles (a JSON array of `[principal, role]` pairs, `NULL` when it has none), in one
+    /// statement, so that a read of a datastore by ID or key is one statement (every REST request
+    /// on a datastore makes one).
+    static let datastoreColumns = """
+        d.*, (SELECT json_group_array(json_array(r.principal, r.role)) FROM datastore_roles r
+            WHERE r.datastore_key = d.key HAVING count(*) > 0) AS sharing_roles
+        """
+
+    /// The datastore of a row of ``datastoreColumns``.
+    /// - Throws: `internal` when its ID or its sharing roles cannot be read.
+    static func datastore(from row: Row) throws -> DatastoreRecord {
         let key: Int64 = row["key"]
-        let roles = DatastoreRecord.sharingRoles(
-            try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT principal, role FROM datastore_roles WHERE datastore_key = ?"),
-                arguments: [key]
-            ).map { (principal: $0["principal"], role: $0["role"]) },
-            datastoreKey: key)
+        var pairs: [(principal: String, role: String)] = []
+        if let text: String = row["sharing_roles"] {
+            let decoded: [[String]]
+            do {
+                decoded = try DocumentCoding.decode([[String]].self, from: text)
+            } catch {
+                throw RooftopError(.internal, "the sharing roles of datastore \(key) cannot be read")
+            }
+            for pair in decoded {
+                guard pair.count == 2 else { throw RooftopError(.internal, "a sharing role of datastore \(key) is not a pair") }
+                pairs.append((principal: pair[0], role: pair[1]))
+            }
+        }
+        let roles = DatastoreRecord.sharingRoles(pairs, datastoreKey: key)
         let idText: String = row["id"]
         let id = try DatastoreID(idText)
         var record = DatastoreRecord(
@@ -45,7 +66,7 @@ extension SQLiteStorage {
         try await pool.write { db in
             let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
             if let existing = try Self.datastore(
-                db, sql: "SELECT * FROM datastores WHERE scope = ? AND id = ?", arguments: [scope, id.rawValue])
+                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE scope = ? AND id = ?", arguments: [scope, id.rawValue])
             {
                 return existing
             }
@@ -62,7 +83,9 @@ extension SQLiteStorage {
                     key, id.rawValue, scope, id.kind == .app ? nil : ownerId, title,
                     Timestamp.now.millisecondsSinceEpoch, SizeAccounting.datastoreBaseBytes,
                 ])
-            guard let created = try Self.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [key])
+            guard
+                let created = try Self.datastore(
+                    db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [key])
             else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
             return created
         }
@@ -78,17 +101,19 @@ extension SQLiteStorage {
             var arguments: [any DatabaseValueConvertible] = [ownerId]
             if !principals.isEmpty { arguments.append(contentsOf: principalArguments) }
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM datastores WHERE owner_id = ?\(shared) ORDER BY id, key",
+                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE owner_id = ?\(shared) ORDER BY id, key",
                 arguments: StatementArguments(arguments))
-            return try rows.map { try Self.datastore(from: $0, db) }
+            return try rows.map { try Self.datastore(from: $0) }
         }
     }
 
     /// See ``Storage/allDatastores(afterKey:limit:)``.
     public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM datastores WHERE key > ? ORDER BY key LIMIT ?", arguments: [key, limit])
-                .map { try Self.datastore(from: $0, db) }
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key > ? ORDER BY key LIMIT ?",
+                arguments: [key, limit]
+            ).map { try Self.datastore(from: $0) }
         }
     }
 

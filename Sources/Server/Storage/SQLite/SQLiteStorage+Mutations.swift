@@ -194,7 +194,8 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         try readAhead.datastore(request.datastoreKey) {
-            try SQLiteStorage.datastore(db, sql: "SELECT * FROM datastores WHERE key = ?", arguments: [request.datastoreKey])
+            try SQLiteStorage.datastore(
+                db, sql: "SELECT \(SQLiteStorage.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [request.datastoreKey])
         }
     }
 
