@@ -74,6 +74,13 @@ extension StorageConformance {
             #expect(visibleToBob.map(\.id).sorted() == [id, .default].sorted())
             let visibleToCarol = try await storage.datastores(ownedBy: "u3", sharedWith: ["*", "u3", "role:Team"])
             #expect(visibleToCarol.map(\.key) == [shared.key])
+            // Lists carry each datastore's roles as a read by key does.
+            let sharedRoles: [Principal: SharingRole] = [.user("u2"): .editor, .role("Team"): .editor]
+            #expect(visibleToBob.first { $0.key == shared.key }?.roles == sharedRoles)
+            #expect(visibleToBob.first { $0.key != shared.key }?.roles == [:])
+            #expect(visibleToCarol.first?.roles == sharedRoles)
+            let all = try await storage.allDatastores(afterKey: 0, limit: 100)
+            #expect(all.first { $0.key == shared.key }?.roles == sharedRoles)
 
             try await storage.setRole(.none, for: .user("u2"), datastoreKey: shared.key)
             try await storage.setRole(.none, for: .role("Team"), datastoreKey: shared.key)

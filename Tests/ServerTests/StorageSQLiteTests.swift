@@ -198,7 +198,7 @@ struct StorageSQLiteTests {
         try await storage.close()
     }
 
-    @Test("a point read that fails ends its transaction: the next sees what was committed since")
+    @Test("a point read that fails leaves nothing open: the next sees what was committed since")
     func failedPointRead() async throws {
         let fixture = try SQLiteFixture()
         defer { try? fixture.destroy() }
@@ -207,8 +207,11 @@ struct StorageSQLiteTests {
         let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
         #expect(try await storage.datastore(key: key)?.sequence == 0)
         #expect(throws: RooftopError.self) {
-            try storage.pointRead { db -> Int64? in
-                _ = try Int64.fetchOne(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
+            try storage.pointReadOne { db -> Int64? in
+                // A cursor stepped once and dropped by the error: its statement must not hold a
+                // read open.
+                let cursor = try Int64.fetchCursor(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
+                _ = try cursor.next()
                 throw RooftopError(.internal, "injected")
             }
         }
@@ -222,6 +225,40 @@ struct StorageSQLiteTests {
         #expect(try await storage.datastore(key: key)?.sequence == 1)
         #expect(try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") != nil)
         #expect(try await storage.session(tokenHash: "nobody") == nil)
+        try await storage.close()
+    }
+
+    @Test("an object read by ID with damaged readers: a missing set gives none, an unreadable one is an internal error")
+    func damagedReaderSets() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        let snapshot = {
+            var object = StorageConformance.object("o1", fields: ["n": .int(1)])
+            object.acl = .only("u1")
+            return object
+        }()
+        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
+            .write(
+                snapshot: snapshot, deleted: false,
+                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
+        }
+        let read = { try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") }
+        #expect(try await read()?.readers == ["u1"])
+
+        try await storage.pool.write { db in try db.execute(sql: "UPDATE reader_sets SET principals = '{\"u1\"'") }
+        await #expect(throws: RooftopError.self) { _ = try await read() }
+        do {
+            _ = try await read()
+        } catch let error as RooftopError {
+            #expect(error.code == .internal)
+        }
+
+        try await storage.pool.write { db in try db.execute(sql: "UPDATE objects SET readers = readers + 1000") }
+        let orphan = try await read()
+        #expect(orphan?.readers == [] && orphan?.snapshot.fields == snapshot.fields, "as on PostgreSQL: no readers from a set not stored")
         try await storage.close()
     }
 

@@ -18,7 +18,7 @@ extension SQLiteStorage {
     }
 
     /// The datastore of the first row `sql` selects (``datastoreColumns``), if any.
-    /// - Throws: GRDB's errors; `internal` for a row that cannot be read.
+    /// - Throws: GRDB's errors; what ``datastore(from:)`` throws.
     static func datastore(_ db: Database, sql: String, arguments: StatementArguments) throws -> DatastoreRecord? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
         return try datastore(from: row)
@@ -29,12 +29,14 @@ extension SQLiteStorage {
     /// statement, so that a read of a datastore by ID or key is one statement (every REST request
     /// on a datastore makes one).
     static let datastoreColumns = """
-        d.*, (SELECT json_group_array(json_array(r.principal, r.role)) FROM datastore_roles r
+        d.*, (SELECT json_group_array(json_array(CAST(r.principal AS TEXT), CAST(r.role AS TEXT))) FROM datastore_roles r
             WHERE r.datastore_key = d.key HAVING count(*) > 0) AS sharing_roles
         """
 
-    /// The datastore of a row of ``datastoreColumns``.
-    /// - Throws: `internal` when its ID or its sharing roles cannot be read.
+    /// The datastore of a row of ``datastoreColumns``. A sharing row naming no principal or role
+    /// this server reads grants nothing (``DatastoreRecord/sharingRoles(_:datastoreKey:logger:)``).
+    /// - Throws: `internal` when the sharing roles' column is not a list of pairs; what
+    ///   `DatastoreID.init(_:)` throws for a stored ID it does not accept.
     static func datastore(from row: Row) throws -> DatastoreRecord {
         let key: Int64 = row["key"]
         var pairs: [(principal: String, role: String)] = []

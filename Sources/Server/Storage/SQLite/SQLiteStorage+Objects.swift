@@ -98,18 +98,20 @@ extension SQLiteStorage {
     /// readers as PostgreSQL's `storedObjectSelect`.
     static let storedObjectColumns = ObjectRow.positionalColumns + """
         , o.readers, s.principals, \
-        (SELECT json_group_array(r.principal) FROM object_readers r
+        (SELECT json_group_array(CAST(r.principal AS TEXT)) FROM object_readers r
             WHERE r.object_key = o.key AND r.to_sequence IS NULL HAVING count(*) > 0), \
-        (SELECT json_group_array(r.principal) FROM object_readers r
+        (SELECT json_group_array(CAST(r.principal AS TEXT)) FROM object_readers r
             WHERE r.object_key = o.key AND r.to_sequence IS NOT NULL HAVING count(*) > 0)
         """
 
     /// An object's current and former readers from a row of ``storedObjectColumns``: a live
     /// object's current readers are its reader set's principals and the history's rows without an
     /// end (readers its set does not name); a tombstone's are those rows alone; its former readers
-    /// add the rows whose access ended (``ReaderHistoryWrite``).
-    /// - Throws: `internal` when the object names a reader set that is not stored, or a set or
-    ///   a history column is not a list of principals.
+    /// add the rows whose access ended (``ReaderHistoryWrite``). A live object naming a set that
+    /// is not stored (damaged data: sets are kept while an object names them) gets no readers
+    /// from it, as on PostgreSQL (and as before this read was one statement): a write with a new
+    /// ACL still mends it.
+    /// - Throws: `internal` when a set or a history column is not a list of principals.
     static func storedReaders(of object: ObjectRow, _ row: Row) throws -> (current: Set<String>, former: Set<String>) {
         func principals(_ text: String?, _ what: @autoclosure () -> String) throws -> [String] {
             guard let text else { return [] }
@@ -121,10 +123,7 @@ extension SQLiteStorage {
         }
         var current: Set<String> = []
         if !object.deleted, let readerSet: Int64 = row[10] {
-            guard let text: String = row[11] else {
-                throw RooftopError(.internal, "reader set \(readerSet) is named by an object but not stored")
-            }
-            current = Set(try principals(text, "reader set \(readerSet)"))
+            current = Set(try principals(row[11], "reader set \(readerSet)"))
         }
         current.formUnion(try principals(row[12], "the open readers' history"))
         return (current, current.union(try principals(row[13], "the ended readers' history")))

@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 public final class SQLiteStorage: Storage, RowRebuilding {
     let pool: DatabasePool
-    /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
+    /// A read-only connection of the point reads' own (``pointReadOne(_:)``): they never wait for a
     /// reader of `pool`, which scans may all hold.
     let pointReader: DatabaseQueue
     /// The reader sets writes name while a sweep of unnamed ones runs.
@@ -321,34 +321,10 @@ extension SQLiteStorage {
     /// pool, asynchronous. A point read is not interrupted when its task is cancelled: it ends
     /// sooner than an interruption would.
     ///
-    /// `body` runs several statements that must read one state of the database (a datastore
-    /// and its sharing roles; an object and its readers): they run in one read transaction, whose
-    /// `BEGIN` and `COMMIT` are prepared once. GRDB's `read` prepares both again at every call: a
-    /// tenth of a REST get's server time went there. A read of one statement needs no transaction
-    /// (``pointReadOne(_:)``).
-    /// - Throws: What `body` throws, or GRDB's error when the connection cannot read.
-    func pointRead<T>(_ body: (Database) throws -> T) throws -> T {
-        try pointReader.unsafeRead { db in
-            try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
-            let result = Result { try body(db) }
-            // SQLite may have ended the transaction itself (an I/O error): `body`'s error is the
-            // one to report then.
-            if db.isInsideTransaction {
-                do {
-                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-                } catch {
-                    // Never left open: the next point read would see this one's state.
-                    if db.isInsideTransaction { try db.rollback() }
-                    if case .failure(let failure) = result { throw failure }
-                    throw error
-                }
-            }
-            return try result.get()
-        }
-    }
-
-    /// A point read (``pointRead(_:)``) of one statement, which reads one state of the database
-    /// on its own: without a transaction around it (every request's session lookup).
+    /// `body` runs one statement, which reads one state of the database on its own, without a
+    /// transaction around it (no `BEGIN` and `COMMIT` to run besides):
+    /// what must agree is read together in it (a datastore and its sharing roles,
+    /// ``datastoreColumns``; an object and its readers, ``storedObjectColumns``; a session).
     /// - Throws: What `body` throws, or GRDB's error when the connection cannot read.
     func pointReadOne<T>(_ body: (Database) throws -> T) throws -> T {
         try pointReader.unsafeRead(body)
