@@ -127,139 +127,127 @@ struct StorageConformanceTests {
 /// What only the embedded SQLite storage does.
 @Suite("SQLite storage")
 struct StorageSQLiteTests {
-    @Test("every analysisInterval object writes, the planner's statistics are refreshed")
-    func statisticsRefresh() async throws {
+    /// A prepared storage in a new file and the key of `u1`'s default datastore, for `body`;
+    /// the file goes after.
+    private func withDatastore(_ body: (SQLiteStorage, Int64) async throws -> Void) async throws {
         let fixture = try SQLiteFixture()
         defer { try? fixture.destroy() }
         let storage = try SQLiteStorage(path: fixture.path)
         try await storage.prepare()
-        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-        for index in 0..<3 {
-            let snapshot = StorageConformance.object("o\(index)", fields: ["n": .int(Int64(index))])
-            _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o\(index)", base: nil) { _ in
-                .write(
-                    snapshot: snapshot, deleted: false,
-                    operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
-            }
-        }
-        let statistics = { try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_stat1") } }
-        #expect(try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } == false, "not before")
-        storage.noteWrites(SQLiteStorage.analysisInterval - 3)
-        try await TestWait.until("the statistics are written") {
-            try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } ? (try await statistics() ?? 0) > 0 : false
-        }
-        #expect(storage.writesSinceAnalysis.withLock { $0 } == 0)
+        try await body(storage, try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key)
         try await storage.close()
+    }
+
+    /// Writes `snapshot` as a creation (its field `n` new) in the datastore `key`.
+    private func create(_ snapshot: ObjectSnapshot, in storage: SQLiteStorage, datastoreKey key: Int64) async throws {
+        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: snapshot.objectId, base: nil) { _ in
+            .write(
+                snapshot: snapshot, deleted: false,
+                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
+        }
+    }
+
+    @Test("every analysisInterval object writes, the planner's statistics are refreshed")
+    func statisticsRefresh() async throws {
+        try await withDatastore { storage, key in
+            for index in 0..<3 {
+                let snapshot = StorageConformance.object("o\(index)", fields: ["n": .int(Int64(index))])
+                try await create(snapshot, in: storage, datastoreKey: key)
+            }
+            let statistics = { try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_stat1") } }
+            #expect(try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } == false, "not before")
+            storage.noteWrites(SQLiteStorage.analysisInterval - 3)
+            try await TestWait.until("the statistics are written") {
+                try await storage.pool.read { db in try db.tableExists("sqlite_stat1") } ? (try await statistics() ?? 0) > 0 : false
+            }
+            #expect(storage.writesSinceAnalysis.withLock { $0 } == 0)
+        }
     }
 
     @Test("point reads (a session, a datastore, an object) answer while long reads hold every reader of the pool, and see the latest commit")
     func pointReadsBesideLongReads() async throws {
-        let fixture = try SQLiteFixture()
-        defer { try? fixture.destroy() }
-        let storage = try SQLiteStorage(path: fixture.path)
-        try await storage.prepare()
-        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-        // Long reads, as many as the pool has readers, each held until released.
-        let readers = storage.pool.configuration.maximumReaderCount
-        let holding = Shared(0)
-        let released = Shared(false)
-        let long = (0..<readers).map { _ in
-            Task {
-                try await storage.pool.read { _ in
-                    holding.withLock { $0 += 1 }
-                    // Held past the point reads' wait: were they to wait for a reader, that wait fails.
-                    let end = ContinuousClock.now.advanced(by: .seconds(120))
-                    while !released.withLock({ $0 }), ContinuousClock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+        try await withDatastore { storage, key in
+            // Long reads, as many as the pool has readers, each held until released.
+            let readers = storage.pool.configuration.maximumReaderCount
+            let holding = Shared(0)
+            let released = Shared(false)
+            let long = (0..<readers).map { _ in
+                Task {
+                    try await storage.pool.read { _ in
+                        holding.withLock { $0 += 1 }
+                        // Held past the point reads' wait: were they to wait for a reader, that wait fails.
+                        let end = ContinuousClock.now.advanced(by: .seconds(120))
+                        while !released.withLock({ $0 }), ContinuousClock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+                    }
                 }
             }
-        }
-        defer { released.withLock { $0 = true } }
-        try await TestWait.until("every reader of the pool is held") { holding.withLock { $0 } == readers }
-        // Written while the pool's readers are held: a point read sees it.
-        let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
-        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
-            .write(
-                snapshot: snapshot, deleted: false,
-                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
-        }
-        let answered = Shared<[String]>([])
-        let point = Task {
-            if try await storage.session(tokenHash: "nobody") == nil { answered.withLock { $0.append("session") } }
-            if try await storage.datastore(key: key) != nil { answered.withLock { $0.append("datastore") } }
-            if try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1")?.snapshot.fields["n"] == .int(1) {
-                answered.withLock { $0.append("object") }
+            defer { released.withLock { $0 = true } }
+            try await TestWait.until("every reader of the pool is held") { holding.withLock { $0 } == readers }
+            // Written while the pool's readers are held: a point read sees it.
+            let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
+            try await create(snapshot, in: storage, datastoreKey: key)
+            let answered = Shared<[String]>([])
+            let point = Task {
+                if try await storage.session(tokenHash: "nobody") == nil { answered.withLock { $0.append("session") } }
+                if try await storage.datastore(key: key) != nil { answered.withLock { $0.append("datastore") } }
+                if try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1")?.snapshot.fields["n"] == .int(1) {
+                    answered.withLock { $0.append("object") }
+                }
             }
+            try await TestWait.until(within: .seconds(30), "the point reads answer") { answered.withLock { $0.count } == 3 }
+            #expect(holding.withLock { $0 } == readers, "the long reads still hold every reader")
+            try await point.value
+            released.withLock { $0 = true }
+            for task in long { try await task.value }
         }
-        try await TestWait.until(within: .seconds(30), "the point reads answer") { answered.withLock { $0.count } == 3 }
-        #expect(holding.withLock { $0 } == readers, "the long reads still hold every reader")
-        try await point.value
-        released.withLock { $0 = true }
-        for task in long { try await task.value }
-        try await storage.close()
     }
 
     @Test("a point read that fails leaves nothing open: the next sees what was committed since")
     func failedPointRead() async throws {
-        let fixture = try SQLiteFixture()
-        defer { try? fixture.destroy() }
-        let storage = try SQLiteStorage(path: fixture.path)
-        try await storage.prepare()
-        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-        #expect(try await storage.datastore(key: key)?.sequence == 0)
-        #expect(throws: RooftopError.self) {
-            try storage.pointReadOne { db -> Int64? in
-                // A cursor stepped once and dropped by the error: its statement must not hold a
-                // read open.
-                let cursor = try Int64.fetchCursor(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
-                _ = try cursor.next()
-                throw RooftopError(.internal, "injected")
+        try await withDatastore { storage, key in
+            #expect(try await storage.datastore(key: key)?.sequence == 0)
+            #expect(throws: RooftopError.self) {
+                try storage.pointReadOne { db -> Int64? in
+                    // A cursor stepped once and dropped by the error: its statement must not hold a
+                    // read open.
+                    let cursor = try Int64.fetchCursor(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
+                    _ = try cursor.next()
+                    throw RooftopError(.internal, "injected")
+                }
             }
+            #expect(try storage.pointReadOne { db in db.isInsideTransaction } == false)
+            let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
+            try await create(snapshot, in: storage, datastoreKey: key)
+            #expect(try await storage.datastore(key: key)?.sequence == 1)
+            #expect(try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") != nil)
+            #expect(try await storage.session(tokenHash: "nobody") == nil)
         }
-        #expect(try storage.pointReadOne { db in db.isInsideTransaction } == false)
-        let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
-        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
-            .write(
-                snapshot: snapshot, deleted: false,
-                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
-        }
-        #expect(try await storage.datastore(key: key)?.sequence == 1)
-        #expect(try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") != nil)
-        #expect(try await storage.session(tokenHash: "nobody") == nil)
-        try await storage.close()
     }
 
     @Test("an object read by ID with damaged readers: a missing set gives none, an unreadable one is an internal error")
     func damagedReaderSets() async throws {
-        let fixture = try SQLiteFixture()
-        defer { try? fixture.destroy() }
-        let storage = try SQLiteStorage(path: fixture.path)
-        try await storage.prepare()
-        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
-        let snapshot = {
-            var object = StorageConformance.object("o1", fields: ["n": .int(1)])
-            object.acl = .only("u1")
-            return object
-        }()
-        _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "o1", base: nil) { _ in
-            .write(
-                snapshot: snapshot, deleted: false,
-                operation: OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil]), merges: [])
-        }
-        let read = { try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") }
-        #expect(try await read()?.readers == ["u1"])
+        try await withDatastore { storage, key in
+            let snapshot = {
+                var object = StorageConformance.object("o1", fields: ["n": .int(1)])
+                object.acl = .only("u1")
+                return object
+            }()
+            try await create(snapshot, in: storage, datastoreKey: key)
+            let read = { try await storage.object(datastoreKey: key, className: snapshot.className, objectId: "o1") }
+            #expect(try await read()?.readers == ["u1"])
 
-        try await storage.pool.write { db in try db.execute(sql: "UPDATE reader_sets SET principals = '{\"u1\"'") }
-        await #expect(throws: RooftopError.self) { _ = try await read() }
-        do {
-            _ = try await read()
-        } catch let error as RooftopError {
-            #expect(error.code == .internal)
-        }
+            try await storage.pool.write { db in try db.execute(sql: "UPDATE reader_sets SET principals = '{\"u1\"'") }
+            await #expect(throws: RooftopError.self) { _ = try await read() }
+            do {
+                _ = try await read()
+            } catch let error as RooftopError {
+                #expect(error.code == .internal)
+            }
 
-        try await storage.pool.write { db in try db.execute(sql: "UPDATE objects SET readers = readers + 1000") }
-        let orphan = try await read()
-        #expect(orphan?.readers == [] && orphan?.snapshot.fields == snapshot.fields, "as on PostgreSQL: no readers from a set not stored")
-        try await storage.close()
+            try await storage.pool.write { db in try db.execute(sql: "UPDATE objects SET readers = readers + 1000") }
+            let orphan = try await read()
+            #expect(orphan?.readers == [] && orphan?.snapshot.fields == snapshot.fields, "as on PostgreSQL: no readers from a set not stored")
+        }
     }
 
     @Test("the embedded database runs in WAL mode with every migration applied, also after reopening")
