@@ -207,7 +207,7 @@ struct StorageSQLiteTests {
         try await withDatastore { storage, key in
             #expect(try await storage.datastore(key: key)?.sequence == 0)
             #expect(throws: RooftopError.self) {
-                try storage.pointReadOne { db -> Int64? in
+                try storage.pointRead { db -> Int64? in
                     // A cursor stepped once and dropped by the error: its statement must not hold a
                     // read open.
                     let cursor = try Int64.fetchCursor(db, sql: "SELECT sequence FROM datastores WHERE key = ?", arguments: [key])
@@ -215,7 +215,7 @@ struct StorageSQLiteTests {
                     throw RooftopError(.internal, "injected")
                 }
             }
-            #expect(try storage.pointReadOne { db in db.isInsideTransaction } == false)
+            #expect(try storage.pointRead { db in db.isInsideTransaction } == false)
             let snapshot = StorageConformance.object("o1", fields: ["n": .int(1)])
             try await create(snapshot, in: storage, datastoreKey: key)
             #expect(try await storage.datastore(key: key)?.sequence == 1)

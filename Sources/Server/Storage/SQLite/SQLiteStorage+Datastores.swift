@@ -4,24 +4,37 @@ import RooftopShared
 extension SQLiteStorage {
     /// See ``Storage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
-        try pointReadOne { db in
-            try Self.datastore(db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE scope = ? AND id = ?",
-                               arguments: [DatastoreRecord.scope(of: id, ownerId: ownerId), id.rawValue])
+        try pointRead { db in
+            try Self.datastore(
+                db, where: "scope = ? AND id = ?", arguments: [DatastoreRecord.scope(of: id, ownerId: ownerId), id.rawValue])
         }
     }
 
     /// See ``Storage/datastore(key:)``.
     public func datastore(key: Int64) async throws -> DatastoreRecord? {
-        try pointReadOne { db in
-            try Self.datastore(db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [key])
+        try pointRead { db in
+            try Self.datastore(db, where: "key = ?", arguments: [key])
         }
     }
 
-    /// The datastore of the first row `sql` selects (``datastoreColumns``), if any.
+    /// The datastore `condition` (on `datastores d`) selects, if any, with its sharing roles
+    /// (``datastoreColumns``).
     /// - Throws: GRDB's errors; what ``datastore(from:)`` throws.
-    static func datastore(_ db: Database, sql: String, arguments: StatementArguments) throws -> DatastoreRecord? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
+    static func datastore(_ db: Database, where condition: String, arguments: StatementArguments) throws -> DatastoreRecord? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(datastoreColumns) FROM datastores d WHERE \(condition)"),
+                arguments: arguments)
+        else { return nil }
         return try datastore(from: row)
+    }
+
+    /// The datastores `condition` (on `datastores d`, with its ordering and limit) selects, with
+    /// their sharing roles (``datastoreColumns``).
+    /// - Throws: GRDB's errors; what ``datastore(from:)`` throws.
+    static func datastores(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [DatastoreRecord] {
+        try Row.fetchAll(db, sql: "SELECT \(datastoreColumns) FROM datastores d WHERE \(condition)", arguments: arguments)
+            .map(datastore(from:))
     }
 
     /// The columns ``datastore(from:)`` reads, `FROM datastores d`: the datastore's row and its
@@ -67,9 +80,7 @@ extension SQLiteStorage {
     public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
         try await pool.write { db in
             let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
-            if let existing = try Self.datastore(
-                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE scope = ? AND id = ?", arguments: [scope, id.rawValue])
-            {
+            if let existing = try Self.datastore(db, where: "scope = ? AND id = ?", arguments: [scope, id.rawValue]) {
                 return existing
             }
             // A key never used before (see the v2 migration); the allocator table stays empty.
@@ -85,10 +96,7 @@ extension SQLiteStorage {
                     key, id.rawValue, scope, id.kind == .app ? nil : ownerId, title,
                     Timestamp.now.millisecondsSinceEpoch, SizeAccounting.datastoreBaseBytes,
                 ])
-            guard
-                let created = try Self.datastore(
-                    db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [key])
-            else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
+            guard let created = try Self.datastore(db, where: "key = ?", arguments: [key]) else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
             return created
         }
     }
@@ -102,20 +110,15 @@ extension SQLiteStorage {
                 : " OR key IN (SELECT datastore_key FROM datastore_roles WHERE principal IN (\(placeholders)) AND role != 'none')"
             var arguments: [any DatabaseValueConvertible] = [ownerId]
             if !principals.isEmpty { arguments.append(contentsOf: principalArguments) }
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE owner_id = ?\(shared) ORDER BY id, key",
-                arguments: StatementArguments(arguments))
-            return try rows.map { try Self.datastore(from: $0) }
+            return try Self.datastores(
+                db, where: "owner_id = ?\(shared) ORDER BY id, key", arguments: StatementArguments(arguments))
         }
     }
 
     /// See ``Storage/allDatastores(afterKey:limit:)``.
     public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
         try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Self.datastoreColumns) FROM datastores d WHERE key > ? ORDER BY key LIMIT ?",
-                arguments: [key, limit]
-            ).map { try Self.datastore(from: $0) }
+            try Self.datastores(db, where: "key > ? ORDER BY key LIMIT ?", arguments: [key, limit])
         }
     }
 

@@ -194,8 +194,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
 
     func datastoreForWrite(_ request: ObjectWriteRequest) throws -> DatastoreRecord? {
         try readAhead.datastore(request.datastoreKey) {
-            try SQLiteStorage.datastore(
-                db, sql: "SELECT \(SQLiteStorage.datastoreColumns) FROM datastores d WHERE key = ?", arguments: [request.datastoreKey])
+            try SQLiteStorage.datastore(db, where: "key = ?", arguments: [request.datastoreKey])
         }
     }
 

@@ -50,7 +50,7 @@ struct StoredObjectBody: Codable {
 extension SQLiteStorage {
     /// See ``Storage/object(datastoreKey:className:objectId:)``.
     public func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject? {
-        try pointReadOne { db in
+        try pointRead { db in
             try Self.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)?.object
         }
     }

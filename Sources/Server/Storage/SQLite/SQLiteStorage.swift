@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 public final class SQLiteStorage: Storage, RowRebuilding {
     let pool: DatabasePool
-    /// A read-only connection of the point reads' own (``pointReadOne(_:)``): they never wait for a
+    /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
     /// reader of `pool`, which scans may all hold.
     let pointReader: DatabaseQueue
     /// The reader sets writes name while a sweep of unnamed ones runs.
@@ -215,7 +215,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
 
     /// See ``Storage/session(tokenHash:)``.
     public func session(tokenHash: String) async throws -> SessionRecord? {
-        try pointReadOne { db in
+        try pointRead { db in
             // Every request's: prepared once.
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE token_hash = ?"), arguments: [tokenHash])
                 .map(Self.session(from:))
@@ -321,12 +321,12 @@ extension SQLiteStorage {
     /// pool, asynchronous. A point read is not interrupted when its task is cancelled: it ends
     /// sooner than an interruption would.
     ///
-    /// `body` runs one statement, which reads one state of the database on its own, without a
-    /// transaction around it (no `BEGIN` and `COMMIT` to run besides):
-    /// what must agree is read together in it (a datastore and its sharing roles,
-    /// ``datastoreColumns``; an object and its readers, ``storedObjectColumns``; a session).
+    /// `body` runs one statement, which reads one state of the database on its own: no
+    /// transaction around it. What must agree is read together in that statement (a datastore
+    /// and its sharing roles, ``datastoreColumns``; an object and its readers,
+    /// ``storedObjectColumns``; a session).
     /// - Throws: What `body` throws, or GRDB's error when the connection cannot read.
-    func pointReadOne<T>(_ body: (Database) throws -> T) throws -> T {
+    func pointRead<T>(_ body: (Database) throws -> T) throws -> T {
         try pointReader.unsafeRead(body)
     }
 }
