@@ -6,7 +6,8 @@ import Testing
 extension StorageConformance {
     /// The operation log: `decide` gets the changes committed after an old base version, and
     /// `operations(after:)` returns them, oldest first, as they were recorded — except an object's
-    /// first creation, which keeps its version, prior values and origin but not its updates or ACL.
+    /// first creation, which keeps its version, prior values and origin but not its updates or ACL
+    /// (stored in a shorter form, ``StoredOperation``).
     static func concurrentChanges(_ factory: StorageFixtureFactory) async throws {
         try await withStorage(factory) { storage, _ in
             let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
@@ -16,7 +17,7 @@ extension StorageConformance {
             let records = [
                 OperationRecord(
                     version: 1, change: .update([FieldUpdate("n", .set(1)), FieldUpdate("tags", .set(["x"]))]),
-                    priorValues: ["n": nil, "tags": nil]),
+                    priorValues: ["n": nil, "tags": nil], origin: "3edaff4c10d2dafa.5e517ff6"),
                 OperationRecord(
                     version: 2, change: .update([FieldUpdate("n", .increment(1))], acl: readable(by: .everyone)),
                     priorValues: ["n": .some(1)]),

@@ -441,4 +441,68 @@ struct StorageSQLiteMigrationTests {
         ReaderHistoryCase.checkExpected(expected)
         try await storage.close()
     }
+
+    @Test("a v15 database migrates to operations under their key: every operation reads the same, deletes still take them")
+    func fromV15() async throws {
+        let fixture = try SQLiteFixture()
+        defer { try? fixture.destroy() }
+        let storage = try SQLiteStorage(path: fixture.path)
+        try await storage.prepare()
+        let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+        for objectId in ["a", "b", "gone"] {
+            let v1 = StorageConformance.object(objectId, fields: ["n": 1])
+            let v2 = StorageConformance.updated(v1, ["n": 2])
+            let records = [
+                OperationRecord(version: 1, change: .update([]), priorValues: ["n": nil], origin: "s.\(objectId)"),
+                OperationRecord(version: 2, change: .update([FieldUpdate("n", .increment(1))]), priorValues: ["n": .some(1)]),
+            ]
+            for (snapshot, record) in zip([v1, v2], records) {
+                _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: objectId, base: snapshot.version - 1) { _ in
+                    .write(snapshot: snapshot, deleted: false, operation: record, merges: [])
+                }
+            }
+        }
+        let operations = { (objectId: String) in
+            try await storage.operations(datastoreKey: key, className: "T", objectId: objectId, after: 0)
+        }
+        let expected = [try await operations("a"), try await operations("b")]
+        #expect(expected.map(\.count) == [2, 2])
+
+        // What a v15 server kept: the same rows under row IDs, their key an index of its own.
+        try await storage.pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE object_operations_v15 (
+                        object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
+                        version INTEGER NOT NULL,
+                        operation TEXT NOT NULL,
+                        sequence INTEGER,
+                        PRIMARY KEY (object_key, version)
+                    );
+                    INSERT INTO object_operations_v15 SELECT object_key, version, operation, sequence FROM object_operations;
+                    DROP TABLE object_operations;
+                    ALTER TABLE object_operations_v15 RENAME TO object_operations;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v16: operations keyed by their object and version';
+                    """)
+        }
+        #expect(try await operations("a") == expected[0], "the v15 layout reads the same")
+        try SQLiteMigrations.migrator.migrate(storage.pool)
+
+        let (layout, keyIndexes) = try await storage.pool.read { db in
+            (
+                try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = 'object_operations'") ?? "",
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'object_operations'")
+                    ?? -1
+            )
+        }
+        #expect(layout.hasSuffix("WITHOUT ROWID"))
+        #expect(keyIndexes == 0, "the rows are their key's tree")
+        #expect([try await operations("a"), try await operations("b")] == expected)
+        // Removing an object still removes its operations (the reference to `objects` stayed).
+        try await storage.pool.write { db in try db.execute(sql: "DELETE FROM objects WHERE object_id = 'gone'") }
+        let left = try await storage.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM object_operations") }
+        #expect(left == 4)
+        try await storage.close()
+    }
 }

@@ -164,6 +164,48 @@ struct StorageSQLiteTests {
         }
     }
 
+    @Test("the write-ahead log's file is cut back to its limit when the log starts again after growing past it")
+    func logCutBack() async throws {
+        try await withDatastore { storage, _ in
+            let log = storage.pool.path + "-wal"
+            let logSize = { try (FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? -1 }
+            try await storage.pool.write { db in try db.execute(sql: "CREATE TABLE filler (bytes BLOB)") }
+            // A read held open from before the writes: no checkpoint may start the log again
+            // under it, so the log grows past its limit (as behind a slow pull).
+            let holding = Shared(false)
+            let released = Shared(false)
+            let reader = Task {
+                try await storage.pool.read { db in
+                    _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM filler")
+                    holding.withLock { $0 = true }
+                    let end = ContinuousClock.now.advanced(by: .seconds(120))
+                    while !released.withLock({ $0 }), ContinuousClock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+                }
+            }
+            defer { released.withLock { $0 = true } }
+            try await TestWait.until("the read is open") { holding.withLock { $0 } }
+            for _ in 0..<10 {
+                try await storage.pool.write { db in
+                    try db.execute(
+                        sql: """
+                            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+                            INSERT INTO filler SELECT randomblob(1000) FROM n
+                            """)
+                }
+            }
+            let grown = try logSize()
+            #expect(grown > 2 * SQLiteStorage.logSizeLimit, "the log grew under the held read: \(grown) bytes")
+            released.withLock { $0 = true }
+            try await reader.value
+            // The first write checkpoints the whole log (nothing holds it now); the next starts the
+            // log again and, at its commit, cuts the file back.
+            for _ in 0..<2 {
+                try await storage.pool.write { db in try db.execute(sql: "INSERT INTO filler VALUES (x'00')") }
+            }
+            #expect(try logSize() <= SQLiteStorage.logSizeLimit)
+        }
+    }
+
     @Test("point reads (a session, a datastore, an object) answer while long reads hold every reader of the pool, and see the latest commit")
     func pointReadsBesideLongReads() async throws {
         try await withDatastore { storage, key in

@@ -206,7 +206,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
         if batch.unflushedKeys.contains(objectKey) { try flush() }
         return try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
-            try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self))
+            try StoredOperation.record(from: try $0.decode(String.self))
         }
     }
 
@@ -215,7 +215,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         for row in try session.query(
             "SELECT operation FROM object_operations WHERE object_key = \(objectKey) ORDER BY version DESC")
         {
-            guard try body(try DocumentCoding.decode(OperationRecord.self, from: try row.decode(String.self))) else {
+            guard try body(try StoredOperation.record(from: try row.decode(String.self))) else {
                 return
             }
         }

@@ -113,7 +113,7 @@ extension PostgresStorage {
                 WHERE o.datastore_key = \(datastoreKey) AND o.class_name = \(className) AND o.object_id = \(objectId)
                 AND p.version > \(version) ORDER BY p.version
                 """
-            ).map { try DocumentCoding.decode(OperationRecord.self, from: try $0.decode(String.self)) }
+            ).map { try StoredOperation.record(from: try $0.decode(String.self)) }
         }
     }
 

@@ -284,14 +284,19 @@ struct ObjectStorePlan {
         flagsChange = existing.map { $0.object.isDeleted != deleted || readersChange } ?? true
 
         var logged = operation
+        let firstCreation: Bool
         if existing == nil, case .update = operation.change {
             // The object's first creation: nothing merges over it (no base version precedes it),
             // and whose incarnation it began is told by its origin; its prior values name the
-            // fields it created. Its updates and ACL, the whole record again, are not kept.
+            // fields it created. Its updates and ACL, the whole record again, are not kept, and
+            // it is stored in its short form (``StoredOperation``).
             logged.change = .update([])
+            firstCreation = true
+        } else {
+            firstCreation = false
         }
         operationVersion = operation.version
-        self.operation = try logged.encodedDocument()
+        self.operation = try StoredOperation.text(logged, firstCreation: firstCreation)
 
         self.wasLive = wasLive
         let previousSize = wasLive ? (existing.map { Int64(SizeAccounting.recordSize($0.object.snapshot)) } ?? 0) : 0

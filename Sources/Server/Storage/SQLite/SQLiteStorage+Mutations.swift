@@ -218,7 +218,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
             db.cachedStatement(
                 sql: "SELECT operation FROM object_operations WHERE object_key = ? AND version > ? ORDER BY version"),
             arguments: [objectKey, version]
-        ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
+        ).map { try StoredOperation.record(from: $0) }
     }
 
     func forEachOperationNewestFirst(objectKey: Int64, _ body: (OperationRecord) throws -> Bool) throws {
@@ -226,7 +226,7 @@ struct SQLiteObjectWriter: ObjectWriter, ObjectWriteBackend {
             db.cachedStatement(sql: "SELECT operation FROM object_operations WHERE object_key = ? ORDER BY version DESC"),
             arguments: [objectKey])
         while let text = try cursor.next() {
-            guard try body(try DocumentCoding.decode(OperationRecord.self, from: text)) else { return }
+            guard try body(try StoredOperation.record(from: text)) else { return }
         }
     }
 

@@ -181,7 +181,7 @@ extension SQLiteStorage {
                         ORDER BY p.version
                         """),
                 arguments: [datastoreKey, className, objectId, version]
-            ).map { try DocumentCoding.decode(OperationRecord.self, from: $0) }
+            ).map { try StoredOperation.record(from: $0) }
         }
     }
 }
