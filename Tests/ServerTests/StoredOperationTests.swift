@@ -1,5 +1,8 @@
 import Foundation
+import GRDB
+import PostgresNIO
 import RooftopShared
+import RooftopTestSupport
 import Testing
 
 @testable import RooftopServer
@@ -56,6 +59,58 @@ struct StoredOperationTests {
         #expect(twice.priorValues.count == 1)
         for damaged in [#"{"created":["n"]}"#, #"{"version":1,"created":"n"}"#, #"{"version":1}"#, "", "[]"] {
             #expect(throws: (any Error).self, "\(damaged)") { try StoredOperation.record(from: damaged) }
+        }
+    }
+}
+
+/// What each backend's `object_operations` holds: the short form for a first creation only.
+@Suite("Stored operations: the text each backend keeps")
+struct StoredOperationTextTests {
+    @Test("a first creation is kept in the short form; a re-creation over its tombstone and every other change in the record's",
+        arguments: StorageBackend.tested)
+    func storedText(backend: StorageBackend) async throws {
+        try await withStorage(backend.factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: .default, ownerId: "u1", title: nil).key
+            let first = StorageConformance.object("a", fields: ["n": 1, "name": "x"])
+            let created = OperationRecord(
+                version: 1, change: .update([FieldUpdate("n", .set(1)), FieldUpdate("name", .set("x"))]),
+                priorValues: ["n": nil, "name": nil], origin: "s.m1")
+            let tombstone = StorageWrites.tombstone(of: first)
+            let deleted = OperationRecord(
+                version: 2, change: .delete, priorValues: ["n": .some(1), "name": .some("x")], origin: "s.m2")
+            var again = first
+            again.version = 3
+            let recreated = OperationRecord(
+                version: 3, change: .update([FieldUpdate("n", .set(1)), FieldUpdate("name", .set("x"))]),
+                priorValues: ["n": nil, "name": nil], origin: "s.m3")
+            for (snapshot, record) in [(first, created), (tombstone, deleted), (again, recreated)] {
+                _ = try await StorageConformance.write(storage, datastoreKey: key, objectId: "a", base: snapshot.version - 1) {
+                    _ in
+                    .write(snapshot: snapshot, deleted: record.change == .delete, operation: record, merges: [])
+                }
+            }
+
+            let texts = try await Self.operationTexts(storage)
+            #expect(texts.count == 3)
+            #expect(texts.first == #"{"version":1,"created":["n","name"],"origin":"s.m1"}"#)
+            #expect(texts.dropFirst().allSatisfy { $0.contains(#""change":"#) && $0.contains(#""priorValues":"#) }, "\(texts)")
+            var logged = created
+            logged.change = .update([])
+            let read = try await storage.operations(datastoreKey: key, className: "T", objectId: "a", after: 0)
+            #expect(read == [logged, deleted, recreated], "a re-creation keeps its updates: merges read them")
+        }
+    }
+
+    /// The `operation` column of every row, in version order.
+    private static func operationTexts(_ storage: any Storage) async throws -> [String] {
+        if let sqlite = storage as? SQLiteStorage {
+            return try await sqlite.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT operation FROM object_operations ORDER BY version")
+            }
+        }
+        let postgres = try #require(storage as? PostgresStorage)
+        return try await postgres.read { session in
+            try session.query("SELECT operation FROM object_operations ORDER BY version").map { try $0.decode(String.self) }
         }
     }
 }

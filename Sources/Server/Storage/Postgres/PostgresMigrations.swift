@@ -359,6 +359,14 @@ enum PostgresMigrations {
             """,
             then: { connection, logger in try await declareRowFields(connection, logger: logger) }
         ),
+        Migration(
+            // Nothing to change: a first creation's operation is now stored in a short form
+            // (``StoredOperation``), which earlier versions cannot read. Recording this version
+            // makes an earlier server refuse the database at start-up (``RooftopError/newerSchema(_:)``)
+            // instead of failing on those rows later; processes of an earlier version must be
+            // stopped first. Rows stored before read as they are.
+            "v13: first creations' operations in short form", ""
+        ),
     ]
 
     /// Gives every class that declares indexes its row-keeping state (migration v12): the declared

@@ -467,28 +467,11 @@ enum SQLiteMigrations {
                             WHERE o.deleted = 0 AND s.principals = '["*"]'));
                     """)
         }
-        migrator.registerMigration("v16: operations keyed by their object and version") { db in
-            // Every operation was two B-tree entries: the row under a row ID, and its key
-            // (object, version) in an index of its own pointing back at it, the only way the row
-            // is ever found. Without a row ID the row lives under its key: one entry per
-            // operation, a write of a creation touching one tree less (about 13 bytes a row
-            // and the index's pages, a twentieth of a small record on disk). Rows are copied
-            // as they are, in key order.
-            try db.execute(
-                sql: """
-                    CREATE TABLE object_operations_by_key (
-                        object_key INTEGER NOT NULL REFERENCES objects(key) ON DELETE CASCADE,
-                        version INTEGER NOT NULL,
-                        operation TEXT NOT NULL,
-                        sequence INTEGER,
-                        PRIMARY KEY (object_key, version)
-                    ) WITHOUT ROWID;
-                    INSERT INTO object_operations_by_key (object_key, version, operation, sequence)
-                        SELECT object_key, version, operation, sequence FROM object_operations
-                        ORDER BY object_key, version;
-                    DROP TABLE object_operations;
-                    ALTER TABLE object_operations_by_key RENAME TO object_operations;
-                    """)
+        migrator.registerMigration("v16: first creations' operations in short form") { _ in
+            // Nothing to change: a first creation's operation is now stored in a short form
+            // (``StoredOperation``), which earlier versions cannot read. Recording this version
+            // makes an earlier server refuse the file at start-up (``RooftopError/newerSchema(_:)``)
+            // instead of failing on those rows later. Rows stored before read as they are.
         }
         return migrator
     }
