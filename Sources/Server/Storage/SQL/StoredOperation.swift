@@ -1,4 +1,3 @@
-import Foundation
 import RooftopShared
 
 /// An operation as `object_operations` keeps it, on both backends: ``OperationRecord``'s own
@@ -6,7 +5,7 @@ import RooftopShared
 ///
 /// A first creation's record says only which fields it created (each absent before it) and
 /// whose mutation it was: nothing merges over it (no base version precedes it), so its change is
-/// kept as no updates (``ObjectWritePlan``). In ``OperationRecord``'s form that is
+/// kept as no updates (``ObjectStorePlan``). In ``OperationRecord``'s form that is
 /// `{"version":1,"change":{"update":[]},"priorValues":{"n":{},"name":{},…},"origin":"…"}`, about
 /// 160 bytes on a five-field object, a sixth of what a small record costs on disk; stored as
 /// `{"version":1,"created":["n","name",…],"origin":"…"}` it is about 40 bytes shorter. Either

@@ -96,7 +96,9 @@ extension SQLiteStorage {
                     key, id.rawValue, scope, id.kind == .app ? nil : ownerId, title,
                     Timestamp.now.millisecondsSinceEpoch, SizeAccounting.datastoreBaseBytes,
                 ])
-            guard let created = try Self.datastore(db, where: "key = ?", arguments: [key]) else { throw RooftopError(.internal, "datastore \(id) vanished after creation") }
+            guard let created = try Self.datastore(db, where: "key = ?", arguments: [key]) else {
+                throw RooftopError(.internal, "datastore \(id) vanished after creation")
+            }
             return created
         }
     }
