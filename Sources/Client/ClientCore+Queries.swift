@@ -32,15 +32,16 @@ extension ClientCore {
             // The instance made here from the row's text, if this row makes one.
             var made: RooftopObject?
             let object: RooftopObject
-            if let live = registry.existing(row.key) {
-                object = live
-            } else if row.localIsServer, !row.deleted, let text = row.server {
-                // Its instance would start from this view with nothing unsaved (``madeInstance(_:)``).
+            if row.localIsServer, !row.deleted, let text = row.server {
+                // The live instance, or one made from this view with nothing unsaved
+                // (``madeInstance(_:)``): one look-up.
                 object = registry.instance(for: row.key) {
                     let fresh = RooftopObject(key: row.key, storedText: text, core: self)
                     made = fresh
                     return fresh
                 }
+            } else if let live = registry.existing(row.key) {
+                object = live
             } else {
                 objects.append(madeInstance(try row.decoded()))
                 continue

@@ -252,4 +252,52 @@ struct QueryLocalTests {
             #expect(byId === held)
         }
     }
+
+    @Test("the identity map holds the live instances only: pages made and dropped leave nothing behind")
+    func identityMapKeepsLiveInstancesOnly() async throws {
+        let (client, _) = try offlineClient()
+        let registry = client.core.registry
+        // Over ten times the 1,024 entries the map used to grow by before looking for dead ones
+        // (and not a multiple of them, where it looked).
+        let keys = (0..<10_500).map { ObjectKey(datastore: .app, className: "Note", objectId: "n\($0)") }
+        var held: [RooftopObject] = []
+        for (index, key) in keys.enumerated() {
+            let made = registry.instance(for: key) { RooftopObject(key: key, base: nil, core: client.core) }
+            if index.isMultiple(of: 100) { held.append(made) }
+        }
+        #expect(registry.count == held.count, "each dropped instance left the map as it went")
+        for object in held {
+            #expect(registry.existing(object.key) === object, "a held instance is still the one found")
+        }
+        let first = held[0].key
+        held.removeAll()
+        #expect(registry.count == 0 && registry.existing(first) == nil)
+
+        // An entry that already holds another instance stays when an older one goes.
+        let key = keys[0]
+        var older: RooftopObject? = registry.instance(for: key) { RooftopObject(key: key, base: nil, core: client.core) }
+        registry.removeAll()
+        let newer = registry.instance(for: key) { RooftopObject(key: key, base: nil, core: client.core) }
+        #expect(older !== newer)
+        older = nil
+        #expect(older == nil && registry.existing(key) === newer && registry.count == 1)
+
+        // Pages of stored objects, found and dropped: nothing stays behind them.
+        let created = Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)
+        try client.core.store.write(scope: client.core.scope) { transaction in
+            for index in 0..<2_000 {
+                let key = ObjectKey(datastore: .app, className: "Page", objectId: "p\(index)")
+                let object = ObjectSnapshot(
+                    className: "Page", objectId: key.objectId, datastore: .app, fields: ["rank": .int(Int64(index))],
+                    acl: nil, createdAt: created, updatedAt: created, version: 1)
+                try transaction.put(key, server: object, local: object, deleted: false)
+            }
+        }
+        for start in stride(from: 0, to: 2_000, by: 500) {
+            let page = try await client.query("Page").fromLocalDatastore().where(Field("rank") >= start)
+                .order(by: "rank").limit(500).find()
+            #expect(page.objects.count == 500 && page.objects.first?.int("rank") == Int64(start))
+        }
+        #expect(registry.count == 1, "only the instance still held")
+    }
 }

@@ -3,7 +3,9 @@ import Synchronization
 
 /// One live ``RooftopObject`` per object (as in Parse's local datastore: with the local datastore enabled there is only
 /// one instance of any given object). Instances are held weakly: when the app lets go of every
-/// reference, the next lookup makes a new one from the stored state.
+/// reference, the next lookup makes a new one from the stored state. An instance leaves the map
+/// as it goes (``forget(_:)``, from its `deinit`), so the map holds the live instances only,
+/// however many queries made and dropped instances before.
 final class ObjectRegistry: Sendable {
     private struct WeakObject: @unchecked Sendable {
         // Sendable because RooftopObject is, and the box is only read under the registry's lock.
@@ -22,15 +24,28 @@ final class ObjectRegistry: Sendable {
             if let existing = objects[key]?.object { return existing }
             let made = make()
             objects[key] = WeakObject(object: made)
-            if objects.count > 1024, objects.count.isMultiple(of: 1024) {
-                // Room for the next 1,024 without growing again key by key.
-                var live = objects.filter { $0.value.object != nil }
-                live.reserveCapacity(live.count + 1024)
-                objects = live
-            }
             return made
         }
     }
+
+    /// Removes the entry of `key` if its instance is gone: called by an instance as it goes.
+    /// An entry holding another instance (made since, or after ``removeAll()``) stays.
+    ///
+    /// No instance may be released while the lock is held: its `deinit` would come back here.
+    /// Lookups hand the instances they load out; this one keeps what it loaded until the lock
+    /// is let go.
+    func forget(_ key: ObjectKey) {
+        var other: RooftopObject?
+        objects.withLock { objects in
+            guard let index = objects.index(forKey: key) else { return }
+            other = objects.values[index].object
+            if other == nil { objects.remove(at: index) }
+        }
+        withExtendedLifetime(other) {}
+    }
+
+    /// How many entries the map holds (tests: every one a live instance).
+    var count: Int { objects.withLock { $0.count } }
 
     /// The live instance for `key`, if one exists.
     func existing(_ key: ObjectKey) -> RooftopObject? {

@@ -106,6 +106,11 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
         self.state = Mutex(State(storedText: storedText, of: key))
     }
 
+    deinit {
+        // Its entry in the registry, if it had one, goes with it.
+        core.registry.forget(key)
+    }
+
     /// The object's ID (stable: client-generated for new objects).
     public var id: String { key.objectId }
     /// The object's class.
