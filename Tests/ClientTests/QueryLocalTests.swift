@@ -279,8 +279,10 @@ struct QueryLocalTests {
         registry.removeAll()
         let newer = registry.instance(for: key) { RooftopObject(key: key, base: nil, core: client.core) }
         #expect(older !== newer)
+        weak var gone = older
         older = nil
-        #expect(older == nil && registry.existing(key) === newer && registry.count == 1)
+        #expect(gone == nil, "the older instance went")
+        #expect(registry.existing(key) === newer && registry.count == 1)
 
         // Pages of stored objects, found and dropped: nothing stays behind them.
         let created = Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)
@@ -299,5 +301,16 @@ struct QueryLocalTests {
             #expect(page.objects.count == 500 && page.objects.first?.int("rank") == Int64(start))
         }
         #expect(registry.count == 1, "only the instance still held")
+
+        // A large page held at once, then let go: the map gives its room back.
+        let largeKeys = (0..<10_500).map { ObjectKey(datastore: .app, className: "Large", objectId: "l\($0)") }
+        var large: [RooftopObject]? = largeKeys.map { key in
+            registry.instance(for: key) { RooftopObject(key: key, base: nil, core: client.core) }
+        }
+        #expect(large?.count == largeKeys.count && registry.count == largeKeys.count + 1)
+        #expect(registry.capacity >= largeKeys.count)
+        large = nil
+        #expect(large == nil && registry.count == 1 && registry.capacity <= ObjectRegistry.shrinkFloor * 2)
+        withExtendedLifetime(newer) {}
     }
 }

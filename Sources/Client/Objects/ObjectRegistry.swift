@@ -39,13 +39,26 @@ final class ObjectRegistry: Sendable {
         objects.withLock { objects in
             guard let index = objects.index(forKey: key) else { return }
             other = objects.values[index].object
-            if other == nil { objects.remove(at: index) }
+            guard other == nil else { return }
+            objects.remove(at: index)
+            // A dictionary keeps its largest size: after a large page is let go, its room is
+            // given back (copying weak boxes releases no instance).
+            if objects.capacity > Self.shrinkFloor, objects.count < objects.capacity / 8 {
+                var smaller = [ObjectKey: WeakObject](minimumCapacity: objects.count * 2)
+                for (key, box) in objects { smaller[key] = box }
+                objects = smaller
+            }
         }
         withExtendedLifetime(other) {}
     }
 
+    /// The room below which the map is never made smaller.
+    static let shrinkFloor = 4_096
+
     /// How many entries the map holds (tests: every one a live instance).
     var count: Int { objects.withLock { $0.count } }
+    /// How many entries the map has room for (tests).
+    var capacity: Int { objects.withLock { $0.capacity } }
 
     /// The live instance for `key`, if one exists.
     func existing(_ key: ObjectKey) -> RooftopObject? {
