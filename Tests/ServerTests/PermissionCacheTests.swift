@@ -152,4 +152,30 @@ struct PermissionCacheTests {
         _ = try await directory.settings(of: RoleService.permissionClass)
         #expect(loads.value == before)
     }
+
+    @Test("classes: one request's memo asks the directory once per class, and keeps what it read even when the class changes")
+    func requestMemo() async throws {
+        var closed = ClassSettings(className: "Doc")
+        closed.permissions.find = .nobody
+        let stored = Shared<[String: ClassSettings]>([:])
+        let asked = Shared<[String]>([])
+        // A directory that caches one class, so that every ask of another one is a load.
+        let directory = ClassDirectory(
+            capacity: 1,
+            load: { name in
+                asked.update { $0.append(name) }
+                return stored.value[name]
+            },
+            save: { settings in stored.update { $0[settings.className] = settings } })
+        var memo = ClassSettingsMemo(directory)
+        for name in ["Doc", "Note", "Doc", "Note", "Doc"] {
+            #expect(try await memo.permissions(of: name).find == .everyone)
+        }
+        #expect(asked.value == ["Doc", "Note"])
+        // A change after the request read the class is the next request's to see.
+        try await directory.save(closed)
+        #expect(try await memo.permissions(of: "Doc").find == .everyone)
+        var next = ClassSettingsMemo(directory)
+        #expect(try await next.permissions(of: "Doc").find == .nobody)
+    }
 }

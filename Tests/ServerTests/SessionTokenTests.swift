@@ -32,4 +32,22 @@ import Testing
         #expect(Base64URL.decode("a") == nil, "one digit left over is not base64")
         #expect(Base64URL.decode("a b") == nil)
     }
+
+    @Test("the same text as standard base64 with the URL-safe digits, padded text read too, anything else refused")
+    func agreesWithStandardBase64() {
+        var random = SystemRandomNumberGenerator()
+        for length in 0..<300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let standard = Data(bytes).base64EncodedString()
+            let urlSafe = String(standard.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+            let unpadded = String(urlSafe.prefix { $0 != "=" })
+            #expect(Base64URL.encode(bytes) == unpadded, "\(length) bytes")
+            #expect(Base64URL.decode(urlSafe).map(Array.init) == bytes, "padded, \(length) bytes")
+        }
+        #expect(Base64URL.decode("AA==").map(Array.init) == [0])
+        #expect(Base64URL.decode("AAA=").map(Array.init) == [0, 0])
+        for text in ["AA=", "AAA==", "A===", "====", "=", "AA=A", "-_8+", "-_8/", "AB", "AAB", "é", "AA\u{0}A"] {
+            #expect(Base64URL.decode(text) == nil, "\(text)")
+        }
+    }
 }

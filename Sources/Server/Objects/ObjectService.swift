@@ -95,6 +95,7 @@ final class ObjectService: Sendable {
         let scope = ObjectService.idempotencyScope(context)
         let seen = idempotent ? try await storage.mutationResults(scope: scope, ids: mutations.map(\.mutationId)) : [:]
         var datastoresByID: [DatastoreID: DatastoreService.Resolved] = [:]
+        var classSettings = ClassSettingsMemo(classes)
         var prepared: [Prepared] = []
         prepared.reserveCapacity(mutations.count)
         for mutation in mutations {
@@ -112,7 +113,7 @@ final class ObjectService: Sendable {
                     resolved = try await datastores.resolve(mutation.datastore, for: context, create: true)
                     datastoresByID[mutation.datastore] = resolved
                 }
-                prepared.append(.ready(resolved, try await classes.settings(of: mutation.className)))
+                prepared.append(.ready(resolved, try await classSettings.settings(of: mutation.className)))
             } catch let error as RooftopError where idempotent {
                 prepared.append(.answered(.rejected(mutationId: mutation.mutationId, error: error), record: true))
             }
@@ -255,6 +256,7 @@ final class ObjectService: Sendable {
         var frontiers: [[String]: [ObjectSnapshot]] = [[]: objects]
         var looked: Set<Pointer> = []
         var readable: [Pointer: ObjectSnapshot] = [:]
+        var classSettings = ClassSettingsMemo(classes)
         for prefix in prefixes.sorted(by: { $0.count < $1.count }) {
             try Task.checkCancellation()
             guard let field = prefix.last, let parent = frontiers[Array(prefix.dropLast())] else { continue }
@@ -270,7 +272,7 @@ final class ObjectService: Sendable {
                 looked.formUnion(unread)
                 let found = try await storage.objects(datastoreKey: datastore.record.key, pointers: Array(unread))
                 for object in found {
-                    let permissions = try await classes.permissions(of: object.snapshot.className)
+                    let permissions = try await classSettings.permissions(of: object.snapshot.className)
                     if AccessPolicy.canRead(
                         object.snapshot, context: context, classPermissions: permissions, datastoreRole: datastore.role)
                     {

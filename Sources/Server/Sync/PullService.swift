@@ -64,7 +64,7 @@ final class PullService: Sendable {
         }
         var page = Page(
             datastoreKey: datastoreKey, context: context, principals: Set(context.principals.map(\.description)),
-            classes: classFilter, since: since, size: pageSize)
+            classes: classFilter, since: since, size: pageSize, directory: classes)
         if let since, Set(since.principals) != page.principals, !context.isAdmin {
             try await addAccessChanges(since: since, to: &page)
         }
@@ -104,12 +104,15 @@ final class PullService: Sendable {
         var hasMore = false
         /// How many feed changes the page delivered.
         var deliveredFromFeed = 0
+        /// The classes' settings, read once per page.
+        var classSettings: ClassSettingsMemo
 
         init(
             datastoreKey: Int64, context: AccessContext, principals: Set<String>, classes: Set<String>?,
-            since: CheckpointCodec.State?, size: Int
+            since: CheckpointCodec.State?, size: Int, directory: ClassDirectory
         ) {
             self.datastoreKey = datastoreKey
+            classSettings = ClassSettingsMemo(directory)
             self.context = context
             self.principals = principals
             self.classes = classes
@@ -156,7 +159,8 @@ final class PullService: Sendable {
         var bytes = 0
         for row in gained where page.includes(row.className) {
             if let change = try await change(
-                for: row, context: page.context, principals: page.principals, formerPrincipals: []),
+                for: row, context: page.context, principals: page.principals, formerPrincipals: [],
+                classSettings: &page.classSettings),
                 case .upsert(let object) = change
             {
                 upserts.append(change)
@@ -185,7 +189,8 @@ final class PullService: Sendable {
             page.lastSequence = row.sequence
             guard
                 let change = try await change(
-                    for: row, context: page.context, principals: page.principals, formerPrincipals: former)
+                    for: row, context: page.context, principals: page.principals, formerPrincipals: former,
+                    classSettings: &page.classSettings)
             else { continue }
             if case .upsert(let object) = change { page.bytes += Self.size(of: object) }
             page.changes.append(change)
@@ -209,9 +214,10 @@ final class PullService: Sendable {
 
     /// What the caller is told about one changed object, or `nil` when it must not hear of it.
     private func change(
-        for row: FeedObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>
+        for row: FeedObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>,
+        classSettings: inout ClassSettingsMemo
     ) async throws -> PullPage.Change? {
-        let permissions = try await classes.permissions(of: row.className)
+        let permissions = try await classSettings.permissions(of: row.className)
         // A class the caller may not find is left out of its feed entirely: even a removal would
         // list the IDs of objects it never could pull.
         guard permissions.allows(.find, for: context) else { return nil }
