@@ -8,7 +8,7 @@ enum AdminKey {
     static let settingName = "admin-key-sha256"
 
     /// The hash of the admin key in effect.
-    static func resolve(configured: String?, storage: any Storage, output: @Sendable (String) -> Void) async throws
+    static func resolve(configured: String?, storage: any SettingsStorage & AccountStorage, output: @Sendable (String) -> Void) async throws
         -> String
     {
         if let configured {

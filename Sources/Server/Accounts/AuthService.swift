@@ -13,7 +13,7 @@ import RooftopShared
 /// throttled (see ``LoginThrottle``): refused per user name from one client address and per
 /// address, slowed down per user name alone; wrong admin keys are refused per address.
 final class AuthService: Sendable {
-    private let storage: any Storage
+    private let storage: any AccountStorage
     private let roles: RoleDirectory
     private let live: LiveHub
     private let throttle: LoginThrottle
@@ -29,7 +29,7 @@ final class AuthService: Sendable {
     private let cluster: ClusterLink
 
     init(
-        storage: any Storage, roles: RoleDirectory, live: LiveHub, configuration: ServerConfiguration,
+        storage: any AccountStorage, roles: RoleDirectory, live: LiveHub, configuration: ServerConfiguration,
         adminKeyHash: String, cluster: ClusterLink
     ) {
         self.cluster = cluster
@@ -63,7 +63,7 @@ final class AuthService: Sendable {
     /// Checks a user name and password and starts a session.
     ///
     /// The name is looked up as people read it: `alice` logs in to `Alice`'s account, as does any
-    /// name with the same key (``SignUpRequest/usernameKey(_:)``; see ``Storage/user(logInName:)``).
+    /// name with the same key (``SignUpRequest/usernameKey(_:)``; see ``AccountStorage/user(logInName:)``).
     /// The attempt is counted against the throttle, per name key, before the password is checked
     /// (and forgiven when it is right), so that guesses sent at once on many connections, or at
     /// look-alikes of one name, cannot all pass.

@@ -4,7 +4,7 @@ import ServiceLifecycle
 
 /// Deletes expired sessions at start-up and then every `interval`, until graceful shutdown.
 struct SessionSweeper: PeriodicSweeper {
-    let storage: any Storage
+    let storage: any AccountStorage
     let interval: Duration
     let clock: ServerClock
     let logger: Logger

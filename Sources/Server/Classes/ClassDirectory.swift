@@ -21,7 +21,7 @@ actor ClassDirectory {
     /// The most classes cached at once.
     let capacity: Int
 
-    init(storage: any Storage, cluster: ClusterLink, capacity: Int = ClassDirectory.defaultCapacity) {
+    init(storage: any ClassStorage, cluster: ClusterLink, capacity: Int = ClassDirectory.defaultCapacity) {
         self.init(
             capacity: capacity, cluster: cluster, load: { try await storage.classSettings(named: $0) },
             save: { try await storage.saveClassSettings($0) })

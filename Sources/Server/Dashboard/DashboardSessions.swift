@@ -21,10 +21,10 @@ final class DashboardSessions: Sendable {
     /// The longest token looked up; longer cookies are no session.
     static let maxTokenBytes = 128
 
-    private let storage: any Storage
+    private let storage: any AccountStorage
     private let clock: ServerClock
 
-    init(storage: any Storage, clock: ServerClock) {
+    init(storage: any AccountStorage, clock: ServerClock) {
         self.storage = storage
         self.clock = clock
     }

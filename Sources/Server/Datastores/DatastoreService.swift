@@ -2,14 +2,14 @@ import RooftopShared
 
 /// Finds, creates, lists, shares and deletes datastores, and tells what role a caller has on one.
 final class DatastoreService: Sendable {
-    private let storage: any Storage
+    private let storage: any DatastoreStorage
 
     /// The limits a datastore's usage is told against.
     private let limits: Limits
     /// The most datastores one user may own, private and shareable together.
     private let maxPerUser: Int
 
-    init(storage: any Storage, limits: Limits, maxPerUser: Int) {
+    init(storage: any DatastoreStorage, limits: Limits, maxPerUser: Int) {
         self.storage = storage
         self.limits = limits
         self.maxPerUser = maxPerUser

@@ -15,7 +15,7 @@ struct ClusterLink: Sendable {
     let logger: Logger
 
     /// The link for `storage`: a live one for ``PostgresStorage``, none otherwise.
-    init(storage: any Storage, logger: Logger) {
+    init(storage: any DatastoreStorage, logger: Logger) {
         notifier = (storage as? PostgresStorage)?.notifier
         self.logger = logger
     }

@@ -9,7 +9,7 @@ import RooftopShared
 /// mutation's base version (the class's merge rules), the change itself, and the limits. Then
 /// live subscribers who could read the object before or after are told.
 final class ObjectService: Sendable {
-    private let storage: any Storage
+    private let storage: any ObjectStorage
     private let datastores: DatastoreService
     private let classes: ClassDirectory
     private let live: LiveHub
@@ -17,7 +17,7 @@ final class ObjectService: Sendable {
     private let clock: ServerClock
 
     init(
-        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, live: LiveHub, limits: Limits,
+        storage: any ObjectStorage, datastores: DatastoreService, classes: ClassDirectory, live: LiveHub, limits: Limits,
         clock: ServerClock = .system
     ) {
         self.clock = clock
@@ -203,7 +203,7 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Runs `body` in one write transaction (see ``Storage/writeObjects(_:)``).
+    /// Runs `body` in one write transaction (see ``ObjectStorage/writeObjects(_:)``).
     func transaction<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {
         try await storage.writeObjects(body)
     }

@@ -7,14 +7,14 @@ import RooftopSQL
 /// decide whether the query may run at all; object ACLs filter the rows in SQL (so counts and
 /// pages never include unreadable objects); includes are filtered the same way.
 final class QueryService: Sendable {
-    private let storage: any Storage
+    private let storage: any ObjectStorage
     private let datastores: DatastoreService
     private let classes: ClassDirectory
     private let objects: ObjectService
     private let limits: Limits
 
     init(
-        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, objects: ObjectService,
+        storage: any ObjectStorage, datastores: DatastoreService, classes: ClassDirectory, objects: ObjectService,
         limits: Limits
     ) {
         self.storage = storage

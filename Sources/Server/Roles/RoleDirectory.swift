@@ -16,7 +16,7 @@ actor RoleDirectory {
     /// Bumped by every invalidation.
     private var generation: UInt64 = 0
 
-    init(storage: any Storage) {
+    init(storage: any RoleStorage) {
         self.init { try await storage.roleGraph() }
     }
 

@@ -21,14 +21,14 @@ final class RoleService: Sendable {
     /// consulted; it holds no objects).
     static let permissionClass = ":Role"
 
-    private let storage: any Storage
+    private let storage: any RoleStorage
     private let roles: RoleDirectory
     private let classes: ClassDirectory
     private let live: LiveHub
 
     private let cluster: ClusterLink
 
-    init(storage: any Storage, roles: RoleDirectory, classes: ClassDirectory, live: LiveHub, cluster: ClusterLink) {
+    init(storage: any RoleStorage, roles: RoleDirectory, classes: ClassDirectory, live: LiveHub, cluster: ClusterLink) {
         self.cluster = cluster
         self.storage = storage
         self.roles = roles

@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// The writes of one transaction (``Storage/writeObjects(_:)``). Used only inside the body it is
+/// The writes of one transaction (``ObjectStorage/writeObjects(_:)``). Used only inside the body it is
 /// given to.
 public protocol ObjectWriter {
     /// Applies one mutation atomically on its own (see the protocol's guarantees): when it throws,

@@ -65,7 +65,7 @@ public struct RoleRecord: Sendable, Hashable {
         self.childRoles = childRoles
     }
 
-    /// The refusal of a new role named as a deleted one (``Storage/deleteRole(named:)``).
+    /// The refusal of a new role named as a deleted one (``RoleStorage/deleteRole(named:)``).
     static func retiredMessage(_ name: String) -> String {
         "the name '\(name)' belonged to a deleted role and stays reserved, so that no new role inherits what was granted to it: choose another name"
     }

@@ -1,6 +1,6 @@
 import RooftopShared
 
-/// How a log-in name finds its account, the same on every backend (``Storage/user(logInName:)``).
+/// How a log-in name finds its account, the same on every backend (``AccountStorage/user(logInName:)``).
 ///
 /// The candidates are the users named exactly `name` (byte for byte), named its NFC form
 /// (``SignUpRequest/normalizedUsername(_:)``), or whose name key is its key
@@ -90,7 +90,7 @@ enum UserNameMigration {
 }
 
 extension RooftopError {
-    /// The refusal of a taken user name, on every backend (``Storage/insertUser(_:)``): `exists`.
+    /// The refusal of a taken user name, on every backend (``AccountStorage/insertUser(_:)``): `exists`.
     static func usernameTaken(_ username: String) -> RooftopError {
         RooftopError(
             .exists,

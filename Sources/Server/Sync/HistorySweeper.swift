@@ -2,10 +2,10 @@ import Logging
 import RooftopShared
 
 /// Keeps what sync retains bounded: at start-up and then every `interval`, until graceful
-/// shutdown, runs a retention step (``Storage/sweepHistory(cutoff:now:)``) with the cutoff
+/// shutdown, runs a retention step (``RetentionStorage/sweepHistory(cutoff:now:)``) with the cutoff
 /// `retention` before now. See docs/server.md, "Retention".
 struct HistorySweeper: PeriodicSweeper {
-    let storage: any Storage
+    let storage: any RetentionStorage
     let retention: Duration
     let interval: Duration
     let clock: ServerClock

@@ -18,7 +18,7 @@ import RooftopShared
 /// - Losing every role on the datastore makes the pull fail with `notFound`: the client drops its
 ///   copy of the datastore.
 final class PullService: Sendable {
-    private let storage: any Storage
+    private let storage: any ChangeFeedStorage
     private let datastores: DatastoreService
     private let classes: ClassDirectory
     private let checkpoints: CheckpointCodec
@@ -28,7 +28,7 @@ final class PullService: Sendable {
     static let maxClassFilter = 1000
 
     init(
-        storage: any Storage, datastores: DatastoreService, classes: ClassDirectory, checkpoints: CheckpointCodec,
+        storage: any ChangeFeedStorage, datastores: DatastoreService, classes: ClassDirectory, checkpoints: CheckpointCodec,
         limits: Limits
     ) {
         self.storage = storage

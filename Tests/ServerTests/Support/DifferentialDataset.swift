@@ -4,7 +4,7 @@ import RooftopShared
 import RooftopTestSupport
 
 /// A random dataset for the differential tests, written into a storage through
-/// ``Storage/writeObject(_:decide:)``, with the live objects of its main datastore as the
+/// ``ObjectStorage/writeObject(_:decide:)``, with the live objects of its main datastore as the
 /// evaluator must see them.
 ///
 /// Objects have a random history: created, sometimes updated (new fields and ACL), deleted, or

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RooftopServer
 
-/// Writes test objects through ``Storage/writeObject(_:decide:)`` as the server does, with a
+/// Writes test objects through ``ObjectStorage/writeObject(_:decide:)`` as the server does, with a
 /// `decide` that stores a given state.
 enum StorageWrites {
     /// Why a test write did not go as planned.

@@ -3,7 +3,7 @@ import RooftopShared
 import Synchronization
 
 extension PostgresStorage {
-    /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
+    /// See ``ChangeFeedStorage/changes(datastoreKey:after:limit:classes:)``.
     ///
     /// Reads only changes below ``PostgresStatements/feedBound``: a transaction still running
     /// may number changes from there on, and commit after those above it. When changes above it
@@ -75,7 +75,7 @@ extension PostgresStorage {
         var storageFault: String? { message }
     }
 
-    /// See ``Storage/recentChanges(datastoreKey:limit:)``.
+    /// See ``ChangeFeedStorage/recentChanges(datastoreKey:limit:)``.
     public func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject] {
         try await read { session in
             try Self.feedObjects(session.query(
@@ -87,7 +87,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/changeCount(datastoreKey:after:classes:readers:)``.
+    /// See ``ChangeFeedStorage/changeCount(datastoreKey:after:classes:readers:)``.
     public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
         async throws -> Int
     {
@@ -108,7 +108,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``.
+    /// See ``ChangeFeedStorage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``.
     public func lostAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>
@@ -132,7 +132,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``.
+    /// See ``ChangeFeedStorage/gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``.
     public func gainedAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int

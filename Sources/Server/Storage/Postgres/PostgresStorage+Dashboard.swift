@@ -2,7 +2,7 @@ import PostgresNIO
 import RooftopShared
 
 extension PostgresStorage {
-    /// See ``Storage/insertDashboardSession(tokenHash:expiresAt:now:)``.
+    /// See ``AccountStorage/insertDashboardSession(tokenHash:expiresAt:now:)``.
     public func insertDashboardSession(tokenHash: String, expiresAt: Timestamp, now: Timestamp) async throws {
         try await transaction { session in
             try session.execute("DELETE FROM dashboard_sessions WHERE expires_at < \(now.millisecondsSinceEpoch)")
@@ -14,7 +14,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/dashboardSessionExpiry(tokenHash:)``.
+    /// See ``AccountStorage/dashboardSessionExpiry(tokenHash:)``.
     public func dashboardSessionExpiry(tokenHash: String) async throws -> Timestamp? {
         try await read { session in
             try session.query("SELECT expires_at FROM dashboard_sessions WHERE token_hash = \(tokenHash)").first
@@ -22,14 +22,14 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/deleteDashboardSession(tokenHash:)``.
+    /// See ``AccountStorage/deleteDashboardSession(tokenHash:)``.
     public func deleteDashboardSession(tokenHash: String) async throws {
         try await read { session in
             try session.execute("DELETE FROM dashboard_sessions WHERE token_hash = \(tokenHash)")
         }
     }
 
-    /// See ``Storage/deleteDashboardSessions()``.
+    /// See ``AccountStorage/deleteDashboardSessions()``.
     public func deleteDashboardSessions() async throws -> Int {
         try await read { session in try session.execute("DELETE FROM dashboard_sessions") }
     }

@@ -39,7 +39,7 @@ extension PostgresStorage {
         return record
     }
 
-    /// See ``Storage/datastore(id:ownerId:)``.
+    /// See ``DatastoreStorage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
         let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
         return try await read { session in
@@ -48,14 +48,14 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/datastore(key:)``.
+    /// See ``DatastoreStorage/datastore(key:)``.
     public func datastore(key: Int64) async throws -> DatastoreRecord? {
         try await read { session in
             try session.query("\(unescaped: Self.datastoreSelect) WHERE d.key = \(key)").first.map(Self.datastore)
         }
     }
 
-    /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
+    /// See ``DatastoreStorage/openOrCreateDatastore(id:ownerId:title:)``.
     public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
         let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
         let owner = id.kind == .app ? nil : ownerId
@@ -77,7 +77,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/datastores(ownedBy:sharedWith:)``.
+    /// See ``DatastoreStorage/datastores(ownedBy:sharedWith:)``.
     public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
         let principals = principals.sorted()
         return try await read { session in
@@ -91,7 +91,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/allDatastores(afterKey:limit:)``.
+    /// See ``DatastoreStorage/allDatastores(afterKey:limit:)``.
     public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
         try await read { session in
             try session.query("\(unescaped: Self.datastoreSelect) WHERE d.key > \(key) ORDER BY d.key LIMIT \(limit)")
@@ -99,7 +99,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/classNames(datastoreKey:)``.
+    /// See ``DatastoreStorage/classNames(datastoreKey:)``.
     public func classNames(datastoreKey: Int64) async throws -> [String] {
         try await read { session in
             try session.query(
@@ -126,7 +126,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/setRole(_:for:datastoreKey:)``.
+    /// See ``DatastoreStorage/setRole(_:for:datastoreKey:)``.
     public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
         let name = principal.description
         try await read { session in
@@ -143,7 +143,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/deleteDatastore(key:)``.
+    /// See ``DatastoreStorage/deleteDatastore(key:)``.
     public func deleteDatastore(key: Int64) async throws {
         let seed = try await lockSeed()
         try await transaction { session in
@@ -165,7 +165,7 @@ extension PostgresStorage {
 
     // MARK: Roles
 
-    /// See ``Storage/insertRole(_:)``.
+    /// See ``RoleStorage/insertRole(_:)``.
     public func insertRole(_ role: RoleRecord) async throws {
         let acl = try DocumentCoding.encode(role.acl)
         let users = role.users.sorted()
@@ -187,7 +187,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/role(named:)``.
+    /// See ``RoleStorage/role(named:)``.
     public func role(named name: String) async throws -> RoleRecord? {
         try await read { session in try Self.role(named: name, session) }
     }
@@ -208,7 +208,7 @@ extension PostgresStorage {
             childRoles: Set(children))
     }
 
-    /// See ``Storage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
+    /// See ``RoleStorage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
     public func updateRole(
         named name: String, addUsers: Set<String>, removeUsers: Set<String>, addRoles: Set<String>,
         removeRoles: Set<String>
@@ -239,7 +239,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/deleteRole(named:)``.
+    /// See ``RoleStorage/deleteRole(named:)``.
     public func deleteRole(named name: String) async throws {
         let retired = Timestamp.now.millisecondsSinceEpoch
         try await transaction { session in
@@ -250,7 +250,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/roleGraph()``.
+    /// See ``RoleStorage/roleGraph()``.
     public func roleGraph() async throws -> RoleGraph {
         try await read { session in
             var users: [String: Set<String>] = [:]

@@ -77,14 +77,14 @@ extension PostgresStorage {
         return (object, Set(current), Set(former))
     }
 
-    /// See ``Storage/object(datastoreKey:className:objectId:)``.
+    /// See ``ObjectStorage/object(datastoreKey:className:objectId:)``.
     public func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject? {
         try await read { session in
             try PostgresObjectWriter(session: session, now: .now).object(datastoreKey: datastoreKey, className: className, objectId: objectId)?.object
         }
     }
 
-    /// See ``Storage/objects(datastoreKey:pointers:)``.
+    /// See ``ObjectStorage/objects(datastoreKey:pointers:)``.
     public func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject] {
         guard !pointers.isEmpty else { return [] }
         let classes = pointers.map(\.className)
@@ -102,7 +102,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/operations(datastoreKey:className:objectId:after:)``.
+    /// See ``ObjectStorage/operations(datastoreKey:className:objectId:after:)``.
     public func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]
     {
@@ -117,7 +117,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/mutationResults(scope:ids:)``.
+    /// See ``ObjectStorage/mutationResults(scope:ids:)``.
     public func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult] {
         guard !ids.isEmpty else { return [:] }
         let byText = Dictionary(ids.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
@@ -134,7 +134,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/writeObjects(_:)``.
+    /// See ``ObjectStorage/writeObjects(_:)``.
     ///
     /// The datastores' writers run at once: each write locks only its object, the transaction's
     /// changes are numbered in its own range (``PostgresStatements/FeedBase``), and its counters

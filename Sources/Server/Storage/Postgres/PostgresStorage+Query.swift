@@ -5,7 +5,7 @@ import RooftopShared
 extension PostgresStorage {
     private static let compiler = SQLQueryCompiler(dialect: .postgres, layout: .server)
 
-    /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
+    /// See ``ObjectStorage/findStored(_:datastoreKey:readers:limit:)``.
     public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
         -> StoredQueryPage
     {
@@ -16,7 +16,7 @@ extension PostgresStorage {
         }
     }
 
-    /// See ``Storage/count(_:datastoreKey:readers:)``.
+    /// See ``ObjectStorage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await readSnapshot { session in
             try Self.runner(session, datastoreKey: datastoreKey, className: query.className, readers: readers)

@@ -5,7 +5,7 @@ extension PostgresStorage {
     /// Rows deleted per transaction: a sweep never holds locks long.
     static let sweepBatch: Int64 = 2_000
 
-    /// See ``Storage/sweepHistory(cutoff:now:)``.
+    /// See ``RetentionStorage/sweepHistory(cutoff:now:)``.
     public func sweepHistory(cutoff: Timestamp, now: Timestamp) async throws -> HistorySweep {
         var sweep = HistorySweep()
         let (cutoff, now) = (cutoff.millisecondsSinceEpoch, now.millisecondsSinceEpoch)

@@ -166,7 +166,7 @@ public final class PostgresStorage: Storage, RowRebuilding {
         return seed
     }
 
-    /// See ``Storage/secret(named:make:)``.
+    /// See ``SettingsStorage/secret(named:make:)``.
     public func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8] {
         let query: PostgresQuery = "SELECT value FROM settings WHERE name = \(name)"
         if let existing = try await read({ session in try session.query(query).first?.decode(ByteBuffer.self) }) {
@@ -184,7 +184,7 @@ public final class PostgresStorage: Storage, RowRebuilding {
         }
     }
 
-    /// See ``Storage/setting(named:)``.
+    /// See ``SettingsStorage/setting(named:)``.
     public func setting(named name: String) async throws -> String? {
         try await read { session in
             try session.query("SELECT value FROM settings WHERE name = \(name)").first
@@ -192,7 +192,7 @@ public final class PostgresStorage: Storage, RowRebuilding {
         }
     }
 
-    /// See ``Storage/setSetting(named:to:)``.
+    /// See ``SettingsStorage/setSetting(named:to:)``.
     public func setSetting(named name: String, to value: String) async throws {
         let bytes = ByteBuffer(string: value)
         try await read { session in
@@ -204,140 +204,9 @@ public final class PostgresStorage: Storage, RowRebuilding {
         }
     }
 
-    // MARK: Users and sessions
-
-    /// See ``Storage/insertUser(_:)``.
-    public func insertUser(_ user: UserRecord) async throws {
-        let key = SignUpRequest.usernameKey(user.username)
-        let inserted = try await read { session in
-            // Any unique column: the ID, the name or its key.
-            try session.execute(
-                """
-                INSERT INTO users (id, username, name_key, email, password_hash, created_at)
-                VALUES (\(user.id), \(user.username), \(key), \(user.email), \(user.passwordHash),
-                \(user.createdAt.millisecondsSinceEpoch))
-                ON CONFLICT DO NOTHING
-                """)
-        }
-        guard inserted == 1 else { throw RooftopError.usernameTaken(user.username) }
-    }
-
-    private static let userColumns = "id, username, email, password_hash, created_at"
-
-    /// See ``Storage/user(id:)``.
-    public func user(id: String) async throws -> UserRecord? {
-        try await read { session in
-            try session.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)").first.map(Self.user)
-        }
-    }
-
-    /// See ``Storage/user(logInName:)``.
-    public func user(logInName name: String) async throws -> UserRecord? {
-        let lookup = UserNameLookup(name)
-        return try await read { session in
-            lookup.choose(
-                try session.query(
-                    """
-                    SELECT \(unescaped: Self.userColumns) FROM users
-                    WHERE username IN (\(lookup.name), \(lookup.normalized)) OR name_key = \(lookup.key)
-                    """
-                ).map(Self.user))
-        }
-    }
-
-    private static func user(_ row: PostgresRow) throws -> UserRecord {
-        let (id, username, email, hash, created) = try row.decode((String, String, String?, String, Int64).self)
-        return UserRecord(
-            id: id, username: username, email: email, passwordHash: hash,
-            createdAt: Timestamp(millisecondsSinceEpoch: created))
-    }
-
-    /// See ``Storage/insertSession(_:)``.
-    public func insertSession(_ record: SessionRecord) async throws {
-        try await read { session in
-            try session.execute(
-                """
-                INSERT INTO sessions (token_hash, user_id, created_at, expires_at)
-                VALUES (\(record.tokenHash), \(record.userId), \(record.createdAt.millisecondsSinceEpoch),
-                \(record.expiresAt.millisecondsSinceEpoch))
-                """)
-        }
-    }
-
-    /// See ``Storage/session(tokenHash:)``.
-    public func session(tokenHash: String) async throws -> SessionRecord? {
-        try await read { session in
-            try session.query(
-                "SELECT token_hash, user_id, created_at, expires_at FROM sessions WHERE token_hash = \(tokenHash)"
-            ).first.map(Self.session)
-        }
-    }
-
-    /// See ``Storage/deleteSession(tokenHash:)``.
-    public func deleteSession(tokenHash: String) async throws {
-        try await read { session in
-            try session.execute("DELETE FROM sessions WHERE token_hash = \(tokenHash)")
-        }
-    }
-
-    /// See ``Storage/deleteSessions(expiredBefore:)``.
-    public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
-        try await read { session in
-            try session.execute("DELETE FROM sessions WHERE expires_at < \(time.millisecondsSinceEpoch)")
-        }
-    }
-
-    /// See ``Storage/users(after:limit:)``.
-    public func users(after username: String?, limit: Int) async throws -> [UserRecord] {
-        try await read { session in
-            // COLLATE "C": byte order, as SQLite's.
-            try session.query(
-                """
-                SELECT \(unescaped: Self.userColumns) FROM users WHERE username COLLATE "C" > \(username ?? "")
-                ORDER BY username COLLATE "C" LIMIT \(limit)
-                """
-            ).map(Self.user)
-        }
-    }
-
-    /// See ``Storage/sessions(userId:)``.
-    public func sessions(userId: String) async throws -> [SessionRecord] {
-        try await read { session in
-            try session.query(
-                """
-                SELECT token_hash, user_id, created_at, expires_at FROM sessions WHERE user_id = \(userId)
-                ORDER BY created_at DESC
-                """
-            ).map(Self.session)
-        }
-    }
-
-    /// See ``Storage/deleteSessions(userId:)``.
-    public func deleteSessions(userId: String) async throws -> [String] {
-        try await read { session in
-            try session.query("DELETE FROM sessions WHERE user_id = \(userId) RETURNING token_hash").map {
-                try $0.decode(String.self)
-            }
-        }
-    }
-
-    /// See ``Storage/setPasswordHash(_:userId:)``.
-    public func setPasswordHash(_ hash: String, userId: String) async throws -> Bool {
-        try await read { session in
-            try session.execute("UPDATE users SET password_hash = \(hash) WHERE id = \(userId)") > 0
-        }
-    }
-
-    private static func session(_ row: PostgresRow) throws -> SessionRecord {
-        let (hash, user, created, expires) = try row.decode((String, String, Int64, Int64).self)
-        return SessionRecord(
-            tokenHash: hash, userId: user, createdAt: Timestamp(millisecondsSinceEpoch: created),
-            expiresAt: Timestamp(millisecondsSinceEpoch: expires))
-    }
-
     // MARK: Classes
 
-    /// See ``Storage/classSettings(named:)``.
+    /// See ``ClassStorage/classSettings(named:)``.
     public func classSettings(named className: String) async throws -> ClassSettings? {
         let text = try await read { session in
             try session.query("SELECT settings FROM class_settings WHERE class_name = \(className)").first
@@ -346,7 +215,7 @@ public final class PostgresStorage: Storage, RowRebuilding {
         return try text.map { try DocumentCoding.decode(ClassSettings.self, from: $0) }
     }
 
-    /// See ``Storage/saveClassSettings(_:)``.
+    /// See ``ClassStorage/saveClassSettings(_:)``.
     public func saveClassSettings(_ settings: ClassSettings) async throws {
         let text = try DocumentCoding.encode(settings)
         let seed = try await lockSeed()

@@ -1,4 +1,4 @@
-/// How both backends sweep mutation results (``Storage/sweepHistory(cutoff:now:)``): in key
+/// How both backends sweep mutation results (``RetentionStorage/sweepHistory(cutoff:now:)``): in key
 /// order, a batch per transaction, with no index on their age (it would cost every push).
 enum ResultSweep {
     /// A position in the results' key order.

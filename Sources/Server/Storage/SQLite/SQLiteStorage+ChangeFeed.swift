@@ -3,7 +3,7 @@ import RooftopSQL
 import RooftopShared
 
 extension SQLiteStorage {
-    /// See ``Storage/changes(datastoreKey:after:limit:classes:)``.
+    /// See ``ChangeFeedStorage/changes(datastoreKey:after:limit:classes:)``.
     public func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
         -> [FeedObject]
     {
@@ -20,7 +20,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/recentChanges(datastoreKey:limit:)``.
+    /// See ``ChangeFeedStorage/recentChanges(datastoreKey:limit:)``.
     public func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject] {
         try await pool.read { db in
             try Self.feedObjects(
@@ -33,7 +33,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/changeCount(datastoreKey:after:classes:readers:)``.
+    /// See ``ChangeFeedStorage/changeCount(datastoreKey:after:classes:readers:)``.
     public func changeCount(datastoreKey: Int64, after sequence: Int64, classes: Set<String>?, readers: Set<String>?)
         async throws -> Int
     {
@@ -59,7 +59,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``.
+    /// See ``ChangeFeedStorage/lostAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:)``.
     public func lostAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>
@@ -80,7 +80,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``.
+    /// See ``ChangeFeedStorage/gainedAccess(datastoreKey:atSequence:formerPrincipals:currentPrincipals:limit:)``.
     public func gainedAccess(
         datastoreKey: Int64, atSequence sequence: Int64, formerPrincipals: Set<String>,
         currentPrincipals: Set<String>, limit: Int

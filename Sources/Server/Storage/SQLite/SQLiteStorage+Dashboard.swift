@@ -2,7 +2,7 @@ import GRDB
 import RooftopShared
 
 extension SQLiteStorage {
-    /// See ``Storage/insertDashboardSession(tokenHash:expiresAt:now:)``.
+    /// See ``AccountStorage/insertDashboardSession(tokenHash:expiresAt:now:)``.
     public func insertDashboardSession(tokenHash: String, expiresAt: Timestamp, now: Timestamp) async throws {
         try await pool.write { db in
             try db.execute(
@@ -13,7 +13,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/dashboardSessionExpiry(tokenHash:)``.
+    /// See ``AccountStorage/dashboardSessionExpiry(tokenHash:)``.
     public func dashboardSessionExpiry(tokenHash: String) async throws -> Timestamp? {
         try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT expires_at FROM dashboard_sessions WHERE token_hash = ?", arguments: [tokenHash])
@@ -21,14 +21,14 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/deleteDashboardSession(tokenHash:)``.
+    /// See ``AccountStorage/deleteDashboardSession(tokenHash:)``.
     public func deleteDashboardSession(tokenHash: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM dashboard_sessions WHERE token_hash = ?", arguments: [tokenHash])
         }
     }
 
-    /// See ``Storage/deleteDashboardSessions()``.
+    /// See ``AccountStorage/deleteDashboardSessions()``.
     public func deleteDashboardSessions() async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM dashboard_sessions")

@@ -2,7 +2,7 @@ import GRDB
 import RooftopShared
 
 extension SQLiteStorage {
-    /// See ``Storage/datastore(id:ownerId:)``.
+    /// See ``DatastoreStorage/datastore(id:ownerId:)``.
     public func datastore(id: DatastoreID, ownerId: String?) async throws -> DatastoreRecord? {
         try pointRead { db in
             try Self.datastore(
@@ -10,7 +10,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/datastore(key:)``.
+    /// See ``DatastoreStorage/datastore(key:)``.
     public func datastore(key: Int64) async throws -> DatastoreRecord? {
         try pointRead { db in
             try Self.datastore(db, where: "key = ?", arguments: [key])
@@ -76,7 +76,7 @@ extension SQLiteStorage {
         return record
     }
 
-    /// See ``Storage/openOrCreateDatastore(id:ownerId:title:)``.
+    /// See ``DatastoreStorage/openOrCreateDatastore(id:ownerId:title:)``.
     public func openOrCreateDatastore(id: DatastoreID, ownerId: String?, title: String?) async throws -> DatastoreRecord {
         try await pool.write { db in
             let scope = DatastoreRecord.scope(of: id, ownerId: ownerId)
@@ -103,7 +103,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/datastores(ownedBy:sharedWith:)``.
+    /// See ``DatastoreStorage/datastores(ownedBy:sharedWith:)``.
     public func datastores(ownedBy ownerId: String, sharedWith principals: Set<String>) async throws -> [DatastoreRecord] {
         try await pool.read { db in
             let (placeholders, principalArguments) = Self.principalList(principals)
@@ -117,14 +117,14 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/allDatastores(afterKey:limit:)``.
+    /// See ``DatastoreStorage/allDatastores(afterKey:limit:)``.
     public func allDatastores(afterKey key: Int64, limit: Int) async throws -> [DatastoreRecord] {
         try await pool.read { db in
             try Self.datastores(db, where: "key > ? ORDER BY key LIMIT ?", arguments: [key, limit])
         }
     }
 
-    /// See ``Storage/classNames(datastoreKey:)``.
+    /// See ``DatastoreStorage/classNames(datastoreKey:)``.
     public func classNames(datastoreKey: Int64) async throws -> [String] {
         try await pool.read { db in
             try String.fetchAll(
@@ -143,7 +143,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/setRole(_:for:datastoreKey:)``.
+    /// See ``DatastoreStorage/setRole(_:for:datastoreKey:)``.
     public func setRole(_ role: SharingRole, for principal: Principal, datastoreKey: Int64) async throws {
         try await pool.write { db in
             if role == .none {
@@ -161,7 +161,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/deleteDatastore(key:)``.
+    /// See ``DatastoreStorage/deleteDatastore(key:)``.
     public func deleteDatastore(key: Int64) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM datastores WHERE key = ?", arguments: [key])

@@ -6,7 +6,7 @@ import RooftopSQLite
 import RooftopShared
 
 extension SQLiteStorage {
-    /// See ``Storage/mutationResults(scope:ids:)``.
+    /// See ``ObjectStorage/mutationResults(scope:ids:)``.
     public func mutationResults(scope: String, ids: [MutationID]) async throws -> [MutationID: MutationResult] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
@@ -34,7 +34,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/writeObjects(_:)``.
+    /// See ``ObjectStorage/writeObjects(_:)``.
     ///
     /// The transaction keeps its statement journals in memory (``withJournalsInMemory(_:_:)``).
     public func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T {

@@ -48,14 +48,14 @@ struct StoredObjectBody: Codable {
 }
 
 extension SQLiteStorage {
-    /// See ``Storage/object(datastoreKey:className:objectId:)``.
+    /// See ``ObjectStorage/object(datastoreKey:className:objectId:)``.
     public func object(datastoreKey: Int64, className: String, objectId: String) async throws -> StoredObject? {
         try pointRead { db in
             try Self.object(db, datastoreKey: datastoreKey, className: className, objectId: objectId)?.object
         }
     }
 
-    /// See ``Storage/objects(datastoreKey:pointers:)``.
+    /// See ``ObjectStorage/objects(datastoreKey:pointers:)``.
     public func objects(datastoreKey: Int64, pointers: [Pointer]) async throws -> [StoredObject] {
         guard !pointers.isEmpty else { return [] }
         return try await pool.read { db in
@@ -168,7 +168,7 @@ extension SQLiteStorage {
         try ObjectRow(row).snapshot()
     }
 
-    /// See ``Storage/operations(datastoreKey:className:objectId:after:)``.
+    /// See ``ObjectStorage/operations(datastoreKey:className:objectId:after:)``.
     public func operations(datastoreKey: Int64, className: String, objectId: String, after version: Int64) async throws
         -> [OperationRecord]
     {

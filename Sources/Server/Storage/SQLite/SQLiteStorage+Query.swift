@@ -8,7 +8,7 @@ import Synchronization
 extension SQLiteStorage {
     private static let compiler = SQLQueryCompiler(dialect: .sqlite, layout: .serverSQLite)
 
-    /// See ``Storage/findStored(_:datastoreKey:readers:limit:)``.
+    /// See ``ObjectStorage/findStored(_:datastoreKey:readers:limit:)``.
     public func findStored(_ query: Query, datastoreKey: Int64, readers: Set<String>?, limit: Int) async throws
         -> StoredQueryPage
     {
@@ -28,7 +28,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/count(_:datastoreKey:readers:)``.
+    /// See ``ObjectStorage/count(_:datastoreKey:readers:)``.
     public func count(_ query: Query, datastoreKey: Int64, readers: Set<String>?) async throws -> Int {
         try await pool.read { db in
             try Self.runner(db, datastoreKey: datastoreKey, className: query.className, readers: readers)

@@ -5,7 +5,7 @@ extension SQLiteStorage {
     /// Rows deleted per transaction: a sweep never holds the writer long.
     static let sweepBatch = 2_000
 
-    /// See ``Storage/sweepHistory(cutoff:now:)``.
+    /// See ``RetentionStorage/sweepHistory(cutoff:now:)``.
     public func sweepHistory(cutoff: Timestamp, now: Timestamp) async throws -> HistorySweep {
         // A rebuild of index rows stopped by a failure resumes (nothing happens when none is due).
         startRowRebuild()

@@ -2,7 +2,7 @@ import GRDB
 import RooftopShared
 
 extension SQLiteStorage {
-    /// See ``Storage/insertRole(_:)``.
+    /// See ``RoleStorage/insertRole(_:)``.
     public func insertRole(_ role: RoleRecord) async throws {
         try await pool.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM roles WHERE name = ?", arguments: [role.name]) == true {
@@ -23,7 +23,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/role(named:)``.
+    /// See ``RoleStorage/role(named:)``.
     public func role(named name: String) async throws -> RoleRecord? {
         try await pool.read { db in try Self.role(named: name, in: db) }
     }
@@ -38,7 +38,7 @@ extension SQLiteStorage {
         return RoleRecord(name: name, acl: acl, users: Set(users), childRoles: Set(children))
     }
 
-    /// See ``Storage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
+    /// See ``RoleStorage/updateRole(named:addUsers:removeUsers:addRoles:removeRoles:)``.
     public func updateRole(
         named name: String, addUsers: Set<String>, removeUsers: Set<String>, addRoles: Set<String>,
         removeRoles: Set<String>
@@ -68,7 +68,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/deleteRole(named:)``.
+    /// See ``RoleStorage/deleteRole(named:)``.
     public func deleteRole(named name: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM role_children WHERE child = ?", arguments: [name])
@@ -80,7 +80,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// See ``Storage/roleGraph()``.
+    /// See ``RoleStorage/roleGraph()``.
     public func roleGraph() async throws -> RoleGraph {
         try await pool.read { db in
             var users: [String: Set<String>] = [:]

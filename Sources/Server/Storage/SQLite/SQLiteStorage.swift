@@ -137,7 +137,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
 
     // MARK: Settings
 
-    /// See ``Storage/secret(named:make:)``.
+    /// See ``SettingsStorage/secret(named:make:)``.
     public func secret(named name: String, make: @Sendable () -> [UInt8]) async throws -> [UInt8] {
         try await pool.write { db in
             if let existing = try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE name = ?", arguments: [name]) {
@@ -149,7 +149,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         }
     }
 
-    /// See ``Storage/setting(named:)``.
+    /// See ``SettingsStorage/setting(named:)``.
     public func setting(named name: String) async throws -> String? {
         try await pool.read { db in
             try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE name = ?", arguments: [name])
@@ -157,7 +157,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         }
     }
 
-    /// See ``Storage/setSetting(named:to:)``.
+    /// See ``SettingsStorage/setSetting(named:to:)``.
     public func setSetting(named name: String, to value: String) async throws {
         try await pool.write { db in
             try db.execute(
@@ -166,134 +166,9 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         }
     }
 
-    // MARK: Users and sessions
-
-    /// See ``Storage/insertUser(_:)``.
-    public func insertUser(_ user: UserRecord) async throws {
-        let key = SignUpRequest.usernameKey(user.username)
-        try await pool.write { db in
-            if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM users WHERE username = ? OR name_key = ?", arguments: [user.username, key]) == true
-            {
-                throw RooftopError.usernameTaken(user.username)
-            }
-            try db.execute(
-                sql: "INSERT INTO users (id, username, name_key, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    user.id, user.username, key, user.email, user.passwordHash, user.createdAt.millisecondsSinceEpoch,
-                ])
-        }
-    }
-
-    /// See ``Storage/user(id:)``.
-    public func user(id: String) async throws -> UserRecord? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [id]).map(Self.user(from:))
-        }
-    }
-
-    /// See ``Storage/user(logInName:)``.
-    public func user(logInName name: String) async throws -> UserRecord? {
-        let lookup = UserNameLookup(name)
-        return try await pool.read { db in
-            lookup.choose(
-                try Row.fetchAll(
-                    db, sql: "SELECT * FROM users WHERE username IN (?, ?) OR name_key = ?",
-                    arguments: [lookup.name, lookup.normalized, lookup.key]
-                ).map(Self.user(from:)))
-        }
-    }
-
-    private static func user(from row: Row) -> UserRecord {
-        UserRecord(
-            id: row["id"], username: row["username"], email: row["email"], passwordHash: row["password_hash"],
-            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]))
-    }
-
-    /// See ``Storage/insertSession(_:)``.
-    public func insertSession(_ session: SessionRecord) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [
-                    session.tokenHash, session.userId, session.createdAt.millisecondsSinceEpoch,
-                    session.expiresAt.millisecondsSinceEpoch,
-                ])
-        }
-    }
-
-    /// See ``Storage/session(tokenHash:)``.
-    public func session(tokenHash: String) async throws -> SessionRecord? {
-        try pointRead { db in
-            // Every request's: prepared once.
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM sessions WHERE token_hash = ?"), arguments: [tokenHash])
-                .map(Self.session(from:))
-        }
-    }
-
-    /// See ``Storage/deleteSession(tokenHash:)``.
-    public func deleteSession(tokenHash: String) async throws {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
-        }
-    }
-
-    /// See ``Storage/deleteSessions(expiredBefore:)``.
-    public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ?", arguments: [time.millisecondsSinceEpoch])
-            return db.changesCount
-        }
-    }
-
-    /// See ``Storage/users(after:limit:)``.
-    public func users(after username: String?, limit: Int) async throws -> [UserRecord] {
-        try await pool.read { db in
-            // SQLite compares text by its bytes (BINARY): UTF-8 order.
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM users WHERE username > ? ORDER BY username LIMIT ?",
-                arguments: [username ?? "", limit]
-            ).map(Self.user(from:))
-        }
-    }
-
-    /// See ``Storage/sessions(userId:)``.
-    public func sessions(userId: String) async throws -> [SessionRecord] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at DESC", arguments: [userId]
-            ).map(Self.session(from:))
-        }
-    }
-
-    /// See ``Storage/deleteSessions(userId:)``.
-    public func deleteSessions(userId: String) async throws -> [String] {
-        try await pool.write { db in
-            let hashes = try String.fetchAll(
-                db, sql: "SELECT token_hash FROM sessions WHERE user_id = ?", arguments: [userId])
-            try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [userId])
-            return hashes
-        }
-    }
-
-    /// See ``Storage/setPasswordHash(_:userId:)``.
-    public func setPasswordHash(_ hash: String, userId: String) async throws -> Bool {
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [hash, userId])
-            return db.changesCount > 0
-        }
-    }
-
-    private static func session(from row: Row) -> SessionRecord {
-        SessionRecord(
-            tokenHash: row["token_hash"], userId: row["user_id"],
-            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
-            expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"]))
-    }
-
     // MARK: Classes
 
-    /// See ``Storage/classSettings(named:)``.
+    /// See ``ClassStorage/classSettings(named:)``.
     public func classSettings(named className: String) async throws -> ClassSettings? {
         let text = try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT settings FROM class_settings WHERE class_name = ?", arguments: [className])
@@ -301,7 +176,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         return try text.map { try DocumentCoding.decode(ClassSettings.self, from: $0) }
     }
 
-    /// See ``Storage/saveClassSettings(_:)``.
+    /// See ``ClassStorage/saveClassSettings(_:)``.
     public func saveClassSettings(_ settings: ClassSettings) async throws {
         let text = try DocumentCoding.encode(settings)
         let rebuild = try await pool.write { db in
