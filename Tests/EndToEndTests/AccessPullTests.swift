@@ -77,6 +77,22 @@ struct AccessPullTests {
         }
     }
 
+    @Test("leaving a role sends no removal of an object whose class the caller may no longer find")
+    func noRemovalOfUnfindableClass() async throws {
+        let (_, client) = try SharedServer.require()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        let objects = try await matrix.createObjects(in: className)
+        let roleObject = try #require(objects[.roleReadWrite])
+        let checkpoint = try await matrix.pull(className, as: .member).checkpoint
+        try await client.setPermissions(ClassPermissions(find: .nobody), of: className)
+        try await client.updateRole(matrix.role, UpdateRoleRequest(removeUsers: [matrix.member.id]))
+        // Its feed leaves the class out entirely: a removal would name an object of it.
+        let changes = try await matrix.pull(className, since: checkpoint, as: .member).changes
+        #expect(changes.isEmpty, "\(changes)")
+        #expect(!changes.objectIds.contains(roleObject.objectId))
+    }
+
     @Test("an object hidden and then deleted, or deleted after the caller left its role, still ends with a tombstone")
     func tombstoneAfterLosingAccess() async throws {
         let (_, client) = try SharedServer.require()

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RooftopSQL
 import RooftopShared
@@ -101,5 +102,23 @@ struct PrincipalBindingTests {
         }
         #expect(SQLiteStorage.principalList(many).arguments.count == 1)
         #expect(SQLTextSet.jsonArray(["a\"b", "c\\d", "\u{1}"]) == #"["a\"b","c\\d","\u0001"]"#)
+    }
+
+    @Test("the JSON array naming a reader set keeps its stored form: only quotes, backslashes and control characters escaped")
+    func readerSetTextForm() throws {
+        #expect(SQLTextSet.jsonArray([]) == "[]")
+        #expect(SQLTextSet.jsonArray([""]) == #"[""]"#)
+        #expect(SQLTextSet.jsonArray(["\u{1F}", "\u{7F}", "\t\n", "é", "😀", "role:Ed\u{0}"]) == "[\"\\u001f\",\"\u{7F}\",\"\\u0009\\u000a\",\"é\",\"😀\",\"role:Ed\\u0000\"]")
+        #expect(SQLIndexRows.readerSetText(["u2", "*", "role:B", "role:A"]) == #"["*","role:A","role:B","u2"]"#)
+        // Any text reads back as itself.
+        var random = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "Z", "\"", "\\", "\u{0}", "\u{1F}", " ", "é", "😀", "\u{7F}", "/", "\u{2028}"]
+        for _ in 0..<500 {
+            let texts = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                String((0..<Int.random(in: 0...12, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] })
+            }
+            let text = SQLTextSet.jsonArray(texts)
+            #expect(try JSONDecoder().decode([String].self, from: Data(text.utf8)) == texts, "\(text)")
+        }
     }
 }

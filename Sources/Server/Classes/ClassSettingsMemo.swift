@@ -4,7 +4,7 @@ import RooftopShared
 ///
 /// A pull page or a push names one class for hundreds of objects, and each read of the
 /// directory is a hop onto its actor and back onto the request's executor (a task switch, often
-/// a thread woken): once per object, those hops were a tenth of a full pull's server time
+/// a thread woken): once per object, a full pull's server time was 5–11% higher
 /// (docs/benchmarks.md). Reading a class once per request also gives every object of the request
 /// the same settings, even when they change meanwhile. It holds at most one entry per class the
 /// request names, so it is bounded by what bounds the request (its page size, its mutations,

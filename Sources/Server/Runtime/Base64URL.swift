@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Written over the bytes directly: every pull page decodes a checkpoint and encodes the next
 /// (and every session a token), where going through standard base64 and replacing characters
-/// in strings cost a few percent of a full pull's server time (docs/benchmarks.md).
+/// in strings was 3–4% of a full pull's server samples (docs/benchmarks.md).
 ///
 /// ```swift
 /// let text = Base64URL.encode([0xFB, 0xFF])   // "-_8"
@@ -50,7 +50,7 @@ enum Base64URL {
 
     /// The bytes of unpadded (or correctly padded) base64url text; `nil` when it is not
     /// base64url: a byte that is no digit, one digit left over, padding that does not complete
-    /// the last group, or leftover bits that are not zero (each byte string has one text).
+    /// the last group, or leftover bits that are not zero (each byte string has one unpadded text).
     static func decode(_ text: String) -> Data? {
         var utf8 = Array(text.utf8)
         if utf8.last == UInt8(ascii: "=") {

@@ -1,8 +1,9 @@
 import RooftopShared
 
 // The parts of ``Storage``, by subject. Each server service depends on the part it uses (the
-// pull on the change feed, the sweeper on retention, ...), and each backend implements each part
-// in a file of its own (`SQLiteStorage+ChangeFeed.swift`, `PostgresStorage+ChangeFeed.swift`, ...).
+// pull on the change feed, the sweeper on retention, ...), and each backend's files follow the
+// subjects (`SQLiteStorage+ChangeFeed.swift`, `PostgresStorage+ChangeFeed.swift`, ...). The two
+// guarantees every backend gives, atomic object writes and a gap-free feed, are on ``Storage``.
 
 /// Named settings and server secrets, shared by every server process using the storage.
 public protocol SettingsStorage: Sendable {
@@ -148,7 +149,7 @@ public protocol ObjectStorage: Sendable {
     /// through the ``ObjectWriter`` (each atomic on its own) are all committed, or none when
     /// `body` or the commit throws. `body` may run twice (a backend whose writers run at once
     /// runs it again, alone, when a concurrent writer took room under a limit it counted on), so
-    /// it keeps its state inside.
+    /// it keeps its state inside. (What each write guarantees: ``Storage``.)
     /// - Throws: What `body` throws; storage errors (then nothing is committed).
     func writeObjects<T: Sendable>(_ body: @Sendable (any ObjectWriter) throws -> T) async throws -> T
 
@@ -179,7 +180,8 @@ public protocol ObjectStorage: Sendable {
 /// changed for it.
 public protocol ChangeFeedStorage: Sendable {
     /// Objects (tombstones included) changed after `sequence`, in sequence order, at most
-    /// `limit`, their bodies as stored (a pull sends them without decoding them).
+    /// `limit`, their bodies as stored (a pull sends them without decoding them). The feed is
+    /// gap-free (``Storage``): no change numbered at or below one read commits later.
     func changes(datastoreKey: Int64, after sequence: Int64, limit: Int, classes: Set<String>?) async throws
         -> [FeedObject]
 

@@ -64,7 +64,7 @@ final class PullService: Sendable {
         }
         var page = Page(
             datastoreKey: datastoreKey, context: context, principals: Set(context.principals.map(\.description)),
-            classes: classFilter, since: since, size: pageSize, directory: classes)
+            classes: classFilter, since: since, size: pageSize)
         if let since, Set(since.principals) != page.principals, !context.isAdmin {
             try await addAccessChanges(since: since, to: &page)
         }
@@ -104,15 +104,12 @@ final class PullService: Sendable {
         var hasMore = false
         /// How many feed changes the page delivered.
         var deliveredFromFeed = 0
-        /// The classes' settings, read once per page.
-        var classSettings: ClassSettingsMemo
 
         init(
             datastoreKey: Int64, context: AccessContext, principals: Set<String>, classes: Set<String>?,
-            since: CheckpointCodec.State?, size: Int, directory: ClassDirectory
+            since: CheckpointCodec.State?, size: Int
         ) {
             self.datastoreKey = datastoreKey
-            classSettings = ClassSettingsMemo(directory)
             self.context = context
             self.principals = principals
             self.classes = classes
@@ -150,17 +147,23 @@ final class PullService: Sendable {
         let lost = try await storage.lostAccess(
             datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
             currentPrincipals: page.principals)
-        page.changes += lost.filter { page.includes($0.className) }
-            .map { .notice(.removal(className: $0.className, objectId: $0.objectId)) }
         let gained = try await storage.gainedAccess(
             datastoreKey: page.datastoreKey, atSequence: since.sequence, formerPrincipals: former,
             currentPrincipals: page.principals, limit: page.size + 1)
+        // Read after the rows, as the feed's are (``addFeed(to:)``).
+        var classSettings = ClassSettingsMemo(classes)
+        for pointer in lost where page.includes(pointer.className) {
+            // A class the caller may not find is left out entirely, removals too (as in
+            // ``change(for:context:principals:formerPrincipals:classSettings:)``).
+            guard try await classSettings.permissions(of: pointer.className).allows(.find, for: page.context) else { continue }
+            page.changes.append(.notice(.removal(className: pointer.className, objectId: pointer.objectId)))
+        }
         var upserts: [PullPage.Change] = []
         var bytes = 0
         for row in gained where page.includes(row.className) {
             if let change = try await change(
                 for: row, context: page.context, principals: page.principals, formerPrincipals: [],
-                classSettings: &page.classSettings),
+                classSettings: &classSettings),
                 case .upsert(let object) = change
             {
                 upserts.append(change)
@@ -180,6 +183,9 @@ final class PullService: Sendable {
     private func addFeed(to page: inout Page) async throws {
         let rows = try await storage.changes(
             datastoreKey: page.datastoreKey, after: page.afterSequence, limit: page.size + 1, classes: page.classes)
+        // Each class's settings read once for the page, after its rows: a change of them that
+        // committed before the rows were read is seen by every row.
+        var classSettings = ClassSettingsMemo(classes)
         let former = Set(page.since?.principals ?? [])
         for (index, row) in rows.enumerated() {
             if index == page.size || (index > 0 && page.bytes > limits.maxPullPageBytes) {
@@ -190,7 +196,7 @@ final class PullService: Sendable {
             guard
                 let change = try await change(
                     for: row, context: page.context, principals: page.principals, formerPrincipals: former,
-                    classSettings: &page.classSettings)
+                    classSettings: &classSettings)
             else { continue }
             if case .upsert(let object) = change { page.bytes += Self.size(of: object) }
             page.changes.append(change)
