@@ -17,8 +17,8 @@ package enum SQLTextSet {
         return (dialect.textsOfJSONArray("?"), [jsonArray(sorted)])
     }
 
-    /// `texts` as a JSON array of strings: `"` and `\` escaped with a backslash, control
-    /// characters as `\u00xx` (lowercase), every other character as it is (this text names reader sets in
+    /// `texts` as a JSON array of strings: `"` and `\` escaped with a backslash, characters
+    /// below U+0020 as `\u00xx` (lowercase), every other character as it is (this text names reader sets in
     /// both backends' tables and the client's, so it never changes form).
     ///
     /// Written byte by byte: a write names its object's reader set by this text, and building it

@@ -93,6 +93,25 @@ struct AccessPullTests {
         #expect(!changes.objectIds.contains(roleObject.objectId))
     }
 
+    @Test("leaving the role that let the caller find a class still sends removals and tombstones of what it lost")
+    func lossesOfClassFoundThroughRole() async throws {
+        let (_, client) = try SharedServer.require()
+        let matrix = try await AccessMatrix.make(client)
+        let className = Unique.name("Doc")
+        let kept = try await client.create(className, fields: ["n": .int(1)], acl: matrix.acl(.roleReadWrite), as: matrix.owner)
+        let deleted = try await client.create(className, fields: ["n": .int(2)], acl: matrix.acl(.roleReadWrite), as: matrix.owner)
+        try await client.setPermissions(ClassPermissions(find: PermissionRule(principals: [.role(matrix.role)])), of: className)
+        let checkpoint = try await matrix.pull(className, as: .member).checkpoint
+        try await client.updateRole(matrix.role, UpdateRoleRequest(removeUsers: [matrix.member.id]))
+        #expect(try await matrix.delete(deleted, as: .admin).status == 204)
+        let changes = try await matrix.pull(className, since: checkpoint, as: .member).changes
+        #expect(changes.kinds(of: kept.objectId) == ["removal"], "\(changes)")
+        #expect(changes.kinds(of: deleted.objectId).contains("tombstone"), "\(changes)")
+        // Someone who never could find the class hears nothing of it.
+        let other = try await matrix.pull(className, as: .other).changes
+        #expect(other.isEmpty, "\(other)")
+    }
+
     @Test("an object hidden and then deleted, or deleted after the caller left its role, still ends with a tombstone")
     func tombstoneAfterLosingAccess() async throws {
         let (_, client) = try SharedServer.require()

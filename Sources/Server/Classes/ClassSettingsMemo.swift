@@ -4,11 +4,12 @@ import RooftopShared
 ///
 /// A pull page or a push names one class for hundreds of objects, and each read of the
 /// directory is a hop onto its actor and back onto the request's executor (a task switch, often
-/// a thread woken): once per object, a full pull's server time was 5–11% higher
-/// (docs/benchmarks.md). Reading a class once per request also gives every object of the request
-/// the same settings, even when they change meanwhile. It holds at most one entry per class the
-/// request names, so it is bounded by what bounds the request (its page size, its mutations,
-/// the objects its includes may read).
+/// a thread woken): once per object, those hops and the checkpoint's old base64url made a full
+/// pull take 3–11% more of the server's CPU (docs/benchmarks.md). A memo serves one step of a
+/// request (a pull page's feed, its access changes, a push's preparation): every object of that
+/// step sees the same settings, even when they change meanwhile. It holds at most one entry per
+/// class the step names, so it is bounded by what bounds the request (its page size, its
+/// mutations, the objects its includes may read).
 ///
 /// ```swift
 /// var settings = ClassSettingsMemo(classes)

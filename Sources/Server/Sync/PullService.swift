@@ -92,6 +92,9 @@ final class PullService: Sendable {
         let classes: Set<String>?
         /// The checkpoint pulled from, if any.
         let since: CheckpointCodec.State?
+        /// The caller as it was at the checkpoint (its roles then), when its principals changed
+        /// since: who may still hear of objects it lost (``PullService/mayHearOfLoss(_:page:)``).
+        let formerContext: AccessContext?
         /// The most changes the page holds.
         let size: Int
         var changes: [PullPage.Change] = []
@@ -115,6 +118,15 @@ final class PullService: Sendable {
             self.classes = classes
             self.since = since
             self.size = size
+            if let since, Set(since.principals) != principals, let userId = context.userId, !context.isAdmin {
+                let roles = since.principals.compactMap { text -> String? in
+                    guard case .role(let name) = try? Principal(text) else { return nil }
+                    return name
+                }
+                formerContext = AccessContext(userId: userId, roles: Set(roles))
+            } else {
+                formerContext = nil
+            }
             afterSequence = since?.sequence ?? 0
             lastSequence = afterSequence
         }
@@ -153,17 +165,14 @@ final class PullService: Sendable {
         // Read after the rows, as the feed's are (``addFeed(to:)``).
         var classSettings = ClassSettingsMemo(classes)
         for pointer in lost where page.includes(pointer.className) {
-            // A class the caller may not find is left out entirely, removals too (as in
-            // ``change(for:context:principals:formerPrincipals:classSettings:)``).
-            guard try await classSettings.permissions(of: pointer.className).allows(.find, for: page.context) else { continue }
+            guard Self.mayHearOfLoss(try await classSettings.permissions(of: pointer.className), page: page) else { continue }
             page.changes.append(.notice(.removal(className: pointer.className, objectId: pointer.objectId)))
         }
         var upserts: [PullPage.Change] = []
         var bytes = 0
         for row in gained where page.includes(row.className) {
             if let change = try await change(
-                for: row, context: page.context, principals: page.principals, formerPrincipals: [],
-                classSettings: &classSettings),
+                for: row, page: page, formerPrincipals: [], classSettings: &classSettings),
                 case .upsert(let object) = change
             {
                 upserts.append(change)
@@ -195,8 +204,7 @@ final class PullService: Sendable {
             page.lastSequence = row.sequence
             guard
                 let change = try await change(
-                    for: row, context: page.context, principals: page.principals, formerPrincipals: former,
-                    classSettings: &classSettings)
+                    for: row, page: page, formerPrincipals: former, classSettings: &classSettings)
             else { continue }
             if case .upsert(let object) = change { page.bytes += Self.size(of: object) }
             page.changes.append(change)
@@ -218,15 +226,27 @@ final class PullService: Sendable {
             readers: page.context.isAdmin ? nil : page.principals.union(page.since?.principals ?? []))
     }
 
+    /// Whether a caller hears that it lost an object of a class with `permissions` (a removal, or
+    /// a tombstone of what it could once read): when it may find the class now, or could have
+    /// found it as it was at its checkpoint under the class's rule of today — leaving a role that
+    /// let it find the class is no reason to keep copies the role let it pull. A class it may not
+    /// find in either way is left out entirely: a removal would list IDs of objects it never could
+    /// pull.
+    private static func mayHearOfLoss(_ permissions: ClassPermissions, page: Page) -> Bool {
+        permissions.allows(.find, for: page.context)
+            || page.formerContext.map { permissions.allows(.find, for: $0) } == true
+    }
+
     /// What the caller is told about one changed object, or `nil` when it must not hear of it.
     private func change(
-        for row: FeedObject, context: AccessContext, principals: Set<String>, formerPrincipals: Set<String>,
-        classSettings: inout ClassSettingsMemo
+        for row: FeedObject, page: Page, formerPrincipals: Set<String>, classSettings: inout ClassSettingsMemo
     ) async throws -> PullPage.Change? {
+        let (context, principals) = (page.context, page.principals)
         let permissions = try await classSettings.permissions(of: row.className)
-        // A class the caller may not find is left out of its feed entirely: even a removal would
-        // list the IDs of objects it never could pull.
-        guard permissions.allows(.find, for: context) else { return nil }
+        // A class the caller may not find is left out of its feed (``mayHearOfLoss(_:page:)``
+        // for what it lost).
+        let findsNow = permissions.allows(.find, for: context)
+        guard findsNow || Self.mayHearOfLoss(permissions, page: page) else { return nil }
         let readableNow = context.isAdmin || !row.readers.isDisjoint(with: principals)
         // Could read some version, as the caller is now or was at the checkpoint: it may hold a copy.
         let couldRead = readableNow || !row.formerReaders.isDisjoint(with: principals.union(formerPrincipals))
@@ -237,7 +257,7 @@ final class PullService: Sendable {
                 ? .notice(.tombstone(className: row.className, objectId: row.objectId, version: row.version))
                 : nil
         }
-        if readableNow { return .upsert(row) }
+        if readableNow { return findsNow ? .upsert(row) : nil }
         return couldRead ? .notice(.removal(className: row.className, objectId: row.objectId)) : nil
     }
 
