@@ -348,6 +348,21 @@ extension SQLQueryCompiler {
                     [.integer(Int64(end - max(query.offset, 0))), .integer(Int64(max(query.offset, 0)))]))
     }
 
+    /// Whether ``count(_:scope:readers:indexes:entries:)`` reads the counts kept per first key
+    /// alone (one look-up per key, less the few objects left out), not a walk of entries or
+    /// objects.
+    package func readsKeptCounts(_ query: Query, indexes: [SQLCompoundIndex], entries: SQLIndexEntries?) -> Bool {
+        guard let entries, let plan = SQLCompoundPlan(query, indexes: indexes, ordered: false),
+            plan.rest.predicate == nil
+        else { return false }
+        return plan.arms.allSatisfy { Self.readsKeptCount(plan, $0, entries) }
+    }
+
+    /// Whether an arm of a count's plan reads the count kept for its key.
+    private static func readsKeptCount(_ plan: SQLCompoundPlan, _ arm: [[UInt8]], _ entries: SQLIndexEntries) -> Bool {
+        entries.keyCounts && plan.index.keepsKeyCounts && arm.count == 1 && plan.range.sql.isEmpty
+    }
+
     /// The `SELECT count(*)` of a query's matches, as ``count(_:scope:readers:)``, read from one
     /// of `indexes` when one fits. When `entries` is given, the partitions' entries are exactly
     /// the scope's live objects that `entries` keeps, and when the query's conditions are all
@@ -365,7 +380,7 @@ extension SQLQueryCompiler {
         let counts: [SQLFragment] = plan.arms.map { arm in
             if let entries, plan.rest.predicate == nil {
                 let flag = SQLFragment(entries.readableOnly && !entries.allReadable ? " AND c.readable = 1" : "")
-                if entries.keyCounts, plan.index.keepsKeyCounts, arm.count == 1, plan.range.sql.isEmpty {
+                if Self.readsKeptCount(plan, arm, entries) {
                     var kept = SQLFragment(
                         "(coalesce((SELECT k.\(entries.readableOnly ? "readable" : "live") FROM index_key_counts k"
                             + " WHERE k.partition = ? AND k.k1 = ?), 0)",

@@ -60,6 +60,15 @@ package struct SQLQueryRunner<Row> {
     /// (``SQLQueryCompiler/keyCount(_:)``), without looking up each match's object for its
     /// readers. `nil` (the default): never so.
     package var everyObjectReadable: (() throws -> Bool)?
+    /// Starts counting a compiled `SELECT count(*)` in another read of the same snapshot, so that
+    /// a page's total is counted while the page is read (two reads at once, on two cores), where
+    /// the store can. What it returns ends the count: called with `true` it gives the count
+    /// (waiting for it), or `nil` when the other read could not count in this read's snapshot
+    /// (a commit came between them) or had not begun (then it never will): the runner counts
+    /// in its own read. Called with `false`, it gives up the count without waiting. `nil` (the
+    /// default), or `nil` returned (the store counts enough beside pages already): a page's total
+    /// is counted after the page, in its read.
+    package var countAside: ((SQLFragment) -> ((_ needed: Bool) -> Int?)?)?
 
     /// A runner over rows that `snapshot` reads.
     package init(
@@ -91,7 +100,18 @@ package struct SQLQueryRunner<Row> {
         {
             return try countedFirst(query, walked: walked, readers: readers, limit: limit)
         }
-        let objects = try self.objects(compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries))
+        let select = compiler.select(query, scope: scope, readers: readers, limit: limit, indexes: indexes, entries: entries)
+        // The total counted beside the page where the store can, unless it is a look-up of the
+        // counts kept per key (cheaper than starting another read); a page without a limit
+        // holds every match and needs no count.
+        var aside: ((Bool) -> Int?)?
+        if let countAside, limit > 0, limit < Int.max,
+            !compiler.readsKeptCounts(query, indexes: indexes, entries: entries)
+        {
+            aside = countAside(try matchesCount(query, readers: readers))
+        }
+        defer { _ = aside?(false) }
+        let objects = try self.objects(select)
         // A page that is not full holds the last matches: the total is known without counting
         // (in the same read transaction), unless an offset skipped past every match.
         let offset = max(query.offset, 0)
@@ -99,6 +119,8 @@ package struct SQLQueryRunner<Row> {
             let (total, overflow) = offset.addingReportingOverflow(objects.count)
             if !overflow { return (objects, total) }
         }
+        if let counted = aside?(true) { return (objects, counted) }
+        aside = nil
         let total = try matches(query, readers: readers)
         return (objects, total)
     }
@@ -170,10 +192,17 @@ package struct SQLQueryRunner<Row> {
     /// object of the class (``everyObjectReadable``), else by testing each match.
     /// - Throws: What the reads throw.
     private func matches(_ query: Query, readers: Set<String>?) throws -> Int {
+        try count(matchesCount(query, readers: readers))
+    }
+
+    /// The `SELECT count(*)` that ``matches(_:readers:)`` reads (deciding which may read the
+    /// store, in the query's read).
+    /// - Throws: What ``everyObjectReadable`` throws.
+    private func matchesCount(_ query: Query, readers: Set<String>?) throws -> SQLFragment {
         if let everyObjectReadable, let keys = compiler.keyCount(query), try readers == nil || everyObjectReadable() {
-            return try count(keys)
+            return keys
         }
-        return try count(compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries))
+        return compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries)
     }
 
     /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.

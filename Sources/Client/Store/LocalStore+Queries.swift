@@ -33,13 +33,17 @@ extension LocalStore {
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> (rows: [StoredObjectRow], totalCount: Int) {
-        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
+        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable, version in
             let tested = readable == nil ? readers : nil
             let parts = try LocalStore.loadParts(scope: scope, datastore: datastore, db)
             guard parts.count > 1 else {
-                let runner = try runner(
+                var runner = try runner(
                     query, scope: scope, datastore: datastore, label: label, excluded: excluded, readers: readers,
                     readable: readable, db)
+                // A full page's total counted beside it, in another read of this snapshot.
+                if let version, countsAside {
+                    runner.countAside = { [self] fragment in countAside(fragment, version: version) }
+                }
                 let page = try runner.find(query, readers: tested, limit: query.limit ?? Int.max)
                 return (page.objects, page.totalCount)
             }
@@ -123,7 +127,7 @@ extension LocalStore {
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> Int {
-        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable in
+        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable, _ in
             // The whole class, by everyone or by the readers the flags are kept for: its kept count.
             if query.predicate == nil, label == nil, excluded.isEmpty, readers == nil || readable != nil {
                 return try Int.fetchOne(
@@ -152,21 +156,25 @@ extension LocalStore {
     /// read; `body` without the condition tests readers object by object, so an answer is right
     /// either way. Reading the kept principals in the query's own read spares every query a
     /// read of its own.
+    /// `body` is also given the number of commits its read's snapshot holds, when known
+    /// (``versionedRead(_:)``).
     /// - Throws: `cache` when the store cannot be read or written; what `body` throws.
     private func readFlagged<T>(
-        scope: String, readers: Set<String>?, keeping: Bool, _ body: (Database, SQLFragment?) throws -> T
+        scope: String, readers: Set<String>?, keeping: Bool, _ body: (Database, SQLFragment?, Int?) throws -> T
     ) throws(RooftopError) -> T {
         // `nil` until the first read answers (an optional `T` answers `.some(nil)`).
         var answer: T?
-        try read { db in
+        try versionedRead { db, version in
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             // Flags kept for other principals: made right first, then read again.
             guard readers == nil || readable != nil || !keeping else { return }
-            answer = try body(db, readable)
+            answer = try body(db, readable, version)
         }
         if let answer { return answer }
         if let readers { try keepReadableFlags(scope: scope, for: readers) }
-        return try read { db in try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db)) }
+        return try versionedRead { db, version in
+            try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db), version)
+        }
     }
 
     /// The shared runner over the local store, in one read; its rows are read as stored, and

@@ -37,6 +37,21 @@ final class LocalStore: Sendable {
     let writerCache: WriterCache
     /// When a pull loads a datastore in bulk, and how often its entries are built (tests lower them).
     let bulkLoading = Mutex(BulkLoading())
+    /// The commits made, counted so that two reads can tell they read one snapshot
+    /// (``versionedRead(_:)``).
+    let commits = CommitCounter()
+    /// How many pages' totals were counted beside them (``countAside(_:version:)``; tests).
+    let countedAside = Atomic<Int>(0)
+    /// How many counts run beside pages now (at most ``maxCountsAside``).
+    let asidesRunning = Atomic<Int>(0)
+    /// Whether a page waits for its count beside it even before the count's read began (tests
+    /// set it, so that what they check does not depend on which thread runs first; a store with
+    /// more pages at once than reader connections must not set it). Default `false`.
+    let countsAsidePatiently = Atomic<Bool>(false)
+
+    /// Whether the store reads on more than one connection (a file), so that a page's total can
+    /// be counted beside it (``countAside(_:version:)``).
+    var countsAside: Bool { database is DatabasePool }
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     /// Tests observe the order of publications with it; code waits with ``waitForPublications()``.
@@ -174,12 +189,17 @@ final class LocalStore: Sendable {
                 defer { if long { writerCache.longWriteEnded() } }
                 return try durability.commit(db, relaxed: relaxed) {
                     var written: (T, StoreChange)?
+                    // Counted from just before SQLite makes the commit visible until it returned.
+                    var committing = false
+                    defer { if committing { commits.finished() } }
                     try db.inTransaction {
                         let transaction = StoreTransaction(db: db, scope: scope)
                         let result = try body(transaction)
                         try transaction.finish()
                         ticket = publication.issue()
                         written = (result, transaction.change)
+                        commits.willCommit()
+                        committing = true
                         return .commit
                     }
                     guard let written else { throw RooftopError(.internal, "a committed write returned nothing") }
