@@ -105,10 +105,9 @@ package struct SQLQueryRunner<Row> {
         // counts kept per key (cheaper than starting another read); a page without a limit
         // holds every match and needs no count.
         var aside: ((Bool) -> Int?)?
-        if let countAside, limit > 0, limit < Int.max,
-            !compiler.readsKeptCounts(query, indexes: indexes, entries: entries)
-        {
-            aside = countAside(try matchesCount(query, readers: readers))
+        if let countAside, limit > 0, limit < Int.max {
+            let counting = try matchesCount(query, readers: readers)
+            if !counting.readsKeptCounts { aside = countAside(counting.sql) }
         }
         defer { _ = aside?(false) }
         let objects = try self.objects(select)
@@ -192,17 +191,21 @@ package struct SQLQueryRunner<Row> {
     /// object of the class (``everyObjectReadable``), else by testing each match.
     /// - Throws: What the reads throw.
     private func matches(_ query: Query, readers: Set<String>?) throws -> Int {
-        try count(matchesCount(query, readers: readers))
+        try count(matchesCount(query, readers: readers).sql)
     }
 
     /// The `SELECT count(*)` that ``matches(_:readers:)`` reads (deciding which may read the
-    /// store, in the query's read).
+    /// store, in the query's read), and whether it reads the counts kept per key alone
+    /// (``SQLQueryCompiler/readsKeptCounts(_:indexes:entries:)``: a look-up, not a walk).
     /// - Throws: What ``everyObjectReadable`` throws.
-    private func matchesCount(_ query: Query, readers: Set<String>?) throws -> SQLFragment {
+    private func matchesCount(_ query: Query, readers: Set<String>?) throws -> (sql: SQLFragment, readsKeptCounts: Bool) {
         if let everyObjectReadable, let keys = compiler.keyCount(query), try readers == nil || everyObjectReadable() {
-            return keys
+            return (keys, false)
         }
-        return compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries)
+        return (
+            compiler.count(query, scope: scope, readers: readers, indexes: indexes, entries: entries),
+            compiler.readsKeptCounts(query, indexes: indexes, entries: entries)
+        )
     }
 
     /// How many objects readable by one of `readers` (all when `nil`) match `query`'s predicate.

@@ -28,16 +28,18 @@ import Synchronization
 /// The page's read waits for the other only once that one has a connection of its own (it then
 /// runs one statement and returns): with every reader connection taken by pages waiting for
 /// counts, a count that has not begun is given up and counted in the page's read, so that
-/// pages never wait for one another. At most ``LocalStore/maxCountsAside`` counts run beside
-/// pages at once (one fewer than the device's cores, at most four); past that a page counts in
-/// its own read, so that many queries at once take no more threads and connections than the
-/// device can run.
+/// pages never wait for one another. Counts run on threads of the store's own
+/// (``CountThreads``: one fewer than the device's cores, at most two, none on one core), parked
+/// between counts; while all of them count, a page counts in its own read. A thread taken from
+/// the system's shared pool instead started too late: it shares its few threads with Swift's
+/// tasks, one of which the page's read holds.
 ///
 /// The commits counted are the store's own: its file is written through it alone, as its
 /// publication of changes and its live objects already assume.
 extension LocalStore {
-    /// The most counts beside pages at once (``countAside(_:version:)``).
-    static let maxCountsAside = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount - 1))
+    /// How many counts may run beside pages at once: one fewer than the device's cores, at most
+    /// two (a page and its count hold two of the pool's five reader connections).
+    static let maxCountsAside = max(0, min(2, ProcessInfo.processInfo.activeProcessorCount - 1))
 
     /// Runs a read as ``read(_:)`` does and gives `body` the number of commits its snapshot
     /// holds, when that is known: when no commit was being made from before the read began until
@@ -56,16 +58,10 @@ extension LocalStore {
 
     /// Starts counting `fragment` (a compiled `SELECT count(*)`) on another reader connection, in
     /// a snapshot that must hold `version` commits; gives what ``SQLQueryRunner/countAside``'s
-    /// closure returns: the count's end, or `nil` when ``maxCountsAside`` counts run already.
-    /// Only for a store with more than one connection (a file, ``countsAside``).
+    /// closure returns: the count's end, or `nil` when every thread of ``countThreads`` counts
+    /// already. Only for a store that counts aside (``countsAside``).
     func countAside(_ fragment: SQLFragment, version: Int) -> ((_ needed: Bool) -> Int?)? {
-        guard asidesRunning.add(1, ordering: .relaxed).newValue <= LocalStore.maxCountsAside else {
-            asidesRunning.subtract(1, ordering: .relaxed)
-            return nil
-        }
-        let aside = startCount(fragment, version: version) { [self] in
-            asidesRunning.subtract(1, ordering: .relaxed)
-        }
+        guard let aside = startCount(fragment, version: version) else { return nil }
         return { [self] needed in
             let count = aside.take(needed: needed, patient: countsAsidePatiently.load(ordering: .relaxed))
             if count != nil { countedAside.add(1, ordering: .relaxed) }
@@ -73,11 +69,13 @@ extension LocalStore {
         }
     }
 
-    /// Starts the count of ``countAside(_:version:)`` on a thread of the system's; `ended` runs
-    /// after its read returned.
-    func startCount(_ fragment: SQLFragment, version: Int, ended: @escaping @Sendable () -> Void = {}) -> AsideCount {
+    /// Starts the count of ``countAside(_:version:)`` on an idle thread of ``countThreads``;
+    /// `nil` when none is idle.
+    func startCount(_ fragment: SQLFragment, version: Int) -> AsideCount? {
         let aside = AsideCount()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        let started = countThreads.run { [self] in
+            // Given up before this thread took it: no read at all.
+            guard !aside.isGivenUp else { return { aside.finish(nil) } }
             let counted: Int?
             do {
                 counted = try versionedRead { db, seen -> Int? in
@@ -92,10 +90,83 @@ extension LocalStore {
                 // the store throws there.
                 counted = nil
             }
-            ended()
-            aside.finish(counted)
+            return { aside.finish(counted) }
         }
-        return aside
+        return started ? aside : nil
+    }
+}
+
+/// The threads a store counts beside pages on (``LocalStore/countAside(_:version:)``): at most
+/// `size`, each made when first needed and parked between counts, ended by ``stop()``. A job is
+/// run only by a thread that is idle when it is given (never queued); the thread is idle again
+/// before the job's completion runs, so that whoever waits for that completion finds it idle.
+final class CountThreads: Sendable {
+    private final class Worker: Sendable {
+        let wake = DispatchSemaphore(value: 0)
+        /// The job to run; `nil` when woken to end.
+        let job = Mutex<(@Sendable () -> @Sendable () -> Void)?>(nil)
+    }
+    private struct Pool {
+        var idle: [Worker] = []
+        var made = 0
+        var stopped = false
+    }
+    private let pool = Mutex(Pool())
+    /// The most threads.
+    let size: Int
+
+    init(size: Int) { self.size = max(size, 0) }
+
+    /// Runs `job` on an idle thread (made if fewer than ``size`` are), then, once the thread is
+    /// idle again, what `job` returned. `false` when every thread is busy, or after ``stop()``.
+    func run(_ job: @escaping @Sendable () -> @Sendable () -> Void) -> Bool {
+        enum Taken { case idle(Worker), make, none }
+        let taken = pool.withLock { pool -> Taken in
+            guard !pool.stopped else { return .none }
+            if let worker = pool.idle.popLast() { return .idle(worker) }
+            guard pool.made < size else { return .none }
+            pool.made += 1
+            return .make
+        }
+        let worker: Worker
+        switch taken {
+        case .none: return false
+        case .idle(let idle): worker = idle
+        case .make:
+            worker = Worker()
+            let thread = Thread { [self] in loop(worker) }
+            thread.name = "rooftop.count-aside"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        worker.job.withLock { $0 = job }
+        worker.wake.signal()
+        return true
+    }
+
+    /// Ends every thread once its job is done; later jobs are refused.
+    func stop() {
+        let idle = pool.withLock { pool -> [Worker] in
+            pool.stopped = true
+            defer { pool.idle = [] }
+            return pool.idle
+        }
+        // Busy threads see `stopped` when they finish.
+        for worker in idle { worker.wake.signal() }
+    }
+
+    private func loop(_ worker: Worker) {
+        while true {
+            worker.wake.wait()
+            guard let job = worker.job.withLock({ job in defer { job = nil }; return job }) else { return }
+            let completion = job()
+            let stopped = pool.withLock { pool in
+                if !pool.stopped { pool.idle.append(worker) }
+                return pool.stopped
+            }
+            completion()
+            if stopped { return }
+        }
     }
 }
 
@@ -134,6 +205,14 @@ final class AsideCount: Sendable {
     }
     private let state = Mutex(State.waiting(awaited: false))
     private let done = DispatchSemaphore(value: 0)
+
+    /// Whether the page's read gave the count up before it began.
+    var isGivenUp: Bool {
+        state.withLock { state in
+            if case .givenUp = state { return true }
+            return false
+        }
+    }
 
     /// Whether the count's read returned (tests wait for it).
     var hasFinished: Bool {

@@ -42,8 +42,8 @@ final class LocalStore: Sendable {
     let commits = CommitCounter()
     /// How many pages' totals were counted beside them (``countAside(_:version:)``; tests).
     let countedAside = Atomic<Int>(0)
-    /// How many counts run beside pages now (at most ``maxCountsAside``).
-    let asidesRunning = Atomic<Int>(0)
+    /// The threads counts beside pages run on (``countAside(_:version:)``).
+    let countThreads = CountThreads(size: LocalStore.maxCountsAside)
     /// Whether a page waits for its count beside it even before the count's read began (tests
     /// set it, so that what they check does not depend on which thread runs first; a store with
     /// more pages at once than reader connections must not set it). Default `false`.
@@ -51,7 +51,7 @@ final class LocalStore: Sendable {
 
     /// Whether the store reads on more than one connection (a file), so that a page's total can
     /// be counted beside it (``countAside(_:version:)``).
-    var countsAside: Bool { database is DatabasePool }
+    var countsAside: Bool { database is DatabasePool && countThreads.size > 0 }
 
     /// Whether a commit made is not published yet (its live objects may not have taken it).
     /// Tests observe the order of publications with it; code waits with ``waitForPublications()``.
@@ -73,13 +73,16 @@ final class LocalStore: Sendable {
     }
 
     /// Opens (creating and migrating if needed) the store.
-    /// - Parameter cacheLinger: How long after a long write the writer's page cache stays large
-    ///   (``WriterCache/linger``; default one second).
+    /// - Parameters:
+    ///   - cacheLinger: How long after a long write the writer's page cache stays large
+    ///     (``WriterCache/linger``; default one second).
+    ///   - maximumReaders: The most reader connections of a file's store (default 5, GRDB's).
     /// - Throws: `cache` when the database cannot be opened or migrated.
-    init(_ storage: LocalStorage, cacheLinger: Duration = .seconds(1)) throws(RooftopError) {
+    init(_ storage: LocalStorage, cacheLinger: Duration = .seconds(1), maximumReaders: Int = 5) throws(RooftopError) {
         writerCache = WriterCache(linger: cacheLinger)
         do {
             var configuration = Configuration()
+            configuration.maximumReaderCount = max(maximumReaders, 1)
             configuration.busyMode = .timeout(10)
             configuration.prepareDatabase { db in
                 // A pulled page writes a few MiB: with SQLite's default (a checkpoint whenever the
@@ -111,10 +114,13 @@ final class LocalStore: Sendable {
         }
     }
 
+    deinit { countThreads.stop() }
+
     /// Closes the database and ends the change streams. Reads and writes still running finish
     /// first (the connection closes after the last); later ones throw `cache`.
     func close() {
         changes.finish()
+        countThreads.stop()
         let closeNow = gate.withLock { gate in
             guard !gate.closed else { return false }
             gate.closed = true
