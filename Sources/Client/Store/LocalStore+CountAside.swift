@@ -144,6 +144,9 @@ final class CountThreads: Sendable {
         return true
     }
 
+    /// How many threads run a job now.
+    var busy: Int { pool.withLock { $0.made - $0.idle.count } }
+
     /// Ends every thread once its job is done; later jobs are refused.
     func stop() {
         let idle = pool.withLock { pool -> [Worker] in
