@@ -127,7 +127,7 @@ extension LocalStore {
         _ query: Query, scope: String, datastore: DatastoreID, pinnedWith label: String?, readers: Set<String>?,
         excluding excluded: [String], keepingFlags: Bool = true
     ) throws(RooftopError) -> Int {
-        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags) { db, readable, _ in
+        try readFlagged(scope: scope, readers: readers, keeping: keepingFlags, versioned: false) { db, readable, _ in
             // The whole class, by everyone or by the readers the flags are kept for: its kept count.
             if query.predicate == nil, label == nil, excluded.isEmpty, readers == nil || readable != nil {
                 return try Int.fetchOne(
@@ -156,15 +156,21 @@ extension LocalStore {
     /// read; `body` without the condition tests readers object by object, so an answer is right
     /// either way. Reading the kept principals in the query's own read spares every query a
     /// read of its own.
-    /// `body` is also given the number of commits its read's snapshot holds, when known
-    /// (``versionedRead(_:)``).
+    /// `versioned` (default `true`): `body` is also given the number of commits its read's
+    /// snapshot holds, when known (``versionedRead(_:)``; a page's count beside it needs it, a
+    /// count alone does not).
     /// - Throws: `cache` when the store cannot be read or written; what `body` throws.
     private func readFlagged<T>(
-        scope: String, readers: Set<String>?, keeping: Bool, _ body: (Database, SQLFragment?, Int?) throws -> T
+        scope: String, readers: Set<String>?, keeping: Bool, versioned: Bool = true,
+        _ body: (Database, SQLFragment?, Int?) throws -> T
     ) throws(RooftopError) -> T {
+        func reading<R>(_ run: (Database, Int?) throws -> R) throws(RooftopError) -> R {
+            if versioned { return try versionedRead(run) }
+            return try read { db in try run(db, nil) }
+        }
         // `nil` until the first read answers (an optional `T` answers `.some(nil)`).
         var answer: T?
-        try versionedRead { db, version in
+        try reading { db, version in
             let readable = try LocalStore.readableCondition(scope: scope, readers: readers, db)
             // Flags kept for other principals: made right first, then read again.
             guard readers == nil || readable != nil || !keeping else { return }
@@ -172,7 +178,7 @@ extension LocalStore {
         }
         if let answer { return answer }
         if let readers { try keepReadableFlags(scope: scope, for: readers) }
-        return try versionedRead { db, version in
+        return try reading { db, version in
             try body(db, try LocalStore.readableCondition(scope: scope, readers: readers, db), version)
         }
     }
