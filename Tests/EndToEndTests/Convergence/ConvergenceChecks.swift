@@ -104,21 +104,55 @@ struct ConvergenceChecks {
         }
         var check = MergeChoiceCheck(rules: rules)
         problems += check.check(ledger.merges)
-        for id in server.keys.sorted() {
-            let history = try await operations(id)
+        let deleted = Set(ledger.issued.filter { $0.command.kind == .delete }.compactMap(\.command.objectId))
+        for (id, object) in server.sorted(by: { $0.key < $1.key }) {
+            guard let history = try await operations(id) else {
+                // Refused from its start: the ID was deleted and created again, and the server
+                // answers only the current incarnation's history (docs/server.md, "Deleted IDs"),
+                // for the admin key too. Nothing else may refuse it here (no sweep runs).
+                guard deleted.contains(id) else {
+                    problems.append("object \(id): its history is refused (410), and no change deleted it")
+                    continue
+                }
+                let incarnation = try await incarnationHistory(id, through: object.version)
+                check.figures.reCreated += 1
+                problems += check.check(id, history: incarnation, made: made, folded: folded)
+                continue
+            }
             problems += check.check(id, history: history, made: made, folded: folded)
         }
         return check.figures
     }
 
-    /// An object's whole committed history, as the admin reads it.
-    private func operations(_ id: String) async throws -> [OperationRecord] {
+    /// An object's committed history after a version, as the admin reads it; nil when the server
+    /// refuses it as reaching before the ID's current incarnation (410).
+    private func operations(_ id: String, after version: Int64 = 0) async throws -> [OperationRecord]? {
         let reply = try await api.send(
-            .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=0", admin: true)
+            .GET, APIClient.objectPath(datastore, ChaosReplica.className, id) + "/operations?after=\(version)",
+            admin: true)
+        if reply.status == 410 { return nil }
         guard (200..<300).contains(reply.status) else {
             throw ConvergenceFailure("the history of object \(id) is unavailable: HTTP \(reply.status)")
         }
         return try reply.decode(OperationList.self).operations
+    }
+
+    /// The history of a re-created object's current incarnation, from its creation: the server
+    /// answers history after a version exactly when the version is at or after the ID's last
+    /// delete, so the smallest such version is found by bisection between 0 (refused) and the
+    /// object's version (answered, empty).
+    private func incarnationHistory(_ id: String, through version: Int64) async throws -> [OperationRecord] {
+        var (refused, answered) = (Int64(0), version)
+        var found: [OperationRecord] = []
+        while answered - refused > 1 {
+            let middle = refused + (answered - refused) / 2
+            if let history = try await operations(id, after: middle) {
+                (answered, found) = (middle, history)
+            } else {
+                refused = middle
+            }
+        }
+        return found
     }
 
     /// (5) The final status of every queued change, checked against the events heard.
@@ -356,7 +390,12 @@ struct ConvergenceChecks {
         }
         let history: [OperationRecord]
         do {
-            history = try await operations(id)
+            if let whole = try await operations(id) {
+                history = whole
+            } else {
+                history = try await incarnationHistory(id, through: Int64.max)
+                lines.append("  history of the current incarnation only (the ID was deleted and created again)")
+            }
         } catch {
             lines.append("  operations unavailable: \(error)")
             return lines.joined(separator: "\n")
