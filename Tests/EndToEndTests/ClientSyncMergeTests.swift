@@ -145,6 +145,47 @@ struct ClientSyncMergeTests {
         }
     }
 
+    @Test("a change made on a creation whose answer was lost loses to the same user's delete from another device")
+    func changeOnALostCreationAnswerLosesToOwnDeleteElsewhere() async throws {
+        let (server, api) = try SharedServer.require()
+        let className = Unique.name("Doc")
+        try await withSyncHarness { harness in
+            let user = try await api.newUser("lost-create")
+            let laptop = try await harness.client(server, file: harness.cacheFile("laptop"))
+            let (phone, gate) = try harness.controlledClient(server, file: harness.cacheFile("phone"))
+            try await laptop.logIn(user)
+            try await phone.logIn(user)
+
+            // The phone's creation reaches the server, but its answer is lost; its retries wait.
+            gate.losesPushAnswers = true
+            let doc = phone.object(className, in: .default)
+            doc["title"] = "draft"
+            let created = try #require(try await doc.saveEventually())
+            try await TestWait.until("the creation on the server") {
+                try await api.object(.default, className: className, objectId: doc.objectId, token: user.token) != nil
+            }
+            gate.holdPushes()
+            try await TestWait.until("the creation's retry held") { gate.heldPushes >= 1 }
+            // The same user deletes it on the laptop; the phone, not knowing its creation's
+            // version yet, edits it: the edit is queued with no base version, behind the creation.
+            try await laptop.sync.pull(datastore: .default)
+            let onLaptop = try await laptop.query(className, in: .default).fromLocalDatastore().getObject(doc.objectId)
+            try await onLaptop.delete()
+            doc["pages"] = 2
+            let edit = try #require(try await doc.saveEventually())
+            // The retry (the creation alone) is answered at version 1 with no object: the edit,
+            // sent next on its own, was made on the creation and loses to the delete as well.
+            gate.losesPushAnswers = false
+            gate.releasePushes()
+            try await withDeadline(.seconds(30), "the phone's queue draining") { try await phone.outbox.waitUntilIdle() }
+
+            let stored = try await api.object(.default, className: className, objectId: doc.objectId, token: user.token)
+            #expect(stored == nil, "the delete wins over the edit made before it: \(String(describing: stored))")
+            #expect(try phone.outbox.status(of: created) == .acknowledged(version: 1))
+            #expect(try phone.outbox.status(of: edit) == .acknowledged(version: 2), "answered at the tombstone's version")
+        }
+    }
+
     @Test("a change queued while an earlier one was in flight merges with what others committed in between")
     func changeQueuedDuringAPushMergesWithConcurrentOnes() async throws {
         let (server, api) = try SharedServer.require()

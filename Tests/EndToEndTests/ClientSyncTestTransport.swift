@@ -12,6 +12,7 @@ final class SyncTestTransport: HTTPTransport {
         var blockPushes = false
         var holdPushes = false
         var holdPushAnswers = false
+        var losePushAnswers = false
         var held: [CheckedContinuation<Void, Never>] = []
         var counts: [String: Int] = [:]
     }
@@ -30,6 +31,13 @@ final class SyncTestTransport: HTTPTransport {
     var blocksPushes: Bool {
         get { state.withLock { $0.blockPushes } }
         set { state.withLock { $0.blockPushes = newValue } }
+    }
+
+    /// Whether pushes reach the server but their answers are lost, as when the connection drops
+    /// after the server committed: the client gets `noConnection`.
+    var losesPushAnswers: Bool {
+        get { state.withLock { $0.losePushAnswers } }
+        set { state.withLock { $0.losePushAnswers = newValue } }
     }
 
     /// How many requests were sent (or refused here) to a path such as `/v1/pull`.
@@ -67,10 +75,10 @@ final class SyncTestTransport: HTTPTransport {
 
     func send(_ request: TransportRequest) async throws(RooftopError) -> TransportResponse {
         let path = String(request.path.prefix { $0 != "?" })
-        let (blocked, hold, holdAnswer) = state.withLock { state in
+        let isPush = path == "/v1/push"
+        let (blocked, hold) = state.withLock { state in
             state.counts[path, default: 0] += 1
-            let isPush = path == "/v1/push"
-            return (state.blockPushes && isPush, state.holdPushes && isPush, state.holdPushAnswers && isPush)
+            return (state.blockPushes && isPush, state.holdPushes && isPush)
         }
         if blocked { throw RooftopError(.noConnection, "pushes are held back by the test") }
         if hold { await wait(while: \.holdPushes) }
@@ -85,7 +93,10 @@ final class SyncTestTransport: HTTPTransport {
             }
         }
         let response = try await inner.send(request)
-        if holdAnswer { await wait(while: \.holdPushAnswers) }
+        guard isPush else { return response }
+        // Read when the answer comes: a push held before it was sent may meet either.
+        await wait(while: \.holdPushAnswers)
+        if losesPushAnswers { throw RooftopError(.noConnection, "the push's answer was lost by the test") }
         return response
     }
 

@@ -143,6 +143,7 @@ extension OutboxEngine {
                 }
             }
             for key in touched {
+                if let done = applied[key] { try Self.rebaseQueued(key, after: done, in: transaction) }
                 guard let stored = try transaction.object(key) else {
                     // A pull removed the object while these rows were in flight (a tombstone, or the
                     // user lost read access): the answer describes a state the feed has moved past,
@@ -154,18 +155,6 @@ extension OutboxEngine {
                 if let done = applied[key] {
                     // A pull may already have stored a newer state: never go back.
                     if (server?.version ?? 0) <= done.version { server = done.object }
-                    // Changes queued while these were in flight were made on the state they produced,
-                    // unless someone else's delete won over them (no object, and not this client's
-                    // delete): then the queued changes were made on the object before that delete,
-                    // keep their base version and lose to the delete on the server too. Moved to the
-                    // tombstone's version they would re-create the object with only their fields.
-                    let deletedByOthers = done.object == nil && !done.endsInDelete
-                    for rest in try transaction.queued(for: key)
-                    where !deletedByOthers && !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
-                        var mutation = rest.mutation
-                        mutation.baseVersion = done.version
-                        try transaction.replaceQueued(mutation.mutationId, with: mutation)
-                    }
                     if server == nil, try transaction.queued(for: key).isEmpty {
                         // Deleted on the server, nothing left to send: the local copy goes.
                         try transaction.remove(key)
@@ -220,6 +209,28 @@ extension OutboxEngine {
             for other in [id] + row.folded {
                 events.publish(OutboxEvent(mutationId: other, key: row.key, kind: .rejected(error)))
             }
+        }
+    }
+}
+
+extension OutboxEngine {
+    /// Moves the changes queued while an object's rows were in flight onto the state those rows
+    /// produced: they were made on it. Unless someone else's delete won over the rows (no
+    /// object, and not this client's delete): then the queued changes were made on the object
+    /// before that delete and lose to it on the server too. Moved to the tombstone's version they
+    /// would re-create the object with only their fields. Those with a base keep it; those made on
+    /// this client's own creation (no base) are based on the version before the tombstone: with
+    /// no base, the server could not tell them from a deliberate re-creation when the delete came
+    /// from the same user on another device. Done whether or not a pull removed the object
+    /// meanwhile: the queued changes still go.
+    static func rebaseQueued(_ key: ObjectKey, after done: AppliedState, in transaction: StoreTransaction) throws {
+        let deletedByOthers = done.object == nil && !done.endsInDelete
+        for rest in try transaction.queued(for: key)
+        where !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
+            if deletedByOthers && rest.mutation.baseVersion != nil { continue }
+            var mutation = rest.mutation
+            mutation.baseVersion = deletedByOthers ? max(done.version - 1, 0) : done.version
+            try transaction.replaceQueued(mutation.mutationId, with: mutation)
         }
     }
 }
