@@ -145,8 +145,10 @@ struct ClientSyncMergeTests {
         }
     }
 
-    @Test("a change made on a creation whose answer was lost loses to the same user's delete from another device")
-    func changeOnALostCreationAnswerLosesToOwnDeleteElsewhere() async throws {
+    @Test(
+        "a change made on a creation whose answer was lost loses to the same user's delete from another device",
+        arguments: [false, true])
+    func changeOnALostCreationAnswerLosesToOwnDeleteElsewhere(pullsTheDeleteFirst: Bool) async throws {
         let (server, api) = try SharedServer.require()
         let className = Unique.name("Doc")
         try await withSyncHarness { harness in
@@ -173,6 +175,11 @@ struct ClientSyncMergeTests {
             try await onLaptop.delete()
             doc["pages"] = 2
             let edit = try #require(try await doc.saveEventually())
+            if pullsTheDeleteFirst {
+                // The phone hears of the delete before the retry's answer: its copy goes, the
+                // queued changes stay (they may have reached the server).
+                try await phone.sync.pull(datastore: .default)
+            }
             // The retry (the creation alone) is answered at version 1 with no object: the edit,
             // sent next on its own, was made on the creation and loses to the delete as well.
             gate.losesPushAnswers = false
