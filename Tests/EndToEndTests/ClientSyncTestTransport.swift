@@ -47,7 +47,8 @@ final class SyncTestTransport: HTTPTransport {
     func holdPushes() { state.withLock { $0.holdPushes = true } }
 
     /// From now on pushes are sent, but their answers wait before they reach the client, until
-    /// ``releasePushes()`` or ``releaseHeldPushes()``.
+    /// ``releasePushes()`` or ``releaseHeldPushes()`` (also the answers of pushes already on their
+    /// way: the hold is read when an answer comes).
     func holdPushAnswers() { state.withLock { $0.holdPushAnswers = true } }
 
     /// How many pushes (or push answers) are waiting.

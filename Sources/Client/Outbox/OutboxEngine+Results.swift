@@ -225,8 +225,13 @@ extension OutboxEngine {
     /// meanwhile: the queued changes still go.
     static func rebaseQueued(_ key: ObjectKey, after done: AppliedState, in transaction: StoreTransaction) throws {
         let deletedByOthers = done.object == nil && !done.endsInDelete
-        for rest in try transaction.queued(for: key)
-        where !rest.mayHaveReachedServer && rest.mutation.baseVersion == done.sentBase {
+        for rest in try transaction.queued(for: key) where rest.mutation.baseVersion == done.sentBase {
+            if rest.mayHaveReachedServer {
+                // It goes again as it went. The rows behind it go with it, and the server chains
+                // those with no base to it: moved, they would break that chain.
+                if deletedByOthers { break }
+                continue
+            }
             if deletedByOthers && rest.mutation.baseVersion != nil { continue }
             var mutation = rest.mutation
             mutation.baseVersion = deletedByOthers ? max(done.version - 1, 0) : done.version

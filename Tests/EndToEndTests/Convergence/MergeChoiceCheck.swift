@@ -36,8 +36,9 @@ struct MergeChoiceCheck {
         /// client's rebasing), each checked with ``decisionProblem(_:rule:)``.
         var serverDecisions: [MergeRule: Int] = [:]
         var clientDecisions: [MergeRule: Int] = [:]
-        /// Objects deleted and created again under their ID, whose current incarnation's history
-        /// alone was checked (the server answers no history across a delete).
+        /// Objects deleted and created again under their ID (each also a problem of the run),
+        /// whose current incarnation's history alone was checked (the server answers no history
+        /// across a delete).
         var reCreated = 0
 
         mutating func add(_ other: Figures) {
