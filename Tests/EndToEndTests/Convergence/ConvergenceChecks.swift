@@ -63,7 +63,7 @@ struct ConvergenceChecks {
         // change was answered and what the server committed, so that one failing run tells the
         // explanations apart (a lost application, a later overwrite, a re-creation and by whom).
         for id in Self.tracedObjects(problems) {
-            problems.append(try await objectTrace(id, fates))
+            problems.append(try await objectTrace(id, fates, version: serverObjects[id]?.version))
         }
         if !problems.isEmpty {
             throw ConvergenceFailure(problems.prefix(40).joined(separator: "\n"))
@@ -112,7 +112,6 @@ struct ConvergenceChecks {
                 // new ones): a write with no base version brought a deleted object back.
                 problems.append("object \(id) was deleted and created again: no change of the run re-creates an ID")
                 let incarnation = try await incarnationHistory(id, through: object.version)
-                check.figures.reCreated += 1
                 problems += check.check(id, history: incarnation, made: made, folded: folded)
                 continue
             }
@@ -374,7 +373,9 @@ struct ConvergenceChecks {
     /// One line per change queued for the object (kind, value, mutation, replica and its user,
     /// process life, fate, the answer heard) and one per operation the server committed on it
     /// (version, the change, and the queued mutation that made it, found by its origin).
-    private func objectTrace(_ id: String, _ fates: [String: Fate]) async throws -> String {
+    /// `version` is the object's on the server, which bounds the search for a re-created object's
+    /// incarnation (`nil` for one the server does not give).
+    private func objectTrace(_ id: String, _ fates: [String: Fate], version: Int64?) async throws -> String {
         let outcomes = ledger.outcomes
         var lines = ["trace of object \(id) (increments in base 4):"]
         var byOrigin: [String: String] = [:]
@@ -398,7 +399,7 @@ struct ConvergenceChecks {
             if let whole = try await operations(id) {
                 history = whole
             } else {
-                history = try await incarnationHistory(id, through: Int64.max)
+                history = try await incarnationHistory(id, through: version ?? Int64.max)
                 lines.append("  history of the current incarnation only (the ID was deleted and created again)")
             }
         } catch {

@@ -36,17 +36,12 @@ struct MergeChoiceCheck {
         /// client's rebasing), each checked with ``decisionProblem(_:rule:)``.
         var serverDecisions: [MergeRule: Int] = [:]
         var clientDecisions: [MergeRule: Int] = [:]
-        /// Objects deleted and created again under their ID (each also a problem of the run),
-        /// whose current incarnation's history alone was checked (the server answers no history
-        /// across a delete).
-        var reCreated = 0
 
         mutating func add(_ other: Figures) {
             checked.merge(other.checked, uniquingKeysWith: +)
             contested.merge(other.contested, uniquingKeysWith: +)
             serverDecisions.merge(other.serverDecisions, uniquingKeysWith: +)
             clientDecisions.merge(other.clientDecisions, uniquingKeysWith: +)
-            reCreated += other.reCreated
         }
 
         /// `operations: max 12 (3 over another value), ...; decisions (server/client): max 2/5, ...`
@@ -59,13 +54,13 @@ struct MergeChoiceCheck {
                 "\($0) \(serverDecisions[$0] ?? 0)/\(clientDecisions[$0] ?? 0)"
             }
             return "operations: " + operations.joined(separator: ", ") + "; decisions (server/client): "
-                + decisions.joined(separator: ", ") + "; \(reCreated) re-created objects from their re-creation"
+                + decisions.joined(separator: ", ")
         }
     }
 
     /// The rules of the fields checked (`a`, `b`).
     let rules: [String: MergeRule]
-    var figures = Figures()
+    private(set) var figures = Figures()
 
     /// The fields a change of each kind may change; a create sets every field.
     private static let fields: [ChaosCommand.Kind: Set<String>] = [
