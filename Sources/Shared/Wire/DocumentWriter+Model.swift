@@ -244,7 +244,7 @@ extension DocumentWriter {
     /// An object in ``ObjectSnapshot``'s `Codable` form whose fields, ACL and field versions are
     /// JSON text already: `body`, an object with the members `fields` and, when set, `acl` and
     /// `fieldVersions`, spliced in as it is, after the envelope written here. The body's
-    /// structure is checked first (``storedBodyMembers(of:)``), so that text damaged or written by
+    /// structure is checked first (``StoredBodyScan``), so that text damaged or written by
     /// something else can never add members to the object, or objects to the answer.
     /// - Returns: `false`, with nothing written, when `body` is not such an object.
     package mutating func storedObject(
@@ -253,7 +253,7 @@ extension DocumentWriter {
     ) -> Bool {
         var body = body
         return body.withUTF8 { text in
-            guard let members = Self.storedBodyMembers(of: text) else { return false }
+            guard let members = StoredBodyScan.members(of: text) else { return false }
             raw("{\"className\":")
             string(className)
             raw(",\"objectId\":")
@@ -271,39 +271,9 @@ extension DocumentWriter {
             raw(",\"version\":")
             int(version)
             bytes.append(UInt8(ascii: ","))
-            bytes.append(contentsOf: members)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[members]))
             bytes.append(UInt8(ascii: "}"))
             return true
         }
-    }
-
-    /// The members of `text` (between its braces, whitespace around them trimmed) when it is one
-    /// JSON object whose members are `fields`, and `acl` and `fieldVersions` or not, each once and
-    /// each one whole JSON value (read structurally, not built); `nil` for anything else.
-    private static func storedBodyMembers(of text: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
-        var reader = DocumentReader(bytes: text)
-        var hasFields = false
-        reader.skipWhitespace()
-        let open = reader.index
-        do {
-            try reader.readObject { reader, key in
-                switch key {
-                case "fields": hasFields = true
-                case "acl", "fieldVersions": break
-                default: throw DocumentReader.Unhandled()
-                }
-                try reader.skipValue()
-            }
-        } catch {
-            return nil
-        }
-        let close = reader.index - 1
-        reader.skipWhitespace()
-        guard hasFields, reader.index == text.count else { return nil }
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        let inner = text[(open + 1)..<close]
-        guard let start = inner.firstIndex(where: { !isSpace($0) }), let end = inner.lastIndex(where: { !isSpace($0) })
-        else { return nil }
-        return text[start...end]
     }
 }
