@@ -27,14 +27,21 @@ package struct DocumentWriter {
     }
 
     package mutating func string(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in string(utf8: utf8) }
+    }
+
+    /// A string whose UTF-8 is `utf8` (read over its contiguous bytes: a page writes several per
+    /// object).
+    private mutating func string(utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
         // Most texts need no escape: copied whole, not byte by byte.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: text.utf8)
+        if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): raw("\\\"")
             case UInt8(ascii: "\\"): raw("\\\\")

@@ -16,7 +16,7 @@ extension SQLiteStorage {
             arguments += StatementArguments(classArguments)
             sql += " ORDER BY o.sequence LIMIT ?"
             arguments += [limit]
-            return try Self.feedObjects(Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments))
+            return try Self.feedObjects(db.cachedStatement(sql: sql), arguments: arguments)
         }
     }
 
@@ -24,12 +24,11 @@ extension SQLiteStorage {
     public func recentChanges(datastoreKey: Int64, limit: Int) async throws -> [FeedObject] {
         try await pool.read { db in
             try Self.feedObjects(
-                Row.fetchCursor(
-                    db,
+                db.makeStatement(
                     sql: """
                         SELECT \(Self.feedColumns) FROM \(Self.feedFrom) WHERE o.datastore_key = ?
                         ORDER BY o.sequence DESC LIMIT ?
-                        """, arguments: [datastoreKey, limit]))
+                        """), arguments: [datastoreKey, limit])
         }
     }
 
@@ -88,17 +87,17 @@ extension SQLiteStorage {
         guard !currentPrincipals.isEmpty else { return [] }
         return try await pool.read { db in
             let (currentTest, formerTest) = (Self.readable(by: currentPrincipals), Self.readable(by: formerPrincipals))
-            let rows = try Row.fetchCursor(
-                db,
+            let statement = try db.makeStatement(
                 sql: """
                     SELECT \(Self.feedColumns) FROM \(Self.feedFrom)
                     WHERE o.datastore_key = ? AND o.deleted = 0 AND o.sequence <= ?
                     AND \(currentTest.sql) AND NOT \(formerTest.sql)
                     ORDER BY o.sequence LIMIT ?
-                    """,
+                    """)
+            return try Self.feedObjects(
+                statement,
                 arguments: StatementArguments(
                     [datastoreKey, sequence] + currentTest.arguments + formerTest.arguments + [Int64(limit)]))
-            return try Self.feedObjects(rows)
         }
     }
 

@@ -417,10 +417,12 @@ extension ObjectRow {
     static let positionalColumns =
         "o.key, o.class_name, o.object_id, d.id, o.body, o.created_at, o.updated_at, o.version, o.sequence, o.deleted"
 
-    /// The row `SELECT` ``positionalColumns`` reads, by position (no lookup by name per value).
-    init(positional row: Row) {
+    /// The row `SELECT` ``positionalColumns`` reads, by position (no lookup by name per value),
+    /// straight from SQLite (``CurrentRow``).
+    init(positional row: CurrentRow) {
         self.init(
-            key: row[0], className: row[1], objectId: row[2], datastoreId: row[3], body: row[4], createdAt: row[5],
-            updatedAt: row[6], version: row[7], sequence: row[8], deleted: (row[9] as Int64) != 0)
+            key: row.int64(0), className: row.text(1), objectId: row.text(2), datastoreId: row.text(3),
+            body: row.text(4), createdAt: row.optionalInt64(5), updatedAt: row.optionalInt64(6), version: row.int64(7),
+            sequence: row.int64(8), deleted: row.int64(9) != 0)
     }
 }

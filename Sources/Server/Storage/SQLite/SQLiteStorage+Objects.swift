@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQLite
 import RooftopShared
 
 /// The JSON body of a stored object: everything not kept in its own column.
@@ -77,18 +78,20 @@ extension SQLiteStorage {
     static func object(_ db: Database, datastoreKey: Int64, className: String, objectId: String) throws
         -> (key: Int64, object: StoredObject)?
     {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(storedObjectColumns) FROM \(feedFrom)
-                        WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
-                        """),
-                arguments: [datastoreKey, className, objectId])
-        else { return nil }
-        let object = ObjectRow(positional: row)
-        let (current, former) = try storedReaders(of: object, row)
-        return (object.key, try object.stored(current: current, former: former))
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(storedObjectColumns) FROM \(feedFrom)
+                WHERE o.datastore_key = ? AND o.class_name = ? AND o.object_id = ?
+                """)
+        let cursor = try Row.fetchCursor(statement, arguments: [datastoreKey, className, objectId])
+        // The row is read while the cursor stands on it (its end resets the statement).
+        return try withExtendedLifetime(cursor) {
+            guard try cursor.next() != nil else { return nil }
+            let row = CurrentRow(statement)
+            let object = ObjectRow(positional: row)
+            let (current, former) = try storedReaders(of: object, row)
+            return (object.key, try object.stored(current: current, former: former))
+        }
     }
 
     /// The columns of an object's row with its readers, read by ``storedReaders(of:_:)``:
@@ -112,7 +115,7 @@ extension SQLiteStorage {
     /// from it, as on PostgreSQL (and as before this read was one statement): a write with a new
     /// ACL still mends it.
     /// - Throws: `internal` when a set or a history column is not a list of principals.
-    static func storedReaders(of object: ObjectRow, _ row: Row) throws -> (current: Set<String>, former: Set<String>) {
+    static func storedReaders(of object: ObjectRow, _ row: CurrentRow) throws -> (current: Set<String>, former: Set<String>) {
         func principals(_ text: String?, _ what: @autoclosure () -> String) throws -> [String] {
             guard let text else { return [] }
             do {
@@ -122,11 +125,11 @@ extension SQLiteStorage {
             }
         }
         var current: Set<String> = []
-        if !object.deleted, let readerSet: Int64 = row[10] {
-            current = Set(try principals(row[11], "reader set \(readerSet)"))
+        if !object.deleted, let readerSet = row.optionalInt64(10) {
+            current = Set(try principals(row.optionalText(11), "reader set \(readerSet)"))
         }
-        current.formUnion(try principals(row[12], "the open readers' history"))
-        return (current, current.union(try principals(row[13], "the ended readers' history")))
+        current.formUnion(try principals(row.optionalText(12), "the open readers' history"))
+        return (current, current.union(try principals(row.optionalText(13), "the ended readers' history")))
     }
 
     /// The columns of a change feed's row, read by ``feedObjects(_:)``: ``ObjectRow/positionalColumns``,
@@ -152,18 +155,20 @@ extension SQLiteStorage {
     static let feedFrom =
         "objects o JOIN datastores d ON d.key = o.datastore_key LEFT JOIN reader_sets s ON s.id = o.readers"
 
-    /// The feed objects of the rows of a statement selecting ``feedColumns``, their bodies not
-    /// decoded.
+    /// The feed objects of the rows of `statement` (selecting ``feedColumns``) with `arguments`,
+    /// their bodies not decoded.
     /// - Throws: What reading a row throws; `internal` for a reader set that cannot be read.
-    static func feedObjects(_ cursor: RowCursor) throws -> [FeedObject] {
+    static func feedObjects(_ statement: Statement, arguments: StatementArguments) throws -> [FeedObject] {
         var readers = FeedReaders()
         var objects: [FeedObject] = []
-        while let row = try cursor.next() {
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        let row = CurrentRow(statement)
+        while try cursor.next() != nil {
             let object = ObjectRow(positional: row)
             let found = try readers.readers(
-                readerSet: row[10], setPrincipals: { row[11] },
-                lastReaders: try (row[12] as String?).map { try DocumentCoding.decode([String].self, from: $0) },
-                historyReaders: try (row[13] as String?).map { try DocumentCoding.decode([String].self, from: $0) } ?? [])
+                readerSet: row.optionalInt64(10), setPrincipals: { row.optionalText(11) },
+                lastReaders: try row.optionalText(12).map { try DocumentCoding.decode([String].self, from: $0) },
+                historyReaders: try row.optionalText(13).map { try DocumentCoding.decode([String].self, from: $0) } ?? [])
             objects.append(object.feedObject(current: found.current, former: found.former))
         }
         return objects

@@ -1,0 +1,53 @@
+import GRDB
+import GRDBSQLite
+
+/// The columns of the row a statement's cursor stands on, read by position straight from SQLite, for
+/// the reads that go through every row of a page (a pull's objects): GRDB's `Row` subscripts
+/// test each value's type through its generic conversions and make text with `String(cString:)`,
+/// which measures it again with `strlen`; here text is copied once by the length SQLite gives.
+/// Valid only until the cursor moves on.
+///
+/// ```swift
+/// let statement = try db.cachedStatement(sql: "SELECT key, body FROM objects")
+/// let cursor = try Row.fetchCursor(statement)
+/// let row = CurrentRow(statement)
+/// while try cursor.next() != nil {
+///     let key = row.int64(0)
+/// }
+/// ```
+package struct CurrentRow {
+    private let handle: OpaquePointer
+
+    /// The row a cursor over `statement` stands on (after its `next()` returned one).
+    package init(_ statement: Statement) {
+        handle = statement.sqliteStatement
+    }
+
+    /// Whether the column is `NULL`.
+    package func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    /// An integer (0 for `NULL`, as SQLite converts).
+    package func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    /// An integer, or `nil` for `NULL`.
+    package func optionalInt64(_ column: Int32) -> Int64? {
+        isNull(column) ? nil : sqlite3_column_int64(handle, column)
+    }
+
+    /// Text (the empty text for `NULL`), its bytes read as UTF-8 (invalid sequences repaired, as
+    /// Swift's strings do).
+    package func text(_ column: Int32) -> String {
+        guard let start = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+    }
+
+    /// Text, or `nil` for `NULL`.
+    package func optionalText(_ column: Int32) -> String? {
+        isNull(column) ? nil : text(column)
+    }
+}
