@@ -12,7 +12,7 @@ import GRDBSQLite
 /// let cursor = try Row.fetchCursor(statement)
 /// let row = CurrentRow(statement)
 /// while try cursor.next() != nil {
-///     let key = row.int64(0)
+///     let key = try row.int64(0)
 /// }
 /// ```
 package struct CurrentRow {
@@ -28,9 +28,11 @@ package struct CurrentRow {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
-    /// An integer (0 for `NULL`, as SQLite converts).
-    package func int64(_ column: Int32) -> Int64 {
-        sqlite3_column_int64(handle, column)
+    /// An integer.
+    /// - Throws: `DatabaseError` (`SQLITE_MISMATCH`) for `NULL` (a damaged row: GRDB's reads trapped).
+    package func int64(_ column: Int32) throws -> Int64 {
+        guard !isNull(column) else { throw Self.null(column) }
+        return sqlite3_column_int64(handle, column)
     }
 
     /// An integer, or `nil` for `NULL`.
@@ -38,16 +40,25 @@ package struct CurrentRow {
         isNull(column) ? nil : sqlite3_column_int64(handle, column)
     }
 
-    /// Text (the empty text for `NULL`), its bytes read as UTF-8 (invalid sequences repaired, as
-    /// Swift's strings do).
-    package func text(_ column: Int32) -> String {
-        guard let start = sqlite3_column_text(handle, column) else { return "" }
+    /// Text, its bytes read as UTF-8 (invalid sequences repaired, as Swift's strings do).
+    /// - Throws: `DatabaseError` (`SQLITE_MISMATCH`) for `NULL`, `SQLITE_NOMEM` when SQLite cannot
+    ///   give the text.
+    package func text(_ column: Int32) throws -> String {
+        guard !isNull(column) else { throw Self.null(column) }
+        guard let start = sqlite3_column_text(handle, column) else {
+            throw DatabaseError(resultCode: .SQLITE_NOMEM, message: "column \(column)'s text could not be read")
+        }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
     }
 
     /// Text, or `nil` for `NULL`.
-    package func optionalText(_ column: Int32) -> String? {
-        isNull(column) ? nil : text(column)
+    /// - Throws: As ``text(_:)``.
+    package func optionalText(_ column: Int32) throws -> String? {
+        isNull(column) ? nil : try text(column)
+    }
+
+    private static func null(_ column: Int32) -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_MISMATCH, message: "column \(column) is NULL where a value is required")
     }
 }

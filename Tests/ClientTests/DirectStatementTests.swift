@@ -148,4 +148,31 @@ struct DirectStatementTests {
                     == nil)
         }
     }
+
+    @Test("a row read straight from SQLite: values as GRDB reads them, a NULL where one is required throws")
+    func currentRows() throws {
+        let queue = try database()
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO t (i, b, s, blob, r) VALUES (?, 1, ?, NULL, NULL), (NULL, 0, NULL, NULL, NULL)",
+                arguments: [Int64.min, "héllo \u{1F600} \"quoted\""])
+            let statement = try db.makeStatement(sql: "SELECT i, s FROM t ORDER BY id")
+            let cursor = try Row.fetchCursor(statement)
+            let row = CurrentRow(statement)
+            var read: [(Int64?, String?)] = []
+            while let grdb = try cursor.next() {
+                #expect(row.optionalInt64(0) == grdb[0] as Int64?)
+                #expect(try row.optionalText(1) == grdb[1] as String?)
+                read.append((row.optionalInt64(0), try row.optionalText(1)))
+                if row.isNull(0) {
+                    #expect(throws: DatabaseError.self) { try row.int64(0) }
+                    #expect(throws: DatabaseError.self) { try row.text(1) }
+                } else {
+                    #expect(try row.int64(0) == Int64.min)
+                    #expect(try row.text(1) == "héllo \u{1F600} \"quoted\"")
+                }
+            }
+            #expect(read.count == 2)
+        }
+    }
 }

@@ -419,10 +419,11 @@ extension ObjectRow {
 
     /// The row `SELECT` ``positionalColumns`` reads, by position (no lookup by name per value),
     /// straight from SQLite (``CurrentRow``).
-    init(positional row: CurrentRow) {
+    /// - Throws: `DatabaseError` for a required column that is `NULL` (a damaged row).
+    init(positional row: CurrentRow) throws {
         self.init(
-            key: row.int64(0), className: row.text(1), objectId: row.text(2), datastoreId: row.text(3),
-            body: row.text(4), createdAt: row.optionalInt64(5), updatedAt: row.optionalInt64(6), version: row.int64(7),
-            sequence: row.int64(8), deleted: row.int64(9) != 0)
+            key: try row.int64(0), className: try row.text(1), objectId: try row.text(2), datastoreId: try row.text(3),
+            body: try row.text(4), createdAt: row.optionalInt64(5), updatedAt: row.optionalInt64(6),
+            version: try row.int64(7), sequence: try row.int64(8), deleted: try row.int64(9) != 0)
     }
 }

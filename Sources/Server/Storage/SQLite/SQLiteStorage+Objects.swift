@@ -88,7 +88,7 @@ extension SQLiteStorage {
         return try withExtendedLifetime(cursor) {
             guard try cursor.next() != nil else { return nil }
             let row = CurrentRow(statement)
-            let object = ObjectRow(positional: row)
+            let object = try ObjectRow(positional: row)
             let (current, former) = try storedReaders(of: object, row)
             return (object.key, try object.stored(current: current, former: former))
         }
@@ -126,13 +126,13 @@ extension SQLiteStorage {
         }
         var current: Set<String> = []
         if !object.deleted, let readerSet = row.optionalInt64(10) {
-            current = Set(try principals(row.optionalText(11), "reader set \(readerSet)"))
+            current = Set(try principals(try row.optionalText(11), "reader set \(readerSet)"))
         }
-        current.formUnion(try principals(row.optionalText(12), "the open readers' history"))
-        return (current, current.union(try principals(row.optionalText(13), "the ended readers' history")))
+        current.formUnion(try principals(try row.optionalText(12), "the open readers' history"))
+        return (current, current.union(try principals(try row.optionalText(13), "the ended readers' history")))
     }
 
-    /// The columns of a change feed's row, read by ``feedObjects(_:)``: ``ObjectRow/positionalColumns``,
+    /// The columns of a change feed's row, read by ``feedObjects(_:arguments:)``: ``ObjectRow/positionalColumns``,
     /// then the object's reader set and its principals, a tombstone's readers, and the principals
     /// the readers' history adds (``FeedReaders``; JSON arrays, the last `NULL` when it adds
     /// none). `FROM` ``feedFrom``.
@@ -164,9 +164,9 @@ extension SQLiteStorage {
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
         let row = CurrentRow(statement)
         while try cursor.next() != nil {
-            let object = ObjectRow(positional: row)
+            let object = try ObjectRow(positional: row)
             let found = try readers.readers(
-                readerSet: row.optionalInt64(10), setPrincipals: { row.optionalText(11) },
+                readerSet: row.optionalInt64(10), setPrincipals: { try row.optionalText(11) },
                 lastReaders: try row.optionalText(12).map { try DocumentCoding.decode([String].self, from: $0) },
                 historyReaders: try row.optionalText(13).map { try DocumentCoding.decode([String].self, from: $0) } ?? [])
             objects.append(object.feedObject(current: found.current, former: found.former))
