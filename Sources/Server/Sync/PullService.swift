@@ -93,7 +93,7 @@ final class PullService: Sendable {
         /// The checkpoint pulled from, if any.
         let since: CheckpointCodec.State?
         /// The caller as it was at the checkpoint (its roles then), when its principals changed
-        /// since: who may still hear of objects it lost (``PullService/mayHearOfLoss(_:page:)``).
+        /// since: who may still hear of objects it lost (``PullService/mayHearOfLoss(_:audience:)``).
         let formerContext: AccessContext?
         /// The most changes the page holds.
         let size: Int
@@ -133,6 +133,17 @@ final class PullService: Sendable {
 
         /// Whether a class is in the pull's filter (every class without one).
         func includes(_ className: String) -> Bool { classes?.contains(className) ?? true }
+
+        /// Who the page is for, taken once for its rows (not the whole page for each of them).
+        var audience: Audience { Audience(context: context, principals: principals, formerContext: formerContext) }
+    }
+
+    /// Who a page is for: the caller now (``Page/context``, ``Page/principals``) and, when its
+    /// principals changed since its checkpoint, as it was then (``Page/formerContext``).
+    private struct Audience {
+        let context: AccessContext
+        let principals: Set<String>
+        let formerContext: AccessContext?
     }
 
     /// The class filter of a pull, checked: at most ``maxClassFilter`` valid class names.
@@ -164,15 +175,17 @@ final class PullService: Sendable {
             currentPrincipals: page.principals, limit: page.size + 1)
         // Read after the rows, as the feed's are (``addFeed(to:)``).
         var classSettings = ClassSettingsMemo(classes)
+        let audience = page.audience
         for pointer in lost where page.includes(pointer.className) {
-            guard Self.mayHearOfLoss(try await classSettings.permissions(of: pointer.className), page: page) else { continue }
+            guard Self.mayHearOfLoss(try await classSettings.permissions(of: pointer.className), audience: audience)
+            else { continue }
             page.changes.append(.notice(.removal(className: pointer.className, objectId: pointer.objectId)))
         }
         var upserts: [PullPage.Change] = []
         var bytes = 0
         for row in gained where page.includes(row.className) {
             if let change = try await change(
-                for: row, page: page, formerPrincipals: [], classSettings: &classSettings),
+                for: row, audience: audience, formerPrincipals: [], classSettings: &classSettings),
                 case .upsert(let object) = change
             {
                 upserts.append(change)
@@ -196,6 +209,7 @@ final class PullService: Sendable {
         // committed before the rows were read is seen by every row.
         var classSettings = ClassSettingsMemo(classes)
         let former = Set(page.since?.principals ?? [])
+        let audience = page.audience
         for (index, row) in rows.enumerated() {
             if index == page.size || (index > 0 && page.bytes > limits.maxPullPageBytes) {
                 page.hasMore = true
@@ -204,7 +218,7 @@ final class PullService: Sendable {
             page.lastSequence = row.sequence
             guard
                 let change = try await change(
-                    for: row, page: page, formerPrincipals: former, classSettings: &classSettings)
+                    for: row, audience: audience, formerPrincipals: former, classSettings: &classSettings)
             else { continue }
             if case .upsert(let object) = change { page.bytes += Self.size(of: object) }
             page.changes.append(change)
@@ -232,21 +246,21 @@ final class PullService: Sendable {
     /// let it find the class is no reason to keep copies the role let it pull. A class it may not
     /// find in either way is left out entirely: a removal would list IDs of objects it never could
     /// pull.
-    private static func mayHearOfLoss(_ permissions: ClassPermissions, page: Page) -> Bool {
-        permissions.allows(.find, for: page.context)
-            || page.formerContext.map { permissions.allows(.find, for: $0) } == true
+    private static func mayHearOfLoss(_ permissions: ClassPermissions, audience: Audience) -> Bool {
+        permissions.allows(.find, for: audience.context)
+            || audience.formerContext.map { permissions.allows(.find, for: $0) } == true
     }
 
     /// What the caller is told about one changed object, or `nil` when it must not hear of it.
     private func change(
-        for row: FeedObject, page: Page, formerPrincipals: Set<String>, classSettings: inout ClassSettingsMemo
+        for row: FeedObject, audience: Audience, formerPrincipals: Set<String>, classSettings: inout ClassSettingsMemo
     ) async throws -> PullPage.Change? {
-        let (context, principals) = (page.context, page.principals)
+        let (context, principals) = (audience.context, audience.principals)
         let permissions = try await classSettings.permissions(of: row.className)
-        // A class the caller may not find is left out of its feed (``mayHearOfLoss(_:page:)``
+        // A class the caller may not find is left out of its feed (``mayHearOfLoss(_:audience:)``
         // for what it lost).
         let findsNow = permissions.allows(.find, for: context)
-        guard findsNow || Self.mayHearOfLoss(permissions, page: page) else { return nil }
+        guard findsNow || Self.mayHearOfLoss(permissions, audience: audience) else { return nil }
         let readableNow = context.isAdmin || !row.readers.isDisjoint(with: principals)
         // Could read some version, as the caller is now or was at the checkpoint: it may hold a copy.
         let couldRead = readableNow || !row.formerReaders.isDisjoint(with: principals.union(formerPrincipals))
