@@ -29,7 +29,7 @@ extension DocumentReader {
     /// most of a stored body, which a pull page checks before splicing it in): a quote ends the
     /// string unless an odd run of backslashes precedes it (each backslash escapes the byte
     /// after it).
-    private mutating func skipString() throws {
+    mutating func skipString() throws {
         try consume(UInt8(ascii: "\""))
         guard let base = bytes.baseAddress else { throw Unhandled() }
         var from = index

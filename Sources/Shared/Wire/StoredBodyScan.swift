@@ -18,146 +18,99 @@ enum StoredBodyScan {
     /// is not such an object.
     static func members(of text: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         guard text.baseAddress != nil else { return nil }
-        var index = skipSpace(text, 0)
-        guard index < text.count, text[index] == UInt8(ascii: "{") else { return nil }
-        index = skipSpace(text, index + 1)
-        let start = index
+        var reader = DocumentReader(bytes: text)
+        return try? members(&reader)
+    }
+
+    /// The members of the object `reader` stands before, read with the reader's own tokens.
+    /// - Throws: ``DocumentReader/Unhandled`` when it is not such an object.
+    private static func members(_ reader: inout DocumentReader) throws -> Range<Int> {
+        let text = reader.bytes
+        try reader.consume(UInt8(ascii: "{"))
+        reader.skipWhitespace()
+        let start = reader.index
         var seen: UInt8 = 0
         while true {
             // A key, compared as bytes.
-            guard index < text.count, text[index] == UInt8(ascii: "\""), let keyEnd = endOfString(text, index) else {
-                return nil
-            }
-            let key = UnsafeBufferPointer(rebasing: text[(index + 1)..<(keyEnd - 1)])
+            guard try reader.peek() == UInt8(ascii: "\"") else { throw DocumentReader.Unhandled() }
+            let keyStart = reader.index + 1
+            try reader.skipString()
+            let key = UnsafeBufferPointer(rebasing: text[keyStart..<(reader.index - 1)])
             let bit: UInt8 =
                 key.elementsEqual("fields".utf8) ? 1 : key.elementsEqual("acl".utf8) ? 2
                 : key.elementsEqual("fieldVersions".utf8) ? 4 : 0
-            guard bit != 0, seen & bit == 0 else { return nil }
+            guard bit != 0, seen & bit == 0 else { throw DocumentReader.Unhandled() }
             seen |= bit
-            index = skipSpace(text, keyEnd)
-            guard index < text.count, text[index] == UInt8(ascii: ":"),
-                let valueEnd = endOfValue(text, from: index + 1, depth: 1)
-            else { return nil }
-            let end = valueEnd
-            index = skipSpace(text, valueEnd)
-            guard index < text.count else { return nil }
-            if text[index] == UInt8(ascii: ",") {
-                index = skipSpace(text, index + 1)
-                continue
+            try reader.consume(UInt8(ascii: ":"))
+            try skipValue(&reader, depth: 1)
+            let end = reader.index
+            switch try reader.peek() {
+            case UInt8(ascii: ","):
+                reader.index += 1
+            case UInt8(ascii: "}"):
+                reader.index += 1
+                reader.skipWhitespace()
+                guard seen & 1 != 0, reader.index == text.count else { throw DocumentReader.Unhandled() }
+                return start..<end
+            default:
+                throw DocumentReader.Unhandled()
             }
-            guard text[index] == UInt8(ascii: "}"), seen & 1 != 0, skipSpace(text, index + 1) == text.count else {
-                return nil
-            }
-            return start..<end
         }
     }
 
-    /// Where the value that begins at `start` (after whitespace) ends: the index after it, or
-    /// `nil` when none is there. `depth`: the containers open around it.
-    private static func endOfValue(_ text: UnsafeBufferPointer<UInt8>, from start: Int, depth: Int) -> Int? {
+    /// Skips the value `reader` stands before (after whitespace), its containers kept as bits.
+    /// `depth`: the containers open around it.
+    /// - Throws: ``DocumentReader/Unhandled`` when no whole value is there.
+    private static func skipValue(_ reader: inout DocumentReader, depth: Int) throws {
         var open = OpenContainers(depth: depth)
-        var index = start
         while true {
             // A value.
-            index = skipSpace(text, index)
-            guard index < text.count else { return nil }
-            switch text[index] {
+            switch try reader.peek() {
             case UInt8(ascii: "\""):
-                guard let end = endOfString(text, index) else { return nil }
-                index = end
+                try reader.skipString()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                let isObject = text[index] == UInt8(ascii: "{")
-                guard open.push(object: isObject) else { return nil }
-                index = skipSpace(text, index + 1)
-                guard index < text.count else { return nil }
-                if text[index] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                let isObject = reader.bytes[reader.index] == UInt8(ascii: "{")
+                guard open.push(object: isObject) else { throw DocumentReader.Unhandled() }
+                reader.index += 1
+                if try reader.peek() == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     open.pop()
-                    index += 1
+                    reader.index += 1
                 } else {
-                    if isObject {
-                        guard let afterKey = afterKey(text, index) else { return nil }
-                        index = afterKey
-                    }
+                    if isObject { try skipKey(&reader) }
                     continue
                 }
-            case UInt8(ascii: "n"):
-                guard let end = endOfLiteral(text, index, "null") else { return nil }
-                index = end
-            case UInt8(ascii: "t"):
-                guard let end = endOfLiteral(text, index, "true") else { return nil }
-                index = end
-            case UInt8(ascii: "f"):
-                guard let end = endOfLiteral(text, index, "false") else { return nil }
-                index = end
+            case UInt8(ascii: "n"): try reader.consumeLiteral("null")
+            case UInt8(ascii: "t"): try reader.consumeLiteral("true")
+            case UInt8(ascii: "f"): try reader.consumeLiteral("false")
             default:
-                let first = index
-                while index < text.count, DocumentReader.isNumberByte(text[index]) { index += 1 }
-                guard index > first else { return nil }
+                let first = reader.index
+                while reader.index < reader.bytes.count, DocumentReader.isNumberByte(reader.bytes[reader.index]) {
+                    reader.index += 1
+                }
+                guard reader.index > first else { throw DocumentReader.Unhandled() }
             }
             // After a value: commas and the ends of the containers it closes.
-            while true {
-                guard let isObject = open.top else { return index }
-                index = skipSpace(text, index)
-                guard index < text.count else { return nil }
-                if text[index] == UInt8(ascii: ",") {
-                    index += 1
-                    if isObject {
-                        guard let afterKey = afterKey(text, skipSpace(text, index)) else { return nil }
-                        index = afterKey
-                    }
-                    break
+            closing: while let isObject = open.top {
+                switch try reader.peek() {
+                case UInt8(ascii: ","):
+                    reader.index += 1
+                    if isObject { try skipKey(&reader) }
+                    break closing
+                case isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"):
+                    open.pop()
+                    reader.index += 1
+                default:
+                    throw DocumentReader.Unhandled()
                 }
-                guard text[index] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { return nil }
-                open.pop()
-                index += 1
             }
+            if open.top == nil { return }
         }
     }
 
-    /// After a member's key and its colon, the key's opening quote at `index`; `nil` when they
-    /// are not there.
-    private static func afterKey(_ text: UnsafeBufferPointer<UInt8>, _ index: Int) -> Int? {
-        guard index < text.count, text[index] == UInt8(ascii: "\""), let end = endOfString(text, index) else {
-            return nil
-        }
-        let colon = skipSpace(text, end)
-        guard colon < text.count, text[colon] == UInt8(ascii: ":") else { return nil }
-        return colon + 1
-    }
-
-    /// The index after the string whose opening quote is at `quote`, or `nil` when it does not
-    /// end: its closing quote is the first one after an even run of backslashes (each escapes the
-    /// byte after it).
-    private static func endOfString(_ text: UnsafeBufferPointer<UInt8>, _ quote: Int) -> Int? {
-        guard let base = text.baseAddress else { return nil }
-        var from = quote + 1
-        while from < text.count, let found = memchr(base + from, Int32(UInt8(ascii: "\"")), text.count - from) {
-            let closing = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-            var backslash = closing - 1
-            while backslash > quote, text[backslash] == UInt8(ascii: "\\") { backslash -= 1 }
-            if (closing - 1 - backslash) % 2 == 0 { return closing + 1 }
-            from = closing + 1
-        }
-        return nil
-    }
-
-    private static func endOfLiteral(_ text: UnsafeBufferPointer<UInt8>, _ index: Int, _ literal: StaticString) -> Int? {
-        let count = literal.utf8CodeUnitCount
-        guard count <= text.count - index else { return nil }
-        let bytes = literal.utf8Start
-        for offset in 0..<count where text[index + offset] != bytes[offset] { return nil }
-        return index + count
-    }
-
-    private static func skipSpace(_ text: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
-        var index = start
-        while index < text.count {
-            switch text[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            default: return index
-            }
-        }
-        return index
+    /// Skips a member's key and its colon.
+    private static func skipKey(_ reader: inout DocumentReader) throws {
+        try reader.skipString()
+        try reader.consume(UInt8(ascii: ":"))
     }
 
     /// The containers open inside the value being scanned, innermost last: a bit each (object or
