@@ -80,7 +80,7 @@ extension DocumentReader {
 
     /// Reads an object's members, calling `member` with the bytes of each key (positions in the
     /// text) positioned on its value, which it must read. A key with escapes is ``Unhandled``.
-    private mutating func readMembers(_ member: (inout DocumentReader, Range<Int>) throws -> Void) throws {
+    mutating func readMembers(_ member: (inout DocumentReader, Range<Int>) throws -> Void) throws {
         try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
             try reader.consume(UInt8(ascii: "\""))
             let start = reader.index
@@ -94,6 +94,41 @@ extension DocumentReader {
             try reader.consume(UInt8(ascii: ":"))
             try member(&reader, key)
         }
+    }
+
+    /// Reads an object whose keys are all among `keys`, each once, calling `member` with each
+    /// key positioned on its value, which it must read. Keys are compared as bytes, without
+    /// making strings of them; an unknown, repeated or escaped key is ``Unhandled``.
+    mutating func readObject<Key>(_ keys: DocumentKeys<Key>, _ member: (inout DocumentReader, Key) throws -> Void) throws {
+        var seen: UInt64 = 0
+        try readMembers { reader, key in
+            guard let (position, found) = keys.find(key, in: reader.bytes), seen & (1 << position) == 0 else {
+                throw Unhandled()
+            }
+            seen |= 1 << position
+            try member(&reader, found)
+        }
+    }
+
+    /// The value read by `read` from the reader's position, or the value kept at `last` when the
+    /// text there is byte for byte that value's text, which is then skipped: a value's text ends
+    /// where its quotes or braces close, so the same bytes are the same value, ending at the same
+    /// place (the objects of one page share their class, datastore and mostly their ACL). `last`
+    /// then keeps the value read and where its text is.
+    mutating func reusing<T>(
+        _ last: WritableKeyPath<DocumentReader, (text: Range<Int>, value: T)?>, _ read: (inout DocumentReader) throws -> T
+    ) rethrows -> T {
+        skipWhitespace()
+        let start = index
+        if let kept = self[keyPath: last], let base = bytes.baseAddress, kept.text.count <= bytes.count - start,
+            memcmp(base + start, base + kept.text.lowerBound, kept.text.count) == 0
+        {
+            index = start + kept.text.count
+            return kept.value
+        }
+        let value = try read(&self)
+        self[keyPath: last] = (start..<index, value)
+        return value
     }
 
     /// Whether the key at `key` is `name`'s UTF-8.
@@ -149,5 +184,29 @@ extension ObjectSnapshot {
     private struct FieldsDocument: Decodable {
         var fields: [String: Value]
         var className: String?
+    }
+}
+
+/// The keys of one kind of object the reader knows by name (an object's envelope, a change's),
+/// found by their bytes (``DocumentReader/readObject(_:_:)-(DocumentKeys<Key>,_)``).
+struct DocumentKeys<Key: Sendable>: Sendable {
+    private let keys: [(utf8: [UInt8], key: Key)]
+
+    /// The keys of `cases`, each its raw value (at most 64).
+    init(_ cases: [Key]) where Key: RawRepresentable<String> {
+        precondition(cases.count <= 64, "at most 64 keys")
+        keys = cases.map { (Array($0.rawValue.utf8), $0) }
+    }
+
+    /// The key whose bytes are those of `range` in `bytes`, and its position among the keys.
+    func find(_ range: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> (Int, Key)? {
+        guard let base = bytes.baseAddress else { return nil }
+        for (position, entry) in keys.enumerated() where entry.utf8.count == range.count {
+            let equal = entry.utf8.withUnsafeBufferPointer { name in
+                name.baseAddress.map { memcmp(base + range.lowerBound, $0, range.count) == 0 } ?? false
+            }
+            if equal { return (position, entry.key) }
+        }
+        return nil
     }
 }

@@ -49,6 +49,12 @@ extension DocumentReader {
         return PullResponse(changes: changes, checkpoint: checkpoint, hasMore: hasMore, remaining: remaining, roles: roles)
     }
 
+    /// The members of a change's form (``PullChange``'s `Codable` keys).
+    private enum ChangeKey: String, CaseIterable, Sendable {
+        case kind, object, className, objectId, version
+        static let keys = DocumentKeys(allCases)
+    }
+
     /// One change of a page (``PullChange``'s `Codable` form), and where its object's JSON is.
     private mutating func readPullChange(objectSpan: inout Range<Int>?) throws -> PullChange {
         var kind: String?
@@ -56,18 +62,17 @@ extension DocumentReader {
         var className: String?
         var objectId: String?
         var version: Int64?
-        try readObject { reader, key in
+        try readObject(ChangeKey.keys) { reader, key in
             switch key {
-            case "kind": kind = try reader.readString()
-            case "object":
+            case .kind: kind = try reader.readString()
+            case .object:
                 reader.skipWhitespace()
                 let start = reader.index
                 object = try reader.readObjectSnapshot()
                 objectSpan = start..<reader.index
-            case "className": className = try reader.readString()
-            case "objectId": objectId = try reader.readString()
-            case "version": version = try reader.readInt64()
-            default: throw Unhandled()
+            case .className: className = try reader.readString()
+            case .objectId: objectId = try reader.readString()
+            case .version: version = try reader.readInt64()
             }
         }
         switch kind {
