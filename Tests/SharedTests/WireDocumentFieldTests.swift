@@ -51,6 +51,30 @@ struct WireDocumentFieldTests {
         #expect(try ObjectSnapshot.field("p", ofDocument: text) == .pointer(Pointer(className: "A", objectId: "b")))
     }
 
+    @Test("a field met twice, a repeated `fields`, names equal as strings but not as bytes: read as the decoded object holds them")
+    func repeatedAndEquivalentNames() throws {
+        let head = #"{"className":"T","objectId":"o","datastore":"default","version":1,"#
+        let cases: [(text: String, name: String)] = [
+            (head + #""fields":{"a":1,"a":2}}"#, "a"),
+            (head + #""fields":{"a":1},"fields":{"a":2,"b":3}}"#, "b"),
+            (head + #""fields":{"a":1},"objectId":"p"}"#, "objectId"),
+            // An accent composed and not: one name to a string (and to `Codable`'s dictionary).
+            (head + "\"fields\":{\"e\u{301}\":1}}", "\u{E9}"),
+            (head + "\"fields\":{\"\u{E9}\":1}}", "e\u{301}"),
+            // The Kelvin sign is canonically a capital K.
+            (head + "\"fields\":{\"\u{212A}\":1}}", "K"),
+            (head + "\"fields\":{\"K\":1}}", "\u{212A}"),
+        ]
+        for (text, name) in cases {
+            let decoded = try? JSONDecoder().decode(ObjectSnapshot.self, from: Data(text.utf8))
+            let read = try? ObjectSnapshot.field(name, ofDocument: text)
+            #expect(read == decoded?[name], "\(name) in \(text)")
+        }
+        // Read directly where nothing is repeated or equivalent only as a string.
+        #expect(try DocumentReader.read(head + #""fields":{"a":1,"b":2}}"#) { try $0.readField("b") } == 2)
+        #expect(try DocumentReader.read(head + "\"fields\":{\"\u{E9}\":1}}") { try $0.readField("\u{E9}") } == 1)
+    }
+
     @Test("nesting past the reader's depth is left to Codable, not followed down the stack")
     func deepNesting() throws {
         let deep = 100_000

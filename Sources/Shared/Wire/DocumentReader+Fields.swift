@@ -52,19 +52,29 @@ extension DocumentReader {
     /// the object's subscript gives it, reading nothing else of the object: its built-in fields
     /// (`objectId`, `createdAt`, `updatedAt`) or one of its `fields`. Keys are compared as bytes,
     /// without making strings of them (a local query on a field without index rows reads it from
-    /// every object of the class).
+    /// every object of the class), unless a field's name or the one asked for is not ASCII. A
+    /// member met twice is left to `Codable`, which decides which one counts.
     /// - Throws: ``Unhandled`` for what the reader leaves to `Codable`.
     package mutating func readField(_ name: String) throws -> Value? {
         let builtIn = ["objectId", "createdAt", "updatedAt", "ACL"].contains(name)
         var utf8 = name
         return try utf8.withUTF8 { wanted in
             var found: Value?
+            // A member met twice (the field, or `fields` itself): `Codable` decides which counts.
+            var (matched, fieldsRead) = (false, false)
             try readMembers { reader, key in
                 if !builtIn, reader.matches(key, "fields") {
+                    guard !fieldsRead else { throw Unhandled() }
+                    fieldsRead = true
                     try reader.readMembers { reader, field in
-                        if reader.matches(field, wanted) { found = try reader.readValue() } else { try reader.skipValue() }
+                        guard try reader.names(field, name, wanted) else { return try reader.skipValue() }
+                        guard !matched else { throw Unhandled() }
+                        matched = true
+                        found = try reader.readValue()
                     }
                 } else if builtIn, reader.matches(key, wanted), name != "ACL" {
+                    guard !matched else { throw Unhandled() }
+                    matched = true
                     if name == "objectId" {
                         found = .string(try reader.readString())
                     } else {
@@ -79,13 +89,17 @@ extension DocumentReader {
     }
 
     /// Reads an object's members, calling `member` with the bytes of each key (positions in the
-    /// text) positioned on its value, which it must read. A key with escapes is ``Unhandled``.
+    /// text) positioned on its value, which it must read. A key with escapes or a control byte
+    /// is ``Unhandled``.
     mutating func readMembers(_ member: (inout DocumentReader, Range<Int>) throws -> Void) throws {
         try readContainer(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
             try reader.consume(UInt8(ascii: "\""))
             let start = reader.index
             while reader.index < reader.bytes.count, reader.bytes[reader.index] != UInt8(ascii: "\"") {
-                guard reader.bytes[reader.index] != UInt8(ascii: "\\") else { throw Unhandled() }
+                // An escape, or a control byte (which JSON does not allow in a string).
+                guard reader.bytes[reader.index] != UInt8(ascii: "\\"), reader.bytes[reader.index] >= 0x20 else {
+                    throw Unhandled()
+                }
                 reader.index += 1
             }
             guard reader.index < reader.bytes.count else { throw Unhandled() }
@@ -129,6 +143,19 @@ extension DocumentReader {
         let value = try read(&self)
         self[keyPath: last] = (start..<index, value)
         return value
+    }
+
+    /// Whether the field name at `key` is `name` (whose UTF-8 is `utf8`) as a string compares
+    /// them: by their bytes when both are ASCII, else as strings (canonically equivalent names,
+    /// an accent composed or not, are one name, as `Codable`'s dictionary of fields has them).
+    /// A key that is not UTF-8 is ``Unhandled`` (`Codable` refuses the document).
+    private func names(_ key: Range<Int>, _ name: String, _ utf8: UnsafeBufferPointer<UInt8>) throws -> Bool {
+        let keyBytes = UnsafeBufferPointer(rebasing: bytes[key])
+        guard keyBytes.allSatisfy({ $0 < 0x80 }), utf8.allSatisfy({ $0 < 0x80 }) else {
+            guard let text = String(validating: keyBytes, as: UTF8.self) else { throw Unhandled() }
+            return text == name
+        }
+        return matches(key, utf8)
     }
 
     /// Whether the key at `key` is `name`'s UTF-8.

@@ -22,10 +22,11 @@ package struct DocumentReader {
     /// The arrays and objects open around the reader's position.
     private var depth = 0
     /// The keys read so far of the object open at each nesting level (``readObject(_:)``), to
-    /// refuse a repeated one. Most objects have a few keys (an ACL's access has two, an object's
-    /// envelope nine): they are compared in their level's list, which neither hashes nor, once
+    /// refuse a repeated one. Most such objects have a few keys (an ACL's access has two, a
+    /// tagged value one): they are compared in their level's list, which neither hashes nor, once
     /// the reader has read an object at that level, allocates; past ``listedKeys`` they go to a
-    /// set.
+    /// set. (An object's envelope and a change find their keys by their bytes, ``DocumentKeys``;
+    /// fields and field versions refuse a repeated name through their dictionary.)
     private var keyLists: [[String]] = []
     /// The most keys of one object compared in a list.
     private static let listedKeys = 16
