@@ -275,6 +275,34 @@ struct DocumentReaderTests {
         }
     }
 
+    @Test("a push's and a tagged value's keys, repeated, unknown or escaped, are left to Codable")
+    func pushAndTagKeys() throws {
+        let mutation = #"{"mutationId":"m_0123456789abcdef","datastore":"default","className":"T","objectId":"o1","#
+            + #""change":{"fields":{"n":1,"d":{"$date":5},"p":{"$geoPoint":{"latitude":1.5,"longitude":2}}},"#
+            + #""update":[{"field":"s","do":{"op":"increment","amount":2}}]}}"#
+        let push = #"{"mutations":["# + mutation + "]}"
+        let reference = try JSONDecoder().decode(PushRequest.self, from: Data(push.utf8))
+        #expect(try DocumentReader.read(push) { try $0.readPushRequest() } == reference, "read directly")
+        let variants = [
+            push.replacingOccurrences(of: #""objectId":"o1","#, with: #""objectId":"o1","objectId":"o2","#),
+            push.replacingOccurrences(of: #""objectId""#, with: #""object\u0049d""#),
+            push.replacingOccurrences(of: #""op":"increment","#, with: #""op":"increment","op":"set","#),
+            push.replacingOccurrences(of: #""field":"s","#, with: #""field":"s","fields":"t","#),
+            push.replacingOccurrences(of: #"{"$date":5}"#, with: #"{"$date":5,"$date":6}"#),
+            push.replacingOccurrences(of: #"{"$date":5}"#, with: #"{"$date":5,"$double":"1"}"#),
+            push.replacingOccurrences(of: #""latitude":1.5,"#, with: #""latitude":1.5,"latitude":3,"#),
+            push.replacingOccurrences(of: #""longitude":2"#, with: #""longitude":2,"altitude":3"#),
+        ]
+        for variant in variants {
+            #expect(variant != push)
+            #expect(throws: DocumentReader.Unhandled.self, "\(variant)") {
+                try DocumentReader.read(variant) { try $0.readPushRequest() }
+            }
+            let codable = try? JSONDecoder().decode(PushRequest.self, from: Data(variant.utf8))
+            #expect((try? PushRequest.decodeDocument(variant)) == codable, "\(variant)")
+        }
+    }
+
     @Test("pull pages decode to the same value both ways, damaged or not")
     func pullPages() throws {
         var rng = SeededGenerator(seed: 11)

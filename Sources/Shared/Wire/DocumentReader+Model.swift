@@ -30,32 +30,40 @@ extension DocumentReader {
         }
     }
 
+    /// The tags of the values read here (``Value``'s `Codable` form), and a point's members.
+    private enum TagKey: String, CaseIterable, Sendable {
+        case double = "$double", date = "$date", geoPoint = "$geoPoint"
+        static let keys = DocumentKeys(allCases)
+    }
+
+    private enum PointKey: String, CaseIterable, Sendable {
+        case latitude, longitude
+        static let keys = DocumentKeys(allCases)
+    }
+
     private mutating func readTaggedValue() throws -> Value {
         var value: Value?
-        try readObject { reader, key in
+        try readObject(TagKey.keys) { reader, key in
             guard value == nil else { throw Unhandled() }
             switch key {
-            case "$double":
+            case .double:
                 guard let double = Value.parseDouble(try reader.readString()) else { throw Unhandled() }
                 value = .double(double)
-            case "$date":
+            case .date:
                 value = .date(Timestamp(millisecondsSinceEpoch: try reader.readInt64()))
-            case "$geoPoint":
+            case .geoPoint:
                 var latitude: Double?
                 var longitude: Double?
-                try reader.readObject { reader, key in
+                try reader.readObject(PointKey.keys) { reader, key in
                     switch key {
-                    case "latitude": latitude = try reader.readDouble()
-                    case "longitude": longitude = try reader.readDouble()
-                    default: throw Unhandled()
+                    case .latitude: latitude = try reader.readDouble()
+                    case .longitude: longitude = try reader.readDouble()
                     }
                 }
                 guard let latitude, let longitude,
                     let point = try? GeoPoint(latitude: latitude, longitude: longitude)
                 else { throw Unhandled() }
                 value = .geoPoint(point)
-            default:
-                throw Unhandled()
             }
         }
         guard let value else { throw Unhandled() }

@@ -24,6 +24,30 @@ extension DocumentReader {
         return PushRequest(mutations: mutations, compact: compact)
     }
 
+    /// The members of a mutation's form (``Mutation``'s `Codable` keys).
+    private enum MutationKey: String, CaseIterable, Sendable {
+        case mutationId, datastore, className, objectId, baseVersion, change
+        static let keys = DocumentKeys(allCases)
+    }
+
+    /// The members of a change's form (``ObjectChange``'s `Codable` keys).
+    private enum ObjectChangeKey: String, CaseIterable, Sendable {
+        case fields, update, acl, delete
+        static let keys = DocumentKeys(allCases)
+    }
+
+    /// The members of a field's update and of its operation (``FieldUpdate``'s and
+    /// ``FieldOperation``'s `Codable` keys).
+    private enum UpdateKey: String, CaseIterable, Sendable {
+        case field, `do`
+        static let keys = DocumentKeys(allCases)
+    }
+
+    private enum OperationKey: String, CaseIterable, Sendable {
+        case op, value, amount, values
+        static let keys = DocumentKeys(allCases)
+    }
+
     /// One mutation of the common shapes (see ``readPushRequest()``); others are ``Unhandled``.
     package mutating func readMutation() throws -> Mutation {
         var mutationId: MutationID?
@@ -32,19 +56,20 @@ extension DocumentReader {
         var objectId: String?
         var baseVersion: Int64?
         var change: ObjectChange?
-        try readObject { reader, key in
+        try readObject(MutationKey.keys) { reader, key in
             switch key {
-            case "mutationId":
+            case .mutationId:
                 guard let id = try? MutationID(try reader.readString()) else { throw Unhandled() }
                 mutationId = id
-            case "datastore":
-                guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
-                datastore = id
-            case "className": className = try reader.readString()
-            case "objectId": objectId = try reader.readString()
-            case "baseVersion": baseVersion = try reader.readNull() ? nil : try reader.readInt64()
-            case "change": change = try reader.readObjectChange()
-            default: throw Unhandled()
+            case .datastore:
+                datastore = try reader.reusing(\.lastDatastore) { reader in
+                    guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
+                    return id
+                }
+            case .className: className = try reader.reusing(\.lastClassName) { try $0.readString() }
+            case .objectId: objectId = try reader.readString()
+            case .baseVersion: baseVersion = try reader.readNull() ? nil : try reader.readInt64()
+            case .change: change = try reader.readObjectChange()
             }
         }
         guard let mutationId, let datastore, let className, let objectId, let change else { throw Unhandled() }
@@ -59,25 +84,24 @@ extension DocumentReader {
         var acl: ACL?
         var isDelete = false
         var keys = 0
-        try readObject { reader, key in
+        try readObject(ObjectChangeKey.keys) { reader, key in
             keys += 1
             switch key {
-            case "fields":
+            case .fields:
                 guard !(try reader.readNull()) else { return }
                 let read = try reader.readFields()
                 guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
                 fields = read
-            case "update":
+            case .update:
                 guard !(try reader.readNull()) else { return }
                 var list: [FieldUpdate] = []
                 try reader.readArray { reader in list.append(try reader.readFieldUpdate()) }
                 updates = list
-            case "acl": acl = try reader.readNull() ? nil : try reader.readACL()
-            case "delete":
+            case .acl: acl = try reader.readNull() ? nil : try reader.readACL()
+            case .delete:
                 // Only `true`, and alone: anything else is `Codable`'s to refuse.
                 guard try reader.readBool() else { throw Unhandled() }
                 isDelete = true
-            default: throw Unhandled()
             }
         }
         if isDelete {
@@ -90,14 +114,13 @@ extension DocumentReader {
     private mutating func readFieldUpdate() throws -> FieldUpdate {
         var field: String?
         var operation: FieldOperation?
-        try readObject { reader, key in
+        try readObject(UpdateKey.keys) { reader, key in
             switch key {
-            case "field":
+            case .field:
                 let name = try reader.readString()
                 guard Identifier.isValid(name) else { throw Unhandled() }
                 field = name
-            case "do": operation = try reader.readFieldOperation()
-            default: throw Unhandled()
+            case .do: operation = try reader.readFieldOperation()
             }
         }
         guard let field, let operation else { throw Unhandled() }
@@ -109,16 +132,15 @@ extension DocumentReader {
         var value: Value?
         var amount: Value?
         var values: [Value]?
-        try readObject { reader, key in
+        try readObject(OperationKey.keys) { reader, key in
             switch key {
-            case "op": op = try reader.readString()
-            case "value": value = try reader.readValue()
-            case "amount": amount = try reader.readValue()
-            case "values":
+            case .op: op = try reader.readString()
+            case .value: value = try reader.readValue()
+            case .amount: amount = try reader.readValue()
+            case .values:
                 var list: [Value] = []
                 try reader.readArray { reader in list.append(try reader.readValue()) }
                 values = list
-            default: throw Unhandled()
             }
         }
         // Each operation has exactly its own members (as `FieldOperation`'s decoding requires).
@@ -149,23 +171,28 @@ extension DocumentReader {
         return PushResponse(results: results)
     }
 
+    /// The members of an applied result's form (``MutationResult``'s `Codable` keys, those read).
+    private enum ResultKey: String, CaseIterable, Sendable {
+        case mutationId, status, version, object
+        static let keys = DocumentKeys(allCases)
+    }
+
     /// One applied result without merge decisions (see ``readPushResponse()``).
     private mutating func readAppliedResult() throws -> MutationResult {
         var mutationId: MutationID?
         var applied = false
         var version: Int64?
         var object: ObjectSnapshot?
-        try readObject { reader, key in
+        try readObject(ResultKey.keys) { reader, key in
             switch key {
-            case "mutationId":
+            case .mutationId:
                 guard let id = try? MutationID(try reader.readString()) else { throw Unhandled() }
                 mutationId = id
-            case "status":
+            case .status:
                 guard try reader.readString() == "applied" else { throw Unhandled() }
                 applied = true
-            case "version": version = try reader.readInt64()
-            case "object": object = try reader.readNull() ? nil : try reader.readObjectSnapshot()
-            default: throw Unhandled()
+            case .version: version = try reader.readInt64()
+            case .object: object = try reader.readNull() ? nil : try reader.readObjectSnapshot()
             }
         }
         guard let mutationId, applied, let version else { throw Unhandled() }
