@@ -292,6 +292,10 @@ struct DocumentReaderTests {
             push.replacingOccurrences(of: #"{"$date":5}"#, with: #"{"$date":5,"$double":"1"}"#),
             push.replacingOccurrences(of: #""latitude":1.5,"#, with: #""latitude":1.5,"latitude":3,"#),
             push.replacingOccurrences(of: #""longitude":2"#, with: #""longitude":2,"altitude":3"#),
+            push.replacingOccurrences(of: #""fields":{"n":1,"#, with: #""fields":{"x":0},"fields":{"n":1,"#),
+            push.replacingOccurrences(of: #""change":{"#, with: #""change":{"acl":null,"shape":1,"#),
+            push.replacingOccurrences(of: #"{"$date":5}"#, with: #"{"$bytes":"AA=="}"#),
+            push.replacingOccurrences(of: #""className""#, with: #""class\u004eame""#),
         ]
         for variant in variants {
             #expect(variant != push)
@@ -300,6 +304,29 @@ struct DocumentReaderTests {
             }
             let codable = try? JSONDecoder().decode(PushRequest.self, from: Data(variant.utf8))
             #expect((try? PushRequest.decodeDocument(variant)) == codable, "\(variant)")
+        }
+        // Mutations of two datastores and classes in turn: each its own, though the reader
+        // reuses what the one before read when the bytes are the same.
+        let mixed = #"{"mutations":["# + [("default", "T"), ("app-x", "T"), ("app-x", "U"), ("default", "U")].enumerated()
+            .map { index, names in
+                #"{"mutationId":"m\#(index)","datastore":"\#(names.0)","className":"\#(names.1)","objectId":"o\#(index)","#
+                    + #""change":{"fields":{"n":\#(index)}}}"#
+            }.joined(separator: ",") + "]}"
+        let mixedReference = try JSONDecoder().decode(PushRequest.self, from: Data(mixed.utf8))
+        #expect(try DocumentReader.read(mixed) { try $0.readPushRequest() } == mixedReference)
+        // A push's answer: an applied result's keys repeated or unknown go to Codable too.
+        let answer = #"{"results":[{"mutationId":"m1","status":"applied","version":2,"object":null}]}"#
+        let answerReference = try JSONDecoder().decode(PushResponse.self, from: Data(answer.utf8))
+        #expect(try DocumentReader.read(answer) { try $0.readPushResponse() } == answerReference)
+        for variant in [
+            answer.replacingOccurrences(of: #""version":2"#, with: #""version":2,"version":3"#),
+            answer.replacingOccurrences(of: #""version":2"#, with: #""version":2,"merges":[]"#),
+        ] {
+            #expect(throws: DocumentReader.Unhandled.self, "\(variant)") {
+                try DocumentReader.read(variant) { try $0.readPushResponse() }
+            }
+            let codable = try? JSONDecoder().decode(PushResponse.self, from: Data(variant.utf8))
+            #expect((try? PushResponse.decodeDocument(Data(variant.utf8))) == codable, "\(variant)")
         }
     }
 
