@@ -265,13 +265,22 @@ struct DocumentReaderTests {
             object.replacingOccurrences(of: #""objectId""#, with: #""object\u0049d""#),
             object.replacingOccurrences(of: #""fields":{"n":0}"#, with: #""fields":{"n":0,"\u006e":1}"#),
         ]
+        Self.expectLeftToCodable(variants, of: object, read: { try $0.readObjectSnapshot() }) {
+            try ObjectSnapshot.decodeDocument($0)
+        }
+    }
+
+    /// Each of `variants` (of `original`, each different from it) is refused by the reader
+    /// (`read`) and decodes through `decode` as `Codable` decodes it.
+    private static func expectLeftToCodable<T: Decodable & Equatable>(
+        _ variants: [String], of original: String, read: (inout DocumentReader) throws -> T,
+        decode: (String) throws -> T
+    ) {
         for variant in variants {
-            #expect(variant != object)
-            #expect(throws: DocumentReader.Unhandled.self, "\(variant)") {
-                try DocumentReader.read(variant) { try $0.readObjectSnapshot() }
-            }
-            let codable = try? JSONDecoder().decode(ObjectSnapshot.self, from: Data(variant.utf8))
-            #expect((try? ObjectSnapshot.decodeDocument(variant)) == codable, "\(variant)")
+            #expect(variant != original)
+            #expect(throws: DocumentReader.Unhandled.self, "\(variant)") { try DocumentReader.read(variant, read) }
+            let codable = try? JSONDecoder().decode(T.self, from: Data(variant.utf8))
+            #expect((try? decode(variant)) == codable, "\(variant)")
         }
     }
 
@@ -297,13 +306,8 @@ struct DocumentReaderTests {
             push.replacingOccurrences(of: #"{"$date":5}"#, with: #"{"$bytes":"AA=="}"#),
             push.replacingOccurrences(of: #""className""#, with: #""class\u004eame""#),
         ]
-        for variant in variants {
-            #expect(variant != push)
-            #expect(throws: DocumentReader.Unhandled.self, "\(variant)") {
-                try DocumentReader.read(variant) { try $0.readPushRequest() }
-            }
-            let codable = try? JSONDecoder().decode(PushRequest.self, from: Data(variant.utf8))
-            #expect((try? PushRequest.decodeDocument(variant)) == codable, "\(variant)")
+        Self.expectLeftToCodable(variants, of: push, read: { try $0.readPushRequest() }) {
+            try PushRequest.decodeDocument($0)
         }
         // Mutations of two datastores and classes in turn: each its own, though the reader
         // reuses what the one before read when the bytes are the same.

@@ -18,10 +18,7 @@ extension DocumentReader {
         case UInt8(ascii: "n"): try consumeLiteral("null")
         case UInt8(ascii: "t"): try consumeLiteral("true")
         case UInt8(ascii: "f"): try consumeLiteral("false")
-        default:
-            let start = index
-            while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
-            guard index > start else { throw Unhandled() }
+        default: _ = try skipNumberBytes()
         }
     }
 

@@ -128,6 +128,19 @@ extension DocumentReader {
         return ACL(entries)
     }
 
+    /// A class name, the last one's when its text is the same (``reusing(_:_:)``).
+    mutating func readClassName() throws -> String {
+        try reusing(\.lastClassName) { try $0.readString() }
+    }
+
+    /// A datastore ID, validated, the last one's when its text is the same (``reusing(_:_:)``).
+    mutating func readDatastoreID() throws -> DatastoreID {
+        try reusing(\.lastDatastore) { reader in
+            guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
+            return id
+        }
+    }
+
     /// The members of an object's form (``ObjectSnapshot``'s `Codable` keys).
     private enum SnapshotKey: String, CaseIterable, Sendable {
         case className, objectId, datastore, fields, acl, createdAt, updatedAt, version, fieldVersions
@@ -147,13 +160,9 @@ extension DocumentReader {
         var fieldVersions: [String: Int64]?
         try readObject(SnapshotKey.keys) { reader, key in
             switch key {
-            case .className: className = try reader.reusing(\.lastClassName) { try $0.readString() }
+            case .className: className = try reader.readClassName()
             case .objectId: objectId = try reader.readString()
-            case .datastore:
-                datastore = try reader.reusing(\.lastDatastore) { reader in
-                    guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
-                    return id
-                }
+            case .datastore: datastore = try reader.readDatastoreID()
             case .fields: fields = try reader.readFields()
             case .acl: acl = try reader.readNull() ? nil : try reader.readACL()
             case .createdAt:

@@ -61,12 +61,8 @@ extension DocumentReader {
             case .mutationId:
                 guard let id = try? MutationID(try reader.readString()) else { throw Unhandled() }
                 mutationId = id
-            case .datastore:
-                datastore = try reader.reusing(\.lastDatastore) { reader in
-                    guard let id = try? DatastoreID(try reader.readString()) else { throw Unhandled() }
-                    return id
-                }
-            case .className: className = try reader.reusing(\.lastClassName) { try $0.readString() }
+            case .datastore: datastore = try reader.readDatastoreID()
+            case .className: className = try reader.readClassName()
             case .objectId: objectId = try reader.readString()
             case .baseVersion: baseVersion = try reader.readNull() ? nil : try reader.readInt64()
             case .change: change = try reader.readObjectChange()

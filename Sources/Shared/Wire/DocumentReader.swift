@@ -145,12 +145,21 @@ package struct DocumentReader {
     /// A JSON number as a double (any JSON number form, finite).
     package mutating func readDouble() throws -> Double {
         _ = try peek()
-        let start = index
-        while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
-        guard Self.isJSONNumber(bytes[start..<index]) else { throw Unhandled() }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let number = try skipNumberBytes()
+        guard Self.isJSONNumber(bytes[number]) else { throw Unhandled() }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[number]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw Unhandled() }
         return value
+    }
+
+    /// Skips the bytes a number may be made of (its grammar unchecked), at least one, and gives
+    /// where they are.
+    /// - Throws: ``Unhandled`` when none is there.
+    mutating func skipNumberBytes() throws -> Range<Int> {
+        let start = index
+        while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
+        guard index > start else { throw Unhandled() }
+        return start..<index
     }
 
     static func isNumberByte(_ byte: UInt8) -> Bool {

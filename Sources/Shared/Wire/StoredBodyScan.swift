@@ -82,12 +82,7 @@ enum StoredBodyScan {
             case UInt8(ascii: "n"): try reader.consumeLiteral("null")
             case UInt8(ascii: "t"): try reader.consumeLiteral("true")
             case UInt8(ascii: "f"): try reader.consumeLiteral("false")
-            default:
-                let first = reader.index
-                while reader.index < reader.bytes.count, DocumentReader.isNumberByte(reader.bytes[reader.index]) {
-                    reader.index += 1
-                }
-                guard reader.index > first else { throw DocumentReader.Unhandled() }
+            default: _ = try reader.skipNumberBytes()
             }
             // After a value: commas and the ends of the containers it closes.
             closing: while let isObject = open.top {
