@@ -25,6 +25,10 @@ struct LocalQueryShape: Sendable {
     var isCount: Bool
     /// The raw SQLite statement.
     var rawSQL: String
+    /// The field an index of the raw table leads with that its statement reads (`nil`: none, a
+    /// count of the class). The local query has its counterpart only when a declared index of
+    /// the class leads with it (`--indexes`); the report says so beside the ratio otherwise.
+    var rawIndexedField: String?
     /// Draws one run.
     var draw: @Sendable (inout SeededGenerator, Dataset) throws -> Run
 
@@ -36,7 +40,8 @@ struct LocalQueryShape: Sendable {
     static let all: [LocalQueryShape] = [
         LocalQueryShape(
             name: "eq order", text: "where category = ? order by score desc limit 50", isCount: false,
-            rawSQL: "SELECT body FROM query_records WHERE category = ? ORDER BY score DESC LIMIT 50"
+            rawSQL: "SELECT body FROM query_records WHERE category = ? ORDER BY score DESC LIMIT 50",
+            rawIndexedField: "category"
         ) { random, dataset in
             let category = randomCategory(&random)
             return Run(
@@ -45,13 +50,15 @@ struct LocalQueryShape: Sendable {
         },
         LocalQueryShape(
             name: "range", text: "where score >= ? and score < ? order by score limit 50", isCount: false,
-            rawSQL: "SELECT body FROM query_records WHERE score >= ? AND score < ? ORDER BY score LIMIT 50"
+            rawSQL: "SELECT body FROM query_records WHERE score >= ? AND score < ? ORDER BY score LIMIT 50",
+            rawIndexedField: "score"
         ) { random, dataset in
             scoreRange(&random, dataset, limit: 50)
         },
         LocalQueryShape(
             name: "prefix", text: "where category starts with ? limit 50", isCount: false,
-            rawSQL: "SELECT body FROM query_records WHERE category >= ? AND category < ? ORDER BY id LIMIT 50"
+            rawSQL: "SELECT body FROM query_records WHERE category >= ? AND category < ? ORDER BY id LIMIT 50",
+            rawIndexedField: "category"
         ) { random, dataset in
             // `cat-0` or `cat-1`: ten categories each, half the records.
             let digit = Int.random(in: 0..<2, using: &random)
@@ -63,7 +70,8 @@ struct LocalQueryShape: Sendable {
         },
         LocalQueryShape(
             name: "or", text: "where category = ? or category = ? order by score desc limit 50", isCount: false,
-            rawSQL: "SELECT body FROM query_records WHERE category = ? OR category = ? ORDER BY score DESC LIMIT 50"
+            rawSQL: "SELECT body FROM query_records WHERE category = ? OR category = ? ORDER BY score DESC LIMIT 50",
+            rawIndexedField: "category"
         ) { random, dataset in
             let first = randomCategory(&random)
             let second = randomCategory(&random)
@@ -77,7 +85,8 @@ struct LocalQueryShape: Sendable {
             rawSQL: """
                 SELECT body FROM query_records WHERE id IN (SELECT id FROM query_tags WHERE tag = ?)
                 ORDER BY id LIMIT 50
-                """
+                """,
+            rawIndexedField: "tags"
         ) { random, dataset in
             let tag = Dataset.tags[Int.random(in: 0..<Dataset.tags.count, using: &random)]
             return Run(values: [.string(tag)], raw: [tag.databaseValue], expected: min(50, dataset.tagCounts[tag] ?? 0))
@@ -88,7 +97,8 @@ struct LocalQueryShape: Sendable {
                 SELECT body FROM query_records WHERE latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
                 AND rooftop_distance(latitude, longitude, ?, ?) <= ?
                 ORDER BY rooftop_distance(latitude, longitude, ?, ?) LIMIT 20
-                """
+                """,
+            rawIndexedField: "location"
         ) { random, dataset in
             let point = try Dataset.randomPoint(using: &random)
             let meters = 5000.0
@@ -110,7 +120,8 @@ struct LocalQueryShape: Sendable {
         },
         LocalQueryShape(
             name: "count eq", text: "where category = ?", isCount: true,
-            rawSQL: "SELECT count(*) FROM query_records WHERE category = ?"
+            rawSQL: "SELECT count(*) FROM query_records WHERE category = ?",
+            rawIndexedField: "category"
         ) { random, dataset in
             let category = randomCategory(&random)
             return Run(values: [.string(category)], raw: [category.databaseValue], expected: dataset.categoryCounts[category] ?? 0)
@@ -120,7 +131,8 @@ struct LocalQueryShape: Sendable {
         // parameters they drew before it was added.
         LocalQueryShape(
             name: "range count", text: "where score >= ? and score < ?", isCount: true,
-            rawSQL: "SELECT count(*) FROM query_records WHERE score >= ? AND score < ?"
+            rawSQL: "SELECT count(*) FROM query_records WHERE score >= ? AND score < ?",
+            rawIndexedField: "score"
         ) { random, dataset in
             scoreRange(&random, dataset, limit: nil)
         },
