@@ -166,8 +166,14 @@ struct DocumentReaderTests {
         let alphabet = Array(#"ab\"n,]"#.utf8)
         var (agreed, ended) = (0, 0)
         for _ in 0..<5_000 {
+            // Short strings of any bytes (their end within the two words looked at first) and
+            // longer ones of mostly letters (their end found past them, with `memchr`).
             let strings = (0..<rng.int(1...3)).map { _ in
-                "\"" + String(decoding: (0..<rng.int(0...12)).map { _ in alphabet[rng.int(0...(alphabet.count - 1))] }, as: UTF8.self) + "\""
+                let long = rng.chance(40)
+                let bytes = (0..<(long ? rng.int(13...40) : rng.int(0...12))).map { _ in
+                    long && !rng.chance(8) ? UInt8(ascii: "a") : alphabet[rng.int(0...(alphabet.count - 1))]
+                }
+                return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
             }
             let document = "[" + strings.joined(separator: ",") + "]"
             let expected = reference(Array(document.utf8))

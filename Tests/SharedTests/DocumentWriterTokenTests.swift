@@ -37,5 +37,21 @@ struct DocumentWriterTokenTests {
             let decoded = try JSONDecoder().decode([String].self, from: Data(writer.bytes))
             #expect(decoded == [text, "plain"], "\(writer.text)")
         }
+        // A byte to escape at every place of the words a string is looked at in (eight bytes
+        // at a time, then its tail), after plain bytes and before more of them.
+        var placed = 0
+        for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é"] {
+            for before in 0..<24 {
+                let text = String(repeating: "a", count: before) + special + String(repeating: "b", count: before % 9)
+                var writer = DocumentWriter()
+                writer.strings([text])
+                #expect(try JSONDecoder().decode([String].self, from: Data(writer.bytes)) == [text], "\(writer.text)")
+                #expect(
+                    writer.bytes.count == text.utf8.count + 4 + (["\u{7F}", "é"].contains(special) ? 0 : special == "\u{0}" || special == "\u{1F}" ? 5 : 1),
+                    "escaped only where needed: \(writer.text)")
+                placed += 1
+            }
+        }
+        #expect(placed == 168)
     }
 }

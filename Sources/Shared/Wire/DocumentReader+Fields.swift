@@ -22,14 +22,31 @@ extension DocumentReader {
         }
     }
 
-    /// Skips a string, escapes included. Its closing quote is found with `memchr` (strings are
-    /// most of a stored body, which a pull page checks before splicing it in): a quote ends the
-    /// string unless an odd run of backslashes precedes it (each backslash escapes the byte
-    /// after it).
+    /// Skips a string, escapes included. Its first bytes are looked at eight at a time (most
+    /// strings of a stored body, which a pull page checks before splicing it in, are keys and
+    /// short values that end there); a longer string's closing quote is found with `memchr`: a
+    /// quote ends the string unless an odd run of backslashes precedes it (each backslash
+    /// escapes the byte after it).
     mutating func skipString() throws {
         try consume(UInt8(ascii: "\""))
         guard let base = bytes.baseAddress else { throw Unhandled() }
         var from = index
+        // Up to two words: a quote before any backslash ends the string there (the first byte
+        // a zero-byte test marks is exact); a backslash first leaves the rest to the loop below.
+        for _ in 0..<2 where from &+ 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + from).loadUnaligned(as: UInt64.self)
+            let quotes = Self.zeroBytes(word ^ Self.repeated(UInt8(ascii: "\"")))
+            let backslashes = Self.zeroBytes(word ^ Self.repeated(UInt8(ascii: "\\")))
+            if quotes == 0 && backslashes == 0 {
+                from &+= 8
+                continue
+            }
+            if quotes != 0, backslashes == 0 || quotes.trailingZeroBitCount < backslashes.trailingZeroBitCount {
+                index = from &+ quotes.trailingZeroBitCount / 8 &+ 1
+                return
+            }
+            break
+        }
         while from < bytes.count,
             let found = memchr(base + from, Int32(UInt8(ascii: "\"")), bytes.count - from)
         {

@@ -72,13 +72,22 @@ package struct DocumentReader {
     }
 
     /// The next byte after whitespace, not consumed.
+    @inline(__always)
     mutating func peek() throws -> UInt8 {
+        // JSON's whitespace is at most 0x20: a byte above it is the next one as it is.
+        if index < bytes.count, bytes[index] > 0x20 { return bytes[index] }
         skipWhitespace()
         guard index < bytes.count else { throw Unhandled() }
         return bytes[index]
     }
 
+    @inline(__always)
     mutating func consume(_ byte: UInt8) throws {
+        // Most often the very next byte (text this system wrote has no whitespace).
+        if index < bytes.count, bytes[index] == byte {
+            index &+= 1
+            return
+        }
         guard try peek() == byte else { throw Unhandled() }
         index += 1
     }
@@ -236,16 +245,23 @@ package struct DocumentReader {
     /// Each byte's high bit.
     private static let highBitsMask: UInt64 = 0x8080_8080_8080_8080
 
+    /// `byte` in each of a word's eight bytes.
+    static func repeated(_ byte: UInt8) -> UInt64 { 0x0101_0101_0101_0101 &* UInt64(byte) }
+
+    /// The high bit of each zero byte of `word`, and perhaps of bytes above the lowest zero byte
+    /// (a borrow runs on from it): the lowest bit set, if any, marks the first zero byte exactly.
+    static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & highBitsMask
+    }
+
     /// Whether one of the eight bytes of `word` is a quote, a backslash or a control byte
     /// (below 0x20): the tests for a zero byte and for a byte below a bound of Sean Anderson's
     /// "Bit Twiddling Hacks", which are exact for any bytes (a byte of 0x80 or more is none of
     /// the three).
     package static func hasSpecialByte(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highBitsMask != 0 }
-        let below0x20 = (word &- ones &* 0x20) & ~word & highBitsMask != 0
-        let quote = hasZero(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
-        let backslash = hasZero(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
+        let below0x20 = (word &- repeated(0x20)) & ~word & highBitsMask != 0
+        let quote = zeroBytes(word ^ repeated(UInt8(ascii: "\""))) != 0
+        let backslash = zeroBytes(word ^ repeated(UInt8(ascii: "\\"))) != 0
         return below0x20 || quote || backslash
     }
 

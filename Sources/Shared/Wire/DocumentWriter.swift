@@ -36,7 +36,7 @@ package struct DocumentWriter {
     private mutating func string(utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
         // Most texts need no escape: copied whole, not byte by byte.
-        if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        if !Self.needsEscape(utf8) {
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
             return
@@ -73,7 +73,36 @@ package struct DocumentWriter {
     }
 
     package mutating func int(_ value: Int64) {
-        bytes.append(contentsOf: String(value).utf8)
+        // Its digits straight into the text (no string made for each: a page writes three
+        // numbers for each of its objects).
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
+    }
+
+    /// Whether a string of these UTF-8 bytes has a byte JSON escapes: a quote, a backslash or a
+    /// control byte (looked at eight bytes at a time, ``DocumentReader/hasSpecialByte(_:)``).
+    static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        var index = 0
+        while index &+ 8 <= utf8.count {
+            if DocumentReader.hasSpecialByte(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { return true }
+            index &+= 8
+        }
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index &+= 1
+        }
+        return false
     }
 
     package mutating func bool(_ value: Bool) {
