@@ -163,7 +163,9 @@ struct DocumentReaderTests {
             }
         }
         var rng = SeededGenerator(seed: 13)
-        let alphabet = Array(#"ab\"n,]"#.utf8)
+        // With the bytes beside the bounds of the word tests (`#` and `]` beside the quote and
+        // the backslash, bytes of 0x80 and more, 0x00 and 0x01, where a borrow starts).
+        let alphabet = Array(#"ab\"n,]#"#.utf8) + [0xA2, 0xDC, 0x00, 0x01]
         var (agreed, ended) = (0, 0)
         for _ in 0..<5_000 {
             // Short strings of any bytes (their end within the two words looked at first) and
@@ -190,6 +192,63 @@ struct DocumentReaderTests {
             if expected != nil { ended += 1 }
         }
         #expect(agreed == 5_000 && ended > 500, "both outcomes are met: \(ended) read whole")
+    }
+
+    @Test("a skipped string ends right at the edges of the words its end is looked for in")
+    func skippedStringsAtWordEdges() throws {
+        // The strings of an array skipped one by one: how many, or `nil` when it is refused.
+        func skipped(_ document: String) -> Int? {
+            try? DocumentReader.read(document) { reader in
+                var count = 0
+                try reader.readArray { element in
+                    try element.skipValue()
+                    count += 1
+                }
+                return count
+            }
+        }
+        // One string alone: its closing quote is the text's last byte.
+        func alone(_ document: String) -> Bool { (try? DocumentReader.read(document) { try $0.skipValue() }) != nil }
+        for length in 0..<40 {
+            let plain = String(repeating: "a", count: length)
+            #expect(alone("\"\(plain)\""), "a closing quote at offset \(length), the text's last byte")
+            #expect(skipped("[\"\(plain)\",\"b\"]") == 2, "a closing quote at offset \(length), more after it")
+            // A backslash just before the place of a quote escapes it: the string ends later.
+            if length > 0 {
+                let escaped = String(repeating: "a", count: length - 1) + "\\\""
+                #expect(skipped("[\"\(escaped)x\",\"b\"]") == 2, "an escaped quote at offset \(length)")
+                #expect(alone("\"\(escaped)\""), "an escaped quote at offset \(length), then the end")
+            }
+            // Runs of two and three backslashes before a quote, across the first two words: two
+            // leave the quote to end the string; three escape it, so the next quote ends the
+            // string and a `b` follows it, which the array refuses.
+            for run in 2...3 where length >= run {
+                let text = String(repeating: "a", count: length - run) + String(repeating: "\\", count: run)
+                #expect(skipped("[\"\(text)\",\"b\"]") == (run == 2 ? 2 : nil), "\(run) backslashes before offset \(length)")
+            }
+        }
+        #expect(!alone("\"abc") && !alone("\"abcdefghijklmnopq\\\""), "an unclosed string is refused")
+    }
+
+    @Test("a zero-byte test marks the first zero byte of a word exactly, whatever the bytes after it")
+    func firstZeroByteOfAWord() {
+        func word(_ bytes: [UInt8]) -> UInt64 {
+            bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        }
+        let edges: [UInt8] = [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFE, 0xFF, UInt8(ascii: "a")]
+        var rng = SeededGenerator(seed: 19)
+        var checked = 0
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in rng.pick(edges) }
+            let marks = DocumentReader.zeroBytes(word(bytes))
+            let first = bytes.firstIndex(of: 0)
+            #expect((marks == 0) == (first == nil), "\(bytes)")
+            if let first {
+                #expect(marks.trailingZeroBitCount / 8 == first, "\(bytes)")
+                checked += 1
+            }
+        }
+        #expect(checked > 10_000)
     }
 
     @Test("a word of eight bytes has a quote, a backslash or a control byte exactly when one of its bytes is one")

@@ -34,7 +34,8 @@ extension DocumentReader {
         // Up to two words: a quote before any backslash ends the string there (the first byte
         // a zero-byte test marks is exact); a backslash first leaves the rest to the loop below.
         for _ in 0..<2 where from &+ 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + from).loadUnaligned(as: UInt64.self)
+            // The first byte in memory is the word's lowest on any machine.
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + from).loadUnaligned(as: UInt64.self))
             let quotes = Self.zeroBytes(word ^ Self.repeated(UInt8(ascii: "\"")))
             let backslashes = Self.zeroBytes(word ^ Self.repeated(UInt8(ascii: "\\")))
             if quotes == 0 && backslashes == 0 {

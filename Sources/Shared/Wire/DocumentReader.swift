@@ -250,7 +250,7 @@ package struct DocumentReader {
 
     /// The high bit of each zero byte of `word`, and perhaps of bytes above the lowest zero byte
     /// (a borrow runs on from it): the lowest bit set, if any, marks the first zero byte exactly.
-    static func zeroBytes(_ word: UInt64) -> UInt64 {
+    package static func zeroBytes(_ word: UInt64) -> UInt64 {
         (word &- 0x0101_0101_0101_0101) & ~word & highBitsMask
     }
 
