@@ -23,10 +23,11 @@ package struct DocumentReader {
     private var depth = 0
     /// The keys read so far of the object open at each nesting level (``readObject(_:)``), to
     /// refuse a repeated one. Most such objects have a few keys (an ACL's access has two, a
-    /// tagged value one): they are compared in their level's list, which neither hashes nor, once
-    /// the reader has read an object at that level, allocates; past ``listedKeys`` they go to a
-    /// set. (An object's envelope and a change find their keys by their bytes, ``DocumentKeys``;
-    /// fields and field versions refuse a repeated name through their dictionary.)
+    /// page's or a push's envelope a few): they are compared in their level's list, which
+    /// neither hashes nor, once the reader has read an object at that level, allocates; past
+    /// ``listedKeys`` they go to a set. (An object's envelope, a change, a mutation and a tagged
+    /// value find their keys by their bytes, ``DocumentKeys``; fields and field versions refuse a
+    /// repeated name through their dictionary.)
     private var keyLists: [[String]] = []
     /// The most keys of one object compared in a list.
     private static let listedKeys = 16
@@ -252,6 +253,12 @@ package struct DocumentReader {
     /// (a borrow runs on from it): the lowest bit set, if any, marks the first zero byte exactly.
     package static func zeroBytes(_ word: UInt64) -> UInt64 {
         (word &- 0x0101_0101_0101_0101) & ~word & highBitsMask
+    }
+
+    /// Whether `byte` is one a JSON string must escape: a quote, a backslash or a control byte
+    /// (below 0x20); ``hasSpecialByte(_:)`` asks it of eight at once.
+    package static func isSpecialByte(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     /// Whether one of the eight bytes of `word` is a quote, a backslash or a control byte

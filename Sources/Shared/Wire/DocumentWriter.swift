@@ -97,12 +97,7 @@ package struct DocumentWriter {
             if DocumentReader.hasSpecialByte(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { return true }
             index &+= 8
         }
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            index &+= 1
-        }
-        return false
+        return UnsafeBufferPointer(rebasing: utf8[index...]).contains(where: DocumentReader.isSpecialByte)
     }
 
     package mutating func bool(_ value: Bool) {
