@@ -74,4 +74,102 @@ struct PostgresBatchTests {
             #expect(create5 <= 13 && update5 <= 13, "\(counts)")
         }
     }
+
+    @Test("merges read the changes since their base ahead: 5 and 500 writes of an older version, in the same statements")
+    func mergesReadAhead() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            var counts: [Int: Int] = [:]
+            for size in [5, 500] {
+                let key = try await storage.openOrCreateDatastore(id: try DatastoreID("m\(size)"), ownerId: "u1", title: nil).key
+                _ = try await Self.push(storage, datastoreKey: key, count: size, update: false, scope: "mc\(size)")
+                _ = try await Self.push(storage, datastoreKey: key, count: size, update: true, scope: "mu\(size)")
+                // Every object is at version 2: a write based on version 1 merges with version 2's change.
+                let (session, before, seen) = try await storage.writeObjects { writer in
+                    let requests = try (0..<size).map { index in
+                        ObjectWriteRequest(
+                            datastoreKey: key, className: "T", objectId: "o\(index)", baseVersion: 1,
+                            mutation: ("mm\(size)", try MutationID("mm\(size)-o\(index)")))
+                    }
+                    let session = try #require(writer as? PostgresObjectWriter).session
+                    let before = session.statementsRun.load(ordering: .relaxed)
+                    try writer.lock(requests)
+                    var seen: [[OperationRecord]] = []
+                    for request in requests {
+                        var concurrent: [OperationRecord] = []
+                        let outcome = try writer.write(request) { context throws(RooftopError) in
+                            concurrent = context.concurrentChanges
+                            guard let current = context.current?.snapshot else { throw RooftopError(.internal, "no object") }
+                            return StorageWrites.decision(StorageConformance.updated(current, ["n": -1]), deleted: false)
+                        }
+                        guard case .written = outcome else { throw StorageWrites.Unexpected(description: "\(outcome)") }
+                        seen.append(concurrent)
+                    }
+                    return (session, before, seen)
+                }
+                counts[size] = session.statementsRun.load(ordering: .relaxed) - before
+                // Each merge saw version 2's change, as the object's operations read alone tell it.
+                #expect(seen.count == size && seen.allSatisfy { $0.map(\.version) == [2] })
+                for index in [0, size - 1] {
+                    let alone = try await storage.operations(datastoreKey: key, className: "T", objectId: "o\(index)", after: 1)
+                    #expect(alone.map(\.version) == [2, 3])
+                    #expect(alone.first == seen[index].first)
+                }
+            }
+            let (small, large) = (counts[5] ?? .max, counts[500] ?? .max)
+            #expect(large <= small, "\(counts)")
+        }
+    }
+
+    /// Writes `snapshot` (deleted when `deleted`) in a transaction of its own, based on the version before it.
+    static func write(_ storage: any Storage, key: Int64, _ snapshot: ObjectSnapshot, deleted: Bool = false) async throws {
+        let outcome = try await storage.writeObjects { writer in
+            try writer.write(
+                ObjectWriteRequest(
+                    datastoreKey: key, className: "T", objectId: snapshot.objectId,
+                    baseVersion: snapshot.version > 1 ? snapshot.version - 1 : nil, mutation: nil)
+            ) { _ throws(RooftopError) in StorageWrites.decision(snapshot, deleted: deleted) }
+        }
+        guard case .written = outcome else { throw StorageWrites.Unexpected(description: "\(outcome)") }
+    }
+
+    @Test("objects read ahead carry the readers they carry read alone: reader sets, ended access, tombstones")
+    func readAheadReaders() async throws {
+        try await withStorage(PostgresFixture.factory) { storage, _ in
+            let key = try await storage.openOrCreateDatastore(id: try DatastoreID("r"), ownerId: "u1", title: nil).key
+            let shared = StorageConformance.readable(by: .user("u1"), .user("u2"))
+            var snapshots: [ObjectSnapshot] = []
+            for index in 0..<6 {
+                snapshots.append(StorageConformance.object("r\(index)", fields: ["n": .int(Int64(index))], acl: index == 5 ? nil : shared))
+                try await Self.write(storage, key: key, snapshots[index])
+            }
+            // u2's access ends for r1; r2 goes to u3 alone, then back to both; r3 is deleted; r4 is
+            // deleted after u1's access ended; r5 is public.
+            try await Self.write(storage, key: key, StorageConformance.updated(snapshots[1], [:], acl: StorageConformance.readable(by: .user("u1"))))
+            let moved = StorageConformance.updated(snapshots[2], [:], acl: StorageConformance.readable(by: .user("u3")))
+            try await Self.write(storage, key: key, moved)
+            try await Self.write(storage, key: key, StorageConformance.updated(moved, [:], acl: shared))
+            try await Self.write(storage, key: key, StorageConformance.updated(snapshots[3], [:]), deleted: true)
+            let narrowed = StorageConformance.updated(snapshots[4], [:], acl: StorageConformance.readable(by: .user("u2")))
+            try await Self.write(storage, key: key, narrowed)
+            try await Self.write(storage, key: key, StorageConformance.updated(narrowed, [:]), deleted: true)
+
+            var alone: [StoredObject] = []
+            for index in 0..<6 {
+                alone.append(try #require(try await storage.object(datastoreKey: key, className: "T", objectId: "r\(index)")))
+            }
+            let ahead = try await storage.writeObjects { writer in
+                try writer.lock(
+                    (0..<6).map { ObjectWriteRequest(datastoreKey: key, className: "T", objectId: "r\($0)", baseVersion: nil, mutation: nil) })
+                let batch = try #require(writer as? PostgresObjectWriter).batch
+                return try (0..<6).map { index in
+                    try #require(batch.objects[PostgresObjectWriter.Locks.objectName(datastoreKey: key, className: "T", objectId: "r\(index)")] ?? nil).object
+                }
+            }
+            #expect(ahead == alone)
+            // The cases are there: access that ended, and tombstones.
+            #expect(alone[1].readers == ["u1"] && alone[1].formerReaders.contains("u2"))
+            #expect(alone[3].isDeleted && alone[4].isDeleted && alone[4].readers == ["u2"])
+            #expect(alone[5].readers == ["*"])
+        }
+    }
 }

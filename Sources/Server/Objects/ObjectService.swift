@@ -134,7 +134,7 @@ final class ObjectService: Sendable {
                 guard case .ready(let resolved, _) = prepared else { return nil }
                 return ObjectWriteRequest(
                     datastoreKey: resolved.record.key, className: mutation.className, objectId: mutation.objectId,
-                    baseVersion: nil, mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
+                    baseVersion: mutation.baseVersion, mutation: idempotent ? (scope: scope, id: mutation.mutationId) : nil)
             })
     }
 

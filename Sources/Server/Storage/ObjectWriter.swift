@@ -20,7 +20,8 @@ public protocol ObjectWriter {
     /// run at once locks their objects, in one order every transaction follows, so that two
     /// pushes writing the same objects in different orders never wait for each other in a
     /// cycle), and may read ahead, in a few statements, what those writes will read (their
-    /// datastores, objects and the results recorded for their mutation IDs). Optional: a write
+    /// datastores, objects, the results recorded for their mutation IDs, and the operations
+    /// since a request's base version where the object is newer: a merge's). Optional: a write
     /// takes its own locks, and reads what it needs, when this was not called.
     /// - Throws: What the database answers.
     func lock(_ requests: [ObjectWriteRequest]) throws

@@ -32,6 +32,12 @@ extension PostgresObjectWriter {
             var mutationId: String
         }
 
+        /// An object's operations after a version.
+        struct OperationsKey: Hashable {
+            var objectKey: Int64
+            var after: Int64
+        }
+
         /// A result read ahead, with the key of the object it left.
         struct ReadResult {
             var result: MutationResult
@@ -42,6 +48,9 @@ extension PostgresObjectWriter {
         var objects: [String: (key: Int64, object: StoredObject)?] = [:]
         /// Results read ahead: `.some(nil)` when none is recorded.
         var results: [ResultKey: ReadResult?] = [:]
+        /// The operations read ahead of objects mutations were based on an older version of,
+        /// after that version, oldest first (the merge's concurrent changes).
+        var operations: [OperationsKey: [OperationRecord]] = [:]
         /// Datastores read once their locks were held, without this transaction's additions.
         var datastores: [Int64: DatastoreRecord] = [:]
         /// The row-keeping states of the classes written (``RowFields``), read once their locks
@@ -91,7 +100,8 @@ extension PostgresObjectWriter {
     }
 
     /// Reads ahead what the mutations of `requests` will read, once their locks are held: their
-    /// datastores, objects and recorded results, one statement each.
+    /// datastores, objects, recorded results and, for those based on an older version than the
+    /// one stored, the operations since (what the merge reads), one statement each.
     /// - Throws: What the database answers; what decoding a row throws.
     func readAhead(_ requests: [ObjectWriteRequest]) throws {
         for key in Set(requests.map(\.datastoreKey)).sorted() where batch.datastores[key] == nil {
@@ -102,18 +112,20 @@ extension PostgresObjectWriter {
             let name = Locks.objectName(request)
             if batch.objects[name] == nil { batch.objects[name] = .some(nil) }
         }
+        var sets: [Int64: Set<String>] = [:]
         for row in try session.run(
             PostgresStatements.ObjectsByName(
                 datastoreKeys: requests.map(\.datastoreKey), classNames: requests.map(\.className),
                 objectIds: requests.map(\.objectId)))
         {
-            let found = try PostgresStorage.storedObject(row, from: 1)
+            let found = try PostgresStorage.storedObject(row, from: 1, sets: &sets)
             let datastoreKey = try Array(row)[0].decode(Int64.self)
             let snapshot = found.object.snapshot
             let name = Locks.objectName(
                 datastoreKey: datastoreKey, className: snapshot.className, objectId: snapshot.objectId)
             batch.objects[name] = found
         }
+        try readOperationsAhead(requests)
         var byScope: [String: [String]] = [:]
         for case let (scope, id)? in requests.map(\.mutation) { byScope[scope, default: []].append(id.rawValue) }
         for (scope, ids) in byScope {
@@ -124,6 +136,31 @@ extension PostgresObjectWriter {
                 batch.results[Batch.ResultKey(scope: scope, mutationId: id)] = Batch.ReadResult(
                     result: result, objectKey: objectKey)
             }
+        }
+    }
+
+    /// Reads the operations the merges of `requests` will read (``ObjectWriteFlow``: an object
+    /// stored at a newer version than the mutation's base), in one statement: a push of updates
+    /// made concurrently merged each with a round trip of its own while its locks were held.
+    /// They stay true until this transaction writes the object: only a writer holding its lock
+    /// adds operations, and the history sweep takes its datastore's lock exclusively.
+    private func readOperationsAhead(_ requests: [ObjectWriteRequest]) throws {
+        var asked = Set<Batch.OperationsKey>()
+        for request in requests {
+            guard let base = request.baseVersion, let found = batch.objects[Locks.objectName(request)] ?? nil,
+                base < found.object.snapshot.version
+            else { continue }
+            asked.insert(Batch.OperationsKey(objectKey: found.key, after: base))
+        }
+        let pairs = asked.subtracting(batch.operations.keys).sorted { ($0.objectKey, $0.after) < ($1.objectKey, $1.after) }
+        guard !pairs.isEmpty else { return }
+        for pair in pairs { batch.operations[pair] = [] }
+        for row in try session.run(
+            PostgresStatements.OperationsAfterEach(objectKeys: pairs.map(\.objectKey), versions: pairs.map(\.after)))
+        {
+            let (key, after, operation) = try row.decode((Int64, Int64, String).self)
+            batch.operations[Batch.OperationsKey(objectKey: key, after: after), default: []].append(
+                try StoredOperation.record(from: operation))
         }
     }
 

@@ -204,6 +204,12 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
     }
 
     func operations(objectKey: Int64, after version: Int64) throws -> [OperationRecord] {
+        // Read ahead (``readAhead(_:)``), unless this transaction wrote the object since.
+        if !batch.writtenKeys.contains(objectKey),
+            let read = batch.operations[Batch.OperationsKey(objectKey: objectKey, after: version)]
+        {
+            return read
+        }
         if batch.unflushedKeys.contains(objectKey) { try flush() }
         return try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {
             try StoredOperation.record(from: try $0.decode(String.self))

@@ -17,9 +17,10 @@ extension PostgresStatements {
     }.joined(separator: ", ")
 
     /// Objects by datastore, class and ID: each row's datastore key, then the columns of
-    /// ``PostgresStorage/storedObjectSelect`` (the object with its readers).
+    /// ``PostgresStorage/setObjectSelect`` (the object, its reader set and its readers' history),
+    /// read by ``PostgresStorage/storedObject(_:from:sets:)``.
     struct ObjectsByName: PostgresRowStatement {
-        static let sql = "SELECT o.datastore_key, " + PostgresStorage.storedObjectSelect.dropFirst("SELECT ".count) + """
+        static let sql = "SELECT o.datastore_key, " + PostgresStorage.setObjectSelect.dropFirst("SELECT ".count) + """
              JOIN unnest($1::bigint[], $2::text[], $3::text[]) AS p(datastore_key, class_name, object_id)
             ON o.datastore_key = p.datastore_key AND o.class_name = p.class_name AND o.object_id = p.object_id
             """

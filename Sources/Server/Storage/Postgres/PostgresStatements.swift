@@ -136,6 +136,28 @@ extension PostgresStatements {
         }
     }
 
+    /// The operations of several objects, each after its own version (`$1` the objects' keys,
+    /// `$2` the versions, pairwise): each row's key and version asked for, then the operation,
+    /// oldest first within a pair. Each pair reads its range of the primary key: `OFFSET 0` keeps
+    /// the planner from flattening the lateral subquery into a hash join, which read the whole
+    /// table (10 ms for 48 pairs over 48,000 operations, against 0.03 ms a pair read alone).
+    struct OperationsAfterEach: PostgresRowStatement {
+        static let sql = """
+            SELECT p.k, p.v, o.operation FROM unnest($1::bigint[], $2::bigint[]) AS p(k, v)
+            CROSS JOIN LATERAL (SELECT operation, version FROM object_operations
+            WHERE object_key = p.k AND version > p.v OFFSET 0) AS o ORDER BY p.k, p.v, o.version
+            """
+        var objectKeys: [Int64]
+        var versions: [Int64]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(objectKeys)
+            bindings.append(versions)
+            return bindings
+        }
+    }
+
     /// The ID of a reader set (by its text, ``SQLIndexRows/readerSetText(_:)``), made with its
     /// members (`$2`) when none is committed (or made by this transaction). Two transactions
     /// that make the same set at once each make their own, with the same members: texts are not
