@@ -117,6 +117,33 @@ struct PostgresBatchTests {
             }
             let (small, large) = (counts[5] ?? .max, counts[500] ?? .max)
             #expect(large <= small, "\(counts)")
+
+            // Two writes of one object in one push, on different bases (o0 and o1 of `m5` are at
+            // version 3): the first is answered from what was read ahead (from the oldest base),
+            // the second, after the first wrote the object, reads again and sees that write too.
+            let key = try #require(try await storage.datastore(id: try DatastoreID("m5"), ownerId: "u1")?.key)
+            let seen = try await storage.writeObjects { writer in
+                let plan: [(String, Int64)] = [("o0", 1), ("o0", 2), ("o1", 2), ("o1", 1)]
+                let requests = try plan.enumerated().map { index, step in
+                    ObjectWriteRequest(
+                        datastoreKey: key, className: "T", objectId: step.0, baseVersion: step.1,
+                        mutation: ("chain", try MutationID("chain-\(index)")))
+                }
+                try writer.lock(requests)
+                var seen: [[Int64]] = []
+                for request in requests {
+                    var concurrent: [Int64] = []
+                    let outcome = try writer.write(request) { context throws(RooftopError) in
+                        concurrent = context.concurrentChanges.map(\.version)
+                        guard let current = context.current?.snapshot else { throw RooftopError(.internal, "no object") }
+                        return StorageWrites.decision(StorageConformance.updated(current, ["n": -2]), deleted: false)
+                    }
+                    guard case .written = outcome else { throw StorageWrites.Unexpected(description: "\(outcome)") }
+                    seen.append(concurrent)
+                }
+                return seen
+            }
+            #expect(seen == [[2, 3], [3, 4], [3], [2, 3, 4]])
         }
     }
 
@@ -132,16 +159,20 @@ struct PostgresBatchTests {
         guard case .written = outcome else { throw StorageWrites.Unexpected(description: "\(outcome)") }
     }
 
-    @Test("objects read ahead carry the readers they carry read alone: reader sets, ended access, tombstones")
+    @Test("objects read ahead carry the readers they carry read alone: reader sets, ended access, tombstones, none, public")
     func readAheadReaders() async throws {
         try await withStorage(PostgresFixture.factory) { storage, _ in
             let key = try await storage.openOrCreateDatastore(id: try DatastoreID("r"), ownerId: "u1", title: nil).key
             let shared = StorageConformance.readable(by: .user("u1"), .user("u2"))
+            let nobody = ACL([.user("u1"): ACL.Access(read: false, write: true)])
             var snapshots: [ObjectSnapshot] = []
-            for index in 0..<6 {
-                snapshots.append(StorageConformance.object("r\(index)", fields: ["n": .int(Int64(index))], acl: index == 5 ? nil : shared))
+            for index in 0..<8 {
+                let acl: ACL? = index == 5 ? nil : index == 6 ? nobody : shared
+                snapshots.append(StorageConformance.object("r\(index)", fields: ["n": .int(Int64(index))], acl: acl))
                 try await Self.write(storage, key: key, snapshots[index])
             }
+            // r7 becomes public, its former readers kept.
+            try await Self.write(storage, key: key, StorageConformance.updated(snapshots[7], [:], acl: .some(nil)))
             // u2's access ends for r1; r2 goes to u3 alone, then back to both; r3 is deleted; r4 is
             // deleted after u1's access ended; r5 is public.
             try await Self.write(storage, key: key, StorageConformance.updated(snapshots[1], [:], acl: StorageConformance.readable(by: .user("u1"))))
@@ -154,14 +185,14 @@ struct PostgresBatchTests {
             try await Self.write(storage, key: key, StorageConformance.updated(narrowed, [:]), deleted: true)
 
             var alone: [StoredObject] = []
-            for index in 0..<6 {
+            for index in 0..<8 {
                 alone.append(try #require(try await storage.object(datastoreKey: key, className: "T", objectId: "r\(index)")))
             }
             let ahead = try await storage.writeObjects { writer in
                 try writer.lock(
-                    (0..<6).map { ObjectWriteRequest(datastoreKey: key, className: "T", objectId: "r\($0)", baseVersion: nil, mutation: nil) })
+                    (0..<8).map { ObjectWriteRequest(datastoreKey: key, className: "T", objectId: "r\($0)", baseVersion: nil, mutation: nil) })
                 let batch = try #require(writer as? PostgresObjectWriter).batch
-                return try (0..<6).map { index in
+                return try (0..<8).map { index in
                     try #require(batch.objects[PostgresObjectWriter.Locks.objectName(datastoreKey: key, className: "T", objectId: "r\(index)")] ?? nil).object
                 }
             }
@@ -169,7 +200,8 @@ struct PostgresBatchTests {
             // The cases are there: access that ended, and tombstones.
             #expect(alone[1].readers == ["u1"] && alone[1].formerReaders.contains("u2"))
             #expect(alone[3].isDeleted && alone[4].isDeleted && alone[4].readers == ["u2"])
-            #expect(alone[5].readers == ["*"])
+            #expect(alone[5].readers == ["*"] && alone[6].readers.isEmpty)
+            #expect(alone[7].readers == ["*"] && alone[7].formerReaders.isSuperset(of: ["u1", "u2"]))
         }
     }
 }

@@ -32,10 +32,10 @@ extension PostgresObjectWriter {
             var mutationId: String
         }
 
-        /// An object's operations after a version.
-        struct OperationsKey: Hashable {
-            var objectKey: Int64
+        /// An object's operations after a version, oldest first.
+        struct ReadOperations {
             var after: Int64
+            var records: [OperationRecord]
         }
 
         /// A result read ahead, with the key of the object it left.
@@ -48,9 +48,10 @@ extension PostgresObjectWriter {
         var objects: [String: (key: Int64, object: StoredObject)?] = [:]
         /// Results read ahead: `.some(nil)` when none is recorded.
         var results: [ResultKey: ReadResult?] = [:]
-        /// The operations read ahead of objects mutations were based on an older version of,
-        /// after that version, oldest first (the merge's concurrent changes).
-        var operations: [OperationsKey: [OperationRecord]] = [:]
+        /// The operations read ahead of objects mutations were based on an older version of, by
+        /// object key: after the oldest base the push gives the object (the merges' concurrent
+        /// changes; a later base's are their tail).
+        var operations: [Int64: ReadOperations] = [:]
         /// Datastores read once their locks were held, without this transaction's additions.
         var datastores: [Int64: DatastoreRecord] = [:]
         /// The row-keeping states of the classes written (``RowFields``), read once their locks
@@ -140,27 +141,29 @@ extension PostgresObjectWriter {
     }
 
     /// Reads the operations the merges of `requests` will read (``ObjectWriteFlow``: an object
-    /// stored at a newer version than the mutation's base), in one statement: a push of updates
-    /// made concurrently merged each with a round trip of its own while its locks were held.
-    /// They stay true until this transaction writes the object: only a writer holding its lock
-    /// adds operations, and the history sweep takes its datastore's lock exclusively.
+    /// stored at a newer version than the mutation's base), in one statement, each object's once
+    /// from the oldest base the requests give it: a push of updates made concurrently merged
+    /// each with a round trip of its own while its locks were held. No other transaction adds
+    /// operations to an object whose lock this one holds; the history sweep may delete old ones
+    /// meanwhile, which only leaves a merge the history as it was a moment earlier.
     private func readOperationsAhead(_ requests: [ObjectWriteRequest]) throws {
-        var asked = Set<Batch.OperationsKey>()
+        var oldest: [Int64: Int64] = [:]
         for request in requests {
             guard let base = request.baseVersion, let found = batch.objects[Locks.objectName(request)] ?? nil,
                 base < found.object.snapshot.version
             else { continue }
-            asked.insert(Batch.OperationsKey(objectKey: found.key, after: base))
+            oldest[found.key] = min(oldest[found.key] ?? base, base)
         }
-        let pairs = asked.subtracting(batch.operations.keys).sorted { ($0.objectKey, $0.after) < ($1.objectKey, $1.after) }
+        // One pair per object (the statement reads each pair's range once).
+        let pairs = oldest.filter { key, base in batch.operations[key].map { $0.after > base } ?? true }
+            .sorted { $0.key < $1.key }
         guard !pairs.isEmpty else { return }
-        for pair in pairs { batch.operations[pair] = [] }
+        for (key, base) in pairs { batch.operations[key] = Batch.ReadOperations(after: base, records: []) }
         for row in try session.run(
-            PostgresStatements.OperationsAfterEach(objectKeys: pairs.map(\.objectKey), versions: pairs.map(\.after)))
+            PostgresStatements.OperationsAfterEach(objectKeys: pairs.map(\.key), versions: pairs.map(\.value)))
         {
-            let (key, after, operation) = try row.decode((Int64, Int64, String).self)
-            batch.operations[Batch.OperationsKey(objectKey: key, after: after), default: []].append(
-                try StoredOperation.record(from: operation))
+            let (key, _, operation) = try row.decode((Int64, Int64, String).self)
+            batch.operations[key]?.records.append(try StoredOperation.record(from: operation))
         }
     }
 

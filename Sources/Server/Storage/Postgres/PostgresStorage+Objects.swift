@@ -31,7 +31,8 @@ extension PostgresStorage {
     /// The object of a ``setObjectSelect`` row (whose columns start at `first`), with its readers:
     /// a live object's current readers are its set's principals and its history's rows without an
     /// end, its former ones every history row's and the set's; a tombstone's are its history's
-    /// alone (as ``storedObjectSelect`` reads them). `sets` keeps the sets decoded, by ID.
+    /// alone (as ``storedObjectSelect`` reads them; a set named but not stored gives none there
+    /// too). `sets` keeps the sets decoded, by ID.
     /// - Throws: `internal` for a row of another shape or a set that is not a list of principals;
     ///   what decoding a cell throws.
     static func storedObject(_ row: PostgresRow, from first: Int, sets: inout [Int64: Set<String>]) throws
@@ -46,12 +47,16 @@ extension PostgresStorage {
             let principals: Set<String>
             if let known = sets[id] {
                 principals = known
-            } else {
-                guard let text = try cells[first + 11].decode(String?.self),
-                    let decoded = try? DocumentCoding.decode([String].self, from: text)
-                else { throw RooftopError(.internal, "reader set \(id) is not stored as a list of principals") }
-                principals = Set(decoded)
+            } else if let text = try cells[first + 11].decode(String?.self) {
+                do {
+                    principals = Set(try DocumentCoding.decode([String].self, from: text))
+                } catch {
+                    throw RooftopError(.internal, "reader set \(id) is not stored as a list of principals: \(error)")
+                }
                 sets[id] = principals
+            } else {
+                // A set named but not stored gives no readers, as ``storedObjectSelect`` reads it.
+                principals = []
             }
             current.formUnion(principals)
             former.formUnion(principals)
