@@ -138,9 +138,10 @@ extension PostgresStatements {
 
     /// The operations of several objects, each after its own version (`$1` the objects' keys,
     /// `$2` the versions, pairwise; one pair per object): each row's key and version asked for,
-    /// then the operation, oldest first within a pair. Each pair reads its range of the primary key: `OFFSET 0` keeps
-    /// the planner from flattening the lateral subquery into a hash join, which read the whole
-    /// table (10 ms for 48 pairs over 48,000 operations, against 0.03 ms a pair read alone).
+    /// then the operation, oldest first within a pair. Each pair reads its range of the primary
+    /// key: `OFFSET 0` keeps the planner from flattening the lateral subquery into a hash join,
+    /// which read the whole table (10 ms for 48 pairs over 48,000 operations, against 0.03 ms a
+    /// pair read alone).
     struct OperationsAfterEach: PostgresRowStatement {
         static let sql = """
             SELECT p.k, p.v, o.operation FROM unnest($1::bigint[], $2::bigint[]) AS p(k, v)
