@@ -113,7 +113,7 @@ extension PostgresObjectWriter {
             let name = Locks.objectName(request)
             if batch.objects[name] == nil { batch.objects[name] = .some(nil) }
         }
-        var sets: [Int64: Set<String>] = [:]
+        var sets = FeedReaders()
         for row in try session.run(
             PostgresStatements.ObjectsByName(
                 datastoreKeys: requests.map(\.datastoreKey), classNames: requests.map(\.className),

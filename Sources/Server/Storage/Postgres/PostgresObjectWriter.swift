@@ -207,7 +207,7 @@ struct PostgresObjectWriter: ObjectWriter, ObjectWriteBackend {
         // Read ahead (``readAhead(_:)``) from this version or an older one, unless this
         // transaction wrote the object since.
         if !batch.writtenKeys.contains(objectKey), let read = batch.operations[objectKey], read.after <= version {
-            return read.after == version ? read.records : read.records.filter { $0.version > version }
+            return read.records.filter { $0.version > version }
         }
         if batch.unflushedKeys.contains(objectKey) { try flush() }
         return try session.run(PostgresStatements.OperationsAfter(objectKey: objectKey, version: version)).map {

@@ -32,10 +32,10 @@ extension PostgresStorage {
     /// a live object's current readers are its set's principals and its history's rows without an
     /// end, its former ones every history row's and the set's; a tombstone's are its history's
     /// alone (as ``storedObjectSelect`` reads them; a set named but not stored gives none there
-    /// too). `sets` keeps the sets decoded, by ID.
+    /// too). `sets` keeps the sets decoded, by ID (``FeedReaders``, as the feed's pages do).
     /// - Throws: `internal` for a row of another shape or a set that is not a list of principals;
     ///   what decoding a cell throws.
-    static func storedObject(_ row: PostgresRow, from first: Int, sets: inout [Int64: Set<String>]) throws
+    static func storedObject(_ row: PostgresRow, from first: Int, sets: inout FeedReaders) throws
         -> (key: Int64, object: StoredObject)
     {
         let object = try objectRow(row, from: first)
@@ -44,20 +44,8 @@ extension PostgresStorage {
         var current = Set(try cells[first + 12].decode([String].self))
         var former = Set(try cells[first + 13].decode([String].self))
         if !object.deleted, let id = try cells[first + 10].decode(Int64?.self) {
-            let principals: Set<String>
-            if let known = sets[id] {
-                principals = known
-            } else if let text = try cells[first + 11].decode(String?.self) {
-                do {
-                    principals = Set(try DocumentCoding.decode([String].self, from: text))
-                } catch {
-                    throw RooftopError(.internal, "reader set \(id) is not stored as a list of principals: \(error)")
-                }
-                sets[id] = principals
-            } else {
-                // A set named but not stored gives no readers, as ``storedObjectSelect`` reads it.
-                principals = []
-            }
+            // A set named but not stored gives no readers, as ``storedObjectSelect`` reads it.
+            let principals = try sets.principals(ofSet: id) { try cells[first + 11].decode(String?.self) } ?? []
             current.formUnion(principals)
             former.formUnion(principals)
         }

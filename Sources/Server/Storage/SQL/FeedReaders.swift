@@ -33,24 +33,29 @@ struct FeedReaders {
         if let lastReaders {
             current = Set(lastReaders)
         } else if let readerSet {
-            if let known = sets[readerSet] {
-                current = known
-            } else {
-                guard let text = try setPrincipals() else {
-                    throw RooftopError(.internal, "reader set \(readerSet) is named by an object but not stored")
-                }
-                let decoded: Set<String>
-                do {
-                    decoded = Set(try DocumentCoding.decode([String].self, from: text))
-                } catch {
-                    throw RooftopError(.internal, "reader set \(readerSet) is not a list of principals")
-                }
-                sets[readerSet] = decoded
-                current = decoded
+            guard let found = try principals(ofSet: readerSet, setPrincipals) else {
+                throw RooftopError(.internal, "reader set \(readerSet) is named by an object but not stored")
             }
+            current = found
         } else {
             current = []
         }
         return (current, historyReaders.isEmpty ? [] : Set(historyReaders))
+    }
+
+    /// The principals of the reader set `id`, decoded from its stored text (`text`, read only
+    /// the first time the set is met); `nil` when the set is not stored.
+    /// - Throws: `internal` when the text is not a list of principals.
+    mutating func principals(ofSet id: Int64, _ text: () throws -> String?) throws -> Set<String>? {
+        if let known = sets[id] { return known }
+        guard let text = try text() else { return nil }
+        let decoded: Set<String>
+        do {
+            decoded = Set(try DocumentCoding.decode([String].self, from: text))
+        } catch {
+            throw RooftopError(.internal, "reader set \(id) is not a list of principals")
+        }
+        sets[id] = decoded
+        return decoded
     }
 }
