@@ -197,11 +197,15 @@ struct StorageSQLiteTests {
             #expect(grown > 2 * SQLiteStorage.logSizeLimit, "the log grew under the held read: \(grown) bytes")
             released.withLock { $0 = true }
             try await reader.value
-            // The first write checkpoints the whole log (nothing holds it now); the next starts the
-            // log again and, at its commit, cuts the file back.
+            // The first write has the whole log checkpointed (nothing holds it now), by itself or
+            // by the checkpointer's thread (``LogCheckpointer``), waited for here; the next starts
+            // the log again and, at its commit, cuts the file back.
+            try await storage.pool.write { db in try db.execute(sql: "INSERT INTO filler VALUES (x'00')") }
+            storage.checkpointer.waitForCheckpoints()
             for _ in 0..<2 {
                 try await storage.pool.write { db in try db.execute(sql: "INSERT INTO filler VALUES (x'00')") }
             }
+            #expect(storage.checkpointer.counts.background > 0, "\(storage.checkpointer.counts)")
             #expect(try logSize() <= SQLiteStorage.logSizeLimit)
         }
     }

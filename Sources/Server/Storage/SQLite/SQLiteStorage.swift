@@ -20,6 +20,12 @@ public final class SQLiteStorage: Storage, RowRebuilding {
     /// A read-only connection of the point reads' own (``pointRead(_:)``): they never wait for a
     /// reader of `pool`, which scans may all hold.
     let pointReader: DatabaseQueue
+    /// The thread that checkpoints the log past ``checkpointPages``, so that the writer's
+    /// commits copy only what they logged meanwhile (``LogCheckpointer``).
+    let checkpointer: LogCheckpointer
+    /// The log's size, in pages, past which it is checkpointed (SQLite's default, about
+    /// ``logSizeLimit``).
+    static let checkpointPages: Int32 = 1_000
     /// The reader sets writes name while a sweep of unnamed ones runs.
     let readerSetWatch = ReaderSetWatch()
     /// Object writes since the query planner's statistics were last refreshed.
@@ -72,7 +78,14 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         // An acknowledged write must survive a power loss, not only the process's crash: every
         // commit (one per push) waits for the disk. GRDB's default in WAL mode is NORMAL, which
         // may lose the last commits when the machine stops.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // Past the threshold, the writer's commits leave most of the checkpoint to a thread of its
+        // own (``LogCheckpointer``).
+        let checkpointer = LogCheckpointer(path: path, threshold: Self.checkpointPages)
+        self.checkpointer = checkpointer
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            checkpointer.attach(to: db)
+        }
         var pointConfiguration = configuration
         pointConfiguration.readonly = true
         pointConfiguration.label = "point reads"
@@ -132,6 +145,9 @@ public final class SQLiteStorage: Storage, RowRebuilding {
     public func close() async throws {
         await rowRebuild.close()?.value
         try pointReader.close()
+        // Its connection closes first: the writer's, closed last, checkpoints and removes the log.
+        try await pool.writeWithoutTransaction { db in checkpointer.detach(from: db) }
+        checkpointer.close()
         try pool.close()
     }
 
