@@ -69,6 +69,7 @@ let package = Package(
                 "RooftopShared", "RooftopSQL", .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API, for statements bound without GRDB's boxing (`DirectStatement`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/SQLite",
             swiftSettings: swiftSettings

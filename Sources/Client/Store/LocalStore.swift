@@ -119,7 +119,7 @@ final class LocalStore: Sendable {
                 // its own (in an initial sync, 16% of the writer's time at 100,000 objects).
                 try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
-                    checkpointer?.attach(to: db)
+                    try checkpointer?.attach(to: db)
                 }
                 database = pool
             }
@@ -174,11 +174,12 @@ final class LocalStore: Sendable {
 
     private func closeDatabase() {
         do {
-            // The checkpointer's connection closes first: the writer's, closed last, checkpoints
-            // the log and removes it.
+            // The checkpointer's connection closes first (whether or not the writer could be
+            // given SQLite's own checkpoint back): the writer's, closed last, checkpoints the log
+            // and removes it.
             if let checkpointer {
+                defer { checkpointer.close() }
                 try database.writeWithoutTransaction { db in checkpointer.detach(from: db) }
-                checkpointer.close()
             }
             try database.close()
         } catch {

@@ -84,7 +84,7 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         self.checkpointer = checkpointer
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            checkpointer.attach(to: db)
+            try checkpointer.attach(to: db)
         }
         var pointConfiguration = configuration
         pointConfiguration.readonly = true
@@ -145,10 +145,17 @@ public final class SQLiteStorage: Storage, RowRebuilding {
     public func close() async throws {
         await rowRebuild.close()?.value
         try pointReader.close()
-        // Its connection closes first: the writer's, closed last, checkpoints and removes the log.
-        try await pool.writeWithoutTransaction { db in checkpointer.detach(from: db) }
+        // Its connection closes first, whatever the writer's detaching did: the writer's,
+        // closed last, checkpoints and removes the log.
+        var detaching: (any Error)?
+        do {
+            try await pool.writeWithoutTransaction { db in checkpointer.detach(from: db) }
+        } catch {
+            detaching = error
+        }
         checkpointer.close()
         try pool.close()
+        if let detaching { throw detaching }
     }
 
     // MARK: Settings
