@@ -38,7 +38,7 @@ import Synchronization
 /// ```
 package final class LogCheckpointer: Sendable {
     /// The log's size, in pages, past which a commit asks for a checkpoint (default 8,192: 32 MiB
-    /// of 4 KiB pages, the automatic threshold the stores used before).
+    /// of 4 KiB pages; each store passes the automatic threshold it used before).
     package let threshold: Int32
     /// The log's size, in pages, past which a commit checkpoints itself (default four times
     /// ``threshold``).
@@ -282,7 +282,8 @@ package final class LogCheckpointer: Sendable {
             state.counts.background += 1
             if status == SQLITE_OK, copied > 0 { state.counts.backgroundFrames += Int(copied) }
         }
-        if status != SQLITE_OK && status != SQLITE_BUSY || logged < 0 {
+        // Busy: a commit past the limit is checkpointing (then the log is not counted, -1).
+        if status != SQLITE_BUSY && (status != SQLITE_OK || logged < 0) {
             Self.logger.warning(
                 "a checkpoint of the log failed; the next commit past the threshold copies it",
                 metadata: ["status": "\(status)", "error": "\(String(cString: sqlite3_errmsg(handle)))"])

@@ -37,7 +37,7 @@ final class LocalStore: Sendable {
     let writerCache: WriterCache
     /// When a pull loads a datastore in bulk, and how often its entries are built (tests lower them).
     let bulkLoading = Mutex(BulkLoading())
-    /// The thread that checkpoints a file's log, so that the writer's commits do not
+    /// The thread that checkpoints a file's log, so that the writer's commits copy little of it
     /// (``LogCheckpointer``); `nil` in memory.
     let checkpointer: LogCheckpointer?
     /// The commits made, counted so that two reads can tell they read one snapshot
