@@ -1,4 +1,5 @@
 import RooftopShared
+import Synchronization
 
 /// Class settings (permissions, default ACL, merge rules, declared indexes), cached in memory and refreshed when
 /// changed (through this process, or another one sharing the database: ``ClusterLink``).
@@ -8,6 +9,10 @@ import RooftopShared
 /// is read again when next asked for. It is also versioned: every change or forgetting bumps a
 /// generation, and settings whose load began under an older generation are returned but not
 /// stored (they may predate the change, e.g. a revoked permission, and would put it back).
+///
+/// The cache and its generation are kept under a lock, not in the actor's state: nearly every
+/// request reads a class's permissions, and reads them without waiting for the actor (see
+/// ``RoleDirectory``).
 actor ClassDirectory {
     /// The default ``capacity``: far more classes than an app has, a few hundred kilobytes at most.
     static let defaultCapacity = 1_024
@@ -15,9 +20,12 @@ actor ClassDirectory {
     private let load: @Sendable (String) async throws -> ClassSettings?
     private let persist: @Sendable (ClassSettings) async throws -> Void
     private let cluster: ClusterLink?
-    private var cache: [String: ClassSettings] = [:]
-    /// Bumped by every change and forgetting.
-    private var generation: UInt64 = 0
+    private struct Cache {
+        var settings: [String: ClassSettings] = [:]
+        /// Bumped by every change and forgetting.
+        var generation: UInt64 = 0
+    }
+    private let cache = Mutex(Cache())
     /// The most classes cached at once.
     let capacity: Int
 
@@ -40,19 +48,22 @@ actor ClassDirectory {
     }
 
     /// How many classes are cached now (at most ``capacity``).
-    var cachedCount: Int { cache.count }
+    var cachedCount: Int { cache.withLock { $0.settings.count } }
 
     /// A class's settings (the defaults when none were saved, ``defaults(of:)``).
-    func settings(of className: String) async throws -> ClassSettings {
-        if let cached = cache[className] { return cached }
-        let started = generation
+    nonisolated func settings(of className: String) async throws -> ClassSettings {
+        let (cached, started) = cache.withLock { ($0.settings[className], $0.generation) }
+        if let cached { return cached }
         let settings = try await load(className) ?? Self.defaults(of: className)
         // A load that a change overtook may hold what the change replaced: not kept.
-        if generation == started {
-            if cache.count >= capacity, cache[className] == nil, let victim = cache.keys.first {
-                cache[victim] = nil
+        cache.withLock { cache in
+            guard cache.generation == started else { return }
+            if cache.settings.count >= capacity, cache.settings[className] == nil,
+                let victim = cache.settings.keys.first
+            {
+                cache.settings[victim] = nil
             }
-            cache[className] = settings
+            cache.settings[className] = settings
         }
         return settings
     }
@@ -67,7 +78,7 @@ actor ClassDirectory {
     }
 
     /// A class's permissions.
-    func permissions(of className: String) async throws -> ClassPermissions {
+    nonisolated func permissions(of className: String) async throws -> ClassPermissions {
         try await settings(of: className).permissions
     }
 
@@ -107,13 +118,17 @@ actor ClassDirectory {
 
     /// Drops a class's cached settings (changed by another server process).
     func forget(_ className: String) {
-        generation &+= 1
-        cache[className] = nil
+        cache.withLock { cache in
+            cache.generation &+= 1
+            cache.settings[className] = nil
+        }
     }
 
     /// Drops every cached class.
     func forgetAll() {
-        generation &+= 1
-        cache.removeAll()
+        cache.withLock { cache in
+            cache.generation &+= 1
+            cache.settings.removeAll()
+        }
     }
 }
