@@ -1,3 +1,4 @@
+import Hummingbird
 @testable import RooftopServer
 import RooftopShared
 import RooftopTestSupport
@@ -43,5 +44,71 @@ struct RequestDeadlinesTests {
         #expect(cancelled.load(ordering: .relaxed) == 0)
         #expect(deadlines.runningCount == 0)
         try await TestWait.until("the sweeper stops") { !deadlines.isSweeping }
+    }
+
+    /// Waits, without suspending, until the current task is cancelled or `limit` passes: a handler
+    /// that works on the thread it started on and checks for cancellation between steps.
+    private static func spinUntilCancelled(limit: Duration = .seconds(20)) -> Bool {
+        let end = ContinuousClock.now.advanced(by: limit)
+        while ContinuousClock.now < end {
+            if Task.isCancelled { return true }
+        }
+        return false
+    }
+
+    @Test("the task of a handler is cancelled by its deadline before it starts, while it runs on the thread of the request, once attached, and never after it ended")
+    func runningHandler() async throws {
+        // Asked for before the task starts: applied as it enters.
+        let early = RunningHandler()
+        early.cancel()
+        let cancelledAtStart = Task.immediate { () async throws -> Response in
+            early.entered()
+            defer { early.left() }
+            #expect(Task.isCancelled)
+            return Response(status: .ok)
+        }
+        early.attach(cancelledAtStart)
+        _ = try await cancelledAtStart.value
+
+        // Asked for from another thread while the task runs on this one, before its handle exists.
+        let running = RunningHandler()
+        let started = PermissionCacheTests.Shared(false)
+        let canceller = Task.detached {
+            try await TestWait.until("the handler runs") { started.value }
+            running.cancel()
+        }
+        let spinning = Task.immediate { () async throws -> Response in
+            running.entered()
+            defer { running.left() }
+            started.set(true)
+            #expect(Self.spinUntilCancelled(), "the deadline's cancellation reached the handler's task")
+            return Response(status: .ok)
+        }
+        running.attach(spinning)
+        _ = try await spinning.value
+        try await canceller.value
+
+        // Once attached, through the task's handle: a handler that waits is stopped.
+        let attached = RunningHandler()
+        let waiting = Task.immediate { () async throws -> Response in
+            attached.entered()
+            defer { attached.left() }
+            try await Task.sleep(for: .seconds(60))
+            return Response(status: .ok)
+        }
+        attached.attach(waiting)
+        attached.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+
+        // After the handler ended: nothing to cancel, and nothing happens.
+        let ended = RunningHandler()
+        let done = Task.immediate { () async throws -> Response in
+            ended.entered()
+            defer { ended.left() }
+            return Response(status: .ok)
+        }
+        ended.cancel()
+        ended.attach(done)
+        #expect(try await done.value.status == .ok)
     }
 }
