@@ -1,4 +1,6 @@
+import Foundation
 import Hummingbird
+import HummingbirdTesting
 @testable import RooftopServer
 import RooftopShared
 import RooftopTestSupport
@@ -61,6 +63,7 @@ struct RequestDeadlinesTests {
         // Asked for before the task starts: applied as it enters.
         let early = RunningHandler()
         early.cancel()
+        #expect(early.stateName == "cancelRequested")
         let cancelledAtStart = Task.immediate { () async throws -> Response in
             early.entered()
             defer { early.left() }
@@ -70,23 +73,25 @@ struct RequestDeadlinesTests {
         early.attach(cancelledAtStart)
         _ = try await cancelledAtStart.value
 
-        // Asked for from another thread while the task runs on this one, before its handle exists.
+        // Asked for from another thread (not one of the tasks' pool, which this task holds one
+        // of) while the task runs on this one, before its handle exists.
         let running = RunningHandler()
         let started = PermissionCacheTests.Shared(false)
-        let canceller = Task.detached {
-            try await TestWait.until("the handler runs") { started.value }
+        DispatchQueue.global().async {
+            let end = ContinuousClock.now.advanced(by: .seconds(20))
+            while !started.value, ContinuousClock.now < end { usleep(1_000) }
             running.cancel()
         }
         let spinning = Task.immediate { () async throws -> Response in
             running.entered()
             defer { running.left() }
+            #expect(running.stateName == "running")
             started.set(true)
             #expect(Self.spinUntilCancelled(), "the deadline's cancellation reached the handler's task")
             return Response(status: .ok)
         }
         running.attach(spinning)
         _ = try await spinning.value
-        try await canceller.value
 
         // Once attached, through the task's handle: a handler that waits is stopped.
         let attached = RunningHandler()
@@ -97,18 +102,44 @@ struct RequestDeadlinesTests {
             return Response(status: .ok)
         }
         attached.attach(waiting)
+        #expect(attached.stateName == "attached")
         attached.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
 
-        // After the handler ended: nothing to cancel, and nothing happens.
+        // After the handler ended: nothing is left to cancel, and nothing is cancelled.
         let ended = RunningHandler()
         let done = Task.immediate { () async throws -> Response in
             ended.entered()
             defer { ended.left() }
             return Response(status: .ok)
         }
+        #expect(ended.stateName == "finished")
         ended.cancel()
+        #expect(ended.stateName == "finished")
         ended.attach(done)
+        #expect(!done.isCancelled)
         #expect(try await done.value.status == .ok)
+    }
+
+    @Test("through the router: a handler that never waits is stopped at its deadline and answered 503 timeout; a quick one is answered")
+    func middleware() async throws {
+        let router = Router()
+        router.middlewares.add(ErrorMiddleware())
+        router.middlewares.add(RequestDeadlineMiddleware(timeout: .milliseconds(300)))
+        router.get("spin") { _, _ -> HTTPResponse.Status in
+            // Bounded: a deadline that never comes fails the test, not the run.
+            guard Self.spinUntilCancelled() else { return .ok }
+            throw CancellationError()
+        }
+        router.get("quick") { _, _ -> HTTPResponse.Status in .noContent }
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/spin", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(String(buffer: response.body).contains("\"timeout\""))
+            }
+            try await client.execute(uri: "/quick", method: .get) { response in
+                #expect(response.status == .noContent)
+            }
+        }
     }
 }

@@ -48,16 +48,18 @@ struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
             // between steps) is stopped as one that waits.
             let running = RunningHandler()
             let ticket = deadlines.start(after: timeout) { running.cancel() }
-            let task = Task.immediate {
-                running.entered()
-                defer { running.left() }
-                return try await handler.call(request, context)
-            }
-            running.attach(task)
+            // The request's own cancellation (a graceful shutdown) reaches the handler the same
+            // way, from its first step.
             let outcome = await withTaskCancellationHandler {
-                await task.result
+                let task = Task.immediate {
+                    running.entered()
+                    defer { running.left() }
+                    return try await handler.call(request, context)
+                }
+                running.attach(task)
+                return await task.result
             } onCancel: {
-                task.cancel()
+                running.cancel()
             }
             guard !deadlines.finish(ticket) else {
                 throw RooftopError(
@@ -91,12 +93,27 @@ final class RunningHandler: Sendable {
         case finished
     }
 
-    /// `UnsafeCurrentTask` is not `Sendable`: it is touched only under the lock, while its task runs.
+    /// `UnsafeCurrentTask` is not `Sendable`: it is stored and touched only under the lock, while
+    /// its task runs.
     private struct Guarded: @unchecked Sendable {
         var state: State
     }
 
     private let guarded = Mutex(Guarded(state: .starting))
+
+    /// Where the task stands (tests): `running`, `attached`, `cancelRequested`, `finished` or
+    /// `starting`.
+    var stateName: String {
+        guarded.withLock { guarded in
+            switch guarded.state {
+            case .starting: "starting"
+            case .running: "running"
+            case .attached: "attached"
+            case .cancelRequested: "cancelRequested"
+            case .finished: "finished"
+            }
+        }
+    }
 
     /// Called by the task as it starts: a cancellation already asked for applies at once.
     func entered() {
@@ -121,22 +138,33 @@ final class RunningHandler: Sendable {
 
     /// The task's handle, once it has been made.
     func attach(_ task: Task<Response, any Error>) {
-        guarded.withLock { guarded in
-            if case .cancelRequested = guarded.state { task.cancel() }
-            guarded.state = .attached(task)
+        let cancelled = guarded.withLock { guarded in
+            defer { guarded.state = .attached(task) }
+            if case .cancelRequested = guarded.state { return true }
+            return false
         }
+        // Its cancellation handlers run outside the lock.
+        if cancelled { task.cancel() }
     }
 
     /// Cancels the task, now or as soon as there is one to cancel.
     func cancel() {
-        guarded.withLock { guarded in
+        let attached = guarded.withLock { guarded -> Task<Response, any Error>? in
             switch guarded.state {
-            case .running(let current): current.cancel()
-            case .attached(let task): task.cancel()
-            case .starting: guarded.state = .cancelRequested
-            case .cancelRequested, .finished: break
+            case .running(let current):
+                // Under the lock: the task cannot end meanwhile (``left()`` waits for it).
+                current.cancel()
+            case .attached(let task):
+                return task
+            case .starting:
+                guarded.state = .cancelRequested
+            case .cancelRequested, .finished:
+                break
             }
+            return nil
         }
+        // A handle keeps its task alive: cancelled outside the lock.
+        attached?.cancel()
     }
 }
 
