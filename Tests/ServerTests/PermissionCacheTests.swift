@@ -63,7 +63,7 @@ struct PermissionCacheTests {
         await gate.waitForArrival()
         // The revocation commits and invalidates while the load is under way.
         stored.set(RoleGraph(users: ["Admins": []]))
-        await directory.invalidate()
+        directory.invalidate()
         await gate.open()
         _ = try await early.value
         #expect(try await directory.effectiveRoles(ofUser: "u1").isEmpty, "the revoked membership is not back")
@@ -139,13 +139,13 @@ struct PermissionCacheTests {
         for index in 0..<(capacity * 10) {
             let name = "Invented\(index)"
             #expect(try await directory.settings(of: name) == ClassSettings(className: name))
-            #expect(await directory.cachedCount <= capacity)
+            #expect(directory.cachedCount <= capacity)
             if index % 7 == 0 {
                 // A real class is answered right whether it was evicted meanwhile or not.
                 #expect(try await directory.settings(of: "Saved") == saved)
             }
         }
-        #expect(await directory.cachedCount == capacity)
+        #expect(directory.cachedCount == capacity)
         #expect(try await directory.settings(of: RoleService.permissionClass).permissions.create == .nobody)
         // Hits stay hits: the class just asked about is answered from the cache.
         let before = loads.value

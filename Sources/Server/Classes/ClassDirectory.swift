@@ -10,10 +10,10 @@ import Synchronization
 /// generation, and settings whose load began under an older generation are returned but not
 /// stored (they may predate the change, e.g. a revoked permission, and would put it back).
 ///
-/// The cache and its generation are kept under a lock, not in the actor's state: nearly every
-/// request reads a class's permissions, and reads them without waiting for the actor (see
+/// The cache and its generation are kept under a lock (it was an actor): nearly every request
+/// reads a class's permissions, and reads them without waiting for an actor (see
 /// ``RoleDirectory``).
-actor ClassDirectory {
+final class ClassDirectory: Sendable {
     /// The default ``capacity``: far more classes than an app has, a few hundred kilobytes at most.
     static let defaultCapacity = 1_024
 
@@ -29,7 +29,7 @@ actor ClassDirectory {
     /// The most classes cached at once.
     let capacity: Int
 
-    init(storage: any ClassStorage, cluster: ClusterLink, capacity: Int = ClassDirectory.defaultCapacity) {
+    convenience init(storage: any ClassStorage, cluster: ClusterLink, capacity: Int = ClassDirectory.defaultCapacity) {
         self.init(
             capacity: capacity, cluster: cluster, load: { try await storage.classSettings(named: $0) },
             save: { try await storage.saveClassSettings($0) })
@@ -51,7 +51,7 @@ actor ClassDirectory {
     var cachedCount: Int { cache.withLock { $0.settings.count } }
 
     /// A class's settings (the defaults when none were saved, ``defaults(of:)``).
-    nonisolated func settings(of className: String) async throws -> ClassSettings {
+    func settings(of className: String) async throws -> ClassSettings {
         let (cached, started) = cache.withLock { ($0.settings[className], $0.generation) }
         if let cached { return cached }
         let settings = try await load(className) ?? Self.defaults(of: className)
@@ -78,7 +78,7 @@ actor ClassDirectory {
     }
 
     /// A class's permissions.
-    nonisolated func permissions(of className: String) async throws -> ClassPermissions {
+    func permissions(of className: String) async throws -> ClassPermissions {
         try await settings(of: className).permissions
     }
 

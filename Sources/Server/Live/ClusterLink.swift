@@ -70,10 +70,10 @@ struct ClusterListener: Service {
         case .sessionRevoked(let hash):
             await live.revokeSession(hash: hash)
         case .rolesChanged:
-            await services.roles.invalidate()
+            services.roles.invalidate()
             await live.refreshRoles(try await services.roles.graph())
         case .classChanged(let className):
-            await services.classes.forget(className)
+            services.classes.forget(className)
         case .datastoreChanged:
             // Datastores are read afresh for every request and every change announced.
             break
@@ -84,8 +84,8 @@ struct ClusterListener: Service {
         case .resync:
             // Messages may have been missed: drop what they would have refreshed, and tell every
             // subscriber to pull (one that finds nothing new loses nothing).
-            await services.roles.invalidate()
-            await services.classes.forgetAll()
+            services.roles.invalidate()
+            services.classes.forgetAll()
             await live.refreshRoles(try await services.roles.graph())
             for key in await live.subscribedDatastoreKeys() {
                 guard let record = try await services.storage.datastore(key: key) else { continue }

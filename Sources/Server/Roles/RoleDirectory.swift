@@ -8,11 +8,11 @@ import Synchronization
 /// under an older generation is never stored (it may predate the change, e.g. a revocation, and
 /// would put the revoked membership back in force). It is loaded again instead.
 ///
-/// The graph and its generation are kept under a lock, not in the actor's state: every
-/// authenticated request asks for its user's roles, and reads them without waiting for the
-/// actor (a hop onto it made the request wait for a thread, and kept a request's handler from
-/// running to its end on the thread it started on: ``RequestDeadlineMiddleware``).
-actor RoleDirectory {
+/// The graph and its generation are kept under a lock (it was an actor): every authenticated
+/// request asks for its user's roles, and reads them without waiting for an actor (a hop onto one
+/// made the request wait for a thread, and kept a request's handler from running to its end on
+/// the thread it started on: ``RequestDeadlineMiddleware``).
+final class RoleDirectory: Sendable {
     /// How many times a load overtaken by an invalidation is repeated before its caller gets the
     /// last graph loaded (uncached): invalidations are rare, so one repeat nearly always does.
     static let maxLoads = 4
@@ -25,7 +25,7 @@ actor RoleDirectory {
     }
     private let cache = Mutex(Cache())
 
-    init(storage: any RoleStorage) {
+    convenience init(storage: any RoleStorage) {
         self.init { try await storage.roleGraph() }
     }
 
@@ -35,7 +35,7 @@ actor RoleDirectory {
     }
 
     /// The current graph: loaded after the last invalidation this directory saw began.
-    nonisolated func graph() async throws -> RoleGraph {
+    func graph() async throws -> RoleGraph {
         if let cached = cache.withLock({ $0.graph }) { return cached }
         var loaded: RoleGraph?
         for _ in 0..<Self.maxLoads {
@@ -57,7 +57,7 @@ actor RoleDirectory {
     }
 
     /// A user's effective (transitive) roles.
-    nonisolated func effectiveRoles(ofUser userId: String) async throws -> Set<String> {
+    func effectiveRoles(ofUser userId: String) async throws -> Set<String> {
         try await graph().effectiveRoles(ofUser: userId)
     }
 

@@ -115,7 +115,7 @@ final class RoleService: Sendable {
     private func rolesChanged() async throws {
         let (roles, cluster, live) = (self.roles, self.cluster, self.live)
         try await Task {
-            await roles.invalidate()
+            roles.invalidate()
             await cluster.send(.rolesChanged)
             await live.refreshRoles(try await roles.graph())
         }.value
