@@ -118,6 +118,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log format: text (key=value metadata) or json (one object per line). [env: ROOFTOP_LOG_FORMAT]")
     var logFormat: String?
 
+    @Option(
+        help:
+            "Where requests run: event-loops (on the threads that read and write the connections, no thread switch per request) or pool (Swift's default thread pool) (default event-loops). [env: ROOFTOP_EXECUTOR]"
+    )
+    var executor: String?
+
     /// Parses a retention such as `30d`, `12h`, `45m` or `90s`: a whole number and a unit,
     /// 1 second to 100 years.
     static func retention(_ text: String) throws -> Duration {
@@ -133,6 +139,8 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // First, before the server makes any task.
+        let executor = try TaskThreads.choose(setting(self.executor, "ROOFTOP_EXECUTOR"))
         func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment[name] }
         func number<T: FixedWidthInteger>(_ flag: T?, _ name: String) throws -> T? {
             if let flag { return flag }
@@ -227,6 +235,7 @@ struct Serve: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
+        executor.log(Logger(label: "rooftop.server"))
         let server = try await RooftopServer.start(configuration: configuration) { line in
             // Lines operators and tests look for, written unbuffered so pipes see them at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -36,6 +36,40 @@ struct ServerLifecycleTests {
         }
     }
 
+    @Test("requests run on the event loops by default and on Swift's pool when asked; another executor is refused")
+    func executors() async throws {
+        for (arguments, line) in [([], "tasks run on the event loops"), (["--executor", "pool"], "tasks run on Swift's default pool")] {
+            let server = try await withServerAndClient(extraArguments: ["--log-level", "info"] + arguments) { server, client in
+                // Writes (GRDB's queue or PostgreSQL's pool, then back) and reads, many at once.
+                let user = try await client.newUser("executor")
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<16 {
+                        group.addTask {
+                            _ = try await client.create("Note", in: .default, fields: ["n": .int(Int64(index))], as: user)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(try await client.pullAll(.default, as: user).changes.count == 16)
+                return server
+            }
+            #expect(server.log.contains(line), "\(arguments):\n\(server.log)")
+            #expect(!server.log.contains("could not become the executor"), "\(server.log)")
+        }
+        do {
+            let server = try await ServerProcess.start(extraArguments: ["--executor", "threads"], deadline: .seconds(30))
+            Issue.record("a server started with an unknown executor")
+            await server.stop()
+        } catch let error as ServerLaunchError {
+            guard case .exited(let status, let log) = error else {
+                Issue.record("expected the server to exit: \(error)")
+                return
+            }
+            #expect(status != 0)
+            #expect(log.contains("the executor is event-loops or pool"), "\(log)")
+        }
+    }
+
     @Test("plain HTTP on the TLS port is refused")
     func plainHTTPRefused() async throws {
         try await withServer { server in

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Where the server's Swift tasks run (`--executor`).
+///
+/// By default on the event loops: the threads of NIO's singleton group, which read and write
+/// every connection (Hummingbird's and PostgreSQL's), become Swift's global executor. A request
+/// then runs where its bytes arrived and its answer is written, and a task resumed there stays
+/// there; with Swift's own pool, every request crossed between the two pools at least twice
+/// (measured: 5.5 context switches per `GET` in the server, 1.1 on the event loops, and a
+/// fifth less CPU; docs/benchmarks.md). Work that blocks does not run on these threads: the
+/// database's reads and writes run on GRDB's queues, PostgreSQL's blocking sessions and
+/// password hashing on thread pools of their own.
+///
+/// `pool` keeps Swift's default pool (a way back should a dependency block in a task).
+enum TaskThreads: Equatable {
+    /// NIO's event loops are the global executor.
+    case eventLoops
+    /// Swift's default pool, as asked.
+    case pool
+    /// The event loops were asked for but could not be installed; Swift's pool runs the tasks.
+    case poolAfterRefusal
+
+    /// Installs the executor `setting` names (`event-loops`, the default, or `pool`); call it
+    /// once, before the server makes any task.
+    /// - Throws: `ValidationError` for another name.
+    static func choose(_ setting: String?) throws -> TaskThreads {
+        switch setting ?? "event-loops" {
+        case "event-loops":
+            return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+                ? .eventLoops : .poolAfterRefusal
+        case "pool":
+            return .pool
+        default:
+            throw ValidationError("the executor is event-loops or pool")
+        }
+    }
+
+    /// Says where tasks run (a warning when the event loops could not be installed).
+    func log(_ logger: Logger) {
+        switch self {
+        case .eventLoops:
+            logger.info("tasks run on the event loops", metadata: ["threads": "\(NIOSingletons.groupLoopCountSuggestion)"])
+        case .pool:
+            logger.info("tasks run on Swift's default pool")
+        case .poolAfterRefusal:
+            logger.warning("the event loops could not become the executor; tasks run on Swift's default pool")
+        }
+    }
+}
