@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RooftopSQLite
 import RooftopShared
 import RooftopTestSupport
 import Synchronization
@@ -207,6 +208,15 @@ struct StorageSQLiteTests {
             }
             #expect(storage.checkpointer.counts.background > 0, "\(storage.checkpointer.counts)")
             #expect(try logSize() <= SQLiteStorage.logSizeLimit)
+        }
+    }
+
+    @Test("the pool's readers read the file through a memory map; point reads, which follow every write, through pread")
+    func pointReadsUnmapped() async throws {
+        try await withDatastore { storage, _ in
+            let mapped = try await storage.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA mmap_size") }
+            #expect(mapped == RooftopSQLite.mappedBytes)
+            #expect(try storage.pointRead { db in try Int.fetchOne(db, sql: "PRAGMA mmap_size") } == 0)
         }
     }
 

@@ -92,6 +92,12 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         // A reader of a WAL database is kept waiting only in rare moments (the log's index being
         // rebuilt): a second at most, each point read holding a task thread while it waits.
         pointConfiguration.busyMode = .timeout(1)
+        // Point reads read a few pages each, through `pread`, not the memory map: a reader that
+        // finds the log changed since its last read drops its pages and, when it maps the file,
+        // unmaps all of it (flushing every core's TLB) and faults the pages back in; after every
+        // write, that was a tenth of a single create's CPU in the server (`munmap` in
+        // `sqlite3PagerSharedLock`, under the next request's session read).
+        pointConfiguration.prepareDatabase { db in try db.execute(sql: "PRAGMA mmap_size = 0") }
         self.pointReader = try DatabaseQueue(path: path, configuration: pointConfiguration)
     }
 
