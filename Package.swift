@@ -136,7 +136,6 @@ let package = Package(
                 "RooftopServer",
                 "RooftopShared",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 // `rooftop-server admin` talks to a running server over HTTPS.

@@ -7,12 +7,18 @@ import NIOPosix
 ///
 /// By default on the event loops: the threads of NIO's singleton group, which read and write
 /// every connection (Hummingbird's and PostgreSQL's), become Swift's global executor. A request
-/// then runs where its bytes arrived and its answer is written, and a task resumed there stays
-/// there; with Swift's own pool, every request crossed between the two pools at least twice
-/// (measured: 5.5 context switches per `GET` in the server, 1.1 on the event loops, and a
-/// fifth less CPU; docs/benchmarks.md). Work that blocks does not run on these threads: the
-/// database's reads and writes run on GRDB's queues, PostgreSQL's blocking sessions and
-/// password hashing on thread pools of their own.
+/// then runs where its bytes arrived and its answer is written; with Swift's own pool, every
+/// request crossed between the two pools at least twice (measured: 4.6–5.6 context switches per
+/// `GET` in the server, 1.1 on the event loops; docs/benchmarks.md). What blocks for long does
+/// not run on these threads: SQLite's queries and writes run on GRDB's queues, PostgreSQL's
+/// blocking sessions and password hashing on thread pools of their own; a point read (a
+/// session, a datastore, an object: a few pages) runs on the loop. A task resumed from those
+/// queues or pools lands on either loop, and one that sleeps (`Task.sleep`) wakes on Swift's
+/// default threads: NIO takes over the executor's queue, not its timers.
+///
+/// The event loops are installed through Swift's `swift_task_enqueueGlobal_hook`, which NIO
+/// looks up with `dlsym`: a server linked with the Swift runtime statically (the Docker image)
+/// does not export it, and runs on the pool (``poolAfterRefusal``, logged as a warning).
 ///
 /// `pool` keeps Swift's default pool (a way back should a dependency block in a task).
 enum TaskThreads: Equatable {

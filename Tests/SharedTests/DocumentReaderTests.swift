@@ -349,6 +349,32 @@ struct DocumentReaderTests {
         }
     }
 
+    @Test("a REST write's body is read directly as Codable reads it; other shapes and keys are left to Codable")
+    func objectWriteBodies() throws {
+        let bodies = [
+            #"{"objectId":"o1","fields":{"n":1,"s":"x","b":true,"l":["a","b"],"d":{"$date":5}},"acl":{"*":{"read":true}}}"#,
+            #"{"fields":{"n":1},"update":[{"field":"c","do":{"op":"increment","amount":2}}],"baseVersion":3}"#,
+            #"{"objectId":null,"fields":null,"update":null,"acl":null,"baseVersion":null}"#,
+            #"{}"#,
+        ]
+        for body in bodies {
+            let reference = try JSONDecoder().decode(ObjectWriteBody.self, from: Data(body.utf8))
+            #expect(try DocumentReader.read(body) { try $0.readObjectWriteBody() } == reference, "\(body)")
+        }
+        let body = bodies[1]
+        let variants = [
+            body.replacingOccurrences(of: #""baseVersion":3"#, with: #""baseVersion":-1"#),
+            body.replacingOccurrences(of: #""baseVersion":3"#, with: #""baseVersion":3,"baseVersion":4"#),
+            body.replacingOccurrences(of: #""baseVersion":3"#, with: #""baseVersion":3,"version":4"#),
+            body.replacingOccurrences(of: #""fields":{"n":1}"#, with: #""fields":{"n m":1}"#),
+            body.replacingOccurrences(of: #""fields""#, with: #""field\u0073""#),
+            body.replacingOccurrences(of: #""op":"increment""#, with: #""op":"remove""#),
+        ]
+        Self.expectLeftToCodable(variants, of: body, read: { try $0.readObjectWriteBody() }) {
+            try JSONDecoder().decode(ObjectWriteBody.self, from: Data($0.utf8))
+        }
+    }
+
     @Test("a push's and a tagged value's keys, repeated, unknown or escaped, are left to Codable")
     func pushAndTagKeys() throws {
         let mutation = #"{"mutationId":"m_0123456789abcdef","datastore":"default","className":"T","objectId":"o1","#

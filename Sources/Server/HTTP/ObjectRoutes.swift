@@ -13,7 +13,9 @@ struct ObjectRoutes {
         let services = self.services
         let limits = services.limits
         api.on(raw: API.createObject) { request, context in
-            let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
+            let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits) {
+                try $0.readObjectWriteBody()
+            }
             let mutation = Mutation(
                 datastore: try context.datastoreID(), className: try context.parameter("className"),
                 objectId: body.objectId ?? ObjectID.generate(), baseVersion: nil,
@@ -34,7 +36,9 @@ struct ObjectRoutes {
             return JSONBody.response(writer)
         }
         api.on(raw: API.updateObject) { request, context in
-            let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits)
+            let body = try await RequestBody.decode(ObjectWriteBody.self, from: request, limits: limits) {
+                try $0.readObjectWriteBody()
+            }
             let objectId = try context.parameter("objectId")
             // An update names its object in the path; a different ID in the body is a mistake.
             if let named = body.objectId, named != objectId {

@@ -151,6 +151,45 @@ extension DocumentReader {
 }
 
 extension DocumentReader {
+    /// The members of a REST write's body (``ObjectWriteBody``'s `Codable` keys).
+    private enum ObjectWriteKey: String, CaseIterable, Sendable {
+        case objectId, fields, update, acl, baseVersion
+        static let keys = DocumentKeys(allCases)
+    }
+
+    /// A REST create's or update's body (``ObjectWriteBody``'s `Codable` form) of the common
+    /// shapes: plain fields, the operations and values a push's change reads
+    /// (``readPushRequest()``), an ACL, a base version. Whatever else (an unknown or repeated key,
+    /// an invalid field name, a negative base) is ``Unhandled``: `Codable` decides it, which is the
+    /// reference and gives the error the client sees.
+    package mutating func readObjectWriteBody() throws -> ObjectWriteBody {
+        var body = ObjectWriteBody()
+        try readObject(ObjectWriteKey.keys) { reader, key in
+            switch key {
+            case .objectId: body.objectId = try reader.readNull() ? nil : try reader.readString()
+            case .fields:
+                guard !(try reader.readNull()) else { return }
+                let read = try reader.readFields()
+                guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
+                body.fields = read
+            case .update:
+                guard !(try reader.readNull()) else { return }
+                var list: [FieldUpdate] = []
+                try reader.readArray { reader in list.append(try reader.readFieldUpdate()) }
+                body.update = list
+            case .acl: body.acl = try reader.readNull() ? nil : try reader.readACL()
+            case .baseVersion:
+                guard !(try reader.readNull()) else { return }
+                let version = try reader.readInt64()
+                guard version >= 0 else { throw Unhandled() }
+                body.baseVersion = version
+            }
+        }
+        return body
+    }
+}
+
+extension DocumentReader {
     /// A push's answer (``PushResponse``'s `Codable` form) of the common shape: every result
     /// applied, with or without its object, and without merge decisions. Whatever else (a
     /// rejection, merges, an unknown or repeated key, an invalid ID) is ``Unhandled``: `Codable`

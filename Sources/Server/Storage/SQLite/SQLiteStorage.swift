@@ -90,7 +90,8 @@ public final class SQLiteStorage: Storage, RowRebuilding {
         pointConfiguration.readonly = true
         pointConfiguration.label = "point reads"
         // A reader of a WAL database is kept waiting only in rare moments (the log's index being
-        // rebuilt): a second at most, each point read holding a task thread while it waits.
+        // rebuilt): a second at most, each point read holding its thread (an event loop, by
+        // default) while it waits.
         pointConfiguration.busyMode = .timeout(1)
         // Point reads read a few pages each, through `pread`, not the memory map: a reader that
         // finds the log changed since its last read drops its pages and, when it maps the file,
