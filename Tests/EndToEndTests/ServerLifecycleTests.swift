@@ -56,18 +56,7 @@ struct ServerLifecycleTests {
             #expect(server.log.contains(line), "\(arguments):\n\(server.log)")
             #expect(!server.log.contains("could not become the executor"), "\(server.log)")
         }
-        do {
-            let server = try await ServerProcess.start(extraArguments: ["--executor", "threads"], deadline: .seconds(30))
-            Issue.record("a server started with an unknown executor")
-            await server.stop()
-        } catch let error as ServerLaunchError {
-            guard case .exited(let status, let log) = error else {
-                Issue.record("expected the server to exit: \(error)")
-                return
-            }
-            #expect(status != 0)
-            #expect(log.contains("the executor is event-loops or pool"), "\(log)")
-        }
+        try await expectStartRefused(extraArguments: ["--executor", "threads"], saying: "the executor is event-loops or pool")
     }
 
     @Test("plain HTTP on the TLS port is refused")

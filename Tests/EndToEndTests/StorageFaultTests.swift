@@ -119,18 +119,7 @@ struct StorageFaultTests {
         // A file system cannot be made read-only while the server writes to it (the remount is
         // refused as busy): the server is stopped first.
         try mount.remount("ro")
-        do {
-            let server = try await ServerProcess.start(dataDirectory: data, deadline: .seconds(30))
-            Issue.record("a server started on a read-only data directory")
-            await server.stop()
-        } catch let error as ServerLaunchError {
-            guard case .exited(let status, let log) = error else {
-                Issue.record("expected the server to exit: \(error)")
-                return
-            }
-            #expect(status != 0)
-            #expect(log.contains("Read-only file system"), "\(log)")
-        }
+        try await expectStartRefused(dataDirectory: data, saying: "Read-only file system")
         try mount.remount("rw")
         try await withServerAndClient(dataDirectory: data) { _, client in
             _ = try await client.create("Note", in: .default, fields: ["n": 2], objectId: "n2", as: user)
