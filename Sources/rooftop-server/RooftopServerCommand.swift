@@ -120,7 +120,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Where requests run: event-loops (on the threads that read and write the connections, no thread switch per request) or pool (Swift's default thread pool) (default event-loops). [env: ROOFTOP_EXECUTOR]"
+            "Where requests run: event-loops (on the threads that read and write the connections: fewer thread switches per request) or pool (Swift's default thread pool) (default event-loops). [env: ROOFTOP_EXECUTOR]"
     )
     var executor: String?
 
