@@ -130,11 +130,14 @@ let package = Package(
             resources: [.embedInCode("OpenAPI/openapi-components.yaml")],
             swiftSettings: swiftSettings
         ),
+        // The Swift runtime's global-executor hook, named for the linker (`TaskThreads`).
+        .target(name: "RooftopExecutorHook", path: "Sources/ExecutorHook"),
         .executableTarget(
             name: "rooftop-server",
             dependencies: [
                 "RooftopServer",
                 "RooftopShared",
+                "RooftopExecutorHook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

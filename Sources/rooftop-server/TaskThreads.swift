@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import NIOCore
 import NIOPosix
+import RooftopExecutorHook
 
 /// Where the server's Swift tasks run (`--executor`).
 ///
@@ -16,9 +17,13 @@ import NIOPosix
 /// queues or pools lands on either loop, and one that sleeps (`Task.sleep`) wakes on Swift's
 /// default threads: NIO takes over the executor's queue, not its timers.
 ///
-/// The event loops are installed through Swift's `swift_task_enqueueGlobal_hook`, which NIO
-/// looks up with `dlsym`: a server linked with the Swift runtime statically (the Docker image)
-/// does not export it, and runs on the pool (``poolAfterRefusal``, logged as a warning).
+/// The event loops are installed through the Swift runtime's `swift_task_enqueueGlobal_hook`,
+/// as NIO's `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()` does, but
+/// named for the linker (`RooftopExecutorHook`) instead of looked up with `dlsym`: a server linked
+/// with the Swift runtime statically (the Docker image) keeps the symbol out of its dynamic table,
+/// where NIO's lookup found nothing. When the hook cannot be set (another is set already, or a
+/// compiler past the versions whose hook this matches), tasks run on the pool
+/// (``poolAfterRefusal``, logged as a warning).
 ///
 /// `pool` keeps Swift's default pool (a way back should a dependency block in a task).
 enum TaskThreads: Equatable {
@@ -35,13 +40,32 @@ enum TaskThreads: Equatable {
     static func choose(_ setting: String?) throws -> TaskThreads {
         switch setting ?? "event-loops" {
         case "event-loops":
-            return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-                ? .eventLoops : .poolAfterRefusal
+            return installEventLoops() ? .eventLoops : .poolAfterRefusal
         case "pool":
             return .pool
         default:
             throw ValidationError("the executor is event-loops or pool")
         }
+    }
+
+    /// Sends every job queued for Swift's global executor to an event loop of NIO's singleton
+    /// group: the current thread's when it is one (`any()`), so that a task resumed on a loop
+    /// stays there. The hook's type is the runtime's (`swift_task_enqueueGlobal_hook`: the job,
+    /// and the runtime's own enqueue, unused), in Swift's calling convention; NIO's installer makes
+    /// the same assumptions, for the same compiler versions.
+    private static func installEventLoops() -> Bool {
+        #if compiler(<6.6)
+        typealias Hook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+        return withUnsafeTemporaryAllocation(of: Hook.self, capacity: 1) { slot in
+            guard let hook = slot.baseAddress else { return false }
+            hook.initialize(to: { job, _ in MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job)) })
+            return hook.withMemoryRebound(to: UnsafeRawPointer.self, capacity: 1) { function in
+                rooftop_install_enqueue_global_hook(UnsafeMutableRawPointer(mutating: function.pointee))
+            }
+        }
+        #else
+        return false
+        #endif
     }
 
     /// Says where tasks run (a warning when the event loops could not be installed).
