@@ -83,16 +83,8 @@ extension DocumentReader {
         try readObject(ObjectChangeKey.keys) { reader, key in
             keys += 1
             switch key {
-            case .fields:
-                guard !(try reader.readNull()) else { return }
-                let read = try reader.readFields()
-                guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
-                fields = read
-            case .update:
-                guard !(try reader.readNull()) else { return }
-                var list: [FieldUpdate] = []
-                try reader.readArray { reader in list.append(try reader.readFieldUpdate()) }
-                updates = list
+            case .fields: fields = try reader.readNamedFields()
+            case .update: updates = try reader.readFieldUpdates()
             case .acl: acl = try reader.readNull() ? nil : try reader.readACL()
             case .delete:
                 // Only `true`, and alone: anything else is `Codable`'s to refuse.
@@ -105,6 +97,23 @@ extension DocumentReader {
             return .delete
         }
         return .update(ObjectChange.updates(fields: fields, then: updates), acl: acl)
+    }
+
+    /// A change's or a REST body's `fields`: `nil` for `null`; names that are not valid
+    /// identifiers are ``Unhandled``.
+    private mutating func readNamedFields() throws -> [String: Value]? {
+        guard !(try readNull()) else { return nil }
+        let read = try readFields()
+        guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
+        return read
+    }
+
+    /// A change's or a REST body's `update`: `nil` for `null`.
+    private mutating func readFieldUpdates() throws -> [FieldUpdate]? {
+        guard !(try readNull()) else { return nil }
+        var list: [FieldUpdate] = []
+        try readArray { reader in list.append(try reader.readFieldUpdate()) }
+        return list
     }
 
     private mutating func readFieldUpdate() throws -> FieldUpdate {
@@ -167,16 +176,8 @@ extension DocumentReader {
         try readObject(ObjectWriteKey.keys) { reader, key in
             switch key {
             case .objectId: body.objectId = try reader.readNull() ? nil : try reader.readString()
-            case .fields:
-                guard !(try reader.readNull()) else { return }
-                let read = try reader.readFields()
-                guard read.keys.allSatisfy(Identifier.isValid) else { throw Unhandled() }
-                body.fields = read
-            case .update:
-                guard !(try reader.readNull()) else { return }
-                var list: [FieldUpdate] = []
-                try reader.readArray { reader in list.append(try reader.readFieldUpdate()) }
-                body.update = list
+            case .fields: body.fields = try reader.readNamedFields()
+            case .update: body.update = try reader.readFieldUpdates()
             case .acl: body.acl = try reader.readNull() ? nil : try reader.readACL()
             case .baseVersion:
                 guard !(try reader.readNull()) else { return }
