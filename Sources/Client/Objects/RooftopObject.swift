@@ -35,7 +35,7 @@ public final class RooftopObject: Sendable, Identifiable, CustomStringConvertibl
                 case .text(let text, let key):
                     let base: ObjectSnapshot?
                     do {
-                        base = try StoredObjectRow.snapshot(of: key, from: text)
+                        base = try StoredForm.snapshot(of: key, from: text)
                     } catch {
                         // Our own text that no longer reads (the file was damaged): said, and this
                         // instance reads as a new object. The query that made it answered with

@@ -362,9 +362,9 @@ extension LocalStore {
         guard let datastore = try? DatastoreID(row[0] as String) else {
             throw RooftopError(.cache, "a stored object has an invalid datastore ID")
         }
-        let localIsServer: Bool = row[5]
+        let form = try StoredForm(stored: row[5])
         return StoredObjectRow(
             key: ObjectKey(datastore: datastore, className: row[1], objectId: row[2]), server: row[3],
-            local: localIsServer ? nil : row[4], localIsServer: localIsServer, deleted: (row[6] as Int64) != 0)
+            local: form == .localIsServer ? nil : row[4], form: form, deleted: (row[6] as Int64) != 0)
     }
 }

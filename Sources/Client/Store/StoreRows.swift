@@ -97,16 +97,20 @@ struct QueryCacheRow: Sendable, Hashable {
 struct StoredObjectRow: Sendable {
     /// Which object.
     var key: ObjectKey
-    /// The last state the server confirmed, as stored.
+    /// The last state the server confirmed, as stored: whole, or as a delta from the local view
+    /// (``form``).
     var server: String?
     /// The local view, as stored: `nil` when it is the server's state (``localIsServer``) or the
     /// object is deleted.
     var local: String?
-    /// Whether the local view is the server's state, stored once: `StoreTransaction.put` stores
-    /// it so when the two are equal (nothing queued changes the object).
-    var localIsServer: Bool
+    /// How the row holds the two (``StoredForm``).
+    var form: StoredForm
     /// Whether the object is deleted.
     var deleted: Bool
+
+    /// Whether the local view is the server's state, stored once: `StoreTransaction.put` stores
+    /// it so when the two are equal (nothing queued changes the object).
+    var localIsServer: Bool { form == .localIsServer }
 
     /// The local view's text: the server's when they are the same.
     var localText: String? { localIsServer ? server : local }
@@ -120,24 +124,13 @@ struct StoredObjectRow: Sendable {
     /// The row with its texts decoded.
     /// - Throws: `cache` when a stored text is not an object.
     func decoded() throws(RooftopError) -> LocalObjectRow {
-        let server = try self.server.map { text throws(RooftopError) in try snapshot(from: text) }
-        let local = localIsServer ? server : try localSnapshot()
+        let (server, local) = try form.states(server: server, local: self.local, of: key)
         return LocalObjectRow(key: key, server: server, local: local, deleted: deleted)
     }
 
     /// This object as stored in `text`.
     /// - Throws: `cache` when the text is not an object.
     private func snapshot(from text: String) throws(RooftopError) -> ObjectSnapshot {
-        try StoredObjectRow.snapshot(of: key, from: text)
-    }
-
-    /// The object stored as `text` (through ``SnapshotDecodeCache``).
-    /// - Throws: `cache` when the text is not an object.
-    static func snapshot(of key: ObjectKey, from text: String) throws(RooftopError) -> ObjectSnapshot {
-        do {
-            return try SnapshotDecodeCache.snapshot(from: text)
-        } catch {
-            throw RooftopError(.cache, "the stored object \(key) could not be read", cause: error)
-        }
+        try StoredForm.snapshot(of: key, from: text)
     }
 }

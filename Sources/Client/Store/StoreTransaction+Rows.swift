@@ -18,11 +18,9 @@ extension StoreTransaction {
         let key = try key(row)
         let serverText: String? = row["server"]
         let localText: String? = row["local"]
-        let server = try serverText.map(SnapshotDecodeCache.snapshot(from:))
-        // Without queued changes the local view is the server state, stored once (rows from
-        // before v6, read by the migration that indexed them, had the same text twice).
-        let localIsServer = (row["local_is_server"] as Bool?) ?? (localText == serverText && serverText != nil)
-        let local = localIsServer ? server : try localText.map(SnapshotDecodeCache.snapshot(from:))
+        // Rows from before v6, read by the migration that indexed them, had both texts whole.
+        let form = try (row["local_is_server"] as Int64?).map { value throws(RooftopError) in try StoredForm(stored: value) }
+        let (server, local) = try (form ?? .separate).states(server: serverText, local: localText, of: key)
         return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
     }
 

@@ -135,10 +135,10 @@ final class StoreTransaction {
         synced: Bool = false, prepared: PreparedObject? = nil
     ) throws {
         assert(prepared.map { $0.snapshot == server && local == server } ?? true, "a preparation of another state")
-        let serverText = try prepared?.text ?? server.map { try $0.encodedDocument() }
-        // Most objects have no queued change: their local view is the server state, stored once.
-        let localIsServer = server != nil && local == server
-        let localText = localIsServer ? nil : try local.map { try $0.encodedDocument() }
+        // Most objects have no queued change: their local view is the server state, stored once;
+        // one with changes queued has its view whole and its server state as a delta from it
+        // (``StoredForm``).
+        let (form, serverText, localText) = try StoredForm.texts(server: server, local: local, serverText: prepared?.text)
         // Bound directly (``DirectStatement``): a pull runs it for every object it stores.
         let columns =
             "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
@@ -149,7 +149,7 @@ final class StoreTransaction {
         let bindState = { (values: inout DirectStatement.Binder) in
             values.bind(serverText)
             values.bind(localText)
-            values.bind(localIsServer)
+            values.bind(form.rawValue)
             values.bind(deleted)
             values.bind(readable)
             values.bind(synced)
@@ -209,7 +209,7 @@ final class StoreTransaction {
             ).execute { values in
                 values.bind(serverText)
                 values.bind(localText)
-                values.bind(localIsServer)
+                values.bind(form.rawValue)
                 values.bind(synced)
                 values.bind(objectKey)
                 values.bind(deleted)
