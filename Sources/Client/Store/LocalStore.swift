@@ -80,9 +80,11 @@ final class LocalStore: Sendable {
     ///   - cacheLinger: How long after a long write the writer's page cache stays large
     ///     (``WriterCache/linger``; default one second).
     ///   - maximumReaders: The most reader connections of a file's store (default 5, GRDB's).
-    /// - Throws: `cache` when the database cannot be opened or migrated.
+    /// - Throws: `cache` when the database cannot be opened or migrated, or was written by a newer
+    ///   version of the app (its format may hold what this one cannot read).
     init(_ storage: LocalStorage, cacheLinger: Duration = .seconds(1), maximumReaders: Int = 5) throws(RooftopError) {
         writerCache = WriterCache(linger: cacheLinger)
+        var superseded = false
         let checkpointer: LogCheckpointer?
         if case .file(let path) = storage {
             checkpointer = LogCheckpointer(path: path, threshold: LocalStore.checkpointPages)
@@ -123,9 +125,16 @@ final class LocalStore: Sendable {
                 }
                 database = pool
             }
-            try LocalStoreMigrations.migrator.migrate(database)
+            // A store written by a newer build may hold what this one cannot read: refused.
+            let migrator = LocalStoreMigrations.migrator
+            superseded = try database.read { db in try migrator.hasBeenSuperseded(db) }
+            if !superseded { try migrator.migrate(database) }
         } catch {
             throw RooftopError(.cache, "the local datastore could not be opened", cause: error)
+        }
+        guard !superseded else {
+            throw RooftopError(
+                .cache, "the local datastore was written by a newer version of the app, whose format this version cannot read")
         }
     }
 

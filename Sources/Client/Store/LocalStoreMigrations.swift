@@ -294,6 +294,14 @@ enum LocalStoreMigrations {
                 CREATE INDEX outbox_folding ON outbox(scope) WHERE folded IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v19: server states kept as deltas from the view") { _ in
+            // From here on an object with queued changes may have `local_is_server = 2`: its view
+            // whole in `local`, its server state in `server` as a delta from the view
+            // (``StoredForm/serverAsDelta``). Nothing is rewritten (rows of forms 0 and 1 read as
+            // before and take the new form at their next write); the migration marks the format,
+            // so that a build that does not know it refuses the store (``LocalStore``) instead
+            // of reading a delta as an object.
+        }
         return migrator
     }
 

@@ -105,10 +105,24 @@ struct ServerDelta: Codable, Equatable, Sendable {
             server.updatedAt == view.updatedAt, server.version == view.version,
             server.fieldVersions == view.fieldVersions
         else { return nil }
-        for (name, value) in server.fields where view.fields[name] != value { fields[name] = value }
+        // Values compare exactly (every bit of a double, every byte of a string) except the keys
+        // of JSON objects, which compare as Swift strings do (canonically equivalent keys are
+        // equal): a field holding JSON is kept in the delta, so the server's bytes come back.
+        for (name, value) in server.fields where view.fields[name] != value || ServerDelta.holdsJSON(value) {
+            fields[name] = value
+        }
         removed = view.fields.keys.filter { server.fields[$0] == nil }.sorted()
         if server.acl != view.acl {
             if let acl = server.acl { self.acl = acl } else { aclRemoved = true }
+        }
+    }
+
+    /// Whether `value` is or holds a JSON value.
+    private static func holdsJSON(_ value: Value) -> Bool {
+        switch value {
+        case .json: true
+        case .list(let items): items.contains(where: holdsJSON)
+        default: false
         }
     }
 
