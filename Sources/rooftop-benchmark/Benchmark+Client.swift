@@ -158,31 +158,49 @@ extension Benchmark {
     /// Phases `client queue` and `client queue 8`: increments of `sum` queued with
     /// `saveEventually()` by one caller, then by 8 concurrent callers (each its own objects), each
     /// call returning once its change is in the local datastore, on disk (notes: the time and
-    /// rate of those durable enqueues); then the offline queue sends them until idle. The phase's
-    /// rate is of the whole; none may be refused. Concurrent calls share commits (group commit).
+    /// rate of those durable enqueues, and a save's time split between the app's own read and
+    /// increment of the object and `saveEventually()` itself); then the offline queue sends them
+    /// until idle. The phase's rate is of the whole; none may be refused. Concurrent calls share
+    /// commits (group commit).
     private func clientQueue(_ client: RooftopClient) async throws {
         let count = min(dataset.objects.count, settings.queueSaves)
         let objects = dataset.objects.prefix(count).map(\.objectId)
+        /// One caller's saves: each one's time, and the parts spent reading and in `saveEventually()`.
+        struct CallerTimes: Sendable {
+            var durations: [Duration] = []
+            var reading = Duration.zero
+            var saving = Duration.zero
+        }
         for callers in [1, 8] {
             try await measure(callers == 1 ? "client queue" : "client queue \(callers)", unit: "mut") { samples in
                 let clock = ContinuousClock()
                 let enqueueStart = clock.now
                 let datastore = self.datastore
-                try await withThrowingTaskGroup(of: [Duration].self) { group in
+                var reading = Duration.zero
+                var saving = Duration.zero
+                try await withThrowingTaskGroup(of: CallerTimes.self) { group in
                     for caller in 0..<callers {
                         group.addTask {
-                            var durations: [Duration] = []
+                            var times = CallerTimes()
                             for (index, objectId) in objects.enumerated() where index % callers == caller {
                                 let start = clock.now
                                 let live = client.object(Dataset.className, id: objectId, in: datastore)
                                 try live.increment("sum", by: 1)
+                                let read = clock.now
                                 try await live.saveEventually()
-                                durations.append(clock.now - start)
+                                let end = clock.now
+                                times.durations.append(end - start)
+                                times.reading += read - start
+                                times.saving += end - read
                             }
-                            return durations
+                            return times
                         }
                     }
-                    for try await durations in group { await samples.add(durations) }
+                    for try await times in group {
+                        await samples.add(times.durations)
+                        reading += times.reading
+                        saving += times.saving
+                    }
                 }
                 let enqueued = clock.now - enqueueStart
                 let sendStart = clock.now
@@ -190,12 +208,15 @@ extension Benchmark {
                 let refused = try client.outbox.rejected()
                 try require(refused.isEmpty, "the server refused \(refused.count) queued changes")
                 try require(!client.outbox.hasPendingWrites, "changes are still pending after the queue went idle")
+                let perSave = { (total: Duration) in total.seconds * 1e3 / Double(max(count, 1)) }
                 return (
                     count,
                     [
                         "sent until idle s": (clock.now - sendStart).seconds,
                         "enqueue s (durable, before sending)": enqueued.seconds,
                         Benchmark.durableEnqueues: Double(count) / max(enqueued.seconds, 1e-9),
+                        "app read and increment ms/save (mean)": perSave(reading),
+                        "saveEventually ms/save (mean)": perSave(saving),
                     ]
                 )
             }
