@@ -33,14 +33,15 @@ enum StoredForm: Int64, Sendable {
     func states(server serverText: String?, local localText: String?, of key: ObjectKey)
         throws(RooftopError) -> (server: ObjectSnapshot?, local: ObjectSnapshot?)
     {
+        let decode = { (text: String?) throws(RooftopError) -> ObjectSnapshot? in
+            try text.map { text throws(RooftopError) in try StoredForm.snapshot(of: key, from: text) }
+        }
         switch self {
         case .localIsServer:
-            let server = try serverText.map { text throws(RooftopError) in try StoredForm.snapshot(of: key, from: text) }
+            let server = try decode(serverText)
             return (server, server)
         case .separate:
-            let server = try serverText.map { text throws(RooftopError) in try StoredForm.snapshot(of: key, from: text) }
-            let local = try localText.map { text throws(RooftopError) in try StoredForm.snapshot(of: key, from: text) }
-            return (server, local)
+            return (try decode(serverText), try decode(localText))
         case .serverAsDelta:
             guard let localText, let serverText else {
                 throw RooftopError(.cache, "the stored object \(key) has a server state kept as a change without both texts")
