@@ -50,11 +50,15 @@ extension ClientCore {
                 mutationId: mutationId, datastore: key.datastore, className: key.className, objectId: key.objectId,
                 baseVersion: version > 0 ? version : queuedBase, change: change)
             try transaction.enqueue(mutation)
+            // The view the object's index rows were made from: the stored one, or the fetched state
+            // stored here.
+            var previous = row.flatMap { $0.deleted ? nil : $0.local }
             if row == nil, let server {
                 try transaction.put(key, server: server, local: server, deleted: false)
+                previous = server
             }
             try transaction.pin(key, label: LocalStore.pendingLabel)
-            let view = try transaction.storeLocalView(key, server: server, queued: queued + [mutation])
+            let view = try transaction.storeLocalView(key, server: server, queued: queued + [mutation], previous: previous)
             // A change that makes the record larger than the limit would be refused by the
             // server: it is not queued (this throw rolls the transaction back), as a bad field
             // name is not. One that leaves a record already over it (saved directly, written

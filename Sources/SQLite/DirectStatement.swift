@@ -106,7 +106,7 @@ package struct DirectStatement {
     /// Runs the statement to its end with the parameters `bind` binds.
     /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails.
     package func execute(_ bind: (inout Binder) -> Void) throws {
-        _ = try run(bind, readingInteger: false)
+        try run(bind)
     }
 
     /// Runs the statement with the parameters `bind` binds and returns the first column of its
@@ -114,10 +114,41 @@ package struct DirectStatement {
     /// a lookup of a key.
     /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails.
     package func fetchInteger(_ bind: (inout Binder) -> Void) throws -> Int64? {
-        try run(bind, readingInteger: true)
+        var first: Int64?
+        try run(bind) { first = $0.int64(0) }
+        return first
     }
 
-    private func run(_ bind: (inout Binder) -> Void, readingInteger: Bool) throws -> Int64? {
+    /// Runs the statement with the parameters `bind` binds and reads its first row with `read`
+    /// (`nil` when it returns no row): a lookup of one row, without GRDB's `Row`.
+    /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails;
+    ///   what `read` throws.
+    package func fetchFirst<T>(_ bind: (inout Binder) -> Void, _ read: (Columns) throws -> T) throws -> T? {
+        var first: T?
+        try run(bind) { first = try read($0) }
+        return first
+    }
+
+    /// The columns of the row a statement is on (valid during the call that receives them).
+    package struct Columns {
+        fileprivate let handle: SQLiteStatement
+
+        /// Column `index` as an integer (`nil` for `NULL`).
+        package func int64(_ index: CInt) -> Int64? {
+            sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+        }
+
+        /// Column `index` as text (`nil` for `NULL`): its UTF-8 bytes as SQLite holds them.
+        package func text(_ index: CInt) -> String? {
+            guard sqlite3_column_type(handle, index) != SQLITE_NULL, let start = sqlite3_column_text(handle, index) else {
+                return nil
+            }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+        }
+    }
+
+    private func run(_ bind: (inout Binder) -> Void, onFirstRow: (Columns) throws -> Void = { _ in }) throws {
         let handle = statement.sqliteStatement
         // Whatever happens, the statement is left reset and without bindings for its next use.
         defer {
@@ -144,17 +175,14 @@ package struct DirectStatement {
                 message: "\(binder.index) values bound to \(sqlite3_bind_parameter_count(handle)) parameters",
                 sql: statement.sql)
         }
-        var first: Int64?
         var isFirst = true
         while true {
             switch sqlite3_step(handle) {
             case SQLITE_DONE:
-                return first
+                return
             case SQLITE_ROW:
                 // Every row is stepped through: an `INSERT … RETURNING` writes as it steps.
-                if readingInteger, isFirst, sqlite3_column_type(handle, 0) != SQLITE_NULL {
-                    first = sqlite3_column_int64(handle, 0)
-                }
+                if isFirst { try onFirstRow(Columns(handle: handle)) }
                 isFirst = false
             case let code:
                 throw DatabaseError(

@@ -112,7 +112,7 @@ extension OutboxEngine {
             var touched: [ObjectKey] = []
             for row in rows {
                 let id = row.mutation.mutationId
-                guard try transaction.outboxRow(id) != nil else { continue }  // discarded meanwhile
+                guard try transaction.isQueued(id) else { continue }  // discarded meanwhile
                 if held.contains(row.key) {
                     // Goes again with the changes queued meanwhile (its answer will be the same).
                     try transaction.markPending(id, error: nil, nextAttemptAt: nil, countAttempt: true)
@@ -142,6 +142,7 @@ extension OutboxEngine {
                     refused.append((row, error))
                 }
             }
+            var syncedDatastores: [DatastoreID: Bool] = [:]
             for key in touched {
                 if let done = applied[key] { try Self.rebaseQueued(key, after: done, in: transaction) }
                 guard let stored = try transaction.object(key) else {
@@ -161,9 +162,18 @@ extension OutboxEngine {
                         gone.append(key)
                         continue
                     }
-                    synced = try server != nil && transaction.isSynced(key.datastore)
+                    if server != nil {
+                        if syncedDatastores[key.datastore] == nil {
+                            syncedDatastores[key.datastore] = try transaction.isSynced(key.datastore)
+                        }
+                        synced = syncedDatastores[key.datastore] ?? false
+                    }
                 }
-                views.append((key, try transaction.recomputeLocalView(key, server: server, synced: synced)))
+                // The stored view is what the object's index rows were made from: they are updated
+                // from it, not read back.
+                let previous = stored.deleted ? nil : stored.local
+                views.append(
+                    (key, try transaction.recomputeLocalView(key, server: server, synced: synced, previous: previous)))
             }
         } committed: {
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }

@@ -176,6 +176,7 @@ extension LocalStore {
                 { transaction in
                     for (index, write) in writes.enumerated() {
                         let own = StoreTransaction(db: transaction.db, scope: write.scope)
+                        own.start(from: transaction)
                         do {
                             let committed = try transaction.db.inPreparedSavepoint {
                                 let committed = try write.body(own)
@@ -184,6 +185,7 @@ extension LocalStore {
                             }
                             outcomes.list[index] = .success(committed)
                             transaction.record(own.change)
+                            transaction.adoptReads(of: own)
                         } catch let error as RooftopError {
                             outcomes.list[index] = .failure(error)
                         } catch {

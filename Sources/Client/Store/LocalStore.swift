@@ -35,6 +35,8 @@ final class LocalStore: Sendable {
     private let longWrites = DispatchQueue(label: "rooftop.store.long-writes")
     /// The writer's page cache, large while long writes run (``WriterCache``).
     let writerCache: WriterCache
+    /// What the writer's transactions keep from one to the next (``WriterMemo``).
+    let writerMemo = WriterMemo()
     /// When a pull loads a datastore in bulk, and how often its entries are built (tests lower them).
     let bulkLoading = Mutex(BulkLoading())
     /// The thread that checkpoints a file's log, so that the writer's commits copy little of it
@@ -235,8 +237,9 @@ final class LocalStore: Sendable {
                     // Counted from just before SQLite makes the commit visible until it returned.
                     var committing = false
                     defer { if committing { commits.finished() } }
+                    let transaction = StoreTransaction(db: db, scope: scope)
                     try db.inTransaction {
-                        let transaction = StoreTransaction(db: db, scope: scope)
+                        transaction.start(from: try writerMemo.entries(for: db))
                         let result = try body(transaction)
                         try transaction.finish()
                         ticket = publication.issue()
@@ -246,6 +249,7 @@ final class LocalStore: Sendable {
                         return .commit
                     }
                     guard let written else { throw RooftopError(.internal, "a committed write returned nothing") }
+                    writerMemo.absorb(transaction)
                     return written
                 }
             }

@@ -97,6 +97,14 @@ enum SnapshotDecodeCache {
         return snapshot
     }
 
+    /// Remembers `snapshot` as the object stored as `text`, which was just encoded from it (a
+    /// write of one object: the next read of it, such as the settle of a queued save, finds it
+    /// decoded). `text` must be `snapshot`'s stored form: decoded, it gives `snapshot` back.
+    static func remember(_ snapshot: ObjectSnapshot, as text: String) {
+        let key = Key(text)
+        state.withLock { $0.insert(snapshot, for: key) }
+    }
+
     /// The bytes of text held (for tests).
     static var bytes: Int { state.withLock { $0.young.bytes + $0.old.bytes } }
 

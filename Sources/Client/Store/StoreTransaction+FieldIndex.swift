@@ -96,17 +96,22 @@ extension StoreTransaction {
     ///     without it they are made from the stored rows by SQL.
     ///   - bulkLoads: Whether the store has bulk loads (`false` only for a store older than v17,
     ///     ``StoreTransaction/indexEntries(where:_:counts:bulkLoads:ordered:_:)``).
+    ///   - previous: The local view the object's stored rows were made from, when the caller read
+    ///     it in this transaction (only the rows of the fields that differ are then rewritten,
+    ///     ``update(objectKey:local:previous:flags:entries:_:)``).
     static func index(
         objectKey: Int64, local: ObjectSnapshot?, replacing: Bool, declared: Bool = true, indexed: Set<String>?? = nil,
         leading: Set<String>? = nil, prepared: PreparedObject? = nil, entries: EntryTarget? = nil, bulkLoads: Bool = true,
-        _ db: Database
+        previous: ObjectSnapshot? = nil, _ db: Database
     ) throws {
         if replacing, declared, let local {
             let valueIndexed = try indexed ?? valueIndexedFields(of: local.className, db)
             let leading = try leading ?? leadingFields(of: local.className, db)
-            return try update(
-                objectKey: objectKey, local: local, flags: ValueFlags(indexed: valueIndexed, leading: leading),
-                prepared: prepared, entries: entries, db)
+            let flags = ValueFlags(indexed: valueIndexed, leading: leading)
+            if let previous {
+                return try update(objectKey: objectKey, local: local, previous: previous, flags: flags, entries: entries, db)
+            }
+            return try update(objectKey: objectKey, local: local, flags: flags, prepared: prepared, entries: entries, db)
         }
         if replacing {
             for table in StoreTransaction.indexTables where declared || table != "index_entries" {
@@ -221,6 +226,50 @@ extension StoreTransaction {
         try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
             .execute { $0.bind(objectKey) }
         try insertEntries(objectKey: objectKey, rows: rows.added, entries: entries, db)
+    }
+
+    /// Brings the index rows of the object with row key `objectKey` from those of its previous
+    /// local view `previous` (which the stored rows were made from: the caller read it in this
+    /// transaction) to those of `local`, without reading them: the fields whose value differs
+    /// have their rows deleted and made again. A queued save does this (the view before it is
+    /// what it applied the change to): reading the object's rows back and working out every
+    /// field's row to compare was a seventh of storing the save. The declared indexes' entries
+    /// are rewritten when a field they name changed.
+    private static func update(
+        objectKey: Int64, local: ObjectSnapshot, previous: ObjectSnapshot, flags: ValueFlags, entries: EntryTarget?,
+        _ db: Database
+    ) throws {
+        let valueIndexed = flags.indexed
+        let old = SQLIndexRows.indexedValues(SQLIndexRows.keeping(valueIndexed, of: previous))
+        let new = SQLIndexRows.indexedValues(SQLIndexRows.keeping(valueIndexed, of: local))
+        // Only the fields with rows: with declared indexes, built-in fields have none (``kept(_:_:)``).
+        let hasRows = { (field: String) in valueIndexed?.contains(field) ?? true }
+        var changed: Set<String> = []
+        for (field, value) in old where new[field] != value && hasRows(field) { changed.insert(field) }
+        for (field, value) in new where old[field] != value && hasRows(field) { changed.insert(field) }
+        guard !changed.isEmpty else { return }
+        let fields = DirectStatement(try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
+        let elements = DirectStatement(
+            try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?"))
+        for field in changed {
+            for statement in [fields, elements] {
+                try statement.execute { values in
+                    values.bind(objectKey)
+                    values.bind(field)
+                }
+            }
+        }
+        // The changed fields' rows, worked out as for an object stored anew.
+        var subset = local
+        subset.fields = local.fields.filter { changed.contains($0.key) }
+        let rows = SQLIndexRows.diff(
+            snapshot: SQLIndexRows.keeping(valueIndexed, of: subset), previous: nil,
+            builtIns: SQLIndexRows.builtInFields.intersection(changed))
+        try insert(kept(rows.added, valueIndexed), objectKey: objectKey, incomplete: incompleteFields(rows), flags: flags, db)
+        guard let valueIndexed, !valueIndexed.isDisjoint(with: changed) else { return }
+        try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
+            .execute { $0.bind(objectKey) }
+        try insertEntries(objectKey: objectKey, rows: keptRows(of: local, valueIndexed).added, entries: entries, db)
     }
 
     /// An `object_fields` row as stored, to compare with the row a field would get.

@@ -10,9 +10,12 @@ extension StoreTransaction {
     /// view. `synced`: pins it with ``LocalStore/syncLabel`` too (in the same write, before its
     /// pending label may go).
     /// - Throws: The store's errors.
+    /// `previous`: as for ``storeLocalView(_:server:queued:fresh:synced:prepared:previous:)``.
     @discardableResult
-    func recomputeLocalView(_ key: ObjectKey, server: ObjectSnapshot?, synced: Bool = false) throws -> ObjectSnapshot? {
-        try storeLocalView(key, server: server, queued: try queued(for: key).map(\.mutation), synced: synced)
+    func recomputeLocalView(
+        _ key: ObjectKey, server: ObjectSnapshot?, synced: Bool = false, previous: ObjectSnapshot? = nil
+    ) throws -> ObjectSnapshot? {
+        try storeLocalView(key, server: server, queued: try queued(for: key).map(\.mutation), synced: synced, previous: previous)
     }
 
     /// Stores a pulled server state of an object with nothing queued, which is then also its
@@ -33,10 +36,12 @@ extension StoreTransaction {
     /// object, not stored before, has none). Returns the view.
     /// - Throws: The store's errors.
     /// `prepared`, when given, is `server`'s preparation (``PreparedObject``), used when nothing
-    /// is queued (the view is then the server state).
+    /// is queued (the view is then the server state). `previous`, when given, is the object's
+    /// stored view, not deleted, as the caller read it in this transaction (its index rows are
+    /// updated from it: ``put(_:server:local:deleted:fresh:synced:prepared:previous:)``).
     func storeLocalView(
         _ key: ObjectKey, server: ObjectSnapshot?, queued: [Mutation], fresh: Bool = false, synced: Bool = false,
-        prepared: PreparedObject? = nil
+        prepared: PreparedObject? = nil, previous: ObjectSnapshot? = nil
     ) throws -> ObjectSnapshot? {
         let local = LocalView.compute(key: key, server: server, queued: queued)
         let (view, deleted) = (local.view, local.deleted)
@@ -47,8 +52,8 @@ extension StoreTransaction {
         }
         try put(
             key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
-            synced: synced, prepared: queued.isEmpty ? prepared : nil)
-        if queued.isEmpty, !fresh { try unpin(key, label: LocalStore.pendingLabel) }
+            synced: synced, prepared: queued.isEmpty ? prepared : nil, previous: previous)
+        if queued.isEmpty, !fresh { try unpin(key, label: LocalStore.pendingLabel, queueEmpty: true) }
         return view
     }
 }

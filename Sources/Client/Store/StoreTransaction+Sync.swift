@@ -43,6 +43,13 @@ extension StoreTransaction {
         ).map(StoreTransaction.outboxRow)
     }
 
+    /// Whether a mutation is still queued (its row not decoded).
+    func isQueued(_ id: MutationID) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE scope = ? AND mutation_id = ?)"),
+            arguments: [scope, id.rawValue]) ?? false
+    }
+
     /// Whether a datastore is kept in sync here: it has been pulled (a checkpoint) or opened.
     /// Objects of such a datastore stay stored once their queued changes are acknowledged.
     func isSynced(_ datastore: DatastoreID) throws -> Bool {

@@ -120,9 +120,25 @@ final class StoreTransaction {
 
     // MARK: Objects
 
-    /// An object's row.
+    /// An object's row (read directly, ``DirectStatement``: a queued save and its settle each
+    /// read one, and GRDB's `Row` was a third of the read).
     func object(_ key: ObjectKey) throws -> LocalObjectRow? {
-        try StoreTransaction.object(key, scope: scope, db)
+        let texts = try DirectStatement(
+            db.cachedStatement(
+                sql: """
+                    SELECT server, local, local_is_server, deleted FROM objects
+                    WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
+                    """)
+        ).fetchFirst({ values in
+            values.bind(scope)
+            values.bind(key.datastore.rawValue)
+            values.bind(key.className)
+            values.bind(key.objectId)
+        }) { columns in (server: columns.text(0), local: columns.text(1), form: columns.int64(2), deleted: columns.int64(3)) }
+        guard let texts else { return nil }
+        let form = try texts.form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
+        let (server, local) = try form.states(server: texts.server, local: texts.local, of: key)
+        return LocalObjectRow(key: key, server: server, local: local, deleted: (texts.deleted ?? 0) != 0)
     }
 
     /// Writes an object's server state and local view.
@@ -130,15 +146,22 @@ final class StoreTransaction {
     ///   - fresh: The object has no row yet (nothing of it to replace in the index).
     ///   - synced: Pins it with ``LocalStore/syncLabel`` too (`false` leaves that label as it is).
     ///   - prepared: The preparation of `server`, which is then also `local` (``PreparedObject``).
+    ///   - previous: The object's local view before this write, when the caller read it in this
+    ///     transaction and it was not deleted (its index rows are then updated from it, not read).
     func put(
         _ key: ObjectKey, server: ObjectSnapshot?, local: ObjectSnapshot?, deleted: Bool, fresh: Bool = false,
-        synced: Bool = false, prepared: PreparedObject? = nil
+        synced: Bool = false, prepared: PreparedObject? = nil, previous: ObjectSnapshot? = nil
     ) throws {
         assert(prepared.map { $0.snapshot == server && local == server } ?? true, "a preparation of another state")
         // Most objects have no queued change: their local view is the server state, stored once;
         // one with changes queued has its view whole and its server state as a delta from it
         // (``StoredForm``).
         let (form, serverText, localText) = try StoredForm.texts(server: server, local: local, serverText: prepared?.text)
+        // A write of one object (not a pulled page's, whose objects are many and seldom read at
+        // once) leaves its view decoded for the next read.
+        if prepared == nil, let local, let text = form == .localIsServer ? serverText : localText {
+            SnapshotDecodeCache.remember(local, as: text)
+        }
         // Bound directly (``DirectStatement``): a pull runs it for every object it stores.
         let columns =
             "(scope, datastore, class_name, object_id, server, local, local_is_server, deleted, readable, synced, readers)"
@@ -252,8 +275,8 @@ final class StoreTransaction {
         let leading = try deleted ? nil : local.map { try leadingFields(of: $0.className) }
         try StoreTransaction.index(
             objectKey: objectKey, local: deleted ? nil : local, replacing: !fresh, indexed: indexed, leading: leading,
-            prepared: prepared,
-            entries: EntryTarget(writer: entries, key: key, scope: scope, readable: readable), db)
+            prepared: prepared, entries: EntryTarget(writer: entries, key: key, scope: scope, readable: readable),
+            previous: previous, db)
         touch(key)
     }
 
@@ -272,8 +295,18 @@ final class StoreTransaction {
     }
 
     /// Removes the object's row when nothing keeps it: no label and no queued mutation.
-    func collectGarbage(_ key: ObjectKey) throws {
-        guard try StoreTransaction.labels(of: key, scope: scope, db).isEmpty, try queued(for: key).isEmpty else { return }
+    /// - Parameter queueEmpty: The caller knows the object has no queued mutation.
+    func collectGarbage(_ key: ObjectKey, queueEmpty: Bool = false) throws {
+        let kept = try Bool.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM pins WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4)
+                        OR EXISTS (SELECT 1 FROM objects
+                            WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4 AND synced = 1)
+                    """),
+            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]) ?? true
+        guard !kept else { return }
+        guard try queueEmpty || queued(for: key).isEmpty else { return }
         try remove(key)
     }
 
@@ -293,7 +326,8 @@ final class StoreTransaction {
     }
 
     /// Removes one label from an object, and the object when nothing keeps it any more.
-    func unpin(_ key: ObjectKey, label: String) throws {
+    /// - Parameter queueEmpty: The caller knows the object has no queued mutation.
+    func unpin(_ key: ObjectKey, label: String, queueEmpty: Bool = false) throws {
         if label == LocalStore.syncLabel {
             try setSynced(key, false)
         } else {
@@ -302,7 +336,7 @@ final class StoreTransaction {
             ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
         }
         touch(key)
-        try collectGarbage(key)
+        try collectGarbage(key, queueEmpty: queueEmpty)
     }
 
     private func setSynced(_ key: ObjectKey, _ synced: Bool) throws {

@@ -49,7 +49,7 @@ enum StoredForm: Int64, Sendable {
             let local = try StoredForm.snapshot(of: key, from: localText)
             let delta: ServerDelta
             do {
-                delta = try DocumentCoding.decode(ServerDelta.self, from: serverText)
+                delta = try ServerDelta.decodeDocument(serverText)
             } catch {
                 throw RooftopError(.cache, "the stored server state of \(key) could not be read", cause: error)
             }
@@ -78,7 +78,7 @@ enum StoredForm: Int64, Sendable {
         }
         let localText = try local.map { try $0.encodedDocument() }
         if let server, let local, let delta = ServerDelta(server: server, view: local) {
-            return (.serverAsDelta, try DocumentCoding.encode(delta), localText)
+            return (.serverAsDelta, try delta.encodedDocument(), localText)
         }
         return (.separate, try serverText ?? server.map { try $0.encodedDocument() }, localText)
     }
@@ -139,6 +139,57 @@ struct ServerDelta: Codable, Equatable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case fields, removed, acl, aclRemoved
     }
+
+    /// The delta's JSON as stored (its `Codable` form, written directly: a queued save writes
+    /// one, and `JSONEncoder` took two fifths of storing the save's row).
+    /// - Throws: What `JSONEncoder` throws for the values ``DocumentWriter`` leaves to it.
+    func encodedDocument() throws -> String {
+        var writer = DocumentWriter(capacity: 128)
+        writer.raw("{")
+        var first = true
+        if let acl {
+            writer.key("acl", first: first)
+            writer.acl(acl)
+            first = false
+        }
+        if aclRemoved {
+            writer.key("aclRemoved", first: first)
+            writer.bool(true)
+            first = false
+        }
+        if !fields.isEmpty {
+            writer.key("fields", first: first)
+            try writer.fields(fields)
+            first = false
+        }
+        if !removed.isEmpty {
+            writer.key("removed", first: first)
+            writer.strings(removed)
+        }
+        writer.raw("}")
+        return writer.text
+    }
+
+    /// A stored delta, read directly when it can be (``DocumentReader``), else with `Codable`
+    /// (deltas written by `JSONEncoder` read either way).
+    /// - Throws: What `JSONDecoder` throws for text that is not a delta.
+    static func decodeDocument(_ text: String) throws -> ServerDelta {
+        try DocumentCoding.decode(ServerDelta.self, from: text) { reader in
+            var delta = ServerDelta()
+            try reader.readObject { reader, key in
+                switch key {
+                case "fields": delta.fields = try reader.readFields()
+                case "removed": try reader.readArray { delta.removed.append(try $0.readString()) }
+                case "acl": delta.acl = try reader.readNull() ? nil : try reader.readACL()
+                case "aclRemoved": delta.aclRemoved = try reader.readBool()
+                default: throw DocumentReader.Unhandled()
+                }
+            }
+            return delta
+        }
+    }
+
+    private init() {}
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
