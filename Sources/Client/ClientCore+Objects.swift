@@ -18,8 +18,8 @@ extension ClientCore {
         }
     }
 
-    /// Queues a change of an object: the mutation, the new local view and the `_pending` pin in
-    /// one transaction, durable before it returns (shared with the changes other callers queue
+    /// Queues a change of an object: the mutation and the new local view (the object has the
+    /// `_pending` label while it has queued changes) in one transaction, durable before it returns (shared with the changes other callers queue
     /// at the same time: ``LocalStore/writeGrouped(scope:_:committed:)``); then the object reads
     /// its new local view.
     func enqueue(
@@ -57,7 +57,6 @@ extension ClientCore {
                 try transaction.put(key, server: server, local: server, deleted: false)
                 previous = server
             }
-            try transaction.pin(key, label: LocalStore.pendingLabel)
             let view = try transaction.storeLocalView(key, server: server, queued: queued + [mutation], previous: previous)
             // A change that makes the record larger than the limit would be refused by the
             // server: it is not queued (this throw rolls the transaction back), as a bad field

@@ -182,6 +182,49 @@ struct LocalStoreMigrationTests {
         #expect(try count(2) == 2)
     }
 
+    @Test("a v19 store's pending pins go in v20: the label is read from the queue, and goes with the last queued change")
+    func fromV19() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v19-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = try DatabaseQueue(path: path)
+        try LocalStoreMigrations.migrator.migrate(old, upTo: "v19: server states kept as deltas from the view")
+        let key = ObjectKey(datastore: .app, className: "Thing", objectId: "q1")
+        let server = ObjectSnapshot(className: "Thing", objectId: "q1", datastore: .app, fields: ["size": 1], version: 2)
+        let mutation = Mutation(
+            datastore: .app, className: "Thing", objectId: "q1", baseVersion: 2,
+            change: .update([FieldUpdate("size", .set(2))]))
+        try old.write { db in
+            let transaction = StoreTransaction(db: db, scope: "u1")
+            try transaction.put(key, server: server, local: server, deleted: false)
+            try transaction.enqueue(mutation)
+            // The pin a v19 build wrote with the queued change.
+            try db.execute(
+                sql: "INSERT INTO pins (scope, label, datastore, class_name, object_id) VALUES ('u1', '_pending', ?, 'Thing', 'q1')",
+                arguments: [DatastoreID.app.rawValue])
+        }
+        try old.close()
+
+        let store = try LocalStore(.file(path: path))
+        defer { store.close() }
+        let pins = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM pins") }
+        #expect(pins == 0)
+        #expect(try store.labels(of: key, scope: "u1") == [LocalStore.pendingLabel])
+        #expect(try store.objects(scope: "u1", pinnedWith: LocalStore.pendingLabel).map(\.key) == [key])
+        let pinned = try store.find(
+            Query(className: "Thing"), scope: "u1", datastore: .app, pinnedWith: LocalStore.pendingLabel, readers: nil,
+            excluding: [])
+        #expect(pinned.rows.map(\.key) == [key])
+        // Acknowledged: the queue empties, and the label goes with it (the object, kept by
+        // nothing else, goes too).
+        try store.write(scope: "u1") { transaction in
+            try transaction.removeFromQueue(mutation.mutationId)
+            try transaction.recomputeLocalView(key, server: server)
+        }
+        #expect(try store.labels(of: key, scope: "u1").isEmpty)
+        #expect(try store.objects(scope: "u1", pinnedWith: LocalStore.pendingLabel).isEmpty)
+        #expect(try store.object(key, scope: "u1") == nil)
+    }
+
     @Test("a v5 store keeps its sync labels and local views through v6, which stores them in the object rows")
     func fromV5() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rooftop-v5-\(UUID().uuidString).sqlite").path
@@ -216,7 +259,8 @@ struct LocalStoreMigrationTests {
         let s1 = ObjectKey(datastore: .app, className: "Thing", objectId: "s1")
         let e1 = ObjectKey(datastore: .app, className: "Thing", objectId: "e1")
         #expect(try store.labels(of: s1, scope: "u1") == [LocalStore.syncLabel, "Fav"])
-        #expect(try store.labels(of: e1, scope: "u1") == [LocalStore.pendingLabel])
+        // The pending label is read from the queue since v20 (its pins went), and e1 has none.
+        #expect(try store.labels(of: e1, scope: "u1").isEmpty)
         #expect(try store.objects(scope: "u1", pinnedWith: LocalStore.syncLabel).map(\.key) == [s1])
         let query = Query(className: "Thing")
         let pinned = try store.find(query, scope: "u1", datastore: .app, pinnedWith: LocalStore.syncLabel, readers: nil, excluding: [])

@@ -129,7 +129,6 @@ public struct Outbox: Sendable {
             try transaction.enqueue(mutation)
             // Apps keep the IDs their saves returned: those of the refused change follow it.
             try transaction.setFolded(id, [change.mutationId] + change.foldedMutationIds)
-            try transaction.pin(key, label: LocalStore.pendingLabel)
             return try transaction.recomputeLocalView(key, server: server)
         }
         core.registry.existing(key)?.replaceBase(view)

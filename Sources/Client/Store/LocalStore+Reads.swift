@@ -61,18 +61,23 @@ extension LocalStore {
     /// The live objects pinned with a label.
     func objects(scope: String, pinnedWith label: String) throws(RooftopError) -> [LocalObjectRow] {
         try read { db in
-            // The sync label is a column of the objects (``StoreTransaction/pin(_:label:)``).
-            try Row.fetchAll(
-                db,
-                sql: label == LocalStore.syncLabel
-                    ? "SELECT o.* FROM objects o WHERE o.scope = ? AND o.synced = 1 AND o.deleted = 0"
-                    : """
-                        SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
-                            AND p.class_name = o.class_name AND p.object_id = o.object_id
-                        WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
-                        """,
-                arguments: label == LocalStore.syncLabel ? [scope] : [scope, label]
-            ).map(StoreTransaction.row)
+            // The sync label is a column of the objects, the pending label the queue
+            // (``StoreTransaction/pin(_:label:)``).
+            let sql =
+                switch label {
+                case LocalStore.syncLabel: "SELECT o.* FROM objects o WHERE o.scope = ? AND o.synced = 1 AND o.deleted = 0"
+                case LocalStore.pendingLabel:
+                    "SELECT o.* FROM objects o WHERE o.scope = ? AND \(StoreTransaction.pendingCondition) AND o.deleted = 0"
+                default:
+                    """
+                    SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
+                        AND p.class_name = o.class_name AND p.object_id = o.object_id
+                    WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
+                    """
+                }
+            let arguments: StatementArguments =
+                [LocalStore.syncLabel, LocalStore.pendingLabel].contains(label) ? [scope] : [scope, label]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoreTransaction.row)
         }
     }
 

@@ -302,6 +302,11 @@ enum LocalStoreMigrations {
             // so that a build that does not know it refuses the store (``LocalStore``) instead
             // of reading a delta as an object.
         }
+        migrator.registerMigration("v20: the pending label read from the queue") { db in
+            // An object is pinned with `_pending` while it has queued changes: the label is now
+            // read from the queue (``LocalStore/pendingLabel``), and its rows go.
+            try db.execute(sql: "DELETE FROM pins WHERE label = '\(LocalStore.pendingLabel)'")
+        }
         return migrator
     }
 

@@ -32,8 +32,8 @@ extension StoreTransaction {
 
     /// Stores an object's server state and its local view with `queued` (the object's queued
     /// mutations, in order, as the caller has just read or written them) on top, pinned with the
-    /// sync label too when `synced`; without queued changes its pending label goes (a `fresh`
-    /// object, not stored before, has none). Returns the view.
+    /// sync label too when `synced`; without queued changes it no longer has the pending label,
+    /// and goes when nothing else keeps it (a `fresh` object, not stored before, is kept). Returns the view.
     /// - Throws: The store's errors.
     /// `prepared`, when given, is `server`'s preparation (``PreparedObject``), used when nothing
     /// is queued (the view is then the server state). `previous`, when given, is the object's
@@ -53,7 +53,9 @@ extension StoreTransaction {
         try put(
             key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
             synced: synced, prepared: queued.isEmpty ? prepared : nil, previous: previous)
-        if queued.isEmpty, !fresh { try unpin(key, label: LocalStore.pendingLabel, queueEmpty: true) }
+        // Without queued changes it no longer has the pending label (read from the queue): kept
+        // only if something else keeps it.
+        if queued.isEmpty, !fresh { try collectGarbage(key, queueEmpty: true) }
         return view
     }
 }

@@ -44,14 +44,23 @@ extension StoreTransaction {
                     UNION ALL
                     SELECT '\(LocalStore.syncLabel)' FROM objects
                     WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4 AND synced = 1
+                    UNION ALL
+                    SELECT '\(LocalStore.pendingLabel)'
+                    WHERE EXISTS (SELECT 1 FROM outbox WHERE scope = ?1 AND datastore = ?2 AND class_name = ?3 AND object_id = ?4)
                     ORDER BY 1
                     """),
             arguments: [scope, key.datastore.rawValue, key.className, key.objectId])
     }
 
+    /// The condition on `objects o` that it has queued changes (``LocalStore/pendingLabel``).
+    static let pendingCondition =
+        "EXISTS (SELECT 1 FROM outbox q WHERE q.scope = o.scope AND q.datastore = o.datastore"
+        + " AND q.class_name = o.class_name AND q.object_id = o.object_id)"
+
     /// The condition on `objects o` that it is pinned with `label`.
     static func pinned(with label: String) -> (sql: String, arguments: [String]) {
         if label == LocalStore.syncLabel { return ("o.synced = 1", []) }
+        if label == LocalStore.pendingLabel { return (pendingCondition, []) }
         return (
             "EXISTS (SELECT 1 FROM pins p WHERE p.scope = o.scope AND p.label = ? AND p.datastore = o.datastore"
                 + " AND p.class_name = o.class_name AND p.object_id = o.object_id)",
@@ -77,6 +86,9 @@ extension LocalStore {
     /// The pin label `pin()` uses without a name.
     static let defaultLabel = "_default"
     /// The label holding objects with queued changes until the server has them (as in Parse's local datastore:
-    /// saveEventually pins the object until it is saved).
+    /// saveEventually pins the object until it is saved). It is read from the queue (an object
+    /// has it while it has queued changes), not stored: a `pins` row written with every queued
+    /// save and deleted with its acknowledgement was three of the seven pages the save's commit
+    /// wrote (v20 deleted those rows).
     static let pendingLabel = "_pending"
 }

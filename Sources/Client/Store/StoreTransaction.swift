@@ -313,10 +313,13 @@ final class StoreTransaction {
     // MARK: Pins
 
     /// Pins an object with a label (the object must be stored). ``LocalStore/syncLabel`` is the
-    /// object row's `synced` column, not a `pins` row.
+    /// object row's `synced` column, not a `pins` row; ``LocalStore/pendingLabel`` is read from
+    /// the queue (an object has it while it has queued changes), and pinning with it does nothing.
     func pin(_ key: ObjectKey, label: String) throws {
         if label == LocalStore.syncLabel {
             try setSynced(key, true)
+        } else if label == LocalStore.pendingLabel {
+            // Read from the queue.
         } else {
             try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO pins (scope, label, datastore, class_name, object_id) VALUES (?, ?, ?, ?, ?)"
@@ -325,18 +328,20 @@ final class StoreTransaction {
         touch(key)
     }
 
-    /// Removes one label from an object, and the object when nothing keeps it any more.
-    /// - Parameter queueEmpty: The caller knows the object has no queued mutation.
-    func unpin(_ key: ObjectKey, label: String, queueEmpty: Bool = false) throws {
+    /// Removes one label from an object, and the object when nothing keeps it any more
+    /// (``LocalStore/pendingLabel`` is read from the queue: only the garbage collection is done).
+    func unpin(_ key: ObjectKey, label: String) throws {
         if label == LocalStore.syncLabel {
             try setSynced(key, false)
+        } else if label == LocalStore.pendingLabel {
+            // Read from the queue.
         } else {
             try db.cachedStatement(
                 sql: "DELETE FROM pins WHERE scope = ? AND label = ? AND datastore = ? AND class_name = ? AND object_id = ?"
             ).execute(arguments: [scope, label, key.datastore.rawValue, key.className, key.objectId])
         }
         touch(key)
-        try collectGarbage(key, queueEmpty: queueEmpty)
+        try collectGarbage(key)
     }
 
     private func setSynced(_ key: ObjectKey, _ synced: Bool) throws {
@@ -348,12 +353,14 @@ final class StoreTransaction {
     /// Removes a label from every object that has it; returns those objects.
     @discardableResult
     func unpinAll(label: String) throws -> [ObjectKey] {
+        let sql =
+            switch label {
+            case LocalStore.syncLabel: "SELECT datastore, class_name, object_id FROM objects WHERE scope = ? AND synced = 1"
+            case LocalStore.pendingLabel: "SELECT DISTINCT datastore, class_name, object_id FROM outbox WHERE scope = ?"
+            default: "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?"
+            }
         let keys = try Row.fetchAll(
-            db,
-            sql: label == LocalStore.syncLabel
-                ? "SELECT datastore, class_name, object_id FROM objects WHERE scope = ? AND synced = 1"
-                : "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?",
-            arguments: label == LocalStore.syncLabel ? [scope] : [scope, label]
+            db, sql: sql, arguments: [LocalStore.syncLabel, LocalStore.pendingLabel].contains(label) ? [scope] : [scope, label]
         ).compactMap(StoreTransaction.key)
         for key in keys { try unpin(key, label: label) }
         return keys
