@@ -139,9 +139,11 @@ package struct DirectStatement {
         }
 
         /// Column `index` as text (`nil` for `NULL`): its UTF-8 bytes as SQLite holds them.
-        package func text(_ index: CInt) -> String? {
-            guard sqlite3_column_type(handle, index) != SQLITE_NULL, let start = sqlite3_column_text(handle, index) else {
-                return nil
+        /// - Throws: `DatabaseError` (`SQLITE_NOMEM`) when SQLite could not give the text.
+        package func text(_ index: CInt) throws -> String? {
+            guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+            guard let start = sqlite3_column_text(handle, index) else {
+                throw DatabaseError(resultCode: .SQLITE_NOMEM, message: "SQLite could not give a column's text")
             }
             let count = Int(sqlite3_column_bytes(handle, index))
             return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)

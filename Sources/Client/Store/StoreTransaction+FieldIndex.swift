@@ -243,10 +243,12 @@ extension StoreTransaction {
         let old = SQLIndexRows.indexedValues(SQLIndexRows.keeping(valueIndexed, of: previous))
         let new = SQLIndexRows.indexedValues(SQLIndexRows.keeping(valueIndexed, of: local))
         // Only the fields with rows: with declared indexes, built-in fields have none (``kept(_:_:)``).
+        // A field holding JSON is always rewritten: `==` holds JSON values equal whose keys
+        // differ (``Value/holdsJSON``).
         let hasRows = { (field: String) in valueIndexed?.contains(field) ?? true }
         var changed: Set<String> = []
-        for (field, value) in old where new[field] != value && hasRows(field) { changed.insert(field) }
-        for (field, value) in new where old[field] != value && hasRows(field) { changed.insert(field) }
+        for (field, value) in old where (new[field] != value || value.holdsJSON) && hasRows(field) { changed.insert(field) }
+        for (field, value) in new where (old[field] != value || value.holdsJSON) && hasRows(field) { changed.insert(field) }
         guard !changed.isEmpty else { return }
         let fields = DirectStatement(try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
         let elements = DirectStatement(

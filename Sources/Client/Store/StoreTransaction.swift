@@ -134,7 +134,9 @@ final class StoreTransaction {
             values.bind(key.datastore.rawValue)
             values.bind(key.className)
             values.bind(key.objectId)
-        }) { columns in (server: columns.text(0), local: columns.text(1), form: columns.int64(2), deleted: columns.int64(3)) }
+        }) { columns in
+            (server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
+        }
         guard let texts else { return nil }
         let form = try texts.form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
         let (server, local) = try form.states(server: texts.server, local: texts.local, of: key)
@@ -158,9 +160,12 @@ final class StoreTransaction {
         // (``StoredForm``).
         let (form, serverText, localText) = try StoredForm.texts(server: server, local: local, serverText: prepared?.text)
         // A write of one object (not a pulled page's, whose objects are many and seldom read at
-        // once) leaves its view decoded for the next read.
-        if prepared == nil, let local, let text = form == .localIsServer ? serverText : localText {
-            SnapshotDecodeCache.remember(local, as: text)
+        // once) leaves its view decoded for the next read: the state the text was encoded from
+        // (the server's when the two are stored as one), unless it holds JSON, which may decode
+        // to a value only `==` holds equal (``Value/holdsJSON``).
+        if prepared == nil {
+            let (state, text) = form == .localIsServer ? (server, serverText) : (local, localText)
+            if let state, let text, !state.holdsJSON { SnapshotDecodeCache.remember(state, as: text) }
         }
         // Bound directly (``DirectStatement``): a pull runs it for every object it stores.
         let columns =

@@ -109,7 +109,7 @@ struct ServerDelta: Codable, Equatable, Sendable {
         // Values compare exactly (every bit of a double, every byte of a string) except the keys
         // of JSON objects, which compare as Swift strings do (canonically equivalent keys are
         // equal): a field holding JSON is kept in the delta, so the server's bytes come back.
-        for (name, value) in server.fields where view.fields[name] != value || ServerDelta.holdsJSON(value) {
+        for (name, value) in server.fields where view.fields[name] != value || value.holdsJSON {
             fields[name] = value
         }
         removed = view.fields.keys.filter { server.fields[$0] == nil }.sorted()
@@ -118,14 +118,6 @@ struct ServerDelta: Codable, Equatable, Sendable {
         }
     }
 
-    /// Whether `value` is or holds a JSON value.
-    private static func holdsJSON(_ value: Value) -> Bool {
-        switch value {
-        case .json: true
-        case .list(let items): items.contains(where: holdsJSON)
-        default: false
-        }
-    }
 
     /// The server state: `view` with this delta applied.
     func applied(to view: ObjectSnapshot) -> ObjectSnapshot {
@@ -174,19 +166,23 @@ struct ServerDelta: Codable, Equatable, Sendable {
     /// (deltas written by `JSONEncoder` read either way).
     /// - Throws: What `JSONDecoder` throws for text that is not a delta.
     static func decodeDocument(_ text: String) throws -> ServerDelta {
-        try DocumentCoding.decode(ServerDelta.self, from: text) { reader in
-            var delta = ServerDelta()
-            try reader.readObject { reader, key in
-                switch key {
-                case "fields": delta.fields = try reader.readFields()
-                case "removed": try reader.readArray { delta.removed.append(try $0.readString()) }
-                case "acl": delta.acl = try reader.readNull() ? nil : try reader.readACL()
-                case "aclRemoved": delta.aclRemoved = try reader.readBool()
-                default: throw DocumentReader.Unhandled()
-                }
+        try DocumentCoding.decode(ServerDelta.self, from: text, fast: read)
+    }
+
+    /// A delta read directly.
+    /// - Throws: ``DocumentReader/Unhandled`` for what it leaves to `Codable`.
+    static func read(_ reader: inout DocumentReader) throws -> ServerDelta {
+        var delta = ServerDelta()
+        try reader.readObject { reader, key in
+            switch key {
+            case "fields": delta.fields = try reader.readFields()
+            case "removed": try reader.readArray { delta.removed.append(try $0.readString()) }
+            case "acl": delta.acl = try reader.readNull() ? nil : try reader.readACL()
+            case "aclRemoved": delta.aclRemoved = try reader.readBool()
+            default: throw DocumentReader.Unhandled()
             }
-            return delta
         }
+        return delta
     }
 
     private init() {}
@@ -206,4 +202,23 @@ struct ServerDelta: Codable, Equatable, Sendable {
         try container.encodeIfPresent(acl, forKey: .acl)
         if aclRemoved { try container.encode(true, forKey: .aclRemoved) }
     }
+}
+
+extension Value {
+    /// Whether this is or holds a JSON value. Those are the values `==` holds equal while their
+    /// stored forms differ (object keys compare as Swift strings; an integer and a double of the
+    /// same value are equal, and their texts and index keys are not): what must be exact is
+    /// never decided on them with `==`.
+    var holdsJSON: Bool {
+        switch self {
+        case .json: true
+        case .list(let items): items.contains(where: \.holdsJSON)
+        default: false
+        }
+    }
+}
+
+extension ObjectSnapshot {
+    /// Whether a field is or holds a JSON value (``Value/holdsJSON``).
+    var holdsJSON: Bool { fields.values.contains(where: \.holdsJSON) }
 }
