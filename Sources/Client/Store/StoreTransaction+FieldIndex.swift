@@ -204,20 +204,7 @@ extension StoreTransaction {
             if stored[row.field] != nil { changed.insert(row.field) }
             added.append(row)
         }
-        if !changed.isEmpty {
-            let fields = DirectStatement(
-                try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
-            let elements = DirectStatement(
-                try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?"))
-            for field in changed {
-                for statement in [fields, elements] {
-                    try statement.execute { values in
-                        values.bind(objectKey)
-                        values.bind(field)
-                    }
-                }
-            }
-        }
+        try deleteRows(of: changed, objectKey: objectKey, db)
         try insert(added, objectKey: objectKey, incomplete: incomplete, flags: flags, db)
 
         // Entries are made from the field rows: again only when a field an index names changed.
@@ -250,17 +237,7 @@ extension StoreTransaction {
         for (field, value) in old where (new[field] != value || value.holdsJSON) && hasRows(field) { changed.insert(field) }
         for (field, value) in new where (old[field] != value || value.holdsJSON) && hasRows(field) { changed.insert(field) }
         guard !changed.isEmpty else { return }
-        let fields = DirectStatement(try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
-        let elements = DirectStatement(
-            try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?"))
-        for field in changed {
-            for statement in [fields, elements] {
-                try statement.execute { values in
-                    values.bind(objectKey)
-                    values.bind(field)
-                }
-            }
-        }
+        try deleteRows(of: changed, objectKey: objectKey, db)
         // The changed fields' rows, worked out as for an object stored anew.
         var subset = local
         subset.fields = local.fields.filter { changed.contains($0.key) }
@@ -272,6 +249,23 @@ extension StoreTransaction {
         try DirectStatement(db.cachedStatement(sql: "DELETE FROM index_entries WHERE object_key = ?"))
             .execute { $0.bind(objectKey) }
         try insertEntries(objectKey: objectKey, rows: keptRows(of: local, valueIndexed).added, entries: entries, db)
+    }
+
+    /// Deletes the `object_fields` and `object_elements` rows of `fields` of the object with row
+    /// key `objectKey`.
+    private static func deleteRows(of fields: Set<String>, objectKey: Int64, _ db: Database) throws {
+        guard !fields.isEmpty else { return }
+        let rows = DirectStatement(try db.cachedStatement(sql: "DELETE FROM object_fields WHERE object_key = ? AND field = ?"))
+        let elements = DirectStatement(
+            try db.cachedStatement(sql: "DELETE FROM object_elements WHERE object_key = ? AND field = ?"))
+        for field in fields {
+            for statement in [rows, elements] {
+                try statement.execute { values in
+                    values.bind(objectKey)
+                    values.bind(field)
+                }
+            }
+        }
     }
 
     /// An `object_fields` row as stored, to compare with the row a field would get.
