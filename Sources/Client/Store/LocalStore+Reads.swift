@@ -62,12 +62,17 @@ extension LocalStore {
     func objects(scope: String, pinnedWith label: String) throws(RooftopError) -> [LocalObjectRow] {
         try read { db in
             // The sync label is a column of the objects, the pending label the queue
-            // (``StoreTransaction/pin(_:label:)``).
+            // (``StoreTransaction/pin(_:label:)``): read from the queue's rows, not by testing every
+            // stored object.
             let sql =
                 switch label {
                 case LocalStore.syncLabel: "SELECT o.* FROM objects o WHERE o.scope = ? AND o.synced = 1 AND o.deleted = 0"
                 case LocalStore.pendingLabel:
-                    "SELECT o.* FROM objects o WHERE o.scope = ? AND \(StoreTransaction.pendingCondition) AND o.deleted = 0"
+                    """
+                    SELECT o.* FROM objects o WHERE o.scope = ?1 AND o.deleted = 0
+                        AND (o.datastore, o.class_name, o.object_id) IN (
+                            SELECT datastore, class_name, object_id FROM outbox WHERE scope = ?1)
+                    """
                 default:
                     """
                     SELECT o.* FROM objects o JOIN pins p ON p.scope = o.scope AND p.datastore = o.datastore
@@ -75,8 +80,7 @@ extension LocalStore {
                     WHERE o.scope = ? AND p.label = ? AND o.deleted = 0
                     """
                 }
-            let arguments: StatementArguments =
-                [LocalStore.syncLabel, LocalStore.pendingLabel].contains(label) ? [scope] : [scope, label]
+            let arguments: StatementArguments = LocalStore.isDerived(label) ? [scope] : [scope, label]
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoreTransaction.row)
         }
     }

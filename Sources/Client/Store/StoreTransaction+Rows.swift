@@ -91,4 +91,7 @@ extension LocalStore {
     /// save and deleted with its acknowledgement was three of the seven pages the save's commit
     /// wrote (v20 deleted those rows).
     static let pendingLabel = "_pending"
+
+    /// Whether `label` is read from other rows than `pins` (``syncLabel``, ``pendingLabel``).
+    static func isDerived(_ label: String) -> Bool { label == syncLabel || label == pendingLabel }
 }

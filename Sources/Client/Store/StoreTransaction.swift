@@ -365,7 +365,7 @@ final class StoreTransaction {
             default: "SELECT datastore, class_name, object_id FROM pins WHERE scope = ? AND label = ?"
             }
         let keys = try Row.fetchAll(
-            db, sql: sql, arguments: [LocalStore.syncLabel, LocalStore.pendingLabel].contains(label) ? [scope] : [scope, label]
+            db, sql: sql, arguments: LocalStore.isDerived(label) ? [scope] : [scope, label]
         ).compactMap(StoreTransaction.key)
         for key in keys { try unpin(key, label: label) }
         return keys
