@@ -11,7 +11,8 @@ import RooftopSQL
 /// own work on the rows. A direct statement binds typed values in order (strings and blobs are
 /// copied by SQLite), steps, and resets the statement, leaving no binding behind. It skips GRDB's
 /// bookkeeping around a statement, so it is only for `INSERT`, `UPDATE`, `DELETE` and lookups
-/// inside a transaction the caller holds (it throws outside one; never `BEGIN`, `COMMIT` or schema
+/// inside a transaction the caller holds, or a lookup alone (it throws when a statement that
+/// writes runs outside a transaction; never `BEGIN`, `COMMIT` or schema
 /// changes, which GRDB must see; savepoints only as ``GRDB/Database/inPreparedSavepoint(_:)``
 /// opens and closes them), on a connection without GRDB transaction observers.
 ///
@@ -129,6 +130,16 @@ package struct DirectStatement {
         return first
     }
 
+    /// Runs the statement with the parameters `bind` binds and reads every row with `read`, in
+    /// order: a lookup of a few rows (an object's queued changes), without GRDB's `Row`.
+    /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails;
+    ///   what `read` throws.
+    package func fetchAll<T>(_ bind: (inout Binder) -> Void, _ read: (Columns) throws -> T) throws -> [T] {
+        var rows: [T] = []
+        try run(bind, everyRow: true) { rows.append(try read($0)) }
+        return rows
+    }
+
     /// The columns of the row a statement is on (valid during the call that receives them).
     package struct Columns {
         fileprivate let handle: SQLiteStatement
@@ -150,7 +161,10 @@ package struct DirectStatement {
         }
     }
 
-    private func run(_ bind: (inout Binder) -> Void, onFirstRow: (Columns) throws -> Void = { _ in }) throws {
+    /// Steps the statement to its end; `onRow` reads the first row (every row: `everyRow`).
+    private func run(
+        _ bind: (inout Binder) -> Void, everyRow: Bool = false, onFirstRow onRow: (Columns) throws -> Void = { _ in }
+    ) throws {
         let handle = statement.sqliteStatement
         // Whatever happens, the statement is left reset and without bindings for its next use.
         defer {
@@ -159,8 +173,10 @@ package struct DirectStatement {
         }
         let connection = sqlite3_db_handle(handle)
         // Only inside a transaction: after an error that made SQLite roll it back, GRDB refuses to
-        // run statements until the caller ends it, and so does this (they would each commit).
-        guard let connection, sqlite3_get_autocommit(connection) == 0 else {
+        // run statements until the caller ends it, and so does this (they would each commit). A
+        // statement that writes nothing may run alone: it reads one snapshot and commits nothing
+        // (a point read, ``LocalStore``'s lookup of one object).
+        guard let connection, sqlite3_get_autocommit(connection) == 0 || sqlite3_stmt_readonly(handle) != 0 else {
             throw DatabaseError(
                 resultCode: .SQLITE_ABORT, message: "a direct statement runs only inside a transaction", sql: statement.sql)
         }
@@ -184,7 +200,7 @@ package struct DirectStatement {
                 return
             case SQLITE_ROW:
                 // Every row is stepped through: an `INSERT … RETURNING` writes as it steps.
-                if isFirst { try onFirstRow(Columns(handle: handle)) }
+                if isFirst || everyRow { try onRow(Columns(handle: handle)) }
                 isFirst = false
             case let code:
                 throw DatabaseError(

@@ -109,6 +109,24 @@ struct DirectStatementTests {
         #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 0)
     }
 
+    @Test("a lookup runs alone, outside a transaction: it writes nothing")
+    func lookupAlone() throws {
+        let queue = try database()
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO t (i, b, s, blob, r) VALUES (7, 1, 'seven', NULL, NULL)")
+        }
+        try queue.inDatabase { db in
+            #expect(!db.isInsideTransaction)
+            let lookup = DirectStatement(try db.cachedStatement(sql: "SELECT i, s FROM t WHERE s = ?"))
+            let found = try lookup.fetchFirst({ $0.bind("seven") }) { columns in
+                (columns.int64(0), try columns.text(1))
+            }
+            #expect(found?.0 == 7 && found?.1 == "seven")
+            #expect(try lookup.fetchFirst({ $0.bind("none") }) { $0.int64(0) } == nil)
+            #expect(!db.isInsideTransaction)
+        }
+    }
+
     @Test("too few values, or a failing step, throw with SQLite's code and leave the statement usable")
     func failures() throws {
         let queue = try database()

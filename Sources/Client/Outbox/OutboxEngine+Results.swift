@@ -144,7 +144,9 @@ extension OutboxEngine {
             }
             var syncedDatastores: [DatastoreID: Bool] = [:]
             for key in touched {
-                if let done = applied[key] { try Self.rebaseQueued(key, after: done, in: transaction) }
+                // The object's rows left, read once: rebased, then its view's changes.
+                var rest = try transaction.queued(for: key)
+                if let done = applied[key] { rest = try Self.rebaseQueued(rest, after: done, in: transaction) }
                 guard let stored = try transaction.object(key) else {
                     // A pull removed the object while these rows were in flight (a tombstone, or the
                     // user lost read access): the answer describes a state the feed has moved past,
@@ -156,7 +158,7 @@ extension OutboxEngine {
                 if let done = applied[key] {
                     // A pull may already have stored a newer state: never go back.
                     if (server?.version ?? 0) <= done.version { server = done.object }
-                    if server == nil, try transaction.queued(for: key).isEmpty {
+                    if server == nil, rest.isEmpty {
                         // Deleted on the server, nothing left to send: the local copy goes.
                         try transaction.remove(key)
                         gone.append(key)
@@ -173,7 +175,11 @@ extension OutboxEngine {
                 // from it, not read back.
                 let previous = stored.deleted ? nil : stored.local
                 views.append(
-                    (key, try transaction.recomputeLocalView(key, server: server, synced: synced, previous: previous)))
+                    (
+                        key,
+                        try transaction.storeLocalView(
+                            key, server: server, queued: rest.map(\.mutation), synced: synced, previous: previous)
+                    ))
             }
         } committed: {
             for (key, view) in views { registry.existing(key)?.replaceBase(view) }
@@ -233,9 +239,15 @@ extension OutboxEngine {
     /// no base, the server could not tell them from a deliberate re-creation when the delete came
     /// from the same user on another device. Done whether or not a pull removed the object
     /// meanwhile: the queued changes still go.
-    static func rebaseQueued(_ key: ObjectKey, after done: AppliedState, in transaction: StoreTransaction) throws {
+    /// - Parameter queued: The object's queued rows, in order, as read in `transaction`.
+    /// - Returns: Those rows as they are now.
+    static func rebaseQueued(_ queued: [OutboxRow], after done: AppliedState, in transaction: StoreTransaction) throws
+        -> [OutboxRow]
+    {
         let deletedByOthers = done.object == nil && !done.endsInDelete
-        for rest in try transaction.queued(for: key) where rest.mutation.baseVersion == done.sentBase {
+        var rows = queued
+        for index in rows.indices where rows[index].mutation.baseVersion == done.sentBase {
+            let rest = rows[index]
             if rest.mayHaveReachedServer {
                 // It goes again as it went. The rows behind it go with it, and the server chains
                 // those with no base to it: moved, they would break that chain.
@@ -246,7 +258,9 @@ extension OutboxEngine {
             var mutation = rest.mutation
             mutation.baseVersion = deletedByOthers ? max(done.version - 1, 0) : done.version
             try transaction.replaceQueued(mutation.mutationId, with: mutation)
+            rows[index].mutation = mutation
         }
+        return rows
     }
 }
 

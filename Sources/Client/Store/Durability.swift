@@ -40,16 +40,16 @@ enum Durability: Sendable {
         switch self {
         case .synced:
             if relaxed.withLock({ $0 }) {
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
                 relaxed.withLock { $0 = false }
             }
             return try transaction()
         case .deferred:
             relaxed.withLock { $0 = true }
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
             let outcome = Result { try transaction() }
             do {
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
                 relaxed.withLock { $0 = false }
             } catch {
                 Logger(label: "rooftop.store").warning(

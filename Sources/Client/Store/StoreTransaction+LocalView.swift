@@ -54,8 +54,8 @@ extension StoreTransaction {
             key, server: server, local: view, deleted: deleted || (view == nil && server == nil), fresh: fresh,
             synced: synced, prepared: queued.isEmpty ? prepared : nil, previous: previous)
         // Without queued changes it no longer has the pending label (read from the queue): kept
-        // only if something else keeps it.
-        if queued.isEmpty, !fresh { try collectGarbage(key, queueEmpty: true) }
+        // only if something else keeps it (the sync label, just written, does).
+        if queued.isEmpty, !fresh, !synced { try collectGarbage(key, queueEmpty: true) }
         return view
     }
 }

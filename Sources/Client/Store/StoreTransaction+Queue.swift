@@ -25,13 +25,33 @@ extension StoreTransaction {
         return db.lastInsertedRowID
     }
 
-    /// The queued mutations of one object, in order.
+    /// The queued mutations of one object, in order: read directly (``DirectStatement``), as
+    /// every queued save and every acknowledgement reads them.
     func queued(for key: ObjectKey) throws -> [OutboxRow] {
-        try Row.fetchAll(
+        try DirectStatement(
             db.cachedStatement(
-                sql: "SELECT * FROM outbox WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq"),
-            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
-        ).map(StoreTransaction.outboxRow)
+                sql: """
+                    SELECT seq, mutation, state, attempts, last_error, next_attempt_at, folded FROM outbox
+                    WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq
+                    """)
+        ).fetchAll({ values in
+            values.bind(scope)
+            values.bind(key.datastore.rawValue)
+            values.bind(key.className)
+            values.bind(key.objectId)
+        }) { columns in
+            guard let seq = columns.int64(0), let mutation = try columns.text(1), let state = try columns.text(2) else {
+                throw RooftopError(.cache, "a queued change of \(key) has no order, mutation or state")
+            }
+            return OutboxRow(
+                seq: seq,
+                mutation: try Mutation.decodeDocument(mutation),
+                state: OutboxState(rawValue: state) ?? .pending,
+                attempts: columns.int64(3).map { Int(clamping: $0) } ?? 0,
+                lastError: try columns.text(4).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
+                nextAttemptAt: columns.int64(5),
+                folded: try columns.text(6).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
+        }
     }
 
     /// The objects of a datastore with queued mutations.

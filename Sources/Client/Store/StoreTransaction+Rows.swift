@@ -6,12 +6,28 @@ import RooftopShared
 
 /// Stored rows read back: objects, their keys and labels, queue rows.
 extension StoreTransaction {
+    /// An object's row, read directly (``DirectStatement``): a queued save, its acknowledgement
+    /// and the app's lookup of an object (``LocalStore/object(_:scope:)``, a statement alone)
+    /// each read one, and GRDB's `Row` was a third of the read.
     static func object(_ key: ObjectKey, scope: String, _ db: Database) throws -> LocalObjectRow? {
-        try Row.fetchOne(
+        let texts = try DirectStatement(
             db.cachedStatement(
-                sql: "SELECT * FROM objects WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?"),
-            arguments: [scope, key.datastore.rawValue, key.className, key.objectId]
-        ).map(row)
+                sql: """
+                    SELECT server, local, local_is_server, deleted FROM objects
+                    WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
+                    """)
+        ).fetchFirst({ values in
+            values.bind(scope)
+            values.bind(key.datastore.rawValue)
+            values.bind(key.className)
+            values.bind(key.objectId)
+        }) { columns in
+            (server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
+        }
+        guard let texts else { return nil }
+        let form = try texts.form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
+        let (server, local) = try form.states(server: texts.server, local: texts.local, of: key)
+        return LocalObjectRow(key: key, server: server, local: local, deleted: (texts.deleted ?? 0) != 0)
     }
 
     static func row(_ row: Row) throws -> LocalObjectRow {

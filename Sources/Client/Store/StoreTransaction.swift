@@ -120,27 +120,9 @@ final class StoreTransaction {
 
     // MARK: Objects
 
-    /// An object's row (read directly, ``DirectStatement``: a queued save and its settle each
-    /// read one, and GRDB's `Row` was a third of the read).
+    /// An object's row (``StoreTransaction/object(_:scope:_:)``).
     func object(_ key: ObjectKey) throws -> LocalObjectRow? {
-        let texts = try DirectStatement(
-            db.cachedStatement(
-                sql: """
-                    SELECT server, local, local_is_server, deleted FROM objects
-                    WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
-                    """)
-        ).fetchFirst({ values in
-            values.bind(scope)
-            values.bind(key.datastore.rawValue)
-            values.bind(key.className)
-            values.bind(key.objectId)
-        }) { columns in
-            (server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
-        }
-        guard let texts else { return nil }
-        let form = try texts.form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
-        let (server, local) = try form.states(server: texts.server, local: texts.local, of: key)
-        return LocalObjectRow(key: key, server: server, local: local, deleted: (texts.deleted ?? 0) != 0)
+        try StoreTransaction.object(key, scope: scope, db)
     }
 
     /// Writes an object's server state and local view.
