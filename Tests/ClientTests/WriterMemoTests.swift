@@ -70,6 +70,32 @@ struct WriterMemoTests {
         #expect(principals.contains("u1") && !principals.contains("u9"))
     }
 
+    /// The `readable` flag of an object's row.
+    private static func readable(_ id: String, _ store: LocalStore) throws -> Bool? {
+        try store.read { db in try Bool.fetchOne(db, sql: "SELECT readable FROM objects WHERE object_id = ?", arguments: [id]) }
+    }
+
+    @Test("the readers flags are kept for follow the scope's change: a write after it flags objects for the new readers")
+    func keptReaders() throws {
+        let store = try LocalStore(.inMemory)
+        try store.keepReadableFlags(scope: "s", for: ["u1"])
+        try store.write(scope: "s") { transaction in try Self.put(Self.snapshot("n1", readers: ["u1"]), in: transaction) }
+        #expect(try Self.readable("n1", store) == true)
+        // The user's roles change: flags are kept for other readers now, and the next write,
+        // starting from the memo, flags by them.
+        try store.keepReadableFlags(scope: "s", for: ["u2"])
+        #expect(try Self.readable("n1", store) == false)
+        try store.write(scope: "s") { transaction in
+            try Self.put(Self.snapshot("n2", readers: ["u1"]), in: transaction)
+            try Self.put(Self.snapshot("n3", readers: ["u2"]), in: transaction)
+        }
+        #expect(try Self.readable("n2", store) == false)
+        #expect(try Self.readable("n3", store) == true)
+        // Another scope's flags are its own.
+        try store.write(scope: "t") { transaction in try Self.put(Self.snapshot("n4", readers: ["u2"]), in: transaction) }
+        #expect(try Self.readable("n4", store) == false)
+    }
+
     @Test("a declaration empties it: the next write indexes the declared fields only")
     func declarations() throws {
         let store = try LocalStore(.inMemory)

@@ -74,6 +74,8 @@ extension LocalStore {
             try db.execute(
                 sql: "INSERT INTO readable_for (scope, principals) VALUES (?, ?) ON CONFLICT(scope) DO UPDATE SET principals = excluded.principals",
                 arguments: [scope, SQLTextSet.jsonArray(readers.sorted())])
+            // What the transaction holds is what the next writes start from (``WriterMemo``).
+            transaction.keptReadersRead[scope] = .some(readers)
         }
     }
 

@@ -100,7 +100,8 @@ extension StoreTransaction {
         try removeIndexRows(where: "SELECT key FROM objects WHERE scope = ?", [other])
         // The moved objects' readable flags were kept for the other scope's readers.
         try db.executeCached(sql: "DELETE FROM readable_for WHERE scope IN (?, ?)", arguments: [scope, other])
-        keptReadersRead = .some(nil)
+        keptReadersRead[scope] = .some(nil)
+        keptReadersRead[other] = .some(nil)
         // An object both scopes hold keeps the current scope's row, and the sync label the other
         // scope's had (a `pins` row did, before the label was a column).
         try db.executeCached(

@@ -10,16 +10,24 @@ extension StoreTransaction {
     /// Appends a mutation to the queue.
     @discardableResult
     func enqueue(_ mutation: Mutation) throws -> Int64 {
-        try db.executeCached(
-            sql: """
-                INSERT INTO outbox (scope, mutation_id, datastore, class_name, object_id, mutation, state, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                scope, mutation.mutationId.rawValue, mutation.datastore.rawValue, mutation.className,
-                mutation.objectId, try mutation.encodedDocument(), OutboxState.pending.rawValue,
-                Timestamp.now.millisecondsSinceEpoch,
-            ])
+        let document = try mutation.encodedDocument()
+        // Bound directly (``DirectStatement``): every queued save runs it.
+        try DirectStatement(
+            db.cachedStatement(
+                sql: """
+                    INSERT INTO outbox (scope, mutation_id, datastore, class_name, object_id, mutation, state, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+        ).execute { values in
+            values.bind(scope)
+            values.bind(mutation.mutationId.rawValue)
+            values.bind(mutation.datastore.rawValue)
+            values.bind(mutation.className)
+            values.bind(mutation.objectId)
+            values.bind(document)
+            values.bind(OutboxState.pending.rawValue)
+            values.bind(Timestamp.now.millisecondsSinceEpoch)
+        }
         change.outbox = true
         change.datastores.insert(mutation.datastore)
         return db.lastInsertedRowID
@@ -31,7 +39,7 @@ extension StoreTransaction {
         try DirectStatement(
             db.cachedStatement(
                 sql: """
-                    SELECT seq, mutation, state, attempts, last_error, next_attempt_at, folded FROM outbox
+                    SELECT \(StoreTransaction.outboxColumns) FROM outbox
                     WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq
                     """)
         ).fetchAll({ values in
@@ -39,19 +47,7 @@ extension StoreTransaction {
             values.bind(key.datastore.rawValue)
             values.bind(key.className)
             values.bind(key.objectId)
-        }) { columns in
-            guard let seq = columns.int64(0), let mutation = try columns.text(1), let state = try columns.text(2) else {
-                throw RooftopError(.cache, "a queued change of \(key) has no order, mutation or state")
-            }
-            return OutboxRow(
-                seq: seq,
-                mutation: try Mutation.decodeDocument(mutation),
-                state: OutboxState(rawValue: state) ?? .pending,
-                attempts: columns.int64(3).map { Int(clamping: $0) } ?? 0,
-                lastError: try columns.text(4).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
-                nextAttemptAt: columns.int64(5),
-                folded: try columns.text(6).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
-        }
+        }, StoreTransaction.outboxRow)
     }
 
     /// The objects of a datastore with queued mutations.
@@ -66,10 +62,14 @@ extension StoreTransaction {
 
     /// Marks mutations as handed to the network (before the request is made).
     func markSent(_ ids: [MutationID]) throws {
+        let update = DirectStatement(
+            try db.cachedStatement(sql: "UPDATE outbox SET state = ? WHERE scope = ? AND mutation_id = ?"))
         for id in ids {
-            try db.executeCached(
-                sql: "UPDATE outbox SET state = ? WHERE scope = ? AND mutation_id = ?",
-                arguments: [OutboxState.sent.rawValue, scope, id.rawValue])
+            try update.execute { values in
+                values.bind(OutboxState.sent.rawValue)
+                values.bind(scope)
+                values.bind(id.rawValue)
+            }
         }
         change.outbox = true
     }
@@ -90,7 +90,11 @@ extension StoreTransaction {
 
     /// Removes an acknowledged mutation from the queue.
     func removeFromQueue(_ id: MutationID) throws {
-        try db.executeCached(sql: "DELETE FROM outbox WHERE scope = ? AND mutation_id = ?", arguments: [scope, id.rawValue])
+        try DirectStatement(db.cachedStatement(sql: "DELETE FROM outbox WHERE scope = ? AND mutation_id = ?")).execute {
+            values in
+            values.bind(scope)
+            values.bind(id.rawValue)
+        }
         change.outbox = true
     }
 

@@ -84,6 +84,25 @@ extension StoreTransaction {
         )
     }
 
+    /// The columns a queue row is read from directly (`outboxRow(_:)` over `DirectStatement.Columns`), in order.
+    static let outboxColumns = "seq, mutation, state, attempts, last_error, next_attempt_at, folded"
+
+    /// A queue row read directly (``DirectStatement``) from ``outboxColumns``.
+    /// - Throws: `cache` when a required column is `NULL`; the decoders' errors.
+    static func outboxRow(_ columns: DirectStatement.Columns) throws -> OutboxRow {
+        guard let seq = columns.int64(0), let mutation = try columns.text(1), let state = try columns.text(2) else {
+            throw RooftopError(.cache, "a queued change has no order, mutation or state")
+        }
+        return OutboxRow(
+            seq: seq,
+            mutation: try Mutation.decodeDocument(mutation),
+            state: OutboxState(rawValue: state) ?? .pending,
+            attempts: columns.int64(3).map { Int(clamping: $0) } ?? 0,
+            lastError: try columns.text(4).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
+            nextAttemptAt: columns.int64(5),
+            folded: try columns.text(6).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
+    }
+
     static func outboxRow(_ row: Row) throws -> OutboxRow {
         OutboxRow(
             seq: row["seq"],

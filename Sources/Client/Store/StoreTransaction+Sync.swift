@@ -30,10 +30,16 @@ extension StoreTransaction {
     /// - Throws: `cache` when the row is gone (the caller read its head in the same transaction).
     func outboxRow(seq: Int64) throws -> OutboxRow {
         guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND seq = ?"), arguments: [scope, seq])
+            let row = try DirectStatement(
+                db.cachedStatement(
+                    sql: "SELECT \(StoreTransaction.outboxColumns) FROM outbox WHERE scope = ? AND seq = ?")
+            ).fetchFirst(
+                { values in
+                    values.bind(scope)
+                    values.bind(seq)
+                }, StoreTransaction.outboxRow)
         else { throw RooftopError(.cache, "a queued change went while it was read") }
-        return try StoreTransaction.outboxRow(row)
+        return row
     }
 
     /// One queued row, by mutation ID.
@@ -45,9 +51,12 @@ extension StoreTransaction {
 
     /// Whether a mutation is still queued (its row not decoded).
     func isQueued(_ id: MutationID) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE scope = ? AND mutation_id = ?)"),
-            arguments: [scope, id.rawValue]) ?? false
+        try DirectStatement(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE scope = ? AND mutation_id = ?)")
+        ).fetchInteger { values in
+            values.bind(scope)
+            values.bind(id.rawValue)
+        } == 1
     }
 
     /// Whether a datastore is kept in sync here: it has been pulled (a checkpoint) or opened.

@@ -11,8 +11,9 @@ final class StoreTransaction {
     let scope: String
     /// What this transaction changed: published with its commit.
     var change = StoreChange()
-    /// The scope's kept readers (``LocalStore/flagReaders(scope:_:)``), once read.
-    var keptReadersRead: Set<String>??
+    /// The kept readers (``LocalStore/flagReaders(scope:_:)``) of the scopes written, by scope,
+    /// once read or written (`.some(nil)`: none kept).
+    var keptReadersRead: [String: Set<String>?] = [:]
     /// The keys of the reader sets written or looked up (``readerSet(_:)``), by their principals.
     var readerSetsRead: [Set<String>: Int64] = [:]
     /// The value-indexed fields of the classes written (``valueIndexedFields(of:)``), once read.
@@ -90,9 +91,9 @@ final class StoreTransaction {
 
     /// The readers the scope's `readable` flags are kept for, read once per transaction.
     func keptReaders() throws -> Set<String>? {
-        if let keptReadersRead { return keptReadersRead }
+        if let kept = keptReadersRead[scope] { return kept }
         let readers = try LocalStore.flagReaders(scope: scope, db)
-        keptReadersRead = .some(readers)
+        keptReadersRead[scope] = .some(readers)
         return readers
     }
 

@@ -3,8 +3,9 @@ import Synchronization
 
 /// What the writer's transactions look up in the store on every write and what changes seldom:
 /// the fields each class's declared indexes name and lead (``StoreTransaction/valueIndexedFields(of:)``,
-/// ``StoreTransaction/leadingFields(of:)``) and the keys of reader sets
-/// (``StoreTransaction/readerSet(_:)``), kept from one transaction to the next.
+/// ``StoreTransaction/leadingFields(of:)``), the keys of reader sets
+/// (``StoreTransaction/readerSet(_:)``) and the readers each scope's `readable` flags are kept for
+/// (``StoreTransaction/keptReaders()``), kept from one transaction to the next.
 ///
 /// Each transaction read them again: a queued save, one small transaction, spent a sixth of
 /// storing its row on those three lookups (`perf`, eight callers queueing saves, 2026-12-07).
@@ -22,6 +23,8 @@ import Synchronization
 final class WriterMemo: Sendable {
     /// The most reader-set keys kept.
     static let maxReaderSets = 4_096
+    /// The most scopes whose kept readers are kept.
+    static let maxScopes = 64
 
     /// What is kept.
     struct Entries {
@@ -31,6 +34,8 @@ final class WriterMemo: Sendable {
         var leadingFields: [String: Set<String>] = [:]
         /// Reader-set keys by their principals.
         var readerSets: [Set<String>: Int64] = [:]
+        /// The readers each scope's `readable` flags are kept for (``StoreTransaction/keptReaders()``).
+        var keptReaders: [String: Set<String>?] = [:]
     }
 
     private struct State {
@@ -65,6 +70,9 @@ final class WriterMemo: Sendable {
             state.entries.leadingFields = transaction.leadingFieldsRead
             state.entries.readerSets =
                 transaction.readerSetsRead.count <= Self.maxReaderSets ? transaction.readerSetsRead : [:]
+            // As many as the accounts signed in on the device; bounded all the same.
+            state.entries.keptReaders =
+                transaction.keptReadersRead.count <= Self.maxScopes ? transaction.keptReadersRead : [:]
         }
     }
 
@@ -78,6 +86,7 @@ extension StoreTransaction {
         indexedFieldsRead = entries.indexedFields
         leadingFieldsRead = entries.leadingFields
         readerSetsRead = entries.readerSets
+        keptReadersRead = entries.keptReaders
     }
 
     /// Starts from what `parent` (a grouped write's transaction) has read so far.
@@ -85,6 +94,7 @@ extension StoreTransaction {
         indexedFieldsRead = parent.indexedFieldsRead
         leadingFieldsRead = parent.leadingFieldsRead
         readerSetsRead = parent.readerSetsRead
+        keptReadersRead = parent.keptReadersRead
     }
 
     /// Takes what `child` (one grouped write, whose savepoint succeeded) read and wrote.
@@ -92,5 +102,6 @@ extension StoreTransaction {
         indexedFieldsRead = child.indexedFieldsRead
         leadingFieldsRead = child.leadingFieldsRead
         readerSetsRead = child.readerSetsRead
+        keptReadersRead = child.keptReadersRead
     }
 }
