@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 @testable import Rooftop
 import RooftopShared
+import RooftopTestSupport
+import Synchronization
 import Testing
 
 @Suite("Local store")
@@ -25,6 +27,57 @@ struct LocalStoreTests {
         #expect(try store.object(key, scope: "u1") != nil)
         try store.write(scope: "u1") { try $0.unpinAll(label: "Two") }
         #expect(try store.object(key, scope: "u1") == nil)
+    }
+
+    @Test("an object's lookup has a connection of its own: it answers while long reads hold every reader, and sees each commit")
+    func pointReadsBesideLongReads() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("point-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let store = try LocalStore(.file(path: path), maximumReaders: 1)
+        defer { store.close() }
+        // A long read holds the pool's only reader until released.
+        let holding = Atomic<Bool>(false)
+        let released = Atomic<Bool>(false)
+        defer { released.store(true, ordering: .relaxed) }
+        Thread.detachNewThread {
+            do {
+                try store.read { _ in
+                    holding.store(true, ordering: .relaxed)
+                    let end = ContinuousClock.now.advanced(by: .seconds(120))
+                    while !released.load(ordering: .relaxed), ContinuousClock.now < end { Thread.sleep(forTimeInterval: 0.001) }
+                }
+            } catch {
+                Issue.record("the long read failed: \(error)")
+            }
+        }
+        try await TestWait.until("the pool's reader is held") { holding.load(ordering: .relaxed) }
+        let answered = Mutex<[Int64]>([])
+        let key = key
+        for value in [1, 2] as [Int64] {
+            try store.write(scope: "u1") { transaction in
+                try transaction.put(
+                    key, server: snapshot(["a": .int(value)], version: value), local: snapshot(["a": .int(value)], version: value),
+                    deleted: false)
+            }
+            Thread.detachNewThread {
+                // Were it to wait for the pool's reader, it would answer only once released.
+                do {
+                    guard case .int(let read)? = try store.object(key, scope: "u1")?.local?.fields["a"] else {
+                        Issue.record("the lookup found no object")
+                        return
+                    }
+                    answered.withLock { $0.append(read) }
+                } catch {
+                    Issue.record("the lookup failed: \(error)")
+                }
+            }
+            try await TestWait.until(within: .seconds(30), "the lookup answers \(value)") {
+                answered.withLock { $0.last == value }
+            }
+        }
+        #expect(holding.load(ordering: .relaxed) && !released.load(ordering: .relaxed), "the long read still holds the reader")
     }
 
     @Test("which of a page's objects are stored is read in one statement, whatever their IDs hold")
