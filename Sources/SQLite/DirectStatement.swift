@@ -11,8 +11,8 @@ import RooftopSQL
 /// own work on the rows. A direct statement binds typed values in order (strings and blobs are
 /// copied by SQLite), steps, and resets the statement, leaving no binding behind. It skips GRDB's
 /// bookkeeping around a statement, so it is only for `INSERT`, `UPDATE`, `DELETE` and lookups
-/// inside a transaction the caller holds, or a lookup alone (it throws when a statement that
-/// writes runs outside a transaction; never `BEGIN`, `COMMIT` or schema
+/// inside a transaction the caller holds, or a lookup the caller asks to run alone
+/// (``fetchFirst(alone:_:_:)``; it throws outside a transaction otherwise; never `BEGIN`, `COMMIT` or schema
 /// changes, which GRDB must see; savepoints only as ``GRDB/Database/inPreparedSavepoint(_:)``
 /// opens and closes them), on a connection without GRDB transaction observers.
 ///
@@ -122,11 +122,16 @@ package struct DirectStatement {
 
     /// Runs the statement with the parameters `bind` binds and reads its first row with `read`
     /// (`nil` when it returns no row): a lookup of one row, without GRDB's `Row`.
+    /// - Parameter alone: The statement may run outside a transaction (default `false`): a query
+    ///   that writes nothing reads one snapshot on its own and commits nothing (a point read on a
+    ///   connection of its own). Anything else still throws there.
     /// - Throws: `DatabaseError` with SQLite's code and message when a binding or a step fails;
     ///   what `read` throws.
-    package func fetchFirst<T>(_ bind: (inout Binder) -> Void, _ read: (Columns) throws -> T) throws -> T? {
+    package func fetchFirst<T>(alone: Bool = false, _ bind: (inout Binder) -> Void, _ read: (Columns) throws -> T)
+        throws -> T?
+    {
         var first: T?
-        try run(bind) { first = try read($0) }
+        try run(bind, alone: alone) { first = try read($0) }
         return first
     }
 
@@ -162,8 +167,10 @@ package struct DirectStatement {
     }
 
     /// Steps the statement to its end; `onRow` reads the first row (every row: `everyRow`).
+    /// `alone`: a query that writes nothing may run outside a transaction.
     private func run(
-        _ bind: (inout Binder) -> Void, everyRow: Bool = false, onFirstRow onRow: (Columns) throws -> Void = { _ in }
+        _ bind: (inout Binder) -> Void, alone: Bool = false, everyRow: Bool = false,
+        onFirstRow onRow: (Columns) throws -> Void = { _ in }
     ) throws {
         let handle = statement.sqliteStatement
         // Whatever happens, the statement is left reset and without bindings for its next use.
@@ -173,10 +180,12 @@ package struct DirectStatement {
         }
         let connection = sqlite3_db_handle(handle)
         // Only inside a transaction: after an error that made SQLite roll it back, GRDB refuses to
-        // run statements until the caller ends it, and so does this (they would each commit). A
-        // statement that writes nothing may run alone: it reads one snapshot and commits nothing
-        // (a point read, ``LocalStore``'s lookup of one object).
-        guard let connection, sqlite3_get_autocommit(connection) == 0 || sqlite3_stmt_readonly(handle) != 0 else {
+        // run statements until the caller ends it, and so does this (they would each commit, or
+        // read past what the transaction wrote). Unless the caller asks for a lookup alone: a
+        // query (it returns columns) that writes nothing — not `BEGIN`, `SAVEPOINT` or a pragma,
+        // which SQLite also counts as writing nothing — reads one snapshot and commits nothing.
+        let isLookupAlone = alone && sqlite3_stmt_readonly(handle) != 0 && sqlite3_column_count(handle) > 0
+        guard let connection, sqlite3_get_autocommit(connection) == 0 || isLookupAlone else {
             throw DatabaseError(
                 resultCode: .SQLITE_ABORT, message: "a direct statement runs only inside a transaction", sql: statement.sql)
         }

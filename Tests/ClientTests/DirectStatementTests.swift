@@ -109,7 +109,7 @@ struct DirectStatementTests {
         #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 0)
     }
 
-    @Test("a lookup runs alone, outside a transaction: it writes nothing")
+    @Test("a lookup asked to run alone runs outside a transaction; other statements, and lookups not asked to, do not")
     func lookupAlone() throws {
         let queue = try database()
         try queue.write { db in
@@ -118,12 +118,22 @@ struct DirectStatementTests {
         try queue.inDatabase { db in
             #expect(!db.isInsideTransaction)
             let lookup = DirectStatement(try db.cachedStatement(sql: "SELECT i, s FROM t WHERE s = ?"))
-            let found = try lookup.fetchFirst({ $0.bind("seven") }) { columns in
+            let found = try lookup.fetchFirst(alone: true, { $0.bind("seven") }) { columns in
                 (columns.int64(0), try columns.text(1))
             }
             #expect(found?.0 == 7 && found?.1 == "seven")
-            #expect(try lookup.fetchFirst({ $0.bind("none") }) { $0.int64(0) } == nil)
+            #expect(try lookup.fetchFirst(alone: true, { $0.bind("none") }) { $0.int64(0) } == nil)
             #expect(!db.isInsideTransaction)
+            // Only when asked for: a lookup outside a transaction throws otherwise.
+            #expect(throws: DatabaseError.self) { try lookup.fetchFirst({ $0.bind("seven") }) { $0.int64(0) } }
+            // Statements that SQLite counts as writing nothing but that return no rows are no
+            // lookups: they would open a transaction GRDB does not know of.
+            for sql in ["BEGIN", "SAVEPOINT alone"] {
+                #expect(throws: DatabaseError.self) {
+                    try DirectStatement(db.makeStatement(sql: sql)).fetchFirst(alone: true, { _ in }) { $0.int64(0) }
+                }
+                #expect(!db.isInsideTransaction)
+            }
         }
     }
 

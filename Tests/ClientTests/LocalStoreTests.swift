@@ -80,6 +80,32 @@ struct LocalStoreTests {
         #expect(holding.load(ordering: .relaxed) && !released.load(ordering: .relaxed), "the long read still holds the reader")
     }
 
+    /// How many of this process's open files are `path` (Linux: `/proc/self/fd`).
+    private static func openDescriptors(of path: String) throws -> Int {
+        let directory = "/proc/self/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: directory).count { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)) == path
+        }
+    }
+
+    @Test(
+        "closing the store closes every connection to its file, the point reader's included",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")))
+    func closingClosesEveryConnection() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("close-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let store = try LocalStore(.file(path: path))
+        try store.write(scope: "u1") { transaction in
+            try transaction.put(key, server: snapshot(["a": 1]), local: snapshot(["a": 1]), deleted: false)
+        }
+        #expect(try store.object(key, scope: "u1") != nil)
+        #expect(try Self.openDescriptors(of: path) > 1, "the pool's writer and the point reader hold the file")
+        store.close()
+        #expect(try Self.openDescriptors(of: path) == 0, "a connection left open")
+    }
+
     @Test("which of a page's objects are stored is read in one statement, whatever their IDs hold")
     func storedKeysOfAnyIDs() throws {
         let store = try LocalStore(.inMemory)

@@ -96,6 +96,20 @@ struct WriterMemoTests {
         #expect(try Self.readable("n4", store) == false)
     }
 
+    @Test("taking over another scope forgets both scopes' kept readers: the next write flags nothing readable")
+    func keptReadersAfterAdoption() throws {
+        let store = try LocalStore(.inMemory)
+        try store.keepReadableFlags(scope: "u1", for: ["u1"])
+        try store.write(scope: "u1") { transaction in try Self.put(Self.snapshot("n1", readers: ["u1"]), in: transaction) }
+        #expect(try Self.readable("n1", store) == true)
+        // Local use before signing in, taken over: the flags are kept for no one until a query
+        // records its readers again.
+        try store.write(scope: "") { transaction in try Self.put(Self.snapshot("n2", readers: ["u1"]), in: transaction) }
+        try store.write(scope: "u1") { transaction in try transaction.adopt(scope: "") }
+        try store.write(scope: "u1") { transaction in try Self.put(Self.snapshot("n3", readers: ["u1"]), in: transaction) }
+        #expect(try Self.readable("n3", store) == false)
+    }
+
     @Test("a declaration empties it: the next write indexes the declared fields only")
     func declarations() throws {
         let store = try LocalStore(.inMemory)

@@ -36,7 +36,8 @@ extension LocalStore {
 
     /// One object's row (a point read).
     func object(_ key: ObjectKey, scope: String) throws(RooftopError) -> LocalObjectRow? {
-        try pointRead { db in try StoreTransaction.object(key, scope: scope, db) }
+        // Read alone on the point reader, decoded once it is let go.
+        try pointRead { db in try StoreTransaction.objectTexts(key, scope: scope, db, alone: true) }?.decoded(key)
     }
 
     /// The objects of a scope, optionally of one datastore and/or class, deleted ones excluded.
@@ -95,8 +96,9 @@ extension LocalStore {
     /// The offline queue, in order.
     func outbox(scope: String) throws(RooftopError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE scope = ? ORDER BY seq", arguments: [scope])
-                .map(StoreTransaction.outboxRow)
+            try DirectStatement(
+                db.cachedStatement(sql: "SELECT \(StoreTransaction.outboxColumns) FROM outbox WHERE scope = ? ORDER BY seq")
+            ).fetchAll({ $0.bind(scope) }, StoreTransaction.outboxRow)
         }
     }
 

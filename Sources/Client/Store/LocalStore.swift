@@ -162,6 +162,14 @@ final class LocalStore: Sendable {
     deinit {
         countThreads.stop()
         checkpointer?.close()
+        // A store let go without ``close()``: the point reader closes before the pool, whatever
+        // order its properties go in (the pool's connection, closed last, removes the log).
+        do {
+            try pointReader?.close()
+        } catch {
+            Logger(label: "rooftop.store").warning(
+                "the local datastore's point reader did not close cleanly", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Closes the database and ends the change streams. Reads and writes still running finish
@@ -200,9 +208,15 @@ final class LocalStore: Sendable {
     }
 
     private func closeDatabase() {
+        // Before the writer's, which removes the log only when it is the last connection. Its
+        // failure (statements still running) leaves the rest to close.
         do {
-            // Before the writer's, which removes the log only when it is the last connection.
             try pointReader?.close()
+        } catch {
+            Logger(label: "rooftop.store").warning(
+                "the local datastore's point reader did not close cleanly", metadata: ["error": "\(error)"])
+        }
+        do {
             // The checkpointer's connection closes first (whether or not the writer could be
             // given SQLite's own checkpoint back): the writer's, closed last, checkpoints the log
             // and removes it.

@@ -7,27 +7,36 @@ import RooftopShared
 /// Stored rows read back: objects, their keys and labels, queue rows.
 extension StoreTransaction {
     /// An object's row, read directly (``DirectStatement``): a queued save, its acknowledgement
-    /// and the app's lookup of an object (``LocalStore/object(_:scope:)``, a statement alone)
-    /// each read one, and GRDB's `Row` was a third of the read.
+    /// and the app's lookup of an object (``LocalStore/object(_:scope:)``) each read one, and
+    /// GRDB's `Row` was a third of the read.
     static func object(_ key: ObjectKey, scope: String, _ db: Database) throws -> LocalObjectRow? {
-        let texts = try DirectStatement(
+        try objectTexts(key, scope: scope, db).map { texts throws(RooftopError) in try texts.decoded(key) }
+    }
+
+    /// An object's row as stored, not decoded: the app's lookup reads it on the point reader's
+    /// connection, alone (outside a transaction: `alone`), and decodes it after letting the
+    /// connection go.
+    static func objectTexts(_ key: ObjectKey, scope: String, _ db: Database, alone: Bool = false) throws
+        -> StoredObjectTexts?
+    {
+        try DirectStatement(
             db.cachedStatement(
                 sql: """
                     SELECT server, local, local_is_server, deleted FROM objects
                     WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ?
                     """)
-        ).fetchFirst({ values in
-            values.bind(scope)
-            values.bind(key.datastore.rawValue)
-            values.bind(key.className)
-            values.bind(key.objectId)
-        }) { columns in
-            (server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
+        ).fetchFirst(
+            alone: alone,
+            { values in
+                values.bind(scope)
+                values.bind(key.datastore.rawValue)
+                values.bind(key.className)
+                values.bind(key.objectId)
+            }
+        ) { columns in
+            StoredObjectTexts(
+                server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
         }
-        guard let texts else { return nil }
-        let form = try texts.form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
-        let (server, local) = try form.states(server: texts.server, local: texts.local, of: key)
-        return LocalObjectRow(key: key, server: server, local: local, deleted: (texts.deleted ?? 0) != 0)
     }
 
     static func row(_ row: Row) throws -> LocalObjectRow {
@@ -84,10 +93,11 @@ extension StoreTransaction {
         )
     }
 
-    /// The columns a queue row is read from directly (`outboxRow(_:)` over `DirectStatement.Columns`), in order.
+    /// The columns a queue row is read from (``outboxRow(_:)``), in order.
     static let outboxColumns = "seq, mutation, state, attempts, last_error, next_attempt_at, folded"
 
-    /// A queue row read directly (``DirectStatement``) from ``outboxColumns``.
+    /// A queue row, read directly (``DirectStatement``) from ``outboxColumns``: every read of a
+    /// queued row whole goes through it.
     /// - Throws: `cache` when a required column is `NULL`; the decoders' errors.
     static func outboxRow(_ columns: DirectStatement.Columns) throws -> OutboxRow {
         guard let seq = columns.int64(0), let mutation = try columns.text(1), let state = try columns.text(2) else {
@@ -103,15 +113,15 @@ extension StoreTransaction {
             folded: try columns.text(6).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
     }
 
-    static func outboxRow(_ row: Row) throws -> OutboxRow {
-        OutboxRow(
-            seq: row["seq"],
-            mutation: try Mutation.decodeDocument(row["mutation"]),
-            state: OutboxState(rawValue: row["state"]) ?? .pending,
-            attempts: row["attempts"],
-            lastError: try (row["last_error"] as String?).map { try DocumentCoding.decode(RooftopError.self, from: $0) },
-            nextAttemptAt: row["next_attempt_at"],
-            folded: try (row["folded"] as String?).map { try DocumentCoding.decode([MutationID].self, from: $0) } ?? [])
+    /// One queued row, by mutation ID (read directly).
+    static func outboxRow(_ id: MutationID, scope: String, _ db: Database) throws -> OutboxRow? {
+        try DirectStatement(
+            db.cachedStatement(sql: "SELECT \(outboxColumns) FROM outbox WHERE scope = ? AND mutation_id = ?")
+        ).fetchFirst(
+            { values in
+                values.bind(scope)
+                values.bind(id.rawValue)
+            }, outboxRow)
     }
 }
 
@@ -129,4 +139,21 @@ extension LocalStore {
 
     /// Whether `label` is read from other rows than `pins` (``syncLabel``, ``pendingLabel``).
     static func isDerived(_ label: String) -> Bool { label == syncLabel || label == pendingLabel }
+}
+
+/// An object's row as stored (``StoreTransaction/objectTexts(_:scope:_:alone:)``).
+struct StoredObjectTexts: Sendable {
+    var server: String?
+    var local: String?
+    /// ``StoredForm``'s stored value (`nil` in rows from before v6).
+    var form: Int64?
+    var deleted: Int64?
+
+    /// The row decoded.
+    /// - Throws: `cache` when a text is not what its form says it is.
+    func decoded(_ key: ObjectKey) throws(RooftopError) -> LocalObjectRow {
+        let form = try form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
+        let (server, local) = try form.states(server: server, local: local, of: key)
+        return LocalObjectRow(key: key, server: server, local: local, deleted: (deleted ?? 0) != 0)
+    }
 }

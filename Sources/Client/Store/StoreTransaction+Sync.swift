@@ -44,9 +44,7 @@ extension StoreTransaction {
 
     /// One queued row, by mutation ID.
     func outboxRow(_ id: MutationID) throws -> OutboxRow? {
-        try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?"), arguments: [scope, id.rawValue]
-        ).map(StoreTransaction.outboxRow)
+        try StoreTransaction.outboxRow(id, scope: scope, db)
     }
 
     /// Whether a mutation is still queued (its row not decoded).
@@ -150,11 +148,7 @@ extension LocalStore {
 
     /// One queued row, by mutation ID.
     func outboxRow(_ id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
-        try read { db in
-            try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM outbox WHERE scope = ? AND mutation_id = ?"), arguments: [scope, id.rawValue]
-            ).map(StoreTransaction.outboxRow)
-        }
+        try read { db in try StoreTransaction.outboxRow(id, scope: scope, db) }
     }
 
     /// The queued row that lists `id` among the mutations folded into it (``OutboxRow/folded``).
@@ -162,14 +156,17 @@ extension LocalStore {
     /// (`outbox_folding`, v18), not the queue.
     func outboxRow(folding id: MutationID, scope: String) throws(RooftopError) -> OutboxRow? {
         try read { db in
-            try Row.fetchOne(
+            try DirectStatement(
                 db.cachedStatement(
                     sql: """
-                        SELECT * FROM outbox WHERE scope = ? AND folded IS NOT NULL
+                        SELECT \(StoreTransaction.outboxColumns) FROM outbox WHERE scope = ? AND folded IS NOT NULL
                         AND EXISTS (SELECT 1 FROM json_each(outbox.folded) WHERE value = ?)
-                        """),
-                arguments: [scope, id.rawValue]
-            ).map(StoreTransaction.outboxRow)
+                        """)
+            ).fetchFirst(
+                { values in
+                    values.bind(scope)
+                    values.bind(id.rawValue)
+                }, StoreTransaction.outboxRow)
         }
     }
 
