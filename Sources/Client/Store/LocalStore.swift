@@ -162,8 +162,8 @@ final class LocalStore: Sendable {
     deinit {
         countThreads.stop()
         checkpointer?.close()
-        // A store let go without ``close()``: the point reader closes before the pool, whatever
-        // order its properties go in (the pool's connection, closed last, removes the log).
+        // A store let go without ``close()``: the point reader closes here, before the pool goes
+        // (whatever order the properties go in).
         do {
             try pointReader?.close()
         } catch {
@@ -208,8 +208,7 @@ final class LocalStore: Sendable {
     }
 
     private func closeDatabase() {
-        // Before the writer's, which removes the log only when it is the last connection. Its
-        // failure (statements still running) leaves the rest to close.
+        // On its own: its failure (statements still running) leaves the rest to close.
         do {
             try pointReader?.close()
         } catch {

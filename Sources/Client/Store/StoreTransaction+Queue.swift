@@ -42,12 +42,7 @@ extension StoreTransaction {
                     SELECT \(StoreTransaction.outboxColumns) FROM outbox
                     WHERE scope = ? AND datastore = ? AND class_name = ? AND object_id = ? ORDER BY seq
                     """)
-        ).fetchAll({ values in
-            values.bind(scope)
-            values.bind(key.datastore.rawValue)
-            values.bind(key.className)
-            values.bind(key.objectId)
-        }, StoreTransaction.outboxRow)
+        ).fetchAll({ $0.bind(scope: scope, key) }, StoreTransaction.outboxRow)
     }
 
     /// The objects of a datastore with queued mutations.

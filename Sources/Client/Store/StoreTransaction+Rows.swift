@@ -27,12 +27,7 @@ extension StoreTransaction {
                     """)
         ).fetchFirst(
             alone: alone,
-            { values in
-                values.bind(scope)
-                values.bind(key.datastore.rawValue)
-                values.bind(key.className)
-                values.bind(key.objectId)
-            }
+            { $0.bind(scope: scope, key) }
         ) { columns in
             StoredObjectTexts(
                 server: try columns.text(0), local: try columns.text(1), form: columns.int64(2), deleted: columns.int64(3))
@@ -40,13 +35,10 @@ extension StoreTransaction {
     }
 
     static func row(_ row: Row) throws -> LocalObjectRow {
-        let key = try key(row)
-        let serverText: String? = row["server"]
-        let localText: String? = row["local"]
-        // Rows from before v6, read by the migration that indexed them, had both texts whole.
-        let form = try (row["local_is_server"] as Int64?).map { value throws(RooftopError) in try StoredForm(stored: value) }
-        let (server, local) = try (form ?? .separate).states(server: serverText, local: localText, of: key)
-        return LocalObjectRow(key: key, server: server, local: local, deleted: (row["deleted"] as Int64) != 0)
+        // Rows from before v6, read by the migration that indexed them, have no form column.
+        try StoredObjectTexts(
+            server: row["server"], local: row["local"], form: row["local_is_server"], deleted: row["deleted"]
+        ).decoded(try key(row))
     }
 
     /// The key of a stored object's row.
@@ -155,5 +147,16 @@ struct StoredObjectTexts: Sendable {
         let form = try form.map { value throws(RooftopError) in try StoredForm(stored: value) } ?? .separate
         let (server, local) = try form.states(server: server, local: local, of: key)
         return LocalObjectRow(key: key, server: server, local: local, deleted: (deleted ?? 0) != 0)
+    }
+}
+
+extension DirectStatement.Binder {
+    /// Binds the columns that name an object in the client's tables, in their order: `scope,
+    /// datastore, class_name, object_id`.
+    mutating func bind(scope: String, _ key: ObjectKey) {
+        bind(scope)
+        bind(key.datastore.rawValue)
+        bind(key.className)
+        bind(key.objectId)
     }
 }

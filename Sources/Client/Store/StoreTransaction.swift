@@ -166,12 +166,7 @@ final class StoreTransaction {
             values.bind(synced)
             values.bind(readerSet)
         }
-        let bindKey = { (values: inout DirectStatement.Binder) in
-            values.bind(self.scope)
-            values.bind(key.datastore.rawValue)
-            values.bind(key.className)
-            values.bind(key.objectId)
-        }
+        let bindKey = { (values: inout DirectStatement.Binder) in values.bind(scope: self.scope, key) }
         // A fresh object (most of an initial sync) is a plain insert whose key is the row ID it
         // gets (`RETURNING` made SQLite open and close a scratch table per row, a third of the
         // insert); an object that may be stored is updated, and inserted when it was not. Its
